@@ -1,0 +1,60 @@
+/* backend.h — a backend is a provider on a device (cpu.openblas, cpu.onednn,
+ * cuda.cublas, ...). It implements the unfused and fused variants of some patterns
+ * and names the implementation it really ran: no silent fallbacks.
+ *
+ * Adding a backend: one file implementing this vtable, one line in the registry in
+ * backend.c (the only file that knows which backends were built), a few CMake lines.
+ */
+#ifndef FC_BACKEND_H
+#define FC_BACKEND_H
+
+#include "device.h"
+#include "pattern.h"
+
+/* What a variant really ran. */
+typedef struct fc_impl {
+    char name[768];   /* e.g. "cblas_sgemm(openblas 0.3.21 SkylakeX) + bias(omp) + relu(omp)" */
+    int nkernels;     /* library calls or kernels per execution */
+    bool fallback;    /* a reference or generic implementation stood in for a fast one */
+    char fallback_why[160];
+} fc_impl;
+
+typedef struct fc_backend {
+    const char *name;    /* "<device>.<provider>" */
+    const char *device;  /* device name */
+    const char *summary;
+    /* Whether the library can be used here at run time. */
+    bool (*available)(char *why, size_t n);
+    /* Whether this backend implements the problem (pattern, dtype, layout, causal);
+     * when not, `why` says what is missing. */
+    bool (*supports)(const fc_problem *p, char *why, size_t n);
+    /* Device bytes the problem needs (inputs, outputs, intermediates, workspaces);
+     * may be NULL for host backends, whose need the workload already checked. */
+    int (*device_bytes)(const fc_problem *p, size_t *bytes, fc_err *e);
+    /* Allocates buffers, builds plans and primitives, picks algorithms: everything,
+     * so that run() allocates nothing. */
+    int (*setup)(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e);
+    /* One execution of a variant (asynchronous on devices that queue work). */
+    int (*run)(void *state, fc_variant v, fc_err *e);
+    /* Copies the variant's output to host memory (waits for the device). */
+    int (*output)(void *state, fc_variant v, float *dst, fc_err *e);
+    /* Fills the variant's output with NaN, so that an unwritten element shows. */
+    int (*poison)(void *state, fc_variant v, fc_err *e);
+    void (*describe)(void *state, fc_variant v, fc_impl *impl);
+    void (*teardown)(void *state);
+    /* Optional: library versions and build facts for the host block. */
+    void (*inventory)(cJSON *libs);
+} fc_backend;
+
+/* Registry, in backend.c. Every backend fusecal knows, with built == NULL for the
+ * ones this build left out and a reason. */
+typedef struct fc_backend_entry {
+    const char *name;
+    const fc_backend *built;
+    const char *not_built_why;
+} fc_backend_entry;
+extern const fc_backend_entry fc_backend_registry[];
+const fc_backend *fc_backend_find(const char *name);
+const char *fc_backend_names(void); /* of the built ones */
+
+#endif

@@ -1,0 +1,526 @@
+/* backend_onednn.c — cpu.onednn: oneDNN 2.x primitives through its C API.
+ *
+ *   unfused  one primitive per op, each writing to memory: matmul → binary add
+ *            (bias, residual) → eltwise; convolution (with its bias) →
+ *            batch_normalization (inference, global stats) → eltwise; matmul →
+ *            eltwise linear (the 1/√d scale).
+ *   fused    post-ops: matmul with bias + binary add + eltwise; convolution with
+ *            BN folded into weights and bias + eltwise relu; matmul with an output
+ *            scale.
+ * oneDNN 2.6 has no primitive that fuses softmax with the matmuls around it, so
+ * qk_softmax and attention are not offered here (cpu.openblas implements them).
+ * Weights take the layout the primitive asks for ("any"), reordered once at setup
+ * as an inference framework does; activations keep the problem's layout. Every
+ * primitive's implementation string is recorded, and a reference ("ref:")
+ * implementation is flagged as a fallback.
+ */
+#include "backend.h"
+
+#include <dnnl.h>
+#include <dnnl_debug.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PRIMS 6
+#define MAX_MEMS 48
+
+#define DN(call)                                                                                                   \
+    do {                                                                                                           \
+        dnnl_status_t st_ = (call);                                                                                \
+        if (st_ != dnnl_success || fc_fault("onednn")) {                                                           \
+            return fc_errf(e, "oneDNN call %s failed at %s:%d: %s", #call, __FILE__, __LINE__,                    \
+                           st_ != dnnl_success ? dnnl_status2str(st_) : "injected fault");                         \
+        }                                                                                                          \
+    } while (0)
+
+typedef struct prim {
+    const char *op;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_t p;
+    dnnl_exec_arg_t args[10];
+    int nargs;
+    char impl[96];
+} prim;
+
+typedef struct dn_state {
+    fc_problem p;
+    const fc_workload *w;
+    dnnl_engine_t eng;
+    dnnl_stream_t stream;
+    prim chain[FC_NVARIANTS][MAX_PRIMS];
+    int nprims[FC_NVARIANTS];
+    dnnl_memory_t mems[MAX_MEMS];
+    int nmems;
+    float *out[FC_NVARIANTS];
+    float *tmp[2];
+} dn_state;
+
+static bool dn_available(char *why, size_t n)
+{
+    dnnl_engine_t eng;
+    if (dnnl_engine_get_count(dnnl_cpu) < 1 || dnnl_engine_create(&eng, dnnl_cpu, 0) != dnnl_success) {
+        snprintf(why, n, "oneDNN found no CPU engine");
+        return false;
+    }
+    dnnl_engine_destroy(eng);
+    return true;
+}
+
+static bool dn_supports(const fc_problem *p, char *why, size_t n)
+{
+    if (p->dtype != FC_FP32) {
+        snprintf(why, n, "cpu.onednn is built here for fp32 (asked: %s)", fc_dtype_name(p->dtype));
+        return false;
+    }
+    if (p->pat->id == FC_P_qk_softmax || p->pat->id == FC_P_attention) {
+        snprintf(why, n, "oneDNN 2.x has no primitive fusing softmax with the matmuls around it");
+        return false;
+    }
+    return true;
+}
+
+static float *buffer(size_t n)
+{
+    float *b = fc_aligned_alloc(n * sizeof(float));
+    memset(b, 0, n * sizeof(float));
+    return b;
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+static int mem(dn_state *s, const dnnl_memory_desc_t *md, void *handle, dnnl_memory_t *out, fc_err *e)
+{
+    if (s->nmems >= MAX_MEMS) return fc_errf(e, "cpu.onednn: too many memory objects");
+    DN(dnnl_memory_create(out, md, s->eng, handle));
+    s->mems[s->nmems++] = *out;
+    return 0;
+}
+
+static int md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, fc_err *e)
+{
+    DN(dnnl_memory_desc_init_by_tag(md, nd, dims, dnnl_f32, tag));
+    return 0;
+}
+
+/* Creates the primitive for an op descriptor with attributes (scratchpad always
+ * user-managed, so nothing is allocated while timing). */
+static int make_prim(dn_state *s, const char *op, const_dnnl_op_desc_t desc, dnnl_primitive_attr_t attr, prim *pr,
+                     fc_err *e)
+{
+    dnnl_primitive_attr_t a = attr;
+    if (!a) DN(dnnl_primitive_attr_create(&a));
+    DN(dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user));
+    dnnl_status_t st = dnnl_primitive_desc_create(&pr->pd, desc, a, s->eng, NULL);
+    if (!attr) dnnl_primitive_attr_destroy(a);
+    if (st != dnnl_success)
+        return fc_errf(e, "oneDNN has no %s implementation for this problem: %s", op, dnnl_status2str(st));
+    DN(dnnl_primitive_create(&pr->p, pr->pd));
+    const char *impl = NULL;
+    DN(dnnl_primitive_desc_query(pr->pd, dnnl_query_impl_info_str, 0, &impl));
+    snprintf(pr->impl, sizeof pr->impl, "%s", impl ? impl : "?");
+    pr->op = op;
+    const dnnl_memory_desc_t *sp = dnnl_primitive_desc_query_md(pr->pd, dnnl_query_scratchpad_md, 0);
+    if (sp && dnnl_memory_desc_get_size(sp) > 0) {
+        dnnl_memory_t m;
+        if (mem(s, sp, DNNL_MEMORY_ALLOCATE, &m, e) != 0) return -1;
+        pr->args[pr->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m};
+    }
+    return 0;
+}
+
+static void arg(prim *pr, int a, dnnl_memory_t m) { pr->args[pr->nargs++] = (dnnl_exec_arg_t){a, m}; }
+
+static prim *next_prim(dn_state *s, fc_variant v) { return &s->chain[v][s->nprims[v]++]; }
+
+/* Reorders user weights (md `from`, data `src`) into the layout `pd` wants for
+ * `what`; returns the memory to pass. */
+static int reorder_weights(dn_state *s, const dnnl_memory_desc_t *from, float *src, dnnl_primitive_desc_t pd,
+                           dnnl_query_t what, dnnl_memory_t *out, fc_err *e)
+{
+    const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, what, 0);
+    dnnl_memory_t user;
+    if (mem(s, from, src, &user, e) != 0) return -1;
+    if (dnnl_memory_desc_equal(from, want)) {
+        *out = user;
+        return 0;
+    }
+    if (mem(s, want, DNNL_MEMORY_ALLOCATE, out, e) != 0) return -1;
+    dnnl_primitive_desc_t rpd;
+    dnnl_primitive_t r;
+    DN(dnnl_reorder_primitive_desc_create(&rpd, from, s->eng, want, s->eng, NULL));
+    DN(dnnl_primitive_create(&r, rpd));
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, *out}};
+    dnnl_status_t st = dnnl_primitive_execute(r, s->stream, 2, args);
+    dnnl_stream_wait(s->stream);
+    dnnl_primitive_destroy(r);
+    dnnl_primitive_desc_destroy(rpd);
+    if (st != dnnl_success) return fc_errf(e, "oneDNN weight reorder failed: %s", dnnl_status2str(st));
+    return 0;
+}
+
+/* An elementwise op of the unfused chain on a tensor of descriptor md. */
+static int eltwise(dn_state *s, fc_variant v, const dnnl_memory_desc_t *md, dnnl_alg_kind_t alg, float alpha,
+                   float *src, float *dst, fc_err *e)
+{
+    dnnl_eltwise_desc_t d;
+    DN(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, md, alpha, 0.0f));
+    prim *pr = next_prim(s, v);
+    const char *name = alg == dnnl_eltwise_relu ? "eltwise_relu" : alg == dnnl_eltwise_gelu_tanh ? "eltwise_gelu_tanh"
+                                                                                                  : "eltwise_linear";
+    if (make_prim(s, name, &d, NULL, pr, e) != 0) return -1;
+    dnnl_memory_t ms, md2;
+    if (mem(s, md, src, &ms, e) || mem(s, md, dst, &md2, e)) return -1;
+    arg(pr, DNNL_ARG_SRC, ms);
+    arg(pr, DNNL_ARG_DST, md2);
+    return 0;
+}
+
+/* y = a + b (b broadcast by its descriptor) */
+static int binary_add(dn_state *s, fc_variant v, const dnnl_memory_desc_t *md, const dnnl_memory_desc_t *md1,
+                      float *src, float *src1, float *dst, fc_err *e)
+{
+    dnnl_binary_desc_t d;
+    DN(dnnl_binary_desc_init(&d, dnnl_binary_add, md, md1, md));
+    prim *pr = next_prim(s, v);
+    if (make_prim(s, "binary_add", &d, NULL, pr, e) != 0) return -1;
+    dnnl_memory_t m0, m1, m2;
+    if (mem(s, md, src, &m0, e) || mem(s, md1, src1, &m1, e) || mem(s, md, dst, &m2, e)) return -1;
+    arg(pr, DNNL_ARG_SRC_0, m0);
+    arg(pr, DNNL_ARG_SRC_1, m1);
+    arg(pr, DNNL_ARG_DST, m2);
+    return 0;
+}
+
+static float *chain_dst(dn_state *s, int i, const float *cur)
+{
+    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
+    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
+}
+
+/* ------------------------------------------------------------------ linear */
+
+static int build_linear(dn_state *s, fc_err *e)
+{
+    const fc_problem *p = &s->p;
+    const fc_workload *w = s->w;
+    dnnl_dim_t M = p->d[FC_LIN_M], K = p->d[FC_LIN_K], N = p->d[FC_LIN_N];
+    dnnl_memory_desc_t src_md, wuser_md, wany_md, dst_md, b_md;
+    if (md_tag(&src_md, 2, (dnnl_dims_t){M, K}, dnnl_ab, e) || md_tag(&wuser_md, 2, (dnnl_dims_t){K, N}, dnnl_ba, e) ||
+        md_tag(&wany_md, 2, (dnnl_dims_t){K, N}, dnnl_format_tag_any, e) ||
+        md_tag(&dst_md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) || md_tag(&b_md, 2, (dnnl_dims_t){1, N}, dnnl_ab, e))
+        return -1;
+    bool resid = fc_pattern_has_op(p->pat, FC_OP_RESID);
+    dnnl_alg_kind_t act = fc_pattern_has_op(p->pat, FC_OP_RELU)   ? dnnl_eltwise_relu
+                          : fc_pattern_has_op(p->pat, FC_OP_GELU) ? dnnl_eltwise_gelu_tanh
+                                                                  : dnnl_alg_kind_undef;
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        bool fused = v == FC_FUSED;
+        dnnl_matmul_desc_t d;
+        DN(dnnl_matmul_desc_init(&d, &src_md, &wany_md, fused ? &b_md : NULL, &dst_md));
+        dnnl_primitive_attr_t attr = NULL;
+        if (fused) {
+            dnnl_post_ops_t po;
+            DN(dnnl_post_ops_create(&po));
+            if (resid) DN(dnnl_post_ops_append_binary(po, dnnl_binary_add, &dst_md));
+            if (act != dnnl_alg_kind_undef) DN(dnnl_post_ops_append_eltwise(po, 1.0f, act, 0.0f, 0.0f));
+            DN(dnnl_primitive_attr_create(&attr));
+            DN(dnnl_primitive_attr_set_post_ops(attr, po));
+            dnnl_post_ops_destroy(po);
+        }
+        prim *pr = next_prim(s, (fc_variant)v);
+        int rc = make_prim(s, "matmul", &d, attr, pr, e);
+        if (attr) dnnl_primitive_attr_destroy(attr);
+        if (rc) return -1;
+        dnnl_memory_t ms, mw, md;
+        float *dst = fused ? s->out[FC_FUSED] : chain_dst(s, 0, NULL);
+        if (mem(s, &src_md, w->t[FC_LIN_TX].data, &ms, e) ||
+            reorder_weights(s, &wuser_md, w->t[FC_LIN_TW].data, pr->pd, dnnl_query_weights_md, &mw, e) ||
+            mem(s, &dst_md, dst, &md, e))
+            return -1;
+        arg(pr, DNNL_ARG_SRC, ms);
+        arg(pr, DNNL_ARG_WEIGHTS, mw);
+        arg(pr, DNNL_ARG_DST, md);
+        if (fused) {
+            dnnl_memory_t mb;
+            if (mem(s, &b_md, w->t[FC_LIN_TB].data, &mb, e)) return -1;
+            arg(pr, DNNL_ARG_BIAS, mb);
+            if (resid) {
+                dnnl_memory_t mr;
+                if (mem(s, &dst_md, w->t[FC_LIN_TR].data, &mr, e)) return -1;
+                arg(pr, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mr);
+            }
+            continue;
+        }
+        float *cur = dst;
+        for (int i = 1; i < p->pat->nops; i++) {
+            float *out = chain_dst(s, i, cur);
+            int r2 = 0;
+            switch (p->pat->ops[i]) {
+            case FC_OP_BIAS: r2 = binary_add(s, FC_UNFUSED, &dst_md, &b_md, cur, w->t[FC_LIN_TB].data, out, e); break;
+            case FC_OP_RESID: r2 = binary_add(s, FC_UNFUSED, &dst_md, &dst_md, cur, w->t[FC_LIN_TR].data, out, e); break;
+            case FC_OP_RELU: r2 = eltwise(s, FC_UNFUSED, &dst_md, dnnl_eltwise_relu, 0, cur, out, e); break;
+            case FC_OP_GELU: r2 = eltwise(s, FC_UNFUSED, &dst_md, dnnl_eltwise_gelu_tanh, 0, cur, out, e); break;
+            default: break;
+            }
+            if (r2) return -1;
+            cur = out;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ conv */
+
+static int build_conv(dn_state *s, fc_err *e)
+{
+    const fc_problem *p = &s->p;
+    const fc_workload *w = s->w;
+    const int64_t *d = p->d;
+    dnnl_format_tag_t act_tag = p->layout == FC_NHWC ? dnnl_nhwc : dnnl_nchw;
+    dnnl_memory_desc_t src_md, wuser_md, wany_md, b_md, dst_md, c_md;
+    if (md_tag(&src_md, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_C], d[FC_CONV_H], d[FC_CONV_W]}, act_tag, e) ||
+        md_tag(&wuser_md, 4, (dnnl_dims_t){d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]}, dnnl_oihw, e) ||
+        md_tag(&wany_md, 4, (dnnl_dims_t){d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]},
+               dnnl_format_tag_any, e) ||
+        md_tag(&b_md, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e) ||
+        md_tag(&dst_md, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]}, act_tag, e) ||
+        md_tag(&c_md, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e))
+        return -1;
+    dnnl_dims_t strides = {d[FC_CONV_STRIDE], d[FC_CONV_STRIDE]};
+    dnnl_dims_t pad_l = {d[FC_CONV_PAD], d[FC_CONV_PAD]};
+    /* right padding so that the output is exactly p x q */
+    dnnl_dims_t pad_r = {(d[FC_CONV_P] - 1) * d[FC_CONV_STRIDE] + d[FC_CONV_R] - d[FC_CONV_H] - d[FC_CONV_PAD],
+                         (d[FC_CONV_Q] - 1) * d[FC_CONV_STRIDE] + d[FC_CONV_S] - d[FC_CONV_W] - d[FC_CONV_PAD]};
+    bool relu = fc_pattern_has_op(p->pat, FC_OP_RELU);
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        bool fused = v == FC_FUSED;
+        dnnl_convolution_desc_t cd;
+        DN(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &wany_md,
+                                              &b_md, &dst_md, strides, pad_l, pad_r));
+        dnnl_primitive_attr_t attr = NULL;
+        if (fused && relu) {
+            dnnl_post_ops_t po;
+            DN(dnnl_post_ops_create(&po));
+            DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+            DN(dnnl_primitive_attr_create(&attr));
+            DN(dnnl_primitive_attr_set_post_ops(attr, po));
+            dnnl_post_ops_destroy(po);
+        }
+        prim *pr = next_prim(s, (fc_variant)v);
+        int rc = make_prim(s, "convolution", &cd, attr, pr, e);
+        if (attr) dnnl_primitive_attr_destroy(attr);
+        if (rc) return -1;
+        float *dst = fused ? s->out[FC_FUSED] : chain_dst(s, 0, NULL);
+        dnnl_memory_t ms, mw, mb, md;
+        float *wsrc = fused ? w->t[FC_CONV_TWF].data : w->t[FC_CONV_TW].data;
+        float *bsrc = fused ? w->t[FC_CONV_TBF].data : w->t[FC_CONV_TB].data;
+        if (mem(s, &src_md, w->t[FC_CONV_TX].data, &ms, e) ||
+            reorder_weights(s, &wuser_md, wsrc, pr->pd, dnnl_query_weights_md, &mw, e) ||
+            mem(s, &b_md, bsrc, &mb, e) || mem(s, &dst_md, dst, &md, e))
+            return -1;
+        arg(pr, DNNL_ARG_SRC, ms);
+        arg(pr, DNNL_ARG_WEIGHTS, mw);
+        arg(pr, DNNL_ARG_BIAS, mb);
+        arg(pr, DNNL_ARG_DST, md);
+        if (fused) continue;
+        float *cur = dst;
+        for (int i = 1; i < p->pat->nops; i++) {
+            float *out = chain_dst(s, i, cur);
+            if (p->pat->ops[i] == FC_OP_RELU) {
+                if (eltwise(s, FC_UNFUSED, &dst_md, dnnl_eltwise_relu, 0, cur, out, e)) return -1;
+            } else if (p->pat->ops[i] == FC_OP_BN) {
+                dnnl_batch_normalization_desc_t bd;
+                DN(dnnl_batch_normalization_forward_desc_init(&bd, dnnl_forward_inference, &dst_md, (float)FC_BN_EPS,
+                                                              dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift));
+                prim *bp = next_prim(s, FC_UNFUSED);
+                if (make_prim(s, "batch_normalization", &bd, NULL, bp, e)) return -1;
+                dnnl_memory_t m0, m1, mm, mv, msc, msh;
+                if (mem(s, &dst_md, cur, &m0, e) || mem(s, &dst_md, out, &m1, e) ||
+                    mem(s, &c_md, w->t[FC_CONV_TMEAN].data, &mm, e) || mem(s, &c_md, w->t[FC_CONV_TVAR].data, &mv, e) ||
+                    mem(s, &c_md, w->t[FC_CONV_TGAMMA].data, &msc, e) || mem(s, &c_md, w->t[FC_CONV_TBETA].data, &msh, e))
+                    return -1;
+                arg(bp, DNNL_ARG_SRC, m0);
+                arg(bp, DNNL_ARG_DST, m1);
+                arg(bp, DNNL_ARG_MEAN, mm);
+                arg(bp, DNNL_ARG_VARIANCE, mv);
+                arg(bp, DNNL_ARG_SCALE, msc);
+                arg(bp, DNNL_ARG_SHIFT, msh);
+            }
+            cur = out;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ attention */
+
+static int build_qk_scale(dn_state *s, fc_err *e)
+{
+    const fc_problem *p = &s->p;
+    const fc_workload *w = s->w;
+    dnnl_dim_t B = p->d[FC_ATT_B] * p->d[FC_ATT_H], S = p->d[FC_ATT_S], D = p->d[FC_ATT_D];
+    float scale = 1.0f / sqrtf((float)D);
+    dnnl_memory_desc_t q_md, k_md, s_md;
+    if (md_tag(&q_md, 3, (dnnl_dims_t){B, S, D}, dnnl_abc, e) || md_tag(&s_md, 3, (dnnl_dims_t){B, S, S}, dnnl_abc, e))
+        return -1;
+    /* K [B,S,D] seen as the weights Kᵀ [B,D,S] through its strides: no copy */
+    DN(dnnl_memory_desc_init_by_strides(&k_md, 3, (dnnl_dims_t){B, D, S}, dnnl_f32, (dnnl_dims_t){S * D, 1, D}));
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        bool fused = v == FC_FUSED;
+        dnnl_matmul_desc_t d;
+        DN(dnnl_matmul_desc_init(&d, &q_md, &k_md, NULL, &s_md));
+        dnnl_primitive_attr_t attr = NULL;
+        if (fused) {
+            DN(dnnl_primitive_attr_create(&attr));
+            DN(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale));
+        }
+        prim *pr = next_prim(s, (fc_variant)v);
+        int rc = make_prim(s, "matmul", &d, attr, pr, e);
+        if (attr) dnnl_primitive_attr_destroy(attr);
+        if (rc) return -1;
+        float *dst = fused ? s->out[FC_FUSED] : s->tmp[0];
+        dnnl_memory_t mq, mk, ms;
+        if (mem(s, &q_md, w->t[FC_ATT_TQ].data, &mq, e) || mem(s, &k_md, w->t[FC_ATT_TK].data, &mk, e) ||
+            mem(s, &s_md, dst, &ms, e))
+            return -1;
+        arg(pr, DNNL_ARG_SRC, mq);
+        arg(pr, DNNL_ARG_WEIGHTS, mk);
+        arg(pr, DNNL_ARG_DST, ms);
+        if (!fused && eltwise(s, FC_UNFUSED, &s_md, dnnl_eltwise_linear, scale, dst, s->out[FC_UNFUSED], e)) return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ vtable */
+
+static void dn_teardown(void *state);
+
+static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
+{
+    (void)devctx;
+    dn_state *s = fc_xcalloc(1, sizeof *s);
+    *state = s;
+    s->p = *p;
+    s->w = w;
+    DN(dnnl_engine_create(&s->eng, dnnl_cpu, 0));
+    DN(dnnl_stream_create(&s->stream, s->eng, dnnl_stream_default_flags));
+    for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = buffer(w->out_n);
+    int ntmp = p->pat->nops > 2 ? 2 : 1;
+    for (int i = 0; i < ntmp; i++) s->tmp[i] = buffer(w->inter_n);
+    switch (p->pat->family) {
+    case FC_FAM_LINEAR: return build_linear(s, e);
+    case FC_FAM_CONV: return build_conv(s, e);
+    default: return build_qk_scale(s, e);
+    }
+}
+
+static int dn_run(void *state, fc_variant v, fc_err *e)
+{
+    dn_state *s = state;
+    for (int i = 0; i < s->nprims[v]; i++) {
+        prim *pr = &s->chain[v][i];
+        DN(dnnl_primitive_execute(pr->p, s->stream, pr->nargs, pr->args));
+    }
+    DN(dnnl_stream_wait(s->stream));
+    return 0;
+}
+
+static int dn_output(void *state, fc_variant v, float *dst, fc_err *e)
+{
+    (void)e;
+    dn_state *s = state;
+    memcpy(dst, s->out[v], s->w->out_n * sizeof(float));
+    return 0;
+}
+
+static int dn_poison(void *state, fc_variant v, fc_err *e)
+{
+    (void)e;
+    dn_state *s = state;
+    for (size_t i = 0; i < s->w->out_n; i++) s->out[v][i] = NAN;
+    return 0;
+}
+
+static void dn_describe(void *state, fc_variant v, fc_impl *impl)
+{
+    dn_state *s = state;
+    memset(impl, 0, sizeof *impl);
+    size_t off = 0;
+    for (int i = 0; i < s->nprims[v]; i++) {
+        prim *pr = &s->chain[v][i];
+        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s%s[%s]", i ? " -> " : "", pr->op, pr->impl);
+        if (!strncmp(pr->impl, "ref", 3) && !impl->fallback) {
+            impl->fallback = true;
+            snprintf(impl->fallback_why, sizeof impl->fallback_why, "oneDNN chose its reference implementation '%s' for %s",
+                     pr->impl, pr->op);
+        }
+    }
+    if (v == FC_FUSED && off < sizeof impl->name) {
+        const fc_pattern *pat = s->p.pat;
+        const char *po = pat->family == FC_FAM_LINEAR
+                             ? (pat->id == FC_P_linear_bias ? " with bias"
+                                : pat->id == FC_P_linear_bias_relu ? " with bias + post-op eltwise_relu"
+                                : pat->id == FC_P_linear_bias_gelu ? " with bias + post-op eltwise_gelu_tanh"
+                                                                   : " with bias + post-ops binary_add, eltwise_relu")
+                         : pat->family == FC_FAM_CONV
+                             ? (fc_pattern_has_op(pat, FC_OP_BN)
+                                    ? (fc_pattern_has_op(pat, FC_OP_RELU) ? " with BN folded into weights/bias + post-op eltwise_relu"
+                                                                          : " with BN folded into weights/bias")
+                                    : " with bias + post-op eltwise_relu")
+                             : " with output scale 1/sqrt(d)";
+        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s", po);
+    }
+    const dnnl_version_t *ver = dnnl_version();
+    snprintf(impl->name + off, sizeof impl->name - off, " [oneDNN %d.%d.%d, %d threads]", ver->major, ver->minor,
+             ver->patch, omp_get_max_threads());
+    impl->nkernels = s->nprims[v];
+}
+
+static void dn_teardown(void *state)
+{
+    dn_state *s = state;
+    if (!s) return;
+    for (int v = 0; v < FC_NVARIANTS; v++)
+        for (int i = 0; i < MAX_PRIMS; i++) {
+            if (s->chain[v][i].p) dnnl_primitive_destroy(s->chain[v][i].p);
+            if (s->chain[v][i].pd) dnnl_primitive_desc_destroy(s->chain[v][i].pd);
+        }
+    for (int i = 0; i < s->nmems; i++) dnnl_memory_destroy(s->mems[i]);
+    if (s->stream) dnnl_stream_destroy(s->stream);
+    if (s->eng) dnnl_engine_destroy(s->eng);
+    for (int v = 0; v < FC_NVARIANTS; v++) free(s->out[v]);
+    free(s->tmp[0]);
+    free(s->tmp[1]);
+    free(s);
+}
+
+static void dn_inventory(cJSON *libs)
+{
+    const dnnl_version_t *v = dnnl_version();
+    cJSON *o = cJSON_AddObjectToObject(libs, "onednn");
+    char ver[32];
+    snprintf(ver, sizeof ver, "%d.%d.%d", v->major, v->minor, v->patch);
+    cJSON_AddStringToObject(o, "version", ver);
+    cJSON_AddStringToObject(o, "git_hash", v->hash ? v->hash : "");
+    cJSON_AddStringToObject(o, "cpu_runtime", v->cpu_runtime == DNNL_RUNTIME_OMP ? "openmp" : "other");
+    cJSON_AddStringToObject(o, "isa", dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()));
+}
+
+const fc_backend fc_backend_onednn = {
+    .name = "cpu.onednn",
+    .device = "cpu",
+    .summary = "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, output scales",
+    .available = dn_available,
+    .supports = dn_supports,
+    .device_bytes = NULL,
+    .setup = dn_setup,
+    .run = dn_run,
+    .output = dn_output,
+    .poison = dn_poison,
+    .describe = dn_describe,
+    .teardown = dn_teardown,
+    .inventory = dn_inventory,
+};

@@ -1,0 +1,568 @@
+/* cmd_run.c — `fusecal run`: build a plan from the options, measure it, write
+ * records after every problem. */
+#include "catalog.h"
+#include "calibrate.h"
+#include "cmd.h"
+#include "format.h"
+#include "progress.h"
+#include "signals.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char run_help[] =
+    "usage: fusecal run [options]\n"
+    "\n"
+    "Measures each problem's unfused chain against its fused form, paired and\n"
+    "interleaved, verifies both against a float64 reference, and writes records.\n"
+    "\n"
+    "what to measure:\n"
+    "  --pattern P[,P...]|all   patterns (default all); see 'fusecal list patterns'\n"
+    "  --device cpu|cuda|all    devices (default cpu)\n"
+    "  --backend NAME[,NAME]    backends (default: every usable one on the devices)\n"
+    "  --dtype T[,T...]         fp32, tf32, bf16, fp16 (default: the sweep's, fp32)\n"
+    "  --shape k=v,...          dims for the chosen patterns, or a whole problem string\n"
+    "                           'conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1';\n"
+    "                           repeatable; replaces the sweep\n"
+    "  --sweep NAME|FILE        quick, standard, full, or a sweep file (default quick)\n"
+    "  --layout nchw|nhwc       activation layout of conv problems (default: the sweep's)\n"
+    "\n"
+    "how to measure:\n"
+    "  --cache warm|cold        resident data, or a flushed cache before every sample\n"
+    "  --threads N              host threads for BLAS, oneDNN and fusecal (default: cores)\n"
+    "  --threshold X            fuse when the speedup CI is above X (default: catalogue, 1.1)\n"
+    "  --min-samples N          stopping rule: at least N samples per variant (10)\n"
+    "  --min-time S             ... and at least S seconds of samples (0.5)\n"
+    "  --max-noise X            ... until the relative stdev is at most X (0.005)\n"
+    "  --max-time S             ... or S seconds per variant at most (15)\n"
+    "  --no-graph               on CUDA, skip the graph-replay timing\n"
+    "  --seed N                 inputs and sample order (default: from the clock)\n"
+    "  --max-memory BYTES       skip problems needing more (suffixes K, M, G)\n"
+    "  --max-time-total S       stop the sweep after S seconds (records so far are kept)\n"
+    "\n"
+    "output:\n"
+    "  --out FILE               where records go (default fusecal-<time>.json)\n"
+    "  --format json|jsonl|csv|md  (default: from --out's extension, json)\n"
+    "  --quiet                  no table or progress\n"
+    "  --dry-run                print the plan and exit\n"
+    "\n"
+    "exit status: 0 all records ok, 1 a record failed (verification, setup, run),\n"
+    "2 bad usage or input, 130 interrupted (records so far written, complete=false).\n";
+
+#define MAX_LIST 64
+
+typedef struct run_opts {
+    const char *patterns[MAX_LIST];
+    int npatterns;
+    const char *backends[MAX_LIST];
+    int nbackends;
+    const char *dtypes[MAX_LIST];
+    int ndtypes;
+    const char *shapes[MAX_LIST];
+    int nshapes;
+    const char *device, *sweep, *layout, *out, *format;
+    bool quiet, dry_run;
+    fc_settings set;
+    bool seed_set;
+    unsigned stop_set;
+} run_opts;
+
+enum {
+    OPT_PATTERN = 256, OPT_DEVICE, OPT_BACKEND, OPT_DTYPE, OPT_SHAPE, OPT_SWEEP, OPT_LAYOUT, OPT_CACHE, OPT_THREADS,
+    OPT_THRESHOLD, OPT_MIN_SAMPLES, OPT_MIN_TIME, OPT_MAX_NOISE, OPT_MAX_TIME, OPT_NO_GRAPH, OPT_SEED,
+    OPT_MAX_MEMORY, OPT_MAX_TIME_TOTAL, OPT_OUT, OPT_FORMAT, OPT_QUIET, OPT_DRY_RUN,
+};
+
+static const struct option long_opts[] = {
+    {"pattern", required_argument, 0, OPT_PATTERN},       {"device", required_argument, 0, OPT_DEVICE},
+    {"backend", required_argument, 0, OPT_BACKEND},       {"dtype", required_argument, 0, OPT_DTYPE},
+    {"shape", required_argument, 0, OPT_SHAPE},           {"sweep", required_argument, 0, OPT_SWEEP},
+    {"layout", required_argument, 0, OPT_LAYOUT},         {"cache", required_argument, 0, OPT_CACHE},
+    {"threads", required_argument, 0, OPT_THREADS},       {"threshold", required_argument, 0, OPT_THRESHOLD},
+    {"min-samples", required_argument, 0, OPT_MIN_SAMPLES}, {"min-time", required_argument, 0, OPT_MIN_TIME},
+    {"max-noise", required_argument, 0, OPT_MAX_NOISE},   {"max-time", required_argument, 0, OPT_MAX_TIME},
+    {"no-graph", no_argument, 0, OPT_NO_GRAPH},           {"seed", required_argument, 0, OPT_SEED},
+    {"max-memory", required_argument, 0, OPT_MAX_MEMORY}, {"max-time-total", required_argument, 0, OPT_MAX_TIME_TOTAL},
+    {"out", required_argument, 0, OPT_OUT},               {"format", required_argument, 0, OPT_FORMAT},
+    {"quiet", no_argument, 0, OPT_QUIET},                 {"dry-run", no_argument, 0, OPT_DRY_RUN},
+    {"help", no_argument, 0, 'h'},                        {0, 0, 0, 0},
+};
+
+/* Splits "a,b,c" into list entries (pointing into a copy that lives until exit). */
+static int add_list(const char **list, int *n, const char *arg, const char *opt, bool split)
+{
+    char *copy = fc_xstrdup(arg);
+    char *save = NULL;
+    if (!split) {
+        if (*n >= MAX_LIST) return fc_usage_error("too many %s options", opt);
+        list[(*n)++] = copy;
+        return 0;
+    }
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n >= MAX_LIST) return fc_usage_error("too many values for %s", opt);
+        list[(*n)++] = t;
+    }
+    if (!arg[0]) return fc_usage_error("empty value for %s", opt);
+    return 0;
+}
+
+static int num_opt(const char *opt, const char *arg, double lo, double hi, double *out)
+{
+    double v = 0;
+    if (!fc_parse_double(arg, &v) || v < lo || v > hi)
+        return fc_usage_error("bad value for %s: '%s' (expected a number in %g..%g)", opt, arg, lo, hi);
+    *out = v;
+    return 0;
+}
+
+static int bytes_opt(const char *opt, const char *arg, double *out)
+{
+    char buf[64];
+    fc_strlcpy(buf, arg, sizeof buf);
+    size_t l = strlen(buf);
+    double mul = 1;
+    if (l && strchr("KkMmGgTt", buf[l - 1])) {
+        char c = (char)(buf[l - 1] | 0x20);
+        mul = c == 'k' ? 1024.0 : c == 'm' ? 1048576.0 : c == 'g' ? 1073741824.0 : 1099511627776.0;
+        buf[l - 1] = 0;
+    }
+    double v = 0;
+    if (!fc_parse_double(buf, &v) || v <= 0) return fc_usage_error("bad value for %s: '%s' (expected bytes, e.g. 8G)", opt, arg);
+    *out = v * mul;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    fc_settings_defaults(&o->set);
+    o->device = NULL;
+    optind = 1;
+    opterr = 0;
+    int c;
+    double v = 0;
+    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case OPT_PATTERN: rc = add_list(o->patterns, &o->npatterns, optarg, "--pattern", true); break;
+        case OPT_DEVICE: o->device = optarg; break;
+        case OPT_BACKEND: rc = add_list(o->backends, &o->nbackends, optarg, "--backend", true); break;
+        case OPT_DTYPE: rc = add_list(o->dtypes, &o->ndtypes, optarg, "--dtype", true); break;
+        case OPT_SHAPE: rc = add_list(o->shapes, &o->nshapes, optarg, "--shape", false); break;
+        case OPT_SWEEP: o->sweep = optarg; break;
+        case OPT_LAYOUT: o->layout = optarg; break;
+        case OPT_CACHE:
+            if (strcmp(optarg, "warm") && strcmp(optarg, "cold"))
+                return fc_usage_error("unknown cache mode '%s' (valid: warm, cold)", optarg);
+            o->set.cold = !strcmp(optarg, "cold");
+            break;
+        case OPT_THREADS:
+            if ((rc = num_opt("--threads", optarg, 1, 4096, &v)) == 0) {
+                if (v != floor(v)) return fc_usage_error("bad value for --threads: '%s' (expected an integer)", optarg);
+                o->set.threads = (int)v;
+            }
+            break;
+        case OPT_THRESHOLD: rc = num_opt("--threshold", optarg, 1e-6, 1e6, &o->set.threshold); break;
+        case OPT_MIN_SAMPLES:
+            if ((rc = num_opt("--min-samples", optarg, 2, 1e6, &v)) == 0) {
+                o->set.stop.min_samples = (int)v;
+                o->stop_set |= FC_STOP_MIN_SAMPLES;
+            }
+            break;
+        case OPT_MIN_TIME:
+            if ((rc = num_opt("--min-time", optarg, 0, 86400, &o->set.stop.min_time)) == 0) o->stop_set |= FC_STOP_MIN_TIME;
+            break;
+        case OPT_MAX_NOISE:
+            if ((rc = num_opt("--max-noise", optarg, 0, 10, &o->set.stop.max_noise)) == 0) o->stop_set |= FC_STOP_MAX_NOISE;
+            break;
+        case OPT_MAX_TIME:
+            if ((rc = num_opt("--max-time", optarg, 1e-3, 86400, &o->set.stop.max_time)) == 0) o->stop_set |= FC_STOP_MAX_TIME;
+            break;
+        case OPT_NO_GRAPH: o->set.graph = false; break;
+        case OPT_SEED: {
+            int64_t s;
+            if (!fc_parse_i64(optarg, &s) || s < 0) return fc_usage_error("bad value for --seed: '%s' (expected a non-negative integer)", optarg);
+            o->set.seed = (uint64_t)s;
+            o->seed_set = true;
+            break;
+        }
+        case OPT_MAX_MEMORY: rc = bytes_opt("--max-memory", optarg, &o->set.max_memory); break;
+        case OPT_MAX_TIME_TOTAL: rc = num_opt("--max-time-total", optarg, 1e-3, 1e7, &o->set.max_time_total); break;
+        case OPT_OUT: o->out = optarg; break;
+        case OPT_FORMAT: o->format = optarg; break;
+        case OPT_QUIET: o->quiet = true; break;
+        case OPT_DRY_RUN: o->dry_run = true; break;
+        case 'h': fputs(run_help, stdout); return -1;
+        case ':': return fc_usage_error("option '%s' needs a value", argv[optind - 1]);
+        default: return fc_usage_error("unknown option '%s' (see 'fusecal run --help')", argv[optind - 1]);
+        }
+        if (rc) return rc;
+    }
+    if (optind < argc) return fc_usage_error("unexpected argument '%s' (see 'fusecal run --help')", argv[optind]);
+    if (o->set.stop.min_time > o->set.stop.max_time)
+        return fc_usage_error("--min-time %g is more than --max-time %g", o->set.stop.min_time, o->set.stop.max_time);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the plan */
+
+typedef struct selection {
+    bool pattern[FC_NPATTERNS];
+    bool explicit_patterns;
+    fc_dtype dtypes[FC_NDTYPES];
+    int ndtypes;
+    const fc_backend *backends[16];
+    int nbackends;
+} selection;
+
+static int select_patterns(const run_opts *o, selection *s)
+{
+    if (o->npatterns == 0) {
+        for (int i = 0; i < FC_NPATTERNS; i++) s->pattern[i] = true;
+        return 0;
+    }
+    s->explicit_patterns = true;
+    for (int i = 0; i < o->npatterns; i++) {
+        if (!strcmp(o->patterns[i], "all")) {
+            for (int j = 0; j < FC_NPATTERNS; j++) s->pattern[j] = true;
+            s->explicit_patterns = false;
+            continue;
+        }
+        const fc_pattern *p = fc_pattern_find(o->patterns[i]);
+        if (!p) return fc_usage_error("unknown pattern '%s' (valid: %s, all)", o->patterns[i], fc_pattern_names());
+        s->pattern[p->id] = true;
+    }
+    return 0;
+}
+
+static int select_backends(const run_opts *o, selection *s, fc_progress *pg)
+{
+    bool want_cpu = true, want_cuda = false;
+    if (o->device) {
+        if (!strcmp(o->device, "cpu")) want_cpu = true;
+        else if (!strcmp(o->device, "cuda")) { want_cpu = false; want_cuda = true; }
+        else if (!strcmp(o->device, "all")) want_cuda = true;
+        else return fc_usage_error("unknown device '%s' (valid: cpu, cuda, all)", o->device);
+    }
+    if (want_cuda) {
+        const fc_device *cuda = fc_device_find("cuda");
+        char why[256] = "this build has no CUDA (configure with the CUDA Toolkit installed)";
+        bool ok = cuda && cuda->available(why, sizeof why);
+        if (!ok && !want_cpu) return fc_usage_error("--device cuda: no usable GPU: %s", why);
+        if (!ok) {
+            fc_progress_note(pg, "fusecal: note: cuda: %s; measuring the cpu only", why);
+            want_cuda = false;
+        }
+    }
+    if (o->nbackends) {
+        for (int i = 0; i < o->nbackends; i++) {
+            const fc_backend_entry *en = NULL;
+            for (const fc_backend_entry *b = fc_backend_registry; b->name; b++)
+                if (!strcmp(b->name, o->backends[i])) en = b;
+            if (!en) {
+                char all[256] = "";
+                for (const fc_backend_entry *b = fc_backend_registry; b->name; b++) {
+                    size_t l = strlen(all);
+                    snprintf(all + l, sizeof all - l, "%s%s", l ? ", " : "", b->name);
+                }
+                return fc_usage_error("unknown backend '%s' (valid: %s)", o->backends[i], all);
+            }
+            if (!en->built) return fc_usage_error("backend '%s' is not in this build: %s", en->name, en->not_built_why);
+            char why[256] = "";
+            if (!en->built->available(why, sizeof why))
+                return fc_usage_error("backend '%s' is not usable here: %s", en->name, why);
+            if (o->device && strcmp(o->device, "all") && strcmp(o->device, en->built->device))
+                return fc_usage_error("backend '%s' runs on '%s', not on --device %s", en->name, en->built->device, o->device);
+            const fc_device *d = fc_device_find(en->built->device);
+            if (!d || !d->available(why, sizeof why))
+                return fc_usage_error("backend '%s' needs device '%s': %s", en->name, en->built->device, why);
+            s->backends[s->nbackends++] = en->built;
+        }
+        return 0;
+    }
+    for (const fc_backend_entry *b = fc_backend_registry; b->name; b++) {
+        if (!b->built) continue;
+        bool on = (!strcmp(b->built->device, "cpu") && want_cpu) || (!strcmp(b->built->device, "cuda") && want_cuda);
+        char why[256] = "";
+        if (!on) continue;
+        if (!b->built->available(why, sizeof why)) {
+            fc_progress_note(pg, "fusecal: note: %s is not usable here: %s", b->name, why);
+            continue;
+        }
+        s->backends[s->nbackends++] = b->built;
+    }
+    if (!s->nbackends) return fc_usage_error("no usable backend for --device %s", o->device ? o->device : "cpu");
+    return 0;
+}
+
+static int select_dtypes(const run_opts *o, selection *s)
+{
+    for (int i = 0; i < o->ndtypes; i++) {
+        fc_dtype d;
+        if (fc_dtype_parse(o->dtypes[i], &d) != 0)
+            return fc_usage_error("unknown dtype '%s' (valid: fp32, tf32, bf16, fp16)", o->dtypes[i]);
+        bool dup = false;
+        for (int j = 0; j < s->ndtypes; j++) dup |= s->dtypes[j] == d;
+        if (!dup) s->dtypes[s->ndtypes++] = d;
+    }
+    return 0;
+}
+
+/* Problems from --shape: a whole problem string, or k=v applied to every selected
+ * pattern whose family has all the keys. */
+static int shape_problems(const run_opts *o, const selection *s, fc_sweep *sw)
+{
+    fc_err e;
+    for (int i = 0; i < o->nshapes; i++) {
+        const char *sh = o->shapes[i];
+        int made = 0;
+        if (strchr(sh, ':')) {
+            fc_problem p;
+            if (fc_problem_parse(sh, NULL, &p, &e) != 0) return fc_usage_error("bad --shape '%s': %s", sh, e.msg);
+            if (s->explicit_patterns && !s->pattern[p.pat->id])
+                return fc_usage_error("--shape '%s' names pattern '%s', which --pattern leaves out", sh, p.pat->name);
+            sw->prob = fc_xrealloc(sw->prob, (size_t)(sw->n + 1) * sizeof *sw->prob);
+            sw->prob[sw->n++] = p;
+            continue;
+        }
+        char first_err[512] = "";
+        for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+            if (!s->pattern[pi]) continue;
+            char spec[1024];
+            snprintf(spec, sizeof spec, "%s:%s", fc_patterns[pi].name, sh);
+            fc_problem p;
+            if (fc_problem_parse(spec, &fc_patterns[pi], &p, &e) != 0) {
+                /* a key of another family: this pattern is not meant */
+                if (strstr(e.msg, "unknown dimension")) {
+                    if (!first_err[0]) fc_strlcpy(first_err, e.msg, sizeof first_err);
+                    continue;
+                }
+                return fc_usage_error("bad --shape '%s': %s", sh, e.msg);
+            }
+            sw->prob = fc_xrealloc(sw->prob, (size_t)(sw->n + 1) * sizeof *sw->prob);
+            sw->prob[sw->n++] = p;
+            made++;
+        }
+        if (!made) return fc_usage_error("bad --shape '%s': %s", sh, first_err[0] ? first_err : "no pattern selected");
+    }
+    return 0;
+}
+
+static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
+{
+    selection s = {0};
+    fc_err e;
+    if (select_patterns(o, &s) || select_dtypes(o, &s) || select_backends(o, &s, pg)) return FC_EXIT_USAGE;
+    fc_layout layout = FC_LAYOUT_NONE;
+    if (o->layout && fc_layout_parse(o->layout, &layout) != 0)
+        return fc_usage_error("unknown layout '%s' (valid: nchw, nhwc)", o->layout);
+    if (o->nshapes && o->sweep) return fc_usage_error("--shape and --sweep exclude each other");
+    if (o->nshapes) {
+        memset(sw, 0, sizeof *sw);
+        fc_strlcpy(sw->name, "custom", sizeof sw->name);
+        if (shape_problems(o, &s, sw) != 0) return FC_EXIT_USAGE;
+    } else {
+        const char *name = o->sweep ? o->sweep : "quick";
+        if (fc_sweep_load(name, sw, &e) != 0) return fc_usage_error("%s", e.msg);
+    }
+    fc_strlcpy(o->set.sweep, sw->name, sizeof o->set.sweep);
+    /* stopping rule: defaults < sweep < command line */
+    fc_stop cli = o->set.stop;
+    fc_stop_defaults(&o->set.stop);
+    fc_sweep_apply_stop(sw, &o->set.stop, &o->set.target_sample);
+    if (o->stop_set & FC_STOP_MIN_SAMPLES) o->set.stop.min_samples = cli.min_samples;
+    if (o->stop_set & FC_STOP_MIN_TIME) o->set.stop.min_time = cli.min_time;
+    if (o->stop_set & FC_STOP_MAX_NOISE) o->set.stop.max_noise = cli.max_noise;
+    if (o->stop_set & FC_STOP_MAX_TIME) o->set.stop.max_time = cli.max_time;
+    if (o->set.stop.min_time > o->set.stop.max_time) o->set.stop.min_time = o->set.stop.max_time;
+
+    int unsupported = 0;
+    for (int i = 0; i < sw->n; i++) {
+        fc_problem base = sw->prob[i];
+        if (!s.pattern[base.pat->id]) continue;
+        if (layout != FC_LAYOUT_NONE && fc_family_of(base.pat)->has_layout) base.layout = layout;
+        int nd = s.ndtypes ? s.ndtypes : 1;
+        for (int di = 0; di < nd; di++) {
+            fc_problem p = base;
+            if (s.ndtypes) p.dtype = s.dtypes[di];
+            double th = o->set.threshold > 0 ? o->set.threshold
+                        : sw->threshold[p.pat->id] > 0 ? sw->threshold[p.pat->id]
+                                                        : fc_catalog_threshold(p.pat);
+            for (int bi = 0; bi < s.nbackends; bi++) {
+                char why[256] = "";
+                if (!s.backends[bi]->supports(&p, why, sizeof why)) {
+                    char ps[256];
+                    fc_problem_string(&p, ps, sizeof ps);
+                    if (o->nbackends || s.explicit_patterns)
+                        fc_progress_note(pg, "fusecal: note: not measured: %s on %s: %s", ps, s.backends[bi]->name, why);
+                    unsupported++;
+                    continue;
+                }
+                fc_plan_add(plan, &p, s.backends[bi], th);
+            }
+        }
+    }
+    if (plan->n == 0)
+        return fc_usage_error("nothing to measure: no selected backend supports the selected problems%s",
+                              unsupported ? " (see the notes above, or 'fusecal list')" : "");
+    return 0;
+}
+
+/* ------------------------------------------------------------------ output */
+
+typedef struct writer {
+    const char *path;
+    fc_format fmt;
+    fc_progress *pg;
+    fc_err err;
+} writer;
+
+static int write_doc(writer *w, const fc_doc *d)
+{
+    char *text = fc_format_doc(d, w->fmt);
+    int rc = fc_write_file_atomic(w->path, text, strlen(text), &w->err);
+    free(text);
+    return rc;
+}
+
+static void on_start(void *ctx, int i, int n, const fc_job *job)
+{
+    writer *w = ctx;
+    fc_progress_start(w->pg, i, n, job);
+}
+
+static int on_record(void *ctx, int i, int n, const fc_doc *d, const fc_record *r)
+{
+    writer *w = ctx;
+    fc_progress_record(w->pg, i, n, r);
+    if (write_doc(w, d) != 0) {
+        fc_progress_end(w->pg);
+        fprintf(stderr, "fusecal: error: %s\n", w->err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void default_out(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "fusecal-%Y%m%d-%H%M%S.json", &tm);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc < 0) return FC_EXIT_OK; /* --help */
+    if (rc) return rc;
+    fc_progress pg;
+    fc_progress_init(&pg, stderr, o.quiet);
+
+    fc_plan plan = {0};
+    fc_sweep sw = {0};
+    if ((rc = build_plan(&o, &plan, &sw, &pg)) != 0) goto done;
+
+    char outbuf[256];
+    const char *out = o.out;
+    if (!out) {
+        default_out(outbuf, sizeof outbuf);
+        out = outbuf;
+    }
+    fc_format fmt = fc_format_for_path(out);
+    if (o.format && fc_format_parse(o.format, &fmt) != 0) {
+        rc = fc_usage_error("unknown format '%s' (valid: json, jsonl, csv, md)", o.format);
+        goto done;
+    }
+    fc_err e;
+    if (fc_check_writable(out, &e) != 0) {
+        rc = fc_fail(FC_EXIT_USAGE, &e);
+        goto done;
+    }
+    if (!o.seed_set) o.set.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    if (!o.set.threads) o.set.threads = fc_online_cpus();
+
+    if (o.dry_run) {
+        for (int i = 0; i < plan.n; i++) {
+            char ps[256];
+            fc_problem_string(&plan.jobs[i].prob, ps, sizeof ps);
+            printf("%-14s %s (threshold %.3g)\n", plan.jobs[i].backend->name, ps, plan.jobs[i].threshold);
+        }
+        printf("%d problems x backends; sweep %s; stop: min %d samples, min %.3gs, noise <= %.3g, max %.3gs\n", plan.n,
+               o.set.sweep, o.set.stop.min_samples, o.set.stop.min_time, o.set.stop.max_noise, o.set.stop.max_time);
+        rc = FC_EXIT_OK;
+        goto done;
+    }
+
+    fc_session ses;
+    if (fc_session_open(&ses, &plan, &o.set, &e) != 0) {
+        rc = fc_fail(FC_EXIT_USAGE, &e);
+        goto done;
+    }
+    fc_progress_note(&pg, "fusecal: measuring this machine's ceilings");
+    if (fc_session_ceilings(&ses, &e) != 0) {
+        fc_session_close(&ses);
+        rc = fc_fail(FC_EXIT_FAIL, &e);
+        goto done;
+    }
+    fc_doc doc;
+    fc_doc_init(&doc);
+    doc.settings = o.set;
+    doc.argv = cJSON_CreateArray();
+    cJSON_AddItemToArray(doc.argv, cJSON_CreateString("fusecal"));
+    for (int i = 0; i < argc; i++) cJSON_AddItemToArray(doc.argv, cJSON_CreateString(argv[i]));
+    fc_session_describe(&ses, &doc.host, &doc.ceilings);
+
+    writer w = {.path = out, .fmt = fmt, .pg = &pg};
+    if (write_doc(&w, &doc) != 0) {
+        rc = fc_fail(FC_EXIT_USAGE, &w.err);
+        goto close;
+    }
+    fc_signals_install();
+    fc_observer obs = {on_start, on_record, &w};
+    if (fc_calibrate(&ses, &plan, &o.set, &doc, &obs, &fc_interrupted, &e) != 0) {
+        rc = FC_EXIT_USAGE; /* the message came from on_record; the file holds every earlier record */
+        goto close;
+    }
+    fc_progress_end(&pg);
+    if (write_doc(&w, &doc) != 0) {
+        rc = fc_fail(FC_EXIT_USAGE, &w.err);
+        goto close;
+    }
+    int failed = 0, skipped = 0, fallbacks = 0, untrusted = 0, dec[3] = {0, 0, 0};
+    for (int i = 0; i < doc.n; i++) {
+        const fc_record *r = &doc.rec[i];
+        failed += r->status == FC_STATUS_FAILED;
+        skipped += r->status == FC_STATUS_SKIPPED;
+        if (r->status == FC_STATUS_OK) dec[r->decision]++;
+        for (int v = 0; v < FC_NVARIANTS; v++) {
+            if (r->v[v].impl.fallback) {
+                fallbacks++;
+                fc_progress_note(&pg, "fusecal: warning: %s %s %s ran a fallback: %s", r->backend, r->problem,
+                                 fc_variant_name((fc_variant)v), r->v[v].impl.fallback_why);
+            }
+            if (r->status == FC_STATUS_OK && !r->v[v].check.trusted) untrusted++;
+        }
+    }
+    if (!o.quiet) {
+        fc_print_table(stdout, &doc);
+        fflush(stdout);
+    }
+    fc_progress_note(&pg, "fusecal: wrote %d records to %s (%d ok, %d failed, %d skipped%s); fuse: %d yes, %d no, %d inconclusive%s%s",
+                     doc.n, out, doc.n - failed - skipped, failed, skipped, doc.complete ? "" : ", INCOMPLETE",
+                     dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE],
+                     fallbacks ? "; fallback implementations flagged" : "", untrusted ? "; untrusted outputs flagged" : "");
+    rc = fc_interrupted ? FC_EXIT_INTERRUPTED : failed ? FC_EXIT_FAIL : FC_EXIT_OK;
+close:
+    fc_doc_free(&doc);
+    fc_session_close(&ses);
+done:
+    fc_plan_free(&plan);
+    fc_sweep_free(&sw);
+    return rc;
+}

@@ -1,0 +1,64 @@
+/* cpu_ops.h — host kernels built on OpenBLAS and OpenMP: the elementwise passes of
+ * unfused chains (one parallel loop each, as an eager framework runs them) and the
+ * fused forms (GEMM blocks that apply their epilogue while still in cache, a blocked
+ * im2col convolution, row-blocked softmax and flash-style attention). All run on
+ * the one OpenMP pool; OpenBLAS calls made inside a parallel region run on the
+ * calling thread. */
+#ifndef FC_CPU_OPS_H
+#define FC_CPU_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { FC_ACT_NONE, FC_ACT_RELU, FC_ACT_GELU } fc_act;
+
+/* What a fused GEMM or conv applies to each output block before it leaves cache:
+ * y = act(y + bias[channel] + resid). */
+typedef struct fc_epilogue {
+    const float *bias;  /* per output channel, or NULL */
+    const float *resid; /* same shape and leading dimension as the output, or NULL */
+    fc_act act;
+} fc_epilogue;
+
+/* ---- elementwise passes over a tensor viewed as [outer, C, inner] (channel = C) */
+void fc_cpu_bias(const float *in, const float *bias, float *out, size_t outer, size_t C, size_t inner);
+/* inference batch norm: out = (in − μ)·γ/√(σ²+ε) + β, per channel; scratch holds 2C floats */
+void fc_cpu_batchnorm(const float *in, const float *gamma, const float *beta, const float *mean, const float *var,
+                      float eps, float *out, size_t outer, size_t C, size_t inner, float *scratch);
+void fc_cpu_add(const float *a, const float *b, float *out, size_t n);
+void fc_cpu_relu(const float *in, float *out, size_t n);
+void fc_cpu_gelu(const float *in, float *out, size_t n);
+/* S·alpha, and −∞ above the diagonal of each [s,s] matrix when causal */
+void fc_cpu_scale_mask(const float *in, float *out, size_t bh, size_t s, float alpha, bool causal);
+/* row softmax of [rows, cols] */
+void fc_cpu_softmax_rows(const float *in, float *out, size_t rows, size_t cols);
+
+/* ---- GEMM: C[M,N] = A[M,K] · B[N,K]ᵀ (row-major), plain (OpenBLAS threads) */
+void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *C);
+/* The same in cache-sized blocks, each finished by the epilogue while hot. */
+void fc_cpu_gemm_nt_fused(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep);
+
+/* ---- convolution by blocked im2col + sgemm; the same driver serves the unfused
+ * conv (epilogue = its bias) and the fused one (folded bias + activation). */
+typedef struct fc_conv_geom {
+    int n, c, h, w, k, r, s, stride, pad, p, q;
+    bool nhwc;
+} fc_conv_geom;
+/* Weights in the order the driver wants: [k][r][s][c] for NHWC, [k][c][r][s] for NCHW. */
+void fc_cpu_conv_pack_weights(const fc_conv_geom *g, const float *w_kcrs, float *packed);
+/* Floats of im2col workspace the driver needs per thread. */
+size_t fc_cpu_conv_workspace(const fc_conv_geom *g);
+void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
+                 float *ws, int nthreads);
+
+/* ---- attention over [bh, s, d] */
+void fc_cpu_qk(int bh, int s, int d, const float *Q, const float *K, float alpha, float *S);
+void fc_cpu_pv(int bh, int s, int d, const float *P, const float *V, float *O);
+/* Q·Kᵀ·alpha computed by row blocks, each masked and softmaxed while in cache. */
+void fc_cpu_qk_softmax_fused(int bh, int s, int d, const float *Q, const float *K, float alpha, bool causal, float *P);
+/* Flash-style attention: online softmax over K/V blocks; never writes S. */
+size_t fc_cpu_flash_workspace(int d); /* floats per thread */
+void fc_cpu_flash_attention(int bh, int s, int d, const float *Q, const float *K, const float *V, bool causal,
+                            float *O, float *ws, int nthreads);
+
+#endif

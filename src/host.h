@@ -1,0 +1,13 @@
+/* host.h — the host block of a calibration document. */
+#ifndef FC_HOST_H
+#define FC_HOST_H
+
+#include "device.h"
+
+/* Bytes of the last-level cache (0 when unknown). */
+size_t fc_host_llc_bytes(void);
+/* Machine, OS, memory, load; each open device's inventory under "devices"; the
+ * libraries of the backends on those devices under "libraries". */
+cJSON *fc_host_block(const fc_device *const *devs, void *const *ctxs, int ndev);
+
+#endif

@@ -1,0 +1,128 @@
+/* jsonfile.c — see jsonfile.h. */
+#include "jsonfile.h"
+#include "embedded.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const fc_embedded_file *fc_embedded_find(const char *path)
+{
+    for (const fc_embedded_file *f = fc_embedded_files; f->path; f++)
+        if (strcmp(f->path, path) == 0) return f;
+    return NULL;
+}
+
+static void line_col(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *p = text; p < at && *p; p++) {
+        if (*p == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+/* Walks the tree: duplicate keys, non-finite numbers, depth. */
+static int check_tree(const char *name, const cJSON *node, int depth, char *path, size_t plen, fc_err *e)
+{
+    if (depth > FC_JSON_MAX_DEPTH)
+        return fc_errf(e, "%s: nesting deeper than %d levels at %s", name, FC_JSON_MAX_DEPTH, path[0] ? path : "/");
+    if (cJSON_IsNumber(node) && !isfinite(node->valuedouble))
+        return fc_errf(e, "%s: number out of range at %s", name, path[0] ? path : "/");
+    if (!cJSON_IsObject(node) && !cJSON_IsArray(node)) return 0;
+    size_t base = strlen(path);
+    int i = 0;
+    for (const cJSON *c = node->child; c; c = c->next, i++) {
+        if (cJSON_IsObject(node)) {
+            for (const cJSON *d = node->child; d != c; d = d->next)
+                if (d->string && c->string && strcmp(d->string, c->string) == 0)
+                    return fc_errf(e, "%s: duplicate key '%s' at %s", name, c->string, path[0] ? path : "/");
+            snprintf(path + base, plen - base, "/%s", c->string ? c->string : "?");
+        } else {
+            snprintf(path + base, plen - base, "/%d", i);
+        }
+        if (check_tree(name, c, depth + 1, path, plen, e) != 0) return -1;
+        path[base] = 0;
+    }
+    return 0;
+}
+
+int fc_json_parse(const char *name, const char *text, size_t len, cJSON **out, fc_err *e)
+{
+    *out = NULL;
+    if (len == 0 || strspn(text, " \t\r\n") == len) return fc_errf(e, "%s: empty file, expected JSON", name);
+    if (memchr(text, 0, len)) return fc_errf(e, "%s: contains a NUL byte, not JSON text", name);
+    const char *end = NULL;
+    /* len + 1: the terminating NUL must be inside the buffer for cJSON to accept it */
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+    if (!root) {
+        const char *at = end ? end : cJSON_GetErrorPtr();
+        if (!at) at = text;
+        int line, col;
+        line_col(text, at, &line, &col);
+        if ((size_t)(at - text) >= len) return fc_errf(e, "%s: truncated JSON (ends inside a value)", name);
+        return fc_errf(e, "%s: invalid JSON at line %d, column %d", name, line, col);
+    }
+    char path[1024] = "";
+    if (check_tree(name, root, 0, path, sizeof path, e) != 0) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    *out = root;
+    return 0;
+}
+
+int fc_json_load(const char *path, cJSON **out, fc_err *e)
+{
+    char *text;
+    size_t len;
+    if (fc_read_file(path, FC_JSON_MAX_BYTES, &text, &len, e) != 0) return -1;
+    int rc = fc_json_parse(path, text, len, out, e);
+    free(text);
+    return rc;
+}
+
+cJSON *fc_json_num_item(double v)
+{
+    if (isfinite(v)) return cJSON_CreateNumber(v);
+    return cJSON_CreateString(isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity"));
+}
+
+void fc_json_add_num(cJSON *obj, const char *key, double v) { cJSON_AddItemToObject(obj, key, fc_json_num_item(v)); }
+
+double fc_json_num(const cJSON *obj, const char *key, double def)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNumber(n) ? n->valuedouble : def;
+}
+
+const char *fc_json_str(const cJSON *obj, const char *key, const char *def)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(n) && n->valuestring ? n->valuestring : def;
+}
+
+bool fc_json_bool(const cJSON *obj, const char *key, bool def)
+{
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsBool(n) ? cJSON_IsTrue(n) : def;
+}
+
+cJSON *fc_json_embedded(const char *path)
+{
+    const fc_embedded_file *f = fc_embedded_find(path);
+    fc_err e;
+    cJSON *j = NULL;
+    if (!f || fc_json_parse(path, f->data, f->len, &j, &e) != 0) {
+        fprintf(stderr, "fusecal: internal error: embedded '%s' is %s\n", path, f ? e.msg : "missing");
+        abort();
+    }
+    return j;
+}

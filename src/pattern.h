@@ -1,0 +1,201 @@
+/* pattern.h — the pattern registry and problems.
+ *
+ * A pattern is an op chain (GEMM → bias → ReLU, conv → BN → ReLU, QKᵀ → scale →
+ * softmax → ·V). Its family (linear, conv, attention) knows the dimensions, the
+ * FLOPs and bytes on paper, how to make inputs, and a float64 reference.
+ *
+ * Adding a pattern: one FC_PATTERN_LIST line here, its ops in the family file if
+ * the family lacks one, its catalogue entry in patterns/<family>.json, and a row in
+ * each backend that implements it.
+ */
+#ifndef FC_PATTERN_H
+#define FC_PATTERN_H
+
+#include "fusecal.h"
+#include "util.h"
+
+typedef enum { FC_FAM_LINEAR, FC_FAM_CONV, FC_FAM_ATTENTION, FC_NFAMILIES } fc_family_id;
+
+/* The ops a chain is made of. In the unfused variant each is its own library call or
+ * kernel and writes its result to memory. */
+typedef enum {
+    FC_OP_GEMM,    /* y = x·Wᵀ (linear)                                        */
+    FC_OP_CONV,    /* y = conv(x, W) + b (the conv's own bias is part of it)  */
+    FC_OP_QK,      /* S = Q·Kᵀ                                                */
+    FC_OP_BIAS,    /* y += b, per output feature                              */
+    FC_OP_RESID,   /* y += r, a tensor of the output's shape                  */
+    FC_OP_RELU,    /* y = max(y, 0)                                           */
+    FC_OP_GELU,    /* y = gelu_tanh(y)                                        */
+    FC_OP_BN,      /* y = (y − μ)·γ/√(σ²+ε) + β, inference, per channel       */
+    FC_OP_SCALE,   /* S = S/√d (and the causal mask when asked)               */
+    FC_OP_SOFTMAX, /* P = softmax(S) along the last axis                      */
+    FC_OP_PV,      /* O = P·V                                                 */
+    FC_NOPS
+} fc_op;
+
+const char *fc_op_name(fc_op op);
+
+#define FC_MAX_OPS 6
+
+/* name, family, formula, ops of the chain in order */
+#define FC_PATTERN_LIST(X)                                                                         \
+    X(linear_bias, FC_FAM_LINEAR, "y = x·Wᵀ + b", FC_OP_GEMM, FC_OP_BIAS)                          \
+    X(linear_bias_relu, FC_FAM_LINEAR, "y = relu(x·Wᵀ + b)", FC_OP_GEMM, FC_OP_BIAS, FC_OP_RELU)   \
+    X(linear_bias_gelu, FC_FAM_LINEAR, "y = gelu_tanh(x·Wᵀ + b)", FC_OP_GEMM, FC_OP_BIAS,          \
+      FC_OP_GELU)                                                                                  \
+    X(linear_residual_relu, FC_FAM_LINEAR, "y = relu(x·Wᵀ + b + r)", FC_OP_GEMM, FC_OP_BIAS,       \
+      FC_OP_RESID, FC_OP_RELU)                                                                     \
+    X(conv_relu, FC_FAM_CONV, "y = relu(conv(x, W) + b)", FC_OP_CONV, FC_OP_RELU)                  \
+    X(conv_bn, FC_FAM_CONV, "y = bn(conv(x, W) + b)", FC_OP_CONV, FC_OP_BN)                        \
+    X(conv_bn_relu, FC_FAM_CONV, "y = relu(bn(conv(x, W) + b))", FC_OP_CONV, FC_OP_BN, FC_OP_RELU) \
+    X(qk_scale, FC_FAM_ATTENTION, "S = Q·Kᵀ/√d", FC_OP_QK, FC_OP_SCALE)                            \
+    X(qk_softmax, FC_FAM_ATTENTION, "P = softmax(Q·Kᵀ/√d)", FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX)  \
+    X(attention, FC_FAM_ATTENTION, "O = softmax(Q·Kᵀ/√d)·V", FC_OP_QK, FC_OP_SCALE,               \
+      FC_OP_SOFTMAX, FC_OP_PV)
+
+typedef enum {
+#define X(name, fam, math, ...) FC_P_##name,
+    FC_PATTERN_LIST(X)
+#undef X
+        FC_NPATTERNS
+} fc_pattern_id;
+
+typedef struct fc_pattern {
+    fc_pattern_id id;
+    const char *name;
+    fc_family_id family;
+    const char *math;
+    int nops;
+    fc_op ops[FC_MAX_OPS];
+} fc_pattern;
+
+extern const fc_pattern fc_patterns[FC_NPATTERNS];
+const fc_pattern *fc_pattern_find(const char *name);
+bool fc_pattern_has_op(const fc_pattern *p, fc_op op);
+/* "linear_bias, linear_bias_relu, ..." for error messages */
+const char *fc_pattern_names(void);
+
+/* ---------------------------------------------------------------- dimensions */
+
+#define FC_MAX_DIMS 12
+
+/* Dimension indices of each family, in the order problem strings print them. */
+enum { FC_LIN_M, FC_LIN_K, FC_LIN_N, FC_LIN_NDIMS };
+enum {
+    FC_CONV_N, FC_CONV_C, FC_CONV_H, FC_CONV_W, FC_CONV_K, FC_CONV_R, FC_CONV_S,
+    FC_CONV_STRIDE, FC_CONV_PAD,
+    FC_CONV_P, FC_CONV_Q, /* derived: output height and width */
+    FC_CONV_NDIMS
+};
+enum { FC_ATT_B, FC_ATT_H, FC_ATT_S, FC_ATT_D, FC_ATT_CAUSAL, FC_ATT_NDIMS };
+
+typedef struct fc_dim {
+    const char *name;
+    int64_t def;     /* default; FC_DIM_REQUIRED when the user must give it */
+    int64_t min, max;
+    bool derived;    /* computed, never parsed */
+    const char *help;
+} fc_dim;
+#define FC_DIM_REQUIRED INT64_MIN
+
+/* ---------------------------------------------------------------- problems */
+
+typedef struct fc_problem {
+    const fc_pattern *pat;
+    int64_t d[FC_MAX_DIMS];
+    fc_dtype dtype;
+    fc_layout layout; /* FC_LAYOUT_NONE for families without one */
+} fc_problem;
+
+/* Input tensors of each family, by index into fc_workload.in[]. */
+enum { FC_LIN_TX, FC_LIN_TW, FC_LIN_TB, FC_LIN_TR, FC_LIN_NT };
+enum {
+    FC_CONV_TX, FC_CONV_TW, FC_CONV_TB, FC_CONV_TGAMMA, FC_CONV_TBETA, FC_CONV_TMEAN, FC_CONV_TVAR,
+    FC_CONV_TWF, FC_CONV_TBF, /* BN folded into W and b (filled by fc_workload_prepare) */
+    FC_CONV_NT
+};
+enum { FC_ATT_TQ, FC_ATT_TK, FC_ATT_TV, FC_ATT_NT };
+#define FC_MAX_TENSORS 10
+
+/* Host copies of a problem's inputs, in float32 (values already rounded to the
+ * problem's dtype, so the float64 reference sees exactly what the device sees). */
+typedef struct fc_tensor {
+    const char *name;
+    float *data;
+    size_t n;
+    bool derived; /* made from other inputs (folded BN), not random */
+} fc_tensor;
+
+typedef struct fc_workload {
+    const fc_problem *prob;
+    int nt;
+    fc_tensor t[FC_MAX_TENSORS];
+    size_t out_n;   /* elements of the output */
+    size_t inter_n; /* elements of the chain's intermediate tensor */
+    double prepare_ms; /* time to fold BN and the like; never counted as latency */
+} fc_workload;
+
+/* Analytic cost of a problem, counted on paper. */
+typedef struct fc_cost {
+    double flops;          /* useful FLOPs of the chain, the same for both variants */
+    double bytes[2];       /* bytes read + written by the unfused chain / the fused op */
+    double peak_inter[2];  /* bytes of intermediates alive at once */
+    double op_flops[FC_MAX_OPS];
+    double op_bytes[FC_MAX_OPS]; /* per op of the unfused chain */
+} fc_cost;
+
+typedef struct fc_family {
+    const char *name;
+    const fc_dim *dims;
+    int ndims;
+    bool has_layout;
+    /* Checks dims (after defaults), fills derived ones and the workload sizes. */
+    int (*check)(fc_problem *p, fc_err *e);
+    void (*cost)(const fc_problem *p, fc_cost *c);
+    /* Tensor names and element counts, and sizes of output and intermediate. */
+    void (*shapes)(const fc_problem *p, fc_workload *w);
+    /* Random inputs (never zero). */
+    void (*fill)(const fc_problem *p, fc_workload *w, fc_rng *rng);
+    /* Work a deployment does once, before any timing (BN folding); may be NULL. */
+    void (*prepare)(const fc_problem *p, fc_workload *w);
+    /* One output element in float64 from the original (unfolded) inputs. */
+    double (*reference)(const fc_problem *p, const fc_workload *w, size_t idx);
+    /* Multiply-adds per reference element, to decide between full and sampled checks. */
+    double (*ref_cost)(const fc_problem *p);
+} fc_family;
+
+extern const fc_family fc_family_linear, fc_family_conv, fc_family_attention;
+const fc_family *fc_family_of(const fc_pattern *pat);
+
+/* Parses "pattern:k=v,k=v" (dims, and the keys dtype= and layout=). With pattern
+ * NULL the string must name one; otherwise it may be just "k=v,..." for that
+ * pattern. Unset dims take their defaults; required ones must be present. */
+int fc_problem_parse(const char *s, const fc_pattern *pattern, fc_problem *out, fc_err *e);
+/* Sets one "k=v" (dim, dtype or layout) on an initialised problem. */
+int fc_problem_set(fc_problem *p, const char *key, const char *val, fc_err *e);
+/* Starts a problem with defaults (required dims unset). */
+void fc_problem_init(fc_problem *p, const fc_pattern *pat, fc_dtype dtype);
+/* Validates and fills derived dims; call after the last set. */
+int fc_problem_finish(fc_problem *p, fc_err *e);
+/* The canonical, re-runnable string. */
+void fc_problem_string(const fc_problem *p, char *buf, size_t n);
+/* Looks a dim up by name; -1 when the family has none of that name. */
+int fc_problem_dim_index(const fc_problem *p, const char *name);
+
+/* Workload: allocates and fills host inputs; fails before allocating when the
+ * problem would not fit in host memory (limit 0 = what the kernel reports). */
+int fc_workload_create(const fc_problem *p, uint64_t seed, size_t mem_limit, fc_workload *w, fc_err *e);
+void fc_workload_free(fc_workload *w);
+/* Host bytes a problem needs, inputs, outputs and intermediates together. */
+int fc_problem_host_bytes(const fc_problem *p, size_t *bytes, fc_err *e);
+
+/* float64 references shared by the families and the tests */
+double fc_gelu_tanh_ref(double x);
+#define FC_BN_EPS 1e-5
+/* Folds BN into the conv's weights and bias (fills W_folded, b_folded). */
+void fc_conv_fold_bn(const fc_problem *p, fc_workload *w);
+
+/* Checked product of dims, for shape functions. */
+bool fc_dims_product(const int64_t *v, int n, size_t *out);
+
+#endif

@@ -1,0 +1,85 @@
+/* progress.c — see progress.h. */
+#include "progress.h"
+#include "format.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void fc_progress_init(fc_progress *p, FILE *out, bool quiet)
+{
+    memset(p, 0, sizeof *p);
+    p->out = out;
+    p->quiet = quiet;
+    p->tty = !quiet && isatty(fileno(out)) && getenv("TERM") && strcmp(getenv("TERM"), "dumb") != 0;
+    p->t0 = fc_now();
+}
+
+static void duration(double s, char *buf, size_t n)
+{
+    if (s < 60) snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+}
+
+static void clear_line(fc_progress *p)
+{
+    if (p->line_open) {
+        fputs("\r\033[K", p->out);
+        p->line_open = false;
+    }
+}
+
+void fc_progress_start(fc_progress *p, int i, int n, const fc_job *job)
+{
+    if (!p->tty) return;
+    double el = fc_now() - p->t0;
+    char e1[32], e2[32] = "?", dims[256];
+    duration(el, e1, sizeof e1);
+    if (i > 0) duration(el / i * (n - i), e2, sizeof e2);
+    fc_format_dims(&job->prob, dims, sizeof dims);
+    clear_line(p);
+    fprintf(p->out, "[%d/%d] %s %s %s  %s elapsed, ~%s left%s%s", i + 1, n, job->prob.pat->name,
+            job->backend->name, dims, e1, e2, p->last[0] ? "  last: " : "", p->last);
+    fflush(p->out);
+    p->line_open = true;
+}
+
+void fc_progress_record(fc_progress *p, int i, int n, const fc_record *r)
+{
+    char sp[96];
+    fc_format_speedup(r, sp, sizeof sp);
+    if (r->status == FC_STATUS_OK)
+        snprintf(p->last, sizeof p->last, "%s %s fuse=%s", r->prob.pat->name, sp, fc_decision_name(r->decision));
+    else
+        snprintf(p->last, sizeof p->last, "%s %s", r->prob.pat->name, fc_status_name(r->status));
+    if (p->quiet || p->tty) return;
+    char dims[256];
+    fc_format_dims(&r->prob, dims, sizeof dims);
+    if (r->status == FC_STATUS_OK)
+        fprintf(p->out, "[%d/%d] %s %s %s: %s fuse=%s%s\n", i + 1, n, r->prob.pat->name, r->backend, dims, sp,
+                fc_decision_name(r->decision), r->v[0].check.trusted && r->v[1].check.trusted ? "" : " (untrusted)");
+    else
+        fprintf(p->out, "[%d/%d] %s %s %s: %s: %s\n", i + 1, n, r->prob.pat->name, r->backend, dims,
+                fc_status_name(r->status), r->reason);
+    fflush(p->out);
+}
+
+void fc_progress_end(fc_progress *p)
+{
+    clear_line(p);
+    fflush(p->out);
+}
+
+void fc_progress_note(fc_progress *p, const char *fmt, ...)
+{
+    if (p->quiet) return;
+    clear_line(p);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(p->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', p->out);
+    fflush(p->out);
+}

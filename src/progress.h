@@ -1,0 +1,27 @@
+/* progress.h — what a long run shows while it works, on stderr: a live line on a
+ * terminal (pattern, problem i/N, elapsed and estimated remaining time, the last
+ * verdict), plain log lines otherwise, nothing when quiet. Display only: records are
+ * saved by the caller whatever happens here. */
+#ifndef FC_PROGRESS_H
+#define FC_PROGRESS_H
+
+#include "calibrate.h"
+
+#include <stdio.h>
+
+typedef struct fc_progress {
+    FILE *out;
+    bool tty, quiet, line_open;
+    double t0;
+    char last[160];
+} fc_progress;
+
+void fc_progress_init(fc_progress *p, FILE *out, bool quiet);
+void fc_progress_start(fc_progress *p, int i, int n, const fc_job *job);
+void fc_progress_record(fc_progress *p, int i, int n, const fc_record *r);
+/* Clears the live line; later output starts on a clean line. */
+void fc_progress_end(fc_progress *p);
+/* A message that must not tangle with the live line. */
+void fc_progress_note(fc_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

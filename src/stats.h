@@ -1,0 +1,40 @@
+/* stats.h — sample statistics, the paired bootstrap and the fuse decision. */
+#ifndef FC_STATS_H
+#define FC_STATS_H
+
+#include "fusecal.h"
+
+typedef struct fc_stats {
+    int n;
+    double median, mean, min, max, p10, p90, stdev, rsd; /* rsd = stdev / mean */
+} fc_stats;
+
+/* Statistics of x[0..n) (x is not modified). Percentiles interpolate linearly. */
+void fc_stats_compute(const double *x, int n, fc_stats *s);
+/* Percentile q in [0,1] of sorted[0..n). */
+double fc_percentile_sorted(const double *sorted, int n, double q);
+
+typedef struct fc_ratio_ci {
+    double ratio;   /* median(a) / median(b) */
+    double lo, hi;  /* 95 % bootstrap interval */
+    int resamples;
+} fc_ratio_ci;
+
+/* Ratio of medians of paired samples a[i], b[i] (a = unfused, b = fused gives the
+ * speedup), with a percentile bootstrap over the pairs. Deterministic for a seed. */
+void fc_bootstrap_ratio(const double *a, const double *b, int n, int resamples, uint64_t seed, fc_ratio_ci *out);
+
+typedef enum { FC_DECIDE_YES, FC_DECIDE_NO, FC_DECIDE_INCONCLUSIVE } fc_decision;
+/* yes: CI low > threshold; no: CI high < threshold; else inconclusive. */
+fc_decision fc_decide(const fc_ratio_ci *ci, double threshold);
+const char *fc_decision_name(fc_decision d);
+
+/* Running mean and variance (Welford), for stopping rules. */
+typedef struct fc_welford {
+    int n;
+    double mean, m2;
+} fc_welford;
+void fc_welford_add(fc_welford *w, double x);
+double fc_welford_rsd(const fc_welford *w);
+
+#endif

@@ -1,0 +1,110 @@
+/* verify.c — see verify.h. */
+#include "verify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+int fc_reference_build(const fc_problem *p, const fc_workload *w, uint64_t seed, fc_reference *ref)
+{
+    memset(ref, 0, sizeof *ref);
+    double t0 = fc_now();
+    const fc_family *f = fc_family_of(p->pat);
+    size_t n = w->out_n;
+    ref->full = (double)n * f->ref_cost(p) <= FC_VERIFY_FULL_BUDGET || n <= FC_VERIFY_SAMPLES;
+    if (ref->full) {
+        ref->n = n;
+        ref->idx = fc_xmalloc(n * sizeof *ref->idx);
+        for (size_t i = 0; i < n; i++) ref->idx[i] = i;
+    } else {
+        ref->n = FC_VERIFY_SAMPLES;
+        ref->idx = fc_xmalloc(ref->n * sizeof *ref->idx);
+        fc_rng rng;
+        fc_rng_seed(&rng, seed);
+        ref->idx[0] = 0;
+        ref->idx[1] = n - 1;
+        for (size_t i = 2; i < ref->n; i++) ref->idx[i] = fc_rng_below(&rng, n);
+        qsort(ref->idx, ref->n, sizeof *ref->idx, cmp_size); /* walk memory in order */
+    }
+    ref->val = fc_xmalloc(ref->n * sizeof *ref->val);
+    size_t zeros = 0;
+#pragma omp parallel for schedule(dynamic, 64) reduction(+ : zeros)
+    for (size_t i = 0; i < ref->n; i++) {
+        ref->val[i] = f->reference(p, w, ref->idx[i]);
+        zeros += ref->val[i] == 0.0;
+    }
+    ref->zero_frac = ref->n ? (double)zeros / (double)ref->n : 0;
+    ref->ms = (fc_now() - t0) * 1e3;
+    return 0;
+}
+
+void fc_reference_free(fc_reference *ref)
+{
+    free(ref->idx);
+    free(ref->val);
+    memset(ref, 0, sizeof *ref);
+}
+
+void fc_check_output(const fc_reference *ref, const float *out, size_t out_n, double tol, fc_check *c)
+{
+    memset(c, 0, sizeof *c);
+    c->tol = tol;
+    c->checked = ref->n;
+    c->sampled = !ref->full;
+    size_t nonfinite = 0, zeros = 0;
+#pragma omp parallel for simd reduction(+ : nonfinite, zeros)
+    for (size_t i = 0; i < out_n; i++) {
+        nonfinite += !isfinite(out[i]);
+        zeros += out[i] == 0.0f;
+    }
+    c->nonfinite = nonfinite;
+    c->zero_frac = out_n ? (double)zeros / (double)out_n : 0;
+    double num = 0, den = 0, maxabs = 0;
+    for (size_t i = 0; i < ref->n; i++) {
+        double o = out[ref->idx[i]], r = ref->val[i];
+        if (!isfinite(o)) continue;
+        double d = fabs(o - r);
+        num += d * d;
+        den += r * r;
+        if (d > maxabs) maxabs = d;
+    }
+    c->rel_err = den > 0 ? sqrt(num / den) : sqrt(num);
+    c->max_abs_err = maxabs;
+    if (nonfinite) {
+        c->passed = false;
+        snprintf(c->reason, sizeof c->reason, "%zu of %zu outputs are NaN or infinite (unwritten or overflowed)",
+                 nonfinite, out_n);
+    } else if (!(c->rel_err <= tol)) {
+        c->passed = false;
+        snprintf(c->reason, sizeof c->reason, "relative error %.3g exceeds tolerance %.3g", c->rel_err, tol);
+    } else {
+        c->passed = true;
+    }
+    /* After benchdnn's "mistrusted": a result made mostly of exact zeros proves
+     * little, unless the reference itself is that sparse (ReLU, causal masks). */
+    c->trusted = c->passed;
+    if (c->passed && c->zero_frac > 0.30 && c->zero_frac > ref->zero_frac + 0.10) {
+        c->trusted = false;
+        snprintf(c->reason, sizeof c->reason, "%.0f%% of outputs are exact zeros (reference: %.0f%%)",
+                 100 * c->zero_frac, 100 * ref->zero_frac);
+    }
+}
+
+double fc_rel_diff(const float *a, const float *b, size_t n)
+{
+    double num = 0, den = 0;
+#pragma omp parallel for reduction(+ : num, den)
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - (double)b[i];
+        num += d * d;
+        den += (double)b[i] * (double)b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
