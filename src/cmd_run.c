@@ -352,6 +352,23 @@ static int shape_problems(const run_opts *o, const selection *s, fc_sweep *sw)
     return 0;
 }
 
+/* An explicit problem that cannot fit in host memory is a usage error, found
+ * before anything is allocated (sweep problems are skipped at run time instead). */
+static int check_fits(const fc_problem *p, double max_memory)
+{
+    fc_err e;
+    size_t need;
+    char ps[256];
+    fc_problem_string(p, ps, sizeof ps);
+    if (fc_problem_host_bytes(p, &need, &e) != 0) return fc_usage_error("bad --shape '%s': %s", ps, e.msg);
+    double avail = (double)fc_host_mem_available();
+    if (max_memory > 0 && max_memory < avail) avail = max_memory;
+    if ((double)need > avail)
+        return fc_usage_error("problem '%s' needs %.2f GiB of host memory, %.2f GiB %s", ps, (double)need / (1 << 30),
+                              avail / (1 << 30), max_memory > 0 && max_memory <= avail ? "allowed by --max-memory" : "available");
+    return 0;
+}
+
 static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
 {
     selection s = {0};
@@ -365,6 +382,8 @@ static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
         memset(sw, 0, sizeof *sw);
         fc_strlcpy(sw->name, "custom", sizeof sw->name);
         if (shape_problems(o, &s, sw) != 0) return FC_EXIT_USAGE;
+        for (int i = 0; i < sw->n; i++)
+            if (check_fits(&sw->prob[i], o->set.max_memory) != 0) return FC_EXIT_USAGE;
     } else {
         const char *name = o->sweep ? o->sweep : "quick";
         if (fc_sweep_load(name, sw, &e) != 0) return fc_usage_error("%s", e.msg);
@@ -381,6 +400,7 @@ static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
     if (o->set.stop.min_time > o->set.stop.max_time) o->set.stop.min_time = o->set.stop.max_time;
 
     int unsupported = 0;
+    char first_unsupported[512] = "";
     for (int i = 0; i < sw->n; i++) {
         fc_problem base = sw->prob[i];
         if (!s.pattern[base.pat->id]) continue;
@@ -397,18 +417,25 @@ static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
                 if (!s.backends[bi]->supports(&p, why, sizeof why)) {
                     char ps[256];
                     fc_problem_string(&p, ps, sizeof ps);
-                    if (o->nbackends || s.explicit_patterns)
+                    if (!unsupported++)
+                        snprintf(first_unsupported, sizeof first_unsupported, "%s on %s: %s", ps,
+                                 s.backends[bi]->name, why);
+                    else if (o->nbackends || s.explicit_patterns)
                         fc_progress_note(pg, "fusecal: note: not measured: %s on %s: %s", ps, s.backends[bi]->name, why);
-                    unsupported++;
                     continue;
                 }
                 fc_plan_add(plan, &p, s.backends[bi], th);
             }
         }
     }
-    if (plan->n == 0)
-        return fc_usage_error("nothing to measure: no selected backend supports the selected problems%s",
-                              unsupported ? " (see the notes above, or 'fusecal list')" : "");
+    if (plan->n == 0) {
+        if (unsupported)
+            return fc_usage_error("nothing to measure: %s%s", first_unsupported,
+                                  unsupported > 1 ? " (and more: see 'fusecal list backends')" : "");
+        return fc_usage_error("nothing to measure: the selection holds no problem");
+    }
+    if (unsupported && (o->nbackends || s.explicit_patterns))
+        fc_progress_note(pg, "fusecal: note: not measured: %s", first_unsupported);
     return 0;
 }
 

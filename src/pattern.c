@@ -158,6 +158,8 @@ int fc_problem_parse(const char *s, const fc_pattern *pattern, fc_problem *out, 
         }
     }
     fc_problem_init(out, pat, FC_FP32);
+    if (body[0] == ',' || strstr(body, ",,")) return fc_errf(e, "bad token '' (empty) in problem '%s'", s);
+    if (body[0] && body[strlen(body) - 1] == ',') return fc_errf(e, "bad token '' (trailing comma) in problem '%s'", s);
     uint32_t seen = 0;
     char *save = NULL;
     for (char *tok = strtok_r(body, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -171,7 +173,6 @@ int fc_problem_parse(const char *s, const fc_pattern *pattern, fc_problem *out, 
         }
         if (fc_problem_set(out, tok, eq + 1, e) != 0) return -1;
     }
-    if (body[0] && body[strlen(body) - 1] == ',') return fc_errf(e, "bad token '' (trailing comma) in problem '%s'", s);
     return fc_problem_finish(out, e);
 }
 

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# fusecal run / list / info / validate end to end: records are written, valid
+# under both validators, verified, and re-runnable from their problem strings.
+. "$(dirname "$0")/lib.sh"
+
+out=$WORK/cal.json
+expect 0 "run tiny problems of every family on every CPU backend" -- \
+    "$FUSECAL" run --shape m=7,k=13,n=5 --shape n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1 --shape b=1,h=2,s=33,d=64 \
+    "${FAST[@]}" --out "$out"
+schema_valid "$out"
+n_expected=$(grep -c '' < <("$FUSECAL" run --shape m=7,k=13,n=5 --shape n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1 \
+    --shape b=1,h=2,s=33,d=64 --dry-run | grep -v 'problems x backends'))
+check_eq "one record per problem and backend" "$(pyq "$out" "len(d['records'])")" "$n_expected"
+check_eq "every record ok and verified" \
+    "$(pyq "$out" "all(r['status']=='ok' and r['verification']['passed'] for r in d['records'])")" True
+check_eq "document complete" "$(pyq "$out" "d['complete']")" True
+check_eq "every pattern measured" "$(pyq "$out" "len({r['pattern'] for r in d['records']})")" 10
+check_eq "flat partitioner fields" \
+    "$(pyq "$out" "all(k in r for r in d['records'] for k in ('fusion_pattern','unfused_latency_ms','fused_latency_ms','speedup_factor','memory_reduction','unfused_gflops','fused_gflops'))")" True
+check_eq "speedup CI brackets the ratio" \
+    "$(pyq "$out" "all(r['speedup']['ci95'][0] <= r['speedup']['ratio'] <= r['speedup']['ci95'][1] for r in d['records'])")" True
+check_eq "decision follows the CI" \
+    "$(pyq "$out" "all(r['decision'] == ('yes' if r['speedup']['ci95'][0] > r['threshold'] else 'no' if r['speedup']['ci95'][1] < r['threshold'] else 'inconclusive') for r in d['records'])")" True
+check_eq "implementations named, unfused kernels per op" \
+    "$(pyq "$out" "all(r['variants']['fused']['impl'] and r['variants']['fused']['kernels'] == 1 and r['variants']['unfused']['kernels'] > 1 for r in d['records'])")" True
+check_eq "ceilings measured" "$(pyq "$out" "d['ceilings']['cpu']['gflops']['fp32'] > 1 and d['ceilings']['cpu']['bandwidth_gbs'] > 1")" True
+check_eq "host block" "$(pyq "$out" "'openblas' in d['host']['libraries'] and d['host']['devices']['cpu']['cores'] >= 1")" True
+check_eq "BN folding time reported apart" "$(pyq "$out" "all(r['prepare_ms'] >= 0 for r in d['records'] if r['pattern']=='conv_bn_relu')")" True
+
+# the problem string re-runs the same problem
+p=$(pyq "$out" "[r['problem'] for r in d['records'] if r['pattern']=='conv_bn_relu'][0]")
+expect 0 "re-run from a record's problem string" -- "$FUSECAL" run --shape "$p" --backend cpu.openblas "${FAST[@]}" --out "$WORK/re.json" --quiet
+check_eq "same problem" "$(pyq "$WORK/re.json" "d['records'][0]['problem']")" "$p"
+
+# formats
+expect 0 "csv output" -- "$FUSECAL" run --shape m=8,k=8,n=8 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" --out "$WORK/r.csv" --quiet
+check_eq "csv header + 1 row" "$(grep -c '' "$WORK/r.csv")" 2
+check_eq "csv columns" "$("$PYTHON" -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(r[0]['pattern'], r[0]['status'], float(r[0]['speedup'])>0)" "$WORK/r.csv")" "linear_bias ok True"
+expect 0 "jsonl output" -- "$FUSECAL" run --shape m=8,k=8,n=8 --pattern linear_bias,linear_bias_gelu --backend cpu.openblas "${FAST[@]}" --out "$WORK/r.jsonl" --quiet
+check_eq "jsonl: header + 2 records, each a JSON object" "$("$PYTHON" -c "import json,sys; L=[json.loads(l) for l in open(sys.argv[1])]; print(len(L), L[0]['schema'], L[1]['pattern'])" "$WORK/r.jsonl")" "3 fusecal-calibration linear_bias"
+expect 0 "markdown output" -- "$FUSECAL" run --shape m=8,k=8,n=8 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" --out "$WORK/r.md" --quiet
+if grep -q '^| linear_bias | cpu.openblas | fp32 |' "$WORK/r.md"; then ok "markdown table row"; else bad "markdown table row"; fi
+
+# a sweep file
+cat >"$WORK/sweep.json" <<'JSON'
+{"schema_version": 1, "stop": {"max_time_s": 0.05, "min_time_s": 0.01},
+ "thresholds": {"linear_bias": 1.5},
+ "entries": [{"patterns": ["linear_bias"], "shapes": [{"m": 9, "k": 10, "n": 11}]},
+             {"problems": ["conv_relu:n=1,c=2,h=5,w=5,k=3,r=3,s=3,pad=1,layout=nchw"]}]}
+JSON
+expect 0 "sweep file" -- "$FUSECAL" run --sweep "$WORK/sweep.json" --backend cpu.openblas --seed 3 --out "$WORK/sw.json" --quiet
+check_eq "sweep file problems" "$(pyq "$WORK/sw.json" "sorted(r['problem'] for r in d['records'])")" \
+    "['conv_relu:n=1,c=2,h=5,w=5,k=3,r=3,s=3,stride=1,pad=1,layout=nchw,dtype=fp32', 'linear_bias:m=9,k=10,n=11,dtype=fp32']"
+check_eq "sweep file threshold and stop rule" "$(pyq "$WORK/sw.json" "[r['threshold'] for r in d['records'] if r['pattern']=='linear_bias'][0], d['settings']['stop']['max_time_s']")" "1.5 0.05"
+expect 0 "validate accepts a sweep file" -- "$FUSECAL" validate "$WORK/sweep.json"
+
+# cold cache and threads are recorded
+expect 0 "cold cache, one thread" -- "$FUSECAL" run --shape m=16,k=16,n=16 --pattern linear_bias_relu --backend cpu.onednn --cache cold --threads 1 "${FAST[@]}" --out "$WORK/cold.json" --quiet
+check_eq "settings recorded" "$(pyq "$WORK/cold.json" "d['settings']['cache'], d['settings']['threads'], d['records'][0]['variants']['fused']['batch']")" "cold 1 1"
+
+# the quick sweep's plan holds every pattern on both backends (dry run: no measuring)
+expect 0 "dry run of the quick sweep" -- "$FUSECAL" run --dry-run
+check_eq "quick sweep jobs" "$(grep -c 'cpu\.' "$WORK/out")" 54
+
+# list and info
+expect 0 "list" -- "$FUSECAL" list
+if grep -q 'cpu.openblas' "$WORK/out" && grep -q 'conv_bn_relu' "$WORK/out"; then ok "list names backends and patterns"; else bad "list output"; fi
+expect 0 "list --format json" -- "$FUSECAL" list backends --format json
+check_eq "list json parses" "$("$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['backends']) >= 2)" "$WORK/out")" True
+expect 0 "info --format json" -- "$FUSECAL" info --format json --threads 2
+check_eq "info: ceilings and inventory" "$("$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['ceilings']['cpu']; h=d['host']; print(c['gflops']['fp32']>1, c['bandwidth_gbs']>1, 'openblas' in h['libraries'], len(h['devices']['cpu']['model'])>0)" "$WORK/out")" "True True True True"
+expect 0 "info text" -- "$FUSECAL" info --no-measure
+for cmd in run list info validate; do expect 0 "$cmd --help" -- "$FUSECAL" "$cmd" --help; done
+expect 0 "--version" -- "$FUSECAL" --version
+
+finish

@@ -1,0 +1,51 @@
+# Shared helpers for the CLI tests: FUSECAL, PYTHON, SRC and TESTS come from ctest.
+set -u
+: "${FUSECAL:?}" "${PYTHON:?}" "${SRC:?}" "${TESTS:?}"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+PASS=0
+FAIL=0
+
+ok() { PASS=$((PASS + 1)); echo "ok   $*"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL $*"; }
+
+# expect CODE DESCRIPTION -- command...: runs it, checks the exit code
+expect() {
+    local code=$1 what=$2
+    shift 3
+    "$@" >"$WORK/out" 2>"$WORK/err"
+    local rc=$?
+    if [ "$rc" -eq "$code" ]; then ok "$what (exit $rc)"; else
+        bad "$what: exit $rc, expected $code"; sed 's/^/    /' "$WORK/err" | head -5; fi
+}
+
+# the last command's stderr is one line that contains every argument
+err_says() {
+    local lines
+    lines=$(grep -c '' "$WORK/err")
+    if [ "$lines" -ne 1 ]; then bad "stderr is $lines lines, expected 1"; sed 's/^/    /' "$WORK/err" | head -5; return; fi
+    for s in "$@"; do
+        if ! grep -qF -- "$s" "$WORK/err"; then bad "stderr lacks '$s': $(cat "$WORK/err")"; return; fi
+    done
+    ok "error names: $*"
+}
+
+schema_valid() { # FILE...: both validators accept it
+    if "$FUSECAL" validate "$@" >/dev/null 2>"$WORK/verr" && "$PYTHON" "$TESTS/validate_schema.py" "$SRC/schemas/calibration.schema.json" "$@" 2>>"$WORK/verr"; then
+        ok "schema-valid: $*"
+    else bad "schema-invalid: $* $(cat "$WORK/verr")"; fi
+}
+
+# jq-like field checks with python: pyq FILE 'python expression over d' → prints result
+pyq() { "$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+check_eq() { # DESCRIPTION ACTUAL EXPECTED
+    if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', expected '$3'"; fi
+}
+
+finish() {
+    echo "$PASS passed, $FAIL failed"
+    [ "$FAIL" -eq 0 ]
+}
+
+FAST=(--max-time 0.05 --min-time 0.01 --min-samples 5 --seed 1234)

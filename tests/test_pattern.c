@@ -1,0 +1,251 @@
+/* test_pattern.c — problem strings, FLOPs and bytes on paper, BN folding. */
+#include "pattern.h"
+#include "test.h"
+#include "verify.h"
+
+static fc_problem parse_ok(const char *s)
+{
+    fc_problem p;
+    fc_err e = {{0}};
+    int rc = fc_problem_parse(s, NULL, &p, &e);
+    CHECK_MSG(rc == 0, "'%s': %s", s, e.msg);
+    return p;
+}
+
+static void parse_fails(const char *s, const char *needle)
+{
+    fc_problem p;
+    fc_err e = {{0}};
+    int rc = fc_problem_parse(s, NULL, &p, &e);
+    CHECK_MSG(rc != 0, "'%s' parsed but should not", s);
+    if (rc != 0) CHECK_STR_CONTAINS(e.msg, needle);
+}
+
+static void problem_strings(void)
+{
+    fc_problem p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1");
+    CHECK(p.pat->id == FC_P_conv_bn_relu);
+    CHECK(p.d[FC_CONV_P] == 56 && p.d[FC_CONV_Q] == 56);
+    CHECK(p.d[FC_CONV_STRIDE] == 1);
+    CHECK(p.layout == FC_NHWC && p.dtype == FC_FP32);
+    char buf[256], buf2[256];
+    fc_problem_string(&p, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32"), "%s", buf);
+    fc_problem q = parse_ok(buf);
+    fc_problem_string(&q, buf2, sizeof buf2);
+    CHECK(!strcmp(buf, buf2));
+
+    p = parse_ok("conv_relu:n=2,c=3,h=11,w=9,k=5,r=3,s=3,stride=2,pad=1,layout=nchw,dtype=bf16");
+    CHECK(p.layout == FC_NCHW && p.dtype == FC_BF16);
+    CHECK(p.d[FC_CONV_P] == 6 && p.d[FC_CONV_Q] == 5);
+
+    p = parse_ok("attention:b=1,h=2,s=33,d=64,causal=1");
+    CHECK(p.d[FC_ATT_CAUSAL] == 1);
+    /* k=v for a given pattern */
+    fc_err e;
+    CHECK(fc_problem_parse("m=7,k=13,n=5", fc_pattern_find("linear_bias"), &p, &e) == 0);
+    CHECK(p.d[FC_LIN_M] == 7 && p.d[FC_LIN_K] == 13 && p.d[FC_LIN_N] == 5);
+}
+
+static void problem_string_errors(void)
+{
+    parse_fails("nope:m=1", "unknown pattern 'nope'");
+    parse_fails("nope", "unknown pattern 'nope'");
+    parse_fails("m=1,k=2,n=3", "names no pattern");
+    parse_fails("linear_bias:m=1,k=2", "missing dimension 'n'");
+    parse_fails("linear_bias:m=0,k=1,n=1", "'m=0' out of range");
+    parse_fails("linear_bias:m=-3,k=1,n=1", "'m=-3' out of range");
+    parse_fails("linear_bias:m=1,k=x,n=1", "bad value 'k=x'");
+    parse_fails("linear_bias:m=1,,n=1,k=1", "bad token");
+    parse_fails("linear_bias:m=1,k=1,n=1,", "trailing comma");
+    parse_fails("linear_bias:m=1,k", "bad token 'k'");
+    parse_fails("linear_bias:m=1,k=1,n=1,q=2", "unknown dimension 'q'");
+    parse_fails("linear_bias:m=1,m=2,k=1,n=1", "given twice");
+    parse_fails("linear_bias:m=1,k=1,n=1,layout=nhwc", "has no layout");
+    parse_fails("linear_bias:m=1,k=1,n=1,dtype=fp64", "unknown dtype 'fp64'");
+    parse_fails("conv_relu:n=1,c=1,h=4,w=4,k=1,layout=chwn", "unknown layout 'chwn'");
+    parse_fails("linear_bias:m=99999999999,k=1,n=1", "out of range");
+    parse_fails("linear_bias:m=2147483647,k=2147483647,n=2147483647", "too large");
+    parse_fails("conv_relu:n=2147483647,c=2147483647,h=2147483647,w=2,k=1,r=1,s=1", "too large");
+    parse_fails("conv_relu:n=1,c=1,h=2,w=2,k=1,r=5,s=5", "larger than the padded input");
+    parse_fails("conv_relu:n=1,c=1,h=8,w=8,k=1,r=3,s=3,pad=3", "padding");
+    parse_fails("qk_scale:b=1,h=1,s=8,d=8,causal=1", "causal=1 needs a softmax");
+    parse_fails("attention:b=1,h=1,s=8,d=8,causal=2", "out of range");
+}
+
+/* FLOPs and bytes against numbers worked out by hand (see the comments). */
+static void cost_on_paper(void)
+{
+    fc_cost c = {0};
+    fc_problem p = parse_ok("linear_bias_relu:m=128,k=512,n=512");
+    fc_family_of(p.pat)->cost(&p, &c);
+    /* 2·128·512·512 + 128·512 (bias) + 128·512 (relu) */
+    CHECK_NEAR(c.flops, 67239936.0, 0);
+    /* gemm (65536+262144+65536)·4 + bias (2·65536+512)·4 + relu 2·65536·4 */
+    CHECK_NEAR(c.bytes[FC_UNFUSED], 1572864.0 + 526336.0 + 524288.0, 0);
+    /* x, W, b read once, y written once */
+    CHECK_NEAR(c.bytes[FC_FUSED], (65536.0 + 262144 + 512 + 65536) * 4, 0);
+    CHECK_NEAR(c.peak_inter[FC_UNFUSED], 2 * 65536.0 * 4, 0);
+    CHECK_NEAR(c.peak_inter[FC_FUSED], 0, 0);
+
+    memset(&c, 0, sizeof c);
+    p = parse_ok("linear_residual_relu:m=128,k=512,n=512,dtype=bf16");
+    fc_family_of(p.pat)->cost(&p, &c);
+    /* E = 2; residual adds 3·MN·E unfused and MN·E fused */
+    CHECK_NEAR(c.bytes[FC_FUSED], (65536.0 + 262144 + 512 + 65536 + 65536) * 2, 0);
+    CHECK_NEAR(c.bytes[FC_UNFUSED], (393216.0 + 131584 + 3 * 65536 + 2 * 65536) * 2, 0);
+
+    memset(&c, 0, sizeof c);
+    p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1");
+    fc_family_of(p.pat)->cost(&p, &c);
+    /* Y = 64·56·56 = 200704; conv 2·Y·64·9 + Y, BN 2Y, ReLU Y */
+    CHECK_NEAR(c.flops, 231411712.0 + 401408 + 200704, 0);
+    /* conv (X 200704 + W 36864 + b 64 + Y)·4, BN (2Y + 4·64)·4, ReLU 2Y·4 */
+    CHECK_NEAR(c.bytes[FC_UNFUSED], 1753344.0 + 1606656 + 1605632, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], 1753344.0, 0);
+
+    memset(&c, 0, sizeof c);
+    p = parse_ok("attention:b=1,h=2,s=4,d=8");
+    fc_family_of(p.pat)->cost(&p, &c);
+    /* BH=2, L=16: QK 2·2·16·8, scale 32, softmax 5·32, PV 512 */
+    CHECK_NEAR(c.flops, 512 + 32 + 160 + 512, 0);
+    /* QK (2·64 + 32)·4, scale 2·32·4, softmax 2·32·4, PV (32 + 2·64)·4 */
+    CHECK_NEAR(c.bytes[FC_UNFUSED], 640 + 256 + 256 + 640, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], 4 * 64 * 4, 0);
+
+    memset(&c, 0, sizeof c);
+    p = parse_ok("attention:b=1,h=2,s=4,d=8,causal=1");
+    fc_family_of(p.pat)->cost(&p, &c);
+    /* L = s(s+1)/2 = 10 */
+    CHECK_NEAR(c.flops, 320 + 20 + 100 + 320, 0);
+
+    memset(&c, 0, sizeof c);
+    p = parse_ok("qk_scale:b=2,h=1,s=3,d=5");
+    fc_family_of(p.pat)->cost(&p, &c);
+    CHECK_NEAR(c.bytes[FC_FUSED], (2 * 2 * 15.0 + 2 * 9) * 4, 0);
+}
+
+/* Folded weights give the same function as conv → BN (float64 both ways). */
+static void bn_folding(void)
+{
+    const char *probs[] = {"conv_bn_relu:n=2,c=5,h=7,w=6,k=3,r=3,s=3,pad=1,layout=nchw",
+                           "conv_bn:n=1,c=4,h=5,w=5,k=7,r=1,s=1,layout=nhwc"};
+    for (size_t t = 0; t < 2; t++) {
+        fc_problem p = parse_ok(probs[t]);
+        fc_workload w;
+        fc_err e;
+        CHECK(fc_workload_create(&p, 1234 + t, 0, &w, &e) == 0);
+        const int64_t *d = p.d;
+        size_t C = (size_t)d[FC_CONV_C], R = (size_t)d[FC_CONV_R], S = (size_t)d[FC_CONV_S];
+        size_t K = (size_t)d[FC_CONV_K], P = (size_t)d[FC_CONV_P], Q = (size_t)d[FC_CONV_Q];
+        size_t H = (size_t)d[FC_CONV_H], W = (size_t)d[FC_CONV_W];
+        bool relu = fc_pattern_has_op(p.pat, FC_OP_RELU);
+        double maxrel = 0;
+        for (size_t idx = 0; idx < w.out_n; idx++) {
+            size_t n, k, oy, ox;
+            if (p.layout == FC_NCHW) {
+                ox = idx % Q; oy = idx / Q % P; k = idx / (Q * P) % K; n = idx / (Q * P * K);
+            } else {
+                k = idx % K; ox = idx / K % Q; oy = idx / (K * Q) % P; n = idx / (K * Q * P);
+            }
+            double acc = w.t[FC_CONV_TBF].data[k];
+            for (size_t c = 0; c < C; c++)
+                for (size_t r = 0; r < R; r++)
+                    for (size_t s = 0; s < S; s++) {
+                        long iy = (long)oy - (long)d[FC_CONV_PAD] + (long)r, ix = (long)ox - (long)d[FC_CONV_PAD] + (long)s;
+                        if (iy < 0 || ix < 0 || iy >= (long)H || ix >= (long)W) continue;
+                        size_t xi = p.layout == FC_NCHW ? ((n * C + c) * H + (size_t)iy) * W + (size_t)ix
+                                                        : ((n * H + (size_t)iy) * W + (size_t)ix) * C + c;
+                        acc += (double)w.t[FC_CONV_TX].data[xi] * w.t[FC_CONV_TWF].data[((k * C + c) * R + r) * S + s];
+                    }
+            if (relu && acc < 0) acc = 0;
+            double ref = fc_family_of(p.pat)->reference(&p, &w, idx);
+            double rel = fabs(acc - ref) / (fabs(ref) + 1e-3);
+            if (rel > maxrel) maxrel = rel;
+        }
+        CHECK_MSG(maxrel < 1e-5, "%s: folded vs unfolded max rel %g", probs[t], maxrel);
+        CHECK(w.prepare_ms >= 0);
+        fc_workload_free(&w);
+    }
+}
+
+static void inputs_never_zero_and_seeded(void)
+{
+    fc_problem p = parse_ok("linear_residual_relu:m=33,k=17,n=9,dtype=bf16");
+    fc_workload a, b, c;
+    fc_err e;
+    CHECK(fc_workload_create(&p, 99, 0, &a, &e) == 0);
+    CHECK(fc_workload_create(&p, 99, 0, &b, &e) == 0);
+    CHECK(fc_workload_create(&p, 100, 0, &c, &e) == 0);
+    for (int t = 0; t < a.nt; t++)
+        for (size_t i = 0; i < a.t[t].n; i++) {
+            CHECK(a.t[t].data[i] != 0.0f);
+            /* bf16-representable: low 16 bits clear */
+            uint32_t u;
+            memcpy(&u, &a.t[t].data[i], 4);
+            CHECK((u & 0xffff) == 0);
+        }
+    CHECK(memcmp(a.t[FC_LIN_TX].data, b.t[FC_LIN_TX].data, a.t[FC_LIN_TX].n * 4) == 0);
+    CHECK(memcmp(a.t[FC_LIN_TX].data, c.t[FC_LIN_TX].data, a.t[FC_LIN_TX].n * 4) != 0);
+    fc_workload_free(&a);
+    fc_workload_free(&b);
+    fc_workload_free(&c);
+}
+
+static void memory_guard(void)
+{
+    fc_problem p = parse_ok("linear_bias:m=4096,k=4096,n=4096");
+    fc_workload w;
+    fc_err e = {{0}};
+    CHECK(fc_workload_create(&p, 1, 1 << 20, &w, &e) != 0);
+    CHECK_STR_CONTAINS(e.msg, "needs");
+    size_t bytes;
+    CHECK(fc_problem_host_bytes(&p, &bytes, &e) == 0);
+    CHECK(bytes >= 3ull * 4096 * 4096 * 4);
+}
+
+/* The sampled reference check catches a wrong element and a NaN. */
+static void verification_can_fail(void)
+{
+    fc_problem p = parse_ok("linear_bias_gelu:m=16,k=8,n=8");
+    fc_workload w;
+    fc_err e;
+    CHECK(fc_workload_create(&p, 5, 0, &w, &e) == 0);
+    fc_reference ref;
+    fc_reference_build(&p, &w, 5, &ref);
+    CHECK(ref.full && ref.n == w.out_n);
+    float *out = malloc(w.out_n * sizeof(float));
+    for (size_t i = 0; i < w.out_n; i++) out[i] = (float)ref.val[i];
+    fc_check c;
+    fc_check_output(&ref, out, w.out_n, 1e-5, &c);
+    CHECK(c.passed && c.trusted && c.nonfinite == 0);
+    out[17] += 0.5f;
+    fc_check_output(&ref, out, w.out_n, 1e-5, &c);
+    CHECK(!c.passed);
+    CHECK_STR_CONTAINS(c.reason, "relative error");
+    out[17] = NAN;
+    fc_check_output(&ref, out, w.out_n, 1e-5, &c);
+    CHECK(!c.passed && c.nonfinite == 1);
+    for (size_t i = 0; i < w.out_n; i++) out[i] = 0;
+    fc_check_output(&ref, out, w.out_n, 1e-5, &c);
+    CHECK(!c.passed && !c.trusted);
+    free(out);
+    fc_reference_free(&ref);
+    fc_workload_free(&w);
+
+    /* large output: sampled, first and last element always included */
+    p = parse_ok("qk_softmax:b=2,h=4,s=512,d=64");
+    CHECK(fc_workload_create(&p, 6, 0, &w, &e) == 0);
+    fc_reference_build(&p, &w, 6, &ref);
+    CHECK(!ref.full && ref.n >= 1024);
+    CHECK(ref.idx[0] == 0 && ref.idx[ref.n - 1] == w.out_n - 1);
+    fc_reference_free(&ref);
+    fc_workload_free(&w);
+}
+
+int main(int argc, char **argv)
+{
+    static const t_case cases[] = {T(problem_strings), T(problem_string_errors), T(cost_on_paper), T(bn_folding),
+                                   T(inputs_never_zero_and_seeded), T(memory_guard), T(verification_can_fail)};
+    return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
+}
