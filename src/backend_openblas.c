@@ -268,7 +268,7 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
         default:
             what = pat->id == FC_P_qk_scale     ? "cblas_sgemm with alpha=1/sqrt(d) (scale folded into the GEMM)"
                    : pat->id == FC_P_qk_softmax ? "row-blocked cblas_sgemm + in-cache softmax"
-                                                : "flash-style attention: 64x256 tiles, online softmax, S never stored";
+                                                : "flash-style attention: 128x512 tiles, online softmax, S never stored";
             break;
         }
         snprintf(impl->name, sizeof impl->name, "%s", what);

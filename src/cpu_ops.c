@@ -14,39 +14,88 @@
 
 /* ------------------------------------------------------------------ math */
 
-/* exp(x) = 2^n·e^r with r in [−ln2/2, ln2/2] and Cephes' degree-5 polynomial
- * (relative error ~1e-7); vectorizes under `omp simd`. exp(−∞) = 0. */
+/* exp, softmax and GELU are written on 16-float vectors (GCC vector extensions):
+ * the compiler maps them to one zmm register with AVX-512, two ymm with AVX2, and
+ * so on, where `omp simd` over the scalar form left the exponential scalar. */
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef float v16fu __attribute__((vector_size(64), aligned(4), may_alias)); /* unaligned access */
+
+static inline v16f vload(const float *p) { return *(const v16fu *)p; }
+static inline void vstore(float *p, v16f v) { *(v16fu *)p = v; }
+static inline v16f vsplat(float x) { return (v16f){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
+static inline v16f vsel(v16i mask, v16f a, v16f b) { return (v16f)((mask & (v16i)a) | (~mask & (v16i)b)); }
+static inline v16f vmax(v16f a, v16f b) { return vsel(a > b, a, b); }
+static inline float vhmax(v16f v)
+{
+    float m = v[0];
+    for (int i = 1; i < 16; i++) m = v[i] > m ? v[i] : m;
+    return m;
+}
+static inline float vhsum(v16f v)
+{
+    float s = 0;
+    for (int i = 0; i < 16; i++) s += v[i];
+    return s;
+}
+
+/* exp(x) = 2^n·e^r, n = round(x·log2 e) by the 1.5·2^23 trick, r in [−ln2/2, ln2/2],
+ * Cephes' degree-5 polynomial (relative error ~1e-7). exp(x < −87) = 0, so exp(−∞)
+ * = 0 for masked logits. */
+static inline v16f vexp(v16f x)
+{
+    const v16f magic = vsplat(12582912.0f);
+    v16f xc = vsel(x < vsplat(-87.0f), vsplat(-87.0f), x);
+    xc = vsel(xc > vsplat(88.0f), vsplat(88.0f), xc);
+    v16f t = xc * vsplat(1.44269504088896341f) + magic;
+    v16f n = t - magic;
+    v16i ni = (v16i)t - (v16i)magic;
+    v16f r = xc - n * vsplat(0.693359375f);
+    r = r + n * vsplat(2.12194440e-4f);
+    v16f p = vsplat(1.9875691500E-4f);
+    p = p * r + vsplat(1.3981999507E-3f);
+    p = p * r + vsplat(8.3334519073E-3f);
+    p = p * r + vsplat(4.1665795894E-2f);
+    p = p * r + vsplat(1.6666665459E-1f);
+    p = p * r + vsplat(5.0000001201E-1f);
+    p = p * r * r + r + vsplat(1.0f);
+    v16f scale = (v16f)((ni + 127) << 23);
+    return vsel(x < vsplat(-87.0f), vsplat(0.0f), p * scale);
+}
+
 static inline float fast_expf(float x)
 {
-    float xc = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-    float n = floorf(xc * 1.44269504088896341f + 0.5f);
-    float r = xc - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    float p = 1.9875691500E-4f;
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return x < -87.0f ? 0.0f : p * scale;
+    v16f v = vsplat(x);
+    return vexp(v)[0];
 }
 
 /* gelu_tanh(x) = 0.5·x·(1 + tanh(u)) = x / (1 + e^(−2u)), u = √(2/π)(x + 0.044715x³) */
-static inline float gelu(float x)
+static inline v16f vgelu(v16f x)
 {
-    float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-    return x / (1.0f + fast_expf(-2.0f * u));
+    v16f u = vsplat(0.7978845608028654f) * (x + vsplat(0.044715f) * x * x * x);
+    return x / (vsplat(1.0f) + vexp(vsplat(-2.0f) * u));
 }
 
-static inline float act_apply(float v, fc_act a)
+static inline float gelu(float x) { return vgelu(vsplat(x))[0]; }
+
+/* y = gelu(y) over n elements */
+static void gelu_span(const float *in, float *out, size_t n)
 {
-    if (a == FC_ACT_RELU) return v > 0.0f ? v : 0.0f;
-    if (a == FC_ACT_GELU) return gelu(v);
-    return v;
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) vstore(out + j, vgelu(vload(in + j)));
+    for (; j < n; j++) out[j] = gelu(in[j]);
+}
+
+static void relu_span(const float *in, float *out, size_t n)
+{
+#pragma omp simd
+    for (size_t j = 0; j < n; j++) out[j] = in[j] > 0.0f ? in[j] : 0.0f;
+}
+
+static inline void act_span(float *y, size_t n, fc_act a)
+{
+    if (a == FC_ACT_RELU) relu_span(y, y, n);
+    else if (a == FC_ACT_GELU) gelu_span(y, y, n);
 }
 
 /* ------------------------------------------------------------------ elementwise */
@@ -108,16 +157,19 @@ void fc_cpu_add(const float *a, const float *b, float *out, size_t n)
     for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
+/* chunks of 4096 elements per OpenMP iteration, vectorized inside */
+#define CHUNK 4096
+
 void fc_cpu_relu(const float *in, float *out, size_t n)
 {
-#pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+#pragma omp parallel for schedule(static)
+    for (size_t c = 0; c < n; c += CHUNK) relu_span(in + c, out + c, n - c < CHUNK ? n - c : CHUNK);
 }
 
 void fc_cpu_gelu(const float *in, float *out, size_t n)
 {
-#pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++) out[i] = gelu(in[i]);
+#pragma omp parallel for schedule(static)
+    for (size_t c = 0; c < n; c += CHUNK) gelu_span(in + c, out + c, n - c < CHUNK ? n - c : CHUNK);
 }
 
 static inline void scale_mask_row(const float *in, float *out, size_t s, size_t row, float alpha, bool causal)
@@ -134,19 +186,39 @@ void fc_cpu_scale_mask(const float *in, float *out, size_t bh, size_t s, float a
     for (size_t r = 0; r < bh * s; r++) scale_mask_row(in + r * s, out + r * s, s, r % s, alpha, causal);
 }
 
+static inline float max_span(const float *in, size_t n, float mx)
+{
+    size_t j = 0;
+    v16f vm = vsplat(mx);
+    for (; j + 16 <= n; j += 16) vm = vmax(vm, vload(in + j));
+    mx = vhmax(vm);
+    for (; j < n; j++) mx = in[j] > mx ? in[j] : mx;
+    return mx;
+}
+
+/* out[j] = exp(in[j] − mx); returns the sum (in may equal out) */
+static inline float exp_sum_span(const float *in, float *out, size_t n, float mx)
+{
+    size_t j = 0;
+    v16f vs = vsplat(0.0f), vmx = vsplat(mx);
+    for (; j + 16 <= n; j += 16) {
+        v16f e = vexp(vload(in + j) - vmx);
+        vstore(out + j, e);
+        vs += e;
+    }
+    float sum = vhsum(vs);
+    for (; j < n; j++) {
+        out[j] = fast_expf(in[j] - mx);
+        sum += out[j];
+    }
+    return sum;
+}
+
+/* out = softmax(in) over n elements (in may equal out) */
 static inline void softmax_row(const float *in, float *out, size_t n)
 {
-    float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-    for (size_t j = 0; j < n; j++) mx = in[j] > mx ? in[j] : mx;
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (size_t j = 0; j < n; j++) {
-        float e = fast_expf(in[j] - mx);
-        out[j] = e;
-        sum += e;
-    }
-    float inv = 1.0f / sum;
+    float mx = max_span(in, n, -INFINITY);
+    const float inv = 1.0f / exp_sum_span(in, out, n, mx);
 #pragma omp simd
     for (size_t j = 0; j < n; j++) out[j] *= inv;
 }
@@ -163,28 +235,22 @@ void fc_cpu_softmax_rows(const float *in, float *out, size_t rows, size_t cols)
 static void epilogue_block(float *y, size_t ld, int rows, int cols, const fc_epilogue *ep, const float *bias,
                            bool bias_per_row, const float *resid)
 {
-    const fc_act act = ep->act;
     for (int i = 0; i < rows; i++) {
         float *o = y + (size_t)i * ld;
         const float *r = resid ? resid + (size_t)i * ld : NULL;
         if (bias && !bias_per_row) {
-            if (r) {
 #pragma omp simd
-                for (int j = 0; j < cols; j++) o[j] = act_apply(o[j] + bias[j] + r[j], act);
-            } else {
+            for (int j = 0; j < cols; j++) o[j] += bias[j];
+        } else if (bias) {
+            const float b = bias[i];
 #pragma omp simd
-                for (int j = 0; j < cols; j++) o[j] = act_apply(o[j] + bias[j], act);
-            }
-        } else {
-            const float b = bias ? bias[i] : 0.0f;
-            if (r) {
-#pragma omp simd
-                for (int j = 0; j < cols; j++) o[j] = act_apply(o[j] + b + r[j], act);
-            } else {
-#pragma omp simd
-                for (int j = 0; j < cols; j++) o[j] = act_apply(o[j] + b, act);
-            }
+            for (int j = 0; j < cols; j++) o[j] += b;
         }
+        if (r) {
+#pragma omp simd
+            for (int j = 0; j < cols; j++) o[j] += r[j];
+        }
+        act_span(o, (size_t)cols, ep->act);
     }
 }
 
@@ -415,8 +481,12 @@ void fc_cpu_qk_softmax_fused(int bh, int s, int d, const float *Q, const float *
         }
 }
 
-#define FLASH_BR 64
-#define FLASH_BC 256
+#ifndef FLASH_BR
+#define FLASH_BR 128
+#endif
+#ifndef FLASH_BC
+#define FLASH_BC 512
+#endif
 
 size_t fc_cpu_flash_workspace(int d) { return (size_t)FLASH_BR * FLASH_BC + (size_t)FLASH_BR * d + 2 * FLASH_BR; }
 
@@ -455,17 +525,9 @@ void fc_cpu_flash_attention(int bh, int s, int d, const float *Q, const float *K
                             memset(srow, 0, (size_t)cols * sizeof(float));
                             continue;
                         }
-                        float mx = m[i];
-#pragma omp simd reduction(max : mx)
-                        for (int j = 0; j < lim; j++) mx = srow[j] > mx ? srow[j] : mx;
+                        const float mx = max_span(srow, (size_t)lim, m[i]);
                         const float corr = fast_expf(m[i] - mx);
-                        float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-                        for (int j = 0; j < lim; j++) {
-                            float e = fast_expf(srow[j] - mx);
-                            srow[j] = e;
-                            sum += e;
-                        }
+                        const float sum = exp_sum_span(srow, srow, (size_t)lim, mx);
                         for (int j = lim; j < cols; j++) srow[j] = 0.0f;
                         l[i] = l[i] * corr + sum;
                         m[i] = mx;
