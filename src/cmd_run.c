@@ -4,6 +4,8 @@
 #include "calibrate.h"
 #include "cmd.h"
 #include "format.h"
+#include "host.h"
+#include "jsonfile.h"
 #include "progress.h"
 #include "signals.h"
 
@@ -49,6 +51,10 @@ static const char run_help[] =
     "  --format json|jsonl|csv|md  (default: from --out's extension, json)\n"
     "  --quiet                  no table or progress\n"
     "  --dry-run                print the plan and exit\n"
+    "  --resume FILE            finish an interrupted calibration: re-run FILE's command,\n"
+    "                           skipping the problems it holds, writing to FILE\n"
+    "  --append FILE            add this run's problems to FILE (those it holds are skipped)\n"
+    "                           --resume and --append refuse a FILE of other settings or host\n"
     "\n"
     "exit status: 0 all records ok, 1 a record failed (verification, setup, run),\n"
     "2 bad usage or input, 130 interrupted (records so far written, complete=false).\n";
@@ -64,7 +70,7 @@ typedef struct run_opts {
     int ndtypes;
     const char *shapes[MAX_LIST];
     int nshapes;
-    const char *device, *sweep, *layout, *out, *format;
+    const char *device, *sweep, *layout, *out, *format, *resume, *append;
     bool quiet, dry_run;
     fc_settings set;
     bool seed_set;
@@ -74,7 +80,7 @@ typedef struct run_opts {
 enum {
     OPT_PATTERN = 256, OPT_DEVICE, OPT_BACKEND, OPT_DTYPE, OPT_SHAPE, OPT_SWEEP, OPT_LAYOUT, OPT_CACHE, OPT_THREADS,
     OPT_THRESHOLD, OPT_MIN_SAMPLES, OPT_MIN_TIME, OPT_MAX_NOISE, OPT_MAX_TIME, OPT_NO_GRAPH, OPT_SEED,
-    OPT_MAX_MEMORY, OPT_MAX_TIME_TOTAL, OPT_OUT, OPT_FORMAT, OPT_QUIET, OPT_DRY_RUN,
+    OPT_MAX_MEMORY, OPT_MAX_TIME_TOTAL, OPT_OUT, OPT_FORMAT, OPT_QUIET, OPT_DRY_RUN, OPT_RESUME, OPT_APPEND,
 };
 
 static const struct option long_opts[] = {
@@ -89,6 +95,7 @@ static const struct option long_opts[] = {
     {"max-memory", required_argument, 0, OPT_MAX_MEMORY}, {"max-time-total", required_argument, 0, OPT_MAX_TIME_TOTAL},
     {"out", required_argument, 0, OPT_OUT},               {"format", required_argument, 0, OPT_FORMAT},
     {"quiet", no_argument, 0, OPT_QUIET},                 {"dry-run", no_argument, 0, OPT_DRY_RUN},
+    {"resume", required_argument, 0, OPT_RESUME},         {"append", required_argument, 0, OPT_APPEND},
     {"help", no_argument, 0, 'h'},                        {0, 0, 0, 0},
 };
 
@@ -196,6 +203,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         case OPT_FORMAT: o->format = optarg; break;
         case OPT_QUIET: o->quiet = true; break;
         case OPT_DRY_RUN: o->dry_run = true; break;
+        case OPT_RESUME: o->resume = optarg; break;
+        case OPT_APPEND: o->append = optarg; break;
         case 'h': fputs(run_help, stdout); return -1;
         case ':': return fc_usage_error("option '%s' needs a value", argv[optind - 1]);
         default: return fc_usage_error("unknown option '%s' (see 'fusecal run --help')", argv[optind - 1]);
@@ -482,6 +491,86 @@ static void default_out(char *buf, size_t n)
     strftime(buf, n, "fusecal-%Y%m%d-%H%M%S.json", &tm);
 }
 
+/* Re-reads the options of the command that made a document (its argv). */
+static int replay_opts(const fc_doc *prev, const char *path, run_opts *o)
+{
+    int n = cJSON_GetArraySize(prev->argv);
+    if (n < 2) return fc_usage_error("cannot resume '%s': it records no command line", path);
+    char **args = fc_xcalloc((size_t)n, sizeof *args);
+    int k = 0;
+    for (int i = 1; i < n; i++) { /* drop "fusecal" */
+        const cJSON *a = cJSON_GetArrayItem(prev->argv, i);
+        if (!cJSON_IsString(a)) break;
+        args[k++] = fc_xstrdup(a->valuestring); /* kept: options point into them */
+    }
+    int rc = parse_opts(k, args, o);
+    free(args);
+    if (rc) return fc_usage_error("cannot resume '%s': its command line does not parse", path);
+    return 0;
+}
+
+/* Drops the jobs whose (problem, backend) the document already holds. */
+static int drop_measured(fc_plan *plan, const fc_doc *prev)
+{
+    int kept = 0;
+    for (int i = 0; i < plan->n; i++) {
+        char ps[256];
+        fc_problem_string(&plan->jobs[i].prob, ps, sizeof ps);
+        bool done = false;
+        for (int r = 0; r < prev->n && !done; r++)
+            done = !strcmp(prev->rec[r].problem, ps) && !strcmp(prev->rec[r].backend, plan->jobs[i].backend->name);
+        if (!done) plan->jobs[kept++] = plan->jobs[i];
+    }
+    int dropped = plan->n - kept;
+    plan->n = kept;
+    return dropped;
+}
+
+static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, bool quiet, int *failed_out)
+{
+    int failed = 0, skipped = 0, fallbacks = 0, untrusted = 0, dec[3] = {0, 0, 0};
+    for (int i = 0; i < doc->n; i++) {
+        const fc_record *r = &doc->rec[i];
+        failed += r->status == FC_STATUS_FAILED;
+        skipped += r->status == FC_STATUS_SKIPPED;
+        if (r->status == FC_STATUS_OK) dec[r->decision]++;
+        for (int v = 0; v < FC_NVARIANTS; v++) {
+            if (r->v[v].impl.fallback) {
+                fallbacks++;
+                fc_progress_note(pg, "fusecal: warning: %s %s %s ran a fallback: %s", r->backend, r->problem,
+                                 fc_variant_name((fc_variant)v), r->v[v].impl.fallback_why);
+            }
+            if (r->status == FC_STATUS_OK && !r->v[v].check.trusted) untrusted++;
+        }
+        if (r->throttled) fc_progress_note(pg, "fusecal: warning: %s on %s: clocks dropped during the problem", r->problem, r->backend);
+    }
+    if (!quiet) {
+        fc_print_table(stdout, doc);
+        fflush(stdout);
+    }
+    fc_progress_note(pg, "fusecal: wrote %d records to %s (%d ok, %d failed, %d skipped%s); fuse: %d yes, %d no, %d inconclusive%s%s",
+                     doc->n, out, doc->n - failed - skipped, failed, skipped, doc->complete ? "" : ", INCOMPLETE",
+                     dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE],
+                     fallbacks ? "; fallback implementations flagged" : "", untrusted ? "; untrusted outputs flagged" : "");
+    *failed_out = failed;
+}
+
+/* Warnings about the machine's state, recorded in the host block too. */
+static void environment_guards(fc_progress *pg, const fc_settings *set, const cJSON *host)
+{
+    int cores = fc_online_cpus();
+    if (set->threads > cores)
+        fc_progress_note(pg, "fusecal: warning: %d threads on %d cores: threads will share cores", set->threads, cores);
+    const cJSON *la = cJSON_GetObjectItemCaseSensitive(host, "loadavg");
+    if (cJSON_IsNumber(cJSON_GetArrayItem(la, 0)) && cJSON_GetArrayItem(la, 0)->valuedouble > 0.5 * cores)
+        fc_progress_note(pg, "fusecal: warning: load average %.2f on %d cores: other work will add noise",
+                         cJSON_GetArrayItem(la, 0)->valuedouble, cores);
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(host, "devices"), "cpu");
+    const char *gov = fc_json_str(cpu, "governor", "unknown");
+    if (strcmp(gov, "performance") && strcmp(gov, "unknown"))
+        fc_progress_note(pg, "fusecal: warning: CPU frequency governor is '%s', not 'performance': clocks may vary", gov);
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_opts o;
@@ -490,9 +579,50 @@ int cmd_run(int argc, char **argv)
     if (rc) return rc;
     fc_progress pg;
     fc_progress_init(&pg, stderr, o.quiet);
+    fc_err e;
+    /* from here on an interrupt stops the run cleanly (also while ceilings are measured) */
+    fc_signals_install();
+
+    /* --resume / --append: the document to continue */
+    fc_doc prev;
+    bool have_prev = false;
+    const char *prev_path = o.resume ? o.resume : o.append;
+    if (o.resume && o.append) return fc_usage_error("--resume and --append exclude each other");
+    if (prev_path) {
+        if (fc_doc_load(prev_path, &prev, &e) != 0) return fc_usage_error("cannot continue '%s': %s", prev_path, e.msg);
+        have_prev = true;
+        if (o.resume) {
+            if (o.npatterns || o.nbackends || o.nshapes || o.ndtypes || o.sweep || o.device || o.layout || o.seed_set ||
+                o.stop_set || o.out) {
+                fc_doc_free(&prev);
+                return fc_usage_error("--resume re-runs the command recorded in '%s': give no other measuring options",
+                                      prev_path);
+            }
+            run_opts again;
+            if (replay_opts(&prev, prev_path, &again) != 0) {
+                fc_doc_free(&prev);
+                return FC_EXIT_USAGE;
+            }
+            again.quiet = o.quiet;
+            again.dry_run = o.dry_run;
+            if (o.set.max_time_total > 0) again.set.max_time_total = o.set.max_time_total;
+            again.resume = o.resume;
+            again.append = NULL;
+            o = again;
+            o.format = NULL;
+        }
+        o.out = prev_path;
+        if (!o.seed_set) {
+            o.set.seed = prev.settings.seed;
+            o.seed_set = true;
+        }
+    }
 
     fc_plan plan = {0};
     fc_sweep sw = {0};
+    fc_session ses = {0};
+    fc_doc doc;
+    fc_doc_init(&doc);
     if ((rc = build_plan(&o, &plan, &sw, &pg)) != 0) goto done;
 
     char outbuf[256];
@@ -506,13 +636,26 @@ int cmd_run(int argc, char **argv)
         rc = fc_usage_error("unknown format '%s' (valid: json, jsonl, csv, md)", o.format);
         goto done;
     }
-    fc_err e;
+    if (have_prev && fmt != FC_FMT_JSON) {
+        rc = fc_usage_error("--resume and --append continue a JSON document; '%s' is not one", out);
+        goto done;
+    }
     if (fc_check_writable(out, &e) != 0) {
         rc = fc_fail(FC_EXIT_USAGE, &e);
         goto done;
     }
     if (!o.seed_set) o.set.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     if (!o.set.threads) o.set.threads = fc_online_cpus();
+    if (have_prev) {
+        char why[256];
+        if (!fc_settings_compatible(&o.set, &prev.settings, why, sizeof why)) {
+            rc = fc_usage_error("cannot continue '%s': its settings differ: %s", prev_path, why);
+            goto done;
+        }
+        int dropped = drop_measured(&plan, &prev);
+        fc_progress_note(&pg, "fusecal: '%s' holds %d records; %d of this run's problems already measured, %d to go",
+                         prev_path, prev.n, dropped, plan.n);
+    }
 
     if (o.dry_run) {
         for (int i = 0; i < plan.n; i++) {
@@ -526,69 +669,75 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
 
-    fc_session ses;
     if (fc_session_open(&ses, &plan, &o.set, &e) != 0) {
         rc = fc_fail(FC_EXIT_USAGE, &e);
         goto done;
     }
     fc_progress_note(&pg, "fusecal: measuring this machine's ceilings");
     if (fc_session_ceilings(&ses, &e) != 0) {
-        fc_session_close(&ses);
         rc = fc_fail(FC_EXIT_FAIL, &e);
         goto done;
     }
-    fc_doc doc;
-    fc_doc_init(&doc);
-    doc.settings = o.set;
-    doc.argv = cJSON_CreateArray();
-    cJSON_AddItemToArray(doc.argv, cJSON_CreateString("fusecal"));
-    for (int i = 0; i < argc; i++) cJSON_AddItemToArray(doc.argv, cJSON_CreateString(argv[i]));
-    fc_session_describe(&ses, &doc.host, &doc.ceilings);
+    cJSON *host, *ceilings;
+    fc_session_describe(&ses, &host, &ceilings);
+    environment_guards(&pg, &o.set, host);
+    cJSON *argv_json = cJSON_CreateArray();
+    cJSON_AddItemToArray(argv_json, cJSON_CreateString("fusecal"));
+    for (int i = 0; i < argc; i++) cJSON_AddItemToArray(argv_json, cJSON_CreateString(argv[i]));
+    bool prev_complete = true;
+    if (have_prev) {
+        char why[256];
+        if (!fc_host_compatible(prev.host, host, why, sizeof why)) {
+            cJSON_Delete(host);
+            cJSON_Delete(ceilings);
+            cJSON_Delete(argv_json);
+            rc = fc_usage_error("cannot continue '%s': it was measured on another host or library build: %s",
+                                prev_path, why);
+            goto done;
+        }
+        cJSON_Delete(host);
+        cJSON_Delete(ceilings);
+        fc_doc_free(&doc);
+        doc = prev; /* keep its records, host, ceilings and settings */
+        have_prev = false;
+        prev_complete = doc.complete || o.resume;
+        if (!doc.history) doc.history = cJSON_CreateArray();
+        cJSON *h = cJSON_CreateObject();
+        char now[32];
+        fc_utc_timestamp(now);
+        cJSON_AddStringToObject(h, "created_utc", now);
+        cJSON_AddItemToObject(h, "argv", argv_json);
+        cJSON_AddItemToArray(doc.history, h);
+    } else {
+        doc.settings = o.set;
+        doc.argv = argv_json;
+        doc.host = host;
+        doc.ceilings = ceilings;
+    }
 
     writer w = {.path = out, .fmt = fmt, .pg = &pg};
     if (write_doc(&w, &doc) != 0) {
         rc = fc_fail(FC_EXIT_USAGE, &w.err);
-        goto close;
+        goto done;
     }
-    fc_signals_install();
     fc_observer obs = {on_start, on_record, &w};
     if (fc_calibrate(&ses, &plan, &o.set, &doc, &obs, &fc_interrupted, &e) != 0) {
         rc = FC_EXIT_USAGE; /* the message came from on_record; the file holds every earlier record */
-        goto close;
+        goto done;
     }
+    doc.complete = doc.complete && prev_complete;
     fc_progress_end(&pg);
     if (write_doc(&w, &doc) != 0) {
         rc = fc_fail(FC_EXIT_USAGE, &w.err);
-        goto close;
+        goto done;
     }
-    int failed = 0, skipped = 0, fallbacks = 0, untrusted = 0, dec[3] = {0, 0, 0};
-    for (int i = 0; i < doc.n; i++) {
-        const fc_record *r = &doc.rec[i];
-        failed += r->status == FC_STATUS_FAILED;
-        skipped += r->status == FC_STATUS_SKIPPED;
-        if (r->status == FC_STATUS_OK) dec[r->decision]++;
-        for (int v = 0; v < FC_NVARIANTS; v++) {
-            if (r->v[v].impl.fallback) {
-                fallbacks++;
-                fc_progress_note(&pg, "fusecal: warning: %s %s %s ran a fallback: %s", r->backend, r->problem,
-                                 fc_variant_name((fc_variant)v), r->v[v].impl.fallback_why);
-            }
-            if (r->status == FC_STATUS_OK && !r->v[v].check.trusted) untrusted++;
-        }
-    }
-    if (!o.quiet) {
-        fc_print_table(stdout, &doc);
-        fflush(stdout);
-    }
-    fc_progress_note(&pg, "fusecal: wrote %d records to %s (%d ok, %d failed, %d skipped%s); fuse: %d yes, %d no, %d inconclusive%s%s",
-                     doc.n, out, doc.n - failed - skipped, failed, skipped, doc.complete ? "" : ", INCOMPLETE",
-                     dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE],
-                     fallbacks ? "; fallback implementations flagged" : "", untrusted ? "; untrusted outputs flagged" : "");
+    int failed = 0;
+    print_summary(&pg, &doc, out, o.quiet, &failed);
     rc = fc_interrupted ? FC_EXIT_INTERRUPTED : failed ? FC_EXIT_FAIL : FC_EXIT_OK;
-close:
+done:
+    if (have_prev) fc_doc_free(&prev);
     fc_doc_free(&doc);
     fc_session_close(&ses);
-done:
     fc_plan_free(&plan);
     fc_sweep_free(&sw);
     return rc;

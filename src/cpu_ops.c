@@ -3,6 +3,7 @@
  * Block sizes aim at the private L2 (1 MiB per core on the machines measured): an
  * output block of at most 512 KiB is still resident when its epilogue runs. */
 #include "cpu_ops.h"
+#include "util.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -256,7 +257,11 @@ static void epilogue_block(float *y, size_t ld, int rows, int cols, const fc_epi
 
 void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *C)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+    /* FUSECAL_FAULT=openblas: an argument OpenBLAS rejects (it reports through
+     * xerbla and computes nothing), to prove verification catches a call that
+     * silently did no work. */
+    int lda = fc_fault("openblas") ? 0 : K;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, A, lda, B, K, 0.0f, C, N);
 }
 
 static int round_down(int v, int m) { return v < m ? m : v / m * m; }

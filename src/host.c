@@ -1,6 +1,7 @@
 /* host.c — host inventory: machine, CPU, memory, load, libraries. */
 #include "host.h"
 #include "backend.h"
+#include "jsonfile.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -163,4 +164,45 @@ cJSON *fc_host_block(const fc_device *const *devs, void *const *ctxs, int ndev)
         if (on_device) b->built->inventory(libs);
     }
     return h;
+}
+
+static const char *str_at(const cJSON *root, const char *a, const char *b, const char *c)
+{
+    const cJSON *n = root;
+    if (a) n = cJSON_GetObjectItemCaseSensitive(n, a);
+    if (b) n = cJSON_GetObjectItemCaseSensitive(n, b);
+    if (c) n = cJSON_GetObjectItemCaseSensitive(n, c);
+    return cJSON_IsString(n) ? n->valuestring : "";
+}
+
+bool fc_host_compatible(const cJSON *a, const cJSON *b, char *why, size_t n)
+{
+    static const char *const keys[][3] = {
+        {"hostname", NULL, NULL}, {"devices", "cpu", "model"}, {"devices", "cuda", "name"},
+    };
+    for (size_t i = 0; i < FC_ARRAY_LEN(keys); i++) {
+        const char *x = str_at(a, keys[i][0], keys[i][1], keys[i][2]), *y = str_at(b, keys[i][0], keys[i][1], keys[i][2]);
+        if (strcmp(x, y)) {
+            snprintf(why, n, "%s%s%s%s%s '%s' vs '%s'", keys[i][0], keys[i][1] ? "." : "", keys[i][1] ? keys[i][1] : "",
+                     keys[i][2] ? "." : "", keys[i][2] ? keys[i][2] : "", x, y);
+            return false;
+        }
+    }
+    /* every library version string present in both */
+    const cJSON *la = cJSON_GetObjectItemCaseSensitive(a, "libraries"), *lb = cJSON_GetObjectItemCaseSensitive(b, "libraries");
+    for (const cJSON *l = la ? la->child : NULL; l; l = l->next) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(lb, l->string);
+        if (!m) continue;
+        char *x = cJSON_PrintUnformatted(l), *y = cJSON_PrintUnformatted(m);
+        /* thread counts of OpenBLAS are settings, compared elsewhere */
+        bool same = !strcmp(x, y) || (!strcmp(l->string, "openblas") &&
+                                      !strcmp(fc_json_str(l, "config", ""), fc_json_str(m, "config", "")));
+        free(x);
+        free(y);
+        if (!same) {
+            snprintf(why, n, "library '%s' differs", l->string);
+            return false;
+        }
+    }
+    return true;
 }

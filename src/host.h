@@ -10,4 +10,8 @@ size_t fc_host_llc_bytes(void);
  * libraries of the backends on those devices under "libraries". */
 cJSON *fc_host_block(const fc_device *const *devs, void *const *ctxs, int ndev);
 
+/* Whether records measured under host block a can sit beside records measured
+ * under b: same machine (hostname, CPU model, GPU), same library builds. */
+bool fc_host_compatible(const cJSON *a, const cJSON *b, char *why, size_t n);
+
 #endif

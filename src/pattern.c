@@ -249,6 +249,7 @@ int fc_workload_create(const fc_problem *p, uint64_t seed, size_t mem_limit, fc_
     if (need > limit)
         return fc_errf(e, "needs %.2f GiB of host memory, %.2f GiB %s", (double)need / (1 << 30),
                        (double)limit / (1 << 30), limit == mem_limit ? "allowed by --max-memory" : "available");
+    if (fc_fault("host-alloc")) return fc_errf(e, "host allocation of %zu bytes failed (injected fault)", need);
     const fc_family *f = fc_family_of(p->pat);
     w->prob = p;
     f->shapes(p, w);

@@ -40,6 +40,7 @@ void fc_doc_free(fc_doc *d)
     cJSON_Delete(d->argv);
     cJSON_Delete(d->host);
     cJSON_Delete(d->ceilings);
+    cJSON_Delete(d->history);
     free(d->rec);
     memset(d, 0, sizeof *d);
 }
@@ -146,7 +147,7 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
         fc_json_add_num(o, "pct_peak_bandwidth", v->pct_peak_bw);
         fc_json_add_num(o, "pct_roofline", v->pct_roofline);
     }
-    if (v->check.tol > 0) cJSON_AddItemToObject(o, "verification", check_json(&v->check, v->stable));
+    if (v->check.checked > 0) cJSON_AddItemToObject(o, "verification", check_json(&v->check, v->stable));
     return o;
 }
 
@@ -200,7 +201,7 @@ cJSON *fc_record_to_json(const fc_record *r)
     cJSON *ver = cJSON_AddObjectToObject(o, "verification");
     cJSON_AddBoolToObject(ver, "passed", r->verified);
     cJSON_AddStringToObject(ver, "reference", "float64");
-    fc_json_add_num(ver, "tolerance", r->v[FC_UNFUSED].check.tol);
+    fc_json_add_num(ver, "tolerance", fc_dtype_tolerance(r->prob.dtype));
     cJSON_AddNumberToObject(ver, "checked", (double)r->v[FC_UNFUSED].check.checked);
     cJSON_AddBoolToObject(ver, "sampled", r->v[FC_UNFUSED].check.sampled);
     fc_json_add_num(ver, "fused_vs_unfused_rel_diff", r->fused_vs_unfused);
@@ -259,6 +260,7 @@ char *fc_doc_to_json(const fc_doc *d)
     cJSON_AddItemToObject(o, "host", d->host ? cJSON_Duplicate(d->host, 1) : cJSON_CreateObject());
     cJSON_AddItemToObject(o, "ceilings", d->ceilings ? cJSON_Duplicate(d->ceilings, 1) : cJSON_CreateObject());
     cJSON_AddItemToObject(o, "settings", settings_json(&d->settings));
+    if (d->history) cJSON_AddItemToObject(o, "history", cJSON_Duplicate(d->history, 1));
     int counts[3] = {0, 0, 0}, dec[3] = {0, 0, 0}, fallbacks = 0, untrusted = 0;
     cJSON *recs = cJSON_AddArrayToObject(o, "records");
     for (int i = 0; i < d->n; i++) {
@@ -267,7 +269,7 @@ char *fc_doc_to_json(const fc_doc *d)
         if (r->status == FC_STATUS_OK) dec[r->decision]++;
         for (int v = 0; v < FC_NVARIANTS; v++) {
             fallbacks += r->v[v].impl.fallback;
-            untrusted += r->status != FC_STATUS_SKIPPED && r->v[v].check.tol > 0 && !r->v[v].check.trusted;
+            untrusted += r->status == FC_STATUS_OK && !r->v[v].check.trusted;
         }
         cJSON_AddItemToArray(recs, fc_record_to_json(r));
     }
@@ -461,6 +463,7 @@ int fc_doc_parse(const char *name, const char *text, fc_doc *d, fc_err *e)
     d->argv = cJSON_DetachItemFromObjectCaseSensitive(root, "argv");
     d->host = cJSON_DetachItemFromObjectCaseSensitive(root, "host");
     d->ceilings = cJSON_DetachItemFromObjectCaseSensitive(root, "ceilings");
+    d->history = cJSON_DetachItemFromObjectCaseSensitive(root, "history");
     settings_read(cJSON_GetObjectItemCaseSensitive(root, "settings"), &d->settings);
     const cJSON *recs = cJSON_GetObjectItemCaseSensitive(root, "records");
     int i = 0;

@@ -81,6 +81,7 @@ typedef struct fc_doc {
     cJSON *argv;      /* owned */
     cJSON *host;      /* owned */
     cJSON *ceilings;  /* owned: {"cpu": {...}, "cuda": {...}} */
+    cJSON *history;   /* owned, may be NULL: later runs that added to it (--resume/--append) */
     fc_settings settings;
     fc_record *rec;
     int n, cap;

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Never lose measured work: interrupts, --resume, --append, the total-time guard,
+# and injected faults (a failing library call marks its record, later problems run).
+. "$(dirname "$0")/lib.sh"
+
+shapes=(--shape m=64,k=64,n=64 --shape m=96,k=64,n=32 --shape m=128,k=32,n=64 --shape m=40,k=40,n=40)
+slow=(--max-time 0.4 --min-time 0.3 --pattern linear_bias,linear_bias_relu --backend cpu.openblas --seed 77)
+total=$(( ${#shapes[@]} / 2 * 2 ))
+out=$WORK/part.json
+
+# SIGINT after the first record: exit 130, every finished record kept, complete=false
+"$FUSECAL" run "${shapes[@]}" "${slow[@]}" --out "$out" --quiet 2>"$WORK/int.err" &
+pid=$!
+for _ in $(seq 1 200); do
+    if [ -s "$out" ] && [ "$(pyq "$out" "len(d['records'])" 2>/dev/null)" -ge 1 ] 2>/dev/null; then break; fi
+    sleep 0.05
+done
+kill -INT "$pid"
+wait "$pid"
+check_eq "interrupted run exits 130" "$?" 130
+schema_valid "$out"
+check_eq "interrupted document is incomplete" "$(pyq "$out" "d['complete']")" False
+n1=$(pyq "$out" "len(d['records'])")
+if [ "$n1" -ge 1 ] && [ "$n1" -lt "$total" ]; then ok "kept $n1 of $total records"; else bad "kept $n1 of $total records"; fi
+check_eq "records kept are whole" "$(pyq "$out" "all(r['status']=='ok' for r in d['records'])")" True
+
+# --resume finishes it: same command, same seed, nothing measured twice
+expect 0 "resume" -- "$FUSECAL" run --resume "$out" --quiet
+schema_valid "$out"
+check_eq "resumed document complete" "$(pyq "$out" "d['complete']")" True
+check_eq "every problem once" "$(pyq "$out" "len(d['records']), len({(r['problem'], r['backend']) for r in d['records']})")" "$total $total"
+check_eq "history records the resume" "$(pyq "$out" "d['history'][0]['argv'][1:3]")" "['run', '--resume']"
+expect 0 "resume of a complete file measures nothing" -- "$FUSECAL" run --resume "$out" --quiet
+check_eq "still $total records" "$(pyq "$out" "len(d['records'])")" "$total"
+expect 2 "--resume takes no measuring options" -- "$FUSECAL" run --resume "$out" --pattern linear_bias
+err_says "give no other measuring options"
+
+# --append adds new problems, skips measured ones, refuses other settings
+expect 0 "append" -- "$FUSECAL" run --append "$out" --shape m=64,k=64,n=64 --shape m=8,k=8,n=8 \
+    --pattern linear_bias --backend cpu.openblas --max-time 0.4 --min-time 0.3 --quiet
+check_eq "one new record" "$(pyq "$out" "len(d['records'])")" "$((total + 1))"
+schema_valid "$out"
+expect 2 "append with other settings" -- "$FUSECAL" run --append "$out" --shape m=8,k=8,n=9 --pattern linear_bias \
+    --backend cpu.openblas --max-time 0.4 --min-time 0.3 --threads 1
+err_says "settings differ" "thread count"
+expect 2 "append to a broken file" -- "$FUSECAL" run --append "$TESTS/lib.sh" --shape m=8,k=8,n=9
+err_says "cannot continue"
+
+# a second signal exits at once; the file is whole or untouched
+"$FUSECAL" run "${shapes[@]}" "${slow[@]}" --out "$WORK/twice.json" --quiet 2>/dev/null &
+pid=$!
+sleep 0.8
+kill -INT "$pid"; sleep 0.05; kill -INT "$pid"
+wait "$pid"
+check_eq "second signal exits 130" "$?" 130
+if [ ! -e "$WORK/twice.json" ] || "$FUSECAL" validate "$WORK/twice.json" >/dev/null 2>&1; then ok "file whole or absent"; else bad "file broken after two signals"; fi
+if ls -a "$WORK" | grep -q '\.tmp'; then bad "temp file left behind"; else ok "no temp file left"; fi
+
+# SIGTERM behaves like SIGINT
+"$FUSECAL" run "${shapes[@]}" "${slow[@]}" --out "$WORK/term.json" --quiet 2>/dev/null &
+pid=$!
+sleep 1.2
+kill -TERM "$pid"
+wait "$pid"
+check_eq "SIGTERM exits 130" "$?" 130
+
+# the total-time guard ends a sweep cleanly
+expect 0 "--max-time-total" -- "$FUSECAL" run "${shapes[@]}" "${slow[@]}" --max-time-total 0.5 --out "$WORK/tt.json" --quiet
+check_eq "time-limited document incomplete" "$(pyq "$WORK/tt.json" "d['complete'], len(d['records']) < $total")" "False True"
+schema_valid "$WORK/tt.json"
+
+# fault injection: the failing call is named, the record failed, later problems ran
+FUSECAL_FAULT=onednn expect 1 "oneDNN calls fail" -- "$FUSECAL" run --shape m=16,k=16,n=16 --pattern linear_bias_relu \
+    "${FAST[@]}" --out "$WORK/f1.json" --quiet
+check_eq "oneDNN record failed with the call named, OpenBLAS record ok" \
+    "$(pyq "$WORK/f1.json" "sorted((r['backend'], r['status'], 'oneDNN call dnnl_' in r.get('reason','')) for r in d['records'])")" \
+    "[('cpu.onednn', 'failed', True), ('cpu.openblas', 'ok', False)]"
+schema_valid "$WORK/f1.json"
+FUSECAL_FAULT=openblas expect 1 "an sgemm that OpenBLAS rejects" -- "$FUSECAL" run --shape m=16,k=16,n=16 --pattern linear_bias \
+    --backend cpu.openblas "${FAST[@]}" --out "$WORK/f2.json" --quiet
+check_eq "caught by verification" "$(pyq "$WORK/f2.json" "d['records'][0]['status'], d['records'][0]['reason'].startswith('verification failed')")" "failed True"
+FUSECAL_FAULT=host-alloc expect 0 "host allocation fails: skipped, run goes on" -- "$FUSECAL" run --shape m=16,k=16,n=16 \
+    --shape m=8,k=8,n=8 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" --out "$WORK/f3.json" --quiet
+check_eq "both problems skipped with the reason" "$(pyq "$WORK/f3.json" "[(r['status'], 'injected' in r['reason']) for r in d['records']]")" "[('skipped', True), ('skipped', True)]"
+schema_valid "$WORK/f3.json"
+
+finish
