@@ -209,12 +209,25 @@ int fc_sweep_load(const char *name, fc_sweep *sw, fc_err *e)
             }
         return 0;
     }
-    cJSON *root;
-    if (fc_json_load(name, &root, e) != 0) {
+    char *text;
+    size_t len;
+    if (fc_read_file(name, FC_JSON_MAX_BYTES, &text, &len, e) != 0) {
         if (!strchr(name, '/') && !strchr(name, '.'))
             return fc_errf(e, "unknown sweep '%s' (valid: %s, or a sweep file)", name, fc_sweep_names());
         return -1;
     }
+    int rc = fc_sweep_parse(name, text, len, sw, e);
+    free(text);
+    return rc;
+}
+
+int fc_sweep_parse(const char *name, const char *text, size_t len, fc_sweep *sw, fc_err *e)
+{
+    memset(sw, 0, sizeof *sw);
+    fc_stop_defaults(&sw->stop);
+    fc_strlcpy(sw->name, name, sizeof sw->name);
+    cJSON *root;
+    if (fc_json_parse(name, text, len, &root, e) != 0) return -1;
     if (fc_catalog_check(name, root, e) != 0) {
         cJSON_Delete(root);
         return -1;

@@ -24,6 +24,8 @@ enum { FC_STOP_MIN_SAMPLES = 1, FC_STOP_MIN_TIME = 2, FC_STOP_MAX_NOISE = 4, FC_
 
 /* "quick", "standard", "full" (the embedded catalogue) or a file path. */
 int fc_sweep_load(const char *name, fc_sweep *sw, fc_err *e);
+/* A sweep file's text (name starts messages). */
+int fc_sweep_parse(const char *name, const char *text, size_t len, fc_sweep *sw, fc_err *e);
 void fc_sweep_free(fc_sweep *sw);
 /* Names of the embedded sweeps: "quick, standard, full". */
 const char *fc_sweep_names(void);

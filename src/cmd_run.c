@@ -99,10 +99,26 @@ static const struct option long_opts[] = {
     {"help", no_argument, 0, 'h'},                        {0, 0, 0, 0},
 };
 
-/* Splits "a,b,c" into list entries (pointing into a copy that lives until exit). */
+/* Strings the options point into, freed when the command returns. */
+static char *owned[4 * MAX_LIST + 64];
+static int nowned;
+
+static char *own(char *s)
+{
+    if (nowned < (int)FC_ARRAY_LEN(owned)) owned[nowned++] = s;
+    return s;
+}
+
+static void free_owned(void)
+{
+    while (nowned) free(owned[--nowned]);
+}
+
+/* Splits "a,b,c" into list entries (pointing into a copy owned until the end). */
 static int add_list(const char **list, int *n, const char *arg, const char *opt, bool split)
 {
-    char *copy = fc_xstrdup(arg);
+    if (nowned >= (int)FC_ARRAY_LEN(owned)) return fc_usage_error("too many options");
+    char *copy = own(fc_xstrdup(arg));
     char *save = NULL;
     if (!split) {
         if (*n >= MAX_LIST) return fc_usage_error("too many %s options", opt);
@@ -501,7 +517,8 @@ static int replay_opts(const fc_doc *prev, const char *path, run_opts *o)
     for (int i = 1; i < n; i++) { /* drop "fusecal" */
         const cJSON *a = cJSON_GetArrayItem(prev->argv, i);
         if (!cJSON_IsString(a)) break;
-        args[k++] = fc_xstrdup(a->valuestring); /* kept: options point into them */
+        if (nowned >= (int)FC_ARRAY_LEN(owned)) break;
+        args[k++] = own(fc_xstrdup(a->valuestring)); /* options point into them */
     }
     int rc = parse_opts(k, args, o);
     free(args);
@@ -571,7 +588,16 @@ static void environment_guards(fc_progress *pg, const fc_settings *set, const cJ
         fc_progress_note(pg, "fusecal: warning: CPU frequency governor is '%s', not 'performance': clocks may vary", gov);
 }
 
+static int run_command(int argc, char **argv);
+
 int cmd_run(int argc, char **argv)
+{
+    int rc = run_command(argc, argv);
+    free_owned();
+    return rc;
+}
+
+static int run_command(int argc, char **argv)
 {
     run_opts o;
     int rc = parse_opts(argc, argv, &o);

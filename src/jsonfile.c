@@ -57,19 +57,32 @@ static int check_tree(const char *name, const cJSON *node, int depth, char *path
 int fc_json_parse(const char *name, const char *text, size_t len, cJSON **out, fc_err *e)
 {
     *out = NULL;
-    if (len == 0 || strspn(text, " \t\r\n") == len) return fc_errf(e, "%s: empty file, expected JSON", name);
+    size_t ws = 0;
+    while (ws < len && (text[ws] == ' ' || text[ws] == '\t' || text[ws] == '\r' || text[ws] == '\n')) ws++;
+    if (ws == len) return fc_errf(e, "%s: empty file, expected JSON", name);
     if (memchr(text, 0, len)) return fc_errf(e, "%s: contains a NUL byte, not JSON text", name);
     const char *end = NULL;
-    /* len + 1: the terminating NUL must be inside the buffer for cJSON to accept it */
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+    /* parse exactly len bytes (text need not be terminated), then allow only
+     * whitespace after the value */
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
-        const char *at = end ? end : cJSON_GetErrorPtr();
-        if (!at) at = text;
+        const char *at = cJSON_GetErrorPtr();
+        if (!at || at < text || at > text + len) at = text + len;
+        /* an error at the last non-blank character means the text stopped early */
+        size_t last = len;
+        while (last > 0 && (text[last - 1] == ' ' || text[last - 1] == '\t' || text[last - 1] == '\r' || text[last - 1] == '\n')) last--;
+        if ((size_t)(at - text) + 1 >= last) return fc_errf(e, "%s: truncated JSON (ends inside a value)", name);
         int line, col;
         line_col(text, at, &line, &col);
-        if ((size_t)(at - text) >= len) return fc_errf(e, "%s: truncated JSON (ends inside a value)", name);
         return fc_errf(e, "%s: invalid JSON at line %d, column %d", name, line, col);
     }
+    for (const char *p = end; p < text + len; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
+            int line, col;
+            line_col(text, p, &line, &col);
+            cJSON_Delete(root);
+            return fc_errf(e, "%s: invalid JSON at line %d, column %d (text after the value)", name, line, col);
+        }
     char path[1024] = "";
     if (check_tree(name, root, 0, path, sizeof path, e) != 0) {
         cJSON_Delete(root);

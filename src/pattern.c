@@ -1,6 +1,7 @@
 /* pattern.c — pattern registry, problem strings, workloads. */
 #include "pattern.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,13 +210,32 @@ static float round_bf16(float x)
     return x;
 }
 
+/* float -> IEEE half (round to nearest even) -> float */
+static float round_fp16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint32_t sign = u & 0x80000000u, ax = u & 0x7fffffffu;
+    float a;
+    memcpy(&a, &ax, 4);
+    if (a >= 65520.0f) return sign ? -INFINITY : INFINITY;
+    if (a < 0x1p-14f) { /* half subnormals: multiples of 2^-24 */
+        a = nearbyintf(a * 0x1p24f) * 0x1p-24f;
+    } else {
+        ax += 0x0fffu + ((ax >> 13) & 1u);
+        ax &= ~0x1fffu;
+        memcpy(&a, &ax, 4);
+    }
+    return sign ? -a : a;
+}
+
 /* Rounds inputs to what the device will hold, so the float64 reference sees the
  * same values; a value that rounds to zero is nudged back to the smallest non-zero. */
 static void round_to_dtype(fc_tensor *t, fc_dtype dt)
 {
     if (dt != FC_BF16 && dt != FC_FP16) return;
     for (size_t i = 0; i < t->n; i++) {
-        float v = dt == FC_BF16 ? round_bf16(t->data[i]) : (float)(_Float16)t->data[i];
+        float v = dt == FC_BF16 ? round_bf16(t->data[i]) : round_fp16(t->data[i]);
         if (v == 0.0f) v = t->data[i] < 0 ? -0x1p-14f : 0x1p-14f;
         t->data[i] = v;
     }

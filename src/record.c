@@ -440,21 +440,22 @@ int fc_doc_parse(const char *name, const char *text, fc_doc *d, fc_err *e)
         cJSON_Delete(root);
         return fc_errf(e, "%s: not a fusecal calibration document (no schema/schema_version)", name);
     }
-    if (sv->valuedouble > FC_SCHEMA_VERSION) {
+    const double version = sv->valuedouble; /* sv dies with root */
+    if (version > FC_SCHEMA_VERSION) {
         cJSON_Delete(root);
-        return fc_errf(e, "%s: schema version %g is newer than this fusecal reads (%d); upgrade fusecal", name,
-                       sv->valuedouble, FC_SCHEMA_VERSION);
+        return fc_errf(e, "%s: schema version %g is newer than this fusecal reads (%d); upgrade fusecal", name, version,
+                       FC_SCHEMA_VERSION);
     }
-    if (sv->valuedouble != FC_SCHEMA_VERSION) {
+    if (version != FC_SCHEMA_VERSION) {
         cJSON_Delete(root);
-        return fc_errf(e, "%s: schema version %g is not supported (this fusecal reads %d)", name, sv->valuedouble,
+        return fc_errf(e, "%s: schema version %g is not supported (this fusecal reads %d)", name, version,
                        FC_SCHEMA_VERSION);
     }
     if (fc_schema_check(CALIBRATION_SCHEMA, root, name, e) != 0) {
         cJSON_Delete(root);
         return -1;
     }
-    d->schema_version = (int)sv->valuedouble;
+    d->schema_version = (int)version;
     const cJSON *tool = cJSON_GetObjectItemCaseSensitive(root, "tool");
     fc_strlcpy(d->tool_version, fc_json_str(tool, "version", ""), sizeof d->tool_version);
     fc_strlcpy(d->git_revision, fc_json_str(tool, "git_revision", ""), sizeof d->git_revision);
