@@ -46,9 +46,14 @@ static void list_patterns(cJSON *out, bool json)
         }
         off = 0;
         for (int k = 0; k < p->nops; k++) off += (size_t)snprintf(ops + off, sizeof ops - off, "%s%s", k ? " -> " : "", fc_op_name(p->ops[k]));
-        if (!json)
-            printf("  %-21s %-9s %-28s dims: %s%s  fuse if speedup > %.3g\n      unfused: %s\n", p->name, f->name,
-                   p->math, dims, f->has_layout ? ",layout=nhwc|nchw" : "", fc_catalog_threshold(p), ops);
+        if (!json) {
+            /* pad by characters, not bytes: the formulas hold · ᵀ √ */
+            int chars = 0;
+            for (const unsigned char *c = (const unsigned char *)p->math; *c; c++) chars += (*c & 0xC0) != 0x80;
+            printf("  %-21s %-9s %s%*s dims: %s%s  fuse if speedup > %.3g\n      unfused: %s\n", p->name, f->name,
+                   p->math, chars < 30 ? 30 - chars : 1, "", dims, f->has_layout ? ",layout=nhwc|nchw" : "",
+                   fc_catalog_threshold(p), ops);
+        }
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", p->name);
         cJSON_AddStringToObject(o, "family", f->name);

@@ -453,6 +453,16 @@ static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
             }
         }
     }
+    /* family order (linear, conv, attention), sweep order within a family */
+    for (int i = 1; i < plan->n; i++) {
+        fc_job j = plan->jobs[i];
+        int k = i - 1;
+        while (k >= 0 && plan->jobs[k].prob.pat->family > j.prob.pat->family) {
+            plan->jobs[k + 1] = plan->jobs[k];
+            k--;
+        }
+        plan->jobs[k + 1] = j;
+    }
     if (plan->n == 0) {
         if (unsupported)
             return fc_usage_error("nothing to measure: %s%s", first_unsupported,

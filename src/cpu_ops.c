@@ -11,7 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifndef L2_BLOCK_BYTES
 #define L2_BLOCK_BYTES (512u * 1024u)
+#endif
 
 /* ------------------------------------------------------------------ math */
 
@@ -268,13 +270,19 @@ static int round_down(int v, int m) { return v < m ? m : v / m * m; }
 
 void fc_cpu_gemm_nt_fused(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep)
 {
+    fc_cpu_gemm_nt_fused_blocks(M, N, K, A, B, C, ep, L2_BLOCK_BYTES);
+}
+
+void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep,
+                                 size_t block_bytes)
+{
     int nt = omp_get_max_threads();
     /* Each block is one sgemm call, which packs its rows of A and its columns of B:
      * tall blocks (up to 512 rows) and a C block of at most L2_BLOCK_BYTES keep that
      * packing small against the block's FLOPs (measured on Zen 4: 512x256 blocks
      * run at 92-95 % of one whole-matrix sgemm, 64x1024 blocks at 70 %). Halve the
      * larger side until every thread has a block. */
-    const int cfloats = (int)(L2_BLOCK_BYTES / sizeof(float));
+    const int cfloats = (int)(block_bytes / sizeof(float));
     int mb = M < 512 ? M : 512;
     int nb = round_down(cfloats / mb, 16);
     if (nb < 128) nb = 128;

@@ -37,6 +37,9 @@ void fc_cpu_softmax_rows(const float *in, float *out, size_t rows, size_t cols);
 void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *C);
 /* The same in cache-sized blocks, each finished by the epilogue while hot. */
 void fc_cpu_gemm_nt_fused(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep);
+/* The same with a chosen C-block size in bytes (for tuning). */
+void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep,
+                                 size_t block_bytes);
 
 /* ---- convolution by blocked im2col + sgemm; the same driver serves the unfused
  * conv (epilogue = its bias) and the fused one (folded bias + activation). */
