@@ -477,14 +477,16 @@ static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
 /* ------------------------------------------------------------------ output */
 
 typedef struct writer {
+    double t0, base; /* start of this run; time already spent by the runs it continues */
     const char *path;
     fc_format fmt;
     fc_progress *pg;
     fc_err err;
 } writer;
 
-static int write_doc(writer *w, const fc_doc *d)
+static int write_doc(writer *w, fc_doc *d)
 {
+    d->elapsed_s = w->base + (fc_now() - w->t0);
     char *text = fc_format_doc(d, w->fmt);
     int rc = fc_write_file_atomic(w->path, text, strlen(text), &w->err);
     free(text);
@@ -501,7 +503,7 @@ static int on_record(void *ctx, int i, int n, const fc_doc *d, const fc_record *
 {
     writer *w = ctx;
     fc_progress_record(w->pg, i, n, r);
-    if (write_doc(w, d) != 0) {
+    if (write_doc(w, (fc_doc *)d) != 0) {
         fc_progress_end(w->pg);
         fprintf(stderr, "fusecal: error: %s\n", w->err.msg);
         return -1;
@@ -613,6 +615,7 @@ static int run_command(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc < 0) return FC_EXIT_OK; /* --help */
     if (rc) return rc;
+    const double t_start = fc_now();
     fc_progress pg;
     fc_progress_init(&pg, stderr, o.quiet);
     fc_err e;
@@ -751,7 +754,7 @@ static int run_command(int argc, char **argv)
         doc.ceilings = ceilings;
     }
 
-    writer w = {.path = out, .fmt = fmt, .pg = &pg};
+    writer w = {.t0 = t_start, .base = doc.elapsed_s, .path = out, .fmt = fmt, .pg = &pg};
     if (write_doc(&w, &doc) != 0) {
         rc = fc_fail(FC_EXIT_USAGE, &w.err);
         goto done;

@@ -256,6 +256,7 @@ char *fc_doc_to_json(const fc_doc *d)
     cJSON_AddStringToObject(tool, "git_revision", d->git_revision);
     cJSON_AddStringToObject(o, "created_utc", d->created);
     cJSON_AddBoolToObject(o, "complete", d->complete);
+    fc_json_add_num(o, "elapsed_s", d->elapsed_s);
     cJSON_AddItemToObject(o, "argv", d->argv ? cJSON_Duplicate(d->argv, 1) : cJSON_CreateArray());
     cJSON_AddItemToObject(o, "host", d->host ? cJSON_Duplicate(d->host, 1) : cJSON_CreateObject());
     cJSON_AddItemToObject(o, "ceilings", d->ceilings ? cJSON_Duplicate(d->ceilings, 1) : cJSON_CreateObject());
@@ -461,6 +462,7 @@ int fc_doc_parse(const char *name, const char *text, fc_doc *d, fc_err *e)
     fc_strlcpy(d->git_revision, fc_json_str(tool, "git_revision", ""), sizeof d->git_revision);
     fc_strlcpy(d->created, fc_json_str(root, "created_utc", ""), sizeof d->created);
     d->complete = fc_json_bool(root, "complete", false);
+    d->elapsed_s = fc_json_num(root, "elapsed_s", 0);
     d->argv = cJSON_DetachItemFromObjectCaseSensitive(root, "argv");
     d->host = cJSON_DetachItemFromObjectCaseSensitive(root, "host");
     d->ceilings = cJSON_DetachItemFromObjectCaseSensitive(root, "ceilings");

@@ -77,6 +77,7 @@ typedef struct fc_doc {
     char tool_version[32];
     char git_revision[64];
     char created[32];
+    double elapsed_s; /* from the start of the run to this write */
     bool complete;
     cJSON *argv;      /* owned */
     cJSON *host;      /* owned */
