@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The CPU benchmarks: the quick sweep of every pattern twice (time and
+# run-to-run stability), and one run of the target problems side by side.
+#   bench/cpu_benchmarks.sh [OUTDIR]      (default results/cpu-<cpu>-<cores>c)
+# Writes OUTDIR/{info,quick-1,quick-2,targets}.json and OUTDIR/SUMMARY.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fusecal=${FUSECAL:-build/fusecal}
+cores=$(nproc)
+model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
+out=${1:-results/cpu-${model}-${cores}c}
+mkdir -p "$out"
+log=$out/commands.txt
+: >"$log"
+run() { echo "$*" >>"$log"; "$@"; }
+
+run "$fusecal" info --format json >"$out/info.json"
+for i in 1 2; do
+    run "$fusecal" run --pattern all --device cpu --sweep quick --seed "$i" --out "$out/quick-$i.json" --quiet
+done
+run "$fusecal" run --device cpu --seed 7 --max-time 5 --min-time 1 \
+    --shape conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1,layout=nhwc \
+    --shape linear_bias_relu:m=512,k=1024,n=1024 \
+    --shape attention:b=1,h=8,s=1024,d=64 --shape attention:b=8,h=16,s=1024,d=64 \
+    --shape attention:b=1,h=8,s=2048,d=64 --shape attention:b=1,h=4,s=4096,d=64 \
+    --shape attention:b=1,h=8,s=256,d=64 --shape attention:b=1,h=8,s=512,d=64 \
+    --out "$out/targets.json" --quiet
+python3 bench/summarize_cpu.py "$out" | tee "$out/SUMMARY.md"
