@@ -131,6 +131,92 @@ static void fill_rates(fc_record *r)
     }
 }
 
+/* Samples of both variants pooled over rounds. */
+typedef struct pooled {
+    fc_samples v[FC_NVARIANTS]; /* ms arrays grow; batch and rule from the last round */
+    int round_start[FC_MAX_ROUNDS + 1];
+    int nrounds;
+} pooled;
+
+static void pool_add(pooled *p, fc_samples in[FC_NVARIANTS])
+{
+    p->round_start[p->nrounds] = p->v[0].n;
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        fc_samples *o = &p->v[v];
+        if (o->n + in[v].n > o->cap) {
+            o->cap = o->n + in[v].n + 256;
+            o->ms = fc_xrealloc(o->ms, (size_t)o->cap * sizeof *o->ms);
+        }
+        memcpy(o->ms + o->n, in[v].ms, (size_t)in[v].n * sizeof *o->ms);
+        o->n += in[v].n;
+        o->batch = in[v].batch;
+        o->sampled_s += in[v].sampled_s;
+        o->stop_rule = in[v].stop_rule;
+        o->n_at_stop += in[v].n_at_stop;
+    }
+    p->nrounds++;
+    p->round_start[p->nrounds] = p->v[0].n;
+}
+
+static void pool_free(pooled *p)
+{
+    for (int v = 0; v < FC_NVARIANTS; v++) fc_samples_free(&p->v[v]);
+}
+
+/* Poisons, runs and checks both variants of a fresh setup. */
+static int verify_setup(const fc_backend *b, void *state, const fc_workload *w, const fc_reference *ref, double tol,
+                        float *host[FC_NVARIANTS], fc_record *r, fc_err *e)
+{
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        if (b->poison(state, (fc_variant)v, e) != 0 || b->run(state, (fc_variant)v, e) != 0 ||
+            b->output(state, (fc_variant)v, host[v], e) != 0) {
+            r->status = FC_STATUS_FAILED;
+            snprintf(r->reason, sizeof r->reason, "%s run failed: %s", fc_variant_name((fc_variant)v), e->msg);
+            return -1;
+        }
+        fc_check_output(ref, host[v], w->out_n, tol, &r->v[v].check);
+    }
+    r->fused_vs_unfused = fc_rel_diff(host[FC_FUSED], host[FC_UNFUSED], w->out_n);
+    r->verified = r->v[FC_UNFUSED].check.passed && r->v[FC_FUSED].check.passed;
+    if (!r->verified) {
+        int bad = r->v[FC_UNFUSED].check.passed ? FC_FUSED : FC_UNFUSED;
+        r->status = FC_STATUS_FAILED;
+        snprintf(r->reason, sizeof r->reason, "verification failed (%s): %s", fc_variant_name((fc_variant)bad),
+                 r->v[bad].check.reason);
+        return -1;
+    }
+    return 0;
+}
+
+/* The output left by the last timed call must still be the verified one. */
+static int check_stable(const fc_backend *b, void *state, const fc_workload *w, double tol, float *host[FC_NVARIANTS],
+                        float *after, fc_record *r, fc_err *e)
+{
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        if (b->output(state, (fc_variant)v, after, e) != 0) {
+            r->status = FC_STATUS_FAILED;
+            snprintf(r->reason, sizeof r->reason, "reading output after timing failed: %s", e->msg);
+            return -1;
+        }
+        r->v[v].stable = fc_rel_diff(after, host[v], w->out_n) <= tol;
+        if (!r->v[v].stable) {
+            r->status = FC_STATUS_FAILED;
+            r->verified = false;
+            r->v[v].check.passed = r->v[v].check.trusted = false;
+            snprintf(r->v[v].check.reason, sizeof r->v[v].check.reason, "output changed during timing (race?)");
+            snprintf(r->reason, sizeof r->reason, "verification failed (%s): output changed during timing",
+                     fc_variant_name((fc_variant)v));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static bool was_interrupted(const fc_samples s[FC_NVARIANTS])
+{
+    return s[0].stop_rule && !strcmp(s[0].stop_rule, "interrupted");
+}
+
 void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, const fc_workload *w,
                     const fc_reference *ref, volatile sig_atomic_t *interrupt, fc_record *r, bool *interrupted)
 {
@@ -177,100 +263,86 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
     }
     if (dev->sense) dev->sense(dctx, &r->before);
 
-    void *state = NULL;
-    double t0 = fc_now();
-    if (b->setup(&job->prob, w, dctx, &state, &e) != 0) {
-        r->status = FC_STATUS_FAILED;
-        snprintf(r->reason, sizeof r->reason, "setup failed: %s", e.msg);
-        if (state) b->teardown(state);
-        return;
-    }
-    r->setup_ms = (fc_now() - t0) * 1e3;
-    for (int v = 0; v < FC_NVARIANTS; v++) b->describe(state, (fc_variant)v, &r->v[v].impl);
-
-    /* verification: poisoned output, one run, copied back, checked */
-    float *host[FC_NVARIANTS] = {fc_xmalloc(w->out_n * sizeof(float)), fc_xmalloc(w->out_n * sizeof(float))};
-    float *after = fc_xmalloc(w->out_n * sizeof(float));
-    fc_samples smp[FC_NVARIANTS] = {{0}}, smpg[FC_NVARIANTS] = {{0}};
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        if (b->poison(state, (fc_variant)v, &e) != 0 || b->run(state, (fc_variant)v, &e) != 0 ||
-            b->output(state, (fc_variant)v, host[v], &e) != 0) {
-            r->status = FC_STATUS_FAILED;
-            snprintf(r->reason, sizeof r->reason, "%s run failed: %s", fc_variant_name((fc_variant)v), e.msg);
-            goto out;
-        }
-        fc_check_output(ref, host[v], w->out_n, tol, &r->v[v].check);
-    }
-    r->fused_vs_unfused = fc_rel_diff(host[FC_FUSED], host[FC_UNFUSED], w->out_n);
-    r->verified = r->v[FC_UNFUSED].check.passed && r->v[FC_FUSED].check.passed;
-    if (!r->verified) {
-        int bad = r->v[FC_UNFUSED].check.passed ? FC_FUSED : FC_UNFUSED;
-        r->status = FC_STATUS_FAILED;
-        snprintf(r->reason, sizeof r->reason, "verification failed (%s): %s", fc_variant_name((fc_variant)bad),
-                 r->v[bad].check.reason);
-        goto out;
-    }
-
+    int rounds = set->rounds < 1 ? 1 : set->rounds > FC_MAX_ROUNDS ? FC_MAX_ROUNDS : set->rounds;
     fc_bench_cfg cfg = {.stop = set->stop, .cold = set->cold, .target_sample = set->target_sample,
                         .seed = r->seed, .mode = FC_TIMING_EAGER, .interrupt = interrupt};
-    launch_arg la = {b, state};
-    if (fc_bench_pair(dev, dctx, launch, &la, &cfg, smp, &e) != 0) {
-        r->status = FC_STATUS_FAILED;
-        snprintf(r->reason, sizeof r->reason, "timing failed: %s", e.msg);
-        goto out;
-    }
-    if (smp[0].stop_rule && !strcmp(smp[0].stop_rule, "interrupted")) {
-        *interrupted = true;
-        goto out;
-    }
+    /* each round gets its share of the time; together they meet the stopping rule's minimums */
+    cfg.stop.max_time = set->stop.max_time / rounds;
+    cfg.stop.min_time = set->stop.min_time / rounds;
+    cfg.stop.min_samples = (set->stop.min_samples + rounds - 1) / rounds;
+    if (cfg.stop.min_samples < 2) cfg.stop.min_samples = 2;
     bool graph = set->graph && dev->graph_create;
-    if (graph) {
-        cfg.mode = FC_TIMING_GRAPH;
-        if (fc_bench_pair(dev, dctx, launch, &la, &cfg, smpg, &e) != 0) {
+    float *host[FC_NVARIANTS] = {fc_xmalloc(w->out_n * sizeof(float)), fc_xmalloc(w->out_n * sizeof(float))};
+    float *after = fc_xmalloc(w->out_n * sizeof(float));
+    pooled eager = {0}, replay = {0};
+    void *state = NULL;
+    for (int round = 0; round < rounds; round++) {
+        /* a fresh setup per round: new buffers, plans and algorithm choices */
+        double t0 = fc_now();
+        if (b->setup(&job->prob, w, dctx, &state, &e) != 0) {
             r->status = FC_STATUS_FAILED;
-            snprintf(r->reason, sizeof r->reason, "graph timing failed: %s", e.msg);
+            snprintf(r->reason, sizeof r->reason, "setup failed: %s", e.msg);
             goto out;
         }
-        if (smpg[0].stop_rule && !strcmp(smpg[0].stop_rule, "interrupted")) {
+        if (round == 0) {
+            r->setup_ms = (fc_now() - t0) * 1e3;
+            for (int v = 0; v < FC_NVARIANTS; v++) b->describe(state, (fc_variant)v, &r->v[v].impl);
+        }
+        if (verify_setup(b, state, w, ref, tol, host, r, &e) != 0) goto out;
+        launch_arg la = {b, state};
+        fc_samples smp[FC_NVARIANTS] = {{0}};
+        cfg.mode = FC_TIMING_EAGER;
+        cfg.seed = fc_seed_mix(r->seed, (uint64_t)round);
+        if (fc_bench_pair(dev, dctx, launch, &la, &cfg, smp, &e) != 0) {
+            r->status = FC_STATUS_FAILED;
+            snprintf(r->reason, sizeof r->reason, "timing failed: %s", e.msg);
+            goto out;
+        }
+        bool stop = was_interrupted(smp);
+        pool_add(&eager, smp);
+        for (int v = 0; v < FC_NVARIANTS; v++) fc_samples_free(&smp[v]);
+        if (stop) {
             *interrupted = true;
             goto out;
         }
-    }
-    /* The output left by the last timed call must still be the verified one. */
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        if (b->output(state, (fc_variant)v, after, &e) != 0) {
-            r->status = FC_STATUS_FAILED;
-            snprintf(r->reason, sizeof r->reason, "reading output after timing failed: %s", e.msg);
-            goto out;
+        if (graph) {
+            cfg.mode = FC_TIMING_GRAPH;
+            if (fc_bench_pair(dev, dctx, launch, &la, &cfg, smp, &e) != 0) {
+                r->status = FC_STATUS_FAILED;
+                snprintf(r->reason, sizeof r->reason, "graph timing failed: %s", e.msg);
+                goto out;
+            }
+            stop = was_interrupted(smp);
+            pool_add(&replay, smp);
+            for (int v = 0; v < FC_NVARIANTS; v++) fc_samples_free(&smp[v]);
+            if (stop) {
+                *interrupted = true;
+                goto out;
+            }
         }
-        r->v[v].stable = fc_rel_diff(after, host[v], w->out_n) <= tol;
-        if (!r->v[v].stable) {
-            r->status = FC_STATUS_FAILED;
-            r->verified = false;
-            r->v[v].check.passed = r->v[v].check.trusted = false;
-            snprintf(r->v[v].check.reason, sizeof r->v[v].check.reason, "output changed during timing (race?)");
-            snprintf(r->reason, sizeof r->reason, "verification failed (%s): output changed during timing",
-                     fc_variant_name((fc_variant)v));
-            goto out;
-        }
+        if (check_stable(b, state, w, tol, host, after, r, &e) != 0) goto out;
+        b->teardown(state);
+        state = NULL;
     }
+    r->rounds = rounds;
     for (int v = 0; v < FC_NVARIANTS; v++) {
         fc_variant_rec *vr = &r->v[v];
-        fc_stats_compute(smp[v].ms, smp[v].n, &vr->lat);
-        vr->batch = smp[v].batch;
-        fc_strlcpy(vr->stop_rule, smp[v].stop_rule ? smp[v].stop_rule : "?", sizeof vr->stop_rule);
-        vr->samples_at_stop = smp[v].n_at_stop;
-        vr->sampled_s = smp[v].sampled_s;
+        fc_stats_compute(eager.v[v].ms, eager.v[v].n, &vr->lat);
+        vr->batch = eager.v[v].batch;
+        fc_strlcpy(vr->stop_rule, eager.v[v].stop_rule ? eager.v[v].stop_rule : "?", sizeof vr->stop_rule);
+        vr->samples_at_stop = eager.v[v].n_at_stop;
+        vr->sampled_s = eager.v[v].sampled_s;
         if (graph) {
             vr->has_graph = true;
-            fc_stats_compute(smpg[v].ms, smpg[v].n, &vr->lat_graph);
+            fc_stats_compute(replay.v[v].ms, replay.v[v].n, &vr->lat_graph);
         }
     }
-    fc_bootstrap_ratio(smp[FC_UNFUSED].ms, smp[FC_FUSED].ms, smp[FC_UNFUSED].n, set->resamples, r->seed, &r->speedup);
+    fc_bootstrap_ratio_rounds(eager.v[FC_UNFUSED].ms, eager.v[FC_FUSED].ms, eager.round_start, eager.nrounds,
+                              set->resamples, r->seed, &r->speedup);
     if (graph) {
         r->has_graph_speedup = true;
-        fc_bootstrap_ratio(smpg[FC_UNFUSED].ms, smpg[FC_FUSED].ms, smpg[FC_UNFUSED].n, set->resamples, r->seed,
-                           &r->speedup_graph);
+        fc_bootstrap_ratio_rounds(replay.v[FC_UNFUSED].ms, replay.v[FC_FUSED].ms, replay.round_start, replay.nrounds,
+                                  set->resamples, r->seed, &r->speedup_graph);
     }
     r->decision = fc_decide(&r->speedup, r->threshold);
     fill_rates(r);
@@ -278,13 +350,11 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
     r->throttled = r->before.clock_mhz > 0 && r->after.clock_mhz > 0 && r->after.clock_mhz < 0.75 * r->before.clock_mhz;
 
 out:
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        fc_samples_free(&smp[v]);
-        fc_samples_free(&smpg[v]);
-        free(host[v]);
-    }
+    if (state) b->teardown(state);
+    pool_free(&eager);
+    pool_free(&replay);
+    for (int v = 0; v < FC_NVARIANTS; v++) free(host[v]);
     free(after);
-    b->teardown(state);
 }
 
 /* ------------------------------------------------------------------ the loop */

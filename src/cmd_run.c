@@ -41,6 +41,9 @@ static const char run_help[] =
     "  --min-time S             ... and at least S seconds of samples (0.5)\n"
     "  --max-noise X            ... until the relative stdev is at most X (0.005)\n"
     "  --max-time S             ... or S seconds per variant at most (15)\n"
+    "  --rounds N               fresh setups per problem (default 3): the stopping budget is\n"
+    "                           split among them and the speedup's interval covers what\n"
+    "                           changes between setups (buffer placement, algorithms)\n"
     "  --no-graph               on CUDA, skip the graph-replay timing\n"
     "  --seed N                 inputs and sample order (default: from the clock)\n"
     "  --max-memory BYTES       skip problems needing more (suffixes K, M, G)\n"
@@ -81,6 +84,7 @@ enum {
     OPT_PATTERN = 256, OPT_DEVICE, OPT_BACKEND, OPT_DTYPE, OPT_SHAPE, OPT_SWEEP, OPT_LAYOUT, OPT_CACHE, OPT_THREADS,
     OPT_THRESHOLD, OPT_MIN_SAMPLES, OPT_MIN_TIME, OPT_MAX_NOISE, OPT_MAX_TIME, OPT_NO_GRAPH, OPT_SEED,
     OPT_MAX_MEMORY, OPT_MAX_TIME_TOTAL, OPT_OUT, OPT_FORMAT, OPT_QUIET, OPT_DRY_RUN, OPT_RESUME, OPT_APPEND,
+    OPT_ROUNDS,
 };
 
 static const struct option long_opts[] = {
@@ -96,6 +100,7 @@ static const struct option long_opts[] = {
     {"out", required_argument, 0, OPT_OUT},               {"format", required_argument, 0, OPT_FORMAT},
     {"quiet", no_argument, 0, OPT_QUIET},                 {"dry-run", no_argument, 0, OPT_DRY_RUN},
     {"resume", required_argument, 0, OPT_RESUME},         {"append", required_argument, 0, OPT_APPEND},
+    {"rounds", required_argument, 0, OPT_ROUNDS},
     {"help", no_argument, 0, 'h'},                        {0, 0, 0, 0},
 };
 
@@ -214,6 +219,12 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             break;
         }
         case OPT_MAX_MEMORY: rc = bytes_opt("--max-memory", optarg, &o->set.max_memory); break;
+        case OPT_ROUNDS:
+            if ((rc = num_opt("--rounds", optarg, 1, FC_MAX_ROUNDS, &v)) == 0) {
+                if (v != floor(v)) return fc_usage_error("bad value for --rounds: '%s' (expected an integer)", optarg);
+                o->set.rounds = (int)v;
+            }
+            break;
         case OPT_MAX_TIME_TOTAL: rc = num_opt("--max-time-total", optarg, 1e-3, 1e7, &o->set.max_time_total); break;
         case OPT_OUT: o->out = optarg; break;
         case OPT_FORMAT: o->format = optarg; break;

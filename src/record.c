@@ -22,6 +22,7 @@ void fc_settings_defaults(fc_settings *s)
     fc_stop_defaults(&s->stop);
     s->target_sample = 0.002;
     s->resamples = 2000;
+    s->rounds = 3;
     s->graph = true;
 }
 
@@ -94,7 +95,8 @@ static cJSON *ratio_json(const fc_ratio_ci *c)
     cJSON_AddItemToArray(ci, fc_json_num_item(c->lo));
     cJSON_AddItemToArray(ci, fc_json_num_item(c->hi));
     cJSON_AddNumberToObject(o, "resamples", c->resamples);
-    cJSON_AddStringToObject(o, "method", "ratio of medians, unfused/fused; percentile bootstrap over paired samples");
+    cJSON_AddStringToObject(o, "method", "ratio of medians, unfused/fused; percentile bootstrap over rounds "
+                                         "(fresh setups) and over the paired samples within them");
     return o;
 }
 
@@ -179,6 +181,7 @@ cJSON *fc_record_to_json(const fc_record *r)
         fc_json_add_num(o, "unfused_gflops", r->v[FC_UNFUSED].gflops);
         fc_json_add_num(o, "fused_gflops", r->v[FC_FUSED].gflops);
         cJSON_AddItemToObject(o, "speedup", ratio_json(&r->speedup));
+        cJSON_AddNumberToObject(o, "rounds", r->rounds);
         if (r->has_graph_speedup) {
             cJSON_AddItemToObject(o, "speedup_graph", ratio_json(&r->speedup_graph));
             fc_json_add_num(o, "launch_overhead_saved_ms",
@@ -240,6 +243,7 @@ static cJSON *settings_json(const fc_settings *s)
     fc_json_add_num(o, "target_sample_s", s->target_sample);
     cJSON_AddBoolToObject(o, "graph", s->graph);
     cJSON_AddNumberToObject(o, "bootstrap_resamples", s->resamples);
+    cJSON_AddNumberToObject(o, "rounds", s->rounds);
     fc_json_add_num(o, "max_time_total_s", s->max_time_total);
     fc_json_add_num(o, "max_memory_bytes", s->max_memory);
     return o;
@@ -341,6 +345,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     const char *dec = fc_json_str(o, "decision", "none");
     r->decision = !strcmp(dec, "yes") ? FC_DECIDE_YES : !strcmp(dec, "no") ? FC_DECIDE_NO : FC_DECIDE_INCONCLUSIVE;
     r->flops = fc_json_num(o, "flops", 0);
+    r->rounds = (int)fc_json_num(o, "rounds", 1);
     const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "speedup");
     if (sp) ratio_read(sp, &r->speedup);
     const cJSON *spg = cJSON_GetObjectItemCaseSensitive(o, "speedup_graph");
@@ -423,6 +428,7 @@ static void settings_read(const cJSON *o, fc_settings *s)
     s->target_sample = fc_json_num(o, "target_sample_s", s->target_sample);
     s->graph = fc_json_bool(o, "graph", s->graph);
     s->resamples = (int)fc_json_num(o, "bootstrap_resamples", s->resamples);
+    s->rounds = (int)fc_json_num(o, "rounds", s->rounds);
     s->max_time_total = fc_json_num(o, "max_time_total_s", 0);
     s->max_memory = fc_json_num(o, "max_memory_bytes", 0);
 }
@@ -512,6 +518,10 @@ bool fc_settings_compatible(const fc_settings *a, const fc_settings *b, char *wh
     }
     if (a->threshold != b->threshold) {
         snprintf(why, n, "threshold differs");
+        return false;
+    }
+    if (a->rounds != b->rounds) {
+        snprintf(why, n, "rounds differ (%d vs %d)", a->rounds, b->rounds);
         return false;
     }
     return true;

@@ -41,6 +41,7 @@ typedef struct fc_record {
     char reason[512];
     double threshold;
     fc_decision decision;
+    int rounds;                   /* measurement rounds, each a fresh setup */
     fc_variant_rec v[FC_NVARIANTS];
     fc_ratio_ci speedup;
     bool has_graph_speedup;
@@ -66,6 +67,7 @@ typedef struct fc_settings {
     double target_sample; /* seconds */
     bool graph;           /* also time CUDA graph replays */
     int resamples;
+    int rounds;           /* fresh setups per problem; the stop budget is split among them */
     double max_time_total;/* seconds, 0 = no limit */
     double max_memory;    /* bytes, 0 = what is available */
 } fc_settings;

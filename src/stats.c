@@ -83,8 +83,16 @@ static double median_inplace(double *t, int n)
 
 void fc_bootstrap_ratio(const double *a, const double *b, int n, int resamples, uint64_t seed, fc_ratio_ci *out)
 {
+    int rs[2] = {0, n};
+    fc_bootstrap_ratio_rounds(a, b, rs, 1, resamples, seed, out);
+}
+
+void fc_bootstrap_ratio_rounds(const double *a, const double *b, const int *round_start, int nrounds, int resamples,
+                               uint64_t seed, fc_ratio_ci *out)
+{
     memset(out, 0, sizeof *out);
-    if (n <= 0) {
+    int n = round_start[nrounds];
+    if (n <= 0 || nrounds <= 0) {
         out->ratio = out->lo = out->hi = NAN;
         return;
     }
@@ -93,22 +101,36 @@ void fc_bootstrap_ratio(const double *a, const double *b, int n, int resamples, 
     memcpy(tb, b, (size_t)n * sizeof *tb);
     out->ratio = median_inplace(ta, n) / median_inplace(tb, n);
     if (resamples < 1) resamples = 1;
+    /* a resample holds as many pairs as the rounds it drew */
+    int maxcnt = 0;
+    for (int k = 0; k < nrounds; k++)
+        if (round_start[k + 1] - round_start[k] > maxcnt) maxcnt = round_start[k + 1] - round_start[k];
+    size_t cap = (size_t)nrounds * (size_t)maxcnt;
+    double *ra = fc_xmalloc(cap * sizeof *ra), *rb = fc_xmalloc(cap * sizeof *rb);
     double *r = fc_xmalloc((size_t)resamples * sizeof *r);
     fc_rng rng;
     fc_rng_seed(&rng, seed);
     for (int it = 0; it < resamples; it++) {
-        for (int i = 0; i < n; i++) {
-            int j = (int)fc_rng_below(&rng, (uint64_t)n);
-            ta[i] = a[j];
-            tb[i] = b[j];
+        int m = 0;
+        for (int k = 0; k < nrounds; k++) {
+            int rr = nrounds > 1 ? (int)fc_rng_below(&rng, (uint64_t)nrounds) : 0;
+            int lo = round_start[rr], cnt = round_start[rr + 1] - lo;
+            for (int i = 0; i < cnt; i++) {
+                int j = lo + (int)fc_rng_below(&rng, (uint64_t)cnt);
+                ra[m] = a[j];
+                rb[m] = b[j];
+                m++;
+            }
         }
-        r[it] = median_inplace(ta, n) / median_inplace(tb, n);
+        r[it] = median_inplace(ra, m) / median_inplace(rb, m);
     }
     qsort(r, (size_t)resamples, sizeof *r, cmp_double);
     out->lo = fc_percentile_sorted(r, resamples, 0.025);
     out->hi = fc_percentile_sorted(r, resamples, 0.975);
     out->resamples = resamples;
     free(r);
+    free(ra);
+    free(rb);
     free(ta);
     free(tb);
 }

@@ -24,6 +24,15 @@ typedef struct fc_ratio_ci {
  * speedup), with a percentile bootstrap over the pairs. Deterministic for a seed. */
 void fc_bootstrap_ratio(const double *a, const double *b, int n, int resamples, uint64_t seed, fc_ratio_ci *out);
 
+/* The same over samples taken in rounds (each round a fresh setup: new buffers,
+ * new plans). round_start[r] is the index of round r's first pair, round_start[
+ * nrounds] = n. Each resample draws rounds with replacement, then pairs within
+ * each drawn round, so the interval also covers what changes between setups
+ * (buffer placement, algorithm choice), not only sample noise. One round is the
+ * plain paired bootstrap. */
+void fc_bootstrap_ratio_rounds(const double *a, const double *b, const int *round_start, int nrounds, int resamples,
+                               uint64_t seed, fc_ratio_ci *out);
+
 typedef enum { FC_DECIDE_YES, FC_DECIDE_NO, FC_DECIDE_INCONCLUSIVE } fc_decision;
 /* yes: CI low > threshold; no: CI high < threshold; else inconclusive. */
 fc_decision fc_decide(const fc_ratio_ci *ci, double threshold);

@@ -106,6 +106,7 @@ static fc_record sample_record(void)
     r.status = FC_STATUS_OK;
     r.threshold = 1.1;
     r.decision = FC_DECIDE_YES;
+    r.rounds = 3;
     r.flops = 12345;
     r.speedup = (fc_ratio_ci){1.5, 1.4, 1.6, 100};
     r.traffic_reduction = 0.4;

@@ -79,6 +79,36 @@ static void bootstrap_known_ratio(void)
     free(b);
 }
 
+/* Rounds that disagree widen the interval; rounds that agree do not. */
+static void bootstrap_rounds(void)
+{
+    enum { PER = 100 };
+    double a[3 * PER], b[3 * PER];
+    int starts[4] = {0, PER, 2 * PER, 3 * PER};
+    double ratio[3] = {1.2, 1.0, 1.1};
+    fc_rng r;
+    fc_rng_seed(&r, 11);
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < PER; i++) {
+            b[k * PER + i] = 1.0 + 0.002 * fc_rng_uniform(&r);
+            a[k * PER + i] = ratio[k] * (1.0 + 0.002 * fc_rng_uniform(&r));
+        }
+    fc_ratio_ci flat, rounds;
+    fc_bootstrap_ratio(a, b, 3 * PER, 2000, 3, &flat);
+    fc_bootstrap_ratio_rounds(a, b, starts, 3, 2000, 3, &rounds);
+    CHECK_NEAR(flat.ratio, rounds.ratio, 0);
+    CHECK_MSG(rounds.hi - rounds.lo > 0.1, "rounds CI [%g, %g]", rounds.lo, rounds.hi);
+    CHECK_MSG(rounds.lo < 1.05 && rounds.hi > 1.15, "rounds CI [%g, %g]", rounds.lo, rounds.hi);
+    CHECK_MSG(flat.hi - flat.lo < rounds.hi - rounds.lo, "flat [%g, %g]", flat.lo, flat.hi);
+    CHECK(fc_decide(&rounds, 1.1) == FC_DECIDE_INCONCLUSIVE);
+    /* agreeing rounds: as tight as the flat bootstrap */
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < PER; i++) a[k * PER + i] = 1.3 * b[k * PER + i] * (1.0 + 0.002 * (fc_rng_uniform(&r) - 0.5));
+    fc_bootstrap_ratio_rounds(a, b, starts, 3, 2000, 3, &rounds);
+    CHECK_MSG(rounds.hi - rounds.lo < 0.01, "agreeing rounds CI [%g, %g]", rounds.lo, rounds.hi);
+    CHECK(fc_decide(&rounds, 1.1) == FC_DECIDE_YES);
+}
+
 static void decisions(void)
 {
     fc_ratio_ci ci = {.ratio = 1.2, .lo = 1.15, .hi = 1.25};
@@ -215,7 +245,7 @@ static void welford(void)
 
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(basic_stats), T(ratio_of_medians), T(bootstrap_known_ratio), T(decisions),
+    static const t_case cases[] = {T(basic_stats), T(ratio_of_medians), T(bootstrap_known_ratio), T(bootstrap_rounds), T(decisions),
                                    T(engine_stops_on_noise), T(engine_caps_time_and_batches),
                                    T(engine_cold_and_interrupt), T(welford)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
