@@ -44,6 +44,9 @@ typedef struct fc_backend {
     void (*teardown)(void *state);
     /* Optional: library versions and build facts for the host block. */
     void (*inventory)(cJSON *libs);
+    /* Optional: this library's dense GEMM rate for a dtype (GFLOP/s, 0 when it
+     * has none), so that the device's ceiling is the best any library reaches. */
+    double (*gemm_gflops)(fc_dtype dt);
 } fc_backend;
 
 /* Registry, in backend.c. Every backend fusecal knows, with built == NULL for the

@@ -63,7 +63,22 @@ int fc_session_ceilings(fc_session *s, fc_err *e)
 {
     for (int i = 0; i < s->ndev; i++) {
         if (s->measured[i]) continue;
-        if (s->dev[i]->measure_ceilings(s->ctx[i], &s->ceil[i], e) != 0) return -1;
+        fc_ceilings *c = &s->ceil[i];
+        if (s->dev[i]->measure_ceilings(s->ctx[i], c, e) != 0) return -1;
+        /* the GEMM ceiling is the best rate any library on the device reaches */
+        for (const fc_backend_entry *en = fc_backend_registry; en->name; en++) {
+            const fc_backend *b = en->built;
+            char why[256];
+            if (!b || !b->gemm_gflops || strcmp(b->device, s->dev[i]->name) || !b->available(why, sizeof why)) continue;
+            for (int dt = 0; dt < FC_NDTYPES; dt++) {
+                double g = b->gemm_gflops((fc_dtype)dt);
+                if (g <= 0) continue;
+                size_t l = strlen(c->method);
+                snprintf(c->method + l, sizeof c->method - l, "; %s %s GEMM %.1f GFLOP/s", b->name,
+                         fc_dtype_name((fc_dtype)dt), g);
+                if (g > c->gflops[dt]) c->gflops[dt] = g;
+            }
+        }
         s->measured[i] = true;
     }
     return 0;

@@ -16,7 +16,7 @@ typedef struct fc_ceilings {
     double bandwidth_gbs;      /* large device-memory copy, bytes read + written, GB/s */
     double launch_us;          /* empty kernel launch, eager (GPU) */
     double graph_launch_us;    /* the same inside a replayed graph (GPU) */
-    char method[256];          /* how they were measured */
+    char method[512];          /* how they were measured */
 } fc_ceilings;
 
 /* Environment read before and after each problem (clock drops, load). */
