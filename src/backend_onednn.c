@@ -15,6 +15,7 @@
  * implementation is flagged as a fallback.
  */
 #include "backend.h"
+#include "cpu_ops.h"
 
 #include <dnnl.h>
 #include <dnnl_debug.h>
@@ -82,12 +83,6 @@ static bool dn_supports(const fc_problem *p, char *why, size_t n)
     return true;
 }
 
-static float *buffer(size_t n)
-{
-    float *b = fc_aligned_alloc(n * sizeof(float));
-    memset(b, 0, n * sizeof(float));
-    return b;
-}
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -407,9 +402,9 @@ static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->w = w;
     DN(dnnl_engine_create(&s->eng, dnnl_cpu, 0));
     DN(dnnl_stream_create(&s->stream, s->eng, dnnl_stream_default_flags));
-    for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = buffer(w->out_n);
+    for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = fc_cpu_buffer(w->out_n);
     int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++) s->tmp[i] = buffer(w->inter_n);
+    for (int i = 0; i < ntmp; i++) s->tmp[i] = fc_cpu_buffer(w->inter_n);
     switch (p->pat->family) {
     case FC_FAM_LINEAR: return build_linear(s, e);
     case FC_FAM_CONV: return build_conv(s, e);
@@ -440,7 +435,7 @@ static int dn_poison(void *state, fc_variant v, fc_err *e)
 {
     (void)e;
     dn_state *s = state;
-    for (size_t i = 0; i < s->w->out_n; i++) s->out[v][i] = NAN;
+    fc_cpu_fill_nan(s->out[v], s->w->out_n);
     return 0;
 }
 

@@ -57,12 +57,6 @@ static bool ob_supports(const fc_problem *p, char *why, size_t n)
     return true;
 }
 
-static float *buffer(size_t n)
-{
-    float *b = fc_aligned_alloc(n * sizeof(float));
-    memset(b, 0, n * sizeof(float)); /* map every page now, not in a timed call */
-    return b;
-}
 
 static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
 {
@@ -79,23 +73,23 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->block_bytes = llc ? llc / (2 * (size_t)s->nthreads) : (4u << 20);
     if (s->block_bytes < (512u << 10)) s->block_bytes = 512u << 10;
     if (s->block_bytes > (8u << 20)) s->block_bytes = 8u << 20;
-    for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = buffer(w->out_n);
+    for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = fc_cpu_buffer(w->out_n);
     int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++) s->tmp[i] = buffer(w->inter_n);
+    for (int i = 0; i < ntmp; i++) s->tmp[i] = fc_cpu_buffer(w->inter_n);
     if (p->pat->family == FC_FAM_CONV) {
         const int64_t *d = p->d;
         s->g = (fc_conv_geom){(int)d[FC_CONV_N], (int)d[FC_CONV_C], (int)d[FC_CONV_H], (int)d[FC_CONV_W],
                               (int)d[FC_CONV_K], (int)d[FC_CONV_R], (int)d[FC_CONV_S], (int)d[FC_CONV_STRIDE],
                               (int)d[FC_CONV_PAD], (int)d[FC_CONV_P], (int)d[FC_CONV_Q], p->layout == FC_NHWC};
         size_t wn = w->t[FC_CONV_TW].n;
-        s->wpack[FC_UNFUSED] = buffer(wn);
-        s->wpack[FC_FUSED] = buffer(wn);
+        s->wpack[FC_UNFUSED] = fc_cpu_buffer(wn);
+        s->wpack[FC_FUSED] = fc_cpu_buffer(wn);
         fc_cpu_conv_pack_weights(&s->g, w->t[FC_CONV_TW].data, s->wpack[FC_UNFUSED]);
         fc_cpu_conv_pack_weights(&s->g, w->t[FC_CONV_TWF].data, s->wpack[FC_FUSED]);
-        s->ws = buffer(fc_cpu_conv_workspace(&s->g) * (size_t)s->nthreads + 1);
-        s->bn_scratch = buffer(2 * (size_t)d[FC_CONV_K]);
+        s->ws = fc_cpu_buffer(fc_cpu_conv_workspace(&s->g) * (size_t)s->nthreads + 1);
+        s->bn_scratch = fc_cpu_buffer(2 * (size_t)d[FC_CONV_K]);
     } else if (p->pat->id == FC_P_attention) {
-        s->ws = buffer(fc_cpu_flash_workspace((int)p->d[FC_ATT_D]) * (size_t)s->nthreads);
+        s->ws = fc_cpu_buffer(fc_cpu_flash_workspace((int)p->d[FC_ATT_D]) * (size_t)s->nthreads);
     }
     *state = s;
     return 0;
@@ -226,10 +220,7 @@ static int ob_poison(void *state, fc_variant v, fc_err *e)
 {
     (void)e;
     ob_state *s = state;
-    float *o = s->out[v];
-    size_t n = s->w->out_n;
-#pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++) o[i] = NAN;
+    fc_cpu_fill_nan(s->out[v], s->w->out_n);
     return 0;
 }
 

@@ -103,26 +103,51 @@ static inline void act_span(float *y, size_t n, fc_act a)
 
 /* ------------------------------------------------------------------ elementwise */
 
-void fc_cpu_bias(const float *in, const float *bias, float *out, size_t outer, size_t C, size_t inner)
+float *fc_cpu_buffer(size_t n)
+{
+    float *b = fc_aligned_alloc(n * sizeof(float));
+    memset(b, 0, n * sizeof(float)); /* map every page now, not in a timed call */
+    return b;
+}
+
+void fc_cpu_fill_nan(float *p, size_t n)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++) p[i] = NAN;
+}
+
+/* out = in·scale[c] + shift[c] over [outer, C, inner]; scale NULL means 1 */
+static void channel_affine(const float *in, const float *scale, const float *shift, float *out, size_t outer, size_t C,
+                           size_t inner)
 {
     if (inner == 1) {
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < outer; i++) {
             const float *a = in + i * C;
             float *o = out + i * C;
+            if (scale) {
 #pragma omp simd
-            for (size_t c = 0; c < C; c++) o[c] = a[c] + bias[c];
+                for (size_t c = 0; c < C; c++) o[c] = a[c] * scale[c] + shift[c];
+            } else {
+#pragma omp simd
+                for (size_t c = 0; c < C; c++) o[c] = a[c] + shift[c];
+            }
         }
     } else {
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < outer * C; i++) {
-            const float b = bias[i % C];
+            const float sc = scale ? scale[i % C] : 1.0f, sh = shift[i % C];
             const float *a = in + i * inner;
             float *o = out + i * inner;
 #pragma omp simd
-            for (size_t j = 0; j < inner; j++) o[j] = a[j] + b;
+            for (size_t j = 0; j < inner; j++) o[j] = a[j] * sc + sh;
         }
     }
+}
+
+void fc_cpu_bias(const float *in, const float *bias, float *out, size_t outer, size_t C, size_t inner)
+{
+    channel_affine(in, NULL, bias, out, outer, C, inner);
 }
 
 void fc_cpu_batchnorm(const float *in, const float *gamma, const float *beta, const float *mean, const float *var,
@@ -134,24 +159,7 @@ void fc_cpu_batchnorm(const float *in, const float *gamma, const float *beta, co
         scale[c] = gamma[c] / sqrtf(var[c] + eps);
         shift[c] = beta[c] - mean[c] * scale[c];
     }
-    if (inner == 1) {
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < outer; i++) {
-            const float *a = in + i * C;
-            float *o = out + i * C;
-#pragma omp simd
-            for (size_t c = 0; c < C; c++) o[c] = a[c] * scale[c] + shift[c];
-        }
-    } else {
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < outer * C; i++) {
-            const float sc = scale[i % C], sh = shift[i % C];
-            const float *a = in + i * inner;
-            float *o = out + i * inner;
-#pragma omp simd
-            for (size_t j = 0; j < inner; j++) o[j] = a[j] * sc + sh;
-        }
-    }
+    channel_affine(in, scale, shift, out, outer, C, inner);
 }
 
 void fc_cpu_add(const float *a, const float *b, float *out, size_t n)

@@ -20,6 +20,10 @@ typedef struct fc_epilogue {
     fc_act act;
 } fc_epilogue;
 
+/* ---- host buffers: 64-byte aligned, every page mapped (zeroed) before timing */
+float *fc_cpu_buffer(size_t n);
+void fc_cpu_fill_nan(float *p, size_t n);
+
 /* ---- elementwise passes over a tensor viewed as [outer, C, inner] (channel = C) */
 void fc_cpu_bias(const float *in, const float *bias, float *out, size_t outer, size_t C, size_t inner);
 /* inference batch norm: out = (in − μ)·γ/√(σ²+ε) + β, per channel; scratch holds 2C floats */
