@@ -31,7 +31,7 @@
 #define DN(call)                                                                                                   \
     do {                                                                                                           \
         dnnl_status_t st_ = (call);                                                                                \
-        if (st_ != dnnl_success || fc_fault("onednn")) {                                                           \
+        if (st_ != dnnl_success || fc_fault_backend("onednn")) {                                                           \
             return fc_errf(e, "oneDNN call %s failed at %s:%d: %s", #call, __FILE__, __LINE__,                    \
                            st_ != dnnl_success ? dnnl_status2str(st_) : "injected fault");                         \
         }                                                                                                          \

@@ -227,9 +227,12 @@ static int check_stable(const fc_backend *b, void *state, const fc_workload *w, 
     return 0;
 }
 
+/* Interrupted while either variant was still sampling: the record is incomplete. */
 static bool was_interrupted(const fc_samples s[FC_NVARIANTS])
 {
-    return s[0].stop_rule && !strcmp(s[0].stop_rule, "interrupted");
+    for (int v = 0; v < FC_NVARIANTS; v++)
+        if (s[v].stop_rule && !strcmp(s[v].stop_rule, "interrupted")) return true;
+    return false;
 }
 
 void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, const fc_workload *w,
@@ -278,6 +281,7 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
     }
     if (dev->sense) dev->sense(dctx, &r->before);
 
+    fc_fault_armed = 1; /* injected library faults fire from here to the end of this job */
     int rounds = set->rounds < 1 ? 1 : set->rounds > FC_MAX_ROUNDS ? FC_MAX_ROUNDS : set->rounds;
     fc_bench_cfg cfg = {.stop = set->stop, .cold = set->cold, .target_sample = set->target_sample,
                         .seed = r->seed, .mode = FC_TIMING_EAGER, .interrupt = interrupt};
@@ -366,6 +370,7 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
 
 out:
     if (state) b->teardown(state);
+    fc_fault_armed = 0;
     pool_free(&eager);
     pool_free(&replay);
     for (int v = 0; v < FC_NVARIANTS; v++) free(host[v]);

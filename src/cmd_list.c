@@ -22,7 +22,7 @@ static void sample_problem(const fc_pattern *pat, fc_dtype dt, fc_layout layout,
     fc_problem_init(p, pat, dt);
     const fc_family *f = fc_family_of(pat);
     for (int i = 0; i < f->ndims; i++)
-        if (p->d[i] == FC_DIM_REQUIRED) p->d[i] = 8;
+        if (p->d[i] == FC_DIM_REQUIRED) p->d[i] = 64; /* a common size: d=64 heads, 64 channels */
     if (f->has_layout) p->layout = layout;
     int ci = fc_problem_dim_index(p, "causal");
     if (ci >= 0) p->d[ci] = causal;

@@ -270,7 +270,7 @@ void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *
     /* FUSECAL_FAULT=openblas: an argument OpenBLAS rejects (it reports through
      * xerbla and computes nothing), to prove verification catches a call that
      * silently did no work. */
-    int lda = fc_fault("openblas") ? 0 : K;
+    int lda = fc_fault_backend("openblas") ? 0 : K;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, A, lda, B, K, 0.0f, C, N);
 }
 

@@ -421,3 +421,7 @@ bool fc_fault(const char *site)
     }
     return false;
 }
+
+int fc_fault_armed;
+
+bool fc_fault_backend(const char *site) { return fc_fault_armed && fc_fault(site); }

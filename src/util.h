@@ -75,5 +75,10 @@ int fc_check_writable(const char *path, fc_err *e);
 /* Fault injection for tests: FUSECAL_FAULT=name[,name...] makes the call site named
  * `name` fail. Returns true when the site should fail. */
 bool fc_fault(const char *site);
+/* The same for library call sites inside backends: they fire only while a backend
+ * works on a problem (fc_fault_armed), so a device's own start-up is spared and
+ * the failure lands in one record while later problems still run. */
+extern int fc_fault_armed;
+bool fc_fault_backend(const char *site);
 
 #endif

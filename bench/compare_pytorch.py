@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""fusecal against PyTorch on the same GPU, same shapes, same definitions of the
+unfused chain and the fused form (issue 3's targets).
+
+    bench/compare_pytorch.py FUSECAL [--out DIR] [--max-time S] [--only NAME[,NAME]]
+
+Runs `FUSECAL run --device cuda` on the target problems (one JSON document,
+DIR/targets.json), then times PyTorch eagerly on the same shapes with CUDA events:
+warm-up, then samples of back-to-back calls (each sample at least ~2 ms, like
+fusecal's eager samples), the median per-call time of at least 30 samples. Prints
+fused and unfused latency of both, the ratio fusecal/PyTorch, each target and
+whether it is met, and writes the table to DIR/compare.md (and DIR/compare.json).
+
+PyTorch's variants, as fusecal defines them:
+  linear     unfused: x @ W.T, + b, relu (3 kernels)   fused: torch._addmm_activation
+             (linear_bias: unfused mm + add, fused addmm)
+  conv       unfused: conv2d(x, W, b) -> batch_norm (eval) -> relu
+             fused: conv2d(x, W_folded, b_folded) -> relu (BN folded), channels_last
+  attention  unfused: Q @ K^T -> * 1/sqrt(d) -> softmax -> @ V
+             fused: F.scaled_dot_product_attention (whichever backend PyTorch picks)
+fp32 runs with TF32 off in PyTorch (its default for matmul; set for cuDNN too), as
+in fusecal's fp32.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TARGETS = [
+    # name, fusecal problem, what the target compares, threshold
+    ("linear_bf16_big", "linear_bias_relu:m=8192,k=4096,n=4096,dtype=bf16",
+     "fused fusecal / torch._addmm_activation <= 1.0", 1.0),
+    ("linear_fp32_small", "linear_bias:m=128,k=512,n=512,dtype=fp32",
+     "fused fusecal / min(torch addmm, mm + add) <= 1.0", 1.0),
+    ("conv_bn_relu_bf16_nhwc", "conv_bn_relu:n=32,c=256,h=14,w=14,k=256,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=bf16",
+     "fused fusecal / torch folded conv + relu <= 1.0", 1.0),
+    ("attention_bf16_4096", "attention:b=4,h=16,s=4096,d=128,dtype=bf16",
+     "fused fusecal TFLOP/s >= 0.8 x torch SDPA", 0.8),
+    ("attention_fp32_1024", "attention:b=8,h=16,s=1024,d=64,dtype=fp32",
+     "fused fusecal / torch SDPA <= 1.0", 1.0),
+]
+
+
+def parse_problem(s):
+    pat, _, rest = s.partition(":")
+    kv = dict(p.split("=") for p in rest.split(","))
+    return pat, kv
+
+
+def run_fusecal(binary, out, max_time, names):
+    cmd = [binary, "run", "--device", "cuda", "--out", str(out), "--quiet", "--seed", "11",
+           "--max-time", str(max_time), "--min-time", "0.5", "--rounds", "2"]
+    for name, prob, _, _ in TARGETS:
+        if name in names:
+            cmd += ["--shape", prob]
+    print("+ " + " ".join(cmd), flush=True)
+    t0 = time.time()
+    r = subprocess.run(cmd)
+    print(f"fusecal run: exit {r.returncode}, {time.time() - t0:.1f} s", flush=True)
+    if not out.exists():
+        sys.exit(f"compare_pytorch: fusecal wrote no {out}")
+    with open(out) as f:
+        doc = json.load(f)
+    recs = {}
+    for r in doc["records"]:
+        recs[r["problem"]] = r
+    return doc, recs
+
+
+def find_record(recs, prob):
+    pat, kv = parse_problem(prob)
+    for r in recs.values():
+        if r["pattern"] != pat or r["dtype"] != kv.get("dtype", "fp32"):
+            continue
+        dims = r["dims"]
+        if all(str(int(dims[k])) == v for k, v in kv.items() if k in dims):
+            if "layout" in kv and r["layout"] != kv["layout"]:
+                continue
+            return r
+    return None
+
+
+# ------------------------------------------------------------------ PyTorch
+
+def torch_time(torch, fn, target_s=0.002, min_samples=30, max_s=3.0):
+    """Median per-call ms over samples of back-to-back calls, timed with CUDA events."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    fn()
+    e.record()
+    e.synchronize()
+    one = max(s.elapsed_time(e) * 1e-3, 1e-6)
+    batch = max(1, min(100000, math.ceil(target_s / one)))
+    for _ in range(batch):  # warm-up at the batch size
+        fn()
+    torch.cuda.synchronize()
+    ms = []
+    t0 = time.time()
+    while len(ms) < min_samples or (time.time() - t0 < 0.5 and len(ms) < 1000):
+        s.record()
+        for _ in range(batch):
+            fn()
+        e.record()
+        e.synchronize()
+        ms.append(s.elapsed_time(e) / batch)
+        if time.time() - t0 > max_s and len(ms) >= 10:
+            break
+    return statistics.median(ms)
+
+
+def torch_linear(torch, kv, dt, relu):
+    M, K, N = int(kv["m"]), int(kv["k"]), int(kv["n"])
+    x = torch.rand(M, K, device="cuda", dtype=dt) * 2 - 1
+    W = (torch.rand(N, K, device="cuda", dtype=dt) * 2 - 1) * (1.5 / math.sqrt(K))
+    b = torch.rand(N, device="cuda", dtype=dt) - 0.25
+    if relu:
+        fused = lambda: torch._addmm_activation(b, x, W.t(), use_gelu=False)
+        unfused = lambda: torch.relu(torch.add(torch.mm(x, W.t()), b))
+        names = ("x @ W.T -> + b -> relu", "torch._addmm_activation")
+    else:
+        fused = lambda: torch.addmm(b, x, W.t())
+        unfused = lambda: torch.add(torch.mm(x, W.t()), b)
+        names = ("mm -> + b", "addmm")
+    return torch_time(torch, unfused), torch_time(torch, fused), names
+
+
+def torch_conv(torch, kv, dt):
+    F = torch.nn.functional
+    n, c, h, w, k = (int(kv[i]) for i in ("n", "c", "h", "w", "k"))
+    r, s = int(kv.get("r", 3)), int(kv.get("s", 3))
+    stride, pad = int(kv.get("stride", 1)), int(kv.get("pad", 0))
+    cl = torch.channels_last if kv.get("layout", "nhwc") == "nhwc" else torch.contiguous_format
+    x = (torch.rand(n, c, h, w, device="cuda", dtype=dt) * 2 - 1).to(memory_format=cl)
+    W = ((torch.rand(k, c, r, s, device="cuda", dtype=dt) * 2 - 1) * (1.5 / math.sqrt(c * r * s))).to(memory_format=cl)
+    b = torch.rand(k, device="cuda", dtype=dt) - 0.25
+    g = torch.rand(k, device="cuda", dtype=dt) + 0.5
+    be = torch.rand(k, device="cuda", dtype=dt) - 0.25
+    mu = (torch.rand(k, device="cuda", dtype=dt) - 0.5) * 0.4
+    var = torch.rand(k, device="cuda", dtype=dt) + 0.25
+    inv = (g.float() / torch.sqrt(var.float() + 1e-5))
+    Wf = (W.float() * inv.view(-1, 1, 1, 1)).to(dt).to(memory_format=cl)
+    bf = ((b.float() - mu.float()) * inv + be.float()).to(dt)
+    unfused = lambda: torch.relu(F.batch_norm(F.conv2d(x, W, b, stride=stride, padding=pad), mu, var, g, be,
+                                              training=False, eps=1e-5))
+    fused = lambda: torch.relu(F.conv2d(x, Wf, bf, stride=stride, padding=pad))
+    return torch_time(torch, unfused), torch_time(torch, fused), ("conv2d -> batch_norm -> relu",
+                                                                   "conv2d(BN folded) -> relu")
+
+
+def torch_attention(torch, kv, dt):
+    F = torch.nn.functional
+    B, H, S, D = (int(kv[i]) for i in ("b", "h", "s", "d"))
+    causal = kv.get("causal", "0") == "1"
+    q = torch.rand(B, H, S, D, device="cuda", dtype=dt) * 4 - 2
+    k = torch.rand(B, H, S, D, device="cuda", dtype=dt) * 4 - 2
+    v = torch.rand(B, H, S, D, device="cuda", dtype=dt) * 2 - 1
+    scale = 1.0 / math.sqrt(D)
+    mask = torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1) if causal else None
+
+    def unfused():
+        s = torch.matmul(q, k.transpose(-1, -2))
+        s = s * scale
+        if mask is not None:
+            s = s.masked_fill(mask, float("-inf"))
+        return torch.matmul(torch.softmax(s, dim=-1), v)
+
+    fused = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return torch_time(torch, unfused), torch_time(torch, fused), ("matmul -> scale -> softmax -> matmul",
+                                                                   "scaled_dot_product_attention")
+
+
+def run_torch(prob):
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    pat, kv = parse_problem(prob)
+    dt = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[kv.get("dtype", "fp32")]
+    if kv.get("dtype") == "tf32":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    with torch.no_grad():
+        if pat.startswith("linear"):
+            return torch_linear(torch, kv, dt, relu=pat == "linear_bias_relu")
+        if pat.startswith("conv"):
+            return torch_conv(torch, kv, dt)
+        return torch_attention(torch, kv, dt)
+
+
+def attention_flops(kv):
+    B, H, S, D = (int(kv[i]) for i in ("b", "h", "s", "d"))
+    L = S * (S + 1) / 2 if kv.get("causal", "0") == "1" else S * S
+    return 4.0 * B * H * L * D
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("fusecal")
+    ap.add_argument("--out", default="results/h100")
+    ap.add_argument("--max-time", type=float, default=2.0, help="fusecal's --max-time per variant (s)")
+    ap.add_argument("--only", default="", help="comma-separated target names")
+    a = ap.parse_args()
+    names = set(a.only.split(",")) if a.only else {t[0] for t in TARGETS}
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    doc, recs = run_fusecal(a.fusecal, out / "targets.json", a.max_time, names)
+    gpu = doc.get("host", {}).get("devices", {}).get("cuda", {}).get("name", "?")
+    try:
+        import torch
+        tv = f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()})"
+    except Exception as ex:  # noqa: BLE001
+        sys.exit(f"compare_pytorch: PyTorch is not importable here: {ex}")
+    rows, results = [], []
+    for name, prob, what, thr in TARGETS:
+        if name not in names:
+            continue
+        r = find_record(recs, prob)
+        pat, kv = parse_problem(prob)
+        try:
+            tu, tf, tnames = run_torch(prob)
+        except Exception as ex:  # noqa: BLE001
+            tu = tf = float("nan")
+            tnames = (f"failed: {ex}", "")
+        if r is None or r["status"] != "ok":
+            why = "no record" if r is None else f"{r['status']}: {r.get('reason', '')}"
+            fu = ff = fug = ffg = float("nan")
+        else:
+            why = ""
+            v = r["variants"]
+            fu, ff = v["unfused"]["latency_ms"]["median"], v["fused"]["latency_ms"]["median"]
+            fug = v["unfused"].get("latency_graph_ms", {}).get("median", float("nan"))
+            ffg = v["fused"].get("latency_graph_ms", {}).get("median", float("nan"))
+        if name == "linear_fp32_small":
+            ratio = ff / min(tf, tu)
+            met = ratio <= thr
+        elif name == "attention_bf16_4096":
+            fl = attention_flops(kv)
+            ratio = tf / ff  # throughput ratio fusecal / torch
+            met = ratio >= thr
+            what += f" (torch {fl / tf / 1e9:.0f} TFLOP/s, fusecal {fl / ff / 1e9:.0f} TFLOP/s)"
+        else:
+            ratio = ff / tf
+            met = ratio <= thr
+        res = dict(name=name, problem=prob, fusecal_unfused_ms=fu, fusecal_fused_ms=ff, fusecal_unfused_graph_ms=fug,
+                   fusecal_fused_graph_ms=ffg, torch_unfused_ms=tu, torch_fused_ms=tf, ratio_fused=ff / tf,
+                   ratio_unfused=fu / tu, target=what, target_value=ratio, met=bool(met), torch_unfused=tnames[0],
+                   torch_fused=tnames[1], note=why,
+                   fusecal_fused_impl=r["variants"]["fused"]["impl"] if r and r["status"] == "ok" else "")
+        results.append(res)
+        rows.append(f"| {name} | {fu:.4g} | {ff:.4g} | {tu:.4g} | {tf:.4g} | {ff / tf:.3f} | {fu / tu:.3f} | "
+                    f"{what}: {ratio:.3f} | {'yes' if met else 'NO'}{(' (' + why + ')') if why else ''} |")
+    head = [f"# fusecal vs PyTorch on {gpu}", "",
+            f"{tv}; fusecal {doc['tool']['version']} ({doc['tool']['git_revision']}). Eager latencies, median ms per "
+            "call; ratio = fusecal / PyTorch (lower is better).", "",
+            "| target | fusecal unfused | fusecal fused | torch unfused | torch fused | ratio fused | ratio unfused | "
+            "target: value | met |",
+            "|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    text = "\n".join(head + rows) + "\n"
+    print(text)
+    (out / "compare.md").write_text(text)
+    (out / "compare.json").write_text(json.dumps({"gpu": gpu, "torch": tv, "results": results}, indent=2,
+                                                 default=lambda o: None) + "\n")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

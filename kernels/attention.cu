@@ -1,0 +1,647 @@
+/* attention.cu — fusecal's fused attention kernels: flash attention (O = softmax(Q·Kᵀ/√d)·V
+ * with an online softmax) and a fused QKᵀ + softmax that writes only P.
+ *
+ * Shapes: Q, K, V, O [bh, s, d], P [bh, s, s], row-major, d = 64 or 128. A block of
+ * 4 warps takes 64 queries of one head; each warp owns 16 query rows; the keys come
+ * in tiles of 64 through shared memory (cp.async, zero-filled past s).
+ *
+ * Tensor cores, mma.sync (fp32 accumulation in every case):
+ *   bf16, fp16  m16n8k16; fragments with ldmatrix (.trans for V); P goes from the
+ *               QKᵀ accumulators straight into the A operand of P·V (the C layout
+ *               of two n-tiles is the A layout of one k-step).
+ *   tf32        m16n8k8 on operands rounded to tf32 (cvt.rna); P is moved into the
+ *               A layout with warp shuffles.
+ *   fp32        the tf32 path with each operand split into big + small tf32 parts and
+ *               three products (small·big + big·small + big·big): about fp32 accuracy
+ *               at a third of the tf32 rate, well above plain fp32 FMA.
+ *
+ * Napkin math (bf16, b=4, h=16, s=4096, d=128): 4·b·h·s²·d = 137 GFLOP; reads Q, K, V
+ * (one pass of K/V per 64-query block: 64 blocks·2·4096·128·2 B = 134 MB per head
+ * group, mostly from L2) and writes O once. Compute-bound: at ~600 TFLOP/s it would
+ * take 0.23 ms; mma.sync reaches roughly half of Hopper's wgmma rate.
+ *
+ * Softmax: scores scaled by log2(e)/√d and exponentiated with exp2f; each row's max
+ * and sum are held by the 4 lanes that share the row and merged with shuffles.
+ * Causal: key j > query i is masked; key tiles wholly above the block's last query
+ * are skipped (qk_softmax writes their zeros without computing them).
+ */
+#include "fusecal_kernels.h"
+#include "kernel_util.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+#include <stdio.h>
+
+namespace {
+
+constexpr int BR = 64;  /* queries per block */
+constexpr int BC = 64;  /* keys per tile */
+constexpr int NT = 128; /* threads per block: 4 warps x 16 query rows */
+constexpr float LOG2E = 1.4426950408889634f;
+
+template <int KIND> struct Kind;
+template <> struct Kind<FCK_FP32> { typedef float T; enum { HALF = 0, SPLIT = 1 }; };
+template <> struct Kind<FCK_TF32> { typedef float T; enum { HALF = 0, SPLIT = 0 }; };
+template <> struct Kind<FCK_BF16> { typedef __nv_bfloat16 T; enum { HALF = 1, SPLIT = 0 }; };
+template <> struct Kind<FCK_FP16> { typedef __half T; enum { HALF = 1, SPLIT = 0 }; };
+
+/* Shared-memory row strides (elements), padded so that fragment loads are free of
+ * bank conflicts: 16 bytes for ldmatrix rows; 4 words for the fp32 Q/K loads (rows
+ * g of a warp land 4 banks apart), 8 words for V (rows t of a warp, 8 apart). */
+template <int KIND, int D> struct Geo {
+    typedef typename Kind<KIND>::T T;
+    static constexpr int QS = Kind<KIND>::HALF ? D + 8 : D + 4;
+    static constexpr int KS = QS;
+    static constexpr int VS = D + 8;
+    static constexpr int OS = BC + 8; /* staging of a warp's 16 x 64 tile of P */
+    static constexpr size_t flash_smem = (size_t)BR * (QS + KS + VS) * sizeof(T);
+    static constexpr size_t qks_smem = ((size_t)BR * QS + 2 * (size_t)BC * KS + 4 * 16 * (size_t)OS) * sizeof(T);
+};
+
+/* ---------------------------------------------------------------- PTX wrappers */
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+/* 16 bytes global -> shared, asynchronously; zero-filled when !valid */
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool valid)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem),
+                 "r"(valid ? 16 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void ldsm_x4(uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3, const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(smem_u32(p)));
+}
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3, const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(smem_u32(p)));
+}
+
+/* c[16x8] += a[16x16]·b[16x8], 16-bit operands */
+template <int KIND>
+__device__ __forceinline__ void mma16(float *c, const uint32_t *a, uint32_t b0, uint32_t b1)
+{
+    if (KIND == FCK_BF16)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+            "{%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+            "{%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* c[16x8] += a[16x8]·b[8x8], tf32 operands */
+__device__ __forceinline__ void mma_tf32(float *c, const uint32_t *a, uint32_t b0, uint32_t b1)
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t tf32_rna(float x)
+{
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+/* x as a tf32 pair: big = tf32(x), small = tf32(x - big) */
+__device__ __forceinline__ void tf32_split(float x, uint32_t &big, uint32_t &small)
+{
+    big = tf32_rna(x);
+    small = tf32_rna(x - __uint_as_float(big));
+}
+
+/* c += a·b with tf32 operands (SPLIT: three products of the big/small parts) */
+template <bool SPLIT>
+__device__ __forceinline__ void mma_f32(float *c, const float *a, float b0, float b1)
+{
+    if (SPLIT) {
+        uint32_t ab[4], as[4], bb0, bs0, bb1, bs1;
+#pragma unroll
+        for (int i = 0; i < 4; i++) tf32_split(a[i], ab[i], as[i]);
+        tf32_split(b0, bb0, bs0);
+        tf32_split(b1, bb1, bs1);
+        mma_tf32(c, as, bb0, bb1);
+        mma_tf32(c, ab, bs0, bs1);
+        mma_tf32(c, ab, bb0, bb1);
+    } else {
+        uint32_t ar[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) ar[i] = tf32_rna(a[i]);
+        mma_tf32(c, ar, tf32_rna(b0), tf32_rna(b1));
+    }
+}
+
+/* ---------------------------------------------------------------- tiles */
+
+/* rows [row0, row0 + 64) of a head's [s, D] matrix into shared memory (row stride
+ * STRIDE); rows at or past s are zero-filled. One cp.async group is left open. */
+template <typename T, int D, int STRIDE>
+__device__ __forceinline__ void load_tile(T *sm, const T *g, int row0, int s)
+{
+    constexpr int EPC = 16 / sizeof(T); /* elements per 16-byte chunk */
+    constexpr int CPR = D / EPC;        /* chunks per row */
+    static_assert((64 * CPR) % NT == 0, "tile chunks");
+#pragma unroll
+    for (int i = 0; i < 64 * CPR / NT; i++) {
+        int c = (int)threadIdx.x + i * NT;
+        int r = c / CPR, ch = c - r * CPR;
+        int gr = row0 + r;
+        bool valid = gr < s;
+        cp_async16(sm + r * STRIDE + ch * EPC, g + (size_t)(valid ? gr : 0) * D + ch * EPC, valid);
+    }
+}
+
+/* Q fragments of a warp's 16 rows, kept in registers (16-bit kinds). */
+template <int KIND, int D>
+__device__ __forceinline__ void load_q_frags(uint32_t (&qf)[D / 16][4], const typename Kind<KIND>::T *Qs, int r0,
+                                             int lane)
+{
+    typedef Geo<KIND, D> G;
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ks++) {
+        const auto *p = Qs + (r0 + (lane & 7) + (((lane >> 3) & 1) << 3)) * G::QS + ks * 16 + ((lane >> 4) << 3);
+        ldsm_x4(qf[ks][0], qf[ks][1], qf[ks][2], qf[ks][3], p);
+    }
+}
+
+/* s[nt][.] = Q[r0..r0+16)·K[8nt..8nt+8)ᵀ for the tile's 64 keys, in the C layout:
+ * s[nt][0..1] row g, cols 8nt + 2t + {0,1}; s[nt][2..3] the same for row g + 8. */
+template <int KIND, int D, int QF>
+__device__ __forceinline__ void qk_tile(float (&s)[8][4], const uint32_t (&qf)[QF][4], const typename Kind<KIND>::T *Qs,
+                                        const typename Kind<KIND>::T *Ks, int r0, int lane)
+{
+    typedef Geo<KIND, D> G;
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+    if constexpr (Kind<KIND>::HALF) {
+#pragma unroll
+        for (int ks = 0; ks < D / 16; ks++) {
+#pragma unroll
+            for (int np = 0; np < 4; np++) {
+                uint32_t b0, b1, b2, b3;
+                const auto *p = Ks + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * G::KS + ks * 16 + (((lane >> 3) & 1) << 3);
+                ldsm_x4(b0, b1, b2, b3, p);
+                mma16<KIND>(s[2 * np], qf[ks], b0, b1);
+                mma16<KIND>(s[2 * np + 1], qf[ks], b2, b3);
+            }
+        }
+    } else {
+        const int g = lane >> 2, t = lane & 3;
+#pragma unroll 4
+        for (int kk = 0; kk < D / 8; kk++) {
+            const float *q0 = Qs + (r0 + g) * G::QS + kk * 8 + t, *q1 = q0 + 8 * G::QS;
+            float a[4] = {q0[0], q1[0], q0[4], q1[4]};
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                const float *kp = Ks + (nt * 8 + g) * G::KS + kk * 8 + t;
+                mma_f32<(bool)Kind<KIND>::SPLIT>(s[nt], a, kp[0], kp[4]);
+            }
+        }
+    }
+}
+
+/* o[dt][.] += P·V[64 keys, D] with P in s (C layout, fp32 probabilities). */
+template <int KIND, int D>
+__device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const float (&s)[8][4], const typename Kind<KIND>::T *Vs,
+                                        int lane)
+{
+    typedef Geo<KIND, D> G;
+    if constexpr (Kind<KIND>::HALF) {
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            uint32_t a[4];
+            if (KIND == FCK_BF16) {
+                a[0] = fck::pack2_bf16(s[2 * j][0], s[2 * j][1]);
+                a[1] = fck::pack2_bf16(s[2 * j][2], s[2 * j][3]);
+                a[2] = fck::pack2_bf16(s[2 * j + 1][0], s[2 * j + 1][1]);
+                a[3] = fck::pack2_bf16(s[2 * j + 1][2], s[2 * j + 1][3]);
+            } else {
+                a[0] = fck::pack2_f16(s[2 * j][0], s[2 * j][1]);
+                a[1] = fck::pack2_f16(s[2 * j][2], s[2 * j][3]);
+                a[2] = fck::pack2_f16(s[2 * j + 1][0], s[2 * j + 1][1]);
+                a[3] = fck::pack2_f16(s[2 * j + 1][2], s[2 * j + 1][3]);
+            }
+#pragma unroll
+            for (int dp = 0; dp < D / 16; dp++) {
+                uint32_t b0, b1, b2, b3;
+                const auto *p = Vs + (j * 16 + (lane & 7) + (((lane >> 3) & 1) << 3)) * G::VS + dp * 16 + ((lane >> 4) << 3);
+                ldsm_x4_trans(b0, b1, b2, b3, p);
+                mma16<KIND>(o[2 * dp], a, b0, b1);
+                mma16<KIND>(o[2 * dp + 1], a, b2, b3);
+            }
+        }
+    } else {
+        const int g = lane >> 2, t = lane & 3;
+        const int src1 = (lane & ~3) | (t >> 1), src2 = src1 + 2;
+        const bool odd = t & 1;
+#pragma unroll
+        for (int kk = 0; kk < 8; kk++) {
+            /* A fragment (rows g, g+8; cols t, t+4 of keys 8kk..8kk+8) from the C layout
+             * (cols 2t', 2t'+1 held by lane t'): col c sits in lane c/2, element c%2. */
+            float x0 = __shfl_sync(0xffffffffu, s[kk][0], src1), x1 = __shfl_sync(0xffffffffu, s[kk][1], src1);
+            float y0 = __shfl_sync(0xffffffffu, s[kk][2], src1), y1 = __shfl_sync(0xffffffffu, s[kk][3], src1);
+            float z0 = __shfl_sync(0xffffffffu, s[kk][0], src2), z1 = __shfl_sync(0xffffffffu, s[kk][1], src2);
+            float w0 = __shfl_sync(0xffffffffu, s[kk][2], src2), w1 = __shfl_sync(0xffffffffu, s[kk][3], src2);
+            float a[4] = {odd ? x1 : x0, odd ? y1 : y0, odd ? z1 : z0, odd ? w1 : w0};
+#pragma unroll
+            for (int nt = 0; nt < D / 8; nt++) {
+                const float *vp = Vs + (kk * 8 + t) * G::VS + nt * 8 + g;
+                mma_f32<(bool)Kind<KIND>::SPLIT>(o[nt], a, vp[0], vp[4 * G::VS]);
+            }
+        }
+    }
+}
+
+/* Scales a tile's scores by sl2 (log2(e)/√d) and masks keys past s and, when causal,
+ * keys after the query; returns the max of rows g and g+8 over the 4 lanes of a row. */
+__device__ __forceinline__ void scale_mask(float (&s)[8][4], float sl2, bool need_mask, int k0, int S, int causal,
+                                           int qi0, int qi1, int t, float &mx0, float &mx1)
+{
+    mx0 = -INFINITY;
+    mx1 = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            float v0 = s[nt][e] * sl2, v1 = s[nt][2 + e] * sl2;
+            if (need_mask) {
+                int kj = k0 + nt * 8 + 2 * t + e;
+                if (kj >= S || (causal && kj > qi0)) v0 = -INFINITY;
+                if (kj >= S || (causal && kj > qi1)) v1 = -INFINITY;
+            }
+            s[nt][e] = v0;
+            s[nt][2 + e] = v1;
+            mx0 = fmaxf(mx0, v0);
+            mx1 = fmaxf(mx1, v1);
+        }
+    }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+}
+
+/* Online softmax step: new running max m, rescale factors of the old sums, and s
+ * turned into exp2(s - m); lane-partial row sums added to l. */
+__device__ __forceinline__ void online_softmax(float (&s)[8][4], float mx0, float mx1, float &m0, float &m1, float &l0,
+                                               float &l1, float &al0, float &al1)
+{
+    float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+    float b0 = mn0 == -INFINITY ? 0.0f : mn0, b1 = mn1 == -INFINITY ? 0.0f : mn1;
+    al0 = exp2f(m0 - b0); /* m = -inf: 0 */
+    al1 = exp2f(m1 - b1);
+    m0 = mn0;
+    m1 = mn1;
+    float r0 = 0.0f, r1 = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            s[nt][e] = exp2f(s[nt][e] - b0);
+            s[nt][2 + e] = exp2f(s[nt][2 + e] - b1);
+            r0 += s[nt][e];
+            r1 += s[nt][2 + e];
+        }
+    }
+    l0 = l0 * al0 + r0;
+    l1 = l1 * al1 + r1;
+}
+
+/* ---------------------------------------------------------------- flash attention
+ * grid (bh, ceil(s/64)), 128 threads; the last query tiles (the most work when
+ * causal) start first. Per key tile: V's load overlaps QKᵀ, the next K's load
+ * overlaps P·V. */
+template <int KIND, int D>
+__global__ void __launch_bounds__(NT) flash_kernel(const typename Kind<KIND>::T *__restrict__ Q,
+                                                   const typename Kind<KIND>::T *__restrict__ K,
+                                                   const typename Kind<KIND>::T *__restrict__ V,
+                                                   typename Kind<KIND>::T *__restrict__ O, int S, float sl2, int causal)
+{
+    typedef typename Kind<KIND>::T T;
+    typedef Geo<KIND, D> G;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *Qs = reinterpret_cast<T *>(smem_raw);
+    T *Ks = Qs + BR * G::QS;
+    T *Vs = Ks + BC * G::KS;
+
+    const int q0 = ((int)gridDim.y - 1 - (int)blockIdx.y) * BR;
+    const size_t hoff = (size_t)blockIdx.x * (size_t)S * D;
+    const T *Qh = Q + hoff, *Kh = K + hoff, *Vh = V + hoff;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int r0 = warp * 16, qi0 = q0 + r0 + g, qi1 = qi0 + 8;
+    int nkt = (S + BC - 1) / BC;
+    if (causal) nkt = min(nkt, (q0 + BR - 1) / BC + 1);
+
+    load_tile<T, D, G::QS>(Qs, Qh, q0, S);
+    cp_async_commit();
+    load_tile<T, D, G::KS>(Ks, Kh, 0, S);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+
+    constexpr int QF = Kind<KIND>::HALF ? D / 16 : 1;
+    uint32_t qf[QF][4];
+    if constexpr (Kind<KIND>::HALF) load_q_frags<KIND, D>(qf, Qs, r0, lane);
+
+    float o[D / 8][4];
+#pragma unroll
+    for (int i = 0; i < D / 8; i++) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+
+    for (int kt = 0; kt < nkt; kt++) {
+        const int k0 = kt * BC;
+        load_tile<T, D, G::VS>(Vs, Vh, k0, S);
+        cp_async_commit();
+        if (kt > 0) {
+            cp_async_wait<1>(); /* this tile's K */
+            __syncthreads();
+        }
+        float s[8][4];
+        qk_tile<KIND, D, QF>(s, qf, Qs, Ks, r0, lane);
+        const bool need_mask = k0 + BC > S || (causal && k0 + BC - 1 > q0);
+        float mx0, mx1, al0, al1;
+        scale_mask(s, sl2, need_mask, k0, S, causal, qi0, qi1, t, mx0, mx1);
+        online_softmax(s, mx0, mx1, m0, m1, l0, l1, al0, al1);
+#pragma unroll
+        for (int i = 0; i < D / 8; i++) {
+            o[i][0] *= al0;
+            o[i][1] *= al0;
+            o[i][2] *= al1;
+            o[i][3] *= al1;
+        }
+        cp_async_wait<0>(); /* this tile's V */
+        __syncthreads();    /* ... and every warp is done with K */
+        if (kt + 1 < nkt) {
+            load_tile<T, D, G::KS>(Ks, Kh, k0 + BC, S);
+            cp_async_commit();
+        }
+        pv_tile<KIND, D>(o, s, Vs, lane);
+        __syncthreads(); /* every warp is done with V */
+    }
+
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    const float inv0 = 1.0f / l0, inv1 = 1.0f / l1;
+    T *Oh = O + hoff;
+#pragma unroll
+    for (int i = 0; i < D / 8; i++) {
+        const int col = i * 8 + 2 * t;
+        if constexpr (Kind<KIND>::HALF) {
+            uint32_t w0, w1;
+            if (KIND == FCK_BF16) {
+                w0 = fck::pack2_bf16(o[i][0] * inv0, o[i][1] * inv0);
+                w1 = fck::pack2_bf16(o[i][2] * inv1, o[i][3] * inv1);
+            } else {
+                w0 = fck::pack2_f16(o[i][0] * inv0, o[i][1] * inv0);
+                w1 = fck::pack2_f16(o[i][2] * inv1, o[i][3] * inv1);
+            }
+            if (qi0 < S) *reinterpret_cast<uint32_t *>(Oh + (size_t)qi0 * D + col) = w0;
+            if (qi1 < S) *reinterpret_cast<uint32_t *>(Oh + (size_t)qi1 * D + col) = w1;
+        } else {
+            if (qi0 < S) *reinterpret_cast<float2 *>(Oh + (size_t)qi0 * D + col) = make_float2(o[i][0] * inv0, o[i][1] * inv0);
+            if (qi1 < S) *reinterpret_cast<float2 *>(Oh + (size_t)qi1 * D + col) = make_float2(o[i][2] * inv1, o[i][3] * inv1);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- QKᵀ + softmax
+ * grid (bh, ceil(s/64)), 128 threads. Sweep 1 over the key tiles (K double-buffered)
+ * finds each row's max and sum; sweep 2 recomputes each tile and writes
+ * exp2(x - max)/sum through a per-warp staging tile, 16 bytes per store where the
+ * row length allows. */
+template <int KIND, int D>
+__global__ void __launch_bounds__(NT, 1) qk_softmax_kernel(const typename Kind<KIND>::T *__restrict__ Q,
+                                                        const typename Kind<KIND>::T *__restrict__ K,
+                                                        typename Kind<KIND>::T *__restrict__ P, int S, float sl2,
+                                                        int causal)
+{
+    typedef typename Kind<KIND>::T T;
+    typedef Geo<KIND, D> G;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *Qs = reinterpret_cast<T *>(smem_raw);
+    T *Kb0 = Qs + BR * G::QS; /* two K buffers, BC * KS apart */
+    T *Stage = Qs + BR * G::QS + 2 * BC * G::KS;
+
+    const int q0 = ((int)gridDim.y - 1 - (int)blockIdx.y) * BR;
+    const size_t hoff = (size_t)blockIdx.x * (size_t)S * D;
+    const T *Qh = Q + hoff, *Kh = K + hoff;
+    T *Ph = P + (size_t)blockIdx.x * (size_t)S * (size_t)S;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int r0 = warp * 16, qi0 = q0 + r0 + g, qi1 = qi0 + 8;
+    const int nkt_all = (S + BC - 1) / BC;
+    const int nkt = causal ? min(nkt_all, (q0 + BR - 1) / BC + 1) : nkt_all;
+    T *st = Stage + warp * 16 * G::OS;
+
+    load_tile<T, D, G::QS>(Qs, Qh, q0, S);
+    cp_async_commit();
+    load_tile<T, D, G::KS>(Kb0, Kh, 0, S);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+
+    constexpr int QF = Kind<KIND>::HALF ? D / 16 : 1;
+    uint32_t qf[QF][4];
+    if constexpr (Kind<KIND>::HALF) load_q_frags<KIND, D>(qf, Qs, r0, lane);
+
+    /* sweep 1: row max and sum */
+    float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+    for (int kt = 0; kt < nkt; kt++) {
+        const int k0 = kt * BC;
+        if (kt + 1 < nkt) {
+            load_tile<T, D, G::KS>(Kb0 + ((kt + 1) & 1) * (BC * G::KS), Kh, k0 + BC, S);
+            cp_async_commit();
+        }
+        float s[8][4];
+        qk_tile<KIND, D, QF>(s, qf, Qs, Kb0 + (kt & 1) * (BC * G::KS), r0, lane);
+        const bool need_mask = k0 + BC > S || (causal && k0 + BC - 1 > q0);
+        float mx0, mx1, al0, al1;
+        scale_mask(s, sl2, need_mask, k0, S, causal, qi0, qi1, t, mx0, mx1);
+        online_softmax(s, mx0, mx1, m0, m1, l0, l1, al0, al1);
+        cp_async_wait<0>();
+        __syncthreads();
+    }
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    const float inv0 = 1.0f / l0, inv1 = 1.0f / l1;
+    const float b0 = m0 == -INFINITY ? 0.0f : m0, b1 = m1 == -INFINITY ? 0.0f : m1;
+
+    /* sweep 2: P, tile by tile */
+    load_tile<T, D, G::KS>(Kb0, Kh, 0, S);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    constexpr int EPC = 16 / sizeof(T), CPR = BC / EPC;
+    const bool vec = ((size_t)S * sizeof(T)) % 16 == 0;
+    for (int kt = 0; kt < nkt_all; kt++) {
+        const int k0 = kt * BC;
+        float s[8][4];
+        if (kt < nkt) {
+            if (kt + 1 < nkt) {
+                load_tile<T, D, G::KS>(Kb0 + ((kt + 1) & 1) * (BC * G::KS), Kh, k0 + BC, S);
+                cp_async_commit();
+            }
+            qk_tile<KIND, D, QF>(s, qf, Qs, Kb0 + (kt & 1) * (BC * G::KS), r0, lane);
+            const bool need_mask = k0 + BC > S || (causal && k0 + BC - 1 > q0);
+            float mx0, mx1;
+            scale_mask(s, sl2, need_mask, k0, S, causal, qi0, qi1, t, mx0, mx1);
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                s[nt][0] = exp2f(s[nt][0] - b0) * inv0;
+                s[nt][1] = exp2f(s[nt][1] - b0) * inv0;
+                s[nt][2] = exp2f(s[nt][2] - b1) * inv1;
+                s[nt][3] = exp2f(s[nt][3] - b1) * inv1;
+            }
+        } else { /* wholly above the diagonal */
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+        }
+        /* the warp's 16 x 64 tile through shared memory, then out in rows */
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            const int c = nt * 8 + 2 * t;
+            if constexpr (Kind<KIND>::HALF) {
+                uint32_t w0 = KIND == FCK_BF16 ? fck::pack2_bf16(s[nt][0], s[nt][1]) : fck::pack2_f16(s[nt][0], s[nt][1]);
+                uint32_t w1 = KIND == FCK_BF16 ? fck::pack2_bf16(s[nt][2], s[nt][3]) : fck::pack2_f16(s[nt][2], s[nt][3]);
+                *reinterpret_cast<uint32_t *>(st + g * G::OS + c) = w0;
+                *reinterpret_cast<uint32_t *>(st + (g + 8) * G::OS + c) = w1;
+            } else {
+                *reinterpret_cast<float2 *>(st + g * G::OS + c) = make_float2(s[nt][0], s[nt][1]);
+                *reinterpret_cast<float2 *>(st + (g + 8) * G::OS + c) = make_float2(s[nt][2], s[nt][3]);
+            }
+        }
+        __syncwarp();
+        if (vec) {
+#pragma unroll
+            for (int i = 0; i < 16 * CPR / 32; i++) {
+                const int c = lane + i * 32, rr = c / CPR, ch = c - rr * CPR;
+                const int gi = q0 + r0 + rr, gj = k0 + ch * EPC;
+                if (gi < S && gj < S) fck::st16(Ph + (size_t)gi * S + gj, fck::ld16(st + rr * G::OS + ch * EPC));
+            }
+        } else {
+            for (int c = lane; c < 16 * BC; c += 32) {
+                const int rr = c / BC, cc = c - rr * BC;
+                const int gi = q0 + r0 + rr, gj = k0 + cc;
+                if (gi < S && gj < S) Ph[(size_t)gi * S + gj] = st[rr * G::OS + cc];
+            }
+        }
+        __syncwarp();
+        if (kt < nkt) {
+            cp_async_wait<0>();
+            __syncthreads();
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- launchers */
+
+template <int KIND, int D>
+cudaError_t launch_flash(const void *q, const void *k, const void *v, void *o, int bh, int s, int causal,
+                         cudaStream_t stream)
+{
+    typedef typename Kind<KIND>::T T;
+    typedef Geo<KIND, D> G;
+    static bool configured = false; /* the dynamic shared memory limit, once per kernel */
+    if (!configured) {
+        cudaError_t e = cudaFuncSetAttribute(flash_kernel<KIND, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)G::flash_smem);
+        if (e != cudaSuccess) return e;
+        configured = true;
+    }
+    dim3 grid((unsigned)bh, (unsigned)((s + BR - 1) / BR));
+    if (grid.y > 65535u) return cudaErrorInvalidValue;
+    const float sl2 = LOG2E / sqrtf((float)D);
+    flash_kernel<KIND, D><<<grid, NT, G::flash_smem, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
+                                                               static_cast<const T *>(v), static_cast<T *>(o), s, sl2,
+                                                               causal);
+    return cudaGetLastError();
+}
+
+template <int KIND, int D>
+cudaError_t launch_qks(const void *q, const void *k, void *p, int bh, int s, int causal, cudaStream_t stream)
+{
+    typedef typename Kind<KIND>::T T;
+    typedef Geo<KIND, D> G;
+    static bool configured = false;
+    if (!configured) {
+        cudaError_t e = cudaFuncSetAttribute(qk_softmax_kernel<KIND, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)G::qks_smem);
+        if (e != cudaSuccess) return e;
+        configured = true;
+    }
+    dim3 grid((unsigned)bh, (unsigned)((s + BR - 1) / BR));
+    if (grid.y > 65535u) return cudaErrorInvalidValue;
+    const float sl2 = LOG2E / sqrtf((float)D);
+    qk_softmax_kernel<KIND, D><<<grid, NT, G::qks_smem, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
+                                                                  static_cast<T *>(p), s, sl2, causal);
+    return cudaGetLastError();
+}
+
+template <int KIND, int D>
+int resources(int qks, char *buf, size_t n)
+{
+    cudaFuncAttributes a;
+    cudaError_t e = qks ? cudaFuncGetAttributes(&a, qk_softmax_kernel<KIND, D>)
+                        : cudaFuncGetAttributes(&a, flash_kernel<KIND, D>);
+    static const char *const names[] = {"fp32(3xtf32)", "tf32", "bf16", "fp16"};
+    size_t smem = qks ? Geo<KIND, D>::qks_smem : Geo<KIND, D>::flash_smem;
+    if (e != cudaSuccess) return snprintf(buf, n, "%s<%s,d=%d>: attributes unavailable (%s)", qks ? "qk_softmax" : "flash",
+                                          names[KIND], D, cudaGetErrorString(e));
+    return snprintf(buf, n, "%s<%s,d=%d>: %d regs, %zu B dynamic smem, %zu B local", qks ? "qk_softmax" : "flash",
+                    names[KIND], D, a.numRegs, smem, (size_t)a.localSizeBytes);
+}
+
+} // namespace
+
+extern "C" int fck_attention_supports(int d) { return d == 64 || d == 128; }
+
+#define FCK_DISPATCH(FN, ...)                                                                                          \
+    switch (dt) {                                                                                                      \
+    case FCK_FP32: return d == 64 ? FN<FCK_FP32, 64>(__VA_ARGS__) : FN<FCK_FP32, 128>(__VA_ARGS__);                    \
+    case FCK_TF32: return d == 64 ? FN<FCK_TF32, 64>(__VA_ARGS__) : FN<FCK_TF32, 128>(__VA_ARGS__);                    \
+    case FCK_BF16: return d == 64 ? FN<FCK_BF16, 64>(__VA_ARGS__) : FN<FCK_BF16, 128>(__VA_ARGS__);                    \
+    case FCK_FP16: return d == 64 ? FN<FCK_FP16, 64>(__VA_ARGS__) : FN<FCK_FP16, 128>(__VA_ARGS__);                    \
+    }
+
+extern "C" cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh,
+                                           int s, int d, int causal, cudaStream_t stream)
+{
+    if (!fck_attention_supports(d) || bh < 1 || s < 1) return cudaErrorInvalidValue;
+    FCK_DISPATCH(launch_flash, q, k, v, o, bh, s, causal, stream)
+    return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d,
+                                      int causal, cudaStream_t stream)
+{
+    if (!fck_attention_supports(d) || bh < 1 || s < 1) return cudaErrorInvalidValue;
+    FCK_DISPATCH(launch_qks, q, k, p, bh, s, causal, stream)
+    return cudaErrorInvalidValue;
+}
+
+extern "C" int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n)
+{
+    if (!fck_attention_supports(d)) return snprintf(buf, n, "d=%d unsupported", d);
+    FCK_DISPATCH(resources, qk_softmax, buf, n)
+    return snprintf(buf, n, "unknown dtype");
+}

@@ -1,0 +1,380 @@
+/* elementwise.cu — the memory-bound passes of fusecal's unfused chains (bias, residual
+ * add, ReLU, GELU, scale + causal mask, row softmax, per-channel affine) and small
+ * utilities (random fill, empty kernel).
+ *
+ * Napkin math: each pass reads its inputs once and writes its output once; at the
+ * H100's ~3 TB/s (copy, read + write) a bf16 pass over 64 Mi elements moves 256 MiB
+ * and should take ~90 µs. So every thread moves 16-byte vectors (4 fp32 or 8
+ * bf16/fp16 elements), several of them in flight before the first use, and the
+ * index arithmetic stays out of the per-element path (one division per vector).
+ */
+#include "fusecal_kernels.h"
+#include "kernel_util.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4; /* vectors per thread, loaded before any is used */
+
+enum Op { OP_BIAS, OP_ADD, OP_RELU, OP_GELU, OP_SCALE, OP_SCALE_MASK };
+
+struct EwArgs {
+    const void *x, *b; /* b: bias [cols] or residual [n] */
+    void *y;
+    size_t n, cols;    /* cols: bias length, or s for the scale/mask ops */
+    float scale;
+};
+
+__device__ __forceinline__ float gelu_tanh(float x)
+{
+    const float k = 0.7978845608028654f; /* √(2/π) */
+    float u = k * fmaf(0.044715f * x * x, x, x);
+    return 0.5f * x * (1.0f + tanhf(u));
+}
+
+/* The op on one element of value v; w is the second operand (bias, residual) where
+ * there is one; for the causal mask, j is the key index and i the query index. */
+template <int OP>
+__device__ __forceinline__ float apply(float v, float w, float scale, size_t j, size_t i)
+{
+    if (OP == OP_BIAS || OP == OP_ADD) return v + w;
+    if (OP == OP_RELU) return fmaxf(v, 0.0f);
+    if (OP == OP_GELU) return gelu_tanh(v);
+    if (OP == OP_SCALE) return v * scale;
+    return j > i ? -INFINITY : v * scale; /* OP_SCALE_MASK */
+}
+
+/* y[0..n) = op(x) over [rows of `cols`]: each thread takes kUnroll vectors spaced a
+ * grid apart; the tail (n % V elements) is done by the first threads. */
+template <typename T, int OP>
+__global__ void __launch_bounds__(kThreads) ew_kernel(EwArgs a)
+{
+    constexpr int V = 16 / sizeof(T);
+    const T *x = static_cast<const T *>(a.x);
+    const T *b = static_cast<const T *>(a.b);
+    T *y = static_cast<T *>(a.y);
+    const size_t nvec = a.n / V;
+    const size_t nthreads = (size_t)gridDim.x * blockDim.x;
+    const size_t t0 = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const bool small = a.n <= 0xffffffffu;
+
+    uint4 xv[kUnroll], bv[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) {
+        size_t vi = t0 + (size_t)u * nthreads;
+        if (vi < nvec) {
+            xv[u] = fck::ld16(x + vi * V);
+            if (OP == OP_ADD) bv[u] = fck::ld16(b + vi * V);
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) {
+        size_t vi = t0 + (size_t)u * nthreads;
+        if (vi >= nvec) continue;
+        size_t base = vi * V;
+        float xs[V], ws[V];
+        fck::unpack<T>(xv[u], xs);
+        size_t col = 0, row = 0;
+        if (OP == OP_BIAS || OP == OP_SCALE_MASK) {
+            if (small) { /* 32-bit division: a fraction of the 64-bit one's cost */
+                uint32_t q = (uint32_t)base / (uint32_t)a.cols;
+                col = (uint32_t)base - q * (uint32_t)a.cols;
+                if (OP == OP_SCALE_MASK) row = q % (uint32_t)a.cols;
+            } else {
+                col = base % a.cols;
+                if (OP == OP_SCALE_MASK) row = (base / a.cols) % a.cols;
+            }
+        }
+        if (OP == OP_ADD) fck::unpack<T>(bv[u], ws);
+        if (OP == OP_BIAS) {
+            if (a.cols % V == 0) { /* the vector lies in one row: one 16-byte load of b */
+                fck::unpack<T>(fck::ld16(b + col), ws);
+            } else {
+                size_t c = col;
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    ws[j] = fck::to_f(b[c]);
+                    if (++c == a.cols) c = 0;
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            xs[j] = apply<OP>(xs[j], (OP == OP_BIAS || OP == OP_ADD) ? ws[j] : 0.0f, a.scale, col, row);
+            if (OP == OP_SCALE_MASK && ++col == a.cols) {
+                col = 0;
+                if (++row == a.cols) row = 0;
+            }
+        }
+        fck::st16(y + base, fck::pack<T>(xs));
+    }
+    /* tail */
+    size_t ti = nvec * V + t0;
+    if (ti < a.n) {
+        float v = fck::to_f(x[ti]), w = 0;
+        size_t col = (OP == OP_BIAS || OP == OP_SCALE_MASK) ? ti % a.cols : 0;
+        size_t row = OP == OP_SCALE_MASK ? (ti / a.cols) % a.cols : 0;
+        if (OP == OP_ADD) w = fck::to_f(b[ti]);
+        if (OP == OP_BIAS) w = fck::to_f(b[col]);
+        y[ti] = fck::from_f<T>(apply<OP>(v, w, a.scale, col, row));
+    }
+}
+
+template <typename T, int OP>
+cudaError_t launch_ew(const EwArgs &a, cudaStream_t st)
+{
+    if (a.n == 0) return cudaSuccess;
+    constexpr int V = 16 / sizeof(T);
+    size_t nvec = a.n / V;
+    size_t threads = (nvec + kUnroll - 1) / kUnroll;
+    if (threads < (size_t)V) threads = V; /* the tail needs up to V-1 threads */
+    size_t blocks = (threads + kThreads - 1) / kThreads;
+    if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
+    ew_kernel<T, OP><<<(unsigned)blocks, kThreads, 0, st>>>(a);
+    return cudaGetLastError();
+}
+
+template <int OP>
+cudaError_t dispatch_ew(fck_dtype dt, const EwArgs &a, cudaStream_t st)
+{
+    switch (dt) {
+    case FCK_FP32:
+    case FCK_TF32: return launch_ew<float, OP>(a, st);
+    case FCK_BF16: return launch_ew<__nv_bfloat16, OP>(a, st);
+    case FCK_FP16: return launch_ew<__half, OP>(a, st);
+    }
+    return cudaErrorInvalidValue;
+}
+
+/* ---------------------------------------------------------------- row softmax
+ * One warp per row of `cols`: a first sweep keeps a running (max, sum of exp) per
+ * lane, merged across the warp; a second writes exp(x - max)/sum. The row is read
+ * twice, the second time mostly from L1/L2. */
+template <typename T, bool VEC>
+__global__ void __launch_bounds__(kThreads) softmax_rows_kernel(const T *__restrict__ x, T *__restrict__ y,
+                                                                 size_t rows, size_t cols)
+{
+    constexpr int V = VEC ? 16 / sizeof(T) : 1;
+    const size_t row = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x & 31;
+    if (row >= rows) return;
+    const T *xr = x + row * cols;
+    T *yr = y + row * cols;
+    const float L2E = 1.4426950408889634f;
+    float m = -INFINITY, s = 0.0f;
+    for (size_t c = (size_t)lane * V; c < cols; c += 32 * V) {
+        float v[V];
+        if (VEC) fck::unpack<T>(fck::ld16(xr + c), v);
+        else v[0] = fck::to_f(xr[c]);
+        float mv = v[0];
+#pragma unroll
+        for (int j = 1; j < V; j++) mv = fmaxf(mv, v[j]);
+        if (mv == -INFINITY) continue; /* all masked */
+        float mn = fmaxf(m, mv);
+        float acc = 0.0f;
+#pragma unroll
+        for (int j = 0; j < V; j++) acc += exp2f((v[j] - mn) * L2E);
+        s = s * exp2f((m - mn) * L2E) + acc; /* m = -inf gives 0 · 0 */
+        m = mn;
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        float mo = __shfl_xor_sync(0xffffffffu, m, off), so = __shfl_xor_sync(0xffffffffu, s, off);
+        float mn = fmaxf(m, mo);
+        if (mn == -INFINITY) continue; /* both empty */
+        s = (m == -INFINITY ? 0.0f : s * exp2f((m - mn) * L2E)) + (mo == -INFINITY ? 0.0f : so * exp2f((mo - mn) * L2E));
+        m = mn;
+    }
+    const float inv = 1.0f / s;
+    for (size_t c = (size_t)lane * V; c < cols; c += 32 * V) {
+        float v[V];
+        if (VEC) fck::unpack<T>(fck::ld16(xr + c), v);
+        else v[0] = fck::to_f(xr[c]);
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = exp2f((v[j] - m) * L2E) * inv;
+        if (VEC) fck::st16(yr + c, fck::pack<T>(v));
+        else yr[c] = fck::from_f<T>(v[0]);
+    }
+}
+
+template <typename T>
+cudaError_t launch_softmax(const void *x, void *y, size_t rows, size_t cols, cudaStream_t st)
+{
+    if (rows == 0 || cols == 0) return cudaSuccess;
+    size_t blocks = (rows * 32 + kThreads - 1) / kThreads;
+    if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
+    bool vec = (cols * sizeof(T)) % 16 == 0;
+    if (vec)
+        softmax_rows_kernel<T, true><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x), static_cast<T *>(y),
+                                                                           rows, cols);
+    else
+        softmax_rows_kernel<T, false><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x),
+                                                                            static_cast<T *>(y), rows, cols);
+    return cudaGetLastError();
+}
+
+/* ---------------------------------------------------------------- channel affine
+ * x, y [n, c, hw] (nchw) or [n, hw, c] (nhwc); scale, shift fp32 [c]; grid-stride,
+ * one element per thread per step (only stands in where cuDNN refuses an op). */
+template <typename T>
+__global__ void __launch_bounds__(kThreads) channel_affine_kernel(const T *__restrict__ x, const float *__restrict__ scale,
+                                                                   const float *__restrict__ shift, T *__restrict__ y,
+                                                                   size_t total, size_t c, size_t hw, int nhwc, int relu)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+        size_t ch = nhwc ? i % c : (i / hw) % c;
+        float v = fmaf(fck::to_f(x[i]), scale[ch], shift[ch]);
+        if (relu) v = fmaxf(v, 0.0f);
+        y[i] = fck::from_f<T>(v);
+    }
+}
+
+template <typename T>
+cudaError_t launch_affine(const void *x, const float *scale, const float *shift, void *y, size_t n, size_t c, size_t hw,
+                          int nhwc, int relu, cudaStream_t st)
+{
+    size_t total = n * c * hw;
+    if (total == 0) return cudaSuccess;
+    size_t blocks = (total + kThreads - 1) / kThreads;
+    if (blocks > 65536) blocks = 65536;
+    channel_affine_kernel<T><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x), scale, shift,
+                                                                     static_cast<T *>(y), total, c, hw, nhwc, relu);
+    return cudaGetLastError();
+}
+
+/* ---------------------------------------------------------------- utilities */
+__device__ __forceinline__ uint64_t splitmix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* x [n]: counter-based random values (splitmix64 of the index), grid-stride */
+template <typename T>
+__global__ void fill_uniform_kernel(T *x, size_t n, unsigned long long seed, float lo, float hi)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        float u = (float)(splitmix64(seed ^ (i * 0x2545f4914f6cdd1dULL)) >> 40) * 0x1p-24f;
+        x[i] = fck::from_f<T>(lo + (hi - lo) * u);
+    }
+}
+
+template <typename T>
+cudaError_t launch_fill(void *x, size_t n, unsigned long long seed, float lo, float hi, cudaStream_t st)
+{
+    if (n == 0) return cudaSuccess;
+    size_t blocks = (n + kThreads - 1) / kThreads;
+    if (blocks > 65536) blocks = 65536;
+    fill_uniform_kernel<T><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<T *>(x), n, seed, lo, hi);
+    return cudaGetLastError();
+}
+
+/* nothing, one thread: launch latency */
+__global__ void empty_kernel() {}
+
+} // namespace
+
+/* ---------------------------------------------------------------- launchers */
+
+extern "C" cudaError_t fck_bias(fck_dtype dt, const void *x, const void *b, void *y, size_t rows, size_t cols,
+                                cudaStream_t stream)
+{
+    if (cols == 0) return cudaSuccess;
+    EwArgs a = {x, b, y, rows * cols, cols, 1.0f};
+    return dispatch_ew<OP_BIAS>(dt, a, stream);
+}
+
+extern "C" cudaError_t fck_add(fck_dtype dt, const void *x, const void *r, void *y, size_t n, cudaStream_t stream)
+{
+    EwArgs a = {x, r, y, n, 1, 1.0f};
+    return dispatch_ew<OP_ADD>(dt, a, stream);
+}
+
+extern "C" cudaError_t fck_relu(fck_dtype dt, const void *x, void *y, size_t n, cudaStream_t stream)
+{
+    EwArgs a = {x, nullptr, y, n, 1, 1.0f};
+    return dispatch_ew<OP_RELU>(dt, a, stream);
+}
+
+extern "C" cudaError_t fck_gelu_tanh(fck_dtype dt, const void *x, void *y, size_t n, cudaStream_t stream)
+{
+    EwArgs a = {x, nullptr, y, n, 1, 1.0f};
+    return dispatch_ew<OP_GELU>(dt, a, stream);
+}
+
+extern "C" cudaError_t fck_scale_mask(fck_dtype dt, const void *x, void *y, size_t bh, size_t s, float scale,
+                                      int causal, cudaStream_t stream)
+{
+    if (s == 0) return cudaSuccess;
+    EwArgs a = {x, nullptr, y, bh * s * s, s, scale};
+    return causal ? dispatch_ew<OP_SCALE_MASK>(dt, a, stream) : dispatch_ew<OP_SCALE>(dt, a, stream);
+}
+
+extern "C" cudaError_t fck_softmax_rows(fck_dtype dt, const void *x, void *y, size_t rows, size_t cols,
+                                        cudaStream_t stream)
+{
+    switch (dt) {
+    case FCK_FP32:
+    case FCK_TF32: return launch_softmax<float>(x, y, rows, cols, stream);
+    case FCK_BF16: return launch_softmax<__nv_bfloat16>(x, y, rows, cols, stream);
+    case FCK_FP16: return launch_softmax<__half>(x, y, rows, cols, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, const float *shift, void *y,
+                                          size_t n, size_t c, size_t hw, int nhwc, int relu, cudaStream_t stream)
+{
+    switch (dt) {
+    case FCK_FP32:
+    case FCK_TF32: return launch_affine<float>(x, scale, shift, y, n, c, hw, nhwc, relu, stream);
+    case FCK_BF16: return launch_affine<__nv_bfloat16>(x, scale, shift, y, n, c, hw, nhwc, relu, stream);
+    case FCK_FP16: return launch_affine<__half>(x, scale, shift, y, n, c, hw, nhwc, relu, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t fck_fill_uniform(fck_dtype dt, void *x, size_t n, unsigned long long seed, float lo, float hi,
+                                        cudaStream_t stream)
+{
+    switch (dt) {
+    case FCK_FP32:
+    case FCK_TF32: return launch_fill<float>(x, n, seed, lo, hi, stream);
+    case FCK_BF16: return launch_fill<__nv_bfloat16>(x, n, seed, lo, hi, stream);
+    case FCK_FP16: return launch_fill<__half>(x, n, seed, lo, hi, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t fck_empty(cudaStream_t stream)
+{
+    empty_kernel<<<1, 1, 0, stream>>>();
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t fck_probe(void)
+{
+    cudaFuncAttributes attr;
+    return cudaFuncGetAttributes(&attr, empty_kernel);
+}
+
+#define FCK_STR2(x) #x
+#define FCK_STR(x) FCK_STR2(x)
+
+extern "C" const char *fck_arch(void)
+{
+#ifdef __CUDA_ARCH_LIST__
+    return "compute capabilities " FCK_STR(__CUDA_ARCH_LIST__) " (x100), nvcc " FCK_STR(__CUDACC_VER_MAJOR__) "." FCK_STR(
+        __CUDACC_VER_MINOR__);
+#else
+    return "nvcc " FCK_STR(__CUDACC_VER_MAJOR__) "." FCK_STR(__CUDACC_VER_MINOR__);
+#endif
+}

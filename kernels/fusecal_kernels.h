@@ -1,0 +1,85 @@
+/* fusecal_kernels.h — fusecal's own CUDA kernels, as plain-C launchers.
+ *
+ * Every launcher enqueues its work on `stream` and returns the launch status
+ * (cudaGetLastError after the launch, or cudaErrorInvalidValue for arguments it
+ * cannot take); nothing here synchronizes or allocates. Tensors are dense and
+ * row-major, of the storage type of `dt`: fp32 and tf32 are stored as float, bf16
+ * as __nv_bfloat16, fp16 as __half. Arithmetic is in fp32 throughout. Device
+ * pointers come from cudaMalloc (256-byte aligned); the kernels use 16-byte
+ * accesses where a row's length allows and fall back to scalar ones where not.
+ *
+ * Included from C (no C++ in this header).
+ */
+#ifndef FUSECAL_KERNELS_H
+#define FUSECAL_KERNELS_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Same order as fc_dtype (fusecal.h), checked there with a static assert. */
+typedef enum { FCK_FP32 = 0, FCK_TF32 = 1, FCK_BF16 = 2, FCK_FP16 = 3 } fck_dtype;
+
+/* ---------------------------------------------------------------- elementwise
+ * y and x may be the same buffer (in place). n counts elements. */
+
+/* y[i,j] = x[i,j] + b[j]          x, y [rows, cols]; b [cols] */
+cudaError_t fck_bias(fck_dtype dt, const void *x, const void *b, void *y, size_t rows, size_t cols, cudaStream_t stream);
+/* y = x + r                        x, r, y [n] */
+cudaError_t fck_add(fck_dtype dt, const void *x, const void *r, void *y, size_t n, cudaStream_t stream);
+/* y = max(x, 0)                    [n] */
+cudaError_t fck_relu(fck_dtype dt, const void *x, void *y, size_t n, cudaStream_t stream);
+/* y = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))   [n] */
+cudaError_t fck_gelu_tanh(fck_dtype dt, const void *x, void *y, size_t n, cudaStream_t stream);
+/* S' = S·scale, and -inf where key j > query i when causal   S, S' [bh, s, s] */
+cudaError_t fck_scale_mask(fck_dtype dt, const void *x, void *y, size_t bh, size_t s, float scale, int causal,
+                           cudaStream_t stream);
+/* P = softmax(S) along rows, one warp per row (-inf entries give 0)   [rows, cols] */
+cudaError_t fck_softmax_rows(fck_dtype dt, const void *x, void *y, size_t rows, size_t cols, cudaStream_t stream);
+/* y = x·scale[c] + shift[c], then max(·, 0) when relu; c the channel of the element
+ * in an [n, c, hw] (nhwc = 0) or [n, hw, c] (nhwc = 1) tensor; scale, shift fp32 [c] */
+cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, const float *shift, void *y,
+                               size_t n, size_t c, size_t hw, int nhwc, int relu, cudaStream_t stream);
+
+/* ---------------------------------------------------------------- attention
+ * Q, K, V, O [bh, s, d]; P [bh, s, s]. Heads of dimension d = 64 or 128 (others:
+ * cudaErrorInvalidValue; see fck_attention_supports). Tiles of 64 queries x 64
+ * keys, one warp per 16 query rows. Tensor cores: mma.sync m16n8k16 (bf16, fp16)
+ * and m16n8k8 (tf32: operands rounded to tf32; fp32: three tf32 products of the
+ * split operands, big·big + big·small + small·big, accurate to about fp32). */
+
+/* Whether the attention kernels take head dimension d. */
+int fck_attention_supports(int d);
+/* O = softmax(Q·Kᵀ/√d)·V with an online softmax; the s x s matrix never leaves
+ * registers. */
+cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh, int s,
+                                int d, int causal, cudaStream_t stream);
+/* P = softmax(Q·Kᵀ/√d) in one kernel: a first sweep over the key tiles finds each
+ * row's max and sum, a second recomputes the tiles and writes only P (0 where masked). */
+cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d, int causal,
+                           cudaStream_t stream);
+/* Static shared memory and registers of the attention kernels, for describe():
+ * writes "flash<bf16,d=128>: 168 regs, 52224 B smem" style text; returns its length. */
+int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
+
+/* ---------------------------------------------------------------- utilities */
+
+/* x[i] = lo + (hi - lo)·u(seed, i), u uniform in [0, 1) from a hash of i   [n] */
+cudaError_t fck_fill_uniform(fck_dtype dt, void *x, size_t n, unsigned long long seed, float lo, float hi,
+                             cudaStream_t stream);
+/* An empty kernel of one thread (launch latency). */
+cudaError_t fck_empty(cudaStream_t stream);
+/* cudaSuccess when fusecal's kernels can run on the current device (they are
+ * built for the architectures CMake was given); the launch error otherwise. */
+cudaError_t fck_probe(void);
+/* The architectures the kernels were compiled for, e.g. "sm_90 (+PTX compute_90)". */
+const char *fck_arch(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,388 @@
+/* backend_cublas.c — cuda.cublas: the linear family on cuBLASLt plus fusecal's kernels.
+ *
+ *   unfused  cublasLtMatmul (no epilogue) writes x·Wᵀ, then one fusecal kernel per op,
+ *            each reading and writing the whole [m, n] tensor with 16-byte accesses:
+ *            bias → (residual add) → ReLU / GELU(tanh).
+ *   fused    one cublasLtMatmul with an epilogue: BIAS, RELU_BIAS or GELU_BIAS;
+ *            linear_residual_relu passes the residual as C with beta = 1 and
+ *            RELU_BIAS (cuBLASLt computes act(α·A·B + β·C + bias)).
+ * Row-major x [m, k], W [n, k], y [m, n] are column-major xᵀ [k, m], Wᵀ [k, n], yᵀ
+ * [n, m], so each GEMM is yᵀ = op_T(Wᵀ)·xᵀ: A = W (transposed, ld k), B = x (ld k),
+ * D = y (ld n); the bias runs along D's rows, the output features.
+ * Both variants' matmuls get their algorithm the same way, once per setup: the top
+ * cuBLASLt heuristic candidates (up to 8) are each timed on the problem's buffers
+ * and the fastest is kept; describe() names it (algo id, tile, stages, split-k,
+ * swizzle, cluster) and its rank among the heuristic's candidates.
+ * Accumulation is fp32 for every dtype; tf32 uses CUBLAS_COMPUTE_32F_FAST_TF32.
+ */
+#include "cuda_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CANDIDATES 8
+
+typedef struct lt_plan {
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc, ld;
+    cublasLtMatmulAlgo_t algo;
+    const void *A, *B, *C;
+    void *D;
+    float beta;
+    cublasLtEpilogue_t epi;
+    char chosen[320]; /* the algorithm and how it was chosen */
+} lt_plan;
+
+typedef struct cb_state {
+    fc_problem p;
+    fc_cuda_ctx *c;
+    fc_dtype dt;
+    int M, K, N;
+    size_t out_n;
+    void *x, *w, *b, *r;
+    void *out[FC_NVARIANTS];
+    void *tmp[2];
+    void *stage; /* pinned host copy of an output */
+    lt_plan plan[FC_NVARIANTS];
+} cb_state;
+
+static bool cb_available(char *why, size_t n)
+{
+    if (!fc_cuda_usable(why, n)) return false;
+    cudaError_t st = fck_probe();
+    if (st != cudaSuccess) {
+        snprintf(why, n, "fusecal's CUDA kernels cannot run on this GPU: %s (built for %s)", cudaGetErrorString(st),
+                 fck_arch());
+        return false;
+    }
+    return true;
+}
+
+static bool cb_supports(const fc_problem *p, char *why, size_t n)
+{
+    if (p->pat->family != FC_FAM_LINEAR) {
+        snprintf(why, n, "cuda.cublas implements the linear family (conv: cuda.cudnn, attention: cuda.custom)");
+        return false;
+    }
+    return true;
+}
+
+static int cb_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
+{
+    double M = (double)p->d[FC_LIN_M], K = (double)p->d[FC_LIN_K], N = (double)p->d[FC_LIN_N];
+    double E = (double)fc_dtype_size(p->dtype), MN = M * N;
+    double ntmp = p->pat->nops > 2 ? 2 : 1;
+    double resid = fc_pattern_has_op(p->pat, FC_OP_RESID) ? MN : 0;
+    double b = (M * K + N * K + N + resid + 2 * MN + ntmp * MN) * E;
+    if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
+    *bytes = (size_t)b;
+    return 0;
+}
+
+static const char *epi_name(cublasLtEpilogue_t epi)
+{
+    switch (epi) {
+    case CUBLASLT_EPILOGUE_DEFAULT: return "DEFAULT";
+    case CUBLASLT_EPILOGUE_BIAS: return "BIAS";
+    case CUBLASLT_EPILOGUE_RELU_BIAS: return "RELU_BIAS";
+    case CUBLASLT_EPILOGUE_GELU_BIAS: return "GELU_BIAS";
+    default: return "?";
+    }
+}
+
+typedef struct run_arg {
+    cb_state *s;
+    lt_plan *pl;
+    const cublasLtMatmulAlgo_t *algo;
+} run_arg;
+
+static int lt_run(cb_state *s, lt_plan *pl, const cublasLtMatmulAlgo_t *algo, fc_err *e)
+{
+    const float alpha = 1.0f;
+    FC_CUBLAS(cublasLtMatmul(s->c->lt, pl->desc, &alpha, pl->A, pl->la, pl->B, pl->lb, &pl->beta, pl->C, pl->lc, pl->D,
+                             pl->ld, algo, s->c->lt_ws, s->c->lt_ws_bytes, s->c->stream));
+    return 0;
+}
+
+static int lt_run_arg(void *arg, fc_err *e)
+{
+    run_arg *a = arg;
+    return lt_run(a->s, a->pl, a->algo, e);
+}
+
+static void algo_text(const cublasLtMatmulAlgo_t *algo, char *buf, size_t n)
+{
+    int32_t id = -1, splitk = 1;
+    uint32_t tile = 0, stages = 0, red = 0, swz = 0, custom = 0;
+    uint16_t cluster = 0;
+    size_t w;
+    cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom, sizeof custom, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, &w);
+    snprintf(buf, n, "algo %d tile %u stages %u split-k %d reduction %u swizzle %u custom %u cluster %u", (int)id, tile,
+             stages, (int)splitk, red, swz, custom, (unsigned)cluster);
+}
+
+/* Builds a matmul D = epi(W·x + beta·C + bias) and picks its algorithm by timing the
+ * heuristic's candidates. */
+static int lt_build(cb_state *s, lt_plan *pl, cublasLtEpilogue_t epi, const void *bias, const void *C, float beta,
+                    void *D, fc_err *e)
+{
+    cudaDataType_t t = fc_cuda_data_type(s->dt);
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    pl->epi = epi;
+    pl->A = s->w;
+    pl->B = s->x;
+    pl->C = C ? C : D;
+    pl->D = D;
+    pl->beta = beta;
+    FC_CUBLAS(cublasLtMatmulDescCreate(&pl->desc, fc_cuda_compute_type(s->dt), CUDA_R_32F));
+    FC_CUBLAS(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    FC_CUBLAS(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    FC_CUBLAS(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    if (bias) FC_CUBLAS(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->la, t, (uint64_t)s->K, (uint64_t)s->N, s->K));
+    FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->lb, t, (uint64_t)s->K, (uint64_t)s->M, s->K));
+    FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->lc, t, (uint64_t)s->N, (uint64_t)s->M, s->N));
+    FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->ld, t, (uint64_t)s->N, (uint64_t)s->M, s->N));
+
+    cublasLtMatmulPreference_t pref;
+    FC_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+    cublasLtMatmulHeuristicResult_t res[MAX_CANDIDATES];
+    int found = 0;
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                             &s->c->lt_ws_bytes, sizeof s->c->lt_ws_bytes);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulAlgoGetHeuristic(s->c->lt, pl->desc, pl->la, pl->lb, pl->lc, pl->ld, pref, MAX_CANDIDATES,
+                                            res, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return fc_errf(e, "cublasLtMatmulAlgoGetHeuristic failed for %s epilogue %s: %s", fc_dtype_name(s->dt),
+                       epi_name(epi), cublasGetStatusString(st));
+    if (found < 1)
+        return fc_errf(e, "cuBLASLt has no algorithm for a %s %dx%dx%d matmul with epilogue %s", fc_dtype_name(s->dt),
+                       s->M, s->K, s->N, epi_name(epi));
+
+    /* one timed sample of each candidate: enough calls to last ~0.3 ms */
+    int best = -1, usable = 0;
+    double best_ms = INFINITY, first_ms = NAN;
+    int reps = 1;
+    char last_err[256] = "";
+    for (int i = 0; i < found; i++) {
+        if (res[i].state != CUBLAS_STATUS_SUCCESS) continue;
+        run_arg ra = {s, pl, &res[i].algo};
+        double ms = 0;
+        fc_err te = {{0}};
+        if (usable == 0) { /* size the samples on the first candidate */
+            if (fc_cuda_time(s->c, lt_run_arg, &ra, 1, 1, &ms, &te) != 0) {
+                fc_strlcpy(last_err, te.msg, sizeof last_err);
+                continue;
+            }
+            reps = ms > 0 ? (int)ceil(0.3 / ms) : 50;
+            if (reps < 1) reps = 1;
+            if (reps > 50) reps = 50;
+        }
+        if (fc_cuda_time(s->c, lt_run_arg, &ra, reps, 3, &ms, &te) != 0) {
+            fc_strlcpy(last_err, te.msg, sizeof last_err);
+            continue;
+        }
+        if (usable == 0) first_ms = ms;
+        usable++;
+        if (ms < best_ms) {
+            best_ms = ms;
+            best = i;
+        }
+    }
+    if (best < 0)
+        return fc_errf(e, "none of cuBLASLt's %d candidate algorithms ran (%s epilogue %s): %s", found,
+                       fc_dtype_name(s->dt), epi_name(epi), last_err);
+    pl->algo = res[best].algo;
+    char at[200];
+    algo_text(&pl->algo, at, sizeof at);
+    int len = snprintf(pl->chosen, sizeof pl->chosen,
+             "%s, waves %.2f; fastest of %d heuristic candidates timed at setup (heuristic rank %d, %.4f ms; rank 1 "
+             "%.4f ms)",
+             at, (double)res[best].wavesCount, usable, best + 1, best_ms, first_ms);
+    return len > 0 ? 0 : fc_errf(e, "cuda.cublas: describing the algorithm failed");
+}
+
+static void cb_teardown(void *state);
+
+static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
+{
+    cb_state *s = fc_xcalloc(1, sizeof *s);
+    *state = s;
+    s->p = *p;
+    s->c = devctx;
+    s->dt = p->dtype;
+    s->M = (int)p->d[FC_LIN_M];
+    s->K = (int)p->d[FC_LIN_K];
+    s->N = (int)p->d[FC_LIN_N];
+    s->out_n = w->out_n;
+    size_t E = fc_dtype_size(s->dt), MN = (size_t)s->M * (size_t)s->N;
+    bool resid = fc_pattern_has_op(p->pat, FC_OP_RESID);
+    if (fc_cuda_upload(s->c, w->t[FC_LIN_TX].data, w->t[FC_LIN_TX].n, s->dt, &s->x, "x", e) ||
+        fc_cuda_upload(s->c, w->t[FC_LIN_TW].data, w->t[FC_LIN_TW].n, s->dt, &s->w, "W", e) ||
+        fc_cuda_upload(s->c, w->t[FC_LIN_TB].data, w->t[FC_LIN_TB].n, s->dt, &s->b, "b", e))
+        return -1;
+    if (resid && fc_cuda_upload(s->c, w->t[FC_LIN_TR].data, w->t[FC_LIN_TR].n, s->dt, &s->r, "r", e)) return -1;
+    for (int v = 0; v < FC_NVARIANTS; v++)
+        if (fc_cuda_alloc(&s->out[v], MN * E, "the output", e)) return -1;
+    int ntmp = p->pat->nops > 2 ? 2 : 1;
+    for (int i = 0; i < ntmp; i++)
+        if (fc_cuda_alloc(&s->tmp[i], MN * E, "an intermediate", e)) return -1;
+    FC_CU(cudaMallocHost(&s->stage, MN * E));
+
+    cublasLtEpilogue_t epi = fc_pattern_has_op(p->pat, FC_OP_GELU)   ? CUBLASLT_EPILOGUE_GELU_BIAS
+                             : fc_pattern_has_op(p->pat, FC_OP_RELU) ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                                                      : CUBLASLT_EPILOGUE_BIAS;
+    if (lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, s->tmp[0], e) != 0) return -1;
+    if (lt_build(s, &s->plan[FC_FUSED], epi, s->b, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->out[FC_FUSED], e) != 0)
+        return -1;
+    FC_CU(cudaStreamSynchronize(s->c->stream));
+    return 0;
+}
+
+/* Destination of op i of the unfused chain: intermediates alternate, the last op
+ * writes the output. */
+static void *chain_dst(cb_state *s, int i, const void *cur)
+{
+    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
+    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
+}
+
+static int cb_run(void *state, fc_variant v, fc_err *e)
+{
+    cb_state *s = state;
+    if (v == FC_FUSED) return lt_run(s, &s->plan[FC_FUSED], &s->plan[FC_FUSED].algo, e);
+    if (lt_run(s, &s->plan[FC_UNFUSED], &s->plan[FC_UNFUSED].algo, e) != 0) return -1;
+    const void *cur = s->tmp[0];
+    fck_dtype kd = fc_cuda_kdt(s->dt);
+    size_t MN = (size_t)s->M * (size_t)s->N;
+    cudaStream_t st = s->c->stream;
+    for (int i = 1; i < s->p.pat->nops; i++) {
+        void *dst = chain_dst(s, i, cur);
+        switch (s->p.pat->ops[i]) {
+        case FC_OP_BIAS: FC_CU(fck_bias(kd, cur, s->b, dst, (size_t)s->M, (size_t)s->N, st)); break;
+        case FC_OP_RESID: FC_CU(fck_add(kd, cur, s->r, dst, MN, st)); break;
+        case FC_OP_RELU: FC_CU(fck_relu(kd, cur, dst, MN, st)); break;
+        case FC_OP_GELU: FC_CU(fck_gelu_tanh(kd, cur, dst, MN, st)); break;
+        default: return fc_errf(e, "cuda.cublas: op '%s' is not in the linear family", fc_op_name(s->p.pat->ops[i]));
+        }
+        cur = dst;
+    }
+    return 0;
+}
+
+static int cb_output(void *state, fc_variant v, float *dst, fc_err *e)
+{
+    cb_state *s = state;
+    return fc_cuda_download(s->c, s->out[v], s->out_n, s->dt, s->stage, dst, e);
+}
+
+static int cb_poison(void *state, fc_variant v, fc_err *e)
+{
+    cb_state *s = state;
+    return fc_cuda_poison(s->c, s->out[v], s->out_n, s->dt, e);
+}
+
+static const char *compute_name(fc_dtype dt)
+{
+    return dt == FC_TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
+}
+
+static void cb_describe(void *state, fc_variant v, fc_impl *impl)
+{
+    cb_state *s = state;
+    const fc_pattern *pat = s->p.pat;
+    memset(impl, 0, sizeof *impl);
+    const lt_plan *pl = &s->plan[v];
+    size_t off = 0;
+    const char *io = s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt);
+    off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "cublasLtMatmul(%s in/out, %s, epilogue %s%s) [%s]",
+                            io, compute_name(s->dt), epi_name(pl->epi), pl->beta != 0.0f ? ", residual as C, beta=1" : "",
+                            pl->chosen);
+    if (v == FC_UNFUSED) {
+        for (int i = 1; i < pat->nops && off < sizeof impl->name; i++) {
+            const char *k = pat->ops[i] == FC_OP_BIAS    ? "bias"
+                            : pat->ops[i] == FC_OP_RESID ? "residual add"
+                            : pat->ops[i] == FC_OP_RELU  ? "relu"
+                            : pat->ops[i] == FC_OP_GELU  ? "gelu_tanh"
+                                                         : fc_op_name(pat->ops[i]);
+            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, " -> %s kernel(fusecal, 16-byte vectors)", k);
+        }
+        impl->nkernels = pat->nops;
+    } else {
+        impl->nkernels = 1;
+    }
+}
+
+static void plan_free(lt_plan *pl)
+{
+    if (pl->la) cublasLtMatrixLayoutDestroy(pl->la);
+    if (pl->lb) cublasLtMatrixLayoutDestroy(pl->lb);
+    if (pl->lc) cublasLtMatrixLayoutDestroy(pl->lc);
+    if (pl->ld) cublasLtMatrixLayoutDestroy(pl->ld);
+    if (pl->desc) cublasLtMatmulDescDestroy(pl->desc);
+}
+
+static void cb_teardown(void *state)
+{
+    cb_state *s = state;
+    if (!s) return;
+    cudaStreamSynchronize(s->c->stream);
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        plan_free(&s->plan[v]);
+        fc_cuda_free(s->out[v]);
+    }
+    fc_cuda_free(s->tmp[0]);
+    fc_cuda_free(s->tmp[1]);
+    fc_cuda_free(s->x);
+    fc_cuda_free(s->w);
+    fc_cuda_free(s->b);
+    fc_cuda_free(s->r);
+    if (s->stage) cudaFreeHost(s->stage);
+    free(s);
+}
+
+static void cb_inventory(cJSON *libs)
+{
+    int ma = 0, mi = 0, pa = 0;
+    cublasGetProperty(MAJOR_VERSION, &ma);
+    cublasGetProperty(MINOR_VERSION, &mi);
+    cublasGetProperty(PATCH_LEVEL, &pa);
+    char buf[64];
+    cJSON *o = cJSON_AddObjectToObject(libs, "cublas");
+    snprintf(buf, sizeof buf, "%d.%d.%d", ma, mi, pa);
+    cJSON_AddStringToObject(o, "version", buf);
+    size_t lv = cublasLtGetVersion();
+    snprintf(buf, sizeof buf, "%zu.%zu.%zu", lv / 10000, (lv / 100) % 100, lv % 100);
+    cJSON_AddStringToObject(o, "cublaslt_version", buf);
+    snprintf(buf, sizeof buf, "%d.%d.%d", CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);
+    cJSON_AddStringToObject(o, "headers", buf);
+    cJSON_AddStringToObject(o, "fusecal_kernels", fck_arch());
+}
+
+const fc_backend fc_backend_cublas = {
+    .name = "cuda.cublas",
+    .device = "cuda",
+    .summary = "cuBLASLt GEMM + fusecal's vectorized elementwise kernels; fused: cuBLASLt epilogues (bias, ReLU, GELU, "
+               "residual as C)",
+    .available = cb_available,
+    .supports = cb_supports,
+    .device_bytes = cb_device_bytes,
+    .setup = cb_setup,
+    .run = cb_run,
+    .output = cb_output,
+    .poison = cb_poison,
+    .describe = cb_describe,
+    .teardown = cb_teardown,
+    .inventory = cb_inventory,
+};

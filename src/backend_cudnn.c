@@ -1,0 +1,619 @@
+/* backend_cudnn.c — cuda.cudnn: the conv family on cuDNN 9's convolution API.
+ *
+ *   unfused  cudnnConvolutionForward → cudnnAddTensor (the conv's own bias, in place,
+ *            counted as a kernel) → cudnnBatchNormalizationForwardInference (spatial,
+ *            running statistics) → cudnnActivationForward (ReLU); each writes its
+ *            tensor to memory, as an eager framework runs it.
+ *   fused    BN folded into the weights and bias by fusecal (workload tensors
+ *            W_folded, b_folded, prepared once per deployment), then one
+ *            cudnnConvolutionBiasActivationForward: y = act(conv(x, W') + b') with
+ *            act = ReLU, or IDENTITY for conv_bn (which cuDNN runs only with
+ *            IMPLICIT_PRECOMP_GEMM, so that is the only candidate there).
+ * Activations in the problem's layout (NCHW or NHWC); weights are OIHW for NCHW and
+ * reordered once at setup to KRSC (cuDNN's NHWC filter format) for NHWC. Compute in
+ * fp32 for every dtype (CUDNN_DATA_FLOAT convolution; math type FMA for fp32, DEFAULT
+ * (TF32 permitted) for tf32, TENSOR_OP for bf16/fp16). The unfused convolution's
+ * algorithm is cudnnFindConvolutionForwardAlgorithmEx's fastest; the fused call's is
+ * the fastest of Find's candidates that cuDNN accepts for the fused call, each timed
+ * at setup. A workspace (at most 256 MiB, and a quarter of free memory) is allocated
+ * at setup and serves the search and the runs.
+ * When cuDNN refuses an auxiliary op of the unfused chain for a dtype/layout
+ * (cudnnAddTensor, BN or activation returning NOT_SUPPORTED at setup), fusecal's
+ * equivalent kernel runs instead and describe() names it and cuDNN's answer.
+ */
+#include "cuda_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WS_LIMIT ((size_t)256 << 20)
+#define MAX_FUSED_TRIALS 4
+
+typedef struct dn_state {
+    fc_problem p;
+    fc_cuda_ctx *c;
+    fc_dtype dt;
+    int N, C, H, W, K, R, S, stride, pad, P, Q;
+    bool nhwc;
+    size_t out_n;
+    void *x, *w[FC_NVARIANTS], *b[FC_NVARIANTS]; /* [UNFUSED] original, [FUSED] BN folded */
+    float *bn[4];                                /* gamma, beta, mean, var (fp32) */
+    float *ones, *bias_f32, *bn_scale, *bn_shift; /* for fusecal's channel kernel, when it stands in */
+    void *out[FC_NVARIANTS];
+    void *tmp[2];
+    void *zero;       /* z of the fused call (alpha2 = 0), kept at zeros */
+    void *stage, *ws;
+    size_t ws_bytes;
+    cudnnTensorDescriptor_t xd, yd, bd, bnd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd[FC_NVARIANTS];
+    cudnnActivationDescriptor_t relu, fact;
+    cudnnConvolutionFwdAlgo_t algo[FC_NVARIANTS];
+    cudnnMathType_t math[FC_NVARIANTS];
+    size_t algo_ws[FC_NVARIANTS];
+    bool cudnn_bias, cudnn_bn, cudnn_relu; /* false: fusecal's kernel stands in */
+    char aux_why[3][128];
+    char chosen[FC_NVARIANTS][256];
+} dn_state;
+
+static bool dn_available(char *why, size_t n)
+{
+    if (!fc_cuda_usable(why, n)) return false;
+    size_t v = cudnnGetVersion();
+    if (v < 90000) {
+        snprintf(why, n, "cuDNN %zu.%zu found at run time; fusecal needs cuDNN 9", v / 10000, (v / 100) % 100);
+        return false;
+    }
+    cudaError_t st = fck_probe();
+    if (st != cudaSuccess) {
+        snprintf(why, n, "fusecal's CUDA kernels cannot run on this GPU: %s (built for %s)", cudaGetErrorString(st),
+                 fck_arch());
+        return false;
+    }
+    return true;
+}
+
+static bool dn_supports(const fc_problem *p, char *why, size_t n)
+{
+    if (p->pat->family != FC_FAM_CONV) {
+        snprintf(why, n, "cuda.cudnn implements the conv family (linear: cuda.cublas, attention: cuda.custom)");
+        return false;
+    }
+    if (p->layout != FC_NCHW && p->layout != FC_NHWC) {
+        snprintf(why, n, "cuda.cudnn needs layout nchw or nhwc");
+        return false;
+    }
+    return true;
+}
+
+static int dn_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
+{
+    const int64_t *d = p->d;
+    double E = (double)fc_dtype_size(p->dtype), K = (double)d[FC_CONV_K];
+    double X = (double)d[FC_CONV_N] * (double)d[FC_CONV_C] * (double)d[FC_CONV_H] * (double)d[FC_CONV_W];
+    double Wn = K * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
+    double Y = (double)d[FC_CONV_N] * K * (double)d[FC_CONV_P] * (double)d[FC_CONV_Q];
+    double ntmp = p->pat->nops > 2 ? 2 : 1;
+    double b = (X + 2 * Wn + 2 * K + 3 * Y + ntmp * Y) * E + 8 * K * 4 + (double)WS_LIMIT;
+    if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
+    *bytes = (size_t)b;
+    return 0;
+}
+
+static const char *algo_name(cudnnConvolutionFwdAlgo_t a)
+{
+    switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "?";
+    }
+}
+
+static const char *math_name(cudnnMathType_t m)
+{
+    switch (m) {
+    case CUDNN_DEFAULT_MATH: return "DEFAULT_MATH";
+    case CUDNN_TENSOR_OP_MATH: return "TENSOR_OP_MATH";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "TENSOR_OP_MATH_ALLOW_CONVERSION";
+    case CUDNN_FMA_MATH: return "FMA_MATH";
+    default: return "?";
+    }
+}
+
+static cudnnDataType_t dnn_type(fc_dtype dt)
+{
+    return dt == FC_BF16 ? CUDNN_DATA_BFLOAT16 : dt == FC_FP16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+}
+
+/* The math type that keeps the dtype's meaning: no TF32 for fp32, no down-conversion
+ * to fp16 for fp32/tf32 data. */
+static cudnnMathType_t want_math(fc_dtype dt)
+{
+    return dt == FC_FP32 ? CUDNN_FMA_MATH : dt == FC_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH;
+}
+
+static bool math_ok(fc_dtype dt, cudnnMathType_t m)
+{
+    if (dt == FC_FP32) return m == CUDNN_FMA_MATH;
+    if (dt == FC_TF32) return m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    return true;
+}
+
+/* OIHW -> KRSC (cuDNN's NHWC filter format) */
+static float *to_krsc(const float *w, int K, int C, int R, int S)
+{
+    float *o = fc_xmalloc((size_t)K * C * R * S * sizeof(float) + 4);
+    for (int k = 0; k < K; k++)
+        for (int c = 0; c < C; c++)
+            for (int r = 0; r < R; r++)
+                for (int s = 0; s < S; s++)
+                    o[(((size_t)k * R + r) * S + s) * C + c] = w[(((size_t)k * C + c) * R + r) * S + s];
+    return o;
+}
+
+static int upload_f32(dn_state *s, const float *host, size_t n, float **dev, const char *what, fc_err *e)
+{
+    return fc_cuda_upload(s->c, host, n, FC_FP32, (void **)dev, what, e);
+}
+
+/* ------------------------------------------------------------------ the ops */
+
+static int run_conv(dn_state *s, void *dst, fc_err *e)
+{
+    const float one = 1.0f, zero = 0.0f;
+    FC_CUDNN(cudnnConvolutionForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[FC_UNFUSED],
+                                     s->algo[FC_UNFUSED], s->ws, s->ws_bytes, &zero, s->yd, dst));
+    return 0;
+}
+
+static cudnnStatus_t fused_call(dn_state *s, cudnnConvolutionFwdAlgo_t algo)
+{
+    const float one = 1.0f, zero = 0.0f;
+    /* z: a buffer of zeros rather than y, whose NaN poison 0·z would not clear */
+    return cudnnConvolutionBiasActivationForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED],
+                                                 algo, s->ws, s->ws_bytes, &zero, s->yd, s->zero, s->bd,
+                                                 s->b[FC_FUSED], s->fact, s->yd, s->out[FC_FUSED]);
+}
+
+static int run_fused(dn_state *s, fc_err *e)
+{
+    FC_CUDNN(fused_call(s, s->algo[FC_FUSED]));
+    return 0;
+}
+
+static int run_bias(dn_state *s, void *y, fc_err *e)
+{
+    const float one = 1.0f;
+    if (s->cudnn_bias) {
+        FC_CUDNN(cudnnAddTensor(s->c->dnn, &one, s->bd, s->b[FC_UNFUSED], &one, s->yd, y));
+    } else {
+        FC_CU(fck_channel_affine(fc_cuda_kdt(s->dt), y, s->ones, s->bias_f32, y, (size_t)s->N, (size_t)s->K,
+                                 (size_t)s->P * (size_t)s->Q, s->nhwc, 0, s->c->stream));
+    }
+    return 0;
+}
+
+static int run_bn(dn_state *s, const void *x, void *y, fc_err *e)
+{
+    const float one = 1.0f, zero = 0.0f;
+    if (s->cudnn_bn) {
+        FC_CUDNN(cudnnBatchNormalizationForwardInference(s->c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->yd, x,
+                                                         s->yd, y, s->bnd, s->bn[0], s->bn[1], s->bn[2], s->bn[3],
+                                                         FC_BN_EPS));
+    } else {
+        FC_CU(fck_channel_affine(fc_cuda_kdt(s->dt), x, s->bn_scale, s->bn_shift, y, (size_t)s->N, (size_t)s->K,
+                                 (size_t)s->P * (size_t)s->Q, s->nhwc, 0, s->c->stream));
+    }
+    return 0;
+}
+
+static int run_relu(dn_state *s, const void *x, void *y, fc_err *e)
+{
+    const float one = 1.0f, zero = 0.0f;
+    if (s->cudnn_relu) {
+        FC_CUDNN(cudnnActivationForward(s->c->dnn, s->relu, &one, s->yd, x, &zero, s->yd, y));
+    } else {
+        FC_CU(fck_relu(fc_cuda_kdt(s->dt), x, y, s->out_n, s->c->stream));
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+typedef struct time_arg {
+    dn_state *s;
+    cudnnConvolutionFwdAlgo_t algo;
+    int which; /* 0 conv, 1 fused */
+} time_arg;
+
+static int time_one(void *arg, fc_err *e)
+{
+    time_arg *a = arg;
+    if (a->which == 0) return run_conv(a->s, a->s->tmp[0], e);
+    FC_CUDNN(fused_call(a->s, a->algo));
+    return 0;
+}
+
+/* Whether an auxiliary op runs under cuDNN here: one trial call at setup. A refusal
+ * (NOT_SUPPORTED, BAD_PARAM) makes fusecal's kernel stand in, named in describe(). */
+static int try_aux(dn_state *s, int which, bool *ok, fc_err *e)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cudnnStatus_t st;
+    if (which == 0)
+        st = cudnnAddTensor(s->c->dnn, &one, s->bd, s->b[FC_UNFUSED], &one, s->yd, s->tmp[0]);
+    else if (which == 1)
+        st = cudnnBatchNormalizationForwardInference(s->c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->yd, s->tmp[0],
+                                                     s->yd, s->out[FC_UNFUSED], s->bnd, s->bn[0], s->bn[1], s->bn[2],
+                                                     s->bn[3], FC_BN_EPS);
+    else
+        st = cudnnActivationForward(s->c->dnn, s->relu, &one, s->yd, s->tmp[0], &zero, s->yd, s->out[FC_UNFUSED]);
+    FC_CU(cudaStreamSynchronize(s->c->stream));
+    *ok = st == CUDNN_STATUS_SUCCESS;
+    if (!*ok) {
+        static const char *const names[] = {"cudnnAddTensor", "cudnnBatchNormalizationForwardInference",
+                                            "cudnnActivationForward"};
+        int category = (int)st / 1000; /* 2: BAD_PARAM..., 3: NOT_SUPPORTED... */
+        if (category != 2 && category != 3)
+            return fc_errf(e, "cuDNN call %s failed at setup: %s", names[which], cudnnGetErrorString(st));
+        snprintf(s->aux_why[which], sizeof s->aux_why[which], "%s: %s", names[which], cudnnGetErrorString(st));
+    }
+    return 0;
+}
+
+/* Algorithm of the unfused convolution: Find's fastest with an acceptable math type. */
+static int pick_conv_algo(dn_state *s, fc_err *e)
+{
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[FC_UNFUSED],
+                                                    s->yd, s->tmp[0], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
+                                                    s->ws, s->ws_bytes));
+    for (int i = 0; i < found; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > s->ws_bytes || !math_ok(s->dt, perf[i].mathType))
+            continue;
+        s->algo[FC_UNFUSED] = perf[i].algo;
+        s->math[FC_UNFUSED] = perf[i].mathType;
+        s->algo_ws[FC_UNFUSED] = perf[i].memory;
+        FC_CUDNN(cudnnSetConvolutionMathType(s->cd[FC_UNFUSED], perf[i].mathType));
+        snprintf(s->chosen[FC_UNFUSED], sizeof s->chosen[FC_UNFUSED],
+                 "algo %s, %s, workspace %.2f MiB; fastest of %d by cudnnFindConvolutionForwardAlgorithmEx (%.4f ms)",
+                 algo_name(perf[i].algo), math_name(perf[i].mathType), (double)perf[i].memory / (1 << 20), found,
+                 (double)perf[i].time);
+        return 0;
+    }
+    return fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)", fc_dtype_name(s->dt),
+                   found);
+}
+
+/* Algorithm of the fused call: Find's candidates for the folded convolution, each
+ * tried with cudnnConvolutionBiasActivationForward and the first few that cuDNN
+ * accepts timed; IMPLICIT_PRECOMP_GEMM alone for the identity activation. */
+static int pick_fused_algo(dn_state *s, bool identity, fc_err *e)
+{
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT + 1];
+    int found = 0;
+    FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED],
+                                                    s->yd, s->out[FC_FUSED], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+                                                    perf, s->ws, s->ws_bytes));
+    /* IMPLICIT_PRECOMP_GEMM always among the candidates (last, unless Find listed it) */
+    bool listed = false;
+    for (int i = 0; i < found; i++)
+        if (perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM && perf[i].status == CUDNN_STATUS_SUCCESS)
+            listed = true;
+    if (!listed) {
+        memset(&perf[found], 0, sizeof perf[found]);
+        perf[found].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+        perf[found].status = CUDNN_STATUS_SUCCESS;
+        perf[found].mathType = want_math(s->dt);
+        FC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(s->c->dnn, s->xd, s->wd, s->cd[FC_FUSED], s->yd,
+                                                         perf[found].algo, &perf[found].memory));
+        found++;
+    }
+    double best_ms = INFINITY;
+    int best = -1, timed = 0;
+    char refused[512] = "";
+    size_t roff = 0;
+    for (int i = 0; i < found && timed < MAX_FUSED_TRIALS; i++) {
+        cudnnConvolutionFwdAlgoPerf_t *pf = &perf[i];
+        if (pf->status != CUDNN_STATUS_SUCCESS || pf->memory > s->ws_bytes || !math_ok(s->dt, pf->mathType)) continue;
+        if (identity && pf->algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) continue;
+        FC_CUDNN(cudnnSetConvolutionMathType(s->cd[FC_FUSED], pf->mathType));
+        cudnnStatus_t st = fused_call(s, pf->algo);
+        FC_CU(cudaStreamSynchronize(s->c->stream));
+        if (st != CUDNN_STATUS_SUCCESS) {
+            if (roff < sizeof refused)
+                roff += (size_t)snprintf(refused + roff, sizeof refused - roff, "%s%s/%s: %s", roff ? "; " : "",
+                                         algo_name(pf->algo), math_name(pf->mathType), cudnnGetErrorString(st));
+            continue;
+        }
+        time_arg ta = {s, pf->algo, 1};
+        double ms = 0;
+        if (fc_cuda_time(s->c, time_one, &ta, 3, 3, &ms, e) != 0) return -1;
+        timed++;
+        if (ms < best_ms) {
+            best_ms = ms;
+            best = i;
+        }
+    }
+    if (best < 0)
+        return fc_errf(e, "cudnnConvolutionBiasActivationForward (%s, %s, activation %s) accepted none of %d algorithms%s%s",
+                       fc_dtype_name(s->dt), s->nhwc ? "nhwc" : "nchw", identity ? "IDENTITY" : "RELU", found,
+                       refused[0] ? ": " : "", refused);
+    s->algo[FC_FUSED] = perf[best].algo;
+    s->math[FC_FUSED] = perf[best].mathType;
+    s->algo_ws[FC_FUSED] = perf[best].memory;
+    FC_CUDNN(cudnnSetConvolutionMathType(s->cd[FC_FUSED], perf[best].mathType));
+    snprintf(s->chosen[FC_FUSED], sizeof s->chosen[FC_FUSED],
+             "algo %s, %s, workspace %.2f MiB; fastest of %d candidates timed at setup (%.4f ms)%s",
+             algo_name(perf[best].algo), math_name(perf[best].mathType), (double)perf[best].memory / (1 << 20), timed,
+             best_ms, identity ? "; IDENTITY runs with IMPLICIT_PRECOMP_GEMM only" : "");
+    return 0;
+}
+
+static void dn_teardown(void *state);
+
+static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
+{
+    dn_state *s = fc_xcalloc(1, sizeof *s);
+    *state = s;
+    s->p = *p;
+    s->c = devctx;
+    s->dt = p->dtype;
+    const int64_t *d = p->d;
+    s->N = (int)d[FC_CONV_N];
+    s->C = (int)d[FC_CONV_C];
+    s->H = (int)d[FC_CONV_H];
+    s->W = (int)d[FC_CONV_W];
+    s->K = (int)d[FC_CONV_K];
+    s->R = (int)d[FC_CONV_R];
+    s->S = (int)d[FC_CONV_S];
+    s->stride = (int)d[FC_CONV_STRIDE];
+    s->pad = (int)d[FC_CONV_PAD];
+    s->P = (int)d[FC_CONV_P];
+    s->Q = (int)d[FC_CONV_Q];
+    s->nhwc = p->layout == FC_NHWC;
+    s->out_n = w->out_n;
+    if (!s->c->dnn) return fc_errf(e, "cuDNN is not usable: %s", s->c->dnn_err);
+    size_t E = fc_dtype_size(s->dt);
+    cudnnDataType_t t = dnn_type(s->dt);
+    cudnnTensorFormat_t fmt = s->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+
+    /* buffers */
+    if (fc_cuda_upload(s->c, w->t[FC_CONV_TX].data, w->t[FC_CONV_TX].n, s->dt, &s->x, "x", e)) return -1;
+    static const int wt[FC_NVARIANTS] = {FC_CONV_TW, FC_CONV_TWF}, bt[FC_NVARIANTS] = {FC_CONV_TB, FC_CONV_TBF};
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        const fc_tensor *tw = &w->t[wt[v]];
+        float *krsc = s->nhwc ? to_krsc(tw->data, s->K, s->C, s->R, s->S) : NULL;
+        int rc = fc_cuda_upload(s->c, krsc ? krsc : tw->data, tw->n, s->dt, &s->w[v], "W", e);
+        free(krsc);
+        if (rc || fc_cuda_upload(s->c, w->t[bt[v]].data, w->t[bt[v]].n, s->dt, &s->b[v], "b", e)) return -1;
+    }
+    static const int bnt[4] = {FC_CONV_TGAMMA, FC_CONV_TBETA, FC_CONV_TMEAN, FC_CONV_TVAR};
+    for (int i = 0; i < 4; i++)
+        if (upload_f32(s, w->t[bnt[i]].data, (size_t)s->K, &s->bn[i], "BN parameters", e)) return -1;
+    for (int v = 0; v < FC_NVARIANTS; v++)
+        if (fc_cuda_alloc(&s->out[v], s->out_n * E, "the output", e)) return -1;
+    int ntmp = p->pat->nops > 2 ? 2 : 1;
+    for (int i = 0; i < ntmp; i++)
+        if (fc_cuda_alloc(&s->tmp[i], s->out_n * E, "an intermediate", e)) return -1;
+    if (fc_cuda_alloc(&s->zero, s->out_n * E, "the fused call's z", e)) return -1;
+    FC_CU(cudaMemsetAsync(s->zero, 0, s->out_n * E, s->c->stream));
+    FC_CU(cudaMallocHost(&s->stage, s->out_n * E));
+    size_t free_b = 0, total = 0;
+    FC_CU(cudaMemGetInfo(&free_b, &total));
+    s->ws_bytes = WS_LIMIT < free_b / 4 ? WS_LIMIT : free_b / 4;
+    if (fc_cuda_alloc(&s->ws, s->ws_bytes, "the cuDNN workspace", e)) return -1;
+
+    /* descriptors */
+    FC_CUDNN(cudnnCreateTensorDescriptor(&s->xd));
+    FC_CUDNN(cudnnSetTensor4dDescriptor(s->xd, fmt, t, s->N, s->C, s->H, s->W));
+    FC_CUDNN(cudnnCreateTensorDescriptor(&s->yd));
+    FC_CUDNN(cudnnSetTensor4dDescriptor(s->yd, fmt, t, s->N, s->K, s->P, s->Q));
+    FC_CUDNN(cudnnCreateTensorDescriptor(&s->bd));
+    FC_CUDNN(cudnnSetTensor4dDescriptor(s->bd, CUDNN_TENSOR_NCHW, t, 1, s->K, 1, 1));
+    FC_CUDNN(cudnnCreateTensorDescriptor(&s->bnd));
+    FC_CUDNN(cudnnDeriveBNTensorDescriptor(s->bnd, s->yd, CUDNN_BATCHNORM_SPATIAL));
+    FC_CUDNN(cudnnCreateFilterDescriptor(&s->wd));
+    FC_CUDNN(cudnnSetFilter4dDescriptor(s->wd, t, fmt, s->K, s->C, s->R, s->S));
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        FC_CUDNN(cudnnCreateConvolutionDescriptor(&s->cd[v]));
+        FC_CUDNN(cudnnSetConvolution2dDescriptor(s->cd[v], s->pad, s->pad, s->stride, s->stride, 1, 1,
+                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+        FC_CUDNN(cudnnSetConvolutionMathType(s->cd[v], want_math(s->dt)));
+    }
+    int on, oc, oh, ow;
+    FC_CUDNN(cudnnGetConvolution2dForwardOutputDim(s->cd[0], s->xd, s->wd, &on, &oc, &oh, &ow));
+    if (on != s->N || oc != s->K || oh != s->P || ow != s->Q)
+        return fc_errf(e, "cuDNN's output shape %dx%dx%dx%d differs from fusecal's %dx%dx%dx%d", on, oc, oh, ow, s->N,
+                       s->K, s->P, s->Q);
+    FC_CUDNN(cudnnCreateActivationDescriptor(&s->relu));
+    FC_CUDNN(cudnnSetActivationDescriptor(s->relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    bool identity = !fc_pattern_has_op(p->pat, FC_OP_RELU);
+    FC_CUDNN(cudnnCreateActivationDescriptor(&s->fact));
+    FC_CUDNN(cudnnSetActivationDescriptor(s->fact, identity ? CUDNN_ACTIVATION_IDENTITY : CUDNN_ACTIVATION_RELU,
+                                          CUDNN_NOT_PROPAGATE_NAN, 0.0));
+
+    /* algorithms */
+    if (pick_conv_algo(s, e) != 0) return -1;
+    if (pick_fused_algo(s, identity, e) != 0) return -1;
+
+    /* the unfused chain's auxiliary ops under cuDNN, or fusecal's kernel where cuDNN refuses */
+    if (run_conv(s, s->tmp[0], e) != 0) return -1;
+    if (try_aux(s, 0, &s->cudnn_bias, e) != 0) return -1;
+    if (!s->cudnn_bias) {
+        float *ones = fc_xmalloc((size_t)s->K * sizeof(float));
+        for (int k = 0; k < s->K; k++) ones[k] = 1.0f;
+        int rc = upload_f32(s, ones, (size_t)s->K, &s->ones, "ones", e) ||
+                 upload_f32(s, w->t[FC_CONV_TB].data, (size_t)s->K, &s->bias_f32, "bias", e);
+        free(ones);
+        if (rc) return -1;
+    }
+    if (fc_pattern_has_op(p->pat, FC_OP_BN)) {
+        if (try_aux(s, 1, &s->cudnn_bn, e) != 0) return -1;
+        if (!s->cudnn_bn) {
+            float *sc = fc_xmalloc((size_t)s->K * sizeof(float)), *sh = fc_xmalloc((size_t)s->K * sizeof(float));
+            for (int k = 0; k < s->K; k++) {
+                double inv = (double)w->t[FC_CONV_TGAMMA].data[k] / sqrt((double)w->t[FC_CONV_TVAR].data[k] + FC_BN_EPS);
+                sc[k] = (float)inv;
+                sh[k] = (float)((double)w->t[FC_CONV_TBETA].data[k] - (double)w->t[FC_CONV_TMEAN].data[k] * inv);
+            }
+            int rc = upload_f32(s, sc, (size_t)s->K, &s->bn_scale, "BN scale", e) ||
+                     upload_f32(s, sh, (size_t)s->K, &s->bn_shift, "BN shift", e);
+            free(sc);
+            free(sh);
+            if (rc) return -1;
+        }
+    }
+    if (fc_pattern_has_op(p->pat, FC_OP_RELU) && try_aux(s, 2, &s->cudnn_relu, e) != 0) return -1;
+    FC_CU(cudaStreamSynchronize(s->c->stream));
+    return 0;
+}
+
+/* ------------------------------------------------------------------ run */
+
+static void *chain_dst(dn_state *s, int i, const void *cur)
+{
+    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
+    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
+}
+
+static int dn_run(void *state, fc_variant v, fc_err *e)
+{
+    dn_state *s = state;
+    if (v == FC_FUSED) return run_fused(s, e);
+    const void *cur = NULL;
+    for (int i = 0; i < s->p.pat->nops; i++) {
+        void *dst = chain_dst(s, i, cur);
+        switch (s->p.pat->ops[i]) {
+        case FC_OP_CONV:
+            if (run_conv(s, dst, e) != 0 || run_bias(s, dst, e) != 0) return -1;
+            break;
+        case FC_OP_BN:
+            if (run_bn(s, cur, dst, e) != 0) return -1;
+            break;
+        case FC_OP_RELU:
+            if (run_relu(s, cur, dst, e) != 0) return -1;
+            break;
+        default: return fc_errf(e, "cuda.cudnn: op '%s' is not in the conv family", fc_op_name(s->p.pat->ops[i]));
+        }
+        cur = dst;
+    }
+    return 0;
+}
+
+static int dn_output(void *state, fc_variant v, float *dst, fc_err *e)
+{
+    dn_state *s = state;
+    return fc_cuda_download(s->c, s->out[v], s->out_n, s->dt, s->stage, dst, e);
+}
+
+static int dn_poison(void *state, fc_variant v, fc_err *e)
+{
+    dn_state *s = state;
+    return fc_cuda_poison(s->c, s->out[v], s->out_n, s->dt, e);
+}
+
+static void dn_describe(void *state, fc_variant v, fc_impl *impl)
+{
+    dn_state *s = state;
+    const fc_pattern *pat = s->p.pat;
+    memset(impl, 0, sizeof *impl);
+    const char *lay = s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter";
+    const char *io = s->dt == FC_TF32 ? "fp32 (tf32 math)" : fc_dtype_name(s->dt);
+    size_t dv = cudnnGetVersion(), off = 0;
+    if (v == FC_FUSED) {
+        bool identity = !fc_pattern_has_op(pat, FC_OP_RELU);
+        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off,
+                                "cudnnConvolutionBiasActivationForward(%s, %s, activation %s%s) [%s]", lay, io,
+                                identity ? "IDENTITY" : "RELU",
+                                fc_pattern_has_op(pat, FC_OP_BN) ? ", BN folded into W and b" : "", s->chosen[FC_FUSED]);
+        impl->nkernels = 1;
+    } else {
+        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "cudnnConvolutionForward(%s, %s) [%s] -> %s",
+                                lay, io, s->chosen[FC_UNFUSED],
+                                s->cudnn_bias ? "cudnnAddTensor(bias)" : "bias kernel(fusecal)");
+        impl->nkernels = 2;
+        for (int i = 1; i < pat->nops && off < sizeof impl->name; i++) {
+            const char *op = pat->ops[i] == FC_OP_BN
+                                 ? (s->cudnn_bn ? "cudnnBatchNormalizationForwardInference(spatial)" : "BN kernel(fusecal)")
+                                 : (s->cudnn_relu ? "cudnnActivationForward(relu)" : "relu kernel(fusecal)");
+            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, " -> %s", op);
+            impl->nkernels++;
+        }
+        for (int i = 0; i < 3 && off < sizeof impl->name; i++)
+            if (s->aux_why[i][0])
+                off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, " (cuDNN refused %s)", s->aux_why[i]);
+    }
+    if (off < sizeof impl->name)
+        snprintf(impl->name + off, sizeof impl->name - off, " [cuDNN %zu.%zu.%zu]", dv / 10000, (dv / 100) % 100, dv % 100);
+}
+
+static void dn_teardown(void *state)
+{
+    dn_state *s = state;
+    if (!s) return;
+    cudaStreamSynchronize(s->c->stream);
+    if (s->xd) cudnnDestroyTensorDescriptor(s->xd);
+    if (s->yd) cudnnDestroyTensorDescriptor(s->yd);
+    if (s->bd) cudnnDestroyTensorDescriptor(s->bd);
+    if (s->bnd) cudnnDestroyTensorDescriptor(s->bnd);
+    if (s->wd) cudnnDestroyFilterDescriptor(s->wd);
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        if (s->cd[v]) cudnnDestroyConvolutionDescriptor(s->cd[v]);
+        fc_cuda_free(s->w[v]);
+        fc_cuda_free(s->b[v]);
+        fc_cuda_free(s->out[v]);
+    }
+    if (s->relu) cudnnDestroyActivationDescriptor(s->relu);
+    if (s->fact) cudnnDestroyActivationDescriptor(s->fact);
+    for (int i = 0; i < 4; i++) fc_cuda_free(s->bn[i]);
+    fc_cuda_free(s->ones);
+    fc_cuda_free(s->bias_f32);
+    fc_cuda_free(s->bn_scale);
+    fc_cuda_free(s->bn_shift);
+    fc_cuda_free(s->tmp[0]);
+    fc_cuda_free(s->tmp[1]);
+    fc_cuda_free(s->x);
+    fc_cuda_free(s->ws);
+    fc_cuda_free(s->zero);
+    if (s->stage) cudaFreeHost(s->stage);
+    free(s);
+}
+
+static void dn_inventory(cJSON *libs)
+{
+    size_t v = cudnnGetVersion();
+    char buf[64];
+    cJSON *o = cJSON_AddObjectToObject(libs, "cudnn");
+    snprintf(buf, sizeof buf, "%zu.%zu.%zu", v / 10000, (v / 100) % 100, v % 100);
+    cJSON_AddStringToObject(o, "version", buf);
+    snprintf(buf, sizeof buf, "%d.%d.%d", CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
+    cJSON_AddStringToObject(o, "headers", buf);
+    snprintf(buf, sizeof buf, "%zu", cudnnGetCudartVersion());
+    cJSON_AddStringToObject(o, "cudart", buf);
+}
+
+const fc_backend fc_backend_cudnn = {
+    .name = "cuda.cudnn",
+    .device = "cuda",
+    .summary = "cuDNN conv -> add bias -> BN inference -> activation; fused: BN folded + cudnnConvolutionBiasActivationForward",
+    .available = dn_available,
+    .supports = dn_supports,
+    .device_bytes = dn_device_bytes,
+    .setup = dn_setup,
+    .run = dn_run,
+    .output = dn_output,
+    .poison = dn_poison,
+    .describe = dn_describe,
+    .teardown = dn_teardown,
+    .inventory = dn_inventory,
+};

@@ -1,0 +1,287 @@
+/* backend_custom.c — cuda.custom: the attention family, where no library fuses the
+ * chain, on cuBLAS and fusecal's own kernels (kernels/attention.cu, elementwise.cu).
+ *
+ *   unfused  as an eager framework runs it, every intermediate [b·h, s, s] written to
+ *            memory in the dtype: cublasGemmStridedBatchedEx S = Q·Kᵀ → fusecal
+ *            scale(+causal mask) kernel → fusecal row-softmax kernel (a warp per row)
+ *            → cublasGemmStridedBatchedEx O = P·V.
+ *   fused    qk_scale:   one strided-batched GEMM with alpha = 1/√d;
+ *            qk_softmax: one fusecal kernel that computes QKᵀ tiles on tensor cores
+ *                        and writes only P (two sweeps over the key tiles);
+ *            attention:  fusecal's flash-attention kernel (64x64 tiles, online
+ *                        softmax, S never written), mma.sync tensor cores.
+ * Q, K, V [b, h, s, d] row-major; per head, S = Q·Kᵀ is the column-major product
+ * Sᵀ = op_T(Kᵀ)·Qᵀ (A = K, ld d; B = Q, ld d; C = S, ld s) and O = P·V is
+ * Oᵀ = Vᵀ·Pᵀ (A = V, ld d; B = P, ld s; C = O, ld d).
+ * fp32 GEMMs use CUBLAS_COMPUTE_32F (no TF32), tf32 ones CUBLAS_COMPUTE_32F_FAST_TF32;
+ * the fused kernels use tf32 tensor cores for tf32 and three tf32 products of the
+ * split operands (about fp32 accuracy) for fp32. Head dimensions other than 64 and
+ * 128 are unsupported for qk_softmax and attention (the fused kernels are built for
+ * those two); qk_scale takes any d.
+ */
+#include "cuda_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cu_state {
+    fc_problem p;
+    fc_cuda_ctx *c;
+    fc_dtype dt;
+    int bh, S, D, causal;
+    size_t out_n;
+    void *q, *k, *v;
+    void *out[FC_NVARIANTS];
+    void *tmp[2];
+    void *stage;
+} cu_state;
+
+static bool cu_available(char *why, size_t n)
+{
+    if (!fc_cuda_usable(why, n)) return false;
+    cudaError_t st = fck_probe();
+    if (st != cudaSuccess) {
+        snprintf(why, n, "fusecal's CUDA kernels cannot run on this GPU: %s (built for %s)", cudaGetErrorString(st),
+                 fck_arch());
+        return false;
+    }
+    return true;
+}
+
+static bool cu_supports(const fc_problem *p, char *why, size_t n)
+{
+    if (p->pat->family != FC_FAM_ATTENTION) {
+        snprintf(why, n, "cuda.custom implements the attention family (linear: cuda.cublas, conv: cuda.cudnn)");
+        return false;
+    }
+    int64_t bh = p->d[FC_ATT_B] * p->d[FC_ATT_H], s = p->d[FC_ATT_S], d = p->d[FC_ATT_D];
+    if (bh > INT32_MAX || s * s > INT64_MAX / (bh > 0 ? bh : 1)) {
+        snprintf(why, n, "b*h = %lld is beyond cuBLAS's batch count", (long long)bh);
+        return false;
+    }
+    if (p->pat->id != FC_P_qk_scale) {
+        if (!fck_attention_supports((int)d)) {
+            snprintf(why, n, "fusecal's fused attention kernels are built for head dimensions 64 and 128 (asked: d=%lld)",
+                     (long long)d);
+            return false;
+        }
+        if ((s + 63) / 64 > 65535) {
+            snprintf(why, n, "s = %lld needs more than 65535 query tiles of 64", (long long)s);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int cu_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
+{
+    double BH = (double)p->d[FC_ATT_B] * (double)p->d[FC_ATT_H], S = (double)p->d[FC_ATT_S];
+    double D = (double)p->d[FC_ATT_D], E = (double)fc_dtype_size(p->dtype);
+    bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
+    double out = pv ? BH * S * D : BH * S * S;
+    double ntmp = p->pat->nops > 2 ? 2 : 1;
+    double b = ((pv ? 3 : 2) * BH * S * D + 2 * out + ntmp * BH * S * S) * E;
+    if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
+    *bytes = (size_t)b;
+    return 0;
+}
+
+static void cu_teardown(void *state);
+
+static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
+{
+    cu_state *s = fc_xcalloc(1, sizeof *s);
+    *state = s;
+    s->p = *p;
+    s->c = devctx;
+    s->dt = p->dtype;
+    s->bh = (int)(p->d[FC_ATT_B] * p->d[FC_ATT_H]);
+    s->S = (int)p->d[FC_ATT_S];
+    s->D = (int)p->d[FC_ATT_D];
+    s->causal = p->d[FC_ATT_CAUSAL] != 0;
+    s->out_n = w->out_n;
+    size_t E = fc_dtype_size(s->dt);
+    bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
+    if (fc_cuda_upload(s->c, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TQ].n, s->dt, &s->q, "Q", e) ||
+        fc_cuda_upload(s->c, w->t[FC_ATT_TK].data, w->t[FC_ATT_TK].n, s->dt, &s->k, "K", e))
+        return -1;
+    if (pv && fc_cuda_upload(s->c, w->t[FC_ATT_TV].data, w->t[FC_ATT_TV].n, s->dt, &s->v, "V", e)) return -1;
+    for (int v = 0; v < FC_NVARIANTS; v++)
+        if (fc_cuda_alloc(&s->out[v], s->out_n * E, "the output", e)) return -1;
+    int ntmp = p->pat->nops > 2 ? 2 : 1;
+    for (int i = 0; i < ntmp; i++)
+        if (fc_cuda_alloc(&s->tmp[i], w->inter_n * E, "an intermediate [b*h, s, s]", e)) return -1;
+    FC_CU(cudaMallocHost(&s->stage, s->out_n * E));
+    return 0;
+}
+
+/* S = alpha·Q·Kᵀ per head into dst [bh, s, s] */
+static int gemm_qk(cu_state *s, float alpha, void *dst, fc_err *e)
+{
+    const float beta = 0.0f;
+    cudaDataType_t t = fc_cuda_data_type(s->dt);
+    long long sd = (long long)s->S * s->D, ss = (long long)s->S * s->S;
+    FC_CUBLAS(cublasGemmStridedBatchedEx(s->c->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->S, s->S, s->D, &alpha, s->k, t, s->D,
+                                         sd, s->q, t, s->D, sd, &beta, dst, t, s->S, ss, s->bh,
+                                         fc_cuda_compute_type(s->dt), CUBLAS_GEMM_DEFAULT));
+    return 0;
+}
+
+/* O = P·V per head */
+static int gemm_pv(cu_state *s, const void *P, void *dst, fc_err *e)
+{
+    const float alpha = 1.0f, beta = 0.0f;
+    cudaDataType_t t = fc_cuda_data_type(s->dt);
+    long long sd = (long long)s->S * s->D, ss = (long long)s->S * s->S;
+    FC_CUBLAS(cublasGemmStridedBatchedEx(s->c->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->D, s->S, s->S, &alpha, s->v, t, s->D,
+                                         sd, P, t, s->S, ss, &beta, dst, t, s->D, sd, s->bh,
+                                         fc_cuda_compute_type(s->dt), CUBLAS_GEMM_DEFAULT));
+    return 0;
+}
+
+static void *chain_dst(cu_state *s, int i, const void *cur)
+{
+    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
+    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
+}
+
+static int cu_run(void *state, fc_variant v, fc_err *e)
+{
+    cu_state *s = state;
+    fck_dtype kd = fc_cuda_kdt(s->dt);
+    cudaStream_t st = s->c->stream;
+    float scale = 1.0f / sqrtf((float)s->D);
+    if (v == FC_FUSED) {
+        switch (s->p.pat->id) {
+        case FC_P_qk_scale: return gemm_qk(s, scale, s->out[FC_FUSED], e);
+        case FC_P_qk_softmax:
+            FC_CU(fck_qk_softmax(kd, s->q, s->k, s->out[FC_FUSED], s->bh, s->S, s->D, s->causal, st));
+            return 0;
+        default:
+            FC_CU(fck_flash_attention(kd, s->q, s->k, s->v, s->out[FC_FUSED], s->bh, s->S, s->D, s->causal, st));
+            return 0;
+        }
+    }
+    const void *cur = NULL;
+    size_t rows = (size_t)s->bh * (size_t)s->S;
+    for (int i = 0; i < s->p.pat->nops; i++) {
+        void *dst = chain_dst(s, i, cur);
+        switch (s->p.pat->ops[i]) {
+        case FC_OP_QK:
+            if (gemm_qk(s, 1.0f, dst, e) != 0) return -1;
+            break;
+        case FC_OP_SCALE: FC_CU(fck_scale_mask(kd, cur, dst, (size_t)s->bh, (size_t)s->S, scale, s->causal, st)); break;
+        case FC_OP_SOFTMAX: FC_CU(fck_softmax_rows(kd, cur, dst, rows, (size_t)s->S, st)); break;
+        case FC_OP_PV:
+            if (gemm_pv(s, cur, dst, e) != 0) return -1;
+            break;
+        default: return fc_errf(e, "cuda.custom: op '%s' is not in the attention family", fc_op_name(s->p.pat->ops[i]));
+        }
+        cur = dst;
+    }
+    return 0;
+}
+
+static int cu_output(void *state, fc_variant v, float *dst, fc_err *e)
+{
+    cu_state *s = state;
+    return fc_cuda_download(s->c, s->out[v], s->out_n, s->dt, s->stage, dst, e);
+}
+
+static int cu_poison(void *state, fc_variant v, fc_err *e)
+{
+    cu_state *s = state;
+    return fc_cuda_poison(s->c, s->out[v], s->out_n, s->dt, e);
+}
+
+static void cu_describe(void *state, fc_variant v, fc_impl *impl)
+{
+    cu_state *s = state;
+    const fc_pattern *pat = s->p.pat;
+    memset(impl, 0, sizeof *impl);
+    const char *io = s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt);
+    const char *ct = s->dt == FC_TF32 ? "COMPUTE_32F_FAST_TF32" : "COMPUTE_32F";
+    const char *mma = s->dt == FC_FP32   ? "mma.sync m16n8k8 tf32, 3 products of split operands (fp32 accuracy)"
+                      : s->dt == FC_TF32 ? "mma.sync m16n8k8 tf32"
+                                         : "mma.sync m16n8k16 + ldmatrix";
+    char res[160] = "";
+    if (v == FC_UNFUSED) {
+        size_t off = 0;
+        for (int i = 0; i < pat->nops && off < sizeof impl->name; i++) {
+            char op[200];
+            switch (pat->ops[i]) {
+            case FC_OP_QK: snprintf(op, sizeof op, "cublasGemmStridedBatchedEx(QK^T, %s, %s)", io, ct); break;
+            case FC_OP_SCALE:
+                snprintf(op, sizeof op, "%s kernel(fusecal, 16-byte vectors)", s->causal ? "scale+causal-mask" : "scale");
+                break;
+            case FC_OP_SOFTMAX: snprintf(op, sizeof op, "softmax kernel(fusecal, a warp per row)"); break;
+            case FC_OP_PV: snprintf(op, sizeof op, "cublasGemmStridedBatchedEx(PV, %s, %s)", io, ct); break;
+            default: snprintf(op, sizeof op, "%s", fc_op_name(pat->ops[i])); break;
+            }
+            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s%s", i ? " -> " : "", op);
+        }
+        impl->nkernels = pat->nops;
+        return;
+    }
+    impl->nkernels = 1;
+    switch (pat->id) {
+    case FC_P_qk_scale:
+        snprintf(impl->name, sizeof impl->name,
+                 "cublasGemmStridedBatchedEx(QK^T, alpha=1/sqrt(d), %s, %s): the scale folded into the GEMM", io, ct);
+        break;
+    case FC_P_qk_softmax:
+        fck_attention_resources(fc_cuda_kdt(s->dt), s->D, 1, res, sizeof res);
+        snprintf(impl->name, sizeof impl->name,
+                 "fusecal qk_softmax kernel: 64x64 tiles of QK^T on tensor cores (%s), row max/sum in a first sweep, "
+                 "P written in a second%s [%s]",
+                 mma, s->causal ? ", causal" : "", res);
+        break;
+    default:
+        fck_attention_resources(fc_cuda_kdt(s->dt), s->D, 0, res, sizeof res);
+        snprintf(impl->name, sizeof impl->name,
+                 "fusecal flash attention: 64-query x 64-key tiles, online softmax, S never written, tensor cores "
+                 "(%s)%s [%s]",
+                 mma, s->causal ? ", causal (tiles above the diagonal skipped)" : "", res);
+        break;
+    }
+}
+
+static void cu_teardown(void *state)
+{
+    cu_state *s = state;
+    if (!s) return;
+    cudaStreamSynchronize(s->c->stream);
+    for (int v = 0; v < FC_NVARIANTS; v++) fc_cuda_free(s->out[v]);
+    fc_cuda_free(s->tmp[0]);
+    fc_cuda_free(s->tmp[1]);
+    fc_cuda_free(s->q);
+    fc_cuda_free(s->k);
+    fc_cuda_free(s->v);
+    if (s->stage) cudaFreeHost(s->stage);
+    free(s);
+}
+
+static void cu_inventory(cJSON *libs)
+{
+    cJSON *o = cJSON_AddObjectToObject(libs, "fusecal_kernels");
+    cJSON_AddStringToObject(o, "built_for", fck_arch());
+}
+
+const fc_backend fc_backend_custom = {
+    .name = "cuda.custom",
+    .device = "cuda",
+    .summary = "cuBLAS GEMMs + fusecal softmax kernels; fused: GEMM with alpha, fused QK^T+softmax, flash attention "
+               "(mma.sync)",
+    .available = cu_available,
+    .supports = cu_supports,
+    .device_bytes = cu_device_bytes,
+    .setup = cu_setup,
+    .run = cu_run,
+    .output = cu_output,
+    .poison = cu_poison,
+    .describe = cu_describe,
+    .teardown = cu_teardown,
+    .inventory = cu_inventory,
+};

@@ -1,0 +1,141 @@
+/* cuda_common.h — what the CUDA device context holds and the CUDA backends share.
+ *
+ * One stream carries all the work of every backend, so that the device's events
+ * and its graph capture see every kernel and library call. The cuBLAS and cuBLASLt
+ * handles, their workspaces (cuBLAS's is set explicitly, so that it never
+ * allocates during a graph capture), the cuDNN handle (cuDNN builds only) and the
+ * device properties live here, made once when the device is opened.
+ *
+ * Every CUDA, cuBLAS, cuBLASLt and cuDNN call goes through a check macro that
+ * fills an fc_err with the call, file:line and the library's error string, and
+ * returns -1 from the calling function (which has an `fc_err *e` in scope).
+ * Fault injection (tests): FUSECAL_FAULT=cuda, cublas or cudnn makes every call
+ * through the matching macro fail as if the library had.
+ */
+#ifndef FC_CUDA_COMMON_H
+#define FC_CUDA_COMMON_H
+
+#include "backend.h"
+#include "fusecal_kernels.h"
+#include "util.h"
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#ifdef FUSECAL_WITH_CUDNN
+#include <cudnn.h>
+#endif
+
+_Static_assert((int)FCK_FP32 == (int)FC_FP32 && (int)FCK_TF32 == (int)FC_TF32 && (int)FCK_BF16 == (int)FC_BF16 &&
+                   (int)FCK_FP16 == (int)FC_FP16,
+               "fck_dtype follows fc_dtype");
+
+#define FC_CUDA_LT_WORKSPACE (32u << 20)   /* cuBLASLt workspace, per the cuBLAS guide for Hopper */
+#define FC_CUDA_BLAS_WORKSPACE (32u << 20) /* cuBLAS workspace (cublasSetWorkspace) */
+
+typedef struct fc_cuda_ctx {
+    int device;
+    struct cudaDeviceProp prop;
+    int sm_clock_khz, mem_clock_khz, mem_bus_bits; /* peak, from device attributes */
+    cudaStream_t stream;
+    cudaEvent_t ev_begin, ev_end;
+    cublasHandle_t blas;
+    void *blas_ws;
+    cublasLtHandle_t lt;
+    void *lt_ws;
+    size_t lt_ws_bytes;
+#ifdef FUSECAL_WITH_CUDNN
+    cudnnHandle_t dnn; /* NULL when cudnnCreate failed (dnn_err says why) */
+    char dnn_err[160];
+#endif
+    void *flush;       /* L2 flush buffer, allocated once */
+    size_t flush_bytes;
+    unsigned flush_count;
+    /* NVML, loaded with dlopen; NULL when absent */
+    void *nvml_lib;
+    void *nvml_dev;
+    char nvml_driver[80];
+} fc_cuda_ctx;
+
+/* ---------------------------------------------------------------- checks */
+
+#define FC_CU(call)                                                                                                \
+    do {                                                                                                           \
+        cudaError_t st_ = (call);                                                                                  \
+        if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;                                        \
+        if (st_ != cudaSuccess)                                                                                    \
+            return fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,                 \
+                           cudaGetErrorString(st_), cudaGetErrorName(st_));                                        \
+    } while (0)
+
+/* The same, jumping to a cleanup label instead of returning. */
+#define FC_CU_GO(call, label)                                                                                      \
+    do {                                                                                                           \
+        cudaError_t st_ = (call);                                                                                  \
+        if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;                                        \
+        if (st_ != cudaSuccess) {                                                                                  \
+            fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,                        \
+                    cudaGetErrorString(st_), cudaGetErrorName(st_));                                               \
+            goto label;                                                                                            \
+        }                                                                                                          \
+    } while (0)
+
+#define FC_CUBLAS(call)                                                                                            \
+    do {                                                                                                           \
+        cublasStatus_t st_ = (call);                                                                               \
+        if (st_ == CUBLAS_STATUS_SUCCESS && fc_fault_backend("cublas")) st_ = CUBLAS_STATUS_EXECUTION_FAILED;              \
+        if (st_ != CUBLAS_STATUS_SUCCESS)                                                                          \
+            return fc_errf(e, "cuBLAS call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,               \
+                           cublasGetStatusString(st_), cublasGetStatusName(st_));                                  \
+    } while (0)
+
+#ifdef FUSECAL_WITH_CUDNN
+#define FC_CUDNN(call)                                                                                             \
+    do {                                                                                                           \
+        cudnnStatus_t st_ = (call);                                                                                \
+        if (st_ == CUDNN_STATUS_SUCCESS && fc_fault_backend("cudnn")) st_ = CUDNN_STATUS_EXECUTION_FAILED;                 \
+        if (st_ != CUDNN_STATUS_SUCCESS) {                                                                         \
+            char last_[256];                                                                                       \
+            cudnnGetLastErrorString(last_, sizeof last_);                                                          \
+            return fc_errf(e, "cuDNN call %s failed at %s:%d: %s%s%s", #call, __FILE__, __LINE__,                 \
+                           cudnnGetErrorString(st_), last_[0] ? ": " : "", last_);                                 \
+        }                                                                                                          \
+    } while (0)
+#endif
+
+/* ---------------------------------------------------------------- helpers (device_cuda.c) */
+
+/* Whether a CUDA GPU can be used here; `why` says what is missing when not. */
+bool fc_cuda_usable(char *why, size_t n);
+
+static inline fck_dtype fc_cuda_kdt(fc_dtype dt) { return (fck_dtype)dt; }
+/* Storage type of a dtype for the libraries: CUDA_R_32F (fp32, tf32), CUDA_R_16BF, CUDA_R_16F. */
+cudaDataType_t fc_cuda_data_type(fc_dtype dt);
+/* cuBLAS compute type: CUBLAS_COMPUTE_32F, or CUBLAS_COMPUTE_32F_FAST_TF32 for tf32. */
+cublasComputeType_t fc_cuda_compute_type(fc_dtype dt);
+
+/* Device memory (cudaMalloc), failing with a message naming `what` and the size. */
+int fc_cuda_alloc(void **p, size_t bytes, const char *what, fc_err *e);
+void fc_cuda_free(void *p);
+/* Host fp32 values (already rounded to the dtype by the workload) to a new device
+ * buffer in the dtype's storage type; synchronous, done at setup. */
+int fc_cuda_upload(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, void **dev, const char *what, fc_err *e);
+/* The same into an existing buffer of n elements. */
+int fc_cuda_upload_to(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, void *dev, fc_err *e);
+/* Waits for the stream, copies n elements of the device buffer through the pinned
+ * staging buffer `stage` (n · dtype size bytes) and converts them to fp32 in dst. */
+int fc_cuda_download(fc_cuda_ctx *c, const void *dev, size_t n, fc_dtype dt, void *stage, float *dst, fc_err *e);
+/* Fills n elements with NaN (all bits set: a NaN in fp32, bf16 and fp16 alike). */
+int fc_cuda_poison(fc_cuda_ctx *c, void *dev, size_t n, fc_dtype dt, fc_err *e);
+/* Milliseconds of `reps` calls of fn(arg) on the stream, by events (after one warm-up
+ * call); the median of `samples` such measurements. Used to pick algorithms at setup. */
+int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
+                 fc_err *e);
+
+/* Host conversions. */
+uint16_t fc_float_to_bf16(float x);
+uint16_t fc_float_to_fp16(float x);
+float fc_bf16_to_float(uint16_t h);
+float fc_fp16_to_float(uint16_t h);
+
+#endif

@@ -1,0 +1,656 @@
+/* device_cuda.c — a CUDA GPU as a device: samples timed with CUDA events on the one
+ * stream every backend uses, a cold-cache flush that memsets a buffer of twice the
+ * L2 (allocated once), CUDA graphs captured from that stream, the GPU inventory
+ * (with the NVML driver version and clocks when libnvidia-ml is present, loaded
+ * with dlopen) and measured ceilings: cuBLAS GEMM rates per dtype on random data,
+ * device-to-device copy bandwidth, and empty-kernel launch latency eager and in a
+ * replayed graph. Also the helpers the CUDA backends share (cuda_common.h). */
+#include "cuda_common.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef FUSECAL_WITH_CUDNN
+#include <cudnn.h>
+#endif
+
+/* ------------------------------------------------------------------ shared helpers */
+
+bool fc_cuda_usable(char *why, size_t n)
+{
+    int count = 0;
+    cudaError_t st = cudaGetDeviceCount(&count);
+    if (st != cudaSuccess) {
+        snprintf(why, n, "no usable CUDA driver or GPU (cudaGetDeviceCount: %s)", cudaGetErrorString(st));
+        return false;
+    }
+    if (count < 1) {
+        snprintf(why, n, "the CUDA driver reports no GPU");
+        return false;
+    }
+    return true;
+}
+
+cudaDataType_t fc_cuda_data_type(fc_dtype dt)
+{
+    switch (dt) {
+    case FC_BF16: return CUDA_R_16BF;
+    case FC_FP16: return CUDA_R_16F;
+    default: return CUDA_R_32F;
+    }
+}
+
+cublasComputeType_t fc_cuda_compute_type(fc_dtype dt)
+{
+    return dt == FC_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+int fc_cuda_alloc(void **p, size_t bytes, const char *what, fc_err *e)
+{
+    *p = NULL;
+    if (fc_fault("cuda-alloc"))
+        return fc_errf(e, "cudaMalloc of %zu bytes for %s failed: injected fault", bytes, what);
+    cudaError_t st = cudaMalloc(p, bytes ? bytes : 1);
+    if (st != cudaSuccess) {
+        *p = NULL;
+        return fc_errf(e, "cudaMalloc of %.1f MiB for %s failed: %s", (double)bytes / (1 << 20), what,
+                       cudaGetErrorString(st));
+    }
+    return 0;
+}
+
+void fc_cuda_free(void *p)
+{
+    if (p) cudaFree(p);
+}
+
+uint16_t fc_float_to_bf16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* NaN stays NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);                                        /* nearest even */
+    return (uint16_t)(u >> 16);
+}
+
+float fc_bf16_to_float(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+uint16_t fc_float_to_fp16(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    uint32_t sign = (u >> 16) & 0x8000u, ax = u & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u); /* NaN */
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520: inf */
+    if (ax < 0x38800000u) {                                   /* below 2^-14: subnormal or zero */
+        float a;
+        memcpy(&a, &ax, 4);
+        return (uint16_t)(sign | (uint32_t)nearbyintf(a * 0x1p24f)); /* multiples of 2^-24, nearest even */
+    }
+    uint32_t mant = ax & 0x7fffffu, exp = (ax >> 23) - 112; /* rebias 127 -> 15 */
+    uint32_t h = (exp << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h++; /* nearest even (a carry may raise the exponent) */
+    return (uint16_t)(sign | h);
+}
+
+float fc_fp16_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+    float x;
+    if (exp == 0) {
+        x = (float)mant * 0x1p-24f;
+        return sign ? -x : x;
+    }
+    uint32_t u = exp == 31 ? (sign | 0x7f800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+int fc_cuda_upload_to(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, void *dev, fc_err *e)
+{
+    size_t es = fc_dtype_size(dt);
+    const void *src = host;
+    uint16_t *tmp = NULL;
+    if (es == 2) {
+        tmp = fc_xmalloc(n * 2 + 2);
+        for (size_t i = 0; i < n; i++) tmp[i] = dt == FC_BF16 ? fc_float_to_bf16(host[i]) : fc_float_to_fp16(host[i]);
+        src = tmp;
+    }
+    cudaError_t st = cudaMemcpyAsync(dev, src, n * es, cudaMemcpyHostToDevice, c->stream);
+    if (st == cudaSuccess) st = cudaStreamSynchronize(c->stream);
+    free(tmp);
+    if (st != cudaSuccess)
+        return fc_errf(e, "CUDA copy of %zu elements to the device failed at %s:%d: %s", n, __FILE__, __LINE__,
+                       cudaGetErrorString(st));
+    return 0;
+}
+
+int fc_cuda_upload(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, void **dev, const char *what, fc_err *e)
+{
+    if (fc_cuda_alloc(dev, n * fc_dtype_size(dt), what, e) != 0) return -1;
+    return fc_cuda_upload_to(c, host, n, dt, *dev, e);
+}
+
+int fc_cuda_download(fc_cuda_ctx *c, const void *dev, size_t n, fc_dtype dt, void *stage, float *dst, fc_err *e)
+{
+    size_t es = fc_dtype_size(dt);
+    FC_CU(cudaStreamSynchronize(c->stream));
+    FC_CU(cudaMemcpyAsync(stage, dev, n * es, cudaMemcpyDeviceToHost, c->stream));
+    FC_CU(cudaStreamSynchronize(c->stream));
+    if (es == 4) {
+        memcpy(dst, stage, n * 4);
+    } else {
+        const uint16_t *h = stage;
+        for (size_t i = 0; i < n; i++) dst[i] = dt == FC_BF16 ? fc_bf16_to_float(h[i]) : fc_fp16_to_float(h[i]);
+    }
+    return 0;
+}
+
+int fc_cuda_poison(fc_cuda_ctx *c, void *dev, size_t n, fc_dtype dt, fc_err *e)
+{
+    FC_CU(cudaMemsetAsync(dev, 0xff, n * fc_dtype_size(dt), c->stream));
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
+                 fc_err *e)
+{
+    double t[32];
+    if (samples > 32) samples = 32;
+    if (samples < 1) samples = 1;
+    if (fn(arg, e) != 0) return -1;
+    for (int s = 0; s < samples; s++) {
+        FC_CU(cudaEventRecord(c->ev_begin, c->stream));
+        for (int i = 0; i < reps; i++)
+            if (fn(arg, e) != 0) return -1;
+        FC_CU(cudaEventRecord(c->ev_end, c->stream));
+        FC_CU(cudaEventSynchronize(c->ev_end));
+        float f = 0;
+        FC_CU(cudaEventElapsedTime(&f, c->ev_begin, c->ev_end));
+        t[s] = (double)f / reps;
+    }
+    *ms = median(t, samples);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ NVML (dlopen) */
+
+typedef int nvml_ret;
+typedef struct nvml_api {
+    nvml_ret (*init)(void);
+    nvml_ret (*shutdown)(void);
+    nvml_ret (*by_pci)(const char *bus_id, void **dev);
+    nvml_ret (*clock)(void *dev, int type, unsigned *mhz);
+    nvml_ret (*temperature)(void *dev, int sensor, unsigned *c);
+    nvml_ret (*driver)(char *buf, unsigned len);
+} nvml_api;
+static nvml_api nvml;
+enum { NVML_OK = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
+
+/* Loads NVML and finds the device by its PCI bus id; silently leaves it out when
+ * the library or any of its calls is missing. */
+static void nvml_open(fc_cuda_ctx *c)
+{
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    nvml_api a;
+#define NVML_SYM(field, name)                                                                                      \
+    do {                                                                                                           \
+        void *p_ = dlsym(lib, name);                                                                               \
+        memcpy(&a.field, &p_, sizeof p_);                                                                          \
+    } while (0)
+    NVML_SYM(init, "nvmlInit_v2");
+    NVML_SYM(shutdown, "nvmlShutdown");
+    NVML_SYM(by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
+    NVML_SYM(clock, "nvmlDeviceGetClockInfo");
+    NVML_SYM(temperature, "nvmlDeviceGetTemperature");
+    NVML_SYM(driver, "nvmlSystemGetDriverVersion");
+#undef NVML_SYM
+    char bus[64];
+    void *dev = NULL;
+    if (!a.init || !a.shutdown || !a.by_pci || !a.clock || !a.temperature || a.init() != NVML_OK) {
+        dlclose(lib);
+        return;
+    }
+    if (cudaDeviceGetPCIBusId(bus, (int)sizeof bus, c->device) != cudaSuccess || a.by_pci(bus, &dev) != NVML_OK) {
+        a.shutdown();
+        dlclose(lib);
+        return;
+    }
+    if (a.driver && a.driver(c->nvml_driver, (unsigned)sizeof c->nvml_driver) != NVML_OK) c->nvml_driver[0] = 0;
+    nvml = a;
+    c->nvml_lib = lib;
+    c->nvml_dev = dev;
+}
+
+static void nvml_close(fc_cuda_ctx *c)
+{
+    if (!c->nvml_lib) return;
+    nvml.shutdown();
+    dlclose(c->nvml_lib);
+    c->nvml_lib = c->nvml_dev = NULL;
+}
+
+/* ------------------------------------------------------------------ the device */
+
+static bool cuda_available(char *why, size_t n)
+{
+    if (!fc_cuda_usable(why, n)) return false;
+    cudaError_t st = fck_probe();
+    if (st != cudaSuccess) {
+        snprintf(why, n, "fusecal's CUDA kernels cannot run on this GPU (%s; built for %s)", cudaGetErrorString(st),
+                 fck_arch());
+        return false;
+    }
+    return true;
+}
+
+static void cuda_close(void *ctx)
+{
+    fc_cuda_ctx *c = ctx;
+    if (!c) return;
+    if (c->stream) cudaStreamSynchronize(c->stream);
+#ifdef FUSECAL_WITH_CUDNN
+    if (c->dnn) cudnnDestroy(c->dnn);
+#endif
+    if (c->lt) cublasLtDestroy(c->lt);
+    if (c->blas) cublasDestroy(c->blas);
+    fc_cuda_free(c->lt_ws);
+    fc_cuda_free(c->blas_ws);
+    fc_cuda_free(c->flush);
+    if (c->ev_begin) cudaEventDestroy(c->ev_begin);
+    if (c->ev_end) cudaEventDestroy(c->ev_end);
+    if (c->stream) cudaStreamDestroy(c->stream);
+    nvml_close(c);
+    free(c);
+}
+
+static int open_ctx(fc_cuda_ctx *c, fc_err *e)
+{
+    c->device = 0; /* CUDA_VISIBLE_DEVICES picks the GPU */
+    FC_CU(cudaSetDevice(c->device));
+    FC_CU(cudaGetDeviceProperties(&c->prop, c->device));
+    FC_CU(cudaDeviceGetAttribute(&c->sm_clock_khz, cudaDevAttrClockRate, c->device));
+    FC_CU(cudaDeviceGetAttribute(&c->mem_clock_khz, cudaDevAttrMemoryClockRate, c->device));
+    FC_CU(cudaDeviceGetAttribute(&c->mem_bus_bits, cudaDevAttrGlobalMemoryBusWidth, c->device));
+    FC_CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    FC_CU(cudaEventCreate(&c->ev_begin));
+    FC_CU(cudaEventCreate(&c->ev_end));
+
+    FC_CUBLAS(cublasCreate(&c->blas));
+    FC_CUBLAS(cublasSetStream(c->blas, c->stream));
+    /* after cublasSetStream, which resets it: cuBLAS then never allocates its own */
+    if (fc_cuda_alloc(&c->blas_ws, FC_CUDA_BLAS_WORKSPACE, "the cuBLAS workspace", e) != 0) return -1;
+    FC_CUBLAS(cublasSetWorkspace(c->blas, c->blas_ws, FC_CUDA_BLAS_WORKSPACE));
+    FC_CUBLAS(cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH)); /* no TF32 unless the compute type asks */
+    FC_CUBLAS(cublasLtCreate(&c->lt));
+    c->lt_ws_bytes = FC_CUDA_LT_WORKSPACE;
+    if (fc_cuda_alloc(&c->lt_ws, c->lt_ws_bytes, "the cuBLASLt workspace", e) != 0) return -1;
+#ifdef FUSECAL_WITH_CUDNN
+    cudnnStatus_t ds = cudnnCreate(&c->dnn);
+    if (ds == CUDNN_STATUS_SUCCESS) ds = cudnnSetStream(c->dnn, c->stream);
+    if (ds != CUDNN_STATUS_SUCCESS) {
+        snprintf(c->dnn_err, sizeof c->dnn_err, "cudnnCreate/cudnnSetStream failed: %s", cudnnGetErrorString(ds));
+        if (c->dnn) cudnnDestroy(c->dnn);
+        c->dnn = NULL;
+    }
+#endif
+    size_t l2 = c->prop.l2CacheSize > 0 ? (size_t)c->prop.l2CacheSize : (size_t)(50u << 20);
+    c->flush_bytes = 2 * l2;
+    if (fc_cuda_alloc(&c->flush, c->flush_bytes, "the L2 flush buffer", e) != 0) return -1;
+    FC_CU(cudaMemsetAsync(c->flush, 0, c->flush_bytes, c->stream));
+    FC_CU(cudaStreamSynchronize(c->stream));
+    nvml_open(c);
+    return 0;
+}
+
+static int cuda_open(const fc_device_opts *o, void **out, fc_err *e)
+{
+    (void)o;
+    *out = NULL;
+    fc_cuda_ctx *c = fc_xcalloc(1, sizeof *c);
+    if (open_ctx(c, e) != 0) {
+        cuda_close(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+static int cuda_timer_begin(void *ctx, fc_err *e)
+{
+    fc_cuda_ctx *c = ctx;
+    FC_CU(cudaEventRecord(c->ev_begin, c->stream));
+    return 0;
+}
+
+static int cuda_timer_end(void *ctx, double *sec, fc_err *e)
+{
+    fc_cuda_ctx *c = ctx;
+    FC_CU(cudaEventRecord(c->ev_end, c->stream));
+    FC_CU(cudaEventSynchronize(c->ev_end));
+    float ms = 0;
+    FC_CU(cudaEventElapsedTime(&ms, c->ev_begin, c->ev_end));
+    *sec = (double)ms * 1e-3;
+    return 0;
+}
+
+/* Writes every line of a buffer of twice the L2, so that none of the next sample's
+ * data is left in it; the value changes every time. */
+static int cuda_flush(void *ctx, fc_err *e)
+{
+    fc_cuda_ctx *c = ctx;
+    FC_CU(cudaMemsetAsync(c->flush, (int)(++c->flush_count & 0xff), c->flush_bytes, c->stream));
+    return 0;
+}
+
+static int cuda_sync(void *ctx, fc_err *e)
+{
+    fc_cuda_ctx *c = ctx;
+    FC_CU(cudaStreamSynchronize(c->stream));
+    return 0;
+}
+
+static size_t cuda_mem_available(void *ctx)
+{
+    (void)ctx;
+    size_t free_b = 0, total = 0;
+    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) return 0;
+    return free_b;
+}
+
+typedef struct cuda_graph {
+    cudaGraphExec_t exec;
+    cudaStream_t stream;
+} cuda_graph;
+
+/* Captures `batch` calls of fn from the stream into one graph. */
+static int cuda_graph_create(void *ctx, fc_launch_fn fn, void *arg, fc_variant v, int batch, void **out, fc_err *e)
+{
+    fc_cuda_ctx *c = ctx;
+    *out = NULL;
+    FC_CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < batch; i++) {
+        if (fn(arg, v, e) != 0) {
+            cudaGraph_t g = NULL;
+            cudaStreamEndCapture(c->stream, &g);
+            if (g) cudaGraphDestroy(g);
+            cudaGetLastError(); /* clear the capture's error */
+            char msg[sizeof e->msg];
+            snprintf(msg, sizeof msg, "%s", e->msg);
+            return fc_errf(e, "while capturing a CUDA graph (%s, call %d of %d): %s", fc_variant_name(v), i + 1, batch,
+                           msg);
+        }
+    }
+    cudaGraph_t g = NULL;
+    FC_CU(cudaStreamEndCapture(c->stream, &g));
+    cudaGraphExec_t exec = NULL;
+    cudaError_t st = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    if (st != cudaSuccess)
+        return fc_errf(e, "CUDA call cudaGraphInstantiate failed at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(st));
+    cuda_graph *cg = fc_xcalloc(1, sizeof *cg);
+    cg->exec = exec;
+    cg->stream = c->stream;
+    *out = cg;
+    return 0;
+}
+
+static int cuda_graph_launch(void *ctx, void *graph, fc_err *e)
+{
+    (void)ctx;
+    cuda_graph *g = graph;
+    FC_CU(cudaGraphLaunch(g->exec, g->stream));
+    return 0;
+}
+
+static void cuda_graph_destroy(void *graph)
+{
+    cuda_graph *g = graph;
+    if (!g) return;
+    cudaStreamSynchronize(g->stream);
+    cudaGraphExecDestroy(g->exec);
+    free(g);
+}
+
+static void version_string(int v, char *buf, size_t n) /* 13000 -> "13.0" */
+{
+    snprintf(buf, n, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+static void cuda_inventory(void *ctx, cJSON *out)
+{
+    fc_cuda_ctx *c = ctx;
+    char buf[64];
+    cJSON_AddStringToObject(out, "name", c->prop.name);
+    snprintf(buf, sizeof buf, "%d.%d", c->prop.major, c->prop.minor);
+    cJSON_AddStringToObject(out, "compute_capability", buf);
+    cJSON_AddNumberToObject(out, "sms", c->prop.multiProcessorCount);
+    cJSON_AddNumberToObject(out, "l2_bytes", c->prop.l2CacheSize);
+    cJSON_AddNumberToObject(out, "memory_bytes", (double)c->prop.totalGlobalMem);
+    cJSON_AddNumberToObject(out, "shared_memory_per_sm_bytes", (double)c->prop.sharedMemPerMultiprocessor);
+    cJSON_AddNumberToObject(out, "sm_clock_max_mhz", c->sm_clock_khz / 1000.0);
+    cJSON_AddNumberToObject(out, "memory_clock_max_mhz", c->mem_clock_khz / 1000.0);
+    cJSON_AddNumberToObject(out, "memory_bus_bits", c->mem_bus_bits);
+    if (cudaDeviceGetPCIBusId(buf, (int)sizeof buf, c->device) == cudaSuccess) cJSON_AddStringToObject(out, "pci_bus_id", buf);
+    int v = 0;
+    if (cudaDriverGetVersion(&v) == cudaSuccess) {
+        version_string(v, buf, sizeof buf);
+        cJSON_AddStringToObject(out, "cuda_driver_api", buf);
+    }
+    if (c->nvml_driver[0]) cJSON_AddStringToObject(out, "driver_version", c->nvml_driver);
+    if (cudaRuntimeGetVersion(&v) == cudaSuccess) {
+        version_string(v, buf, sizeof buf);
+        cJSON_AddStringToObject(out, "cuda_runtime", buf);
+    }
+    int ma = 0, mi = 0, pa = 0;
+    cublasGetProperty(MAJOR_VERSION, &ma);
+    cublasGetProperty(MINOR_VERSION, &mi);
+    cublasGetProperty(PATCH_LEVEL, &pa);
+    snprintf(buf, sizeof buf, "%d.%d.%d", ma, mi, pa);
+    cJSON_AddStringToObject(out, "cublas", buf);
+    size_t lv = cublasLtGetVersion();
+    snprintf(buf, sizeof buf, "%zu.%zu.%zu", lv / 10000, (lv / 100) % 100, lv % 100);
+    cJSON_AddStringToObject(out, "cublaslt", buf);
+#ifdef FUSECAL_WITH_CUDNN
+    size_t dv = cudnnGetVersion();
+    snprintf(buf, sizeof buf, "%zu.%zu.%zu", dv / 10000, (dv / 100) % 100, dv % 100);
+    cJSON_AddStringToObject(out, "cudnn", buf);
+    if (!c->dnn) cJSON_AddStringToObject(out, "cudnn_error", c->dnn_err);
+#else
+    cJSON_AddStringToObject(out, "cudnn", "not built");
+#endif
+    cJSON_AddStringToObject(out, "fusecal_kernels", fck_arch());
+    cJSON_AddBoolToObject(out, "nvml", c->nvml_lib != NULL);
+}
+
+/* ------------------------------------------------------------------ ceilings */
+
+typedef struct gemm_arg {
+    fc_cuda_ctx *c;
+    fc_dtype dt;
+    int n;
+    void *a, *b, *cc;
+} gemm_arg;
+
+static int gemm_once(void *arg, fc_err *e)
+{
+    gemm_arg *g = arg;
+    float alpha = 1.0f, beta = 0.0f;
+    cudaDataType_t t = fc_cuda_data_type(g->dt);
+    FC_CUBLAS(cublasGemmEx(g->c->blas, CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->n, g->n, &alpha, g->a, t, g->n, g->b, t, g->n,
+                           &beta, g->cc, t, g->n, fc_cuda_compute_type(g->dt), CUBLAS_GEMM_DEFAULT));
+    return 0;
+}
+
+/* Best rate of several single products, in GFLOP/s. */
+static int measure_gemm(fc_cuda_ctx *c, fc_dtype dt, int n, void *a, void *b, void *cc, double *gflops, fc_err *e)
+{
+    size_t nn = (size_t)n * (size_t)n;
+    FC_CU(fck_fill_uniform(fc_cuda_kdt(dt), a, nn, 0x1234u + (unsigned)dt, -1.0f, 1.0f, c->stream));
+    FC_CU(fck_fill_uniform(fc_cuda_kdt(dt), b, nn, 0x5678u + (unsigned)dt, -1.0f, 1.0f, c->stream));
+    gemm_arg g = {c, dt, n, a, b, cc};
+    if (gemm_once(&g, e) != 0 || gemm_once(&g, e) != 0) return -1;
+    double best = 0;
+    for (int i = 0; i < 8; i++) {
+        double ms = 0;
+        if (fc_cuda_time(c, gemm_once, &g, 1, 1, &ms, e) != 0) return -1;
+        double r = 2.0 * n * (double)n * n / (ms * 1e-3) / 1e9;
+        if (r > best) best = r;
+    }
+    *gflops = best;
+    return 0;
+}
+
+typedef struct copy_arg {
+    fc_cuda_ctx *c;
+    void *dst, *src;
+    size_t bytes;
+} copy_arg;
+
+static int copy_once(void *arg, fc_err *e)
+{
+    copy_arg *a = arg;
+    FC_CU(cudaMemcpyAsync(a->dst, a->src, a->bytes, cudaMemcpyDeviceToDevice, a->c->stream));
+    return 0;
+}
+
+static int empty_once(void *arg, fc_err *e)
+{
+    fc_cuda_ctx *c = arg;
+    FC_CU(fck_empty(c->stream));
+    return 0;
+}
+
+static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
+{
+    fc_cuda_ctx *c = ctx;
+    memset(out, 0, sizeof *out);
+    size_t free_b = cuda_mem_available(c);
+    /* GEMM: 8192^3 (4096^3 in fp32, ~50 TFLOP/s) when 3 x 256 MiB fit comfortably */
+    int big = free_b > ((size_t)2 << 30) ? 8192 : 2048, fp32n = big > 4096 ? 4096 : big;
+    size_t bytes = (size_t)big * big * 4;
+    void *a = NULL, *b = NULL, *cc = NULL, *src = NULL, *dst = NULL;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    int rc = -1;
+    if (fc_cuda_alloc(&a, bytes, "the GEMM ceiling's A", e) || fc_cuda_alloc(&b, bytes, "the GEMM ceiling's B", e) ||
+        fc_cuda_alloc(&cc, bytes, "the GEMM ceiling's C", e))
+        goto done;
+    static const fc_dtype dts[] = {FC_FP32, FC_TF32, FC_BF16, FC_FP16};
+    for (size_t i = 0; i < FC_ARRAY_LEN(dts); i++)
+        if (measure_gemm(c, dts[i], dts[i] == FC_FP32 ? fp32n : big, a, b, cc, &out->gflops[dts[i]], e) != 0) goto done;
+    fc_cuda_free(a);
+    fc_cuda_free(b);
+    fc_cuda_free(cc);
+    a = b = cc = NULL;
+
+    /* device-to-device copy: 2 x 512 MiB, bytes read + written, median of 11 */
+    size_t cb = (size_t)512 << 20;
+    if (cb > free_b / 4) cb = free_b / 4;
+    if (fc_cuda_alloc(&src, cb, "the bandwidth ceiling's source", e) || fc_cuda_alloc(&dst, cb, "the bandwidth ceiling's copy", e))
+        goto done;
+    FC_CU_GO(cudaMemsetAsync(src, 0x5a, cb, c->stream), done);
+    copy_arg ca = {c, dst, src, cb};
+    double ms = 0;
+    if (fc_cuda_time(c, copy_once, &ca, 1, 11, &ms, e) != 0) goto done;
+    out->bandwidth_gbs = 2.0 * (double)cb / (ms * 1e-3) / 1e9;
+
+    /* launch latency: 1000 empty kernels back to back, eagerly and as one graph */
+    enum { NL = 1000 };
+    if (fc_cuda_time(c, empty_once, c, NL, 7, &ms, e) != 0) goto done;
+    out->launch_us = ms * 1e3;
+    FC_CU_GO(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal), done);
+    for (int i = 0; i < NL; i++) {
+        cudaError_t st = fck_empty(c->stream);
+        if (st != cudaSuccess) {
+            cudaStreamEndCapture(c->stream, &graph);
+            cudaGetLastError();
+            fc_errf(e, "capturing empty kernels into a CUDA graph failed: %s", cudaGetErrorString(st));
+            goto done;
+        }
+    }
+    FC_CU_GO(cudaStreamEndCapture(c->stream, &graph), done);
+    FC_CU_GO(cudaGraphInstantiate(&exec, graph, 0), done);
+    FC_CU_GO(cudaGraphLaunch(exec, c->stream), done); /* the first launch uploads */
+    double gt[7];
+    for (int i = 0; i < 7; i++) {
+        float f = 0;
+        FC_CU_GO(cudaEventRecord(c->ev_begin, c->stream), done);
+        FC_CU_GO(cudaGraphLaunch(exec, c->stream), done);
+        FC_CU_GO(cudaEventRecord(c->ev_end, c->stream), done);
+        FC_CU_GO(cudaEventSynchronize(c->ev_end), done);
+        FC_CU_GO(cudaEventElapsedTime(&f, c->ev_begin, c->ev_end), done);
+        gt[i] = (double)f * 1e3 / NL;
+    }
+    out->graph_launch_us = median(gt, 7);
+    snprintf(out->method, sizeof out->method,
+             "GEMM: cublasGemmEx, best of 8 single products on uniform(-1,1) data, %d^3 (fp32: %d^3), fp32 "
+             "accumulation (tf32: CUBLAS_COMPUTE_32F_FAST_TF32); bandwidth: cudaMemcpyAsync device to device of "
+             "%zu MiB, bytes read + written, median of 11; launch: %d empty kernels timed with CUDA events, per "
+             "kernel, eager (median of 7 runs) and as one replayed CUDA graph (median of 7 replays)",
+             big, fp32n, cb >> 20, NL);
+    rc = 0;
+done:
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    fc_cuda_free(a);
+    fc_cuda_free(b);
+    fc_cuda_free(cc);
+    fc_cuda_free(src);
+    fc_cuda_free(dst);
+    return rc;
+}
+
+static void cuda_sense(void *ctx, fc_sense *s)
+{
+    fc_cuda_ctx *c = ctx;
+    memset(s, 0, sizeof *s);
+    double l[1];
+    if (getloadavg(l, 1) == 1) s->loadavg1 = l[0];
+    if (!c || !c->nvml_dev) return;
+    unsigned v;
+    if (nvml.clock(c->nvml_dev, NVML_CLOCK_SM, &v) == NVML_OK) s->clock_mhz = v;
+    if (nvml.clock(c->nvml_dev, NVML_CLOCK_MEM, &v) == NVML_OK) s->mem_clock_mhz = v;
+    if (nvml.temperature(c->nvml_dev, NVML_TEMPERATURE_GPU, &v) == NVML_OK) s->temperature_c = v;
+}
+
+const fc_device fc_device_cuda = {
+    .name = "cuda",
+    .summary = "CUDA GPU: CUDA-event samples on one stream, L2 flush by memset, graph replay, NVML clocks",
+    .available = cuda_available,
+    .open = cuda_open,
+    .close = cuda_close,
+    .timer_begin = cuda_timer_begin,
+    .timer_end = cuda_timer_end,
+    .flush_cache = cuda_flush,
+    .synchronize = cuda_sync,
+    .mem_available = cuda_mem_available,
+    .graph_create = cuda_graph_create,
+    .graph_launch = cuda_graph_launch,
+    .graph_destroy = cuda_graph_destroy,
+    .inventory = cuda_inventory,
+    .measure_ceilings = cuda_ceilings,
+    .sense = cuda_sense,
+};
