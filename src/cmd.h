@@ -17,6 +17,9 @@ int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* "fusecal: error: ..." on stderr; returns FC_EXIT_USAGE. */
 int fc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -239,7 +239,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         if (rc) return rc;
     }
     if (optind < argc) return fc_usage_error("unexpected argument '%s' (see 'fusecal run --help')", argv[optind]);
-    if (o->set.stop.min_time > o->set.stop.max_time)
+    if ((o->stop_set & FC_STOP_MIN_TIME) && (o->stop_set & FC_STOP_MAX_TIME) && o->set.stop.min_time > o->set.stop.max_time)
         return fc_usage_error("--min-time %g is more than --max-time %g", o->set.stop.min_time, o->set.stop.max_time);
     return 0;
 }

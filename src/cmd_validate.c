@@ -4,6 +4,7 @@
 #include "cmd.h"
 #include "jsonfile.h"
 #include "record.h"
+#include "thresholds.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,9 @@ static const char validate_help[] =
     "\n"
     "Checks each file against its schema: a calibration document (written by\n"
     "'fusecal run') against schemas/calibration.schema.json, a catalogue or sweep\n"
-    "file against schemas/catalogue.schema.json. Reports the first problem of\n"
-    "each invalid file on one line.\n"
+    "file against schemas/catalogue.schema.json, a thresholds file (\"schema\":\n"
+    "\"fusecal-thresholds\") against schemas/thresholds.schema.json. Reports the\n"
+    "first problem of each invalid file on one line.\n"
     "\n"
     "exit status: 0 every file valid, 1 a file invalid, 2 bad usage or unreadable file\n";
 
@@ -42,7 +44,10 @@ int cmd_validate(int argc, char **argv)
         const char *kind = "calibration";
         if (ok == 0) {
             bool calib = cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "schema");
-            if (calib) {
+            if (fc_is_thresholds_json(root)) {
+                kind = "thresholds";
+                ok = fc_thresholds_check(path, root, &e);
+            } else if (calib) {
                 fc_doc d;
                 ok = fc_doc_parse(path, text, &d, &e);
                 if (ok == 0) fc_doc_free(&d);

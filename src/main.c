@@ -10,6 +10,9 @@ static const fc_command commands[] = {
     {"list", cmd_list, "patterns, backends and devices this build and machine can measure"},
     {"info", cmd_info, "host inventory and measured ceilings of this machine"},
     {"validate", cmd_validate, "check a calibration or catalogue file against its schema"},
+    {"check", cmd_check, "pass or fail records against a baseline and thresholds, for CI"},
+    {"compare", cmd_compare, "two calibrations side by side: speedups, flips, geometric mean"},
+    {"report", cmd_report, "draw calibrations into one self-contained HTML page"},
 };
 
 int fc_usage_error(const char *fmt, ...)

@@ -1,0 +1,434 @@
+/* match.c — see match.h. */
+#include "match.h"
+#include "jsonfile.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const verdict_names[FC_NVERDICTS] = {
+    "pass", "improved", "inconclusive", "regressed", "below-threshold", "failed-verification", "missing",
+};
+
+const char *fc_verdict_name(fc_verdict v) { return (unsigned)v < FC_NVERDICTS ? verdict_names[v] : "?"; }
+
+bool fc_verdict_fails(fc_verdict v, bool strict)
+{
+    switch (v) {
+    case FC_VERDICT_PASS:
+    case FC_VERDICT_IMPROVED: return false;
+    case FC_VERDICT_INCONCLUSIVE: return strict;
+    default: return true;
+    }
+}
+
+void fc_record_key(const fc_record *r, fc_match_by by, char *buf, size_t n)
+{
+    char ps[256];
+    if (r->prob.pat) fc_problem_string(&r->prob, ps, sizeof ps);
+    else fc_strlcpy(ps, r->problem, sizeof ps);
+    if (by == FC_MATCH_PROBLEM) fc_strlcpy(buf, ps, n);
+    else snprintf(buf, n, "%s on %s", ps, r->backend);
+}
+
+/* ------------------------------------------------------------------ pairing */
+
+typedef struct keyed {
+    char key[320];
+    int idx;
+} keyed;
+
+static int keyed_cmp(const void *x, const void *y)
+{
+    const keyed *a = x, *b = y;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+static keyed *sorted_keys(const fc_doc *d, fc_match_by by)
+{
+    keyed *k = fc_xcalloc((size_t)(d->n ? d->n : 1), sizeof *k);
+    for (int i = 0; i < d->n; i++) {
+        fc_record_key(&d->rec[i], by, k[i].key, sizeof k[i].key);
+        k[i].idx = i;
+    }
+    qsort(k, (size_t)d->n, sizeof *k, keyed_cmp);
+    return k;
+}
+
+/* first index in sorted k with this key, or -1 */
+static int find_first(const keyed *k, int n, const char *key)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (strcmp(k[mid].key, key) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && !strcmp(k[lo].key, key) ? lo : -1;
+}
+
+bool *fc_doc_first_records(const fc_doc *d)
+{
+    keyed *k = sorted_keys(d, FC_MATCH_PROBLEM_BACKEND);
+    bool *u = fc_xcalloc((size_t)(d->n ? d->n : 1), sizeof *u);
+    for (int i = 0; i < d->n; i++) /* sorted by key, then index: the first of a run is the earliest */
+        if (i == 0 || strcmp(k[i].key, k[i - 1].key)) u[k[i].idx] = true;
+    free(k);
+    return u;
+}
+
+static void push_pair(fc_pair **p, int *n, int *cap, const fc_record *a, const fc_record *b)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 32;
+        *p = fc_xrealloc(*p, (size_t)*cap * sizeof **p);
+    }
+    (*p)[(*n)++] = (fc_pair){a, b};
+}
+
+int fc_match_docs(const fc_doc *a, const fc_doc *b, fc_match_by by, fc_pair **out)
+{
+    keyed *ka = sorted_keys(a, by), *kb = sorted_keys(b, by);
+    bool *ua = fc_doc_first_records(a), *ub = fc_doc_first_records(b);
+    fc_pair *p = NULL;
+    int n = 0, cap = 0;
+    char key[320];
+    for (int i = 0; i < a->n; i++) {
+        if (!ua[i]) continue;
+        fc_record_key(&a->rec[i], by, key, sizeof key);
+        int f = find_first(kb, b->n, key), paired = 0;
+        for (int j = f; f >= 0 && j < b->n && !strcmp(kb[j].key, key); j++)
+            if (ub[kb[j].idx]) {
+                push_pair(&p, &n, &cap, &a->rec[i], &b->rec[kb[j].idx]);
+                paired++;
+            }
+        if (!paired) push_pair(&p, &n, &cap, &a->rec[i], NULL);
+    }
+    for (int j = 0; j < b->n; j++) {
+        if (!ub[j]) continue;
+        fc_record_key(&b->rec[j], by, key, sizeof key);
+        if (find_first(ka, a->n, key) < 0) push_pair(&p, &n, &cap, NULL, &b->rec[j]);
+    }
+    free(ka);
+    free(kb);
+    free(ua);
+    free(ub);
+    *out = p;
+    return n;
+}
+
+/* ------------------------------------------------------------------ verdicts */
+
+static void ci_text(const fc_ratio_ci *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.3gx [%.3g, %.3g]", c->ratio, c->lo, c->hi);
+}
+
+fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits *lim, char *why, size_t n)
+{
+    char cc[96], bc[96];
+    if (!cur) {
+        snprintf(why, n, "not in the current results");
+        return FC_VERDICT_MISSING;
+    }
+    if (cur->status == FC_STATUS_SKIPPED) {
+        snprintf(why, n, "skipped: %.400s", cur->reason[0] ? cur->reason : "no reason given");
+        return FC_VERDICT_MISSING;
+    }
+    if (cur->status != FC_STATUS_OK) {
+        snprintf(why, n, "%.480s", cur->reason[0] ? cur->reason : "the record failed");
+        return FC_VERDICT_FAILED_VERIFICATION;
+    }
+    const fc_ratio_ci *C = &cur->speedup;
+    ci_text(C, cc, sizeof cc);
+    const double min = lim ? lim->min_speedup : 0, tol = lim ? lim->tolerance : FC_DEFAULT_TOLERANCE;
+    const bool have_base = base && base->status == FC_STATUS_OK;
+    const fc_ratio_ci *B = have_base ? &base->speedup : NULL;
+    if (B) ci_text(B, bc, sizeof bc);
+    if (min > 0 && C->hi < min) {
+        snprintf(why, n, "speedup %s: the whole interval is below the minimum %.3gx", cc, min);
+        return FC_VERDICT_BELOW_THRESHOLD;
+    }
+    const double floor_ = B ? B->lo * (1 - tol) : 0;
+    if (B && C->hi < floor_) {
+        snprintf(why, n, "speedup %s lies wholly below the baseline's %s by more than %.3g%% (upper bound %.3g < %.3g)",
+                 cc, bc, 100 * tol, C->hi, floor_);
+        return FC_VERDICT_REGRESSED;
+    }
+    if (min > 0 && C->lo < min) {
+        snprintf(why, n, "speedup %s straddles the minimum %.3gx", cc, min);
+        return FC_VERDICT_INCONCLUSIVE;
+    }
+    if (B && C->ratio < floor_) {
+        snprintf(why, n, "speedup %s is below the baseline's %s by more than %.3g%%, but the intervals overlap", cc,
+                 bc, 100 * tol);
+        return FC_VERDICT_INCONCLUSIVE;
+    }
+    if (B && C->lo > B->hi * (1 + tol)) {
+        snprintf(why, n, "speedup %s lies wholly above the baseline's %s by more than %.3g%%", cc, bc, 100 * tol);
+        return FC_VERDICT_IMPROVED;
+    }
+    if (B) snprintf(why, n, "speedup %s, baseline %s", cc, bc);
+    else if (base) snprintf(why, n, "speedup %s; the baseline record %s, so only %s", cc, fc_status_name(base->status),
+                            min > 0 ? "the minimum applies" : "its success counts");
+    else snprintf(why, n, "speedup %s%s", cc, min > 0 ? "" : "; nothing to compare it with (not in the baseline, no minimum)");
+    if (min > 0) {
+        size_t l = strlen(why);
+        snprintf(why + l, n - l, "; above the minimum %.3gx", min);
+    }
+    return FC_VERDICT_PASS;
+}
+
+/* ------------------------------------------------------------------ check */
+
+void fc_check_add_note(fc_check_result *c, const char *fmt, ...)
+{
+    if (c->nnotes >= FC_MAX_NOTES) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->notes[c->nnotes++], sizeof c->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+static void add_item(fc_check_result *c, int *cap, const fc_record *base, const fc_record *cur, const fc_thresholds *th,
+                     double tolerance)
+{
+    if (c->n == *cap) {
+        *cap = *cap ? 2 * *cap : 32;
+        c->items = fc_xrealloc(c->items, (size_t)*cap * sizeof *c->items);
+    }
+    fc_check_item *it = &c->items[c->n++];
+    memset(it, 0, sizeof *it);
+    it->base = base;
+    it->cur = cur;
+    fc_thresholds_apply(th, cur ? cur : base, &it->lim);
+    if (tolerance >= 0) {
+        it->lim.tolerance = tolerance;
+        fc_strlcpy(it->lim.tol_from, "--tolerance", sizeof it->lim.tol_from);
+    }
+    it->verdict = it->first = fc_judge(base, cur, &it->lim, it->why, sizeof it->why);
+}
+
+void fc_check_recount(fc_check_result *c)
+{
+    memset(c->count, 0, sizeof c->count);
+    c->matched = c->only_current = 0;
+    for (int i = 0; i < c->n; i++) {
+        c->count[c->items[i].verdict]++;
+        c->matched += c->items[i].base && c->items[i].cur;
+        c->only_current += !c->items[i].base;
+    }
+}
+
+void fc_check_run(fc_check_result *c, const fc_doc *base, const fc_doc *cur, const fc_thresholds *th, double tolerance,
+                  bool strict)
+{
+    memset(c, 0, sizeof *c);
+    c->have_base = base != NULL;
+    c->strict = strict;
+    int cap = 0;
+    if (base) {
+        fc_pair *p;
+        int np = fc_match_docs(base, cur, FC_MATCH_PROBLEM_BACKEND, &p);
+        for (int i = 0; i < np; i++) add_item(c, &cap, p[i].a, p[i].b, th, tolerance);
+        free(p);
+        c->nnotes = fc_doc_differences(base, cur, "baseline", "current", c->notes, FC_MAX_NOTES);
+    } else {
+        for (int i = 0; i < cur->n; i++) add_item(c, &cap, NULL, &cur->rec[i], th, tolerance);
+    }
+    fc_check_recount(c);
+    if (base && base->n > 0 && c->matched == 0)
+        fc_check_add_note(c, "no current record matches the baseline: all %d baseline records are missing", base->n);
+}
+
+bool fc_check_wants_confirm(const fc_check_item *it)
+{
+    return it->cur && (it->first == FC_VERDICT_REGRESSED || it->first == FC_VERDICT_BELOW_THRESHOLD);
+}
+
+void fc_check_confirm(fc_check_result *c, int i, const fc_record *again)
+{
+    fc_check_item *it = &c->items[i];
+    if (it->nconfirm >= FC_MAX_CONFIRM) return;
+    char why[512];
+    fc_verdict v = fc_judge(it->base, again, &it->lim, why, sizeof why);
+    if (again && again->status == FC_STATUS_OK) it->confirm[it->nconfirm] = again->speedup;
+    else it->confirm[it->nconfirm] = (fc_ratio_ci){0};
+    it->nconfirm++;
+    /* a re-measurement confirms a failure when it fails too */
+    if (fc_verdict_fails(v, false)) it->nconfirm_failed++;
+}
+
+void fc_check_settle(fc_check_result *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        fc_check_item *it = &c->items[i];
+        if (!it->nconfirm) continue;
+        size_t l = strlen(it->why);
+        if (it->nconfirm_failed == it->nconfirm) {
+            snprintf(it->why + l, sizeof it->why - l, "; confirmed by %d of %d re-measurements", it->nconfirm_failed,
+                     it->nconfirm);
+        } else {
+            char first[512];
+            fc_strlcpy(first, it->why, sizeof first);
+            snprintf(it->why, sizeof it->why, "%s at first, but only %d of %d re-measurements agreed: %.400s",
+                     fc_verdict_name(it->first), it->nconfirm_failed, it->nconfirm, first);
+            it->verdict = FC_VERDICT_INCONCLUSIVE;
+        }
+    }
+    fc_check_recount(c);
+}
+
+int fc_check_exit_code(const fc_check_result *c)
+{
+    if (c->n == 0) return FC_EXIT_FAIL;
+    for (int v = 0; v < FC_NVERDICTS; v++)
+        if (c->count[v] && fc_verdict_fails((fc_verdict)v, c->strict)) return FC_EXIT_FAIL;
+    return FC_EXIT_OK;
+}
+
+void fc_check_free(fc_check_result *c)
+{
+    free(c->items);
+    memset(c, 0, sizeof *c);
+}
+
+/* ------------------------------------------------------------------ differences */
+
+static const char *str_at(const cJSON *root, const char *a, const char *b, const char *c)
+{
+    const cJSON *n = root;
+    if (a) n = cJSON_GetObjectItemCaseSensitive(n, a);
+    if (b) n = cJSON_GetObjectItemCaseSensitive(n, b);
+    if (c) n = cJSON_GetObjectItemCaseSensitive(n, c);
+    return cJSON_IsString(n) ? n->valuestring : NULL;
+}
+
+/* A library's identity, leaving out thread counts (settings, compared apart). */
+static char *library_id(const cJSON *l)
+{
+    if (cJSON_IsString(l)) return fc_xstrdup(l->valuestring);
+    const char *v = fc_json_str(l, "version", NULL);
+    if (v) return fc_xstrdup(v);
+    cJSON *copy = cJSON_Duplicate(l, 1);
+    if (cJSON_IsObject(copy)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "threads");
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "omp_max_threads");
+    }
+    char *s = cJSON_PrintUnformatted(copy);
+    cJSON_Delete(copy);
+    return s ? s : fc_xstrdup("?");
+}
+
+int fc_doc_differences(const fc_doc *a, const fc_doc *b, const char *an, const char *bn, char (*lines)[320], int max)
+{
+    int n = 0;
+#define LINE(...)                                                                                                  \
+    do {                                                                                                           \
+        if (n < max) snprintf(lines[n++], 320, __VA_ARGS__);                                                       \
+    } while (0)
+    static const struct {
+        const char *k1, *k2, *k3, *what;
+    } devs[] = {
+        {"devices", "cpu", "model", "cpu model"},
+        {"devices", "cuda", "name", "GPU"},
+    };
+    for (size_t i = 0; i < FC_ARRAY_LEN(devs); i++) {
+        const char *x = str_at(a->host, devs[i].k1, devs[i].k2, devs[i].k3);
+        const char *y = str_at(b->host, devs[i].k1, devs[i].k2, devs[i].k3);
+        if (x && y && strcmp(x, y)) LINE("different device: %s '%s' (%s) vs '%s' (%s)", devs[i].what, x, an, y, bn);
+        else if (x && !y && !strcmp(devs[i].k2, "cuda")) LINE("different device: %s '%s' (%s), none (%s)", devs[i].what, x, an, bn);
+        else if (!x && y && !strcmp(devs[i].k2, "cuda")) LINE("different device: %s none (%s), '%s' (%s)", devs[i].what, an, y, bn);
+    }
+    const char *ha = str_at(a->host, "hostname", NULL, NULL), *hb = str_at(b->host, "hostname", NULL, NULL);
+    if (ha && hb && strcmp(ha, hb)) LINE("different host: '%s' (%s) vs '%s' (%s)", ha, an, hb, bn);
+    const cJSON *la = cJSON_GetObjectItemCaseSensitive(a->host, "libraries");
+    const cJSON *lb = cJSON_GetObjectItemCaseSensitive(b->host, "libraries");
+    for (const cJSON *l = la ? la->child : NULL; l; l = l->next) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(lb, l->string);
+        if (!m) {
+            if (lb) LINE("library '%s' only in the %s", l->string, an);
+            continue;
+        }
+        char *x = library_id(l), *y = library_id(m);
+        if (strcmp(x, y)) LINE("different library version: %s '%.100s' (%s) vs '%.100s' (%s)", l->string, x, an, y, bn);
+        free(x);
+        free(y);
+    }
+    for (const cJSON *m = lb ? lb->child : NULL; m; m = m->next)
+        if (la && !cJSON_GetObjectItemCaseSensitive(la, m->string)) LINE("library '%s' only in the %s", m->string, bn);
+    if (strcmp(a->tool_version, b->tool_version))
+        LINE("different fusecal version: %s (%s) vs %s (%s)", a->tool_version, an, b->tool_version, bn);
+    char why[256];
+    if (!fc_settings_compatible(&a->settings, &b->settings, why, sizeof why)) LINE("different settings: %s", why);
+    if (!b->complete) LINE("the %s results are incomplete (the run stopped early)", bn);
+#undef LINE
+    return n;
+}
+
+/* ------------------------------------------------------------------ compare */
+
+void fc_compare_docs(const fc_doc *a, const fc_doc *b, fc_match_by by, fc_compare *out)
+{
+    memset(out, 0, sizeof *out);
+    fc_pair *p;
+    int np = fc_match_docs(a, b, by, &p);
+    out->rows = fc_xcalloc((size_t)(np ? np : 1), sizeof *out->rows);
+    out->only_a = fc_xcalloc((size_t)(np ? np : 1), sizeof *out->only_a);
+    out->only_b = fc_xcalloc((size_t)(np ? np : 1), sizeof *out->only_b);
+    double la = 0, lb = 0, lc = 0, lf = 0, lu = 0;
+    for (int i = 0; i < np; i++) {
+        if (!p[i].b) {
+            out->only_a[out->na++] = p[i].a;
+            continue;
+        }
+        if (!p[i].a) {
+            out->only_b[out->nb++] = p[i].b;
+            continue;
+        }
+        fc_compare_row *r = &out->rows[out->n++];
+        r->a = p[i].a;
+        r->b = p[i].b;
+        r->both_ok = r->a->status == FC_STATUS_OK && r->b->status == FC_STATUS_OK;
+        if (r->a->status == FC_STATUS_OK && r->b->status == FC_STATUS_OK)
+            r->flip = r->a->decision != r->b->decision;
+        else
+            r->flip = r->a->status != r->b->status;
+        out->flips += r->flip;
+        if (!r->both_ok) continue;
+        const fc_ratio_ci *A = &r->a->speedup, *B = &r->b->speedup;
+        r->speedup_change = B->ratio / A->ratio;
+        r->fused_ratio = r->b->v[FC_FUSED].lat.median / r->a->v[FC_FUSED].lat.median;
+        r->unfused_ratio = r->b->v[FC_UNFUSED].lat.median / r->a->v[FC_UNFUSED].lat.median;
+        r->shift = B->lo > A->hi ? 1 : B->hi < A->lo ? -1 : 0;
+        out->up += r->shift > 0;
+        out->down += r->shift < 0;
+        if (A->ratio > 0 && B->ratio > 0 && r->fused_ratio > 0 && r->unfused_ratio > 0 && isfinite(r->fused_ratio) &&
+            isfinite(r->unfused_ratio)) {
+            la += log(A->ratio);
+            lb += log(B->ratio);
+            lc += log(r->speedup_change);
+            lf += log(r->fused_ratio);
+            lu += log(r->unfused_ratio);
+            out->ngeo++;
+        }
+    }
+    if (out->ngeo) {
+        out->geo_a = exp(la / out->ngeo);
+        out->geo_b = exp(lb / out->ngeo);
+        out->geo_change = exp(lc / out->ngeo);
+        out->geo_fused = exp(lf / out->ngeo);
+        out->geo_unfused = exp(lu / out->ngeo);
+    }
+    free(p);
+}
+
+void fc_compare_free(fc_compare *c)
+{
+    free(c->rows);
+    free(c->only_a);
+    free(c->only_b);
+    memset(c, 0, sizeof *c);
+}

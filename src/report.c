@@ -1,0 +1,892 @@
+/* report.c — see report.h. Every string from a document goes through
+ * fc_xml_escape; numbers written into SVG are finite (points that are not are
+ * left out and counted). */
+#include "report.h"
+#include "format.h"
+#include "jsonfile.h"
+#include "svg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMES "\xC3\x97"  /* × */
+#define APPROX "\xE2\x89\x88" /* ≈ */
+#define NDASH "\xE2\x80\x93" /* – */
+#define MDASH "\xE2\x80\x94" /* — */
+
+#define CHART_W 640
+#define CHART_H 380
+
+typedef struct series {
+    int file;
+    char backend[32];
+    fc_dtype dtype;
+    fc_layout layout;
+    char label[256];
+} series;
+
+typedef struct rpt {
+    const fc_report_input *in;
+    int n;
+    series *ser;
+    int nser, capser;
+    char (*tag)[128]; /* per file: what tells it apart in labels ("" with one file) */
+    fc_str o;
+} rpt;
+
+static const char *doc_str(const cJSON *host, const char *a, const char *b, const char *c)
+{
+    const cJSON *n = host;
+    if (a) n = cJSON_GetObjectItemCaseSensitive(n, a);
+    if (b) n = cJSON_GetObjectItemCaseSensitive(n, b);
+    if (c) n = cJSON_GetObjectItemCaseSensitive(n, c);
+    return cJSON_IsString(n) ? n->valuestring : NULL;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static int series_of(rpt *R, int file, const fc_record *r)
+{
+    for (int i = 0; i < R->nser; i++) {
+        const series *s = &R->ser[i];
+        if (s->file == file && s->dtype == r->prob.dtype && s->layout == r->prob.layout && !strcmp(s->backend, r->backend))
+            return i;
+    }
+    if (R->nser == R->capser) {
+        R->capser = R->capser ? 2 * R->capser : 16;
+        R->ser = fc_xrealloc(R->ser, (size_t)R->capser * sizeof *R->ser);
+    }
+    series *s = &R->ser[R->nser];
+    memset(s, 0, sizeof *s);
+    s->file = file;
+    fc_strlcpy(s->backend, r->backend, sizeof s->backend);
+    s->dtype = r->prob.dtype;
+    s->layout = r->prob.layout;
+    snprintf(s->label, sizeof s->label, "%s %s%s%s%s%s", r->backend, fc_dtype_name(r->prob.dtype),
+             r->prob.layout != FC_LAYOUT_NONE ? " " : "", r->prob.layout != FC_LAYOUT_NONE ? fc_layout_name(r->prob.layout) : "",
+             R->tag[file][0] ? " \xC2\xB7 " : "", R->tag[file]);
+    return R->nser++;
+}
+
+static bool plottable(const fc_record *r)
+{
+    return r->status == FC_STATUS_OK && r->flops > 0 && isfinite(r->flops) && r->speedup.ratio > 0 &&
+           r->speedup.lo > 0 && r->speedup.hi > 0 && isfinite(r->speedup.ratio) && isfinite(r->speedup.lo) &&
+           isfinite(r->speedup.hi) && r->threshold > 0;
+}
+
+/* ------------------------------------------------------------------ legend */
+
+static void legend_swatch(fc_str *o, const char *colour, int shape, bool line, bool filled, const char *dash)
+{
+    fc_str_add(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 28 14\" width=\"28\" height=\"14\" "
+                  "aria-hidden=\"true\">");
+    if (line)
+        fc_str_addf(o, "<line x1=\"1\" y1=\"7\" x2=\"27\" y2=\"7\" stroke=\"%s\" stroke-width=\"1.6\"%s%s%s/>", colour,
+                    dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
+    if (shape >= 0) fc_svg_marker(o, shape, 14, 7, 4, colour, filled);
+    fc_str_add(o, "</svg>");
+}
+
+/* ------------------------------------------------------------------ speedup */
+
+typedef struct pt {
+    const fc_record *r;
+    int s;
+} pt;
+
+static int pt_cmp(const void *x, const void *y)
+{
+    const pt *a = x, *b = y;
+    if (a->s != b->s) return a->s - b->s;
+    return (a->r->flops > b->r->flops) - (a->r->flops < b->r->flops);
+}
+
+typedef struct crossing {
+    int s;
+    double x, x1, x2, th;
+    bool falls;
+} crossing;
+
+static void speedup_chart(rpt *R, const fc_pattern *pat)
+{
+    fc_str *o = &R->o;
+    int cap = 16, np = 0, nbad = 0, total = 0;
+    pt *p = fc_xmalloc((size_t)cap * sizeof *p);
+    for (int f = 0; f < R->n; f++)
+        for (int i = 0; i < R->in[f].doc->n; i++) {
+            const fc_record *r = &R->in[f].doc->rec[i];
+            if (r->prob.pat != pat) continue;
+            total++;
+            if (!plottable(r)) {
+                nbad++;
+                continue;
+            }
+            if (np == cap) p = fc_xrealloc(p, (size_t)(cap *= 2) * sizeof *p);
+            p[np++] = (pt){r, series_of(R, f, r)};
+        }
+    qsort(p, (size_t)np, sizeof *p, pt_cmp);
+
+    double *xs = fc_xmalloc((size_t)(np + 1) * sizeof *xs), *ys = fc_xmalloc((size_t)(4 * np + 2) * sizeof *ys);
+    double ths[4];
+    int nth = 0;
+    for (int i = 0; i < np; i++) {
+        xs[i] = p[i].r->flops;
+        ys[4 * i] = p[i].r->speedup.lo;
+        ys[4 * i + 1] = p[i].r->speedup.hi;
+        ys[4 * i + 2] = p[i].r->speedup.ratio;
+        ys[4 * i + 3] = p[i].r->threshold;
+        bool seen = false;
+        for (int k = 0; k < nth; k++) seen |= fabs(ths[k] - p[i].r->threshold) < 1e-9;
+        if (!seen && nth < 4) ths[nth++] = p[i].r->threshold;
+    }
+    ys[4 * np] = 1.0;
+    fc_chart c;
+    memset(&c, 0, sizeof c);
+    c.x = (fc_axis){.log = true, .si = true, .label = "problem size (FLOP per call, log scale)"};
+    c.y = (fc_axis){.log = true, .label = "speedup = unfused / fused latency (log scale)", .suffix = TIMES};
+    fc_axis_fit(&c.x, xs, np);
+    fc_axis_fit(&c.y, ys, 4 * np + 1);
+
+    fc_str_addf(o, "<figure class=\"chart speedup\" id=\"speedup-%s\">\n<h3>%s <span class=\"math\">", pat->name,
+                pat->name);
+    fc_xml_escape(o, pat->math);
+    fc_str_add(o, "</span></h3>\n<div class=\"plot\">");
+    char attrs[256], title[256], desc[512];
+    snprintf(attrs, sizeof attrs, "data-chart=\"speedup\" data-pattern=\"%s\"", pat->name);
+    snprintf(title, sizeof title, "%s: speedup of the fused form against problem size", pat->name);
+    snprintf(desc, sizeof desc,
+             "Speedup (unfused latency / fused latency, ratio of medians) of %d records against FLOPs per call, "
+             "with 95%% confidence intervals as whiskers and the fuse threshold as a dashed line.",
+             np);
+    fc_chart_begin(&c, o, CHART_W, CHART_H, title, desc, attrs);
+    fc_chart_axes(&c);
+
+    /* no change, and the thresholds */
+    double y1 = fc_chart_py(&c, 1.0);
+    fc_str_addf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#6b6b6b\" stroke-width=\"1\"/>\n",
+                c.left, y1, c.right, y1);
+    for (int k = 0; k < nth; k++) {
+        double y = fc_chart_py(&c, ths[k]);
+        fc_str_addf(o,
+                    "<g class=\"threshold\"><title>fuse threshold %.3g%s</title><line x1=\"%.1f\" y1=\"%.1f\" "
+                    "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#B00020\" stroke-width=\"1.6\" stroke-dasharray=\"7 4\"/>"
+                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#B00020\" font-size=\"11\">threshold "
+                    "%.3g%s</text></g>\n",
+                    ths[k], TIMES, c.left, y, c.right, y, c.right - 4, y - 4, ths[k], TIMES);
+    }
+
+    /* series: line, whiskers, markers; crossings of the threshold */
+    crossing *cr = fc_xmalloc((size_t)(np + 1) * sizeof *cr);
+    int ncr = 0;
+    for (int a = 0; a < np;) {
+        int b = a;
+        while (b < np && p[b].s == p[a].s) b++;
+        const series *s = &R->ser[p[a].s];
+        const char *col = fc_palette(p[a].s);
+        int shape = p[a].s % FC_NSHAPES;
+        fc_str_add(o, "<g class=\"series\">\n");
+        if (b - a > 1) {
+            fc_str_addf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" points=\"", col);
+            for (int i = a; i < b; i++)
+                fc_str_addf(o, "%s%.1f,%.1f", i > a ? " " : "", fc_chart_px(&c, p[i].r->flops),
+                            fc_chart_py(&c, p[i].r->speedup.ratio));
+            fc_str_add(o, "\"/>\n");
+        }
+        for (int i = a; i < b; i++) {
+            const fc_record *r = p[i].r;
+            double x = fc_chart_px(&c, r->flops), ylo = fc_chart_py(&c, r->speedup.lo),
+                   yhi = fc_chart_py(&c, r->speedup.hi), ym = fc_chart_py(&c, r->speedup.ratio);
+            char fl[32], dims[256];
+            fc_si_unit(r->flops, "FLOP", fl, sizeof fl);
+            fc_format_dims(&r->prob, dims, sizeof dims);
+            fc_str_add(o, "<g><title>");
+            fc_xml_addf(o, "%s %s: %.3g%s [%.3g, %.3g], %s, fuse: %s", s->label, dims, r->speedup.ratio, TIMES,
+                        r->speedup.lo, r->speedup.hi, fl, fc_decision_name(r->decision));
+            fc_str_addf(o,
+                        "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>"
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>"
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>",
+                        x, ylo, x, yhi, col, x - 3.5, ylo, x + 3.5, ylo, col, x - 3.5, yhi, x + 3.5, yhi, col);
+            fc_svg_marker(o, shape, x, ym, 4.2, col, r->decision == FC_DECIDE_YES);
+            fc_str_add(o, "</g>\n");
+        }
+        /* Crossings between decided sizes only: from a size where the whole interval
+         * is above the threshold to the next decided one where it is wholly below
+         * (or back), so noise around the threshold draws none. The point is
+         * interpolated (log size, log speedup) where the medians cross between them. */
+        int last = -1;
+        for (int j = a; j < b; j++) {
+            if (p[j].r->decision == FC_DECIDE_INCONCLUSIVE) continue;
+            if (last >= 0 && p[j].r->decision != p[last].r->decision) {
+                const fc_record *r1 = p[last].r, *r2 = p[j].r;
+                double th = sqrt(r1->threshold * r2->threshold), x = NAN;
+                bool falls = r1->decision == FC_DECIDE_YES;
+                for (int i = last; i < j && isnan(x); i++) {
+                    const fc_record *s1 = p[i].r, *s2 = p[i + 1].r;
+                    double d1 = log(s1->speedup.ratio / th), d2 = log(s2->speedup.ratio / th);
+                    if (!(falls ? d1 >= 0 && d2 < 0 : d1 <= 0 && d2 > 0)) continue;
+                    double t = d1 / (d1 - d2);
+                    x = exp(log(s1->flops) + t * (log(s2->flops) - log(s1->flops)));
+                }
+                if (isnan(x)) x = sqrt(r1->flops * r2->flops);
+                cr[ncr++] = (crossing){p[a].s, x, r1->flops, r2->flops, th, falls};
+            }
+            last = j;
+        }
+        fc_str_add(o, "</g>\n");
+        a = b;
+    }
+    for (int k = 0; k < ncr; k++) {
+        const crossing *x = &cr[k];
+        const char *col = fc_palette(x->s);
+        double px = fc_chart_px(&c, x->x), py = fc_chart_py(&c, x->th);
+        char fx[32];
+        fc_si_unit(x->x, "FLOP", fx, sizeof fx);
+        fc_str_add(o, "<g class=\"crossover\"><title>");
+        fc_xml_addf(o, "%s: speedup %s the %.3g%s threshold at %s %s", R->ser[x->s].label,
+                    x->falls ? "falls below" : "rises above", x->th, TIMES, APPROX, fx);
+        fc_str_addf(o,
+                    "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.4\" "
+                    "stroke-dasharray=\"3 3\"/>",
+                    px, c.top + 2, px, c.bottom, col);
+        fc_svg_marker(o, 3, px, py, 5.5, col, true);
+        bool right = px < (c.left + c.right) / 2;
+        fc_si_format(x->x, fx, sizeof fx);
+        fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"%s\" font-size=\"11\">%s %s</text></g>\n",
+                    right ? px + 4 : px - 4, c.top + 13 + 13 * (k % 4), right ? "start" : "end", col, APPROX, fx);
+    }
+    if (np == 0)
+        fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">no successful "
+                       "measurement to draw</text>\n",
+                    (c.left + c.right) / 2, (c.top + c.bottom) / 2);
+    fc_chart_end(&c);
+    fc_str_add(o, "</div>\n");
+
+    /* legend and caption */
+    fc_str_add(o, "<ul class=\"legend\">\n");
+    for (int a = 0; a < np;) {
+        int b = a;
+        while (b < np && p[b].s == p[a].s) b++;
+        fc_str_add(o, "<li>");
+        legend_swatch(o, fc_palette(p[a].s), p[a].s % FC_NSHAPES, true, true, NULL);
+        fc_str_add(o, " ");
+        fc_xml_escape(o, R->ser[p[a].s].label);
+        fc_str_add(o, "</li>\n");
+        a = b;
+    }
+    fc_str_add(o, "<li>");
+    legend_swatch(o, "#B00020", -1, true, false, "7 4");
+    fc_str_add(o, " fuse threshold</li>\n<li>");
+    legend_swatch(o, "#B00020", 3, false, true, NULL);
+    fc_str_add(o, " threshold crossing</li>\n</ul>\n<figcaption>\n<p>Whiskers: 95% confidence interval of the speedup. "
+                  "Filled marker: fuse = yes (the whole interval above the threshold); hollow: no or inconclusive.");
+    if (nbad) fc_str_addf(o, " %d of %d records not drawn (failed or skipped: see the table).", nbad, total);
+    fc_str_add(o, "</p>\n<ul class=\"crossings\">\n");
+    for (int a = 0; a < np;) {
+        int b = a;
+        while (b < np && p[b].s == p[a].s) b++;
+        fc_str_add(o, "<li><span class=\"swatch\" style=\"color:");
+        fc_str_add(o, fc_palette(p[a].s));
+        fc_str_add(o, "\">\xE2\x96\xA0</span> ");
+        fc_xml_escape(o, R->ser[p[a].s].label);
+        fc_str_add(o, ": ");
+        int listed = 0;
+        for (int k = 0; k < ncr; k++) {
+            if (cr[k].s != p[a].s) continue;
+            char fx[32], f1[32], f2[32];
+            fc_si_unit(cr[k].x, "FLOP", fx, sizeof fx);
+            fc_si_unit(cr[k].x1, "FLOP", f1, sizeof f1);
+            fc_si_unit(cr[k].x2, "FLOP", f2, sizeof f2);
+            fc_xml_addf(o, "%sspeedup %s the %.3g%s threshold at %s %s (fuse: %s at %s, %s at %s)", listed ? "; " : "",
+                        cr[k].falls ? "falls below" : "rises above", cr[k].th, TIMES, APPROX, fx,
+                        cr[k].falls ? "yes" : "no", f1, cr[k].falls ? "no" : "yes", f2);
+            listed++;
+        }
+        if (!listed) {
+            int yes = 0, no = 0;
+            for (int i = a; i < b; i++) {
+                yes += p[i].r->decision == FC_DECIDE_YES;
+                no += p[i].r->decision == FC_DECIDE_NO;
+            }
+            fc_str_addf(o, "no crossing at the %d measured size%s (fuse: %d yes, %d no, %d inconclusive)", b - a,
+                        b - a > 1 ? "s" : "", yes, no, b - a - yes - no);
+        }
+        fc_str_add(o, "</li>\n");
+        a = b;
+    }
+    fc_str_add(o, "</ul>\n</figcaption>\n</figure>\n");
+    free(cr);
+    free(xs);
+    free(ys);
+    free(p);
+}
+
+/* ------------------------------------------------------------------ traffic */
+
+static void traffic_chart(rpt *R, const bool *present)
+{
+    fc_str *o = &R->o;
+    int nrows = 0;
+    for (int i = 0; i < FC_NPATTERNS; i++) nrows += present[i];
+    if (!nrows) return;
+    const double rowh = 26;
+    fc_chart c;
+    memset(&c, 0, sizeof c);
+    c.x = (fc_axis){.lo = 0, .hi = 100, .label = "memory traffic saved by fusion (% of the unfused chain's bytes)",
+                    .suffix = "%"};
+    c.y = (fc_axis){.lo = 0, .hi = nrows, .label = NULL};
+    /* a pattern whose fused form moves more than the unfused one goes left of 0 */
+    for (int f = 0; f < R->n; f++)
+        for (int i = 0; i < R->in[f].doc->n; i++) {
+            double v = 100 * R->in[f].doc->rec[i].traffic_reduction;
+            if (isfinite(v) && v < c.x.lo) c.x.lo = v - 5;
+        }
+    fc_str_add(o, "<figure class=\"chart traffic\" id=\"traffic\">\n<h3>Memory traffic saved, per pattern</h3>\n"
+                  "<div class=\"plot\">");
+    fc_chart_begin(&c, o, CHART_W, 14 + nrows * rowh + 46, "memory traffic saved by fusion, per pattern",
+                   "Share of the unfused chain's bytes (read and written, counted on paper) that the fused form does "
+                   "not move; one dot per problem, the bar spans each pattern's range.",
+                   "data-chart=\"traffic\"");
+    c.left = 150;
+    c.top = 14;
+    c.bottom = c.top + nrows * rowh;
+    fc_chart_axes(&c);
+    int row = 0;
+    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+        if (!present[pi]) continue;
+        double lo = INFINITY, hi = -INFINITY;
+        double y = c.top + (row + 0.5) * rowh;
+        const char *col = fc_palette(pi);
+        fc_str_addf(o, "<g><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", c.left - 8, y + 4,
+                    fc_patterns[pi].name);
+        /* distinct problems (the figure is on paper: the same on every backend) */
+        fc_str dots = {0};
+        int nd = 0;
+        for (int f = 0; f < R->n; f++)
+            for (int i = 0; i < R->in[f].doc->n; i++) {
+                const fc_record *r = &R->in[f].doc->rec[i];
+                if (r->prob.pat->id != (fc_pattern_id)pi || !isfinite(r->traffic_reduction)) continue;
+                bool dup = false;
+                for (int g = 0; g <= f && !dup; g++)
+                    for (int j = 0; j < (g == f ? i : R->in[g].doc->n) && !dup; j++)
+                        dup = !strcmp(R->in[g].doc->rec[j].problem, r->problem);
+                if (dup) continue;
+                double v = 100 * r->traffic_reduction;
+                if (v < lo) lo = v;
+                if (v > hi) hi = v;
+                char dims[256];
+                fc_format_dims(&r->prob, dims, sizeof dims);
+                fc_str_addf(&dots, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.6\" fill=\"%s\" fill-opacity=\"0.85\"><title>",
+                            fc_chart_px(&c, v), y, col);
+                fc_xml_addf(&dots, "%s %s %s: %.1f%% of %.4g bytes saved", r->prob.pat->name, fc_dtype_name(r->prob.dtype),
+                            dims, v, r->v[FC_UNFUSED].bytes);
+                fc_str_add(&dots, "</title></circle>\n");
+                nd++;
+            }
+        if (nd) {
+            fc_str_addf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"0.22\"/>\n",
+                        fc_chart_px(&c, lo) - 4, y - 7, fc_chart_px(&c, hi) - fc_chart_px(&c, lo) + 8, 14.0, col);
+            fc_str_add(o, fc_str_cstr(&dots));
+            bool right = hi < 80;
+            char rng[64];
+            if (hi - lo < 0.5) snprintf(rng, sizeof rng, "%.0f%%", hi);
+            else snprintf(rng, sizeof rng, "%.0f" NDASH "%.0f%%", lo, hi);
+            fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"11\" fill=\"#333333\">%s</text>\n",
+                        right ? fc_chart_px(&c, hi) + 8 : fc_chart_px(&c, lo) - 8, y + 4, right ? "start" : "end", rng);
+        }
+        fc_str_free(&dots);
+        fc_str_add(o, "</g>\n");
+        row++;
+    }
+    fc_chart_end(&c);
+    fc_str_add(o, "</div>\n<figcaption><p>Bytes read and written by the unfused chain (every intermediate written and "
+                  "read back) against the fused form (inputs read once, output written once), counted on paper per "
+                  "dtype. One dot per problem; the bar spans the pattern's range.</p></figcaption>\n</figure>\n");
+}
+
+/* ------------------------------------------------------------------ roofline */
+
+static void roofline_chart(rpt *R, int f, const char *device)
+{
+    fc_str *o = &R->o;
+    const fc_doc *d = R->in[f].doc;
+    int np = 0;
+    for (int i = 0; i < d->n; i++) {
+        const fc_record *r = &d->rec[i];
+        if (strcmp(r->device, device) || r->status != FC_STATUS_OK) continue;
+        np++;
+    }
+    if (!np) return;
+    const cJSON *cd = cJSON_GetObjectItemCaseSensitive(d->ceilings, device);
+    double bw = fc_json_num(cd, "bandwidth_gbs", 0);
+    const cJSON *gf = cJSON_GetObjectItemCaseSensitive(cd, "gflops");
+    double peak[FC_NDTYPES] = {0};
+    bool used[FC_NDTYPES] = {false};
+    double *xs = fc_xmalloc((size_t)(2 * np + FC_NDTYPES) * sizeof *xs);
+    double *ys = fc_xmalloc((size_t)(2 * np + FC_NDTYPES) * sizeof *ys);
+    int nx = 0, ny = 0;
+    bool pat_used[FC_NPATTERNS] = {false};
+    for (int i = 0; i < d->n; i++) {
+        const fc_record *r = &d->rec[i];
+        if (strcmp(r->device, device) || r->status != FC_STATUS_OK) continue;
+        used[r->prob.dtype] = true;
+        pat_used[r->prob.pat->id] = true;
+        if (peak[r->prob.dtype] <= 0) {
+            double g = fc_json_num(gf, fc_dtype_name(r->prob.dtype), 0);
+            peak[r->prob.dtype] = g > 0 ? g : r->ceil_gflops;
+        }
+        if (bw <= 0) bw = r->ceil_gbs;
+        for (int v = 0; v < FC_NVARIANTS; v++) {
+            xs[nx++] = r->v[v].intensity;
+            ys[ny++] = r->v[v].gflops * 1e9;
+        }
+    }
+    for (int t = 0; t < FC_NDTYPES; t++)
+        if (used[t] && peak[t] > 0) {
+            ys[ny++] = peak[t] * 1e9;
+            if (bw > 0) xs[nx++] = peak[t] / bw;
+        }
+    fc_chart c;
+    memset(&c, 0, sizeof c);
+    c.x = (fc_axis){.log = true, .label = "arithmetic intensity (FLOP/byte, log scale)"};
+    c.y = (fc_axis){.log = true, .si = true, .label = "achieved FLOP/s (log scale)"};
+    fc_axis_fit(&c.x, xs, nx);
+    fc_axis_fit(&c.y, ys, ny);
+    free(xs);
+    free(ys);
+
+    const char *what = strcmp(device, "cpu") ? doc_str(d->host, "devices", device, "name")
+                                             : doc_str(d->host, "devices", "cpu", "model");
+    fc_str_addf(o, "<figure class=\"chart roofline\" id=\"roofline-%d-%s\">\n<h3>", f, device);
+    fc_xml_addf(o, "Roofline %s %s%s%s%s", MDASH, device, what ? " (" : "", what ? what : "", what ? ")" : "");
+    if (R->tag[f][0]) {
+        fc_str_add(o, " \xC2\xB7 ");
+        fc_xml_escape(o, R->tag[f]);
+    }
+    fc_str_add(o, "</h3>\n<div class=\"plot\">");
+    char attrs[128], title[160];
+    snprintf(attrs, sizeof attrs, "data-chart=\"roofline\" data-device=\"%s\"", device);
+    snprintf(title, sizeof title, "roofline of %s: achieved FLOP/s against arithmetic intensity", device);
+    fc_chart_begin(&c, o, CHART_W, CHART_H, title,
+                   "Each record's unfused chain (hollow) and fused form (filled), joined by a line, under the "
+                   "measured compute ceiling per dtype and the memory-bandwidth ceiling.",
+                   attrs);
+    fc_chart_axes(&c);
+    for (int t = 0; t < FC_NDTYPES; t++) {
+        if (!used[t] || peak[t] <= 0) continue;
+        double P = peak[t] * 1e9, B = bw * 1e9;
+        fc_str_add(o, "<g class=\"roof\"><polyline fill=\"none\" stroke=\"#444444\" stroke-width=\"2\" points=\"");
+        if (B > 0) {
+            double ridge = P / B;
+            double x0 = c.x.lo, y0 = fmin(P, B * x0);
+            if (B * x0 < c.y.lo) { /* the diagonal enters through the bottom */
+                x0 = c.y.lo / B;
+                y0 = c.y.lo;
+            }
+            fc_str_addf(o, "%.1f,%.1f", fc_chart_px(&c, x0), fc_chart_py(&c, y0));
+            if (ridge > x0 && ridge < c.x.hi) fc_str_addf(o, " %.1f,%.1f", fc_chart_px(&c, ridge), fc_chart_py(&c, P));
+            fc_str_addf(o, " %.1f,%.1f", fc_chart_px(&c, c.x.hi), fc_chart_py(&c, fmin(P, B * c.x.hi)));
+        } else {
+            fc_str_addf(o, "%.1f,%.1f %.1f,%.1f", c.left, fc_chart_py(&c, P), c.right, fc_chart_py(&c, P));
+        }
+        char ps[32];
+        fc_si_unit(P, "FLOP/s", ps, sizeof ps);
+        fc_str_addf(o, "\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"#444444\">%s peak "
+                       "%s</text></g>\n",
+                    c.right - 4, fc_chart_py(&c, P) - 5, fc_dtype_name((fc_dtype)t), ps);
+    }
+    if (bw > 0) {
+        /* label the bandwidth roof near its left end, where it is below every compute roof */
+        double xl = c.x.lo * pow(c.x.hi / c.x.lo, 0.04), yl = bw * 1e9 * xl;
+        double lowest = INFINITY;
+        for (int t = 0; t < FC_NDTYPES; t++)
+            if (used[t] && peak[t] > 0 && peak[t] * 1e9 < lowest) lowest = peak[t] * 1e9;
+        /* only where the slope is well below the flat roofs, so the label crosses no line */
+        if (fc_chart_inside(&c, xl, yl) && fc_chart_py(&c, yl) - fc_chart_py(&c, lowest) > 30) {
+            char bs[32];
+            fc_si_unit(bw * 1e9, "B/s", bs, sizeof bs);
+            fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#444444\">memory %s</text>\n",
+                        fc_chart_px(&c, xl) + 2, fc_chart_py(&c, yl) - 8, bs);
+        }
+    }
+    for (int i = 0; i < d->n; i++) {
+        const fc_record *r = &d->rec[i];
+        if (strcmp(r->device, device) || r->status != FC_STATUS_OK) continue;
+        const fc_variant_rec *u = &r->v[FC_UNFUSED], *fz = &r->v[FC_FUSED];
+        if (!fc_chart_inside(&c, u->intensity, u->gflops * 1e9) || !fc_chart_inside(&c, fz->intensity, fz->gflops * 1e9))
+            continue;
+        const char *col = fc_palette(r->prob.pat->id);
+        double ux = fc_chart_px(&c, u->intensity), uy = fc_chart_py(&c, u->gflops * 1e9);
+        double fx = fc_chart_px(&c, fz->intensity), fy = fc_chart_py(&c, fz->gflops * 1e9);
+        char dims[256];
+        fc_format_dims(&r->prob, dims, sizeof dims);
+        fc_str_add(o, "<g><title>");
+        fc_xml_addf(o, "%s %s %s %s: unfused %.3g GFLOP/s at %.3g FLOP/B (%.0f%% of roofline), fused %.3g GFLOP/s at "
+                       "%.3g FLOP/B (%.0f%% of roofline)",
+                    r->prob.pat->name, r->backend, fc_dtype_name(r->prob.dtype), dims, u->gflops, u->intensity,
+                    u->pct_roofline, fz->gflops, fz->intensity, fz->pct_roofline);
+        fc_str_addf(o, "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.1\" "
+                       "stroke-opacity=\"0.6\"/>",
+                    ux, uy, fx, fy, col);
+        fc_svg_marker(o, 0, ux, uy, 3.6, col, false);
+        fc_svg_marker(o, 0, fx, fy, 3.6, col, true);
+        fc_str_add(o, "</g>\n");
+    }
+    fc_chart_end(&c);
+    fc_str_add(o, "</div>\n<ul class=\"legend\">\n");
+    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+        if (!pat_used[pi]) continue;
+        fc_str_add(o, "<li>");
+        legend_swatch(o, fc_palette(pi), 0, false, true, NULL);
+        fc_str_addf(o, " %s</li>\n", fc_patterns[pi].name);
+    }
+    fc_str_add(o, "<li>");
+    legend_swatch(o, "#333333", 0, false, false, NULL);
+    fc_str_add(o, " unfused</li>\n<li>");
+    legend_swatch(o, "#333333", 0, false, true, NULL);
+    fc_str_add(o, " fused</li>\n</ul>\n<figcaption><p>Roofs:");
+    char un[32];
+    for (int t = 0; t < FC_NDTYPES; t++)
+        if (used[t] && peak[t] > 0) {
+            fc_si_unit(peak[t] * 1e9, "FLOP/s", un, sizeof un);
+            fc_str_addf(o, " %s peak %s;", fc_dtype_name((fc_dtype)t), un);
+        }
+    fc_si_unit(bw * 1e9, "B/s", un, sizeof un);
+    fc_str_addf(o, " memory %s, measured on the same machine (", un);
+    fc_xml_escape(o, fc_json_str(cd, "method", "method not recorded"));
+    fc_str_add(o, "). Intensity is FLOPs per byte moved, counted on paper; fusion moves fewer bytes, so the fused point "
+                  "sits to the right of its unfused one.</p></figcaption>\n</figure>\n");
+}
+
+/* ------------------------------------------------------------------ tables */
+
+static void num_cell(fc_str *o, const char *fmt, double v)
+{
+    if (isfinite(v)) {
+        fc_str_add(o, "<td class=\"num\">");
+        fc_str_addf(o, fmt, v);
+        fc_str_add(o, "</td>");
+    } else {
+        fc_str_add(o, "<td class=\"num\">" NDASH "</td>");
+    }
+}
+
+static void records_table(rpt *R, int f)
+{
+    fc_str *o = &R->o;
+    const fc_doc *d = R->in[f].doc;
+    fc_str_add(o, "<h3>");
+    fc_xml_escape(o, R->in[f].name);
+    fc_str_addf(o, " (%d record%s)</h3>\n<div class=\"scroll\"><table class=\"records\">\n<thead><tr>"
+                   "<th>pattern</th><th>backend</th><th>dtype</th><th>dims</th><th>status</th>"
+                   "<th>unfused ms</th><th>fused ms</th><th>speedup [95%% CI]</th><th>threshold</th><th>fuse</th>"
+                   "<th>traffic saved</th><th>unfused GFLOP/s</th><th>fused GFLOP/s</th><th>fused %% of roofline</th>"
+                   "<th>verified</th><th>unfused implementation</th><th>fused implementation</th><th>note</th>"
+                   "</tr></thead>\n<tbody>\n",
+                d->n, d->n == 1 ? "" : "s");
+    for (int i = 0; i < d->n; i++) {
+        const fc_record *r = &d->rec[i];
+        bool ok = r->status == FC_STATUS_OK;
+        char dims[256];
+        fc_format_dims(&r->prob, dims, sizeof dims);
+        fc_str_addf(o, "<tr><td>%s</td><td>", r->prob.pat->name);
+        fc_xml_escape(o, r->backend);
+        fc_str_addf(o, "</td><td>%s</td><td>", fc_dtype_name(r->prob.dtype));
+        fc_xml_escape(o, dims);
+        fc_str_addf(o, "</td><td%s>%s</td>", ok ? "" : " class=\"bad\"", fc_status_name(r->status));
+        if (ok) {
+            num_cell(o, "%.4g", r->v[FC_UNFUSED].lat.median);
+            num_cell(o, "%.4g", r->v[FC_FUSED].lat.median);
+            fc_str_addf(o, "<td class=\"num\">%.3g%s [%.3g, %.3g]</td>", r->speedup.ratio, TIMES, r->speedup.lo,
+                        r->speedup.hi);
+        } else {
+            fc_str_add(o, "<td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH "</td>");
+        }
+        fc_str_addf(o, "<td class=\"num\">%.3g%s</td><td>%s</td>", r->threshold, TIMES,
+                    ok ? fc_decision_name(r->decision) : NDASH);
+        num_cell(o, "%.0f%%", 100 * r->traffic_reduction);
+        if (ok) {
+            num_cell(o, "%.4g", r->v[FC_UNFUSED].gflops);
+            num_cell(o, "%.4g", r->v[FC_FUSED].gflops);
+            num_cell(o, "%.0f%%", r->v[FC_FUSED].pct_roofline);
+        } else {
+            fc_str_add(o, "<td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH "</td>");
+        }
+        fc_str_addf(o, "<td%s>%s</td><td class=\"impl\">", r->verified ? "" : " class=\"bad\"", r->verified ? "yes" : "no");
+        fc_xml_escape(o, r->v[FC_UNFUSED].impl.name);
+        fc_str_add(o, "</td><td class=\"impl\">");
+        fc_xml_escape(o, r->v[FC_FUSED].impl.name);
+        fc_str_add(o, "</td><td class=\"note\">");
+        bool sep = false;
+        if (r->reason[0]) {
+            fc_xml_escape(o, r->reason);
+            sep = true;
+        }
+        for (int v = 0; v < FC_NVARIANTS; v++)
+            if (r->v[v].impl.fallback) {
+                fc_xml_addf(o, "%s%s ran a fallback: %s", sep ? "; " : "", fc_variant_name((fc_variant)v),
+                            r->v[v].impl.fallback_why);
+                sep = true;
+            }
+        if (ok && !(r->v[0].check.trusted && r->v[1].check.trusted)) {
+            fc_str_addf(o, "%suntrusted output (many exact zeros)", sep ? "; " : "");
+            sep = true;
+        }
+        if (r->throttled) fc_str_addf(o, "%sclocks dropped during the problem", sep ? "; " : "");
+        fc_str_add(o, "</td></tr>\n");
+    }
+    fc_str_add(o, "</tbody>\n</table></div>\n");
+}
+
+/* "key: value; key: value" for a JSON object's members (nested objects in braces). */
+static void json_inline(fc_str *o, const cJSON *j)
+{
+    if (cJSON_IsString(j)) {
+        fc_xml_escape(o, j->valuestring);
+        return;
+    }
+    if (cJSON_IsNumber(j)) {
+        fc_str_addf(o, "%.6g", j->valuedouble);
+        return;
+    }
+    if (cJSON_IsBool(j)) {
+        fc_str_add(o, cJSON_IsTrue(j) ? "yes" : "no");
+        return;
+    }
+    if (cJSON_IsArray(j)) {
+        int i = 0;
+        for (const cJSON *c = j->child; c; c = c->next, i++) {
+            if (i) fc_str_add(o, ", ");
+            json_inline(o, c);
+        }
+        return;
+    }
+    if (cJSON_IsObject(j)) {
+        int i = 0;
+        for (const cJSON *c = j->child; c; c = c->next, i++) {
+            if (i) fc_str_add(o, "; ");
+            fc_xml_escape(o, c->string);
+            fc_str_add(o, ": ");
+            if (cJSON_IsObject(c)) fc_str_add(o, "{");
+            json_inline(o, c);
+            if (cJSON_IsObject(c)) fc_str_add(o, "}");
+        }
+    }
+}
+
+static void kv_row(fc_str *o, const char *k)
+{
+    fc_str_addf(o, "<tr><th>%s</th><td>", k);
+}
+
+static void host_block(rpt *R, int f)
+{
+    fc_str *o = &R->o;
+    const fc_doc *d = R->in[f].doc;
+    const fc_settings *s = &d->settings;
+    fc_str_add(o, "<h3>");
+    fc_xml_escape(o, R->in[f].name);
+    fc_str_add(o, "</h3>\n<div class=\"scroll\"><table class=\"kv\">\n");
+    kv_row(o, "created");
+    fc_xml_addf(o, "%s by fusecal %s (%s), %.0f s of measuring%s", d->created, d->tool_version, d->git_revision,
+                d->elapsed_s, d->complete ? "" : "; INCOMPLETE: the run stopped early");
+    fc_str_add(o, "</td></tr>\n");
+    kv_row(o, "host");
+    fc_xml_addf(o, "%s %s %s, %s %s", doc_str(d->host, "hostname", NULL, NULL) ? doc_str(d->host, "hostname", NULL, NULL) : "?",
+                MDASH, doc_str(d->host, "distribution", NULL, NULL) ? doc_str(d->host, "distribution", NULL, NULL) : "",
+                doc_str(d->host, "os", NULL, NULL) ? doc_str(d->host, "os", NULL, NULL) : "",
+                doc_str(d->host, "kernel", NULL, NULL) ? doc_str(d->host, "kernel", NULL, NULL) : "");
+    fc_str_add(o, "</td></tr>\n");
+    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(d->host, "devices");
+    for (const cJSON *dv = devs ? devs->child : NULL; dv; dv = dv->next) {
+        fc_str_add(o, "<tr><th>device ");
+        fc_xml_escape(o, dv->string);
+        fc_str_add(o, "</th><td>");
+        json_inline(o, dv);
+        fc_str_add(o, "</td></tr>\n");
+    }
+    kv_row(o, "libraries");
+    json_inline(o, cJSON_GetObjectItemCaseSensitive(d->host, "libraries"));
+    fc_str_add(o, "</td></tr>\n");
+    for (const cJSON *cd = d->ceilings ? d->ceilings->child : NULL; cd; cd = cd->next) {
+        fc_str_add(o, "<tr><th>ceilings ");
+        fc_xml_escape(o, cd->string);
+        fc_str_add(o, "</th><td>");
+        const cJSON *gf = cJSON_GetObjectItemCaseSensitive(cd, "gflops");
+        for (const cJSON *g = gf ? gf->child : NULL; g; g = g->next) {
+            fc_xml_escape(o, g->string);
+            fc_str_addf(o, " %.4g GFLOP/s, ", cJSON_IsNumber(g) ? g->valuedouble : 0);
+        }
+        fc_str_addf(o, "memory %.4g GB/s", fc_json_num(cd, "bandwidth_gbs", 0));
+        if (fc_json_num(cd, "launch_us", 0) > 0) fc_str_addf(o, ", launch %.3g \xC2\xB5s", fc_json_num(cd, "launch_us", 0));
+        fc_str_add(o, "<br/><span class=\"method\">");
+        fc_xml_escape(o, fc_json_str(cd, "method", ""));
+        fc_str_add(o, "</span></td></tr>\n");
+    }
+    kv_row(o, "settings");
+    fc_str_add(o, "sweep ");
+    fc_xml_escape(o, s->sweep);
+    fc_str_addf(o, "; cache %s; %d threads; threshold ", s->cold ? "cold" : "warm", s->threads);
+    if (s->threshold > 0) fc_str_addf(o, "%.3g%s", s->threshold, TIMES);
+    else fc_str_add(o, "from the catalogue");
+    fc_str_addf(o, "; stop: at least %d samples and %.3g s, until rsd %s %.3g or %.3g s per variant; %d round%s; "
+                   "%d bootstrap resamples; graph replay %s; seed %llu",
+                s->stop.min_samples, s->stop.min_time, "\xE2\x89\xA4", s->stop.max_noise, s->stop.max_time, s->rounds,
+                s->rounds == 1 ? "" : "s", s->resamples, s->graph ? "on" : "off", (unsigned long long)s->seed);
+    fc_str_add(o, "</td></tr>\n");
+    if (cJSON_GetArraySize(d->argv) > 0) {
+        kv_row(o, "command");
+        fc_str_add(o, "<code>");
+        int i = 0;
+        for (const cJSON *a = d->argv->child; a; a = a->next, i++) {
+            if (i) fc_str_add(o, " ");
+            if (cJSON_IsString(a)) fc_xml_escape(o, a->valuestring);
+        }
+        fc_str_add(o, "</code></td></tr>\n");
+    }
+    fc_str_add(o, "</table></div>\n");
+}
+
+/* ------------------------------------------------------------------ page */
+
+static const char css[] =
+    ":root{color-scheme:light}\n"
+    "body{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica Neue\",Arial,sans-serif;margin:0 auto;"
+    "max-width:1280px;padding:0 16px 32px;color:#1a1a1a;background:#ffffff;line-height:1.4}\n"
+    "h1{font-size:1.6em;margin:.8em 0 .2em}\n"
+    "h2{font-size:1.3em;margin:1.6em 0 .6em;border-bottom:1px solid #d0d0d0;padding-bottom:.2em}\n"
+    "h3{font-size:1.02em;margin:.2em 0 .4em}\n"
+    ".math{font-weight:normal;color:#555555;margin-left:.5em}\n"
+    ".meta{color:#444444;margin:.2em 0}\n"
+    "nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.2em;padding:0;margin:.6em 0;list-style:none}\n"
+    ".charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,540px),1fr));gap:16px}\n"
+    "figure{margin:0;padding:10px;border:1px solid #dddddd;border-radius:4px;break-inside:avoid;"
+    "page-break-inside:avoid;min-width:0;background:#ffffff}\n"
+    ".plot{overflow-x:auto}\n"
+    ".plot svg{display:block;width:100%;min-width:420px;height:auto}\n"
+    "figcaption{font-size:.85em;color:#333333}\n"
+    "figcaption p{margin:.3em 0}\n"
+    ".crossings{margin:.2em 0;padding-left:1.2em}\n"
+    ".legend{list-style:none;padding:0;margin:.4em 0;display:flex;flex-wrap:wrap;gap:.2em 1.1em;font-size:.85em}\n"
+    ".legend svg{display:inline-block;width:28px;height:14px;vertical-align:middle}\n"
+    ".scroll{overflow-x:auto;max-width:100%}\n"
+    "table{border-collapse:collapse;font-size:.82em}\n"
+    "th,td{border-bottom:1px solid #e4e4e4;padding:3px 6px;text-align:left;vertical-align:top}\n"
+    "thead th{position:sticky;top:0;background:#f4f4f4}\n"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    "td.impl{min-width:16em;max-width:30em;font-size:.92em;color:#444444}\n"
+    "td.note{min-width:10em;max-width:30em}\n"
+    "table.kv th{white-space:nowrap;color:#444444;font-weight:600}\n"
+    ".method{color:#555555;font-size:.92em}\n"
+    ".bad{color:#B00020;font-weight:600}\n"
+    "code{font-size:.92em;word-break:break-all}\n"
+    "@media print{body{max-width:none;padding:0;font-size:9.5pt}nav{display:none}"
+    ".charts{display:block}figure{border:none;padding:0;margin:0 0 12pt}.plot{overflow:visible}"
+    ".plot svg{min-width:0;max-height:9cm}.scroll{overflow:visible}table{font-size:7pt}"
+    "thead th{position:static}h2{break-after:avoid;page-break-after:avoid}"
+    "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}\n"
+    "@page{margin:12mm}\n";
+
+char *fc_report_html(const fc_report_input *in, int n, const char *title)
+{
+    rpt R;
+    memset(&R, 0, sizeof R);
+    R.in = in;
+    R.n = n;
+    R.tag = fc_xcalloc((size_t)(n ? n : 1), sizeof *R.tag);
+    if (n > 1) {
+        /* hostnames tell the files apart when they differ; else the file names */
+        bool distinct = true;
+        for (int i = 0; i < n && distinct; i++) {
+            const char *hi = doc_str(in[i].doc->host, "hostname", NULL, NULL);
+            if (!hi || !hi[0]) distinct = false;
+            for (int j = 0; j < i && distinct; j++) {
+                const char *hj = doc_str(in[j].doc->host, "hostname", NULL, NULL);
+                if (hj && !strcmp(hi, hj)) distinct = false;
+            }
+        }
+        for (int i = 0; i < n; i++)
+            fc_strlcpy(R.tag[i], distinct ? doc_str(in[i].doc->host, "hostname", NULL, NULL) : base_name(in[i].name),
+                       sizeof R.tag[i]);
+    }
+    bool present[FC_NPATTERNS] = {false};
+    int nrec = 0, nok = 0, dec[3] = {0, 0, 0};
+    for (int f = 0; f < n; f++)
+        for (int i = 0; i < in[f].doc->n; i++) {
+            const fc_record *r = &in[f].doc->rec[i];
+            present[r->prob.pat->id] = true;
+            series_of(&R, f, r); /* colours in the order records appear */
+            nrec++;
+            if (r->status == FC_STATUS_OK) {
+                nok++;
+                dec[r->decision]++;
+            }
+        }
+    fc_str *o = &R.o;
+    const char *t = title && title[0] ? title : "fusecal calibration report";
+    char now[32];
+    fc_utc_timestamp(now);
+    fc_str_add(o, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\" xml:lang=\"en\">\n<head>\n"
+                  "<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n");
+    fc_str_addf(o, "<meta name=\"generator\" content=\"fusecal %s\"/>\n<title>", fc_version_string);
+    fc_xml_escape(o, t);
+    fc_str_addf(o, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>", css);
+    fc_xml_escape(o, t);
+    fc_str_add(o, "</h1>\n<p class=\"meta\">");
+    fc_xml_addf(o, "%d record%s (%d ok; fuse: %d yes, %d no, %d inconclusive) from %d file%s: ", nrec, nrec == 1 ? "" : "s",
+                nok, dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE], n, n == 1 ? "" : "s");
+    for (int f = 0; f < n; f++) {
+        if (f) fc_str_add(o, ", ");
+        fc_str_add(o, "<code>");
+        fc_xml_escape(o, in[f].name);
+        fc_str_add(o, "</code>");
+        const char *h = doc_str(in[f].doc->host, "hostname", NULL, NULL);
+        if (h) {
+            fc_str_add(o, " (");
+            fc_xml_escape(o, h);
+            fc_str_add(o, ")");
+        }
+    }
+    fc_str_addf(o, ". Made by fusecal %s (%s) on %s.</p>\n</header>\n<nav><ul>\n", fc_version_string, fc_git_revision, now);
+    for (int pi = 0; pi < FC_NPATTERNS; pi++)
+        if (present[pi]) fc_str_addf(o, "<li><a href=\"#speedup-%s\">%s</a></li>\n", fc_patterns[pi].name, fc_patterns[pi].name);
+    fc_str_add(o, "<li><a href=\"#traffic\">memory traffic</a></li>\n<li><a href=\"#rooflines\">rooflines</a></li>\n"
+                  "<li><a href=\"#records\">records</a></li>\n<li><a href=\"#hosts\">host and settings</a></li>\n"
+                  "</ul></nav>\n<main>\n");
+
+    fc_str_add(o, "<section id=\"speedups\">\n<h2>Speedup against problem size</h2>\n"
+                  "<p>Speedup = unfused latency / fused latency (ratio of medians of paired, interleaved samples). "
+                  "Fusion pays where the whole interval is above the threshold; where a series crosses the threshold "
+                  "line, fusion stops (or starts) paying.</p>\n<div class=\"charts\">\n");
+    for (int pi = 0; pi < FC_NPATTERNS; pi++)
+        if (present[pi]) speedup_chart(&R, &fc_patterns[pi]);
+    fc_str_add(o, "</div>\n</section>\n<section id=\"traffic-section\">\n<h2>Memory traffic</h2>\n<div class=\"charts\">\n");
+    traffic_chart(&R, present);
+    fc_str_add(o, "</div>\n</section>\n<section id=\"rooflines\">\n<h2>Rooflines</h2>\n<div class=\"charts\">\n");
+    for (int f = 0; f < n; f++) {
+        const char *seen[8];
+        int nseen = 0;
+        for (int i = 0; i < in[f].doc->n && nseen < 8; i++) {
+            const char *dv = in[f].doc->rec[i].device;
+            bool dup = false;
+            for (int k = 0; k < nseen; k++) dup |= !strcmp(seen[k], dv);
+            if (dup) continue;
+            seen[nseen++] = dv;
+            roofline_chart(&R, f, dv);
+        }
+    }
+    fc_str_add(o, "</div>\n</section>\n<section id=\"records\">\n<h2>Records</h2>\n");
+    for (int f = 0; f < n; f++) records_table(&R, f);
+    fc_str_add(o, "</section>\n<section id=\"hosts\">\n<h2>Host and settings</h2>\n");
+    for (int f = 0; f < n; f++) host_block(&R, f);
+    fc_str_add(o, "</section>\n</main>\n</body>\n</html>\n");
+    free(R.ser);
+    free(R.tag);
+    return R.o.s;
+}

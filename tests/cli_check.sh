@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# fusecal check end to end: synthetic baselines and current results with known
+# speedup intervals drive every verdict and exit code; the markdown, JUnit XML
+# and JSON outputs; thresholds files; bad input; --run, --confirm and progress.
+. "$(dirname "$0")/lib.sh"
+
+mk() { "$PYTHON" "$TESTS/make_records.py" "$@" || bad "make_records.py $*"; }
+LB="linear_bias:m=8,k=8,n=8,dtype=fp32"
+LR="linear_bias_relu:m=64,k=64,n=64,dtype=fp32"
+CV="conv_bn_relu:n=1,c=8,h=8,w=8,k=8,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32"
+cd "$WORK" || exit 1
+
+mk base.json "$LB@cpu.openblas:1.20,1.30,1.40" "$LR@cpu.openblas:1.50,1.60,1.70" "$CV@cpu.onednn:1.10,1.20,1.30"
+schema_valid base.json
+chk() { expect "$1" "$2" -- "$FUSECAL" check --baseline base.json "${@:3}"; }
+verdict_of() { pyq "$1" "[r['verdict'] for r in d['records_checked'] if r['problem'].startswith('$2')][0]"; }
+
+# ---- every verdict, with its exit code
+mk pass.json "$LB@cpu.openblas:1.18,1.28,1.38" "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32"
+chk 0 "pass" pass.json
+if grep -q '^## fusecal check: PASS' "$WORK/out" && grep -q '| pass | linear_bias |' "$WORK/out"; then ok "markdown says PASS"; else bad "markdown: $(head -3 "$WORK/out")"; fi
+
+mk improved.json "$LB@cpu.openblas:1.60,1.70,1.80" "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32"
+chk 0 "improved passes" improved.json --format json
+check_eq "improved verdict" "$(verdict_of out linear_bias:)" improved
+
+mk regressed.json "$LB@cpu.openblas:0.90,1.00,1.10" "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32"
+chk 1 "regressed fails" regressed.json --junit junit.xml --markdown summary.md --format json
+check_eq "regressed verdict" "$(verdict_of out linear_bias:)" regressed
+check_eq "json result" "$(pyq out "d['result'], d['exit_code'], d['counts']['regressed'], d['counts']['pass']")" "fail 1 1 2"
+if grep -q '| \*\*regressed\*\* | linear_bias | cpu.openblas |' summary.md; then ok "markdown file marks the regression"; else bad "summary.md: $(cat summary.md)"; fi
+check_eq "JUnit is well-formed XML, one testcase per record, the failure typed" "$("$PYTHON" - junit.xml <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = root.findall('.//testcase')
+fails = [c.find('failure').get('type') for c in cases if c.find('failure') is not None]
+print(root.tag, len(cases), root.get('failures'), fails)
+PY
+)" "testsuites 3 1 ['regressed']"
+chk 0 "a tolerance that covers the drop" regressed.json --tolerance 0.5
+
+mk within.json "$LB@cpu.openblas:1.10,1.16,1.19" "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32"
+chk 0 "below the baseline but within the tolerance passes" within.json --format json
+check_eq "within tolerance: pass" "$(verdict_of out linear_bias:)" pass
+
+mk inconclusive.json "$LB@cpu.openblas:0.95,1.05,1.30" "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32"
+chk 0 "inconclusive passes" inconclusive.json --junit junit2.xml --format json
+check_eq "inconclusive verdict" "$(verdict_of out linear_bias:)" inconclusive
+check_eq "JUnit shows inconclusive as skipped" "$("$PYTHON" -c "import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); print(r.get('skipped'), r.get('failures'), len(r.findall('.//skipped')))" junit2.xml)" "1 0 1"
+chk 1 "inconclusive fails with --strict" inconclusive.json --strict --junit junit3.xml
+check_eq "strict JUnit: a failure" "$("$PYTHON" -c "import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); print(r.get('failures'), [f.get('type') for f in r.iter('failure')])" junit3.xml)" "1 ['inconclusive']"
+
+mk failed.json "$LB@cpu.openblas:1,1,1:failed" "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32"
+chk 1 "failed verification fails" failed.json --format json
+check_eq "failed-verification verdict" "$(verdict_of out linear_bias:)" failed-verification
+
+mk missing.json "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32"
+chk 1 "a missing record fails" missing.json --format json
+check_eq "missing verdict" "$(pyq out "[r['verdict'] for r in d['records_checked']]")" "['missing', 'pass', 'pass']"
+mk skipped.json "$LB@cpu.openblas:1,1,1:skipped" "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32"
+chk 1 "a skipped record counts as missing" skipped.json --format json
+check_eq "skipped: missing" "$(verdict_of out linear_bias:)" missing
+
+mk disjoint.json "linear_bias_gelu:m=8,k=8,n=8,dtype=fp32@cpu.openblas:1.2,1.3,1.4"
+chk 1 "empty intersection" disjoint.json
+err_says "no current record matches the baseline 'base.json'" "3 missing" "$LB on cpu.openblas" "$CV on cpu.onednn"
+
+# ---- thresholds
+cat >th.json <<'JSON'
+{"schema": "fusecal-thresholds", "schema_version": 1,
+ "defaults": {"min_speedup": 1.0},
+ "rules": [{"pattern": "linear_bias_relu", "min_speedup": 1.8},
+           {"pattern": "conv_*", "layout": "nhwc", "min_speedup": 1.25}]}
+JSON
+expect 0 "validate recognises a thresholds file" -- "$FUSECAL" validate th.json "$SRC/results/thresholds.example.json"
+if grep -q 'th.json: valid thresholds file' "$WORK/out"; then ok "validate names the kind"; else bad "validate: $(cat "$WORK/out")"; fi
+"$PYTHON" "$TESTS/validate_schema.py" "$SRC/schemas/thresholds.schema.json" th.json "$SRC/results/thresholds.example.json" \
+    && ok "python jsonschema accepts the thresholds files" || bad "python jsonschema rejects a thresholds file"
+chk 1 "below the minimum speedup fails" pass.json --thresholds th.json --format json
+check_eq "below-threshold verdict" "$(verdict_of out linear_bias_relu:)" below-threshold
+check_eq "straddling the minimum is inconclusive" "$(verdict_of out conv_bn_relu:)" inconclusive
+check_eq "limits named" "$(pyq out "[(r['min_speedup'], r['min_speedup_from']) for r in d['records_checked'] if r['pattern']=='linear_bias'][0]")" "(1, 'defaults')"
+expect 1 "thresholds alone, no baseline" -- "$FUSECAL" check --thresholds th.json pass.json --quiet
+expect 0 "thresholds alone, all above" -- "$FUSECAL" check --thresholds "$SRC/results/thresholds.example.json" pass.json --quiet
+
+# ---- another device or library version: said in the summary
+mk moved.json --cpu-model "Other CPU 1" --onednn 3.1.0 --hostname other \
+    "$LB@cpu.openblas:1.18,1.28,1.38" "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32"
+chk 0 "another machine" moved.json
+for s in "different device: cpu model 'Test CPU 9000' (baseline) vs 'Other CPU 1' (current)" \
+    "different library version: onednn '2.6.3' (baseline) vs '3.1.0' (current)" "different host"; do
+    if grep -qF -- "$s" "$WORK/out"; then ok "summary: $s"; else bad "summary lacks: $s"; fi
+done
+
+# ---- bad input: one line naming the file and the problem, exit 2
+printf '{"schema": "fusecal-calibration", "schema_version": 1, "records": [' >trunc.json
+chk 2 "baseline not JSON" pass.json --baseline trunc.json; err_says "bad baseline" "trunc.json" "truncated"
+echo '{"schema": "fusecal-calibration", "schema_version": 1, "records": []}' >noschema.json
+chk 2 "baseline fails its schema" pass.json --baseline noschema.json; err_says "noschema.json" "does not match" "calibration.schema.json"
+mk v2.json --schema-version 2 "$LB@cpu.openblas:1.2,1.3,1.4"
+chk 2 "baseline of a newer schema version" pass.json --baseline v2.json; err_says "v2.json" "schema version 2 is newer"
+chk 2 "missing baseline file" pass.json --baseline nope.json; err_says "cannot open 'nope.json'"
+chk 2 "current results not JSON" trunc.json; err_says "bad current results" "trunc.json"
+echo '{"schema": "fusecal-thresholds", "schema_version": 1, "rules": [' >tt.json
+chk 2 "thresholds not JSON" pass.json --thresholds tt.json; err_says "bad thresholds file" "tt.json" "truncated"
+echo '{"schema": "fusecal-thresholds", "schema_version": 1, "rules": [{"pattern": "linear_bias"}]}' >ts.json
+chk 2 "thresholds fail their schema" pass.json --thresholds ts.json; err_says "ts.json" "does not match" "thresholds.schema.json"
+echo '{"schema": "fusecal-thresholds", "schema_version": 3}' >tv.json
+chk 2 "thresholds of a newer schema version" pass.json --thresholds tv.json; err_says "tv.json" "schema version 3 is newer"
+echo '{"schema": "fusecal-thresholds", "schema_version": 1, "rules": [{"pattern": "lnear_*", "min_speedup": 1}]}' >tp.json
+chk 2 "thresholds naming no pattern" pass.json --thresholds tp.json; err_says "tp.json" "pattern 'lnear_*' matches no pattern"
+chk 2 "a calibration file as thresholds" pass.json --thresholds base.json; err_says "base.json" "not a fusecal thresholds file"
+expect 1 "validate rejects a bad thresholds file" -- "$FUSECAL" validate ts.json; err_says "ts.json" "does not match"
+
+# ---- usage errors
+expect 2 "no baseline or thresholds" -- "$FUSECAL" check pass.json; err_says "--baseline" "--thresholds"
+chk 2 "no current results" ; err_says "a file, or --run"
+chk 2 "a file and --run" pass.json --run; err_says "not both"
+expect 2 "--run without a baseline" -- "$FUSECAL" check --thresholds th.json --run; err_says "--run" "--baseline"
+chk 2 "--confirm without --run" pass.json --confirm 2; err_says "--confirm" "needs --run"
+chk 2 "bad --confirm" --run --confirm 0; err_says "bad value for --confirm: '0'"
+chk 2 "bad --tolerance" pass.json --tolerance 1.5; err_says "bad value for --tolerance: '1.5'"
+chk 2 "unknown format" pass.json --format xml; err_says "unknown format 'xml'"
+chk 2 "two current files" pass.json pass.json; err_says "unexpected argument"
+chk 2 "unwritable JUnit file" pass.json --junit /nonexistent-dir/j.xml; err_says "cannot write '/nonexistent-dir/j.xml'"
+chk 2 "unknown option" pass.json --frob; err_says "unknown option '--frob'"
+expect 0 "check --help" -- "$FUSECAL" check --help
+expect 0 "help check" -- "$FUSECAL" help check
+
+# ---- --run: the baseline's problems measured now, with its settings
+# (the CIs are wide enough that no real machine regresses against them; a
+# backend no build has is missing, and says why)
+mk runbase.json "$LB@cpu.openblas:0.01,1.0,100" "$LR@cpu.openblas:0.01,1.0,100"
+chk 0 "--run re-measures the baseline" --baseline runbase.json --run --out measured.json --format json
+schema_valid measured.json
+check_eq "measured the baseline's problems and settings" \
+    "$(pyq measured.json "sorted(r['problem'] for r in d['records']), d['settings']['stop']['max_time_s'], d['settings']['rounds']")" \
+    "['$LB', '$LR'] 0.05 3"
+check_eq "json: measured now" "$(pyq out "d['current']['measured_now'], d['counts']['pass']")" "True 2"
+if grep -q '^\[1/2\] linear_bias cpu.openblas m=8,k=8,n=8: .* fuse=.*; check: pass$' "$WORK/err" && grep -q '^\[2/2\]' "$WORK/err"; then
+    ok "progress: plain lines when stderr is not a terminal"; else bad "progress lines: $(cat "$WORK/err")"; fi
+if command -v script >/dev/null 2>&1; then # a terminal: one live line, redrawn in place
+    TERM=xterm script -qec "'$FUSECAL' check --baseline runbase.json --run --out tty.json" /dev/null >tty.log 2>&1
+    check_eq "on a terminal: exit 0" "$?" 0
+    if grep -q $'\r\033\[K\[2/2\] linear_bias_relu cpu.openblas' tty.log; then ok "on a terminal: a live progress line"
+    else bad "no live line: $(od -c tty.log | head -5)"; fi
+    check_eq "on a terminal: records saved" "$(pyq tty.json "len(d['records'])")" 2
+fi
+"$FUSECAL" check --baseline runbase.json --run --out piped.json 2>&1 | head -c 10 >/dev/null
+check_eq "a display closed early (pipe) costs no record and no exit code" "${PIPESTATUS[0]} $(pyq piped.json "len(d['records'])")" "0 2"
+chk 0 "--run --quiet" --baseline runbase.json --run --quiet
+check_eq "quiet: nothing on stdout or stderr" "$(cat "$WORK/out" "$WORK/err" | wc -c)" 0
+
+mk runmiss.json "$LB@cpu.openblas:0.01,1.0,100" "$LB@cpu.nonesuch:0.01,1.0,100"
+chk 1 "--run: a backend this build lacks is missing" --baseline runmiss.json --run --format json
+check_eq "missing, and why" "$(pyq out "[(r['verdict'], r['why']) for r in d['records_checked'] if r['backend']=='cpu.nonesuch'][0]")" \
+    "('missing', \"not measured here: backend 'cpu.nonesuch' is not in this build\")"
+
+mk runfast.json "$LB@cpu.openblas:1000,1000,1000"
+chk 1 "--confirm re-measures a regression before failing" --baseline runfast.json --run --confirm 2 --format json
+check_eq "confirmed twice" "$(pyq out "[(r['verdict'], r['first_verdict'], len(r['confirmations']), r['confirmed']) for r in d['records_checked']][0]")" \
+    "('regressed', 'regressed', 2, 2)"
+if grep -q 're-measuring 1 failing record (2 of 2)' "$WORK/err"; then ok "confirmation progress"; else bad "no confirmation progress: $(cat "$WORK/err")"; fi
+
+# an interrupted --run: what was measured is saved and judged, the rest is missing, exit 130
+# (--foreground: one SIGINT to fusecal alone; a second would make it exit at once)
+mk slowbase.json --min-time 1 --max-time 2 "$LB@cpu.openblas:0.01,1.0,100" "$LR@cpu.openblas:0.01,1.0,100" \
+    "linear_bias_gelu:m=8,k=8,n=8,dtype=fp32@cpu.openblas:0.01,1.0,100"
+timeout --foreground --preserve-status -s INT 4 "$FUSECAL" check --baseline slowbase.json --run --out part.json --format json \
+    >"$WORK/out" 2>"$WORK/err"
+check_eq "interrupted --run exits 130" "$?" 130
+check_eq "the summary says so" "$(pyq "$WORK/out" "d['interrupted'], d['result'], d['counts']['missing'] >= 1")" "True interrupted True"
+schema_valid part.json
+check_eq "the saved records are marked incomplete" "$(pyq part.json "d['complete'], len(d['records']) < 3")" "False True"
+
+finish
