@@ -1,24 +1,31 @@
 /* backend.c — the registries of devices and backends. This is the only file that
- * knows which optional parts (oneDNN, CUDA, cuDNN) were built. */
+ * knows which optional parts (oneDNN, CUDA, cuDNN) were built. The fuzzing build
+ * (FUSECAL_PARSERS_ONLY) links the parsers alone: the registry keeps its names. */
 #include "backend.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#ifndef FUSECAL_PARSERS_ONLY
 extern const fc_device fc_device_cpu;
+#endif
 #ifdef FUSECAL_WITH_CUDA
 extern const fc_device fc_device_cuda;
 #endif
 
 const fc_device *const fc_devices[] = {
+#ifndef FUSECAL_PARSERS_ONLY
     &fc_device_cpu,
+#endif
 #ifdef FUSECAL_WITH_CUDA
     &fc_device_cuda,
 #endif
     NULL,
 };
 
+#ifndef FUSECAL_PARSERS_ONLY
 extern const fc_backend fc_backend_openblas;
+#endif
 #ifdef FUSECAL_WITH_ONEDNN
 extern const fc_backend fc_backend_onednn;
 #endif
@@ -32,7 +39,11 @@ extern const fc_backend fc_backend_cudnn;
 #define NOT_BUILT(n, why) {n, NULL, why}
 
 const fc_backend_entry fc_backend_registry[] = {
+#ifndef FUSECAL_PARSERS_ONLY
     {"cpu.openblas", &fc_backend_openblas, NULL},
+#else
+    NOT_BUILT("cpu.openblas", "the parsers-only (fuzzing) build has no backends"),
+#endif
 #ifdef FUSECAL_WITH_ONEDNN
     {"cpu.onednn", &fc_backend_onednn, NULL},
 #else

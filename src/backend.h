@@ -11,6 +11,8 @@
 #include "device.h"
 #include "pattern.h"
 
+#define FC_DECLINED (-2)
+
 /* What a variant really ran. */
 typedef struct fc_impl {
     char name[768];   /* e.g. "cblas_sgemm(openblas 0.3.21 SkylakeX) + bias(omp) + relu(omp)" */
@@ -32,7 +34,9 @@ typedef struct fc_backend {
      * may be NULL for host backends, whose need the workload already checked. */
     int (*device_bytes)(const fc_problem *p, size_t *bytes, fc_err *e);
     /* Allocates buffers, builds plans and primitives, picks algorithms: everything,
-     * so that run() allocates nothing. */
+     * so that run() allocates nothing. Returns 0, -1 on an error, or FC_DECLINED
+     * when the library itself turns the problem down (no algorithm for it): that
+     * record is skipped with the library's reason instead of failed. */
     int (*setup)(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e);
     /* One execution of a variant (asynchronous on devices that queue work). */
     int (*run)(void *state, fc_variant v, fc_err *e);

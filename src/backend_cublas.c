@@ -166,9 +166,11 @@ static int lt_build(cb_state *s, lt_plan *pl, cublasLtEpilogue_t epi, const void
     if (st != CUBLAS_STATUS_SUCCESS)
         return fc_errf(e, "cublasLtMatmulAlgoGetHeuristic failed for %s epilogue %s: %s", fc_dtype_name(s->dt),
                        epi_name(epi), cublasGetStatusString(st));
-    if (found < 1)
-        return fc_errf(e, "cuBLASLt has no algorithm for a %s %dx%dx%d matmul with epilogue %s", fc_dtype_name(s->dt),
-                       s->M, s->K, s->N, epi_name(epi));
+    if (found < 1) {
+        fc_errf(e, "cuBLASLt has no algorithm for a %s %dx%dx%d matmul with epilogue %s", fc_dtype_name(s->dt), s->M,
+                s->K, s->N, epi_name(epi));
+        return FC_DECLINED;
+    }
 
     /* one timed sample of each candidate: enough calls to last ~0.3 ms */
     int best = -1, usable = 0;
@@ -243,9 +245,10 @@ static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     cublasLtEpilogue_t epi = fc_pattern_has_op(p->pat, FC_OP_GELU)   ? CUBLASLT_EPILOGUE_GELU_BIAS
                              : fc_pattern_has_op(p->pat, FC_OP_RELU) ? CUBLASLT_EPILOGUE_RELU_BIAS
                                                                       : CUBLASLT_EPILOGUE_BIAS;
-    if (lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, s->tmp[0], e) != 0) return -1;
-    if (lt_build(s, &s->plan[FC_FUSED], epi, s->b, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->out[FC_FUSED], e) != 0)
-        return -1;
+    int rc = lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, s->tmp[0], e);
+    if (rc != 0) return rc;
+    rc = lt_build(s, &s->plan[FC_FUSED], epi, s->b, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->out[FC_FUSED], e);
+    if (rc != 0) return rc;
     FC_CU(cudaStreamSynchronize(s->c->stream));
     return 0;
 }

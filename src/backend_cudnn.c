@@ -344,10 +344,12 @@ static int pick_fused_algo(dn_state *s, bool identity, fc_err *e)
             best = i;
         }
     }
-    if (best < 0)
-        return fc_errf(e, "cudnnConvolutionBiasActivationForward (%s, %s, activation %s) accepted none of %d algorithms%s%s",
-                       fc_dtype_name(s->dt), s->nhwc ? "nhwc" : "nchw", identity ? "IDENTITY" : "RELU", found,
-                       refused[0] ? ": " : "", refused);
+    if (best < 0) {
+        fc_errf(e, "cudnnConvolutionBiasActivationForward (%s, %s, activation %s) accepted none of %d algorithms%s%s",
+                fc_dtype_name(s->dt), s->nhwc ? "nhwc" : "nchw", identity ? "IDENTITY" : "RELU", found,
+                refused[0] ? ": " : "", refused);
+        return FC_DECLINED;
+    }
     s->algo[FC_FUSED] = perf[best].algo;
     s->math[FC_FUSED] = perf[best].mathType;
     s->algo_ws[FC_FUSED] = perf[best].memory;
@@ -444,7 +446,8 @@ static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
 
     /* algorithms */
     if (pick_conv_algo(s, e) != 0) return -1;
-    if (pick_fused_algo(s, identity, e) != 0) return -1;
+    int rc = pick_fused_algo(s, identity, e);
+    if (rc != 0) return rc;
 
     /* the unfused chain's auxiliary ops under cuDNN, or fusecal's kernel where cuDNN refuses */
     if (run_conv(s, s->tmp[0], e) != 0) return -1;

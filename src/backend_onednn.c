@@ -57,6 +57,7 @@ typedef struct dn_state {
     int nmems;
     float *out[FC_NVARIANTS];
     float *tmp[2];
+    bool declined; /* oneDNN has no implementation for a primitive of the chain */
 } dn_state;
 
 static bool dn_available(char *why, size_t n)
@@ -110,8 +111,10 @@ static int make_prim(dn_state *s, const char *op, const_dnnl_op_desc_t desc, dnn
     DN(dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user));
     dnnl_status_t st = dnnl_primitive_desc_create(&pr->pd, desc, a, s->eng, NULL);
     if (!attr) dnnl_primitive_attr_destroy(a);
-    if (st != dnnl_success)
+    if (st != dnnl_success) {
+        s->declined = st == dnnl_unimplemented;
         return fc_errf(e, "oneDNN has no %s implementation for this problem: %s", op, dnnl_status2str(st));
+    }
     DN(dnnl_primitive_create(&pr->p, pr->pd));
     const char *impl = NULL;
     DN(dnnl_primitive_desc_query(pr->pd, dnnl_query_impl_info_str, 0, &impl));
@@ -405,11 +408,13 @@ static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = fc_cpu_buffer(w->out_n);
     int ntmp = p->pat->nops > 2 ? 2 : 1;
     for (int i = 0; i < ntmp; i++) s->tmp[i] = fc_cpu_buffer(w->inter_n);
+    int rc;
     switch (p->pat->family) {
-    case FC_FAM_LINEAR: return build_linear(s, e);
-    case FC_FAM_CONV: return build_conv(s, e);
-    default: return build_qk_scale(s, e);
+    case FC_FAM_LINEAR: rc = build_linear(s, e); break;
+    case FC_FAM_CONV: rc = build_conv(s, e); break;
+    default: rc = build_qk_scale(s, e); break;
     }
+    return rc != 0 && s->declined ? FC_DECLINED : rc;
 }
 
 static int dn_run(void *state, fc_variant v, fc_err *e)

@@ -162,7 +162,7 @@ static void pool_add(pooled *p, fc_samples in[FC_NVARIANTS])
             o->cap = o->n + in[v].n + 256;
             o->ms = fc_xrealloc(o->ms, (size_t)o->cap * sizeof *o->ms);
         }
-        memcpy(o->ms + o->n, in[v].ms, (size_t)in[v].n * sizeof *o->ms);
+        if (in[v].n) memcpy(o->ms + o->n, in[v].ms, (size_t)in[v].n * sizeof *o->ms); /* interrupted: maybe none */
         o->n += in[v].n;
         o->batch = in[v].batch;
         o->sampled_s += in[v].sampled_s;
@@ -298,7 +298,13 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
     for (int round = 0; round < rounds; round++) {
         /* a fresh setup per round: new buffers, plans and algorithm choices */
         double t0 = fc_now();
-        if (b->setup(&job->prob, w, dctx, &state, &e) != 0) {
+        int src = b->setup(&job->prob, w, dctx, &state, &e);
+        if (src == FC_DECLINED) {
+            r->status = FC_STATUS_SKIPPED;
+            snprintf(r->reason, sizeof r->reason, "declined by the library: %s", e.msg);
+            goto out;
+        }
+        if (src != 0) {
             r->status = FC_STATUS_FAILED;
             snprintf(r->reason, sizeof r->reason, "setup failed: %s", e.msg);
             goto out;

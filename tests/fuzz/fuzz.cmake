@@ -9,16 +9,17 @@ set(FUSECAL_FUZZ_SECONDS 60 CACHE STRING "Seconds each fuzz test runs")
 add_library(fusecal_parsers STATIC
   src/util.c src/signals.c src/jsonfile.c src/jsonschema.c src/stats.c src/bench.c
   src/pattern.c src/pattern_linear.c src/pattern_conv.c src/pattern_attention.c
-  src/catalog.c src/verify.c src/record.c
+  src/catalog.c src/verify.c src/record.c src/thresholds.c src/backend.c
   ${FUSECAL_EMBEDDED_C} ${FUSECAL_VERSION_C})
 add_dependencies(fusecal_parsers fusecal_version)
 target_include_directories(fusecal_parsers PUBLIC src)
+target_compile_definitions(fusecal_parsers PUBLIC FUSECAL_PARSERS_ONLY)
 # OpenMP pragmas compile to nothing here (-fopenmp-simd keeps only simd hints)
 target_compile_options(fusecal_parsers PRIVATE -fsanitize=fuzzer-no-link -fopenmp-simd -Wno-pass-failed -O1 -g)
 target_link_libraries(fusecal_parsers PUBLIC cjson m)
 
 enable_testing()
-foreach(h problem catalogue record json)
+foreach(h problem catalogue record json thresholds)
   add_executable(fuzz_${h} tests/fuzz/fuzz_${h}.c)
   target_compile_options(fuzz_${h} PRIVATE -fsanitize=fuzzer -O1 -g)
   target_link_options(fuzz_${h} PRIVATE -fsanitize=fuzzer)
