@@ -2,7 +2,8 @@
 # The CPU benchmarks: the quick sweep of every pattern twice (time and
 # run-to-run stability), and one run of the target problems side by side.
 #   bench/cpu_benchmarks.sh [OUTDIR]      (default results/cpu-<cpu>-<cores>c)
-# Writes OUTDIR/{info,quick-1,quick-2,targets}.json and OUTDIR/SUMMARY.md.
+# Writes OUTDIR/{info,quick-1,quick-2,targets}.json and OUTDIR/SUMMARY.md; with
+# FUSECAL_STANDARD=1 also the standard sweep (OUTDIR/standard.json, ~20 min on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fusecal=${FUSECAL:-build/fusecal}
@@ -25,4 +26,7 @@ run "$fusecal" run --device cpu --seed 7 --max-time 5 --min-time 1 \
     --shape attention:b=1,h=8,s=2048,d=64 --shape attention:b=1,h=4,s=4096,d=64 \
     --shape attention:b=1,h=8,s=256,d=64 --shape attention:b=1,h=8,s=512,d=64 \
     --out "$out/targets.json" --quiet
+if [ "${FUSECAL_STANDARD:-0}" = 1 ]; then
+    run "$fusecal" run --sweep standard --seed 11 --out "$out/standard.json" --quiet
+fi
 python3 bench/summarize_cpu.py "$out" | tee "$out/SUMMARY.md"

@@ -4,14 +4,28 @@
 # it is installed (/usr/local/cuda), the build finds it and adds the CUDA backends.
 #   scripts/deps.sh          build and run dependencies
 #   scripts/deps.sh --tests  also what the test suite uses
+# A required package that cannot be installed stops the script. An optional one
+# is reported and left out: without libdnnl-dev (oneDNN 2.x) the build has no
+# cpu.onednn; without a chromium package the browser test of reports skips.
 set -eu
-pkgs="build-essential cmake git pkg-config libopenblas-openmp-dev libdnnl-dev libcjson-dev"
+required="build-essential cmake git pkg-config libopenblas-openmp-dev libcjson-dev"
+optional="libdnnl-dev"
 if [ "${1:-}" = "--tests" ]; then
     # schema cross-check, fuzzers + sanitizers (clang, libFuzzer), browser test of reports
-    pkgs="$pkgs python3 python3-jsonschema clang libclang-rt-dev chromium"
+    required="$required python3 python3-jsonschema clang libclang-rt-dev"
+    optional="$optional chromium"
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+install() { apt-get install -y -qq --no-install-recommends "$@" >/dev/null; }
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
-echo "installed: $pkgs"
+install $required
+got=$required
+for p in $optional; do
+    if install "$p" 2>/dev/null; then
+        got="$got $p"
+    else
+        echo "deps.sh: optional package '$p' could not be installed; going on without it" >&2
+    fi
+done
+echo "installed: $got"

@@ -43,6 +43,10 @@ check_eq() { # DESCRIPTION ACTUAL EXPECTED
     if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', expected '$3'"; fi
 }
 
+# have_backend NAME: built and usable in this build (cpu.onednn is optional)
+have_backend() { "$FUSECAL" list backends --format json | "$PYTHON" -c \
+    "import json,sys; sys.exit(0 if any(b['name']==sys.argv[1] and b['usable'] for b in json.load(sys.stdin)['backends']) else 1)" "$1"; }
+
 finish() {
     echo "$PASS passed, $FAIL failed"
     [ "$FAIL" -eq 0 ]
