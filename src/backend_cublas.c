@@ -48,18 +48,6 @@ typedef struct cb_state {
     lt_plan plan[FC_NVARIANTS];
 } cb_state;
 
-static bool cb_available(char *why, size_t n)
-{
-    if (!fc_cuda_usable(why, n)) return false;
-    cudaError_t st = fck_probe();
-    if (st != cudaSuccess) {
-        snprintf(why, n, "fusecal's CUDA kernels cannot run on this GPU: %s (built for %s)", cudaGetErrorString(st),
-                 fck_arch());
-        return false;
-    }
-    return true;
-}
-
 static bool cb_supports(const fc_problem *p, char *why, size_t n)
 {
     if (p->pat->family != FC_FAM_LINEAR) {
@@ -378,7 +366,7 @@ const fc_backend fc_backend_cublas = {
     .device = "cuda",
     .summary = "cuBLASLt GEMM + fusecal's vectorized elementwise kernels; fused: cuBLASLt epilogues (bias, ReLU, GELU, "
                "residual as C)",
-    .available = cb_available,
+    .available = fc_cuda_usable,
     .supports = cb_supports,
     .device_bytes = cb_device_bytes,
     .setup = cb_setup,

@@ -66,12 +66,6 @@ static bool dn_available(char *why, size_t n)
         snprintf(why, n, "cuDNN %zu.%zu found at run time; fusecal needs cuDNN 9", v / 10000, (v / 100) % 100);
         return false;
     }
-    cudaError_t st = fck_probe();
-    if (st != cudaSuccess) {
-        snprintf(why, n, "fusecal's CUDA kernels cannot run on this GPU: %s (built for %s)", cudaGetErrorString(st),
-                 fck_arch());
-        return false;
-    }
     return true;
 }
 

@@ -38,18 +38,6 @@ typedef struct cu_state {
     void *stage;
 } cu_state;
 
-static bool cu_available(char *why, size_t n)
-{
-    if (!fc_cuda_usable(why, n)) return false;
-    cudaError_t st = fck_probe();
-    if (st != cudaSuccess) {
-        snprintf(why, n, "fusecal's CUDA kernels cannot run on this GPU: %s (built for %s)", cudaGetErrorString(st),
-                 fck_arch());
-        return false;
-    }
-    return true;
-}
-
 static bool cu_supports(const fc_problem *p, char *why, size_t n)
 {
     if (p->pat->family != FC_FAM_ATTENTION) {
@@ -274,7 +262,7 @@ const fc_backend fc_backend_custom = {
     .device = "cuda",
     .summary = "cuBLAS GEMMs + fusecal softmax kernels; fused: GEMM with alpha, fused QK^T+softmax, flash attention "
                "(mma.sync)",
-    .available = cu_available,
+    .available = fc_cuda_usable,
     .supports = cu_supports,
     .device_bytes = cu_device_bytes,
     .setup = cu_setup,

@@ -105,7 +105,8 @@ typedef struct fc_cuda_ctx {
 
 /* ---------------------------------------------------------------- helpers (device_cuda.c) */
 
-/* Whether a CUDA GPU can be used here; `why` says what is missing when not. */
+/* Whether a CUDA GPU can be used here and fusecal's kernels run on it; `why` says
+ * what is missing when not. */
 bool fc_cuda_usable(char *why, size_t n);
 
 static inline fck_dtype fc_cuda_kdt(fc_dtype dt) { return (fck_dtype)dt; }

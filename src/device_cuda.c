@@ -30,6 +30,12 @@ bool fc_cuda_usable(char *why, size_t n)
         snprintf(why, n, "the CUDA driver reports no GPU");
         return false;
     }
+    st = fck_probe();
+    if (st != cudaSuccess) {
+        snprintf(why, n, "fusecal's CUDA kernels cannot run on this GPU: %s (built for %s)", cudaGetErrorString(st),
+                 fck_arch());
+        return false;
+    }
     return true;
 }
 
@@ -253,18 +259,6 @@ static void nvml_close(fc_cuda_ctx *c)
 }
 
 /* ------------------------------------------------------------------ the device */
-
-static bool cuda_available(char *why, size_t n)
-{
-    if (!fc_cuda_usable(why, n)) return false;
-    cudaError_t st = fck_probe();
-    if (st != cudaSuccess) {
-        snprintf(why, n, "fusecal's CUDA kernels cannot run on this GPU (%s; built for %s)", cudaGetErrorString(st),
-                 fck_arch());
-        return false;
-    }
-    return true;
-}
 
 static void cuda_close(void *ctx)
 {
@@ -639,7 +633,7 @@ static void cuda_sense(void *ctx, fc_sense *s)
 const fc_device fc_device_cuda = {
     .name = "cuda",
     .summary = "CUDA GPU: CUDA-event samples on one stream, L2 flush by memset, graph replay, NVML clocks",
-    .available = cuda_available,
+    .available = fc_cuda_usable,
     .open = cuda_open,
     .close = cuda_close,
     .timer_begin = cuda_timer_begin,
