@@ -107,3 +107,9 @@ const char *fc_device_names(void)
     if (!buf[0]) join_names(buf, sizeof buf, true);
     return buf;
 }
+
+int fc_backend_launch(void *call, fc_variant v, fc_err *e)
+{
+    fc_backend_call *c = call;
+    return c->b->run(c->state, v, e);
+}

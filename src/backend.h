@@ -64,4 +64,12 @@ extern const fc_backend_entry fc_backend_registry[];
 const fc_backend *fc_backend_find(const char *name);
 const char *fc_backend_names(void); /* of the built ones */
 
+/* A set-up backend as the timing engine's launch function (fc_launch_fn):
+ * fc_backend_launch(&(fc_backend_call){b, state}, v, e) runs b->run(state, v, e). */
+typedef struct fc_backend_call {
+    const fc_backend *b;
+    void *state;
+} fc_backend_call;
+int fc_backend_launch(void *call, fc_variant v, fc_err *e);
+
 #endif

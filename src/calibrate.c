@@ -100,17 +100,6 @@ void fc_session_describe(const fc_session *s, cJSON **host, cJSON **ceilings)
 
 /* ------------------------------------------------------------------ one job */
 
-typedef struct launch_arg {
-    const fc_backend *b;
-    void *state;
-} launch_arg;
-
-static int launch(void *arg, fc_variant v, fc_err *e)
-{
-    launch_arg *a = arg;
-    return a->b->run(a->state, v, e);
-}
-
 static uint64_t hash_str(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;
@@ -314,11 +303,11 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
             for (int v = 0; v < FC_NVARIANTS; v++) b->describe(state, (fc_variant)v, &r->v[v].impl);
         }
         if (verify_setup(b, state, w, ref, tol, host, r, &e) != 0) goto out;
-        launch_arg la = {b, state};
+        fc_backend_call la = {b, state};
         fc_samples smp[FC_NVARIANTS] = {{0}};
         cfg.mode = FC_TIMING_EAGER;
         cfg.seed = fc_seed_mix(r->seed, (uint64_t)round);
-        if (fc_bench_pair(dev, dctx, launch, &la, &cfg, smp, &e) != 0) {
+        if (fc_bench_pair(dev, dctx, fc_backend_launch, &la, &cfg, smp, &e) != 0) {
             r->status = FC_STATUS_FAILED;
             snprintf(r->reason, sizeof r->reason, "timing failed: %s", e.msg);
             goto out;
@@ -332,7 +321,7 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
         }
         if (graph) {
             cfg.mode = FC_TIMING_GRAPH;
-            if (fc_bench_pair(dev, dctx, launch, &la, &cfg, smp, &e) != 0) {
+            if (fc_bench_pair(dev, dctx, fc_backend_launch, &la, &cfg, smp, &e) != 0) {
                 r->status = FC_STATUS_FAILED;
                 snprintf(r->reason, sizeof r->reason, "graph timing failed: %s", e.msg);
                 goto out;

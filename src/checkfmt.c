@@ -371,11 +371,7 @@ char *fc_check_json(const fc_check_result *c, const fc_check_info *in)
         cJSON_AddItemToArray(recs, j);
     }
     free(ord);
-    char *text = cJSON_Print(o);
+    char *text = fc_add_newline(cJSON_Print(o));
     cJSON_Delete(o);
-    size_t l = strlen(text);
-    text = fc_xrealloc(text, l + 2);
-    text[l] = '\n';
-    text[l + 1] = 0;
     return text;
 }

@@ -335,12 +335,8 @@ static char *compare_json(const fc_compare *cmp, const fc_doc *a, const fc_doc *
             cJSON_AddItemToArray(arr, x);
         }
     }
-    char *text = cJSON_Print(o);
+    char *text = fc_add_newline(cJSON_Print(o));
     cJSON_Delete(o);
-    size_t l = strlen(text);
-    text = fc_xrealloc(text, l + 2);
-    text[l] = '\n';
-    text[l + 1] = 0;
     return text;
 }
 

@@ -154,14 +154,7 @@ char *fc_format_doc(const fc_doc *d, fc_format f)
     case FC_FMT_JSONL: return format_jsonl(d);
     case FC_FMT_CSV: return format_csv(d);
     case FC_FMT_MD: return format_md(d);
-    default: {
-        char *s = fc_doc_to_json(d);
-        size_t l = strlen(s);
-        s = fc_xrealloc(s, l + 2);
-        s[l] = '\n';
-        s[l + 1] = 0;
-        return s;
-    }
+    default: return fc_add_newline(fc_doc_to_json(d));
     }
 }
 

@@ -142,6 +142,15 @@ char *fc_xstrdup(const char *s)
     return d;
 }
 
+char *fc_add_newline(char *s)
+{
+    size_t l = strlen(s);
+    s = fc_xrealloc(s, l + 2);
+    s[l] = '\n';
+    s[l + 1] = 0;
+    return s;
+}
+
 void *fc_aligned_alloc(size_t n)
 {
     void *p = NULL;

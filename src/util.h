@@ -24,6 +24,8 @@ void *fc_xmalloc(size_t n);
 void *fc_xcalloc(size_t n, size_t size);
 void *fc_xrealloc(void *p, size_t n);
 char *fc_xstrdup(const char *s);
+/* s (malloc'd) with a newline appended: a printed document as a file's text. */
+char *fc_add_newline(char *s);
 /* 64-byte aligned buffer of n bytes (n may be 0). Free with free(). */
 void *fc_aligned_alloc(size_t n);
 

@@ -81,17 +81,6 @@ static bool backend_selected(const char *name)
 
 /* Captures 2 calls of a variant into a graph, replays it into a poisoned output and
  * checks the result. */
-typedef struct launch_arg {
-    const fc_backend *b;
-    void *state;
-} launch_arg;
-
-static int launch(void *arg, fc_variant v, fc_err *e)
-{
-    launch_arg *a = arg;
-    return a->b->run(a->state, v, e);
-}
-
 static void check_one(const fc_backend *b, const fc_problem *p, const char *ps)
 {
     fc_err e = {{0}};
@@ -150,9 +139,9 @@ static void check_one(const fc_backend *b, const fc_problem *p, const char *ps)
         CHECK_MSG(rd <= tol * 0.1, "%s %s %s not repeatable: %g", b->name, ps, vn, rd);
         /* replayed from a graph of two captured calls */
         void *graph = NULL;
-        launch_arg la = {b, state};
+        fc_backend_call la = {b, state};
         CHECK(b->poison(state, (fc_variant)v, &e) == 0);
-        if (g_dev->graph_create(g_ctx, launch, &la, (fc_variant)v, 2, &graph, &e) != 0) {
+        if (g_dev->graph_create(g_ctx, fc_backend_launch, &la, (fc_variant)v, 2, &graph, &e) != 0) {
             CHECK_MSG(0, "%s %s %s graph capture: %s", b->name, ps, vn, e.msg);
         } else {
             CHECK(g_dev->graph_launch(g_ctx, graph, &e) == 0);
