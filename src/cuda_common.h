@@ -62,9 +62,9 @@ typedef struct fc_cuda_ctx {
 #define FC_CU(call)                                                                                                \
     do {                                                                                                           \
         cudaError_t st_ = (call);                                                                                  \
-        if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;                                        \
+        if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;                                \
         if (st_ != cudaSuccess)                                                                                    \
-            return fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,                 \
+            return fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,                  \
                            cudaGetErrorString(st_), cudaGetErrorName(st_));                                        \
     } while (0)
 
@@ -72,9 +72,9 @@ typedef struct fc_cuda_ctx {
 #define FC_CU_GO(call, label)                                                                                      \
     do {                                                                                                           \
         cudaError_t st_ = (call);                                                                                  \
-        if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;                                        \
+        if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;                                \
         if (st_ != cudaSuccess) {                                                                                  \
-            fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,                        \
+            fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,                         \
                     cudaGetErrorString(st_), cudaGetErrorName(st_));                                               \
             goto label;                                                                                            \
         }                                                                                                          \
@@ -83,9 +83,9 @@ typedef struct fc_cuda_ctx {
 #define FC_CUBLAS(call)                                                                                            \
     do {                                                                                                           \
         cublasStatus_t st_ = (call);                                                                               \
-        if (st_ == CUBLAS_STATUS_SUCCESS && fc_fault_backend("cublas")) st_ = CUBLAS_STATUS_EXECUTION_FAILED;              \
+        if (st_ == CUBLAS_STATUS_SUCCESS && fc_fault_backend("cublas")) st_ = CUBLAS_STATUS_EXECUTION_FAILED;      \
         if (st_ != CUBLAS_STATUS_SUCCESS)                                                                          \
-            return fc_errf(e, "cuBLAS call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,               \
+            return fc_errf(e, "cuBLAS call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,                \
                            cublasGetStatusString(st_), cublasGetStatusName(st_));                                  \
     } while (0)
 
@@ -93,11 +93,11 @@ typedef struct fc_cuda_ctx {
 #define FC_CUDNN(call)                                                                                             \
     do {                                                                                                           \
         cudnnStatus_t st_ = (call);                                                                                \
-        if (st_ == CUDNN_STATUS_SUCCESS && fc_fault_backend("cudnn")) st_ = CUDNN_STATUS_EXECUTION_FAILED;                 \
+        if (st_ == CUDNN_STATUS_SUCCESS && fc_fault_backend("cudnn")) st_ = CUDNN_STATUS_EXECUTION_FAILED;         \
         if (st_ != CUDNN_STATUS_SUCCESS) {                                                                         \
             char last_[256];                                                                                       \
             cudnnGetLastErrorString(last_, sizeof last_);                                                          \
-            return fc_errf(e, "cuDNN call %s failed at %s:%d: %s%s%s", #call, __FILE__, __LINE__,                 \
+            return fc_errf(e, "cuDNN call %s failed at %s:%d: %s%s%s", #call, __FILE__, __LINE__,                  \
                            cudnnGetErrorString(st_), last_[0] ? ": " : "", last_);                                 \
         }                                                                                                          \
     } while (0)
