@@ -1,4 +1,4 @@
-/* backend_onednn.c — cpu.onednn: oneDNN 2.x primitives through its C API.
+/* backend_onednn.c — cpu.onednn: oneDNN primitives through its C API (2.x or 3.x).
  *
  *   unfused  one primitive per op, each writing to memory: matmul → binary add
  *            (bias, residual) → eltwise; convolution (with its bias) →
@@ -7,12 +7,18 @@
  *   fused    post-ops: matmul with bias + binary add + eltwise; convolution with
  *            BN folded into weights and bias + eltwise relu; matmul with an output
  *            scale.
- * oneDNN 2.6 has no primitive that fuses softmax with the matmuls around it, so
- * qk_softmax and attention are not offered here (cpu.openblas implements them).
+ * oneDNN's primitive API has no primitive that fuses softmax with the matmuls around
+ * it, so qk_softmax and attention are not offered here (cpu.openblas implements them).
  * Weights take the layout the primitive asks for ("any"), reordered once at setup
  * as an inference framework does; activations keep the problem's layout. Every
  * primitive's implementation string is recorded, and a reference ("ref:")
  * implementation is flagged as a fallback.
+ *
+ * The two C APIs differ in how descriptors are made (2.x: op descriptors and memory
+ * descriptors by value; 3.x: primitive descriptors directly and memory descriptors
+ * as handles) and in the output scale (2.x: output scales; 3.x: a weights scale
+ * passed at execution). The compatibility layer below (md_*, pd_*, po_eltwise,
+ * attr_scale) hides that; the builders are written once.
  */
 #include "backend.h"
 #include "cpu_ops.h"
@@ -27,6 +33,15 @@
 
 #define MAX_PRIMS 6
 #define MAX_MEMS 48
+#define MAX_MDS 16
+
+#if DNNL_VERSION_MAJOR >= 3
+#define FC_DNNL3 1
+typedef const_dnnl_memory_desc_t cmd; /* a memory descriptor, as the API takes it */
+#else
+#define FC_DNNL3 0
+typedef const dnnl_memory_desc_t *cmd;
+#endif
 
 #define DN(call)                                                                                                   \
     do {                                                                                                           \
@@ -46,8 +61,16 @@ typedef struct prim {
     char impl[96];
 } prim;
 
+/* The memory descriptors a setup makes, owned until teardown. */
+typedef struct md_pool {
+    int n;
+    dnnl_memory_desc_t md[MAX_MDS]; /* 3.x: handles; 2.x: the descriptors themselves */
+} md_pool;
+
 typedef struct dn_state {
     fc_problem p;
+    md_pool mds;
+    float scale; /* the output scale of qk_scale's fused matmul (3.x passes it as memory) */
     const fc_workload *w;
     dnnl_engine_t eng;
     dnnl_stream_t stream;
@@ -78,16 +101,133 @@ static bool dn_supports(const fc_problem *p, char *why, size_t n)
         return false;
     }
     if (p->pat->id == FC_P_qk_softmax || p->pat->id == FC_P_attention) {
-        snprintf(why, n, "oneDNN 2.x has no primitive fusing softmax with the matmuls around it");
+        snprintf(why, n, "oneDNN's primitive API has no primitive fusing softmax with the matmuls around it");
         return false;
     }
     return true;
 }
 
 
+/* ------------------------------------------------------------------ 2.x / 3.x */
+
+static dnnl_status_t md_new(md_pool *mp, cmd *out, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag,
+                            const dnnl_dim_t *strides)
+{
+    *out = NULL;
+    if (mp->n >= MAX_MDS) return dnnl_out_of_memory;
+    dnnl_memory_desc_t *m = &mp->md[mp->n];
+#if FC_DNNL3
+    dnnl_status_t st = strides ? dnnl_memory_desc_create_with_strides(m, nd, dims, dnnl_f32, strides)
+                               : dnnl_memory_desc_create_with_tag(m, nd, dims, dnnl_f32, tag);
+    if (st == dnnl_success) *out = *m;
+#else
+    dnnl_status_t st = strides ? dnnl_memory_desc_init_by_strides(m, nd, dims, dnnl_f32, strides)
+                               : dnnl_memory_desc_init_by_tag(m, nd, dims, dnnl_f32, tag);
+    if (st == dnnl_success) *out = m;
+#endif
+    if (st == dnnl_success) mp->n++;
+    return st;
+}
+
+static void md_pool_free(md_pool *mp)
+{
+#if FC_DNNL3
+    for (int i = 0; i < mp->n; i++) dnnl_memory_desc_destroy(mp->md[i]);
+#endif
+    mp->n = 0;
+}
+
+static dnnl_status_t pd_matmul(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd src, cmd wei, cmd bias, cmd dst,
+                               const_dnnl_primitive_attr_t attr)
+{
+#if FC_DNNL3
+    return dnnl_matmul_primitive_desc_create(pd, eng, src, wei, bias, dst, attr);
+#else
+    dnnl_matmul_desc_t d;
+    dnnl_status_t st = dnnl_matmul_desc_init(&d, src, wei, bias, dst);
+    return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
+static dnnl_status_t pd_eltwise(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, dnnl_alg_kind_t alg, cmd md, float alpha,
+                                const_dnnl_primitive_attr_t attr)
+{
+#if FC_DNNL3
+    return dnnl_eltwise_forward_primitive_desc_create(pd, eng, dnnl_forward_inference, alg, md, md, alpha, 0.0f, attr);
+#else
+    dnnl_eltwise_desc_t d;
+    dnnl_status_t st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, md, alpha, 0.0f);
+    return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
+static dnnl_status_t pd_binary_add(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd src0, cmd src1, cmd dst,
+                                   const_dnnl_primitive_attr_t attr)
+{
+#if FC_DNNL3
+    return dnnl_binary_primitive_desc_create(pd, eng, dnnl_binary_add, src0, src1, dst, attr);
+#else
+    dnnl_binary_desc_t d;
+    dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_add, src0, src1, dst);
+    return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
+static dnnl_status_t pd_conv(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd src, cmd wei, cmd bias, cmd dst,
+                             const dnnl_dims_t strides, const dnnl_dims_t pad_l, const dnnl_dims_t pad_r,
+                             const_dnnl_primitive_attr_t attr)
+{
+#if FC_DNNL3
+    const dnnl_dims_t dilates = {0, 0};
+    return dnnl_convolution_forward_primitive_desc_create(pd, eng, dnnl_forward_inference, dnnl_convolution_direct, src,
+                                                          wei, bias, dst, strides, dilates, pad_l, pad_r, attr);
+#else
+    dnnl_convolution_desc_t d;
+    dnnl_status_t st = dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, src, wei,
+                                                          bias, dst, strides, pad_l, pad_r);
+    return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
+/* inference with global statistics, scale and shift */
+static dnnl_status_t pd_bnorm(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd md, float eps,
+                              const_dnnl_primitive_attr_t attr)
+{
+    unsigned flags = dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift;
+#if FC_DNNL3
+    return dnnl_batch_normalization_forward_primitive_desc_create(pd, eng, dnnl_forward_inference, md, md, eps, flags,
+                                                                  attr);
+#else
+    dnnl_batch_normalization_desc_t d;
+    dnnl_status_t st = dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_inference, md, eps, flags);
+    return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
+static dnnl_status_t po_eltwise(dnnl_post_ops_t po, dnnl_alg_kind_t alg)
+{
+#if FC_DNNL3
+    return dnnl_post_ops_append_eltwise(po, alg, 0.0f, 0.0f);
+#else
+    return dnnl_post_ops_append_eltwise(po, 1.0f, alg, 0.0f, 0.0f);
+#endif
+}
+
+/* A common scale of a matmul's product: 2.x output scales; 3.x a scale of the
+ * weights (mask 0), whose value is passed at execution (see scale_arg). */
+static dnnl_status_t attr_scale(dnnl_primitive_attr_t attr, const float *scale)
+{
+#if FC_DNNL3
+    (void)scale;
+    return dnnl_primitive_attr_set_scales_mask(attr, DNNL_ARG_WEIGHTS, 0);
+#else
+    return dnnl_primitive_attr_set_output_scales(attr, 1, 0, scale);
+#endif
+}
+
 /* ------------------------------------------------------------------ helpers */
 
-static int mem(dn_state *s, const dnnl_memory_desc_t *md, void *handle, dnnl_memory_t *out, fc_err *e)
+static int mem(dn_state *s, cmd md, void *handle, dnnl_memory_t *out, fc_err *e)
 {
     if (s->nmems >= MAX_MEMS) return fc_errf(e, "cpu.onednn: too many memory objects");
     DN(dnnl_memory_create(out, md, s->eng, handle));
@@ -95,22 +235,48 @@ static int mem(dn_state *s, const dnnl_memory_desc_t *md, void *handle, dnnl_mem
     return 0;
 }
 
-static int md_tag(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, fc_err *e)
+#if FC_DNNL3
+#define MD_CALL(strided) ((strided) ? "dnnl_memory_desc_create_with_strides" : "dnnl_memory_desc_create_with_tag")
+#else
+#define MD_CALL(strided) ((strided) ? "dnnl_memory_desc_init_by_strides" : "dnnl_memory_desc_init_by_tag")
+#endif
+
+/* A memory descriptor owned by the setup: by format tag, or by strides when given. */
+static int md_make(dn_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, const dnnl_dim_t *strides,
+                   fc_err *e)
 {
-    DN(dnnl_memory_desc_init_by_tag(md, nd, dims, dnnl_f32, tag));
+    dnnl_status_t st = md_new(&s->mds, md, nd, dims, tag, strides);
+    if (st != dnnl_success || fc_fault_backend("onednn"))
+        return fc_errf(e, "oneDNN call %s failed: %s", MD_CALL(strides != NULL),
+                       st != dnnl_success ? dnnl_status2str(st) : "injected fault");
     return 0;
 }
 
-/* Creates the primitive for an op descriptor with attributes (scratchpad always
- * user-managed, so nothing is allocated while timing). */
-static int make_prim(dn_state *s, const char *op, const_dnnl_op_desc_t desc, dnnl_primitive_attr_t attr, prim *pr,
-                     fc_err *e)
+static int md_tag(dn_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, fc_err *e)
 {
-    dnnl_primitive_attr_t a = attr;
-    if (!a) DN(dnnl_primitive_attr_create(&a));
-    DN(dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user));
-    dnnl_status_t st = dnnl_primitive_desc_create(&pr->pd, desc, a, s->eng, NULL);
-    if (!attr) dnnl_primitive_attr_destroy(a);
+    return md_make(s, md, nd, dims, tag, NULL, e);
+}
+
+/* Attributes of every primitive: the scratchpad user-managed, so that nothing is
+ * allocated while timing. */
+static int new_attr(dnnl_primitive_attr_t *attr, fc_err *e)
+{
+    DN(dnnl_primitive_attr_create(attr));
+    dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
+    if (st != dnnl_success) {
+        dnnl_primitive_attr_destroy(*attr);
+        *attr = NULL;
+        DN(st);
+    }
+    return 0;
+}
+
+/* Completes a primitive whose descriptor creation returned st (the attributes are
+ * the caller's, destroyed here): the primitive, its implementation string, its
+ * scratchpad. */
+static int make_prim(dn_state *s, const char *op, dnnl_status_t st, dnnl_primitive_attr_t attr, prim *pr, fc_err *e)
+{
+    dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success) {
         s->declined = st == dnnl_unimplemented;
         return fc_errf(e, "oneDNN has no %s implementation for this problem: %s", op, dnnl_status2str(st));
@@ -120,7 +286,7 @@ static int make_prim(dn_state *s, const char *op, const_dnnl_op_desc_t desc, dnn
     DN(dnnl_primitive_desc_query(pr->pd, dnnl_query_impl_info_str, 0, &impl));
     snprintf(pr->impl, sizeof pr->impl, "%s", impl ? impl : "?");
     pr->op = op;
-    const dnnl_memory_desc_t *sp = dnnl_primitive_desc_query_md(pr->pd, dnnl_query_scratchpad_md, 0);
+    cmd sp = dnnl_primitive_desc_query_md(pr->pd, dnnl_query_scratchpad_md, 0);
     if (sp && dnnl_memory_desc_get_size(sp) > 0) {
         dnnl_memory_t m;
         if (mem(s, sp, DNNL_MEMORY_ALLOCATE, &m, e) != 0) return -1;
@@ -135,10 +301,10 @@ static prim *next_prim(dn_state *s, fc_variant v) { return &s->chain[v][s->nprim
 
 /* Reorders user weights (md `from`, data `src`) into the layout `pd` wants for
  * `what`; returns the memory to pass. */
-static int reorder_weights(dn_state *s, const dnnl_memory_desc_t *from, float *src, dnnl_primitive_desc_t pd,
-                           dnnl_query_t what, dnnl_memory_t *out, fc_err *e)
+static int reorder_weights(dn_state *s, cmd from, float *src, dnnl_primitive_desc_t pd, dnnl_query_t what,
+                           dnnl_memory_t *out, fc_err *e)
 {
-    const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, what, 0);
+    cmd want = dnnl_primitive_desc_query_md(pd, what, 0);
     dnnl_memory_t user;
     if (mem(s, from, src, &user, e) != 0) return -1;
     if (dnnl_memory_desc_equal(from, want)) {
@@ -160,15 +326,15 @@ static int reorder_weights(dn_state *s, const dnnl_memory_desc_t *from, float *s
 }
 
 /* An elementwise op of the unfused chain on a tensor of descriptor md. */
-static int eltwise(dn_state *s, fc_variant v, const dnnl_memory_desc_t *md, dnnl_alg_kind_t alg, float alpha,
-                   float *src, float *dst, fc_err *e)
+static int eltwise(dn_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float alpha, float *src, float *dst,
+                   fc_err *e)
 {
-    dnnl_eltwise_desc_t d;
-    DN(dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, alg, md, alpha, 0.0f));
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e)) return -1;
     prim *pr = next_prim(s, v);
     const char *name = alg == dnnl_eltwise_relu ? "eltwise_relu" : alg == dnnl_eltwise_gelu_tanh ? "eltwise_gelu_tanh"
                                                                                                   : "eltwise_linear";
-    if (make_prim(s, name, &d, NULL, pr, e) != 0) return -1;
+    if (make_prim(s, name, pd_eltwise(&pr->pd, s->eng, alg, md, alpha, attr), attr, pr, e) != 0) return -1;
     dnnl_memory_t ms, md2;
     if (mem(s, md, src, &ms, e) || mem(s, md, dst, &md2, e)) return -1;
     arg(pr, DNNL_ARG_SRC, ms);
@@ -177,13 +343,12 @@ static int eltwise(dn_state *s, fc_variant v, const dnnl_memory_desc_t *md, dnnl
 }
 
 /* y = a + b (b broadcast by its descriptor) */
-static int binary_add(dn_state *s, fc_variant v, const dnnl_memory_desc_t *md, const dnnl_memory_desc_t *md1,
-                      float *src, float *src1, float *dst, fc_err *e)
+static int binary_add(dn_state *s, fc_variant v, cmd md, cmd md1, float *src, float *src1, float *dst, fc_err *e)
 {
-    dnnl_binary_desc_t d;
-    DN(dnnl_binary_desc_init(&d, dnnl_binary_add, md, md1, md));
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e)) return -1;
     prim *pr = next_prim(s, v);
-    if (make_prim(s, "binary_add", &d, NULL, pr, e) != 0) return -1;
+    if (make_prim(s, "binary_add", pd_binary_add(&pr->pd, s->eng, md, md1, md, attr), attr, pr, e) != 0) return -1;
     dnnl_memory_t m0, m1, m2;
     if (mem(s, md, src, &m0, e) || mem(s, md1, src1, &m1, e) || mem(s, md, dst, &m2, e)) return -1;
     arg(pr, DNNL_ARG_SRC_0, m0);
@@ -198,6 +363,21 @@ static float *chain_dst(dn_state *s, int i, const float *cur)
     return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
 }
 
+/* Post-ops of a fused primitive: a binary add of `add` (NULL: none), then the
+ * eltwise `act` (dnnl_alg_kind_undef: none). */
+static int set_post_ops(dnnl_primitive_attr_t attr, cmd add, dnnl_alg_kind_t act, fc_err *e)
+{
+    dnnl_post_ops_t po;
+    DN(dnnl_post_ops_create(&po));
+    dnnl_status_t st = dnnl_success;
+    if (add) st = dnnl_post_ops_append_binary(po, dnnl_binary_add, add);
+    if (st == dnnl_success && act != dnnl_alg_kind_undef) st = po_eltwise(po, act);
+    if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
+    dnnl_post_ops_destroy(po);
+    DN(st);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ linear */
 
 static int build_linear(dn_state *s, fc_err *e)
@@ -205,10 +385,11 @@ static int build_linear(dn_state *s, fc_err *e)
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
     dnnl_dim_t M = p->d[FC_LIN_M], K = p->d[FC_LIN_K], N = p->d[FC_LIN_N];
-    dnnl_memory_desc_t src_md, wuser_md, wany_md, dst_md, b_md;
-    if (md_tag(&src_md, 2, (dnnl_dims_t){M, K}, dnnl_ab, e) || md_tag(&wuser_md, 2, (dnnl_dims_t){K, N}, dnnl_ba, e) ||
-        md_tag(&wany_md, 2, (dnnl_dims_t){K, N}, dnnl_format_tag_any, e) ||
-        md_tag(&dst_md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) || md_tag(&b_md, 2, (dnnl_dims_t){1, N}, dnnl_ab, e))
+    cmd src_md, wuser_md, wany_md, dst_md, b_md;
+    if (md_tag(s, &src_md, 2, (dnnl_dims_t){M, K}, dnnl_ab, e) ||
+        md_tag(s, &wuser_md, 2, (dnnl_dims_t){K, N}, dnnl_ba, e) ||
+        md_tag(s, &wany_md, 2, (dnnl_dims_t){K, N}, dnnl_format_tag_any, e) ||
+        md_tag(s, &dst_md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) || md_tag(s, &b_md, 2, (dnnl_dims_t){1, N}, dnnl_ab, e))
         return -1;
     bool resid = fc_pattern_has_op(p->pat, FC_OP_RESID);
     dnnl_alg_kind_t act = fc_pattern_has_op(p->pat, FC_OP_RELU)   ? dnnl_eltwise_relu
@@ -216,38 +397,28 @@ static int build_linear(dn_state *s, fc_err *e)
                                                                   : dnnl_alg_kind_undef;
     for (int v = 0; v < FC_NVARIANTS; v++) {
         bool fused = v == FC_FUSED;
-        dnnl_matmul_desc_t d;
-        DN(dnnl_matmul_desc_init(&d, &src_md, &wany_md, fused ? &b_md : NULL, &dst_md));
-        dnnl_primitive_attr_t attr = NULL;
-        if (fused) {
-            dnnl_post_ops_t po;
-            DN(dnnl_post_ops_create(&po));
-            if (resid) DN(dnnl_post_ops_append_binary(po, dnnl_binary_add, &dst_md));
-            if (act != dnnl_alg_kind_undef) DN(dnnl_post_ops_append_eltwise(po, 1.0f, act, 0.0f, 0.0f));
-            DN(dnnl_primitive_attr_create(&attr));
-            DN(dnnl_primitive_attr_set_post_ops(attr, po));
-            dnnl_post_ops_destroy(po);
-        }
+        dnnl_primitive_attr_t attr;
+        if (new_attr(&attr, e)) return -1;
+        if (fused && set_post_ops(attr, resid ? dst_md : NULL, act, e)) return -1;
         prim *pr = next_prim(s, (fc_variant)v);
-        int rc = make_prim(s, "matmul", &d, attr, pr, e);
-        if (attr) dnnl_primitive_attr_destroy(attr);
-        if (rc) return -1;
+        dnnl_status_t st = pd_matmul(&pr->pd, s->eng, src_md, wany_md, fused ? b_md : NULL, dst_md, attr);
+        if (make_prim(s, "matmul", st, attr, pr, e)) return -1;
         dnnl_memory_t ms, mw, md;
         float *dst = fused ? s->out[FC_FUSED] : chain_dst(s, 0, NULL);
-        if (mem(s, &src_md, w->t[FC_LIN_TX].data, &ms, e) ||
-            reorder_weights(s, &wuser_md, w->t[FC_LIN_TW].data, pr->pd, dnnl_query_weights_md, &mw, e) ||
-            mem(s, &dst_md, dst, &md, e))
+        if (mem(s, src_md, w->t[FC_LIN_TX].data, &ms, e) ||
+            reorder_weights(s, wuser_md, w->t[FC_LIN_TW].data, pr->pd, dnnl_query_weights_md, &mw, e) ||
+            mem(s, dst_md, dst, &md, e))
             return -1;
         arg(pr, DNNL_ARG_SRC, ms);
         arg(pr, DNNL_ARG_WEIGHTS, mw);
         arg(pr, DNNL_ARG_DST, md);
         if (fused) {
             dnnl_memory_t mb;
-            if (mem(s, &b_md, w->t[FC_LIN_TB].data, &mb, e)) return -1;
+            if (mem(s, b_md, w->t[FC_LIN_TB].data, &mb, e)) return -1;
             arg(pr, DNNL_ARG_BIAS, mb);
             if (resid) {
                 dnnl_memory_t mr;
-                if (mem(s, &dst_md, w->t[FC_LIN_TR].data, &mr, e)) return -1;
+                if (mem(s, dst_md, w->t[FC_LIN_TR].data, &mr, e)) return -1;
                 arg(pr, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mr);
             }
             continue;
@@ -257,10 +428,10 @@ static int build_linear(dn_state *s, fc_err *e)
             float *out = chain_dst(s, i, cur);
             int r2 = 0;
             switch (p->pat->ops[i]) {
-            case FC_OP_BIAS: r2 = binary_add(s, FC_UNFUSED, &dst_md, &b_md, cur, w->t[FC_LIN_TB].data, out, e); break;
-            case FC_OP_RESID: r2 = binary_add(s, FC_UNFUSED, &dst_md, &dst_md, cur, w->t[FC_LIN_TR].data, out, e); break;
-            case FC_OP_RELU: r2 = eltwise(s, FC_UNFUSED, &dst_md, dnnl_eltwise_relu, 0, cur, out, e); break;
-            case FC_OP_GELU: r2 = eltwise(s, FC_UNFUSED, &dst_md, dnnl_eltwise_gelu_tanh, 0, cur, out, e); break;
+            case FC_OP_BIAS: r2 = binary_add(s, FC_UNFUSED, dst_md, b_md, cur, w->t[FC_LIN_TB].data, out, e); break;
+            case FC_OP_RESID: r2 = binary_add(s, FC_UNFUSED, dst_md, dst_md, cur, w->t[FC_LIN_TR].data, out, e); break;
+            case FC_OP_RELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e); break;
+            case FC_OP_GELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_gelu_tanh, 0, cur, out, e); break;
             default: break;
             }
             if (r2) return -1;
@@ -278,15 +449,15 @@ static int build_conv(dn_state *s, fc_err *e)
     const fc_workload *w = s->w;
     const int64_t *d = p->d;
     dnnl_format_tag_t act_tag = p->layout == FC_NHWC ? dnnl_nhwc : dnnl_nchw;
-    dnnl_memory_desc_t src_md, wuser_md, wany_md, b_md, dst_md, c_md;
-    if (md_tag(&src_md, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_C], d[FC_CONV_H], d[FC_CONV_W]}, act_tag, e) ||
-        md_tag(&wuser_md, 4, (dnnl_dims_t){d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]}, dnnl_oihw, e) ||
-        md_tag(&wany_md, 4, (dnnl_dims_t){d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]},
+    cmd src_md, wuser_md, wany_md, b_md, dst_md;
+    if (md_tag(s, &src_md, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_C], d[FC_CONV_H], d[FC_CONV_W]}, act_tag, e) ||
+        md_tag(s, &wuser_md, 4, (dnnl_dims_t){d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]}, dnnl_oihw, e) ||
+        md_tag(s, &wany_md, 4, (dnnl_dims_t){d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]},
                dnnl_format_tag_any, e) ||
-        md_tag(&b_md, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e) ||
-        md_tag(&dst_md, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]}, act_tag, e) ||
-        md_tag(&c_md, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e))
+        md_tag(s, &b_md, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e) ||
+        md_tag(s, &dst_md, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]}, act_tag, e))
         return -1;
+    cmd c_md = b_md; /* per-channel BN parameters: one value per output channel, like the bias */
     dnnl_dims_t strides = {d[FC_CONV_STRIDE], d[FC_CONV_STRIDE]};
     dnnl_dims_t pad_l = {d[FC_CONV_PAD], d[FC_CONV_PAD]};
     /* right padding so that the output is exactly p x q */
@@ -295,29 +466,19 @@ static int build_conv(dn_state *s, fc_err *e)
     bool relu = fc_pattern_has_op(p->pat, FC_OP_RELU);
     for (int v = 0; v < FC_NVARIANTS; v++) {
         bool fused = v == FC_FUSED;
-        dnnl_convolution_desc_t cd;
-        DN(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &wany_md,
-                                              &b_md, &dst_md, strides, pad_l, pad_r));
-        dnnl_primitive_attr_t attr = NULL;
-        if (fused && relu) {
-            dnnl_post_ops_t po;
-            DN(dnnl_post_ops_create(&po));
-            DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
-            DN(dnnl_primitive_attr_create(&attr));
-            DN(dnnl_primitive_attr_set_post_ops(attr, po));
-            dnnl_post_ops_destroy(po);
-        }
+        dnnl_primitive_attr_t attr;
+        if (new_attr(&attr, e)) return -1;
+        if (fused && relu && set_post_ops(attr, NULL, dnnl_eltwise_relu, e)) return -1;
         prim *pr = next_prim(s, (fc_variant)v);
-        int rc = make_prim(s, "convolution", &cd, attr, pr, e);
-        if (attr) dnnl_primitive_attr_destroy(attr);
-        if (rc) return -1;
+        dnnl_status_t st = pd_conv(&pr->pd, s->eng, src_md, wany_md, b_md, dst_md, strides, pad_l, pad_r, attr);
+        if (make_prim(s, "convolution", st, attr, pr, e)) return -1;
         float *dst = fused ? s->out[FC_FUSED] : chain_dst(s, 0, NULL);
         dnnl_memory_t ms, mw, mb, md;
         float *wsrc = fused ? w->t[FC_CONV_TWF].data : w->t[FC_CONV_TW].data;
         float *bsrc = fused ? w->t[FC_CONV_TBF].data : w->t[FC_CONV_TB].data;
-        if (mem(s, &src_md, w->t[FC_CONV_TX].data, &ms, e) ||
-            reorder_weights(s, &wuser_md, wsrc, pr->pd, dnnl_query_weights_md, &mw, e) ||
-            mem(s, &b_md, bsrc, &mb, e) || mem(s, &dst_md, dst, &md, e))
+        if (mem(s, src_md, w->t[FC_CONV_TX].data, &ms, e) ||
+            reorder_weights(s, wuser_md, wsrc, pr->pd, dnnl_query_weights_md, &mw, e) || mem(s, b_md, bsrc, &mb, e) ||
+            mem(s, dst_md, dst, &md, e))
             return -1;
         arg(pr, DNNL_ARG_SRC, ms);
         arg(pr, DNNL_ARG_WEIGHTS, mw);
@@ -328,17 +489,18 @@ static int build_conv(dn_state *s, fc_err *e)
         for (int i = 1; i < p->pat->nops; i++) {
             float *out = chain_dst(s, i, cur);
             if (p->pat->ops[i] == FC_OP_RELU) {
-                if (eltwise(s, FC_UNFUSED, &dst_md, dnnl_eltwise_relu, 0, cur, out, e)) return -1;
+                if (eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e)) return -1;
             } else if (p->pat->ops[i] == FC_OP_BN) {
-                dnnl_batch_normalization_desc_t bd;
-                DN(dnnl_batch_normalization_forward_desc_init(&bd, dnnl_forward_inference, &dst_md, (float)FC_BN_EPS,
-                                                              dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift));
+                dnnl_primitive_attr_t battr;
+                if (new_attr(&battr, e)) return -1;
                 prim *bp = next_prim(s, FC_UNFUSED);
-                if (make_prim(s, "batch_normalization", &bd, NULL, bp, e)) return -1;
+                if (make_prim(s, "batch_normalization", pd_bnorm(&bp->pd, s->eng, dst_md, (float)FC_BN_EPS, battr), battr,
+                              bp, e))
+                    return -1;
                 dnnl_memory_t m0, m1, mm, mv, msc, msh;
-                if (mem(s, &dst_md, cur, &m0, e) || mem(s, &dst_md, out, &m1, e) ||
-                    mem(s, &c_md, w->t[FC_CONV_TMEAN].data, &mm, e) || mem(s, &c_md, w->t[FC_CONV_TVAR].data, &mv, e) ||
-                    mem(s, &c_md, w->t[FC_CONV_TGAMMA].data, &msc, e) || mem(s, &c_md, w->t[FC_CONV_TBETA].data, &msh, e))
+                if (mem(s, dst_md, cur, &m0, e) || mem(s, dst_md, out, &m1, e) ||
+                    mem(s, c_md, w->t[FC_CONV_TMEAN].data, &mm, e) || mem(s, c_md, w->t[FC_CONV_TVAR].data, &mv, e) ||
+                    mem(s, c_md, w->t[FC_CONV_TGAMMA].data, &msc, e) || mem(s, c_md, w->t[FC_CONV_TBETA].data, &msh, e))
                     return -1;
                 arg(bp, DNNL_ARG_SRC, m0);
                 arg(bp, DNNL_ARG_DST, m1);
@@ -360,34 +522,40 @@ static int build_qk_scale(dn_state *s, fc_err *e)
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
     dnnl_dim_t B = p->d[FC_ATT_B] * p->d[FC_ATT_H], S = p->d[FC_ATT_S], D = p->d[FC_ATT_D];
-    float scale = 1.0f / sqrtf((float)D);
-    dnnl_memory_desc_t q_md, k_md, s_md;
-    if (md_tag(&q_md, 3, (dnnl_dims_t){B, S, D}, dnnl_abc, e) || md_tag(&s_md, 3, (dnnl_dims_t){B, S, S}, dnnl_abc, e))
+    s->scale = 1.0f / sqrtf((float)D);
+    cmd q_md, k_md, s_md, sc_md;
+    if (md_tag(s, &q_md, 3, (dnnl_dims_t){B, S, D}, dnnl_abc, e) ||
+        md_tag(s, &s_md, 3, (dnnl_dims_t){B, S, S}, dnnl_abc, e) || md_tag(s, &sc_md, 1, (dnnl_dims_t){1}, dnnl_a, e))
         return -1;
     /* K [B,S,D] seen as the weights Kᵀ [B,D,S] through its strides: no copy */
-    DN(dnnl_memory_desc_init_by_strides(&k_md, 3, (dnnl_dims_t){B, D, S}, dnnl_f32, (dnnl_dims_t){S * D, 1, D}));
+    if (md_make(s, &k_md, 3, (dnnl_dims_t){B, D, S}, dnnl_format_tag_undef, (dnnl_dims_t){S * D, 1, D}, e)) return -1;
     for (int v = 0; v < FC_NVARIANTS; v++) {
         bool fused = v == FC_FUSED;
-        dnnl_matmul_desc_t d;
-        DN(dnnl_matmul_desc_init(&d, &q_md, &k_md, NULL, &s_md));
-        dnnl_primitive_attr_t attr = NULL;
-        if (fused) {
-            DN(dnnl_primitive_attr_create(&attr));
-            DN(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale));
+        dnnl_primitive_attr_t attr;
+        if (new_attr(&attr, e)) return -1;
+        dnnl_status_t st = fused ? attr_scale(attr, &s->scale) : dnnl_success;
+        if (st != dnnl_success) {
+            dnnl_primitive_attr_destroy(attr);
+            DN(st);
         }
         prim *pr = next_prim(s, (fc_variant)v);
-        int rc = make_prim(s, "matmul", &d, attr, pr, e);
-        if (attr) dnnl_primitive_attr_destroy(attr);
-        if (rc) return -1;
+        if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, q_md, k_md, NULL, s_md, attr), attr, pr, e)) return -1;
         float *dst = fused ? s->out[FC_FUSED] : s->tmp[0];
         dnnl_memory_t mq, mk, ms;
-        if (mem(s, &q_md, w->t[FC_ATT_TQ].data, &mq, e) || mem(s, &k_md, w->t[FC_ATT_TK].data, &mk, e) ||
-            mem(s, &s_md, dst, &ms, e))
+        if (mem(s, q_md, w->t[FC_ATT_TQ].data, &mq, e) || mem(s, k_md, w->t[FC_ATT_TK].data, &mk, e) ||
+            mem(s, s_md, dst, &ms, e))
             return -1;
         arg(pr, DNNL_ARG_SRC, mq);
         arg(pr, DNNL_ARG_WEIGHTS, mk);
         arg(pr, DNNL_ARG_DST, ms);
-        if (!fused && eltwise(s, FC_UNFUSED, &s_md, dnnl_eltwise_linear, scale, dst, s->out[FC_UNFUSED], e)) return -1;
+#if FC_DNNL3
+        if (fused) { /* the weights scale's value */
+            dnnl_memory_t msc;
+            if (mem(s, sc_md, &s->scale, &msc, e)) return -1;
+            arg(pr, DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, msc);
+        }
+#endif
+        if (!fused && eltwise(s, FC_UNFUSED, s_md, dnnl_eltwise_linear, s->scale, dst, s->out[FC_UNFUSED], e)) return -1;
     }
     return 0;
 }
@@ -470,7 +638,7 @@ static void dn_describe(void *state, fc_variant v, fc_impl *impl)
                                     ? (fc_pattern_has_op(pat, FC_OP_RELU) ? " with BN folded into weights/bias + post-op eltwise_relu"
                                                                           : " with BN folded into weights/bias")
                                     : " with bias + post-op eltwise_relu")
-                             : " with output scale 1/sqrt(d)";
+                             : FC_DNNL3 ? " with weights scale 1/sqrt(d)" : " with output scale 1/sqrt(d)";
         off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s", po);
     }
     const dnnl_version_t *ver = dnnl_version();
@@ -489,6 +657,7 @@ static void dn_teardown(void *state)
             if (s->chain[v][i].pd) dnnl_primitive_desc_destroy(s->chain[v][i].pd);
         }
     for (int i = 0; i < s->nmems; i++) dnnl_memory_destroy(s->mems[i]);
+    md_pool_free(&s->mds);
     if (s->stream) dnnl_stream_destroy(s->stream);
     if (s->eng) dnnl_engine_destroy(s->eng);
     for (int v = 0; v < FC_NVARIANTS; v++) free(s->out[v]);
@@ -521,21 +690,20 @@ static double dn_gemm_gflops(fc_dtype dt)
     dnnl_primitive_t p = NULL;
     dnnl_memory_t ma = NULL, mb = NULL, mc = NULL, ms = NULL;
     double rate = 0;
-    dnnl_memory_desc_t a_md, b_md, c_md;
-    dnnl_matmul_desc_t d;
+    md_pool mp = {0};
+    cmd a_md, b_md, c_md;
     dnnl_primitive_attr_t attr = NULL;
     if (dnnl_engine_create(&eng, dnnl_cpu, 0) || dnnl_stream_create(&st, eng, dnnl_stream_default_flags) ||
-        dnnl_memory_desc_init_by_tag(&a_md, 2, (dnnl_dims_t){n, n}, dnnl_f32, dnnl_ab) ||
-        dnnl_memory_desc_init_by_tag(&b_md, 2, (dnnl_dims_t){n, n}, dnnl_f32, dnnl_format_tag_any) ||
-        dnnl_memory_desc_init_by_tag(&c_md, 2, (dnnl_dims_t){n, n}, dnnl_f32, dnnl_ab) ||
-        dnnl_matmul_desc_init(&d, &a_md, &b_md, NULL, &c_md) || dnnl_primitive_attr_create(&attr) ||
+        md_new(&mp, &a_md, 2, (dnnl_dims_t){n, n}, dnnl_ab, NULL) ||
+        md_new(&mp, &b_md, 2, (dnnl_dims_t){n, n}, dnnl_format_tag_any, NULL) ||
+        md_new(&mp, &c_md, 2, (dnnl_dims_t){n, n}, dnnl_ab, NULL) || dnnl_primitive_attr_create(&attr) ||
         dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ||
-        dnnl_primitive_desc_create(&pd, &d, attr, eng, NULL) || dnnl_primitive_create(&p, pd))
+        pd_matmul(&pd, eng, a_md, b_md, NULL, c_md, attr) || dnnl_primitive_create(&p, pd))
         goto out;
-    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    if (dnnl_memory_create(&ma, &a_md, eng, DNNL_MEMORY_ALLOCATE) || dnnl_memory_create(&mb, wmd, eng, DNNL_MEMORY_ALLOCATE) ||
-        dnnl_memory_create(&mc, &c_md, eng, DNNL_MEMORY_ALLOCATE) || dnnl_memory_create(&ms, smd, eng, DNNL_MEMORY_ALLOCATE))
+    cmd wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    cmd smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    if (dnnl_memory_create(&ma, a_md, eng, DNNL_MEMORY_ALLOCATE) || dnnl_memory_create(&mb, wmd, eng, DNNL_MEMORY_ALLOCATE) ||
+        dnnl_memory_create(&mc, c_md, eng, DNNL_MEMORY_ALLOCATE) || dnnl_memory_create(&ms, smd, eng, DNNL_MEMORY_ALLOCATE))
         goto out;
     float *pa, *pb;
     if (dnnl_memory_get_data_handle(ma, (void **)&pa) || dnnl_memory_get_data_handle(mb, (void **)&pb)) goto out;
@@ -567,6 +735,7 @@ out:
     if (mb) dnnl_memory_destroy(mb);
     if (mc) dnnl_memory_destroy(mc);
     if (ms) dnnl_memory_destroy(ms);
+    md_pool_free(&mp);
     if (st) dnnl_stream_destroy(st);
     if (eng) dnnl_engine_destroy(eng);
     return rate;
