@@ -5,7 +5,7 @@
 #   scripts/deps.sh          build and run dependencies
 #   scripts/deps.sh --tests  also what the test suite uses
 # A required package that cannot be installed stops the script. An optional one
-# is reported and left out: without libdnnl-dev (oneDNN 2.x) the build has no
+# is reported and left out: without libdnnl-dev (oneDNN 2.x or 3.x) the build has no
 # cpu.onednn; without a chromium package the browser test of reports skips.
 set -eu
 required="build-essential cmake git pkg-config libopenblas-openmp-dev libcjson-dev"

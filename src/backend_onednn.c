@@ -23,8 +23,8 @@
 #include "backend.h"
 #include "cpu_ops.h"
 
-#include <dnnl.h>
-#include <dnnl_debug.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl_debug.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -43,13 +43,13 @@ typedef const_dnnl_memory_desc_t cmd; /* a memory descriptor, as the API takes i
 typedef const dnnl_memory_desc_t *cmd;
 #endif
 
-#define DN(call)                                                                                                   \
-    do {                                                                                                           \
-        dnnl_status_t st_ = (call);                                                                                \
-        if (st_ != dnnl_success || fc_fault_backend("onednn")) {                                                           \
-            return fc_errf(e, "oneDNN call %s failed at %s:%d: %s", #call, __FILE__, __LINE__,                    \
-                           st_ != dnnl_success ? dnnl_status2str(st_) : "injected fault");                         \
-        }                                                                                                          \
+#define DN(call)                                                                               \
+    do {                                                                                       \
+        dnnl_status_t st_ = (call);                                                            \
+        if (st_ != dnnl_success || fc_fault_backend("onednn")) {                               \
+            return fc_errf(e, "oneDNN call %s failed at %s:%d: %s", #call, __FILE__, __LINE__, \
+                           st_ != dnnl_success ? dnnl_status2str(st_) : "injected fault");     \
+        }                                                                                      \
     } while (0)
 
 typedef struct prim {
@@ -744,7 +744,7 @@ out:
 const fc_backend fc_backend_onednn = {
     .name = "cpu.onednn",
     .device = "cpu",
-    .summary = "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, output scales",
+    .summary = "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own scale",
     .available = dn_available,
     .supports = dn_supports,
     .device_bytes = NULL,
