@@ -3,6 +3,7 @@
 #include "embedded.h"
 #include "util.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,24 @@ double fc_json_num(const cJSON *obj, const char *key, double def)
 {
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
     return cJSON_IsNumber(n) ? n->valuedouble : def;
+}
+
+int fc_json_int(const cJSON *obj, const char *key, int def)
+{
+    double v = fc_json_num(obj, key, def);
+    if (isnan(v)) return def;
+    if (v <= (double)INT_MIN) return INT_MIN;
+    if (v >= (double)INT_MAX) return INT_MAX;
+    return (int)v;
+}
+
+size_t fc_json_count(const cJSON *obj, const char *key, size_t def)
+{
+    double v = fc_json_num(obj, key, (double)def);
+    if (isnan(v)) return def;
+    if (v <= 0) return 0;
+    if (v >= 9007199254740992.0) return (size_t)9007199254740992ULL; /* 2^53: larger counts are not exact */
+    return (size_t)v;
 }
 
 const char *fc_json_str(const cJSON *obj, const char *key, const char *def)

@@ -24,6 +24,10 @@ void fc_json_add_num(cJSON *obj, const char *key, double v);
 cJSON *fc_json_num_item(double v);
 /* Readers for checked documents (defaults when absent or of another type). */
 double fc_json_num(const cJSON *obj, const char *key, double def);
+/* Integer readers: the schema bounds these fields; a value outside the type's range
+ * (or NaN) is clamped to it (NaN reads as def), never converted with undefined behaviour. */
+int fc_json_int(const cJSON *obj, const char *key, int def);
+size_t fc_json_count(const cJSON *obj, const char *key, size_t def);
 const char *fc_json_str(const cJSON *obj, const char *key, const char *def);
 bool fc_json_bool(const cJSON *obj, const char *key, bool def);
 

@@ -298,7 +298,7 @@ char *fc_doc_to_json(const fc_doc *d)
 static void stats_read(const cJSON *o, fc_stats *s)
 {
     memset(s, 0, sizeof *s);
-    s->n = (int)fc_json_num(o, "n", 0);
+    s->n = fc_json_int(o, "n", 0);
     s->median = fc_json_num(o, "median", NAN);
     s->mean = fc_json_num(o, "mean", NAN);
     s->min = fc_json_num(o, "min", NAN);
@@ -315,7 +315,7 @@ static void ratio_read(const cJSON *o, fc_ratio_ci *c)
     const cJSON *ci = cJSON_GetObjectItemCaseSensitive(o, "ci95");
     c->lo = cJSON_IsNumber(cJSON_GetArrayItem(ci, 0)) ? cJSON_GetArrayItem(ci, 0)->valuedouble : NAN;
     c->hi = cJSON_IsNumber(cJSON_GetArrayItem(ci, 1)) ? cJSON_GetArrayItem(ci, 1)->valuedouble : NAN;
-    c->resamples = (int)fc_json_num(o, "resamples", 0);
+    c->resamples = fc_json_int(o, "resamples", 0);
 }
 
 static void sense_read(const cJSON *o, fc_sense *s)
@@ -345,7 +345,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     const char *dec = fc_json_str(o, "decision", "none");
     r->decision = !strcmp(dec, "yes") ? FC_DECIDE_YES : !strcmp(dec, "no") ? FC_DECIDE_NO : FC_DECIDE_INCONCLUSIVE;
     r->flops = fc_json_num(o, "flops", 0);
-    r->rounds = (int)fc_json_num(o, "rounds", 1);
+    r->rounds = fc_json_int(o, "rounds", 1);
     const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "speedup");
     if (sp) ratio_read(sp, &r->speedup);
     const cJSON *spg = cJSON_GetObjectItemCaseSensitive(o, "speedup_graph");
@@ -365,7 +365,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         const cJSON *vo = cJSON_GetObjectItemCaseSensitive(vars, fc_variant_name((fc_variant)v));
         fc_variant_rec *vr = &r->v[v];
         fc_strlcpy(vr->impl.name, fc_json_str(vo, "impl", ""), sizeof vr->impl.name);
-        vr->impl.nkernels = (int)fc_json_num(vo, "kernels", 0);
+        vr->impl.nkernels = fc_json_int(vo, "kernels", 0);
         vr->impl.fallback = fc_json_bool(vo, "fallback", false);
         fc_strlcpy(vr->impl.fallback_why, fc_json_str(vo, "fallback_reason", ""), sizeof vr->impl.fallback_why);
         const cJSON *lat = cJSON_GetObjectItemCaseSensitive(vo, "latency_ms");
@@ -373,9 +373,9 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         const cJSON *latg = cJSON_GetObjectItemCaseSensitive(vo, "latency_graph_ms");
         vr->has_graph = latg != NULL;
         if (latg) stats_read(latg, &vr->lat_graph);
-        vr->batch = (int)fc_json_num(vo, "batch", 0);
+        vr->batch = fc_json_int(vo, "batch", 0);
         fc_strlcpy(vr->stop_rule, fc_json_str(vo, "stop_rule", ""), sizeof vr->stop_rule);
-        vr->samples_at_stop = (int)fc_json_num(vo, "samples_at_stop", 0);
+        vr->samples_at_stop = fc_json_int(vo, "samples_at_stop", 0);
         vr->sampled_s = fc_json_num(vo, "sampled_s", 0);
         vr->gflops = fc_json_num(vo, "gflops", 0);
         vr->bytes = fc_json_num(vo, "bytes", 0);
@@ -392,10 +392,10 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
             vr->check.trusted = fc_json_bool(vv, "trusted", false);
             vr->check.rel_err = fc_json_num(vv, "rel_err", NAN);
             vr->check.max_abs_err = fc_json_num(vv, "max_abs_err", NAN);
-            vr->check.nonfinite = (size_t)fc_json_num(vv, "nonfinite", 0);
+            vr->check.nonfinite = fc_json_count(vv, "nonfinite", 0);
             vr->check.zero_frac = fc_json_num(vv, "zero_fraction", 0);
             vr->check.tol = fc_json_num(ver, "tolerance", 0);
-            vr->check.checked = (size_t)fc_json_num(ver, "checked", 0);
+            vr->check.checked = fc_json_count(ver, "checked", 0);
             vr->check.sampled = fc_json_bool(ver, "sampled", false);
             fc_strlcpy(vr->check.reason, fc_json_str(vv, "reason", ""), sizeof vr->check.reason);
             vr->stable = fc_json_bool(vv, "stable_after_timing", false);
@@ -416,19 +416,19 @@ static void settings_read(const cJSON *o, fc_settings *s)
     fc_settings_defaults(s);
     fc_strlcpy(s->sweep, fc_json_str(o, "sweep", "custom"), sizeof s->sweep);
     s->cold = !strcmp(fc_json_str(o, "cache", "warm"), "cold");
-    s->threads = (int)fc_json_num(o, "threads", 0);
+    s->threads = fc_json_int(o, "threads", 0);
     s->threshold = fc_json_num(o, "threshold", 0);
     s->seed = strtoull(fc_json_str(o, "seed", "0"), NULL, 10);
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stop");
-    s->stop.min_samples = (int)fc_json_num(st, "min_samples", s->stop.min_samples);
+    s->stop.min_samples = fc_json_int(st, "min_samples", s->stop.min_samples);
     s->stop.min_time = fc_json_num(st, "min_time_s", s->stop.min_time);
     s->stop.max_noise = fc_json_num(st, "max_noise", s->stop.max_noise);
     s->stop.max_time = fc_json_num(st, "max_time_s", s->stop.max_time);
-    s->stop.max_samples = (int)fc_json_num(st, "max_samples", s->stop.max_samples);
+    s->stop.max_samples = fc_json_int(st, "max_samples", s->stop.max_samples);
     s->target_sample = fc_json_num(o, "target_sample_s", s->target_sample);
     s->graph = fc_json_bool(o, "graph", s->graph);
-    s->resamples = (int)fc_json_num(o, "bootstrap_resamples", s->resamples);
-    s->rounds = (int)fc_json_num(o, "rounds", s->rounds);
+    s->resamples = fc_json_int(o, "bootstrap_resamples", s->resamples);
+    s->rounds = fc_json_int(o, "rounds", s->rounds);
     s->max_time_total = fc_json_num(o, "max_time_total_s", 0);
     s->max_memory = fc_json_num(o, "max_memory_bytes", 0);
 }

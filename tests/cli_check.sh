@@ -97,6 +97,8 @@ printf '{"schema": "fusecal-calibration", "schema_version": 1, "records": [' >tr
 chk 2 "baseline not JSON" pass.json --baseline trunc.json; err_says "bad baseline" "trunc.json" "truncated"
 echo '{"schema": "fusecal-calibration", "schema_version": 1, "records": []}' >noschema.json
 chk 2 "baseline fails its schema" pass.json --baseline noschema.json; err_says "noschema.json" "does not match" "calibration.schema.json"
+"$PYTHON" -c 'import json; d = json.load(open("base.json")); d["settings"]["bootstrap_resamples"] = 4.4e89; json.dump(d, open("huge.json", "w"))'
+chk 2 "baseline with a number out of range" pass.json --baseline huge.json; err_says "huge.json" "/settings/bootstrap_resamples" "maximum"
 mk v2.json --schema-version 2 "$LB@cpu.openblas:1.2,1.3,1.4"
 chk 2 "baseline of a newer schema version" pass.json --baseline v2.json; err_says "v2.json" "schema version 2 is newer"
 chk 2 "missing baseline file" pass.json --baseline nope.json; err_says "cannot open 'nope.json'"
