@@ -98,11 +98,11 @@ static void parse_stop(const cJSON *st, fc_sweep *sw)
     if (!st) return;
     sw->has_stop = true;
     const cJSON *k;
-    if ((k = cJSON_GetObjectItemCaseSensitive(st, "min_samples"))) { sw->stop.min_samples = fc_json_int(st, "min_samples", 0); sw->stop_set |= FC_STOP_MIN_SAMPLES; }
+    if ((k = cJSON_GetObjectItemCaseSensitive(st, "min_samples"))) { sw->stop.min_samples = fc_json_int_of(k, 0); sw->stop_set |= FC_STOP_MIN_SAMPLES; }
     if ((k = cJSON_GetObjectItemCaseSensitive(st, "min_time_s"))) { sw->stop.min_time = k->valuedouble; sw->stop_set |= FC_STOP_MIN_TIME; }
     if ((k = cJSON_GetObjectItemCaseSensitive(st, "max_noise"))) { sw->stop.max_noise = k->valuedouble; sw->stop_set |= FC_STOP_MAX_NOISE; }
     if ((k = cJSON_GetObjectItemCaseSensitive(st, "max_time_s"))) { sw->stop.max_time = k->valuedouble; sw->stop_set |= FC_STOP_MAX_TIME; }
-    if ((k = cJSON_GetObjectItemCaseSensitive(st, "max_samples"))) { sw->stop.max_samples = fc_json_int(st, "max_samples", 0); sw->stop_set |= FC_STOP_MAX_SAMPLES; }
+    if ((k = cJSON_GetObjectItemCaseSensitive(st, "max_samples"))) { sw->stop.max_samples = fc_json_int_of(k, 0); sw->stop_set |= FC_STOP_MAX_SAMPLES; }
     if ((k = cJSON_GetObjectItemCaseSensitive(st, "target_sample_s"))) sw->target_sample = k->valuedouble;
 }
 

@@ -119,8 +119,13 @@ double fc_json_num(const cJSON *obj, const char *key, double def)
 
 int fc_json_int(const cJSON *obj, const char *key, int def)
 {
-    double v = fc_json_num(obj, key, def);
-    if (isnan(v)) return def;
+    return fc_json_int_of(cJSON_GetObjectItemCaseSensitive(obj, key), def);
+}
+
+int fc_json_int_of(const cJSON *n, int def)
+{
+    if (!cJSON_IsNumber(n) || isnan(n->valuedouble)) return def;
+    double v = n->valuedouble;
     if (v <= (double)INT_MIN) return INT_MIN;
     if (v >= (double)INT_MAX) return INT_MAX;
     return (int)v;

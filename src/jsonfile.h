@@ -27,6 +27,7 @@ double fc_json_num(const cJSON *obj, const char *key, double def);
 /* Integer readers: the schema bounds these fields; a value outside the type's range
  * (or NaN) is clamped to it (NaN reads as def), never converted with undefined behaviour. */
 int fc_json_int(const cJSON *obj, const char *key, int def);
+int fc_json_int_of(const cJSON *item, int def); /* the same, of an item */
 size_t fc_json_count(const cJSON *obj, const char *key, size_t def);
 const char *fc_json_str(const cJSON *obj, const char *key, const char *def);
 bool fc_json_bool(const cJSON *obj, const char *key, bool def);
