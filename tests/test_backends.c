@@ -1,7 +1,7 @@
 /* test_backends.c — every CPU backend x pattern x variant against the float64
  * reference on tiny and odd shapes, with fresh random inputs each run (the seed
  * is printed with any failure so it can be replayed: test_backends <seed>). */
-#include "backend.h"
+#include "builtin.h"
 #include "test.h"
 #include "verify.h"
 
@@ -84,18 +84,19 @@ static void check_backend(const fc_backend *b, void *devctx, const char *shape)
 
 static void cpu_backends_match_reference(void)
 {
-    const fc_device *cpu = fc_device_find("cpu");
+    const fc_device *cpu = fc_builtin.device[FC_DEV_cpu];
     void *ctx;
     fc_device_opts o = {0};
     fc_err e;
     CHECK(cpu->open(&o, &ctx, &e) == 0);
     int backends = 0;
-    for (const fc_backend_entry *en = fc_backend_registry; en->name; en++) {
-        if (!en->built || strcmp(en->built->device, "cpu")) continue;
+    for (int k = 0; k < FC_NBACKENDS; k++) {
+            const fc_backend *bk = fc_builtin.backend[k];
+        if (!bk || strcmp(bk->device, "cpu")) continue;
         char why[256];
-        if (!en->built->available(why, sizeof why)) continue;
+        if (!bk->available(why, sizeof why)) continue;
         backends++;
-        for (size_t s = 0; s < FC_ARRAY_LEN(shapes); s++) check_backend(en->built, ctx, shapes[s]);
+        for (size_t s = 0; s < FC_ARRAY_LEN(shapes); s++) check_backend(bk, ctx, shapes[s]);
     }
     cpu->close(ctx);
     CHECK(backends >= 1);
@@ -110,8 +111,9 @@ static void support_is_explicit(void)
 {
     for (int pi = 0; pi < FC_NPATTERNS; pi++) {
         int n = 0;
-        for (const fc_backend_entry *en = fc_backend_registry; en->name; en++) {
-            if (!en->built || strcmp(en->built->device, "cpu")) continue;
+        for (int k = 0; k < FC_NBACKENDS; k++) {
+            const fc_backend *bk = fc_builtin.backend[k];
+            if (!bk || strcmp(bk->device, "cpu")) continue;
             fc_problem p;
             fc_problem_init(&p, &fc_patterns[pi], FC_FP32);
             const fc_family *f = fc_family_of(&fc_patterns[pi]);
@@ -120,11 +122,11 @@ static void support_is_explicit(void)
             fc_err e;
             CHECK(fc_problem_finish(&p, &e) == 0);
             char why[256] = "";
-            if (en->built->supports(&p, why, sizeof why)) n++;
-            else CHECK_MSG(why[0], "%s gives no reason for %s", en->name, fc_patterns[pi].name);
+            if (bk->supports(&p, why, sizeof why)) n++;
+            else CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words[k].name, fc_patterns[pi].name);
             p.dtype = FC_BF16;
             why[0] = 0;
-            if (!en->built->supports(&p, why, sizeof why)) CHECK(why[0]);
+            if (!bk->supports(&p, why, sizeof why)) CHECK(why[0]);
         }
         CHECK_MSG(n >= 1, "no CPU backend implements %s", fc_patterns[pi].name);
     }

@@ -3,6 +3,7 @@
  * pairing; compare's means; XML escaping; the report's markup and the check
  * outputs. */
 #include "checkfmt.h"
+#include "stats.h"
 #include "embedded.h"
 #include "jsonfile.h"
 #include "match.h"

@@ -10,7 +10,7 @@
  * Exits 77 (skipped) when there is no usable GPU. --probe only answers that (0: a
  * GPU is usable). --quick takes fewer shapes (for compute-sanitizer runs).
  */
-#include "backend.h"
+#include "builtin.h"
 #include "cuda_common.h"
 #include "test.h"
 #include "verify.h"
@@ -187,20 +187,21 @@ static void check_backend(const fc_backend *b, const char *shape)
 static void gpu_backends_match_reference(void)
 {
     int backends = 0;
-    for (const fc_backend_entry *en = fc_backend_registry; en->name; en++) {
-        if (!en->built || strcmp(en->built->device, "cuda") || !backend_selected(en->name)) continue;
+    for (int k = 0; k < FC_NBACKENDS; k++) {
+            const fc_backend *bk = fc_builtin.backend[k];
+        if (!bk || strcmp(bk->device, "cuda") || !backend_selected(fc_backend_words[k].name)) continue;
         char why[256] = "";
-        if (!en->built->available(why, sizeof why)) {
-            CHECK_MSG(0, "%s is built but not available on a usable GPU: %s", en->name, why);
+        if (!bk->available(why, sizeof why)) {
+            CHECK_MSG(0, "%s is built but not available on a usable GPU: %s", fc_backend_words[k].name, why);
             continue;
         }
         backends++;
         int before = checked;
         const char *const *list = g_quick ? quick_shapes : shapes;
         size_t n = g_quick ? FC_ARRAY_LEN(quick_shapes) : FC_ARRAY_LEN(shapes);
-        for (size_t s = 0; s < n; s++) check_backend(en->built, list[s]);
-        printf("%s: %d pattern x dtype x shape x variant combinations checked\n", en->name, checked - before);
-        CHECK_MSG(checked > before, "%s checked nothing", en->name);
+        for (size_t s = 0; s < n; s++) check_backend(bk, list[s]);
+        printf("%s: %d pattern x dtype x shape x variant combinations checked\n", fc_backend_words[k].name, checked - before);
+        CHECK_MSG(checked > before, "%s checked nothing", fc_backend_words[k].name);
     }
     printf("checked %d combinations (seed %llu); %d unsupported head dimensions reported; %d problems refused by a "
            "library at setup (listed above)\n",
@@ -212,8 +213,9 @@ static void gpu_backends_match_reference(void)
  * dtype; other families are refused with a reason. */
 static void gpu_support_is_explicit(void)
 {
-    for (const fc_backend_entry *en = fc_backend_registry; en->name; en++) {
-        if (!en->built || strcmp(en->built->device, "cuda")) continue;
+    for (int k = 0; k < FC_NBACKENDS; k++) {
+            const fc_backend *bk = fc_builtin.backend[k];
+        if (!bk || strcmp(bk->device, "cuda")) continue;
         for (int pi = 0; pi < FC_NPATTERNS; pi++)
             for (int dt = 0; dt < FC_NDTYPES; dt++) {
                 fc_problem p;
@@ -225,12 +227,12 @@ static void gpu_support_is_explicit(void)
                 fc_err e;
                 CHECK(fc_problem_finish(&p, &e) == 0);
                 char why[256] = "";
-                bool ok = en->built->supports(&p, why, sizeof why);
-                if (!ok) CHECK_MSG(why[0], "%s gives no reason for %s", en->name, fc_patterns[pi].name);
-                bool mine = (!strcmp(en->name, "cuda.cublas") && f == &fc_family_linear) ||
-                            (!strcmp(en->name, "cuda.cudnn") && f == &fc_family_conv) ||
-                            (!strcmp(en->name, "cuda.custom") && f == &fc_family_attention);
-                CHECK_MSG(ok == mine, "%s %s %s: supports() = %d", en->name, fc_patterns[pi].name,
+                bool ok = bk->supports(&p, why, sizeof why);
+                if (!ok) CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words[k].name, fc_patterns[pi].name);
+                bool mine = (!strcmp(fc_backend_words[k].name, "cuda.cublas") && f == &fc_family_linear) ||
+                            (!strcmp(fc_backend_words[k].name, "cuda.cudnn") && f == &fc_family_conv) ||
+                            (!strcmp(fc_backend_words[k].name, "cuda.custom") && f == &fc_family_attention);
+                CHECK_MSG(ok == mine, "%s %s %s: supports() = %d", fc_backend_words[k].name, fc_patterns[pi].name,
                           fc_dtype_name((fc_dtype)dt), ok);
             }
     }
@@ -359,7 +361,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--backend") && i + 1 < argc) g_backends = argv[++i];
         else if (nrest < 8) rest[nrest++] = argv[i];
     }
-    g_dev = fc_device_find("cuda");
+    g_dev = fc_builtin.device[FC_DEV_cuda];
     char why[256] = "this build has no CUDA device";
     if (!g_dev || !g_dev->available(why, sizeof why)) {
         printf("skipped: %s\n", why);

@@ -1,0 +1,63 @@
+/* device.h — a device is where variants run and how they are timed: a clock that
+ * brackets a sample, a cache flush for cold runs, optional replayable graphs, the
+ * inventory and measured ceilings. The timing engine (bench.c) is written against
+ * this interface alone, so every device is timed the same way.
+ */
+#ifndef FC_DEVICE_H
+#define FC_DEVICE_H
+
+#include "fusecal.h"
+
+#include <cjson/cJSON.h>
+
+/* Measured ceilings of a device (0 = not measured / not applicable). */
+typedef struct fc_ceilings {
+    double gflops[FC_NDTYPES]; /* dense GEMM rate by dtype, GFLOP/s */
+    double bandwidth_gbs;      /* large device-memory copy, bytes read + written, GB/s */
+    double launch_us;          /* empty kernel launch, eager (GPU) */
+    double graph_launch_us;    /* the same inside a replayed graph (GPU) */
+    char method[512];          /* how they were measured */
+} fc_ceilings;
+
+/* Environment read before and after each problem (clock drops, load). */
+typedef struct fc_sense {
+    double clock_mhz;     /* current processor/SM clock, 0 when unknown */
+    double mem_clock_mhz;
+    double temperature_c;
+    double loadavg1;      /* host 1-minute load average */
+} fc_sense;
+
+typedef struct fc_device_opts {
+    int threads; /* host threads (CPU); 0 = all cores */
+} fc_device_opts;
+
+/* One call of a variant, as the engine launches it. */
+typedef int (*fc_launch_fn)(void *arg, fc_variant v, fc_err *e);
+
+typedef struct fc_device {
+    const char *name;    /* "cpu", "cuda" */
+    const char *summary;
+    bool (*available)(char *why, size_t n);
+    int (*open)(const fc_device_opts *o, void **ctx, fc_err *e);
+    void (*close)(void *ctx);
+    /* A sample: begin, launches, end. end waits for the work and returns seconds. */
+    int (*timer_begin)(void *ctx, fc_err *e);
+    int (*timer_end)(void *ctx, double *seconds, fc_err *e);
+    /* Evicts the last-level cache (cold runs); outside the timed region. */
+    int (*flush_cache)(void *ctx, fc_err *e);
+    int (*synchronize)(void *ctx, fc_err *e);
+    /* Free memory for problem buffers on this device, in bytes. */
+    size_t (*mem_available)(void *ctx);
+    /* Optional: capture `batch` calls into a graph and replay it as one sample. */
+    int (*graph_create)(void *ctx, fc_launch_fn fn, void *arg, fc_variant v, int batch, void **graph,
+                        fc_err *e);
+    int (*graph_launch)(void *ctx, void *graph, fc_err *e);
+    void (*graph_destroy)(void *graph);
+    /* Inventory (adds fields to `out`) and measured ceilings. */
+    void (*inventory)(void *ctx, cJSON *out);
+    int (*measure_ceilings)(void *ctx, fc_ceilings *c, fc_err *e);
+    /* Optional: clocks and load, before and after each problem. */
+    void (*sense)(void *ctx, fc_sense *s);
+} fc_device;
+
+#endif

@@ -1,0 +1,546 @@
+/* record.c — calibration documents to and from JSON. */
+#include "record.h"
+#include "jsonfile.h"
+#include "jsonschema.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CALIBRATION_SCHEMA "schemas/calibration.schema.json"
+
+void fc_stop_defaults(fc_stop *s)
+{
+    s->min_samples = 10;
+    s->min_time = 0.5;
+    s->max_noise = 0.005;
+    s->max_time = 15.0;
+    s->max_samples = 200000;
+}
+
+const char *fc_decision_name(fc_decision d)
+{
+    switch (d) {
+    case FC_DECIDE_YES: return "yes";
+    case FC_DECIDE_NO: return "no";
+    default: return "inconclusive";
+    }
+}
+
+const char *fc_status_name(fc_status s)
+{
+    return s == FC_STATUS_OK ? "ok" : s == FC_STATUS_FAILED ? "failed" : "skipped";
+}
+
+void fc_settings_defaults(fc_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    fc_strlcpy(s->sweep, "custom", sizeof s->sweep);
+    s->threshold = 0;
+    fc_stop_defaults(&s->stop);
+    s->target_sample = 0.002;
+    s->resamples = 2000;
+    s->rounds = 3;
+    s->graph = true;
+}
+
+void fc_doc_init(fc_doc *d)
+{
+    memset(d, 0, sizeof *d);
+    d->schema_version = FC_SCHEMA_VERSION;
+    fc_strlcpy(d->tool_version, fc_version_string, sizeof d->tool_version);
+    fc_strlcpy(d->git_revision, fc_git_revision, sizeof d->git_revision);
+    fc_utc_timestamp(d->created);
+    fc_settings_defaults(&d->settings);
+}
+
+void fc_doc_free(fc_doc *d)
+{
+    cJSON_Delete(d->argv);
+    cJSON_Delete(d->host);
+    cJSON_Delete(d->ceilings);
+    cJSON_Delete(d->history);
+    free(d->rec);
+    memset(d, 0, sizeof *d);
+}
+
+fc_record *fc_doc_add(fc_doc *d)
+{
+    if (d->n == d->cap) {
+        d->cap = d->cap ? 2 * d->cap : 32;
+        d->rec = fc_xrealloc(d->rec, (size_t)d->cap * sizeof *d->rec);
+    }
+    fc_record *r = &d->rec[d->n++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/* ------------------------------------------------------------------ writer */
+
+cJSON *fc_ceilings_json(const fc_ceilings *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *g = cJSON_AddObjectToObject(o, "gflops");
+    for (int t = 0; t < FC_NDTYPES; t++)
+        if (c->gflops[t] > 0) fc_json_add_num(g, fc_dtype_name((fc_dtype)t), c->gflops[t]);
+    fc_json_add_num(o, "bandwidth_gbs", c->bandwidth_gbs);
+    if (c->launch_us > 0) fc_json_add_num(o, "launch_us", c->launch_us);
+    if (c->graph_launch_us > 0) fc_json_add_num(o, "graph_launch_us", c->graph_launch_us);
+    cJSON_AddStringToObject(o, "method", c->method);
+    return o;
+}
+
+static cJSON *stats_json(const fc_stats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "n", s->n);
+    fc_json_add_num(o, "median", s->median);
+    fc_json_add_num(o, "mean", s->mean);
+    fc_json_add_num(o, "min", s->min);
+    fc_json_add_num(o, "max", s->max);
+    fc_json_add_num(o, "p10", s->p10);
+    fc_json_add_num(o, "p90", s->p90);
+    fc_json_add_num(o, "stdev", s->stdev);
+    fc_json_add_num(o, "rsd", s->rsd);
+    return o;
+}
+
+static cJSON *ratio_json(const fc_ratio_ci *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    fc_json_add_num(o, "ratio", c->ratio);
+    cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
+    cJSON_AddItemToArray(ci, fc_json_num_item(c->lo));
+    cJSON_AddItemToArray(ci, fc_json_num_item(c->hi));
+    cJSON_AddNumberToObject(o, "resamples", c->resamples);
+    cJSON_AddStringToObject(o, "method", "ratio of medians, unfused/fused; percentile bootstrap over rounds "
+                                         "(fresh setups) and over the paired samples within them");
+    return o;
+}
+
+static cJSON *check_json(const fc_check *c, bool stable)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "passed", c->passed);
+    cJSON_AddBoolToObject(o, "trusted", c->trusted);
+    fc_json_add_num(o, "rel_err", c->rel_err);
+    fc_json_add_num(o, "max_abs_err", c->max_abs_err);
+    cJSON_AddNumberToObject(o, "nonfinite", (double)c->nonfinite);
+    fc_json_add_num(o, "zero_fraction", c->zero_frac);
+    cJSON_AddBoolToObject(o, "stable_after_timing", stable);
+    if (c->reason[0]) cJSON_AddStringToObject(o, "reason", c->reason);
+    return o;
+}
+
+static cJSON *sense_json(const fc_sense *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (s->clock_mhz > 0) fc_json_add_num(o, "clock_mhz", s->clock_mhz);
+    if (s->mem_clock_mhz > 0) fc_json_add_num(o, "mem_clock_mhz", s->mem_clock_mhz);
+    if (s->temperature_c > 0) fc_json_add_num(o, "temperature_c", s->temperature_c);
+    fc_json_add_num(o, "loadavg1", s->loadavg1);
+    return o;
+}
+
+static cJSON *variant_json(const fc_record *r, fc_variant vi)
+{
+    const fc_variant_rec *v = &r->v[vi];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "impl", v->impl.name);
+    cJSON_AddNumberToObject(o, "kernels", v->impl.nkernels);
+    cJSON_AddBoolToObject(o, "fallback", v->impl.fallback);
+    if (v->impl.fallback) cJSON_AddStringToObject(o, "fallback_reason", v->impl.fallback_why);
+    fc_json_add_num(o, "bytes", v->bytes);
+    fc_json_add_num(o, "peak_intermediate_bytes", v->peak_inter_bytes);
+    fc_json_add_num(o, "intensity_flop_per_byte", v->intensity);
+    cJSON_AddStringToObject(o, "bound", v->bound);
+    if (r->status == FC_STATUS_OK) {
+        cJSON_AddItemToObject(o, "latency_ms", stats_json(&v->lat));
+        if (v->has_graph) cJSON_AddItemToObject(o, "latency_graph_ms", stats_json(&v->lat_graph));
+        cJSON_AddNumberToObject(o, "batch", v->batch);
+        cJSON_AddStringToObject(o, "stop_rule", v->stop_rule);
+        cJSON_AddNumberToObject(o, "samples_at_stop", v->samples_at_stop);
+        fc_json_add_num(o, "sampled_s", v->sampled_s);
+        fc_json_add_num(o, "gflops", v->gflops);
+        fc_json_add_num(o, "gbs", v->gbs);
+        fc_json_add_num(o, "pct_peak_flops", v->pct_peak_flops);
+        fc_json_add_num(o, "pct_peak_bandwidth", v->pct_peak_bw);
+        fc_json_add_num(o, "pct_roofline", v->pct_roofline);
+    }
+    if (v->check.checked > 0) cJSON_AddItemToObject(o, "verification", check_json(&v->check, v->stable));
+    return o;
+}
+
+cJSON *fc_record_to_json(const fc_record *r)
+{
+    const fc_family *fam = fc_family_of(r->prob.pat);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "pattern", r->prob.pat->name);
+    cJSON_AddStringToObject(o, "family", fam->name);
+    cJSON_AddStringToObject(o, "device", r->device);
+    cJSON_AddStringToObject(o, "backend", r->backend);
+    cJSON_AddStringToObject(o, "dtype", fc_dtype_name(r->prob.dtype));
+    cJSON_AddStringToObject(o, "layout", fc_layout_name(r->prob.layout));
+    cJSON *dims = cJSON_AddObjectToObject(o, "dims");
+    for (int i = 0; i < fam->ndims; i++) cJSON_AddNumberToObject(dims, fam->dims[i].name, (double)r->prob.d[i]);
+    cJSON_AddStringToObject(o, "problem", r->problem);
+    cJSON_AddStringToObject(o, "status", fc_status_name(r->status));
+    if (r->reason[0]) cJSON_AddStringToObject(o, "reason", r->reason);
+    fc_json_add_num(o, "threshold", r->threshold);
+    cJSON_AddStringToObject(o, "decision", r->status == FC_STATUS_OK ? fc_decision_name(r->decision) : "none");
+    fc_json_add_num(o, "flops", r->flops);
+    if (r->status == FC_STATUS_OK) {
+        /* the flat fields an existing partitioner reads */
+        cJSON_AddStringToObject(o, "fusion_pattern", r->prob.pat->name);
+        fc_json_add_num(o, "unfused_latency_ms", r->v[FC_UNFUSED].lat.median);
+        fc_json_add_num(o, "fused_latency_ms", r->v[FC_FUSED].lat.median);
+        fc_json_add_num(o, "speedup_factor", r->speedup.ratio);
+        fc_json_add_num(o, "memory_reduction", r->traffic_reduction);
+        fc_json_add_num(o, "unfused_gflops", r->v[FC_UNFUSED].gflops);
+        fc_json_add_num(o, "fused_gflops", r->v[FC_FUSED].gflops);
+        cJSON_AddItemToObject(o, "speedup", ratio_json(&r->speedup));
+        cJSON_AddNumberToObject(o, "rounds", r->rounds);
+        if (r->has_graph_speedup) {
+            cJSON_AddItemToObject(o, "speedup_graph", ratio_json(&r->speedup_graph));
+            fc_json_add_num(o, "launch_overhead_saved_ms",
+                            (r->v[FC_UNFUSED].lat.median - r->v[FC_UNFUSED].lat_graph.median) -
+                                (r->v[FC_FUSED].lat.median - r->v[FC_FUSED].lat_graph.median));
+            fc_json_add_num(o, "kernel_time_saved_ms",
+                            r->v[FC_UNFUSED].lat_graph.median - r->v[FC_FUSED].lat_graph.median);
+        }
+    }
+    cJSON *mem = cJSON_AddObjectToObject(o, "memory");
+    fc_json_add_num(mem, "bytes_unfused", r->v[FC_UNFUSED].bytes);
+    fc_json_add_num(mem, "bytes_fused", r->v[FC_FUSED].bytes);
+    fc_json_add_num(mem, "traffic_reduction", r->traffic_reduction);
+    fc_json_add_num(mem, "peak_intermediate_bytes_unfused", r->v[FC_UNFUSED].peak_inter_bytes);
+    fc_json_add_num(mem, "peak_intermediate_bytes_fused", r->v[FC_FUSED].peak_inter_bytes);
+    cJSON *roof = cJSON_AddObjectToObject(o, "roofline");
+    fc_json_add_num(roof, "ceiling_gflops", r->ceil_gflops);
+    fc_json_add_num(roof, "ceiling_gbs", r->ceil_gbs);
+    fc_json_add_num(roof, "machine_balance_flop_per_byte", r->ceil_gbs > 0 ? r->ceil_gflops / r->ceil_gbs : 0);
+    cJSON *ver = cJSON_AddObjectToObject(o, "verification");
+    cJSON_AddBoolToObject(ver, "passed", r->verified);
+    cJSON_AddStringToObject(ver, "reference", "float64");
+    fc_json_add_num(ver, "tolerance", fc_dtype_tolerance(r->prob.dtype));
+    cJSON_AddNumberToObject(ver, "checked", (double)r->v[FC_UNFUSED].check.checked);
+    cJSON_AddBoolToObject(ver, "sampled", r->v[FC_UNFUSED].check.sampled);
+    fc_json_add_num(ver, "fused_vs_unfused_rel_diff", r->fused_vs_unfused);
+    fc_json_add_num(ver, "reference_ms", r->reference_ms);
+    cJSON *vars = cJSON_AddObjectToObject(o, "variants");
+    for (int v = 0; v < FC_NVARIANTS; v++) cJSON_AddItemToObject(vars, fc_variant_name((fc_variant)v), variant_json(r, (fc_variant)v));
+    fc_json_add_num(o, "prepare_ms", r->prepare_ms);
+    fc_json_add_num(o, "setup_ms", r->setup_ms);
+    cJSON *env = cJSON_AddObjectToObject(o, "environment");
+    cJSON_AddItemToObject(env, "before", sense_json(&r->before));
+    cJSON_AddItemToObject(env, "after", sense_json(&r->after));
+    cJSON_AddBoolToObject(env, "throttled", r->throttled);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
+    cJSON_AddStringToObject(o, "seed", seed);
+    return o;
+}
+
+static cJSON *settings_json(const fc_settings *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "sweep", s->sweep);
+    cJSON_AddStringToObject(o, "cache", s->cold ? "cold" : "warm");
+    cJSON_AddNumberToObject(o, "threads", s->threads);
+    if (s->threshold > 0) fc_json_add_num(o, "threshold", s->threshold);
+    else cJSON_AddStringToObject(o, "threshold", "catalogue");
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->seed);
+    cJSON_AddStringToObject(o, "seed", seed);
+    cJSON *st = cJSON_AddObjectToObject(o, "stop");
+    cJSON_AddNumberToObject(st, "min_samples", s->stop.min_samples);
+    fc_json_add_num(st, "min_time_s", s->stop.min_time);
+    fc_json_add_num(st, "max_noise", s->stop.max_noise);
+    fc_json_add_num(st, "max_time_s", s->stop.max_time);
+    cJSON_AddNumberToObject(st, "max_samples", s->stop.max_samples);
+    fc_json_add_num(o, "target_sample_s", s->target_sample);
+    cJSON_AddBoolToObject(o, "graph", s->graph);
+    cJSON_AddNumberToObject(o, "bootstrap_resamples", s->resamples);
+    cJSON_AddNumberToObject(o, "rounds", s->rounds);
+    fc_json_add_num(o, "max_time_total_s", s->max_time_total);
+    fc_json_add_num(o, "max_memory_bytes", s->max_memory);
+    return o;
+}
+
+char *fc_doc_to_json(const fc_doc *d)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "fusecal-calibration");
+    cJSON_AddNumberToObject(o, "schema_version", d->schema_version);
+    cJSON *tool = cJSON_AddObjectToObject(o, "tool");
+    cJSON_AddStringToObject(tool, "name", "fusecal");
+    cJSON_AddStringToObject(tool, "version", d->tool_version);
+    cJSON_AddStringToObject(tool, "git_revision", d->git_revision);
+    cJSON_AddStringToObject(o, "created_utc", d->created);
+    cJSON_AddBoolToObject(o, "complete", d->complete);
+    fc_json_add_num(o, "elapsed_s", d->elapsed_s);
+    cJSON_AddItemToObject(o, "argv", d->argv ? cJSON_Duplicate(d->argv, 1) : cJSON_CreateArray());
+    cJSON_AddItemToObject(o, "host", d->host ? cJSON_Duplicate(d->host, 1) : cJSON_CreateObject());
+    cJSON_AddItemToObject(o, "ceilings", d->ceilings ? cJSON_Duplicate(d->ceilings, 1) : cJSON_CreateObject());
+    cJSON_AddItemToObject(o, "settings", settings_json(&d->settings));
+    if (d->history) cJSON_AddItemToObject(o, "history", cJSON_Duplicate(d->history, 1));
+    int counts[3] = {0, 0, 0}, dec[3] = {0, 0, 0}, fallbacks = 0, untrusted = 0;
+    cJSON *recs = cJSON_AddArrayToObject(o, "records");
+    for (int i = 0; i < d->n; i++) {
+        const fc_record *r = &d->rec[i];
+        counts[r->status]++;
+        if (r->status == FC_STATUS_OK) dec[r->decision]++;
+        for (int v = 0; v < FC_NVARIANTS; v++) {
+            fallbacks += r->v[v].impl.fallback;
+            untrusted += r->status == FC_STATUS_OK && !r->v[v].check.trusted;
+        }
+        cJSON_AddItemToArray(recs, fc_record_to_json(r));
+    }
+    cJSON *sum = cJSON_AddObjectToObject(o, "summary");
+    cJSON_AddNumberToObject(sum, "records", d->n);
+    cJSON_AddNumberToObject(sum, "ok", counts[FC_STATUS_OK]);
+    cJSON_AddNumberToObject(sum, "failed", counts[FC_STATUS_FAILED]);
+    cJSON_AddNumberToObject(sum, "skipped", counts[FC_STATUS_SKIPPED]);
+    cJSON_AddNumberToObject(sum, "fuse_yes", dec[FC_DECIDE_YES]);
+    cJSON_AddNumberToObject(sum, "fuse_no", dec[FC_DECIDE_NO]);
+    cJSON_AddNumberToObject(sum, "inconclusive", dec[FC_DECIDE_INCONCLUSIVE]);
+    cJSON_AddNumberToObject(sum, "fallback_variants", fallbacks);
+    cJSON_AddNumberToObject(sum, "untrusted_variants", untrusted);
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+/* ------------------------------------------------------------------ reader */
+
+static void stats_read(const cJSON *o, fc_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n = fc_json_int(o, "n", 0);
+    s->median = fc_json_num(o, "median", NAN);
+    s->mean = fc_json_num(o, "mean", NAN);
+    s->min = fc_json_num(o, "min", NAN);
+    s->max = fc_json_num(o, "max", NAN);
+    s->p10 = fc_json_num(o, "p10", NAN);
+    s->p90 = fc_json_num(o, "p90", NAN);
+    s->stdev = fc_json_num(o, "stdev", NAN);
+    s->rsd = fc_json_num(o, "rsd", NAN);
+}
+
+static void ratio_read(const cJSON *o, fc_ratio_ci *c)
+{
+    c->ratio = fc_json_num(o, "ratio", NAN);
+    const cJSON *ci = cJSON_GetObjectItemCaseSensitive(o, "ci95");
+    c->lo = cJSON_IsNumber(cJSON_GetArrayItem(ci, 0)) ? cJSON_GetArrayItem(ci, 0)->valuedouble : NAN;
+    c->hi = cJSON_IsNumber(cJSON_GetArrayItem(ci, 1)) ? cJSON_GetArrayItem(ci, 1)->valuedouble : NAN;
+    c->resamples = fc_json_int(o, "resamples", 0);
+}
+
+static void sense_read(const cJSON *o, fc_sense *s)
+{
+    s->clock_mhz = fc_json_num(o, "clock_mhz", 0);
+    s->mem_clock_mhz = fc_json_num(o, "mem_clock_mhz", 0);
+    s->temperature_c = fc_json_num(o, "temperature_c", 0);
+    s->loadavg1 = fc_json_num(o, "loadavg1", 0);
+}
+
+static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, fc_err *e)
+{
+    fc_err pe;
+    const char *problem = fc_json_str(o, "problem", "");
+    if (fc_problem_parse(problem, NULL, &r->prob, &pe) != 0)
+        return fc_errf(e, "%s: record %d: bad problem string: %s", name, idx, pe.msg);
+    if (strcmp(r->prob.pat->name, fc_json_str(o, "pattern", "")) != 0 ||
+        strcmp(fc_dtype_name(r->prob.dtype), fc_json_str(o, "dtype", "")) != 0)
+        return fc_errf(e, "%s: record %d: pattern or dtype disagrees with its problem string '%s'", name, idx, problem);
+    fc_strlcpy(r->problem, problem, sizeof r->problem);
+    fc_strlcpy(r->device, fc_json_str(o, "device", ""), sizeof r->device);
+    fc_strlcpy(r->backend, fc_json_str(o, "backend", ""), sizeof r->backend);
+    const char *st = fc_json_str(o, "status", "failed");
+    r->status = !strcmp(st, "ok") ? FC_STATUS_OK : !strcmp(st, "skipped") ? FC_STATUS_SKIPPED : FC_STATUS_FAILED;
+    fc_strlcpy(r->reason, fc_json_str(o, "reason", ""), sizeof r->reason);
+    r->threshold = fc_json_num(o, "threshold", 0);
+    const char *dec = fc_json_str(o, "decision", "none");
+    r->decision = !strcmp(dec, "yes") ? FC_DECIDE_YES : !strcmp(dec, "no") ? FC_DECIDE_NO : FC_DECIDE_INCONCLUSIVE;
+    r->flops = fc_json_num(o, "flops", 0);
+    r->rounds = fc_json_int(o, "rounds", 1);
+    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "speedup");
+    if (sp) ratio_read(sp, &r->speedup);
+    const cJSON *spg = cJSON_GetObjectItemCaseSensitive(o, "speedup_graph");
+    r->has_graph_speedup = spg != NULL;
+    if (spg) ratio_read(spg, &r->speedup_graph);
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(o, "memory");
+    r->traffic_reduction = fc_json_num(mem, "traffic_reduction", 0);
+    const cJSON *roof = cJSON_GetObjectItemCaseSensitive(o, "roofline");
+    r->ceil_gflops = fc_json_num(roof, "ceiling_gflops", 0);
+    r->ceil_gbs = fc_json_num(roof, "ceiling_gbs", 0);
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(o, "verification");
+    r->verified = fc_json_bool(ver, "passed", false);
+    r->fused_vs_unfused = fc_json_num(ver, "fused_vs_unfused_rel_diff", NAN);
+    r->reference_ms = fc_json_num(ver, "reference_ms", 0);
+    const cJSON *vars = cJSON_GetObjectItemCaseSensitive(o, "variants");
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        const cJSON *vo = cJSON_GetObjectItemCaseSensitive(vars, fc_variant_name((fc_variant)v));
+        fc_variant_rec *vr = &r->v[v];
+        fc_strlcpy(vr->impl.name, fc_json_str(vo, "impl", ""), sizeof vr->impl.name);
+        vr->impl.nkernels = fc_json_int(vo, "kernels", 0);
+        vr->impl.fallback = fc_json_bool(vo, "fallback", false);
+        fc_strlcpy(vr->impl.fallback_why, fc_json_str(vo, "fallback_reason", ""), sizeof vr->impl.fallback_why);
+        const cJSON *lat = cJSON_GetObjectItemCaseSensitive(vo, "latency_ms");
+        if (lat) stats_read(lat, &vr->lat);
+        const cJSON *latg = cJSON_GetObjectItemCaseSensitive(vo, "latency_graph_ms");
+        vr->has_graph = latg != NULL;
+        if (latg) stats_read(latg, &vr->lat_graph);
+        vr->batch = fc_json_int(vo, "batch", 0);
+        fc_strlcpy(vr->stop_rule, fc_json_str(vo, "stop_rule", ""), sizeof vr->stop_rule);
+        vr->samples_at_stop = fc_json_int(vo, "samples_at_stop", 0);
+        vr->sampled_s = fc_json_num(vo, "sampled_s", 0);
+        vr->gflops = fc_json_num(vo, "gflops", 0);
+        vr->bytes = fc_json_num(vo, "bytes", 0);
+        vr->gbs = fc_json_num(vo, "gbs", 0);
+        vr->pct_peak_flops = fc_json_num(vo, "pct_peak_flops", 0);
+        vr->pct_peak_bw = fc_json_num(vo, "pct_peak_bandwidth", 0);
+        vr->pct_roofline = fc_json_num(vo, "pct_roofline", 0);
+        vr->intensity = fc_json_num(vo, "intensity_flop_per_byte", 0);
+        fc_strlcpy(vr->bound, fc_json_str(vo, "bound", ""), sizeof vr->bound);
+        vr->peak_inter_bytes = fc_json_num(vo, "peak_intermediate_bytes", 0);
+        const cJSON *vv = cJSON_GetObjectItemCaseSensitive(vo, "verification");
+        if (vv) {
+            vr->check.passed = fc_json_bool(vv, "passed", false);
+            vr->check.trusted = fc_json_bool(vv, "trusted", false);
+            vr->check.rel_err = fc_json_num(vv, "rel_err", NAN);
+            vr->check.max_abs_err = fc_json_num(vv, "max_abs_err", NAN);
+            vr->check.nonfinite = fc_json_count(vv, "nonfinite", 0);
+            vr->check.zero_frac = fc_json_num(vv, "zero_fraction", 0);
+            vr->check.tol = fc_json_num(ver, "tolerance", 0);
+            vr->check.checked = fc_json_count(ver, "checked", 0);
+            vr->check.sampled = fc_json_bool(ver, "sampled", false);
+            fc_strlcpy(vr->check.reason, fc_json_str(vv, "reason", ""), sizeof vr->check.reason);
+            vr->stable = fc_json_bool(vv, "stable_after_timing", false);
+        }
+    }
+    r->prepare_ms = fc_json_num(o, "prepare_ms", 0);
+    r->setup_ms = fc_json_num(o, "setup_ms", 0);
+    const cJSON *env = cJSON_GetObjectItemCaseSensitive(o, "environment");
+    sense_read(cJSON_GetObjectItemCaseSensitive(env, "before"), &r->before);
+    sense_read(cJSON_GetObjectItemCaseSensitive(env, "after"), &r->after);
+    r->throttled = fc_json_bool(env, "throttled", false);
+    r->seed = strtoull(fc_json_str(o, "seed", "0"), NULL, 10);
+    return 0;
+}
+
+static void settings_read(const cJSON *o, fc_settings *s)
+{
+    fc_settings_defaults(s);
+    fc_strlcpy(s->sweep, fc_json_str(o, "sweep", "custom"), sizeof s->sweep);
+    s->cold = !strcmp(fc_json_str(o, "cache", "warm"), "cold");
+    s->threads = fc_json_int(o, "threads", 0);
+    s->threshold = fc_json_num(o, "threshold", 0);
+    s->seed = strtoull(fc_json_str(o, "seed", "0"), NULL, 10);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stop");
+    s->stop.min_samples = fc_json_int(st, "min_samples", s->stop.min_samples);
+    s->stop.min_time = fc_json_num(st, "min_time_s", s->stop.min_time);
+    s->stop.max_noise = fc_json_num(st, "max_noise", s->stop.max_noise);
+    s->stop.max_time = fc_json_num(st, "max_time_s", s->stop.max_time);
+    s->stop.max_samples = fc_json_int(st, "max_samples", s->stop.max_samples);
+    s->target_sample = fc_json_num(o, "target_sample_s", s->target_sample);
+    s->graph = fc_json_bool(o, "graph", s->graph);
+    s->resamples = fc_json_int(o, "bootstrap_resamples", s->resamples);
+    s->rounds = fc_json_int(o, "rounds", s->rounds);
+    s->max_time_total = fc_json_num(o, "max_time_total_s", 0);
+    s->max_memory = fc_json_num(o, "max_memory_bytes", 0);
+}
+
+int fc_doc_parse(const char *name, const char *text, fc_doc *d, fc_err *e)
+{
+    cJSON *root = NULL;
+    fc_doc_init(d);
+    if (fc_json_parse(name, text, strlen(text), &root, e) != 0) return -1;
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return fc_errf(e, "%s: not a calibration document (expected a JSON object)", name);
+    }
+    const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
+    if (!cJSON_IsNumber(sv) || strcmp(fc_json_str(root, "schema", ""), "fusecal-calibration") != 0) {
+        cJSON_Delete(root);
+        return fc_errf(e, "%s: not a fusecal calibration document (no schema/schema_version)", name);
+    }
+    const double version = sv->valuedouble; /* sv dies with root */
+    if (version > FC_SCHEMA_VERSION) {
+        cJSON_Delete(root);
+        return fc_errf(e, "%s: schema version %g is newer than this fusecal reads (%d); upgrade fusecal", name, version,
+                       FC_SCHEMA_VERSION);
+    }
+    if (version != FC_SCHEMA_VERSION) {
+        cJSON_Delete(root);
+        return fc_errf(e, "%s: schema version %g is not supported (this fusecal reads %d)", name, version,
+                       FC_SCHEMA_VERSION);
+    }
+    if (fc_schema_check(CALIBRATION_SCHEMA, root, name, e) != 0) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    d->schema_version = (int)version;
+    const cJSON *tool = cJSON_GetObjectItemCaseSensitive(root, "tool");
+    fc_strlcpy(d->tool_version, fc_json_str(tool, "version", ""), sizeof d->tool_version);
+    fc_strlcpy(d->git_revision, fc_json_str(tool, "git_revision", ""), sizeof d->git_revision);
+    fc_strlcpy(d->created, fc_json_str(root, "created_utc", ""), sizeof d->created);
+    d->complete = fc_json_bool(root, "complete", false);
+    d->elapsed_s = fc_json_num(root, "elapsed_s", 0);
+    d->argv = cJSON_DetachItemFromObjectCaseSensitive(root, "argv");
+    d->host = cJSON_DetachItemFromObjectCaseSensitive(root, "host");
+    d->ceilings = cJSON_DetachItemFromObjectCaseSensitive(root, "ceilings");
+    d->history = cJSON_DetachItemFromObjectCaseSensitive(root, "history");
+    settings_read(cJSON_GetObjectItemCaseSensitive(root, "settings"), &d->settings);
+    const cJSON *recs = cJSON_GetObjectItemCaseSensitive(root, "records");
+    int i = 0;
+    for (const cJSON *r = recs ? recs->child : NULL; r; r = r->next, i++)
+        if (record_read(name, i, r, fc_doc_add(d), e) != 0) {
+            cJSON_Delete(root);
+            fc_doc_free(d);
+            return -1;
+        }
+    cJSON_Delete(root);
+    return 0;
+}
+
+int fc_doc_load(const char *path, fc_doc *d, fc_err *e)
+{
+    char *text;
+    size_t len;
+    fc_doc_init(d);
+    if (fc_read_file(path, FC_JSON_MAX_BYTES, &text, &len, e) != 0) return -1;
+    if (strlen(text) != len) {
+        free(text);
+        return fc_errf(e, "%s: contains a NUL byte, not JSON text", path);
+    }
+    int rc = fc_doc_parse(path, text, d, e);
+    free(text);
+    return rc;
+}
+
+bool fc_settings_compatible(const fc_settings *a, const fc_settings *b, char *why, size_t n)
+{
+    if (a->cold != b->cold) {
+        snprintf(why, n, "cache mode differs (%s vs %s)", a->cold ? "cold" : "warm", b->cold ? "cold" : "warm");
+        return false;
+    }
+    if (a->threads != b->threads) {
+        snprintf(why, n, "thread count differs (%d vs %d)", a->threads, b->threads);
+        return false;
+    }
+    if (a->stop.min_samples != b->stop.min_samples || a->stop.min_time != b->stop.min_time ||
+        a->stop.max_noise != b->stop.max_noise || a->stop.max_time != b->stop.max_time) {
+        snprintf(why, n, "stopping rule differs");
+        return false;
+    }
+    if (a->threshold != b->threshold) {
+        snprintf(why, n, "threshold differs");
+        return false;
+    }
+    if (a->rounds != b->rounds) {
+        snprintf(why, n, "rounds differ (%d vs %d)", a->rounds, b->rounds);
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,114 @@
+/* record.h — calibration records and documents, and their JSON form
+ * (schemas/calibration.schema.json). The same structs serve the writer (run) and
+ * the readers (validate, check, compare, report). */
+#ifndef FC_RECORD_H
+#define FC_RECORD_H
+
+#include "backend.h"
+#include "measures.h"
+
+#include <cjson/cJSON.h>
+
+typedef enum { FC_STATUS_OK, FC_STATUS_FAILED, FC_STATUS_SKIPPED } fc_status;
+const char *fc_status_name(fc_status s);
+
+typedef struct fc_variant_rec {
+    fc_impl impl;
+    fc_stats lat;           /* eager launches, ms per call */
+    bool has_graph;
+    fc_stats lat_graph;     /* replayed graph, ms per call */
+    int batch;
+    char stop_rule[16];
+    int samples_at_stop;
+    double sampled_s;
+    double gflops, bytes, gbs;
+    double pct_peak_flops, pct_peak_bw, pct_roofline;
+    double intensity;       /* FLOPs per byte of this variant */
+    char bound[8];          /* "memory" or "compute" */
+    double peak_inter_bytes;
+    fc_check check;
+    bool stable;            /* output after timing equals the verified output */
+} fc_variant_rec;
+
+typedef struct fc_record {
+    fc_problem prob;
+    char problem[256];
+    char device[16];
+    char backend[32];
+    fc_status status;
+    char reason[512];
+    double threshold;
+    fc_decision decision;
+    int rounds;                   /* measurement rounds, each a fresh setup */
+    fc_variant_rec v[FC_NVARIANTS];
+    fc_ratio_ci speedup;
+    bool has_graph_speedup;
+    fc_ratio_ci speedup_graph;
+    double flops;
+    double traffic_reduction;
+    double ceil_gflops, ceil_gbs; /* ceilings the percentages are of */
+    double fused_vs_unfused;      /* ‖fused − unfused‖/‖unfused‖ */
+    bool verified;                /* both variants passed */
+    double reference_ms, prepare_ms, setup_ms;
+    fc_sense before, after;
+    bool throttled;
+    uint64_t seed;
+} fc_record;
+
+typedef struct fc_settings {
+    char sweep[256];
+    bool cold;
+    int threads;
+    double threshold;     /* <= 0: per-pattern threshold from the catalogue */
+    uint64_t seed;
+    fc_stop stop;
+    double target_sample; /* seconds */
+    bool graph;           /* also time CUDA graph replays */
+    int resamples;
+    int rounds;           /* fresh setups per problem; the stop budget is split among them */
+    double max_time_total;/* seconds, 0 = no limit */
+    double max_memory;    /* bytes, 0 = what is available */
+} fc_settings;
+
+void fc_settings_defaults(fc_settings *s);
+
+typedef struct fc_doc {
+    int schema_version;
+    char tool_version[32];
+    char git_revision[64];
+    char created[32];
+    double elapsed_s; /* from the start of the run to this write */
+    bool complete;
+    cJSON *argv;      /* owned */
+    cJSON *host;      /* owned */
+    cJSON *ceilings;  /* owned: {"cpu": {...}, "cuda": {...}} */
+    cJSON *history;   /* owned, may be NULL: later runs that added to it (--resume/--append) */
+    fc_settings settings;
+    fc_record *rec;
+    int n, cap;
+} fc_doc;
+
+void fc_doc_init(fc_doc *d);
+void fc_doc_free(fc_doc *d);
+fc_record *fc_doc_add(fc_doc *d); /* zeroed slot */
+
+/* Ceilings as JSON and back */
+cJSON *fc_ceilings_json(const fc_ceilings *c);
+
+/* Whole document to JSON text (caller frees). Non-finite numbers never silently
+ * become null: they are written as the strings "NaN", "Infinity", "-Infinity",
+ * which the schema rejects wherever a number is required. */
+char *fc_doc_to_json(const fc_doc *d);
+/* One record as a JSON object (jsonl lines use it). */
+cJSON *fc_record_to_json(const fc_record *r);
+
+/* Reads and checks a calibration file: valid JSON, no duplicate keys, finite
+ * numbers, the calibration schema, a schema version this build reads. */
+int fc_doc_load(const char *path, fc_doc *d, fc_err *e);
+/* The same from text already in memory (name is used in messages). */
+int fc_doc_parse(const char *name, const char *text, fc_doc *d, fc_err *e);
+
+/* Settings that must match for records to be comparable or resumable. */
+bool fc_settings_compatible(const fc_settings *a, const fc_settings *b, char *why, size_t n);
+
+#endif

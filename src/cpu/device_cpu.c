@@ -1,0 +1,275 @@
+/* device_cpu.c — the host CPU as a device: wall-clock samples, a cache flush that
+ * sweeps a buffer larger than the last-level cache, and measured ceilings (sgemm
+ * GFLOP/s through OpenBLAS, memory bandwidth by copy and triad). */
+#include "device.h"
+#include "cpuinfo.h"
+#include "util.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+
+typedef struct cpu_ctx {
+    int threads;
+    bool pinned;
+    double t0;
+    float *flush_buf;
+    size_t flush_n;
+    volatile float sink;
+} cpu_ctx;
+
+static bool cpu_available(char *why, size_t n)
+{
+    (void)why;
+    (void)n;
+    return true;
+}
+
+/* Pins OpenMP thread i to the i-th CPU this process may use. libgomp keeps its
+ * threads, and OpenBLAS (OpenMP build) and oneDNN run on them, so this holds for
+ * every library: no migrations between samples, less noise. */
+static bool pin_threads(int threads)
+{
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+    int cpus[CPU_SETSIZE], n = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed)) cpus[n++] = c;
+    if (n < threads) return false;
+    int ok = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : ok)
+    {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[omp_get_thread_num()], &one);
+        ok += pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+    }
+    return ok == threads;
+}
+
+static int cpu_open(const fc_device_opts *o, void **out, fc_err *e)
+{
+    (void)e;
+    cpu_ctx *c = fc_xcalloc(1, sizeof *c);
+    c->threads = o && o->threads > 0 ? o->threads : fc_online_cpus();
+    omp_set_num_threads(c->threads);
+    openblas_set_num_threads(c->threads);
+    c->pinned = getenv("FUSECAL_NO_PIN") == NULL && pin_threads(c->threads);
+    size_t llc = fc_host_llc_bytes();
+    size_t bytes = 2 * (llc ? llc : (32u << 20));
+    if (bytes < (64u << 20)) bytes = 64u << 20;
+    c->flush_n = bytes / sizeof(float);
+    c->flush_buf = fc_aligned_alloc(c->flush_n * sizeof(float));
+    memset(c->flush_buf, 1, c->flush_n * sizeof(float));
+    *out = c;
+    return 0;
+}
+
+static void cpu_close(void *ctx)
+{
+    cpu_ctx *c = ctx;
+    if (!c) return;
+    free(c->flush_buf);
+    free(c);
+}
+
+static int cpu_timer_begin(void *ctx, fc_err *e)
+{
+    (void)e;
+    ((cpu_ctx *)ctx)->t0 = fc_now();
+    return 0;
+}
+
+static int cpu_timer_end(void *ctx, double *sec, fc_err *e)
+{
+    (void)e;
+    *sec = fc_now() - ((cpu_ctx *)ctx)->t0;
+    return 0;
+}
+
+/* Write then read every line of a buffer twice the LLC, on every thread, so that
+ * no input or output of the next sample is left in any cache level. */
+static int cpu_flush(void *ctx, fc_err *e)
+{
+    (void)e;
+    cpu_ctx *c = ctx;
+    float *b = c->flush_buf;
+    size_t n = c->flush_n;
+    float acc = 0;
+#pragma omp parallel for reduction(+ : acc) schedule(static)
+    for (size_t i = 0; i < n; i += 16) {
+        b[i] += 1.0f;
+        acc += b[i];
+    }
+    c->sink = acc;
+    return 0;
+}
+
+static int cpu_sync(void *ctx, fc_err *e)
+{
+    (void)ctx;
+    (void)e;
+    return 0;
+}
+
+static size_t cpu_mem_available(void *ctx)
+{
+    (void)ctx;
+    return fc_host_mem_available();
+}
+
+static void cpu_inventory(void *ctx, cJSON *out)
+{
+    cpu_ctx *c = ctx;
+    fc_host_inventory(out);
+    cJSON_AddNumberToObject(out, "threads", c ? c->threads : fc_online_cpus());
+    cJSON_AddNumberToObject(out, "omp_max_threads", omp_get_max_threads());
+    cJSON_AddBoolToObject(out, "threads_pinned", c && c->pinned);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* sgemm ceiling: the median rate of repeated square products, at the better of
+ * two sizes. Medians, like the records' latencies, so that "% of ceiling" compares
+ * typical with typical on a noisy machine. */
+static double measure_sgemm(void)
+{
+    static const int sizes[] = {1024, 2048};
+    double best = 0;
+    for (size_t si = 0; si < FC_ARRAY_LEN(sizes); si++) {
+        int n = sizes[si];
+        size_t nn = (size_t)n * (size_t)n;
+        float *a = fc_aligned_alloc(nn * 4), *b = fc_aligned_alloc(nn * 4), *cc = fc_aligned_alloc(nn * 4);
+        fc_rng r;
+        fc_rng_seed(&r, 42);
+        for (size_t i = 0; i < nn; i++) {
+            a[i] = fc_rng_range(&r, -1, 1);
+            b[i] = fc_rng_range(&r, -1, 1);
+        }
+        double flops = 2.0 * n * n * (double)n, rate[16];
+        int reps = n <= 1024 ? 15 : 7;
+        for (int it = 0; it <= reps; it++) {
+            double t0 = fc_now();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, cc, n);
+            double dt = fc_now() - t0;
+            if (it > 0) rate[it - 1] = flops / dt / 1e9; /* the first call warms up */
+        }
+        double med = median_of(rate, reps);
+        if (med > best) best = med;
+        free(a);
+        free(b);
+        free(cc);
+    }
+    return best;
+}
+
+/* Memory bandwidth: STREAM-style copy and triad over arrays of 4x the LLC,
+ * counting bytes read plus bytes written; the median of the better kernel. */
+static double measure_bandwidth(void)
+{
+    size_t llc = fc_host_llc_bytes();
+    size_t bytes = 4 * (llc ? llc : (32u << 20));
+    if (bytes < (128u << 20)) bytes = 128u << 20;
+    size_t n = bytes / sizeof(float);
+    float *a = fc_aligned_alloc(bytes), *b = fc_aligned_alloc(bytes), *c = fc_aligned_alloc(bytes);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        a[i] = 1.0f;
+        b[i] = 2.0f;
+        c[i] = 0.5f;
+    }
+    enum { REPS = 7 };
+    double copy[REPS], triad[REPS];
+    for (int it = 0; it <= REPS; it++) {
+        double t0 = fc_now();
+#pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < n; i++) c[i] = a[i];
+        double cp = 2.0 * (double)bytes / (fc_now() - t0) / 1e9;
+        t0 = fc_now();
+#pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < n; i++) a[i] = b[i] + 0.5f * c[i];
+        double tr = 3.0 * (double)bytes / (fc_now() - t0) / 1e9;
+        if (it > 0) {
+            copy[it - 1] = cp;
+            triad[it - 1] = tr;
+        }
+    }
+    free(a);
+    free(b);
+    free(c);
+    return fmax(median_of(copy, REPS), median_of(triad, REPS));
+}
+
+static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
+{
+    (void)ctx;
+    (void)e;
+    memset(c, 0, sizeof *c);
+    c->gflops[FC_FP32] = measure_sgemm();
+    c->bandwidth_gbs = measure_bandwidth();
+    snprintf(c->method, sizeof c->method,
+             "fp32 GEMM: the best library's median rate (OpenBLAS cblas_sgemm %.1f GFLOP/s at the better of "
+             "1024^3 and 2048^3, all threads); bandwidth: median STREAM-style copy or triad (the better) over "
+             "arrays of 4x the LLC, bytes read + written",
+             c->gflops[FC_FP32]);
+    return 0;
+}
+
+static void cpu_sense(void *ctx, fc_sense *s)
+{
+    (void)ctx;
+    memset(s, 0, sizeof *s);
+    double l[1];
+    if (getloadavg(l, 1) == 1) s->loadavg1 = l[0];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[256];
+        double sum = 0;
+        int n = 0;
+        while (fgets(line, sizeof line, f)) {
+            double mhz;
+            if (sscanf(line, "cpu MHz : %lf", &mhz) == 1) {
+                sum += mhz;
+                n++;
+            }
+        }
+        fclose(f);
+        if (n) s->clock_mhz = sum / n;
+    }
+}
+
+const fc_device fc_device_cpu = {
+    .name = "cpu",
+    .summary = "host CPU: wall-clock samples, LLC-sized flush, OpenMP thread pool shared with BLAS",
+    .available = cpu_available,
+    .open = cpu_open,
+    .close = cpu_close,
+    .timer_begin = cpu_timer_begin,
+    .timer_end = cpu_timer_end,
+    .flush_cache = cpu_flush,
+    .synchronize = cpu_sync,
+    .mem_available = cpu_mem_available,
+    .graph_create = NULL,
+    .graph_launch = NULL,
+    .graph_destroy = NULL,
+    .inventory = cpu_inventory,
+    .measure_ceilings = cpu_ceilings,
+    .sense = cpu_sense,
+};

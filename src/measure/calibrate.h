@@ -1,0 +1,71 @@
+/* calibrate.h — the work of a calibration, shared by `run` and `check --run`:
+ * a plan of (problem, backend) jobs, the devices they need, and the loop that
+ * turns each job into a record (inputs, reference, setup, verification, paired
+ * timing, statistics, decision). */
+#ifndef FC_CALIBRATE_H
+#define FC_CALIBRATE_H
+
+#include "bench.h"
+#include "record.h"
+#include "registry.h"
+#include "stats.h"
+#include "verify.h"
+
+#include <signal.h>
+
+#define FC_MAX_ROUNDS 16
+
+typedef struct fc_job {
+    fc_problem prob;
+    const fc_backend *backend;
+    double threshold;
+} fc_job;
+
+typedef struct fc_plan {
+    fc_job *jobs;
+    int n, cap;
+} fc_plan;
+
+void fc_plan_add(fc_plan *plan, const fc_problem *p, const fc_backend *b, double threshold);
+void fc_plan_free(fc_plan *plan);
+
+/* Devices opened for a calibration, with their measured ceilings. */
+#define FC_MAX_DEVICES 4
+typedef struct fc_session {
+    const fc_registry *reg;
+    int ndev;
+    const fc_device *dev[FC_MAX_DEVICES];
+    void *ctx[FC_MAX_DEVICES];
+    fc_ceilings ceil[FC_MAX_DEVICES];
+    bool measured[FC_MAX_DEVICES];
+} fc_session;
+
+/* Opens the host CPU and every device a backend of the plan runs on. */
+int fc_session_open(fc_session *s, const fc_registry *reg, const fc_plan *plan, const fc_settings *set, fc_err *e);
+/* Opens one more device (no-op when it is open). */
+int fc_session_add(fc_session *s, const fc_device *d, const fc_settings *set, fc_err *e);
+/* Measures the ceilings of every open device (done once per run). */
+int fc_session_ceilings(fc_session *s, fc_err *e);
+void fc_session_close(fc_session *s);
+/* The host block and ceilings of an open session, for a document. */
+void fc_session_describe(const fc_session *s, cJSON **host, cJSON **ceilings);
+
+typedef struct fc_observer {
+    /* before job i of n */
+    void (*start)(void *ctx, int i, int n, const fc_job *job);
+    /* after a record was added to the document (write it out here) */
+    int (*record)(void *ctx, int i, int n, const fc_doc *doc, const fc_record *r);
+    void *ctx;
+} fc_observer;
+
+/* Runs every job of the plan, appending records to doc. Stops early (doc->complete
+ * stays false) on *interrupt or when settings.max_time_total runs out. Returns 0
+ * when the loop ran (records may still have failed), -1 when an observer failed. */
+int fc_calibrate(fc_session *s, const fc_plan *plan, const fc_settings *set, fc_doc *doc, const fc_observer *obs,
+                 volatile sig_atomic_t *interrupt, fc_err *e);
+
+/* Measures one job into r (used by fc_calibrate and by tests). */
+void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, const fc_workload *w,
+                    const fc_reference *ref, volatile sig_atomic_t *interrupt, fc_record *r, bool *interrupted);
+
+#endif
