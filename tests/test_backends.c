@@ -123,7 +123,7 @@ static void support_is_explicit(void)
             CHECK(fc_problem_finish(&p, &e) == 0);
             char why[256] = "";
             if (bk->supports(&p, why, sizeof why)) n++;
-            else CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words[k].name, fc_patterns[pi].name);
+            else CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words.names[k], fc_patterns[pi].name);
             p.dtype = FC_BF16;
             why[0] = 0;
             if (!bk->supports(&p, why, sizeof why)) CHECK(why[0]);

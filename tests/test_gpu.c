@@ -189,10 +189,10 @@ static void gpu_backends_match_reference(void)
     int backends = 0;
     for (int k = 0; k < FC_NBACKENDS; k++) {
             const fc_backend *bk = fc_builtin.backend[k];
-        if (!bk || strcmp(bk->device, "cuda") || !backend_selected(fc_backend_words[k].name)) continue;
+        if (!bk || strcmp(bk->device, "cuda") || !backend_selected(fc_backend_words.names[k])) continue;
         char why[256] = "";
         if (!bk->available(why, sizeof why)) {
-            CHECK_MSG(0, "%s is built but not available on a usable GPU: %s", fc_backend_words[k].name, why);
+            CHECK_MSG(0, "%s is built but not available on a usable GPU: %s", fc_backend_words.names[k], why);
             continue;
         }
         backends++;
@@ -200,8 +200,8 @@ static void gpu_backends_match_reference(void)
         const char *const *list = g_quick ? quick_shapes : shapes;
         size_t n = g_quick ? FC_ARRAY_LEN(quick_shapes) : FC_ARRAY_LEN(shapes);
         for (size_t s = 0; s < n; s++) check_backend(bk, list[s]);
-        printf("%s: %d pattern x dtype x shape x variant combinations checked\n", fc_backend_words[k].name, checked - before);
-        CHECK_MSG(checked > before, "%s checked nothing", fc_backend_words[k].name);
+        printf("%s: %d pattern x dtype x shape x variant combinations checked\n", fc_backend_words.names[k], checked - before);
+        CHECK_MSG(checked > before, "%s checked nothing", fc_backend_words.names[k]);
     }
     printf("checked %d combinations (seed %llu); %d unsupported head dimensions reported; %d problems refused by a "
            "library at setup (listed above)\n",
@@ -228,11 +228,11 @@ static void gpu_support_is_explicit(void)
                 CHECK(fc_problem_finish(&p, &e) == 0);
                 char why[256] = "";
                 bool ok = bk->supports(&p, why, sizeof why);
-                if (!ok) CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words[k].name, fc_patterns[pi].name);
-                bool mine = (!strcmp(fc_backend_words[k].name, "cuda.cublas") && f == &fc_family_linear) ||
-                            (!strcmp(fc_backend_words[k].name, "cuda.cudnn") && f == &fc_family_conv) ||
-                            (!strcmp(fc_backend_words[k].name, "cuda.custom") && f == &fc_family_attention);
-                CHECK_MSG(ok == mine, "%s %s %s: supports() = %d", fc_backend_words[k].name, fc_patterns[pi].name,
+                if (!ok) CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words.names[k], fc_patterns[pi].name);
+                bool mine = (!strcmp(fc_backend_words.names[k], "cuda.cublas") && f == &fc_family_linear) ||
+                            (!strcmp(fc_backend_words.names[k], "cuda.cudnn") && f == &fc_family_conv) ||
+                            (!strcmp(fc_backend_words.names[k], "cuda.custom") && f == &fc_family_attention);
+                CHECK_MSG(ok == mine, "%s %s %s: supports() = %d", fc_backend_words.names[k], fc_patterns[pi].name,
                           fc_dtype_name((fc_dtype)dt), ok);
             }
     }

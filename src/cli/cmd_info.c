@@ -78,9 +78,9 @@ int cmd_info(int argc, char **argv)
     for (int d = 0; d < FC_NDEVICES && !json; d++) {
         char why[256] = "";
         if (on[d]) continue;
-        if (!fc_builtin.device[d]) printf("%s: not built: %s\n", fc_device_words[d].name, fc_builtin.device_why_not[d]);
+        if (!fc_builtin.device[d]) printf("%s: not built: %s\n", fc_device_words.names[d], fc_builtin.device_why_not[d]);
         else if (!fc_builtin.device[d]->available(why, sizeof why))
-            printf("%s: not usable here: %s\n", fc_device_words[d].name, why);
+            printf("%s: not usable here: %s\n", fc_device_words.names[d], why);
     }
     if (measure && fc_session_ceilings(&s, &e) != 0) {
         fc_session_close(&s);

@@ -70,7 +70,7 @@ static void list_backends(cJSON *out, bool json)
     if (!json) printf("backends:\n");
     cJSON *arr = cJSON_AddArrayToObject(out, "backends");
     for (int k = 0; k < FC_NBACKENDS; k++) {
-        const char *name = fc_backend_words[k].name;
+        const char *name = fc_backend_words.names[k];
         const fc_backend *b = fc_builtin.backend[k];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(arr, o);
@@ -140,9 +140,9 @@ static void list_devices(cJSON *out, bool json)
         char why[256] = "";
         bool ok = dev && dev->available(why, sizeof why);
         if (!dev) snprintf(why, sizeof why, "not built: %s", fc_builtin.device_why_not[d]);
-        if (!json) printf("  %-5s %s%s\n", fc_device_words[d].name, ok ? "usable here" : dev ? "not usable here: " : "", ok ? "" : why);
+        if (!json) printf("  %-5s %s%s\n", fc_device_words.names[d], ok ? "usable here" : dev ? "not usable here: " : "", ok ? "" : why);
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", fc_device_words[d].name);
+        cJSON_AddStringToObject(o, "name", fc_device_words.names[d]);
         cJSON_AddBoolToObject(o, "built", dev != NULL);
         cJSON_AddBoolToObject(o, "usable", ok);
         if (!ok) cJSON_AddStringToObject(o, "why", why);

@@ -21,7 +21,7 @@ const char *fc_backend_names(const fc_registry *r, char *buf, size_t n)
     size_t off = 0;
     buf[0] = 0;
     for (int i = 0; i < FC_NBACKENDS && off < n; i++)
-        if (r->backend[i]) off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", fc_backend_words[i].name);
+        if (r->backend[i]) off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", fc_backend_words.names[i]);
     return buf;
 }
 
@@ -30,7 +30,7 @@ const char *fc_device_names(const fc_registry *r, char *buf, size_t n)
     size_t off = 0;
     buf[0] = 0;
     for (int i = 0; i < FC_NDEVICES && off < n; i++)
-        if (r->device[i]) off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", fc_device_words[i].name);
+        if (r->device[i]) off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", fc_device_words.names[i]);
     return buf;
 }
 

@@ -6,17 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int fc_format_parse(const char *s, fc_format *out)
-{
-    static const char *const names[] = {"json", "jsonl", "csv", "md"};
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(s, names[i])) {
-            *out = (fc_format)i;
-            return 0;
-        }
-    return -1;
-}
-
 fc_format fc_format_for_path(const char *path)
 {
     const char *dot = strrchr(path, '.');

@@ -5,9 +5,6 @@
 
 #include "record.h"
 
-typedef enum { FC_FMT_JSON, FC_FMT_JSONL, FC_FMT_CSV, FC_FMT_MD } fc_format;
-
-int fc_format_parse(const char *s, fc_format *out);
 /* The format a file name implies by its extension (json when none matches). */
 fc_format fc_format_for_path(const char *path);
 /* Serializes the document; caller frees. */

@@ -12,22 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vocab.h"
+
 #define FC_SCHEMA_VERSION 1
 
 extern const char fc_version_string[];
 extern const char fc_git_revision[];
 
-typedef enum { FC_FP32, FC_TF32, FC_BF16, FC_FP16, FC_NDTYPES } fc_dtype;
-typedef enum { FC_LAYOUT_NONE, FC_NCHW, FC_NHWC, FC_NLAYOUTS } fc_layout;
-typedef enum { FC_UNFUSED = 0, FC_FUSED = 1, FC_NVARIANTS } fc_variant;
-
-const char *fc_dtype_name(fc_dtype d);
-int fc_dtype_parse(const char *s, fc_dtype *out);           /* 0 or -1 */
-size_t fc_dtype_size(fc_dtype d);                           /* bytes per element in memory */
-double fc_dtype_tolerance(fc_dtype d);                      /* relative L2 error allowed */
-const char *fc_layout_name(fc_layout l);
-int fc_layout_parse(const char *s, fc_layout *out);
-const char *fc_variant_name(fc_variant v);
+size_t fc_dtype_size(fc_dtype d);      /* bytes per element in memory */
+double fc_dtype_tolerance(fc_dtype d); /* relative L2 error allowed */
 
 /* An error message; functions that fail fill it and return -1. The message says what
  * failed first and quotes the subject, with no trailing period. */

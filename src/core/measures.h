@@ -27,8 +27,6 @@ typedef struct fc_ratio_ci {
     int resamples;
 } fc_ratio_ci;
 
-typedef enum { FC_DECIDE_YES, FC_DECIDE_NO, FC_DECIDE_INCONCLUSIVE } fc_decision;
-const char *fc_decision_name(fc_decision d);
 
 /* One variant's output against the float64 reference. */
 typedef struct fc_check {

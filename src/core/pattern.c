@@ -95,13 +95,13 @@ int fc_problem_set(fc_problem *p, const char *key, const char *val, fc_err *e)
     const fc_family *f = fc_family_of(p->pat);
     if (strcmp(key, "dtype") == 0) {
         if (fc_dtype_parse(val, &p->dtype) != 0)
-            return fc_errf(e, "unknown dtype '%s' (valid: fp32, tf32, bf16, fp16)", val);
+            return fc_errf(e, "unknown dtype '%s' (valid: %s)", val, fc_words_valid(&fc_dtype_words));
         return 0;
     }
     if (strcmp(key, "layout") == 0) {
         if (!f->has_layout) return fc_errf(e, "pattern '%s' has no layout (got 'layout=%s')", p->pat->name, val);
         if (fc_layout_parse(val, &p->layout) != 0)
-            return fc_errf(e, "unknown layout '%s' (valid: nchw, nhwc)", val);
+            return fc_errf(e, "unknown layout '%s' (valid: %s)", val, fc_words_valid(&fc_layout_words));
         return 0;
     }
     int i = fc_problem_dim_index(p, key);

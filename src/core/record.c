@@ -18,19 +18,7 @@ void fc_stop_defaults(fc_stop *s)
     s->max_samples = 200000;
 }
 
-const char *fc_decision_name(fc_decision d)
-{
-    switch (d) {
-    case FC_DECIDE_YES: return "yes";
-    case FC_DECIDE_NO: return "no";
-    default: return "inconclusive";
-    }
-}
 
-const char *fc_status_name(fc_status s)
-{
-    return s == FC_STATUS_OK ? "ok" : s == FC_STATUS_FAILED ? "failed" : "skipped";
-}
 
 void fc_settings_defaults(fc_settings *s)
 {

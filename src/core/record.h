@@ -9,8 +9,6 @@
 
 #include <cjson/cJSON.h>
 
-typedef enum { FC_STATUS_OK, FC_STATUS_FAILED, FC_STATUS_SKIPPED } fc_status;
-const char *fc_status_name(fc_status s);
 
 typedef struct fc_variant_rec {
     fc_impl impl;

@@ -15,20 +15,6 @@
 
 /* ------------------------------------------------------------------ vocabulary */
 
-static const char *const dtype_names[FC_NDTYPES] = {"fp32", "tf32", "bf16", "fp16"};
-
-const char *fc_dtype_name(fc_dtype d) { return (unsigned)d < FC_NDTYPES ? dtype_names[d] : "?"; }
-
-int fc_dtype_parse(const char *s, fc_dtype *out)
-{
-    for (int i = 0; i < FC_NDTYPES; i++)
-        if (strcmp(s, dtype_names[i]) == 0) {
-            *out = (fc_dtype)i;
-            return 0;
-        }
-    return -1;
-}
-
 size_t fc_dtype_size(fc_dtype d) { return (d == FC_BF16 || d == FC_FP16) ? 2 : 4; }
 
 double fc_dtype_tolerance(fc_dtype d)
@@ -42,21 +28,6 @@ double fc_dtype_tolerance(fc_dtype d)
     }
 }
 
-static const char *const layout_names[FC_NLAYOUTS] = {"none", "nchw", "nhwc"};
-
-const char *fc_layout_name(fc_layout l) { return (unsigned)l < FC_NLAYOUTS ? layout_names[l] : "?"; }
-
-int fc_layout_parse(const char *s, fc_layout *out)
-{
-    for (int i = 1; i < FC_NLAYOUTS; i++)
-        if (strcmp(s, layout_names[i]) == 0) {
-            *out = (fc_layout)i;
-            return 0;
-        }
-    return -1;
-}
-
-const char *fc_variant_name(fc_variant v) { return v == FC_FUSED ? "fused" : "unfused"; }
 
 int fc_errf(fc_err *e, const char *fmt, ...)
 {

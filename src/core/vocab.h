@@ -1,50 +1,112 @@
-/* vocab.h — fusecal's vocabularies, one list each. Parsing, the "(valid: …)"
- * messages, `fusecal list` and the JSON Schemas' enums all come from these lists
- * (tests/test_vocab.c fails when a schema enum and a list disagree).
+/* vocab.h — fusecal's vocabularies, one list each. Each list is an X-macro that
+ * makes the enum and its name table; parsing, the "(valid: …)" messages, `fusecal
+ * list`, the option tables of the commands and the JSON Schemas' enums all come
+ * from these (tests/test_vocab.c fails when a schema enum and a list disagree).
+ * Patterns and their families are listed in pattern.h.
  */
 #ifndef FC_VOCAB_H
 #define FC_VOCAB_H
 
-#include "fusecal.h"
+#include <stdbool.h>
+#include <stddef.h>
 
-/* Devices: id, name, what it is. */
-#define FC_DEVICE_LIST(X)                                                                          \
-    X(cpu, "cpu", "the host CPU: OpenMP threads, LLC flush, host memory")                          \
-    X(cuda, "cuda", "NVIDIA GPUs through the CUDA runtime: events, L2 flush, graph replay")
+/* A vocabulary: its words, in enum order, and what one of them is called in
+ * messages ("dtype"). Words before `first` are names only, never a user's choice
+ * (the layout "none" of families without one). */
+typedef struct fc_words {
+    const char *what;
+    const char *const *names;
+    int n;
+    int first;
+} fc_words;
 
-typedef enum {
-#define X(id, name, summary) FC_DEV_##id,
-    FC_DEVICE_LIST(X)
-#undef X
-        FC_NDEVICES
-} fc_device_id;
+/* Index of s among w's choices (from `first`), or -1. */
+int fc_word_index(const fc_words *w, const char *s);
+/* w's name for index i ("?" when out of range). */
+const char *fc_word_name(const fc_words *w, int i);
+/* "fp32, tf32, bf16, fp16" — the choices, in order (static storage per table). */
+const char *fc_words_valid(const fc_words *w);
 
-/* Backends: id, name, device id. */
+#define FC_VOCAB_ENUM(prefix, id, name) prefix##id,
+#define FC_VOCAB_NAME(prefix, id, name) name,
+
+/* Element types: id, name. */
+#define FC_DTYPE_LIST(X) X(FC_, FP32, "fp32") X(FC_, TF32, "tf32") X(FC_, BF16, "bf16") X(FC_, FP16, "fp16")
+typedef enum { FC_DTYPE_LIST(FC_VOCAB_ENUM) FC_NDTYPES } fc_dtype;
+
+/* Activation layouts of the families that have one ("none" for the others). */
+#define FC_LAYOUT_LIST(X) X(FC_, LAYOUT_NONE, "none") X(FC_, NCHW, "nchw") X(FC_, NHWC, "nhwc")
+typedef enum { FC_LAYOUT_LIST(FC_VOCAB_ENUM) FC_NLAYOUTS } fc_layout;
+
+/* The two forms of a chain. */
+#define FC_VARIANT_LIST(X) X(FC_, UNFUSED, "unfused") X(FC_, FUSED, "fused")
+typedef enum { FC_VARIANT_LIST(FC_VOCAB_ENUM) FC_NVARIANTS } fc_variant;
+
+/* Devices. */
+#define FC_DEVICE_LIST(X) X(FC_DEV_, cpu, "cpu") X(FC_DEV_, cuda, "cuda")
+typedef enum { FC_DEVICE_LIST(FC_VOCAB_ENUM) FC_NDEVICES } fc_device_id;
+
+/* Backends: "<device>.<provider>". Each runs on the device its name begins with. */
 #define FC_BACKEND_LIST(X)                                                                         \
-    X(cpu_openblas, "cpu.openblas", cpu)                                                           \
-    X(cpu_onednn, "cpu.onednn", cpu)                                                               \
-    X(cuda_cublas, "cuda.cublas", cuda)                                                            \
-    X(cuda_cudnn, "cuda.cudnn", cuda)                                                              \
-    X(cuda_custom, "cuda.custom", cuda)
+    X(FC_BK_, cpu_openblas, "cpu.openblas")                                                        \
+    X(FC_BK_, cpu_onednn, "cpu.onednn")                                                            \
+    X(FC_BK_, cuda_cublas, "cuda.cublas")                                                          \
+    X(FC_BK_, cuda_cudnn, "cuda.cudnn")                                                            \
+    X(FC_BK_, cuda_custom, "cuda.custom")
+typedef enum { FC_BACKEND_LIST(FC_VOCAB_ENUM) FC_NBACKENDS } fc_backend_id;
 
-typedef enum {
-#define X(id, name, dev) FC_BK_##id,
-    FC_BACKEND_LIST(X)
-#undef X
-        FC_NBACKENDS
-} fc_backend_id;
+/* Output formats of a calibration document. */
+#define FC_FORMAT_LIST(X) X(FC_FMT_, JSON, "json") X(FC_FMT_, JSONL, "jsonl") X(FC_FMT_, CSV, "csv") X(FC_FMT_, MD, "md")
+typedef enum { FC_FORMAT_LIST(FC_VOCAB_ENUM) FC_NFORMATS } fc_format;
 
-typedef struct fc_device_word {
-    const char *name, *summary;
-} fc_device_word;
-typedef struct fc_backend_word {
-    const char *name;
-    fc_device_id device;
-} fc_backend_word;
-extern const fc_device_word fc_device_words[FC_NDEVICES];
-extern const fc_backend_word fc_backend_words[FC_NBACKENDS];
+/* Record status. */
+#define FC_STATUS_LIST(X) X(FC_STATUS_, OK, "ok") X(FC_STATUS_, FAILED, "failed") X(FC_STATUS_, SKIPPED, "skipped")
+typedef enum { FC_STATUS_LIST(FC_VOCAB_ENUM) FC_NSTATUSES } fc_status;
 
-int fc_device_id_parse(const char *s, fc_device_id *out);   /* 0 or -1 */
-int fc_backend_id_parse(const char *s, fc_backend_id *out); /* 0 or -1 */
+/* The fuse decision of a record. */
+#define FC_DECISION_LIST(X) X(FC_DECIDE_, YES, "yes") X(FC_DECIDE_, NO, "no") X(FC_DECIDE_, INCONCLUSIVE, "inconclusive")
+typedef enum { FC_DECISION_LIST(FC_VOCAB_ENUM) FC_NDECISIONS } fc_decision;
+
+/* Why a variant's sampling stopped. */
+#define FC_STOP_RULE_LIST(X)                                                                       \
+    X(FC_RULE_, NOISE, "noise") X(FC_RULE_, MAX_TIME, "max-time") X(FC_RULE_, MAX_SAMPLES, "max-samples") \
+    X(FC_RULE_, INTERRUPTED, "interrupted")
+typedef enum { FC_STOP_RULE_LIST(FC_VOCAB_ENUM) FC_NSTOP_RULES } fc_stop_rule;
+
+/* Cache state while timing. */
+#define FC_CACHE_LIST(X) X(FC_CACHE_, WARM, "warm") X(FC_CACHE_, COLD, "cold")
+typedef enum { FC_CACHE_LIST(FC_VOCAB_ENUM) FC_NCACHES } fc_cache;
+
+/* What bounds a variant on the roofline. */
+#define FC_BOUND_LIST(X) X(FC_BOUND_, MEMORY, "memory") X(FC_BOUND_, COMPUTE, "compute")
+typedef enum { FC_BOUND_LIST(FC_VOCAB_ENUM) FC_NBOUNDS } fc_bound;
+
+/* fusecal check's verdict on a record against its baseline and thresholds. */
+#define FC_VERDICT_LIST(X)                                                                         \
+    X(FC_VERDICT_, PASS, "pass") X(FC_VERDICT_, IMPROVED, "improved")                              \
+    X(FC_VERDICT_, INCONCLUSIVE, "inconclusive") X(FC_VERDICT_, REGRESSED, "regressed")            \
+    X(FC_VERDICT_, BELOW_THRESHOLD, "below-threshold")                                             \
+    X(FC_VERDICT_, FAILED_VERIFICATION, "failed-verification") X(FC_VERDICT_, MISSING, "missing")
+typedef enum { FC_VERDICT_LIST(FC_VOCAB_ENUM) FC_NVERDICTS } fc_verdict;
+
+extern const fc_words fc_dtype_words, fc_layout_words, fc_variant_words, fc_device_words, fc_backend_words,
+    fc_format_words, fc_status_words, fc_decision_words, fc_stop_rule_words, fc_cache_words, fc_bound_words,
+    fc_verdict_words;
+
+/* The device a backend runs on. */
+fc_device_id fc_backend_device(fc_backend_id b);
+
+const char *fc_dtype_name(fc_dtype d);
+int fc_dtype_parse(const char *s, fc_dtype *out); /* 0 or -1 */
+const char *fc_layout_name(fc_layout l);
+int fc_layout_parse(const char *s, fc_layout *out); /* nchw or nhwc; 0 or -1 */
+const char *fc_variant_name(fc_variant v);
+const char *fc_status_name(fc_status s);
+const char *fc_decision_name(fc_decision d);
+const char *fc_stop_rule_name(fc_stop_rule r);
+const char *fc_verdict_name(fc_verdict v);
+int fc_format_parse(const char *s, fc_format *out);
+int fc_device_id_parse(const char *s, fc_device_id *out);
+int fc_backend_id_parse(const char *s, fc_backend_id *out);
 
 #endif

@@ -106,7 +106,7 @@ int fc_bench_pair(const fc_device *dev, void *devctx, fc_launch_fn fn, void *arg
         if (cfg->interrupt && *cfg->interrupt) {
             for (int v = 0; v < FC_NVARIANTS; v++)
                 if (!done[v]) {
-                    out[v].stop_rule = "interrupted";
+                    out[v].stop_rule = fc_stop_rule_name(FC_RULE_INTERRUPTED);
                     out[v].n_at_stop = out[v].n;
                 }
             break;
@@ -123,11 +123,11 @@ int fc_bench_pair(const fc_device *dev, void *devctx, fc_launch_fn fn, void *arg
         for (int v = 0; v < FC_NVARIANTS; v++) {
             if (done[v]) continue;
             const char *rule = NULL;
-            if (out[v].n >= st->max_samples) rule = "max-samples";
-            else if (out[v].sampled_s >= st->max_time) rule = "max-time";
+            if (out[v].n >= st->max_samples) rule = fc_stop_rule_name(FC_RULE_MAX_SAMPLES);
+            else if (out[v].sampled_s >= st->max_time) rule = fc_stop_rule_name(FC_RULE_MAX_TIME);
             else if (out[v].n >= st->min_samples && out[v].sampled_s >= st->min_time &&
                      fc_welford_rsd(&w[v]) <= st->max_noise)
-                rule = "noise";
+                rule = fc_stop_rule_name(FC_RULE_NOISE);
             if (rule) {
                 done[v] = true;
                 out[v].stop_rule = rule;

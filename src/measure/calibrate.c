@@ -222,7 +222,7 @@ static int check_stable(const fc_backend *b, void *state, const fc_workload *w, 
 static bool was_interrupted(const fc_samples s[FC_NVARIANTS])
 {
     for (int v = 0; v < FC_NVARIANTS; v++)
-        if (s[v].stop_rule && !strcmp(s[v].stop_rule, "interrupted")) return true;
+        if (s[v].stop_rule && !strcmp(s[v].stop_rule, fc_stop_rule_name(FC_RULE_INTERRUPTED))) return true;
     return false;
 }
 

@@ -24,7 +24,7 @@ const char *fc_device_choices(void)
     if (!buf[0]) {
         size_t off = 0;
         for (int i = 0; i < FC_NDEVICES; i++)
-            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s, ", fc_device_words[i].name);
+            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s, ", fc_device_words.names[i]);
         snprintf(buf + off, sizeof buf - off, "all");
     }
     return buf;
@@ -50,7 +50,7 @@ int fc_select_devices(const fc_registry *reg, const char *arg, const char *dflt,
         for (int d = 0; d < FC_NDEVICES; d++) {
             why[0] = 0;
             on[d] = device_usable(reg, (fc_device_id)d, why, sizeof why);
-            if (!on[d] && arg) notef(note, note_ctx, "%s: %s; left out", fc_device_words[d].name, why);
+            if (!on[d] && arg) notef(note, note_ctx, "%s: %s; left out", fc_device_words.names[d], why);
         }
         return 0;
     }
@@ -71,23 +71,18 @@ int fc_select_backends(const fc_registry *reg, const bool dev_on[FC_NDEVICES], b
     for (int i = 0; i < nnames; i++) {
         fc_backend_id id;
         if (fc_backend_id_parse(names[i], &id) != 0) {
-            char all[256] = "";
-            for (int k = 0; k < FC_NBACKENDS; k++) {
-                size_t l = strlen(all);
-                snprintf(all + l, sizeof all - l, "%s%s", l ? ", " : "", fc_backend_words[k].name);
-            }
-            return fc_errf(e, "unknown backend '%s' (valid: %s)", names[i], all);
+            return fc_errf(e, "unknown backend '%s' (valid: %s)", names[i], fc_words_valid(&fc_backend_words));
         }
         const fc_backend *b = reg->backend[id];
-        fc_device_id dev = fc_backend_words[id].device;
+        fc_device_id dev = fc_backend_device(id);
         if (!b) return fc_errf(e, "backend '%s' is not in this build: %s", names[i], reg->backend_why_not[id]);
         why[0] = 0;
         if (!b->available(why, sizeof why)) return fc_errf(e, "backend '%s' is not usable here: %s", names[i], why);
         if (device_given && !dev_on[dev])
-            return fc_errf(e, "backend '%s' runs on '%s', which --device leaves out", names[i], fc_device_words[dev].name);
+            return fc_errf(e, "backend '%s' runs on '%s', which --device leaves out", names[i], fc_device_words.names[dev]);
         why[0] = 0;
         if (!device_usable(reg, dev, why, sizeof why))
-            return fc_errf(e, "backend '%s' needs device '%s': %s", names[i], fc_device_words[dev].name, why);
+            return fc_errf(e, "backend '%s' needs device '%s': %s", names[i], fc_device_words.names[dev], why);
         bool dup = false;
         for (int k = 0; k < *nout; k++) dup |= out[k] == b;
         if (!dup) out[(*nout)++] = b;
@@ -95,7 +90,7 @@ int fc_select_backends(const fc_registry *reg, const bool dev_on[FC_NDEVICES], b
     if (nnames) return 0;
     for (int k = 0; k < FC_NBACKENDS; k++) {
         const fc_backend *b = reg->backend[k];
-        if (!b || !dev_on[fc_backend_words[k].device]) continue;
+        if (!b || !dev_on[fc_backend_device(k)]) continue;
         why[0] = 0;
         if (!b->available(why, sizeof why)) {
             notef(note, note_ctx, "%s is not usable here: %s", b->name, why);

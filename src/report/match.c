@@ -7,11 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const verdict_names[FC_NVERDICTS] = {
-    "pass", "improved", "inconclusive", "regressed", "below-threshold", "failed-verification", "missing",
-};
-
-const char *fc_verdict_name(fc_verdict v) { return (unsigned)v < FC_NVERDICTS ? verdict_names[v] : "?"; }
 
 bool fc_verdict_fails(fc_verdict v, bool strict)
 {

@@ -24,18 +24,6 @@
 #include "record.h"
 #include "thresholds.h"
 
-typedef enum {
-    FC_VERDICT_PASS,
-    FC_VERDICT_IMPROVED,
-    FC_VERDICT_INCONCLUSIVE,
-    FC_VERDICT_REGRESSED,
-    FC_VERDICT_BELOW_THRESHOLD,
-    FC_VERDICT_FAILED_VERIFICATION,
-    FC_VERDICT_MISSING,
-    FC_NVERDICTS
-} fc_verdict;
-
-const char *fc_verdict_name(fc_verdict v);
 /* Whether a verdict fails a check (inconclusive only when strict). */
 bool fc_verdict_fails(fc_verdict v, bool strict);
 

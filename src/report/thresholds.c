@@ -23,20 +23,11 @@ static bool glob_matches_a_pattern(const char *glob)
 static bool glob_matches_a_backend(const char *glob)
 {
     for (int i = 0; i < FC_NBACKENDS; i++)
-        if (fc_glob_match(glob, fc_backend_words[i].name)) return true;
+        if (fc_glob_match(glob, fc_backend_words.names[i])) return true;
     return false;
 }
 
-static const char *all_backend_names(void)
-{
-    static char buf[256];
-    if (!buf[0]) {
-        size_t off = 0;
-        for (int i = 0; i < FC_NBACKENDS && off < sizeof buf; i++)
-            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s", off ? ", " : "", fc_backend_words[i].name);
-    }
-    return buf;
-}
+static const char *all_backend_names(void) { return fc_words_valid(&fc_backend_words); }
 
 int fc_thresholds_check(const char *name, const cJSON *root, fc_err *e)
 {
