@@ -49,7 +49,9 @@ cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, 
  * cudaErrorInvalidValue; see fck_attention_supports). Tiles of 64 queries x 64
  * keys, one warp per 16 query rows. Tensor cores: mma.sync m16n8k16 (bf16, fp16)
  * and m16n8k8 (tf32: operands rounded to tf32; fp32: three tf32 products of the
- * split operands, big·big + big·small + small·big, accurate to about fp32). */
+ * split operands, big·big + big·small + small·big, accurate to about fp32). Grid: one
+ * block per (head, query tile), query tile fastest, in a 1-D grid of at most 2^31 - 1
+ * blocks. */
 
 /* Whether the attention kernels take head dimension d. */
 int fck_attention_supports(int d);
@@ -61,8 +63,9 @@ cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, cons
  * row's max and sum, a second recomputes the tiles and writes only P (0 where masked). */
 cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d, int causal,
                            cudaStream_t stream);
-/* Static shared memory and registers of the attention kernels, for describe():
- * writes "flash<bf16,d=128>: 168 regs, 52224 B smem" style text; returns its length. */
+/* Tiling, registers, shared memory and blocks per SM of the attention kernels, for
+ * describe(): "flash<bf16,d=128>: 64x64 tiles, 4 warps x 16 rows, 242 regs, 52224 B
+ * dynamic smem, 0 B local, 2 blocks/SM" style text; returns its length. */
 int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- utilities */
