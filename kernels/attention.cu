@@ -24,7 +24,8 @@
  * Napkin math (bf16, b=4, h=16, s=4096, d=128, non-causal): 4·b·h·s²·d = 549.8 GFLOP;
  * HBM: Q, K, V read once and O written once, 268 MB; L2 -> SM: every 64-query block
  * reads its head's K and V, 2·4096·128·2 B = 2 MiB, 8.6 GB in all. Compute-bound: at
- * ~250 TFLOP/s (64x64 tiles, one m16 tile per warp, single-buffered K/V) about 2.2 ms.
+ * ~250 TFLOP/s (64x64 tiles, one m16 tile per warp, single-buffered K/V) about 2.2 ms;
+ * the flash2 kernels (flash2.cu) are the faster design.
  *
  * Softmax: scores scaled by log2(e)/√d and exponentiated with exp2f; each row's max
  * and sum are held by the 4 lanes that share the row and merged with shuffles.
@@ -34,6 +35,7 @@
 #include "attention_common.cuh"
 
 #include <stdio.h>
+#include <string.h>
 
 namespace {
 
@@ -566,6 +568,20 @@ int resources(int qks, char *buf, size_t n)
 
 extern "C" int fck_attention_supports(int d) { return d == 64 || d == 128; }
 
+static const char *const fck_attn_kernel_names[FCK_ATTN_NKERNELS] = {"reference", "flash2"};
+
+extern "C" const char *fck_attention_kernel_name(fck_attn_kernel kernel)
+{
+    return (unsigned)kernel < FCK_ATTN_NKERNELS ? fck_attn_kernel_names[kernel] : NULL;
+}
+
+extern "C" int fck_attention_kernel_parse(const char *name)
+{
+    for (int i = 0; name && i < FCK_ATTN_NKERNELS; i++)
+        if (strcmp(name, fck_attn_kernel_names[i]) == 0) return i;
+    return -1;
+}
+
 #define FCK_DISPATCH(FN, ...)                                                                                          \
     switch (dt) {                                                                                                      \
     case FCK_FP32: return d == 64 ? FN<FCK_FP32, 64>(__VA_ARGS__) : FN<FCK_FP32, 128>(__VA_ARGS__);                    \
@@ -574,25 +590,54 @@ extern "C" int fck_attention_supports(int d) { return d == 64 || d == 128; }
     case FCK_FP16: return d == 64 ? FN<FCK_FP16, 64>(__VA_ARGS__) : FN<FCK_FP16, 128>(__VA_ARGS__);                    \
     }
 
+static bool fck_attn_args_ok(fck_attn_kernel kernel, fck_dtype dt, int bh, int s, int d)
+{
+    return (unsigned)kernel < FCK_ATTN_NKERNELS && (unsigned)dt <= FCK_FP16 && fck_attention_supports(d) && bh >= 1 &&
+           s >= 1;
+}
+
+extern "C" cudaError_t fck_flash_attention_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k,
+                                             const void *v, void *o, int bh, int s, int d, int causal,
+                                             cudaStream_t stream)
+{
+    if (!fck_attn_args_ok(kernel, dt, bh, s, d)) return cudaErrorInvalidValue;
+    if (kernel == FCK_ATTN_FLASH2) return fck::flash2_attention(dt, q, k, v, o, bh, s, d, causal, stream);
+    FCK_DISPATCH(launch_flash, q, k, v, o, bh, s, causal, stream)
+    return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, void *p,
+                                        int bh, int s, int d, int causal, cudaStream_t stream)
+{
+    if (!fck_attn_args_ok(kernel, dt, bh, s, d)) return cudaErrorInvalidValue;
+    if (kernel == FCK_ATTN_FLASH2) return fck::flash2_qk_softmax(dt, q, k, p, bh, s, d, causal, stream);
+    FCK_DISPATCH(launch_qks, q, k, p, bh, s, causal, stream)
+    return cudaErrorInvalidValue;
+}
+
+extern "C" int fck_attention_resources_v(fck_attn_kernel kernel, fck_dtype dt, int d, int qk_softmax, char *buf,
+                                         size_t n)
+{
+    if (!fck_attn_args_ok(kernel, dt, 1, 1, d)) return snprintf(buf, n, "kernel %d, dtype %d, d=%d unsupported",
+                                                                (int)kernel, (int)dt, d);
+    if (kernel == FCK_ATTN_FLASH2) return fck::flash2_resources(dt, d, qk_softmax, buf, n);
+    FCK_DISPATCH(resources, qk_softmax, buf, n)
+    return snprintf(buf, n, "unknown dtype");
+}
+
 extern "C" cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh,
                                            int s, int d, int causal, cudaStream_t stream)
 {
-    if (!fck_attention_supports(d) || bh < 1 || s < 1) return cudaErrorInvalidValue;
-    FCK_DISPATCH(launch_flash, q, k, v, o, bh, s, causal, stream)
-    return cudaErrorInvalidValue;
+    return fck_flash_attention_v(FCK_ATTN_REFERENCE, dt, q, k, v, o, bh, s, d, causal, stream);
 }
 
 extern "C" cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d,
                                       int causal, cudaStream_t stream)
 {
-    if (!fck_attention_supports(d) || bh < 1 || s < 1) return cudaErrorInvalidValue;
-    FCK_DISPATCH(launch_qks, q, k, p, bh, s, causal, stream)
-    return cudaErrorInvalidValue;
+    return fck_qk_softmax_v(FCK_ATTN_REFERENCE, dt, q, k, p, bh, s, d, causal, stream);
 }
 
 extern "C" int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n)
 {
-    if (!fck_attention_supports(d)) return snprintf(buf, n, "d=%d unsupported", d);
-    FCK_DISPATCH(resources, qk_softmax, buf, n)
-    return snprintf(buf, n, "unknown dtype");
+    return fck_attention_resources_v(FCK_ATTN_REFERENCE, dt, d, qk_softmax, buf, n);
 }

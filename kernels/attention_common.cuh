@@ -1,6 +1,7 @@
-/* attention_common.cuh — what fusecal's attention kernels share: the storage type of
- * each kind, PTX wrappers for cp.async, ldmatrix and mma.sync, tf32 rounding and
- * splitting. */
+/* attention_common.cuh — what the reference attention kernels (attention.cu) and the
+ * flash2 kernels (flash2.cu) share: the storage type of each kind, PTX wrappers for
+ * cp.async, ldmatrix and mma.sync, tf32 rounding and splitting, and the flash2
+ * entry points that attention.cu's launchers call. */
 #ifndef FCK_ATTENTION_COMMON_CUH
 #define FCK_ATTENTION_COMMON_CUH
 
@@ -136,6 +137,14 @@ __device__ __forceinline__ float quad_max(float v)
     v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
     return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
 }
+
+/* ---------------------------------------------------------------- flash2 entry points
+ * (flash2.cu; arguments already checked by the extern "C" launchers) */
+cudaError_t flash2_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh, int s, int d,
+                             int causal, cudaStream_t stream);
+cudaError_t flash2_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d, int causal,
+                              cudaStream_t stream);
+int flash2_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
 
 } // namespace fck
 

@@ -46,26 +46,47 @@ cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, 
 
 /* ---------------------------------------------------------------- attention
  * Q, K, V, O [bh, s, d]; P [bh, s, s]. Heads of dimension d = 64 or 128 (others:
- * cudaErrorInvalidValue; see fck_attention_supports). Tiles of 64 queries x 64
- * keys, one warp per 16 query rows. Tensor cores: mma.sync m16n8k16 (bf16, fp16)
- * and m16n8k8 (tf32: operands rounded to tf32; fp32: three tf32 products of the
- * split operands, big·big + big·small + small·big, accurate to about fp32). Grid: one
- * block per (head, query tile), query tile fastest, in a 1-D grid of at most 2^31 - 1
- * blocks. */
+ * cudaErrorInvalidValue; see fck_attention_supports). Tensor cores: mma.sync m16n8k16
+ * (bf16, fp16) and m16n8k8 (tf32: operands rounded to tf32; fp32: three tf32 products
+ * of the split operands, big·big + big·small + small·big, accurate to about fp32).
+ * Grid: one block per (head, query tile), query tile fastest, in a 1-D grid of at most
+ * 2^31 - 1 blocks.
+ *
+ * Two designs, chosen by fck_attn_kernel:
+ *   FCK_ATTN_REFERENCE  64 queries x 64 keys per tile, 4 warps of 16 query rows, K and V
+ *                       single-buffered (flash). The default.
+ *   FCK_ATTN_FLASH2     FlashAttention-2 class: 128 queries per block, 4 warps of 32 rows
+ *                       (two m16 tiles each), K/V double-buffered with cp.async and one
+ *                       barrier per key tile, swizzled shared memory, outputs staged
+ *                       through shared memory and written in 16-byte stores. */
+typedef enum { FCK_ATTN_REFERENCE = 0, FCK_ATTN_FLASH2 = 1 } fck_attn_kernel;
+#define FCK_ATTN_NKERNELS 2
 
+/* "reference" or "flash2" (the name a record gives the kernel); NULL out of range. */
+const char *fck_attention_kernel_name(fck_attn_kernel kernel);
+/* The fck_attn_kernel named `name` (as fck_attention_kernel_name gives it), or -1. */
+int fck_attention_kernel_parse(const char *name);
 /* Whether the attention kernels take head dimension d. */
 int fck_attention_supports(int d);
+
 /* O = softmax(Q·Kᵀ/√d)·V with an online softmax; the s x s matrix never leaves
  * registers. */
-cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh, int s,
-                                int d, int causal, cudaStream_t stream);
+cudaError_t fck_flash_attention_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, const void *v,
+                                  void *o, int bh, int s, int d, int causal, cudaStream_t stream);
 /* P = softmax(Q·Kᵀ/√d) in one kernel: a first sweep over the key tiles finds each
  * row's max and sum, a second recomputes the tiles and writes only P (0 where masked). */
+cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, void *p, int bh,
+                             int s, int d, int causal, cudaStream_t stream);
+/* Tiling, registers, shared memory and blocks per SM of one kernel, for describe():
+ * "flash2<bf16,d=128>: 128x64 tiles, 4 warps x 32 rows, 232 regs, 98304 B dynamic smem,
+ * 0 B local, 2 blocks/SM" style text; returns its length (snprintf's). */
+int fck_attention_resources_v(fck_attn_kernel kernel, fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
+
+/* The same with FCK_ATTN_REFERENCE. */
+cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh, int s,
+                                int d, int causal, cudaStream_t stream);
 cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d, int causal,
                            cudaStream_t stream);
-/* Tiling, registers, shared memory and blocks per SM of the attention kernels, for
- * describe(): "flash<bf16,d=128>: 64x64 tiles, 4 warps x 16 rows, 242 regs, 52224 B
- * dynamic smem, 0 B local, 2 blocks/SM" style text; returns its length. */
 int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- utilities */
