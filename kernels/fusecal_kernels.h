@@ -37,8 +37,15 @@ cudaError_t fck_gelu_tanh(fck_dtype dt, const void *x, void *y, size_t n, cudaSt
 /* S' = S·scale, and -inf where key j > query i when causal   S, S' [bh, s, s] */
 cudaError_t fck_scale_mask(fck_dtype dt, const void *x, void *y, size_t bh, size_t s, float scale, int causal,
                            cudaStream_t stream);
-/* P = softmax(S) along rows, one warp per row (-inf entries give 0)   [rows, cols] */
+/* P = softmax(S) along rows (-inf entries give 0)   [rows, cols]. Each row is read once
+ * and kept in registers (a warp per row up to 1024 columns (512 where a row is not a
+ * whole number of 16-byte vectors), up to 1024 threads per row up to 32768 (16384));
+ * longer rows take a two-pass kernel that reads them twice. */
 cudaError_t fck_softmax_rows(fck_dtype dt, const void *x, void *y, size_t rows, size_t cols, cudaStream_t stream);
+/* What fck_softmax_rows runs for rows of `cols`, for describe(): "softmax kernel
+ * (fusecal): one read, the row of 4096 in the registers of 128 threads, 4 x 8 elements in
+ * 16-byte vectors each", or the two-pass kernel and why; returns the length (snprintf's). */
+int fck_softmax_rows_describe(fck_dtype dt, size_t cols, char *buf, size_t n);
 /* y = x·scale[c] + shift[c], then max(·, 0) when relu; c the channel of the element
  * in an [n, c, hw] (nhwc = 0) or [n, hw, c] (nhwc = 1) tensor; scale, shift fp32 [c] */
 cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, const float *shift, void *y,
