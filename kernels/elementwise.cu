@@ -342,12 +342,74 @@ cudaError_t launch_softmax(const void *x, void *y, size_t rows, size_t cols, cud
 }
 
 /* ---------------------------------------------------------------- channel affine
- * x, y [n, c, hw] (nchw) or [n, hw, c] (nhwc); scale, shift fp32 [c]; grid-stride,
- * one element per thread per step (only stands in where cuDNN refuses an op). */
-template <typename T>
+ * x, y [n, c, hw] (nchw) or [n, hw, c] (nhwc); scale, shift fp32 [c]. Stands in where
+ * cuDNN refuses BN or the bias add for a dtype and layout, so it runs at copy bandwidth
+ * like the other passes (bytes = 2·n·c·hw·E): 16-byte vectors, kUnroll of them loaded
+ * per thread before any is used, index math in 32 bits and the channel by fast division
+ * (fck_channel: a multiply-high and a shift, no divide; kernel_logic.h) — per vector
+ * where a vector is one channel or a run of channels (fck_affine_mode), per element
+ * otherwise. Tensors of 2^31 elements or more, or not 16-byte aligned, take the 64-bit
+ * grid-stride kernel after it. */
+template <typename T, int MODE>
 __global__ void __launch_bounds__(kThreads) channel_affine_kernel(const T *__restrict__ x, const float *__restrict__ scale,
                                                                    const float *__restrict__ shift, T *__restrict__ y,
-                                                                   size_t total, size_t c, size_t hw, int nhwc, int relu)
+                                                                   uint32_t total, fck_chanmap cm, int relu)
+{
+    constexpr int V = 16 / sizeof(T);
+    const uint32_t nvec = total / V, nthreads = gridDim.x * blockDim.x;
+    const uint32_t t0 = blockIdx.x * blockDim.x + threadIdx.x;
+    uint4 xv[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) {
+        const uint32_t vi = t0 + (uint32_t)u * nthreads;
+        if (vi < nvec) xv[u] = fck::ld16(x + vi * V);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) {
+        const uint32_t vi = t0 + (uint32_t)u * nthreads, base = vi * V;
+        if (vi >= nvec) continue;
+        float v[V], a[V], b[V];
+        fck::unpack<T>(xv[u], v);
+        if (MODE == FCK_AFFINE_RUN) { /* channels c0..c0+V-1, c0 a multiple of V */
+            const uint32_t c0 = fck_channel(&cm, base);
+#pragma unroll
+            for (int j = 0; j < V; j += 4) {
+                fck::unpack<float>(fck::ld16(scale + c0 + j), a + j);
+                fck::unpack<float>(fck::ld16(shift + c0 + j), b + j);
+            }
+        } else if (MODE == FCK_AFFINE_ONE) {
+            const uint32_t c = fck_channel(&cm, base);
+            const float sc = scale[c], sh = shift[c];
+#pragma unroll
+            for (int j = 0; j < V; j++) a[j] = sc, b[j] = sh;
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                const uint32_t c = fck_channel(&cm, base + j);
+                a[j] = scale[c];
+                b[j] = shift[c];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            v[j] = fmaf(v[j], a[j], b[j]);
+            if (relu) v[j] = fmaxf(v[j], 0.0f);
+        }
+        fck::st16(y + base, fck::pack<T>(v));
+    }
+    const uint32_t ti = nvec * V + t0; /* the last total % V elements */
+    if (ti < total) {
+        const uint32_t c = fck_channel(&cm, ti);
+        float v = fmaf(fck::to_f(x[ti]), scale[c], shift[c]);
+        y[ti] = fck::from_f<T>(relu ? fmaxf(v, 0.0f) : v);
+    }
+}
+
+/* any size and alignment: grid-stride, one element per thread per step, 64-bit index */
+template <typename T>
+__global__ void __launch_bounds__(kThreads) channel_affine64_kernel(const T *__restrict__ x, const float *__restrict__ scale,
+                                                                     const float *__restrict__ shift, T *__restrict__ y,
+                                                                     size_t total, size_t c, size_t hw, int nhwc, int relu)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -362,12 +424,31 @@ template <typename T>
 cudaError_t launch_affine(const void *x, const float *scale, const float *shift, void *y, size_t n, size_t c, size_t hw,
                           int nhwc, int relu, cudaStream_t st)
 {
-    size_t total = n * c * hw;
+    constexpr int V = 16 / sizeof(T);
+    const size_t total = n * c * hw;
     if (total == 0) return cudaSuccess;
-    size_t blocks = (total + kThreads - 1) / kThreads;
-    if (blocks > 65536) blocks = 65536;
-    channel_affine_kernel<T><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x), scale, shift,
-                                                                     static_cast<T *>(y), total, c, hw, nhwc, relu);
+    const bool aligned = (((uintptr_t)x | (uintptr_t)y) & 15) == 0;
+    if (total >= 0x80000000ull || !aligned) {
+        size_t blocks = (total + kThreads - 1) / kThreads;
+        if (blocks > 65536) blocks = 65536;
+        channel_affine64_kernel<T><<<(unsigned)blocks, kThreads, 0, st>>>(
+            static_cast<const T *>(x), scale, shift, static_cast<T *>(y), total, c, hw, nhwc, relu);
+        return cudaGetLastError();
+    }
+    const fck_chanmap cm = fck_chanmap_make((uint32_t)c, (uint32_t)hw, nhwc);
+    const int mode = fck_affine_mode((uint32_t)c, (uint32_t)hw, nhwc, V, (((uintptr_t)scale | (uintptr_t)shift) & 15) == 0);
+    size_t threads = (total / V + kUnroll - 1) / kUnroll;
+    if (threads < (size_t)V) threads = V; /* the tail needs up to V-1 threads */
+    const unsigned blocks = (unsigned)((threads + kThreads - 1) / kThreads);
+    const T *xt = static_cast<const T *>(x);
+    T *yt = static_cast<T *>(y);
+    if (mode == FCK_AFFINE_RUN)
+        channel_affine_kernel<T, FCK_AFFINE_RUN><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, (uint32_t)total, cm, relu);
+    else if (mode == FCK_AFFINE_ONE)
+        channel_affine_kernel<T, FCK_AFFINE_ONE><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, (uint32_t)total, cm, relu);
+    else
+        channel_affine_kernel<T, FCK_AFFINE_EACH><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, (uint32_t)total, cm,
+                                                                               relu);
     return cudaGetLastError();
 }
 
