@@ -467,8 +467,9 @@ __global__ void __launch_bounds__(NT, 1) qk_softmax_kernel(const typename Kind<K
             for (int j = 0; j < NTP; j++) {
                 const int nt = pass * NTP + j, c = j * 8 + 2 * t;
                 if constexpr (Kind<KIND>::HALF) {
-                    uint32_t w0 = KIND == FCK_BF16 ? fck::pack2_bf16(s[nt][0], s[nt][1]) : fck::pack2_f16(s[nt][0], s[nt][1]);
-                    uint32_t w1 = KIND == FCK_BF16 ? fck::pack2_bf16(s[nt][2], s[nt][3]) : fck::pack2_f16(s[nt][2], s[nt][3]);
+                    const bool bf = KIND == FCK_BF16;
+                    uint32_t w0 = bf ? fck::pack2_bf16(s[nt][0], s[nt][1]) : fck::pack2_f16(s[nt][0], s[nt][1]);
+                    uint32_t w1 = bf ? fck::pack2_bf16(s[nt][2], s[nt][3]) : fck::pack2_f16(s[nt][2], s[nt][3]);
                     *reinterpret_cast<uint32_t *>(st + g * G::OS + c) = w0;
                     *reinterpret_cast<uint32_t *>(st + (g + 8) * G::OS + c) = w1;
                 } else {

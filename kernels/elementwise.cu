@@ -351,9 +351,9 @@ cudaError_t launch_softmax(const void *x, void *y, size_t rows, size_t cols, cud
  * otherwise. Tensors of 2^31 elements or more, or not 16-byte aligned, take the 64-bit
  * grid-stride kernel after it. */
 template <typename T, int MODE>
-__global__ void __launch_bounds__(kThreads) channel_affine_kernel(const T *__restrict__ x, const float *__restrict__ scale,
-                                                                   const float *__restrict__ shift, T *__restrict__ y,
-                                                                   uint32_t total, fck_chanmap cm, int relu)
+__global__ void __launch_bounds__(kThreads)
+    channel_affine_kernel(const T *__restrict__ x, const float *__restrict__ scale, const float *__restrict__ shift,
+                          T *__restrict__ y, uint32_t total, fck_chanmap cm, int relu)
 {
     constexpr int V = 16 / sizeof(T);
     const uint32_t nvec = total / V, nthreads = gridDim.x * blockDim.x;
@@ -407,9 +407,9 @@ __global__ void __launch_bounds__(kThreads) channel_affine_kernel(const T *__res
 
 /* any size and alignment: grid-stride, one element per thread per step, 64-bit index */
 template <typename T>
-__global__ void __launch_bounds__(kThreads) channel_affine64_kernel(const T *__restrict__ x, const float *__restrict__ scale,
-                                                                     const float *__restrict__ shift, T *__restrict__ y,
-                                                                     size_t total, size_t c, size_t hw, int nhwc, int relu)
+__global__ void __launch_bounds__(kThreads)
+    channel_affine64_kernel(const T *__restrict__ x, const float *__restrict__ scale, const float *__restrict__ shift,
+                            T *__restrict__ y, size_t total, size_t c, size_t hw, int nhwc, int relu)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -436,19 +436,20 @@ cudaError_t launch_affine(const void *x, const float *scale, const float *shift,
         return cudaGetLastError();
     }
     const fck_chanmap cm = fck_chanmap_make((uint32_t)c, (uint32_t)hw, nhwc);
-    const int mode = fck_affine_mode((uint32_t)c, (uint32_t)hw, nhwc, V, (((uintptr_t)scale | (uintptr_t)shift) & 15) == 0);
+    const bool params_aligned = (((uintptr_t)scale | (uintptr_t)shift) & 15) == 0;
+    const int mode = fck_affine_mode((uint32_t)c, (uint32_t)hw, nhwc, V, params_aligned);
     size_t threads = (total / V + kUnroll - 1) / kUnroll;
     if (threads < (size_t)V) threads = V; /* the tail needs up to V-1 threads */
     const unsigned blocks = (unsigned)((threads + kThreads - 1) / kThreads);
     const T *xt = static_cast<const T *>(x);
     T *yt = static_cast<T *>(y);
+    const uint32_t tot = (uint32_t)total;
     if (mode == FCK_AFFINE_RUN)
-        channel_affine_kernel<T, FCK_AFFINE_RUN><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, (uint32_t)total, cm, relu);
+        channel_affine_kernel<T, FCK_AFFINE_RUN><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, tot, cm, relu);
     else if (mode == FCK_AFFINE_ONE)
-        channel_affine_kernel<T, FCK_AFFINE_ONE><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, (uint32_t)total, cm, relu);
+        channel_affine_kernel<T, FCK_AFFINE_ONE><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, tot, cm, relu);
     else
-        channel_affine_kernel<T, FCK_AFFINE_EACH><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, (uint32_t)total, cm,
-                                                                               relu);
+        channel_affine_kernel<T, FCK_AFFINE_EACH><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, tot, cm, relu);
     return cudaGetLastError();
 }
 
@@ -544,7 +545,9 @@ extern "C" int fck_softmax_rows_describe(fck_dtype dt, size_t cols, char *buf, s
                         "softmax kernel (fusecal): two passes, a warp per row (a row of %zu does not fit in registers: "
                         "%zu at most), %s",
                         cols, fck_softmax_max_cols(p.vec), p.vec > 1 ? "16-byte vectors" : "scalar loads");
-    return snprintf(buf, n, "softmax kernel (fusecal): one read, the row of %zu in the registers of %d threads, %d x %d %s each",
+    return snprintf(buf, n,
+                    "softmax kernel (fusecal): one read, the row of %zu in the registers of %d threads, "
+                    "%d x %d %s each",
                     cols, p.threads, p.nvec, p.vec, p.vec > 1 ? "elements in 16-byte vectors" : "elements");
 }
 

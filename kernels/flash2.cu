@@ -433,7 +433,8 @@ __global__ void __launch_bounds__(F2<KIND, D, false>::NT)
     for (int i = 0; i < CPR; i++) { /* 32 rows x CPR chunks, CPR per lane */
         const int c = lane + 32 * i, r = c / CPR, ch = c % CPR;
         if (qw + r < S)
-            fck::st16(Oh + (size_t)(qw + r) * D + ch * C::EPC, fck::ld16(st + fck_tile_off(r, ch * C::EPC, D, C::EPC, C::MO)));
+            fck::st16(Oh + (size_t)(qw + r) * D + ch * C::EPC,
+                      fck::ld16(st + fck_tile_off(r, ch * C::EPC, D, C::EPC, C::MO)));
     }
 }
 
@@ -563,12 +564,14 @@ __global__ void __launch_bounds__(F2<KIND, D, true>::NT)
             for (int i = 0; i < CPR; i++) {
                 const int c = lane + 32 * i, r = c / CPR, ch = c % CPR, gj = k0 + ch * C::EPC;
                 if (qw + r < S && gj < S)
-                    fck::st16(Ph + (size_t)(qw + r) * S + gj, fck::ld16(st + fck_tile_off(r, ch * C::EPC, C::BC, C::EPC, C::MP)));
+                    fck::st16(Ph + (size_t)(qw + r) * S + gj,
+                              fck::ld16(st + fck_tile_off(r, ch * C::EPC, C::BC, C::EPC, C::MP)));
             }
         } else {
             for (int c = lane; c < 32 * C::BC; c += 32) {
                 const int r = c / C::BC, col = c % C::BC, gj = k0 + col;
-                if (qw + r < S && gj < S) Ph[(size_t)(qw + r) * S + gj] = st[fck_tile_off(r, col, C::BC, C::EPC, C::MP)];
+                if (qw + r < S && gj < S)
+                    Ph[(size_t)(qw + r) * S + gj] = st[fck_tile_off(r, col, C::BC, C::EPC, C::MP)];
             }
         }
     }

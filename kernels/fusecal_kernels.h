@@ -87,7 +87,7 @@ cudaError_t fck_flash_attention_v(fck_attn_kernel kernel, fck_dtype dt, const vo
 cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, void *p, int bh,
                              int s, int d, int causal, cudaStream_t stream);
 /* Tiling, registers, shared memory and blocks per SM of one kernel, for describe():
- * "flash2<bf16,d=128>: 128x64 tiles, 4 warps x 32 rows, 232 regs, 98304 B dynamic smem,
+ * "flash2<bf16,d=128>: 128x32 tiles, 4 warps x 32 rows, 242 regs, 65536 B dynamic smem,
  * 0 B local, 2 blocks/SM" style text; returns its length (snprintf's). */
 int fck_attention_resources_v(fck_attn_kernel kernel, fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
 

@@ -138,7 +138,10 @@ FCK_HD int fck_attn_tile_all_masked(int k0, int causal, int qhi) { return causal
  *                  t = 0..3, columns g = 0..7 in fp32). */
 enum { FCK_SWZ_NONE = 0, FCK_SWZ_ROW8 = 1, FCK_SWZ_ROW4X2 = 2 };
 
-FCK_HD int fck_swz(int r, int mode) { return mode == FCK_SWZ_ROW8 ? (r & 7) : mode == FCK_SWZ_ROW4X2 ? (r & 3) << 1 : 0; }
+FCK_HD int fck_swz(int r, int mode)
+{
+    return mode == FCK_SWZ_ROW8 ? (r & 7) : mode == FCK_SWZ_ROW4X2 ? (r & 3) << 1 : 0;
+}
 
 /* Element offset of (r, col) in a tile of row_elems elements per row, epc elements per
  * 16-byte chunk (4 fp32, 8 bf16/fp16). */
@@ -229,9 +232,11 @@ FCK_CX int fck_ref_stage_cols(int esize) { return esize == 2 ? 64 : 32; }
 FCK_CX int fck_ref_stage_stride(int esize) { return fck_ref_stage_cols(esize) + 8; }
 FCK_CX size_t fck_ref_smem(int esize, int d, int qk_softmax)
 {
-    return qk_softmax ? ((size_t)FCK_REF_BR * fck_ref_qk_stride(esize, d) + 2 * (size_t)FCK_REF_BC * fck_ref_qk_stride(esize, d) +
-                         4 * 16 * (size_t)fck_ref_stage_stride(esize)) * (size_t)esize
-                      : (size_t)FCK_REF_BR * (2 * (size_t)fck_ref_qk_stride(esize, d) + fck_ref_v_stride(d)) * (size_t)esize;
+    const size_t qk = (size_t)fck_ref_qk_stride(esize, d);
+    if (qk_softmax) /* Q, two K buffers, four staging tiles */
+        return ((size_t)FCK_REF_BR * qk + 2 * (size_t)FCK_REF_BC * qk + 4 * 16 * (size_t)fck_ref_stage_stride(esize)) *
+               (size_t)esize;
+    return (size_t)FCK_REF_BR * (2 * qk + (size_t)fck_ref_v_stride(d)) * (size_t)esize; /* Q, K, V */
 }
 
 /* flash2: 128 queries per block, 4 warps of 32 rows (two m16 tiles each), key tiles of

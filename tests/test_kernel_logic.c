@@ -33,7 +33,8 @@ static void test_fastdiv(void)
 {
     const uint32_t top = 0x7fffffffu;
     for (uint32_t d = 1; d <= 3000; d++) {
-        const uint32_t ns[] = {0, 1, d - 1, d, d + 1, 2 * d - 1, top, top - 1, top - d, (top / d) * d, (top / d) * d - 1};
+        const uint32_t ns[] = {0,       1,           d - 1,           d,    d + 1, 2 * d - 1,
+                               top - 1, top - d + 1, (top / d) * d - 1, top, (top / d) * d};
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
             if (ns[i] <= top) check_div(d, ns[i]);
         for (int k = 0; k < 40; k++) check_div(d, rnd32() & top);
@@ -184,7 +185,8 @@ static void test_swizzle_bijective(void)
                         CHECK(off >= r * re && off < (r + 1) * re); /* stays in its row */
                         if (off < 0 || off >= rows * re) continue;
                         hit[off]++;
-                        if (col % epc) CHECK(off == fck_tile_off(r, col - 1, re, epc, modes[mi]) + 1); /* chunks whole */
+                        if (col % epc) /* chunks stay whole */
+                            CHECK(off == fck_tile_off(r, col - 1, re, epc, modes[mi]) + 1);
                     }
                 for (int i = 0; i < rows * re; i++) CHECK(hit[i] == 1);
             }
@@ -249,8 +251,8 @@ static void check_flash2_banks(int esize, int d, int bc, int qks)
             for (int mi = 0; mi < 2; mi++)
                 for (int ks = 0; ks < d / 16; ks++) { /* Q: A fragments */
                     for (int l = 0; l < 32; l++)
-                        a[l] = 2L * fck_tile_off(32 * w + 16 * mi + fck_ldsm_a_row(l), (2 * ks + fck_ldsm_a_chunk(l)) * 8, d,
-                                                 8, mq);
+                        a[l] = 2L * fck_tile_off(32 * w + 16 * mi + fck_ldsm_a_row(l),
+                                                 (2 * ks + fck_ldsm_a_chunk(l)) * 8, d, 8, mq);
                     CHECK_BANKS(a, 16, "ldmatrix Q d %d warp %d mi %d ks %d", d, w, mi, ks);
                 }
         for (int np = 0; np < bc / 16; np++)
@@ -279,8 +281,8 @@ static void check_flash2_banks(int esize, int d, int bc, int qks)
             for (int kk = 0; kk < d / 8; kk++)
                 for (int i = 0; i < 2; i++) { /* K: b[i] at row 8nt + perm(g), column 8kk + t + 4i */
                     for (int l = 0; l < 32; l++)
-                        a[l] = 4L * fck_tile_off(8 * n8 + fck_perm_key(fck_lane_g(l)), 8 * kk + fck_lane_t(l) + 4 * i, d, 4,
-                                                 mq);
+                        a[l] = 4L * fck_tile_off(8 * n8 + fck_perm_key(fck_lane_g(l)), 8 * kk + fck_lane_t(l) + 4 * i,
+                                                 d, 4, mq);
                     CHECK_BANKS(a, 4, "tf32 K d %d nt %d kk %d i %d", d, n8, kk, i);
                 }
         for (int kk = 0; kk < bc / 8; kk++)
@@ -313,9 +315,9 @@ static void check_flash2_banks(int esize, int d, int bc, int qks)
             for (int n8 = 0; n8 < bc / 8; n8++)
                 for (int i = 0; i < 4; i += half ? 2 : 1) {
                     for (int l = 0; l < 32; l++)
-                        a[l] = (long)esize * fck_tile_off(16 * mi + fck_c_row(l, i), 8 * n8 + fck_c_key(l, i, !half), bc,
-                                                          epc, mp);
-                    CHECK_BANKS(a, half ? 4 : 4, "P stage esize %d n8 %d i %d", esize, n8, i);
+                        a[l] = (long)esize * fck_tile_off(16 * mi + fck_c_row(l, i), 8 * n8 + fck_c_key(l, i, !half),
+                                                          bc, epc, mp);
+                    CHECK_BANKS(a, 4, "P stage esize %d n8 %d i %d", esize, n8, i); /* 2 x 16 bits, or 32 bits */
                 }
         const int cpr = bc / epc;
         for (int i = 0; i < 32 * cpr / 32; i++) {
@@ -366,7 +368,8 @@ static void check_ref_banks(int esize, int d)
     }
     for (int j = 0; j < sc / 8; j++)
         for (int h = 0; h < 2; h++) { /* staging: C layout in (2 elements per lane) */
-            for (int l = 0; l < 32; l++) a[l] = (long)esize * ((fck_lane_g(l) + 8 * h) * ss + 8 * j + 2 * fck_lane_t(l));
+            for (int l = 0; l < 32; l++)
+                a[l] = (long)esize * ((fck_lane_g(l) + 8 * h) * ss + 8 * j + 2 * fck_lane_t(l));
             CHECK_BANKS(a, 2 * esize, "ref stage esize %d j %d h %d", esize, j, h);
         }
     const int cpr = sc / epc;
@@ -692,6 +695,12 @@ static void mma8(float c[32][4], const float a[32][4], const float b[32][2])
         }
 }
 
+/* the B fragments of two n-tiles that one ldmatrix.x4 gives: registers 0-1 and 2-3 */
+static void split_b(const reg2 b[32][4], reg2 b01[32][2], reg2 b23[32][2])
+{
+    for (int l = 0; l < 32; l++) b01[l][0] = b[l][0], b01[l][1] = b[l][1], b23[l][0] = b[l][2], b23[l][1] = b[l][3];
+}
+
 enum { EM_D = 64, EM_BC = 32, EM_ROWS = 128 };
 static float em_q[EM_ROWS][EM_D], em_k[EM_BC][EM_D], em_v[EM_BC][EM_D];
 
@@ -726,8 +735,8 @@ static void test_fragments_half(void)
             int addr[32];
             for (int mi = 0; mi < 2; mi++) {
                 for (int l = 0; l < 32; l++)
-                    addr[l] = fck_tile_off(r0 + 16 * mi + fck_ldsm_a_row(l), (2 * ks_ + fck_ldsm_a_chunk(l)) * 8, EM_D, 8,
-                                           FCK_SWZ_ROW8);
+                    addr[l] = fck_tile_off(r0 + 16 * mi + fck_ldsm_a_row(l), (2 * ks_ + fck_ldsm_a_chunk(l)) * 8,
+                                           EM_D, 8, FCK_SWZ_ROW8);
                 ldsm(a[mi], qs, addr, 0);
             }
             for (int np = 0; np < EM_BC / 16; np++) {
@@ -736,7 +745,7 @@ static void test_fragments_half(void)
                     addr[l] = fck_tile_off(16 * np + fck_ldsm_b_row(l), (2 * ks_ + fck_ldsm_b_chunk(l)) * 8, EM_D, 8,
                                            FCK_SWZ_ROW8);
                 ldsm(b, ks, addr, 0);
-                for (int l = 0; l < 32; l++) b01[l][0] = b[l][0], b01[l][1] = b[l][1], b23[l][0] = b[l][2], b23[l][1] = b[l][3];
+                split_b(b, b01, b23);
                 for (int mi = 0; mi < 2; mi++) {
                     mma16(s[mi][2 * np], a[mi], b01);
                     mma16(s[mi][2 * np + 1], a[mi], b23);
@@ -767,7 +776,7 @@ static void test_fragments_half(void)
                     addr[l] = fck_tile_off(16 * j + fck_ldsm_a_row(l), (2 * dp + fck_ldsm_a_chunk(l)) * 8, EM_D, 8,
                                            FCK_SWZ_ROW8);
                 ldsm(b, vs, addr, 1);
-                for (int l = 0; l < 32; l++) b01[l][0] = b[l][0], b01[l][1] = b[l][1], b23[l][0] = b[l][2], b23[l][1] = b[l][3];
+                split_b(b, b01, b23);
                 for (int mi = 0; mi < 2; mi++) {
                     mma16(o[mi][2 * dp], pa[mi], b01);
                     mma16(o[mi][2 * dp + 1], pa[mi], b23);
@@ -832,7 +841,8 @@ static void test_fragments_tf32(void)
                         const int row = r0 + 16 * mi + fck_c_row(l, i), key = 8 * nt + fck_c_key(l, i, 1);
                         float ref = 0.0f;
                         for (int k = 0; k < EM_D; k++) ref += em_q[row][k] * em_k[key][k];
-                        CHECK_MSG(s[mi][nt][l][i] == ref, "tf32 S[%d][%d] = %g, want %g", row, key, s[mi][nt][l][i], ref);
+                        CHECK_MSG(s[mi][nt][l][i] == ref, "tf32 S[%d][%d] = %g, want %g", row, key, s[mi][nt][l][i],
+                                  ref);
                     }
         for (int kk = 0; kk < EM_BC / 8; kk++) { /* pv_tile, tf32: A = {c0, c2, c1, c3}, no shuffles */
             float a[2][32][4];
@@ -864,7 +874,8 @@ static void test_fragments_tf32(void)
                             for (int k = 0; k < EM_D; k++) sk += em_q[row][k] * em_k[key][k];
                             ref += sk * em_v[key][dim];
                         }
-                        CHECK_MSG(o[mi][nt][l][i] == ref, "tf32 O[%d][%d] = %g, want %g", row, dim, o[mi][nt][l][i], ref);
+                        CHECK_MSG(o[mi][nt][l][i] == ref, "tf32 O[%d][%d] = %g, want %g", row, dim, o[mi][nt][l][i],
+                                  ref);
                     }
     }
     /* the permutation: a bijection of each 8-key n-tile, lane t holding keys t and t + 4 */
@@ -902,7 +913,8 @@ static void test_tf32_split(void)
         if (fabs(three - exact) / mag > worst3) worst3 = fabs(three - exact) / mag;
         if (fabs(one - exact) / mag > worst1) worst1 = fabs(one - exact) / mag;
     }
-    CHECK_MSG(worst3 < 4e-7, "3xTF32 worst relative error %.3g", worst3); /* about fp32's 6e-8 plus the dropped small·small */
+    /* about fp32's 6e-8, plus the dropped small·small term */
+    CHECK_MSG(worst3 < 4e-7, "3xTF32 worst relative error %.3g", worst3);
     CHECK_MSG(worst1 > 1e-4, "one tf32 product should lose accuracy (%.3g)", worst1);
     CHECK(tf32_rna(1.0f + 0x1p-11f) == 1.0f + 0x1p-10f); /* ties away from zero */
     CHECK(tf32_rna(1.0f + 0x1p-12f) == 1.0f);
