@@ -15,117 +15,54 @@
  *               three products (small·big + big·small + big·big): about fp32 accuracy
  *               at a third of the tf32 rate, well above plain fp32 FMA.
  *
- * Napkin math (bf16, b=4, h=16, s=4096, d=128): 4·b·h·s²·d = 137 GFLOP; reads Q, K, V
- * (one pass of K/V per 64-query block: 64 blocks·2·4096·128·2 B = 134 MB per head
- * group, mostly from L2) and writes O once. Compute-bound: at ~600 TFLOP/s it would
- * take 0.23 ms; mma.sync reaches roughly half of Hopper's wgmma rate.
+ * Grid: 1-D, bh·ceil(s/64) blocks; fck_attn_block (kernel_logic.h) gives a block its
+ * head and query tile, the query tile varying fastest, so the blocks in flight share a
+ * few heads and read those heads' K and V from L2 (head-fastest order re-streamed every
+ * head's K/V from HBM in every wave: ~2.1 GB instead of 0.13 GB at the shape below);
+ * within a head the last query tile (the most key tiles when causal) starts first.
+ *
+ * Napkin math (bf16, b=4, h=16, s=4096, d=128, non-causal): 4·b·h·s²·d = 549.8 GFLOP;
+ * HBM: Q, K, V read once and O written once, 268 MB; L2 -> SM: every 64-query block
+ * reads its head's K and V, 2·4096·128·2 B = 2 MiB, 8.6 GB in all. Compute-bound: at
+ * ~250 TFLOP/s (64x64 tiles, one m16 tile per warp, single-buffered K/V) about 2.2 ms;
+ * the flash2 kernels (flash2.cu) are the faster design.
  *
  * Softmax: scores scaled by log2(e)/√d and exponentiated with exp2f; each row's max
  * and sum are held by the 4 lanes that share the row and merged with shuffles.
  * Causal: key j > query i is masked; key tiles wholly above the block's last query
  * are skipped (qk_softmax writes their zeros without computing them).
  */
-#include "fusecal_kernels.h"
-#include "kernel_util.cuh"
+#include "attention_common.cuh"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 namespace {
 
-constexpr int BR = 64;  /* queries per block */
-constexpr int BC = 64;  /* keys per tile */
-constexpr int NT = 128; /* threads per block: 4 warps x 16 query rows */
-constexpr float LOG2E = 1.4426950408889634f;
+using namespace fck;
 
-template <int KIND> struct Kind;
-template <> struct Kind<FCK_FP32> { typedef float T; enum { HALF = 0, SPLIT = 1 }; };
-template <> struct Kind<FCK_TF32> { typedef float T; enum { HALF = 0, SPLIT = 0 }; };
-template <> struct Kind<FCK_BF16> { typedef __nv_bfloat16 T; enum { HALF = 1, SPLIT = 0 }; };
-template <> struct Kind<FCK_FP16> { typedef __half T; enum { HALF = 1, SPLIT = 0 }; };
+constexpr int BR = FCK_REF_BR; /* queries per block */
+constexpr int BC = FCK_REF_BC; /* keys per tile */
+constexpr int NT = 128;        /* threads per block: 4 warps x 16 query rows */
 
 /* Shared-memory row strides (elements), padded so that fragment loads are free of
  * bank conflicts: 16 bytes for ldmatrix rows; 4 words for the fp32 Q/K loads (rows
- * g of a warp land 4 banks apart), 8 words for V (rows t of a warp, 8 apart). */
+ * g of a warp land 4 banks apart), 8 words for V (rows t of a warp, 8 apart). The P
+ * staging of qk_softmax: SC columns (fp32: half a tile, written in two passes), rows
+ * 8 elements apart. Sizes in kernel_logic.h (fck_ref_*), checked by the host tests. */
 template <int KIND, int D> struct Geo {
     typedef typename Kind<KIND>::T T;
-    static constexpr int QS = Kind<KIND>::HALF ? D + 8 : D + 4;
+    static constexpr int E = (int)sizeof(T);
+    static constexpr int QS = fck_ref_qk_stride(E, D);
     static constexpr int KS = QS;
-    static constexpr int VS = D + 8;
-    static constexpr int OS = BC + 8; /* staging of a warp's 16 x 64 tile of P */
-    static constexpr size_t flash_smem = (size_t)BR * (QS + KS + VS) * sizeof(T);
-    static constexpr size_t qks_smem = ((size_t)BR * QS + 2 * (size_t)BC * KS + 4 * 16 * (size_t)OS) * sizeof(T);
+    static constexpr int VS = fck_ref_v_stride(D);
+    static constexpr int SC = fck_ref_stage_cols(E);
+    static constexpr int OS = fck_ref_stage_stride(E);
+    static constexpr size_t flash_smem = fck_ref_smem(E, D, 0);
+    static constexpr size_t qks_smem = fck_ref_smem(E, D, 1);
+    static_assert(flash_smem == (size_t)BR * (QS + KS + VS) * sizeof(T), "flash layout");
+    static_assert(qks_smem == ((size_t)BR * QS + 2 * (size_t)BC * KS + 4 * 16 * (size_t)OS) * sizeof(T), "qks layout");
 };
-
-/* ---------------------------------------------------------------- PTX wrappers */
-
-__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-/* 16 bytes global -> shared, asynchronously; zero-filled when !valid */
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool valid)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem),
-                 "r"(valid ? 16 : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-__device__ __forceinline__ void ldsm_x4(uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3, const void *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(smem_u32(p)));
-}
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3, const void *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(smem_u32(p)));
-}
-
-/* c[16x8] += a[16x16]·b[16x8], 16-bit operands */
-template <int KIND>
-__device__ __forceinline__ void mma16(float *c, const uint32_t *a, uint32_t b0, uint32_t b1)
-{
-    if (KIND == FCK_BF16)
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-            "{%0,%1,%2,%3};\n"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    else
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-            "{%0,%1,%2,%3};\n"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-/* c[16x8] += a[16x8]·b[8x8], tf32 operands */
-__device__ __forceinline__ void mma_tf32(float *c, const uint32_t *a, uint32_t b0, uint32_t b1)
-{
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t tf32_rna(float x)
-{
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
-
-/* x as a tf32 pair: big = tf32(x), small = tf32(x - big) */
-__device__ __forceinline__ void tf32_split(float x, uint32_t &big, uint32_t &small)
-{
-    big = tf32_rna(x);
-    small = tf32_rna(x - __uint_as_float(big));
-}
 
 /* c += a·b with tf32 operands (SPLIT: three products of the big/small parts) */
 template <bool SPLIT>
@@ -325,14 +262,14 @@ __device__ __forceinline__ void online_softmax(float (&s)[8][4], float mx0, floa
 }
 
 /* ---------------------------------------------------------------- flash attention
- * grid (bh, ceil(s/64)), 128 threads; the last query tiles (the most work when
- * causal) start first. Per key tile: V's load overlaps QKᵀ, the next K's load
- * overlaps P·V. */
+ * 1-D grid of bh·ntiles blocks (fck_attn_block), 128 threads. Per key tile: V's load
+ * overlaps QKᵀ, the next K's load overlaps P·V. */
 template <int KIND, int D>
 __global__ void __launch_bounds__(NT) flash_kernel(const typename Kind<KIND>::T *__restrict__ Q,
                                                    const typename Kind<KIND>::T *__restrict__ K,
                                                    const typename Kind<KIND>::T *__restrict__ V,
-                                                   typename Kind<KIND>::T *__restrict__ O, int S, float sl2, int causal)
+                                                   typename Kind<KIND>::T *__restrict__ O, int S, int ntiles,
+                                                   float sl2, int causal)
 {
     typedef typename Kind<KIND>::T T;
     typedef Geo<KIND, D> G;
@@ -341,8 +278,10 @@ __global__ void __launch_bounds__(NT) flash_kernel(const typename Kind<KIND>::T 
     T *Ks = Qs + BR * G::QS;
     T *Vs = Ks + BC * G::KS;
 
-    const int q0 = ((int)gridDim.y - 1 - (int)blockIdx.y) * BR;
-    const size_t hoff = (size_t)blockIdx.x * (size_t)S * D;
+    uint32_t head, qt;
+    fck_attn_block(blockIdx.x, (uint32_t)ntiles, &head, &qt);
+    const int q0 = (int)qt * BR;
+    const size_t hoff = (size_t)head * (size_t)S * D;
     const T *Qh = Q + hoff, *Kh = K + hoff, *Vh = V + hoff;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int r0 = warp * 16, qi0 = q0 + r0 + g, qi1 = qi0 + 8;
@@ -424,15 +363,16 @@ __global__ void __launch_bounds__(NT) flash_kernel(const typename Kind<KIND>::T 
 }
 
 /* ---------------------------------------------------------------- QKᵀ + softmax
- * grid (bh, ceil(s/64)), 128 threads. Sweep 1 over the key tiles (K double-buffered)
+ * 1-D grid of bh·ntiles blocks (fck_attn_block), 128 threads. Sweep 1 over the key
+ * tiles (K double-buffered)
  * finds each row's max and sum; sweep 2 recomputes each tile and writes
  * exp2(x - max)/sum through a per-warp staging tile, 16 bytes per store where the
  * row length allows. */
 template <int KIND, int D>
 __global__ void __launch_bounds__(NT, 1) qk_softmax_kernel(const typename Kind<KIND>::T *__restrict__ Q,
                                                         const typename Kind<KIND>::T *__restrict__ K,
-                                                        typename Kind<KIND>::T *__restrict__ P, int S, float sl2,
-                                                        int causal)
+                                                        typename Kind<KIND>::T *__restrict__ P, int S, int ntiles,
+                                                        float sl2, int causal)
 {
     typedef typename Kind<KIND>::T T;
     typedef Geo<KIND, D> G;
@@ -441,10 +381,12 @@ __global__ void __launch_bounds__(NT, 1) qk_softmax_kernel(const typename Kind<K
     T *Kb0 = Qs + BR * G::QS; /* two K buffers, BC * KS apart */
     T *Stage = Qs + BR * G::QS + 2 * BC * G::KS;
 
-    const int q0 = ((int)gridDim.y - 1 - (int)blockIdx.y) * BR;
-    const size_t hoff = (size_t)blockIdx.x * (size_t)S * D;
+    uint32_t head, qt;
+    fck_attn_block(blockIdx.x, (uint32_t)ntiles, &head, &qt);
+    const int q0 = (int)qt * BR;
+    const size_t hoff = (size_t)head * (size_t)S * D;
     const T *Qh = Q + hoff, *Kh = K + hoff;
-    T *Ph = P + (size_t)blockIdx.x * (size_t)S * (size_t)S;
+    T *Ph = P + (size_t)head * (size_t)S * (size_t)S;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int r0 = warp * 16, qi0 = q0 + r0 + g, qi1 = qi0 + 8;
     const int nkt_all = (S + BC - 1) / BC;
@@ -491,7 +433,7 @@ __global__ void __launch_bounds__(NT, 1) qk_softmax_kernel(const typename Kind<K
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    constexpr int EPC = 16 / sizeof(T), CPR = BC / EPC;
+    constexpr int EPC = 16 / sizeof(T);
     const bool vec = ((size_t)S * sizeof(T)) % 16 == 0;
     for (int kt = 0; kt < nkt_all; kt++) {
         const int k0 = kt * BC;
@@ -516,36 +458,43 @@ __global__ void __launch_bounds__(NT, 1) qk_softmax_kernel(const typename Kind<K
 #pragma unroll
             for (int nt = 0; nt < 8; nt++) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
         }
-        /* the warp's 16 x 64 tile through shared memory, then out in rows */
+        /* the warp's 16 x 64 tile through shared memory, SC columns at a time (fp32: two
+         * passes of 32, so that two blocks fit on an SM at d = 128), then out in rows */
+        constexpr int PASSES = BC / G::SC, NTP = G::SC / 8, CPR = G::SC / EPC;
 #pragma unroll
-        for (int nt = 0; nt < 8; nt++) {
-            const int c = nt * 8 + 2 * t;
-            if constexpr (Kind<KIND>::HALF) {
-                uint32_t w0 = KIND == FCK_BF16 ? fck::pack2_bf16(s[nt][0], s[nt][1]) : fck::pack2_f16(s[nt][0], s[nt][1]);
-                uint32_t w1 = KIND == FCK_BF16 ? fck::pack2_bf16(s[nt][2], s[nt][3]) : fck::pack2_f16(s[nt][2], s[nt][3]);
-                *reinterpret_cast<uint32_t *>(st + g * G::OS + c) = w0;
-                *reinterpret_cast<uint32_t *>(st + (g + 8) * G::OS + c) = w1;
+        for (int pass = 0; pass < PASSES; pass++) {
+#pragma unroll
+            for (int j = 0; j < NTP; j++) {
+                const int nt = pass * NTP + j, c = j * 8 + 2 * t;
+                if constexpr (Kind<KIND>::HALF) {
+                    const bool bf = KIND == FCK_BF16;
+                    uint32_t w0 = bf ? fck::pack2_bf16(s[nt][0], s[nt][1]) : fck::pack2_f16(s[nt][0], s[nt][1]);
+                    uint32_t w1 = bf ? fck::pack2_bf16(s[nt][2], s[nt][3]) : fck::pack2_f16(s[nt][2], s[nt][3]);
+                    *reinterpret_cast<uint32_t *>(st + g * G::OS + c) = w0;
+                    *reinterpret_cast<uint32_t *>(st + (g + 8) * G::OS + c) = w1;
+                } else {
+                    *reinterpret_cast<float2 *>(st + g * G::OS + c) = make_float2(s[nt][0], s[nt][1]);
+                    *reinterpret_cast<float2 *>(st + (g + 8) * G::OS + c) = make_float2(s[nt][2], s[nt][3]);
+                }
+            }
+            __syncwarp();
+            const int kc = k0 + pass * G::SC; /* the pass's first key */
+            if (vec) {
+#pragma unroll
+                for (int i = 0; i < 16 * CPR / 32; i++) {
+                    const int c = lane + i * 32, rr = c / CPR, ch = c - rr * CPR;
+                    const int gi = q0 + r0 + rr, gj = kc + ch * EPC;
+                    if (gi < S && gj < S) fck::st16(Ph + (size_t)gi * S + gj, fck::ld16(st + rr * G::OS + ch * EPC));
+                }
             } else {
-                *reinterpret_cast<float2 *>(st + g * G::OS + c) = make_float2(s[nt][0], s[nt][1]);
-                *reinterpret_cast<float2 *>(st + (g + 8) * G::OS + c) = make_float2(s[nt][2], s[nt][3]);
+                for (int c = lane; c < 16 * G::SC; c += 32) {
+                    const int rr = c / G::SC, cc = c - rr * G::SC;
+                    const int gi = q0 + r0 + rr, gj = kc + cc;
+                    if (gi < S && gj < S) Ph[(size_t)gi * S + gj] = st[rr * G::OS + cc];
+                }
             }
+            __syncwarp();
         }
-        __syncwarp();
-        if (vec) {
-#pragma unroll
-            for (int i = 0; i < 16 * CPR / 32; i++) {
-                const int c = lane + i * 32, rr = c / CPR, ch = c - rr * CPR;
-                const int gi = q0 + r0 + rr, gj = k0 + ch * EPC;
-                if (gi < S && gj < S) fck::st16(Ph + (size_t)gi * S + gj, fck::ld16(st + rr * G::OS + ch * EPC));
-            }
-        } else {
-            for (int c = lane; c < 16 * BC; c += 32) {
-                const int rr = c / BC, cc = c - rr * BC;
-                const int gi = q0 + r0 + rr, gj = k0 + cc;
-                if (gi < S && gj < S) Ph[(size_t)gi * S + gj] = st[rr * G::OS + cc];
-            }
-        }
-        __syncwarp();
         if (kt < nkt) {
             cp_async_wait<0>();
             __syncthreads();
@@ -568,12 +517,12 @@ cudaError_t launch_flash(const void *q, const void *k, const void *v, void *o, i
         if (e != cudaSuccess) return e;
         configured = true;
     }
-    dim3 grid((unsigned)bh, (unsigned)((s + BR - 1) / BR));
-    if (grid.y > 65535u) return cudaErrorInvalidValue;
+    const long long blocks = fck_attn_grid_blocks(bh, s, BR);
+    if (blocks < 0) return cudaErrorInvalidValue;
     const float sl2 = LOG2E / sqrtf((float)D);
-    flash_kernel<KIND, D><<<grid, NT, G::flash_smem, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
-                                                               static_cast<const T *>(v), static_cast<T *>(o), s, sl2,
-                                                               causal);
+    flash_kernel<KIND, D><<<(unsigned)blocks, NT, G::flash_smem, stream>>>(
+        static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v), static_cast<T *>(o), s,
+        (s + BR - 1) / BR, sl2, causal);
     return cudaGetLastError();
 }
 
@@ -589,11 +538,11 @@ cudaError_t launch_qks(const void *q, const void *k, void *p, int bh, int s, int
         if (e != cudaSuccess) return e;
         configured = true;
     }
-    dim3 grid((unsigned)bh, (unsigned)((s + BR - 1) / BR));
-    if (grid.y > 65535u) return cudaErrorInvalidValue;
+    const long long blocks = fck_attn_grid_blocks(bh, s, BR);
+    if (blocks < 0) return cudaErrorInvalidValue;
     const float sl2 = LOG2E / sqrtf((float)D);
-    qk_softmax_kernel<KIND, D><<<grid, NT, G::qks_smem, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
-                                                                  static_cast<T *>(p), s, sl2, causal);
+    qk_softmax_kernel<KIND, D><<<(unsigned)blocks, NT, G::qks_smem, stream>>>(
+        static_cast<const T *>(q), static_cast<const T *>(k), static_cast<T *>(p), s, (s + BR - 1) / BR, sl2, causal);
     return cudaGetLastError();
 }
 
@@ -601,19 +550,38 @@ template <int KIND, int D>
 int resources(int qks, char *buf, size_t n)
 {
     cudaFuncAttributes a;
+    const char *name = qks ? "qk_softmax" : "flash";
+    const size_t smem = qks ? Geo<KIND, D>::qks_smem : Geo<KIND, D>::flash_smem;
     cudaError_t e = qks ? cudaFuncGetAttributes(&a, qk_softmax_kernel<KIND, D>)
                         : cudaFuncGetAttributes(&a, flash_kernel<KIND, D>);
-    static const char *const names[] = {"fp32(3xtf32)", "tf32", "bf16", "fp16"};
-    size_t smem = qks ? Geo<KIND, D>::qks_smem : Geo<KIND, D>::flash_smem;
-    if (e != cudaSuccess) return snprintf(buf, n, "%s<%s,d=%d>: attributes unavailable (%s)", qks ? "qk_softmax" : "flash",
-                                          names[KIND], D, cudaGetErrorString(e));
-    return snprintf(buf, n, "%s<%s,d=%d>: %d regs, %zu B dynamic smem, %zu B local", qks ? "qk_softmax" : "flash",
-                    names[KIND], D, a.numRegs, smem, (size_t)a.localSizeBytes);
+    if (e != cudaSuccess)
+        return snprintf(buf, n, "%s<%s,d=%d>: attributes unavailable (%s)", name, kind_name(KIND), D,
+                        cudaGetErrorString(e));
+    int per_sm = 0;
+    if (qks) cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qk_softmax_kernel<KIND, D>, NT, smem);
+    else cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_kernel<KIND, D>, NT, smem);
+    return snprintf(buf, n, "%s<%s,d=%d>: 64x64 tiles, 4 warps x 16 rows, %d regs, %zu B dynamic smem, %zu B local, "
+                    "%d blocks/SM",
+                    name, kind_name(KIND), D, a.numRegs, smem, (size_t)a.localSizeBytes, per_sm);
 }
 
 } // namespace
 
 extern "C" int fck_attention_supports(int d) { return d == 64 || d == 128; }
+
+static const char *const fck_attn_kernel_names[FCK_ATTN_NKERNELS] = {"reference", "flash2"};
+
+extern "C" const char *fck_attention_kernel_name(fck_attn_kernel kernel)
+{
+    return (unsigned)kernel < FCK_ATTN_NKERNELS ? fck_attn_kernel_names[kernel] : NULL;
+}
+
+extern "C" int fck_attention_kernel_parse(const char *name)
+{
+    for (int i = 0; name && i < FCK_ATTN_NKERNELS; i++)
+        if (strcmp(name, fck_attn_kernel_names[i]) == 0) return i;
+    return -1;
+}
 
 #define FCK_DISPATCH(FN, ...)                                                                                          \
     switch (dt) {                                                                                                      \
@@ -623,25 +591,54 @@ extern "C" int fck_attention_supports(int d) { return d == 64 || d == 128; }
     case FCK_FP16: return d == 64 ? FN<FCK_FP16, 64>(__VA_ARGS__) : FN<FCK_FP16, 128>(__VA_ARGS__);                    \
     }
 
+static bool fck_attn_args_ok(fck_attn_kernel kernel, fck_dtype dt, int bh, int s, int d)
+{
+    return (unsigned)kernel < FCK_ATTN_NKERNELS && (unsigned)dt <= FCK_FP16 && fck_attention_supports(d) && bh >= 1 &&
+           s >= 1;
+}
+
+extern "C" cudaError_t fck_flash_attention_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k,
+                                             const void *v, void *o, int bh, int s, int d, int causal,
+                                             cudaStream_t stream)
+{
+    if (!fck_attn_args_ok(kernel, dt, bh, s, d)) return cudaErrorInvalidValue;
+    if (kernel == FCK_ATTN_FLASH2) return fck::flash2_attention(dt, q, k, v, o, bh, s, d, causal, stream);
+    FCK_DISPATCH(launch_flash, q, k, v, o, bh, s, causal, stream)
+    return cudaErrorInvalidValue;
+}
+
+extern "C" cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, void *p,
+                                        int bh, int s, int d, int causal, cudaStream_t stream)
+{
+    if (!fck_attn_args_ok(kernel, dt, bh, s, d)) return cudaErrorInvalidValue;
+    if (kernel == FCK_ATTN_FLASH2) return fck::flash2_qk_softmax(dt, q, k, p, bh, s, d, causal, stream);
+    FCK_DISPATCH(launch_qks, q, k, p, bh, s, causal, stream)
+    return cudaErrorInvalidValue;
+}
+
+extern "C" int fck_attention_resources_v(fck_attn_kernel kernel, fck_dtype dt, int d, int qk_softmax, char *buf,
+                                         size_t n)
+{
+    if (!fck_attn_args_ok(kernel, dt, 1, 1, d)) return snprintf(buf, n, "kernel %d, dtype %d, d=%d unsupported",
+                                                                (int)kernel, (int)dt, d);
+    if (kernel == FCK_ATTN_FLASH2) return fck::flash2_resources(dt, d, qk_softmax, buf, n);
+    FCK_DISPATCH(resources, qk_softmax, buf, n)
+    return snprintf(buf, n, "unknown dtype");
+}
+
 extern "C" cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh,
                                            int s, int d, int causal, cudaStream_t stream)
 {
-    if (!fck_attention_supports(d) || bh < 1 || s < 1) return cudaErrorInvalidValue;
-    FCK_DISPATCH(launch_flash, q, k, v, o, bh, s, causal, stream)
-    return cudaErrorInvalidValue;
+    return fck_flash_attention_v(FCK_ATTN_REFERENCE, dt, q, k, v, o, bh, s, d, causal, stream);
 }
 
 extern "C" cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d,
                                       int causal, cudaStream_t stream)
 {
-    if (!fck_attention_supports(d) || bh < 1 || s < 1) return cudaErrorInvalidValue;
-    FCK_DISPATCH(launch_qks, q, k, p, bh, s, causal, stream)
-    return cudaErrorInvalidValue;
+    return fck_qk_softmax_v(FCK_ATTN_REFERENCE, dt, q, k, p, bh, s, d, causal, stream);
 }
 
 extern "C" int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n)
 {
-    if (!fck_attention_supports(d)) return snprintf(buf, n, "d=%d unsupported", d);
-    FCK_DISPATCH(resources, qk_softmax, buf, n)
-    return snprintf(buf, n, "unknown dtype");
+    return fck_attention_resources_v(FCK_ATTN_REFERENCE, dt, d, qk_softmax, buf, n);
 }

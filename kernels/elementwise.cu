@@ -9,11 +9,13 @@
  * index arithmetic stays out of the per-element path (one division per vector).
  */
 #include "fusecal_kernels.h"
+#include "kernel_logic.h"
 #include "kernel_util.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+#include <stdio.h>
 
 namespace {
 
@@ -151,12 +153,92 @@ cudaError_t dispatch_ew(fck_dtype dt, const EwArgs &a, cudaStream_t st)
 }
 
 /* ---------------------------------------------------------------- row softmax
- * One warp per row of `cols`: a first sweep keeps a running (max, sum of exp) per
- * lane, merged across the warp; a second writes exp(x - max)/sum. The row is read
- * twice, the second time mostly from L1/L2. */
+ * One read and one write per element: the row sits in registers between the two.
+ * Plan (fck_softmax_plan_make, kernel_logic.h): a warp per row up to 1024 columns (8 rows
+ * per 256-thread block), 64 to 1024 threads per row up to 32768, each thread holding at
+ * most 32 elements in 16-byte vectors (16 scalars, up to 16384 columns, where a row is not
+ * a whole number of vectors); past that, the two-pass kernel below.
+ *
+ * Napkin math: bytes = 2·rows·cols·E, so the kernel should run at copy bandwidth. At
+ * b=4, h=16, s=4096 (rows = 262144, cols = 4096, bf16) that is 4.3 GB, ~1.45 ms at the
+ * H100's ~3 TB/s. Reading each row twice (with 64 rows of 8 KiB in flight per SM, 132
+ * SMs: 69 MB, past the 50 MB L2) moved ~6.4 GB. */
+template <typename T, int V, int NV, int TPR>
+__global__ void __launch_bounds__(TPR < 256 ? 256 : TPR)
+    softmax_rows_kernel(const T *__restrict__ x, T *__restrict__ y, size_t rows, int cols)
+{
+    constexpr int RPB = TPR < 256 ? 256 / TPR : 1, NWR = TPR / 32; /* rows per block, warps per row */
+    static_assert(NV * V <= fck_softmax_ept(V) && RPB * NWR <= 32, "softmax plan");
+    __shared__ float red[2][32];
+    const int tr = (int)threadIdx.x % TPR, rb = (int)threadIdx.x / TPR, wr = tr / 32;
+    const size_t row = (size_t)blockIdx.x * RPB + rb;
+    const bool live = row < rows; /* no early exit: the block's barriers need every thread */
+    const T *xr = x + (live ? row : 0) * (size_t)cols;
+    T *yr = y + (live ? row : 0) * (size_t)cols;
+    const float L2E = 1.4426950408889634f;
+
+    float v[NV][V];
+#pragma unroll
+    for (int j = 0; j < NV; j++) { /* every load issued before the first use */
+        const int c = fck_softmax_col(j, tr, TPR, V);
+        if (live && c < cols) {
+            if (V > 1) fck::unpack<T>(fck::ld16(xr + c), v[j]);
+            else v[j][0] = fck::to_f(xr[c]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < V; e++) v[j][e] = -INFINITY;
+        }
+    }
+    float m = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < NV; j++)
+#pragma unroll
+        for (int e = 0; e < V; e++) m = fmaxf(m, v[j][e]);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+    if (NWR > 1) {
+        if ((tr & 31) == 0) red[0][rb * NWR + wr] = m;
+        __syncthreads();
+#pragma unroll
+        for (int w = 0; w < NWR; w++) m = fmaxf(m, red[0][rb * NWR + w]);
+    }
+    const float nb = m == -INFINITY ? 0.0f : -m * L2E; /* a row all -inf gives 0/0 */
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NV; j++)
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            v[j][e] = fck_osm_p(v[j][e], L2E, nb); /* exp(x - max); -inf: 0 */
+            sum += v[j][e];
+        }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    if (NWR > 1) {
+        if ((tr & 31) == 0) red[1][rb * NWR + wr] = sum;
+        __syncthreads();
+        sum = 0.0f;
+#pragma unroll
+        for (int w = 0; w < NWR; w++) sum += red[1][rb * NWR + w];
+    }
+    const float inv = 1.0f / sum;
+#pragma unroll
+    for (int j = 0; j < NV; j++) {
+        const int c = fck_softmax_col(j, tr, TPR, V);
+        if (!live || c >= cols) continue;
+#pragma unroll
+        for (int e = 0; e < V; e++) v[j][e] *= inv;
+        if (V > 1) fck::st16(yr + c, fck::pack<T>(v[j]));
+        else yr[c] = fck::from_f<T>(v[j][0]);
+    }
+}
+
+/* Rows too long for registers (> fck_softmax_max_cols): one warp per row, a first sweep
+ * keeping a running (max, sum of exp) per lane, merged across the warp, a second writing
+ * exp(x - max)/sum. The row is read twice (3·rows·cols·E bytes), the second time mostly
+ * from L2: a row of 32768 bf16 is 64 KiB, and 8 rows per block of 256 threads. */
 template <typename T, bool VEC>
-__global__ void __launch_bounds__(kThreads) softmax_rows_kernel(const T *__restrict__ x, T *__restrict__ y,
-                                                                 size_t rows, size_t cols)
+__global__ void __launch_bounds__(kThreads) softmax_2pass_kernel(const T *__restrict__ x, T *__restrict__ y,
+                                                                  size_t rows, size_t cols)
 {
     constexpr int V = VEC ? 16 / sizeof(T) : 1;
     const size_t row = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -201,29 +283,133 @@ __global__ void __launch_bounds__(kThreads) softmax_rows_kernel(const T *__restr
     }
 }
 
+template <typename T, int V, int NV, int TPR>
+cudaError_t launch_softmax_reg(const void *x, void *y, size_t rows, size_t cols, cudaStream_t st)
+{
+    constexpr int RPB = TPR < 256 ? 256 / TPR : 1;
+    const size_t blocks = (rows + RPB - 1) / RPB;
+    if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
+    softmax_rows_kernel<T, V, NV, TPR><<<(unsigned)blocks, RPB * TPR, 0, st>>>(static_cast<const T *>(x),
+                                                                            static_cast<T *>(y), rows, (int)cols);
+    return cudaGetLastError();
+}
+
+/* a warp per row, NV vectors per lane (the plan's nvec, a power of two) */
+template <typename T, int V, int NV>
+cudaError_t launch_softmax_warp(int nvec, const void *x, void *y, size_t rows, size_t cols, cudaStream_t st)
+{
+    if constexpr (NV * V > fck_softmax_ept(V)) {
+        return cudaErrorInvalidValue;
+    } else {
+        if (nvec == NV) return launch_softmax_reg<T, V, NV, 32>(x, y, rows, cols, st);
+        return launch_softmax_warp<T, V, NV * 2>(nvec, x, y, rows, cols, st);
+    }
+}
+
+template <typename T, int V>
+cudaError_t launch_softmax_plan(const fck_softmax_plan &p, const void *x, void *y, size_t rows, size_t cols,
+                                cudaStream_t st)
+{
+    constexpr int NB = fck_softmax_ept(V) / V; /* vectors per thread past a warp per row */
+    switch (p.threads) {
+    case 32: return launch_softmax_warp<T, V, 1>(p.nvec, x, y, rows, cols, st);
+    case 64: return launch_softmax_reg<T, V, NB, 64>(x, y, rows, cols, st);
+    case 128: return launch_softmax_reg<T, V, NB, 128>(x, y, rows, cols, st);
+    case 256: return launch_softmax_reg<T, V, NB, 256>(x, y, rows, cols, st);
+    case 512: return launch_softmax_reg<T, V, NB, 512>(x, y, rows, cols, st);
+    case 1024: return launch_softmax_reg<T, V, NB, 1024>(x, y, rows, cols, st);
+    }
+    return cudaErrorInvalidValue;
+}
+
 template <typename T>
 cudaError_t launch_softmax(const void *x, void *y, size_t rows, size_t cols, cudaStream_t st)
 {
     if (rows == 0 || cols == 0) return cudaSuccess;
-    size_t blocks = (rows * 32 + kThreads - 1) / kThreads;
+    const fck_softmax_plan p = fck_softmax_plan_make(cols, (int)sizeof(T));
+    if (p.threads > 0)
+        return p.vec > 1 ? launch_softmax_plan<T, 16 / sizeof(T)>(p, x, y, rows, cols, st)
+                         : launch_softmax_plan<T, 1>(p, x, y, rows, cols, st);
+    const size_t blocks = (rows * 32 + kThreads - 1) / kThreads;
     if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
-    bool vec = (cols * sizeof(T)) % 16 == 0;
-    if (vec)
-        softmax_rows_kernel<T, true><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x), static_cast<T *>(y),
-                                                                           rows, cols);
-    else
-        softmax_rows_kernel<T, false><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x),
+    if (p.vec > 1)
+        softmax_2pass_kernel<T, true><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x),
                                                                             static_cast<T *>(y), rows, cols);
+    else
+        softmax_2pass_kernel<T, false><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x),
+                                                                             static_cast<T *>(y), rows, cols);
     return cudaGetLastError();
 }
 
 /* ---------------------------------------------------------------- channel affine
- * x, y [n, c, hw] (nchw) or [n, hw, c] (nhwc); scale, shift fp32 [c]; grid-stride,
- * one element per thread per step (only stands in where cuDNN refuses an op). */
+ * x, y [n, c, hw] (nchw) or [n, hw, c] (nhwc); scale, shift fp32 [c]. Stands in where
+ * cuDNN refuses BN or the bias add for a dtype and layout, so it runs at copy bandwidth
+ * like the other passes (bytes = 2·n·c·hw·E): 16-byte vectors, kUnroll of them loaded
+ * per thread before any is used, index math in 32 bits and the channel by fast division
+ * (fck_channel: a multiply-high and a shift, no divide; kernel_logic.h) — per vector
+ * where a vector is one channel or a run of channels (fck_affine_mode), per element
+ * otherwise. Tensors of 2^31 elements or more, or not 16-byte aligned, take the 64-bit
+ * grid-stride kernel after it. */
+template <typename T, int MODE>
+__global__ void __launch_bounds__(kThreads)
+    channel_affine_kernel(const T *__restrict__ x, const float *__restrict__ scale, const float *__restrict__ shift,
+                          T *__restrict__ y, uint32_t total, fck_chanmap cm, int relu)
+{
+    constexpr int V = 16 / sizeof(T);
+    const uint32_t nvec = total / V, nthreads = gridDim.x * blockDim.x;
+    const uint32_t t0 = blockIdx.x * blockDim.x + threadIdx.x;
+    uint4 xv[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) {
+        const uint32_t vi = t0 + (uint32_t)u * nthreads;
+        if (vi < nvec) xv[u] = fck::ld16(x + vi * V);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) {
+        const uint32_t vi = t0 + (uint32_t)u * nthreads, base = vi * V;
+        if (vi >= nvec) continue;
+        float v[V], a[V], b[V];
+        fck::unpack<T>(xv[u], v);
+        if (MODE == FCK_AFFINE_RUN) { /* channels c0..c0+V-1, c0 a multiple of V */
+            const uint32_t c0 = fck_channel(&cm, base);
+#pragma unroll
+            for (int j = 0; j < V; j += 4) {
+                fck::unpack<float>(fck::ld16(scale + c0 + j), a + j);
+                fck::unpack<float>(fck::ld16(shift + c0 + j), b + j);
+            }
+        } else if (MODE == FCK_AFFINE_ONE) {
+            const uint32_t c = fck_channel(&cm, base);
+            const float sc = scale[c], sh = shift[c];
+#pragma unroll
+            for (int j = 0; j < V; j++) a[j] = sc, b[j] = sh;
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                const uint32_t c = fck_channel(&cm, base + j);
+                a[j] = scale[c];
+                b[j] = shift[c];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            v[j] = fmaf(v[j], a[j], b[j]);
+            if (relu) v[j] = fmaxf(v[j], 0.0f);
+        }
+        fck::st16(y + base, fck::pack<T>(v));
+    }
+    const uint32_t ti = nvec * V + t0; /* the last total % V elements */
+    if (ti < total) {
+        const uint32_t c = fck_channel(&cm, ti);
+        float v = fmaf(fck::to_f(x[ti]), scale[c], shift[c]);
+        y[ti] = fck::from_f<T>(relu ? fmaxf(v, 0.0f) : v);
+    }
+}
+
+/* any size and alignment: grid-stride, one element per thread per step, 64-bit index */
 template <typename T>
-__global__ void __launch_bounds__(kThreads) channel_affine_kernel(const T *__restrict__ x, const float *__restrict__ scale,
-                                                                   const float *__restrict__ shift, T *__restrict__ y,
-                                                                   size_t total, size_t c, size_t hw, int nhwc, int relu)
+__global__ void __launch_bounds__(kThreads)
+    channel_affine64_kernel(const T *__restrict__ x, const float *__restrict__ scale, const float *__restrict__ shift,
+                            T *__restrict__ y, size_t total, size_t c, size_t hw, int nhwc, int relu)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -238,12 +424,32 @@ template <typename T>
 cudaError_t launch_affine(const void *x, const float *scale, const float *shift, void *y, size_t n, size_t c, size_t hw,
                           int nhwc, int relu, cudaStream_t st)
 {
-    size_t total = n * c * hw;
+    constexpr int V = 16 / sizeof(T);
+    const size_t total = n * c * hw;
     if (total == 0) return cudaSuccess;
-    size_t blocks = (total + kThreads - 1) / kThreads;
-    if (blocks > 65536) blocks = 65536;
-    channel_affine_kernel<T><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x), scale, shift,
-                                                                     static_cast<T *>(y), total, c, hw, nhwc, relu);
+    const bool aligned = (((uintptr_t)x | (uintptr_t)y) & 15) == 0;
+    if (total >= 0x80000000ull || !aligned) {
+        size_t blocks = (total + kThreads - 1) / kThreads;
+        if (blocks > 65536) blocks = 65536;
+        channel_affine64_kernel<T><<<(unsigned)blocks, kThreads, 0, st>>>(
+            static_cast<const T *>(x), scale, shift, static_cast<T *>(y), total, c, hw, nhwc, relu);
+        return cudaGetLastError();
+    }
+    const fck_chanmap cm = fck_chanmap_make((uint32_t)c, (uint32_t)hw, nhwc);
+    const bool params_aligned = (((uintptr_t)scale | (uintptr_t)shift) & 15) == 0;
+    const int mode = fck_affine_mode((uint32_t)c, (uint32_t)hw, nhwc, V, params_aligned);
+    size_t threads = (total / V + kUnroll - 1) / kUnroll;
+    if (threads < (size_t)V) threads = V; /* the tail needs up to V-1 threads */
+    const unsigned blocks = (unsigned)((threads + kThreads - 1) / kThreads);
+    const T *xt = static_cast<const T *>(x);
+    T *yt = static_cast<T *>(y);
+    const uint32_t tot = (uint32_t)total;
+    if (mode == FCK_AFFINE_RUN)
+        channel_affine_kernel<T, FCK_AFFINE_RUN><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, tot, cm, relu);
+    else if (mode == FCK_AFFINE_ONE)
+        channel_affine_kernel<T, FCK_AFFINE_ONE><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, tot, cm, relu);
+    else
+        channel_affine_kernel<T, FCK_AFFINE_EACH><<<blocks, kThreads, 0, st>>>(xt, scale, shift, yt, tot, cm, relu);
     return cudaGetLastError();
 }
 
@@ -328,6 +534,21 @@ extern "C" cudaError_t fck_softmax_rows(fck_dtype dt, const void *x, void *y, si
     case FCK_FP16: return launch_softmax<__half>(x, y, rows, cols, stream);
     }
     return cudaErrorInvalidValue;
+}
+
+extern "C" int fck_softmax_rows_describe(fck_dtype dt, size_t cols, char *buf, size_t n)
+{
+    const int esize = dt == FCK_BF16 || dt == FCK_FP16 ? 2 : 4;
+    const fck_softmax_plan p = fck_softmax_plan_make(cols, esize);
+    if (p.threads == 0)
+        return snprintf(buf, n,
+                        "softmax kernel (fusecal): two passes, a warp per row (a row of %zu does not fit in registers: "
+                        "%zu at most), %s",
+                        cols, fck_softmax_max_cols(p.vec), p.vec > 1 ? "16-byte vectors" : "scalar loads");
+    return snprintf(buf, n,
+                    "softmax kernel (fusecal): one read, the row of %zu in the registers of %d threads, "
+                    "%d x %d %s each",
+                    cols, p.threads, p.nvec, p.vec, p.vec > 1 ? "elements in 16-byte vectors" : "elements");
 }
 
 extern "C" cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, const float *shift, void *y,

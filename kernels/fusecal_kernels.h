@@ -37,32 +37,65 @@ cudaError_t fck_gelu_tanh(fck_dtype dt, const void *x, void *y, size_t n, cudaSt
 /* S' = S·scale, and -inf where key j > query i when causal   S, S' [bh, s, s] */
 cudaError_t fck_scale_mask(fck_dtype dt, const void *x, void *y, size_t bh, size_t s, float scale, int causal,
                            cudaStream_t stream);
-/* P = softmax(S) along rows, one warp per row (-inf entries give 0)   [rows, cols] */
+/* P = softmax(S) along rows (-inf entries give 0)   [rows, cols]. Each row is read once
+ * and kept in registers (a warp per row up to 1024 columns (512 where a row is not a
+ * whole number of 16-byte vectors), up to 1024 threads per row up to 32768 (16384));
+ * longer rows take a two-pass kernel that reads them twice. */
 cudaError_t fck_softmax_rows(fck_dtype dt, const void *x, void *y, size_t rows, size_t cols, cudaStream_t stream);
+/* What fck_softmax_rows runs for rows of `cols`, for describe(): "softmax kernel
+ * (fusecal): one read, the row of 4096 in the registers of 128 threads, 4 x 8 elements in
+ * 16-byte vectors each", or the two-pass kernel and why; returns the length (snprintf's). */
+int fck_softmax_rows_describe(fck_dtype dt, size_t cols, char *buf, size_t n);
 /* y = x·scale[c] + shift[c], then max(·, 0) when relu; c the channel of the element
- * in an [n, c, hw] (nhwc = 0) or [n, hw, c] (nhwc = 1) tensor; scale, shift fp32 [c] */
+ * in an [n, c, hw] (nhwc = 0) or [n, hw, c] (nhwc = 1) tensor; scale, shift fp32 [c].
+ * 16-byte vectors and 32-bit index math below 2^31 elements (x, y 16-byte aligned); a
+ * scalar 64-bit loop otherwise. */
 cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, const float *shift, void *y,
                                size_t n, size_t c, size_t hw, int nhwc, int relu, cudaStream_t stream);
 
 /* ---------------------------------------------------------------- attention
  * Q, K, V, O [bh, s, d]; P [bh, s, s]. Heads of dimension d = 64 or 128 (others:
- * cudaErrorInvalidValue; see fck_attention_supports). Tiles of 64 queries x 64
- * keys, one warp per 16 query rows. Tensor cores: mma.sync m16n8k16 (bf16, fp16)
- * and m16n8k8 (tf32: operands rounded to tf32; fp32: three tf32 products of the
- * split operands, big·big + big·small + small·big, accurate to about fp32). */
+ * cudaErrorInvalidValue; see fck_attention_supports). Tensor cores: mma.sync m16n8k16
+ * (bf16, fp16) and m16n8k8 (tf32: operands rounded to tf32; fp32: three tf32 products
+ * of the split operands, big·big + big·small + small·big, accurate to about fp32).
+ * Grid: one block per (head, query tile), query tile fastest, in a 1-D grid of at most
+ * 2^31 - 1 blocks.
+ *
+ * Two designs, chosen by fck_attn_kernel:
+ *   FCK_ATTN_REFERENCE  64 queries x 64 keys per tile, 4 warps of 16 query rows, K and V
+ *                       single-buffered (flash). The default.
+ *   FCK_ATTN_FLASH2     FlashAttention-2 class: 128 queries per block, 4 warps of 32 rows
+ *                       (two m16 tiles each), K/V double-buffered with cp.async and one
+ *                       barrier per key tile, swizzled shared memory, outputs staged
+ *                       through shared memory and written in 16-byte stores. */
+typedef enum { FCK_ATTN_REFERENCE = 0, FCK_ATTN_FLASH2 = 1 } fck_attn_kernel;
+#define FCK_ATTN_NKERNELS 2
 
+/* "reference" or "flash2" (the name a record gives the kernel); NULL out of range. */
+const char *fck_attention_kernel_name(fck_attn_kernel kernel);
+/* The fck_attn_kernel named `name` (as fck_attention_kernel_name gives it), or -1. */
+int fck_attention_kernel_parse(const char *name);
 /* Whether the attention kernels take head dimension d. */
 int fck_attention_supports(int d);
+
 /* O = softmax(Q·Kᵀ/√d)·V with an online softmax; the s x s matrix never leaves
  * registers. */
-cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh, int s,
-                                int d, int causal, cudaStream_t stream);
+cudaError_t fck_flash_attention_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, const void *v,
+                                  void *o, int bh, int s, int d, int causal, cudaStream_t stream);
 /* P = softmax(Q·Kᵀ/√d) in one kernel: a first sweep over the key tiles finds each
  * row's max and sum, a second recomputes the tiles and writes only P (0 where masked). */
+cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, void *p, int bh,
+                             int s, int d, int causal, cudaStream_t stream);
+/* Tiling, registers, shared memory and blocks per SM of one kernel, for describe():
+ * "flash2<bf16,d=128>: 128x32 tiles, 4 warps x 32 rows, 242 regs, 65536 B dynamic smem,
+ * 0 B local, 2 blocks/SM" style text; returns its length (snprintf's). */
+int fck_attention_resources_v(fck_attn_kernel kernel, fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
+
+/* The same with FCK_ATTN_REFERENCE. */
+cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh, int s,
+                                int d, int causal, cudaStream_t stream);
 cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d, int causal,
                            cudaStream_t stream);
-/* Static shared memory and registers of the attention kernels, for describe():
- * writes "flash<bf16,d=128>: 168 regs, 52224 B smem" style text; returns its length. */
 int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- utilities */

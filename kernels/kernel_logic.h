@@ -1,0 +1,337 @@
+/* kernel_logic.h — the index maps, tile bounds, launch plans and softmax arithmetic of
+ * fusecal's kernels, written once in C so that nvcc compiles them into the kernels
+ * (as __host__ __device__ functions) and the host tests (tests/test_kernel_logic.c)
+ * run the very same code on a CPU.
+ *
+ * No CUDA header here: plain C11 or C++17, integers and <math.h>.
+ */
+#ifndef FCK_KERNEL_LOGIC_H
+#define FCK_KERNEL_LOGIC_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define FCK_HD static __host__ __device__ __forceinline__
+#define FCK_CX static constexpr __host__ __device__ __forceinline__
+#elif defined(__cplusplus)
+#define FCK_HD static inline
+#define FCK_CX static constexpr inline
+#else
+#define FCK_HD static inline
+#define FCK_CX static inline
+#endif
+
+/* ================================================================ fast division
+ * n / d for 0 <= n < 2^31 and 1 <= d < 2^31 by a multiply and a shift:
+ *   s = ceil(log2 d), mul = ceil(2^(31+s) / d) (< 2^32), n / d = (n·mul) >> (31 + s).
+ * Exact: with mul·d = 2^(31+s) + e, 0 <= e < d <= 2^s, n·mul / 2^(31+s) = n/d + n·e/(d·2^(31+s))
+ * and n·e/2^(31+s) < 2^31·d/2^(31+s) <= 1, so the error stays below the 1/d gap to the next
+ * integer. On the GPU: one 32x32->64 multiply and a shift, no divide. */
+typedef struct {
+    uint32_t d, mul, shift;
+} fck_fastdiv;
+
+FCK_HD fck_fastdiv fck_fastdiv_make(uint32_t d)
+{
+    fck_fastdiv f;
+    uint32_t s = 0;
+    while (s < 31 && (1u << s) < d) s++;
+    f.d = d;
+    f.shift = 31 + s;
+    f.mul = (uint32_t)((((uint64_t)1 << (31 + s)) + d - 1) / d);
+    return f;
+}
+FCK_HD uint32_t fck_div(fck_fastdiv f, uint32_t n) { return (uint32_t)(((uint64_t)n * f.mul) >> f.shift); }
+FCK_HD uint32_t fck_mod(fck_fastdiv f, uint32_t n) { return n - fck_div(f, n) * f.d; }
+
+/* ================================================================ channel of an element
+ * x [n, c, hw] (nchw) or [n, hw, c] (nhwc), flat index i < 2^31: the channel of element i,
+ * (i / hw) mod c or i mod c, by fast division. by_hw is unused for nhwc. */
+typedef struct {
+    fck_fastdiv by_c, by_hw;
+    int nhwc;
+} fck_chanmap;
+
+FCK_HD fck_chanmap fck_chanmap_make(uint32_t c, uint32_t hw, int nhwc)
+{
+    fck_chanmap m;
+    m.by_c = fck_fastdiv_make(c);
+    m.by_hw = fck_fastdiv_make(hw);
+    m.nhwc = nhwc;
+    return m;
+}
+FCK_HD uint32_t fck_channel(const fck_chanmap *m, uint32_t i)
+{
+    return fck_mod(m->by_c, m->nhwc ? i : fck_div(m->by_hw, i));
+}
+
+/* How fck_channel_affine reads scale and shift for a 16-byte vector of vec elements
+ * starting at a multiple of vec: FCK_AFFINE_RUN when the vector holds vec consecutive
+ * channels (nhwc, c a multiple of vec; scale and shift 16-byte aligned: vector loads),
+ * FCK_AFFINE_ONE when it lies in one channel (nchw, hw a multiple of vec: one channel
+ * per vector), FCK_AFFINE_EACH otherwise (each element's own channel). */
+enum { FCK_AFFINE_EACH = 0, FCK_AFFINE_RUN = 1, FCK_AFFINE_ONE = 2 };
+FCK_HD int fck_affine_mode(uint32_t c, uint32_t hw, int nhwc, int vec, int params_aligned)
+{
+    if (nhwc) return c % (uint32_t)vec == 0 && params_aligned ? FCK_AFFINE_RUN : FCK_AFFINE_EACH;
+    return hw % (uint32_t)vec == 0 ? FCK_AFFINE_ONE : FCK_AFFINE_EACH;
+}
+
+/* ================================================================ attention grid
+ * One block per (head, query tile), a 1-D grid of bh·ntiles blocks (ntiles = ceil(s/br)).
+ * The query tile varies fastest, so the blocks running at once share a few heads and
+ * read those heads' K and V from L2 instead of every head's from HBM; within a head
+ * the last query tile (the most key tiles under a causal mask) comes first, so the
+ * long blocks start early and the short ones fill the tail. */
+FCK_HD void fck_attn_block(uint32_t block, uint32_t ntiles, uint32_t *head, uint32_t *qtile)
+{
+    uint32_t h = block / ntiles; /* one divide per block */
+    *head = h;
+    *qtile = ntiles - 1 - (block - h * ntiles);
+}
+
+/* Blocks of the grid, or -1 when there would be more than a 1-D grid takes (2^31 - 1). */
+FCK_HD long long fck_attn_grid_blocks(long long bh, long long s, int br)
+{
+    long long n = bh * ((s + br - 1) / br);
+    return bh < 1 || s < 1 || n > 0x7fffffffLL ? -1 : n;
+}
+
+/* Key tiles (of bc keys) that a query tile [q0, q0 + br) must visit: every tile with a
+ * key < s; under a causal mask only those with a key <= the tile's last real query. */
+FCK_HD int fck_attn_key_tiles(int q0, int br, int bc, int s, int causal)
+{
+    int all = (s + bc - 1) / bc;
+    if (!causal) return all;
+    int qlast = (q0 + br < s ? q0 + br : s) - 1;
+    int n = qlast / bc + 1;
+    return n < all ? n : all;
+}
+
+/* Whether key kj is masked for query qi: past the sequence, or after the query (causal). */
+FCK_HD int fck_attn_masked(int kj, int qi, int s, int causal) { return kj >= s || (causal && kj > qi); }
+
+/* Whether any key of [k0, k0 + bc) is masked for some query in [qlo, ...): the tile
+ * reaches past s, or (causal) past qlo. Tiles for which this is 0 skip the mask. */
+FCK_HD int fck_attn_tile_needs_mask(int k0, int bc, int s, int causal, int qlo)
+{
+    return k0 + bc > s || (causal && k0 + bc - 1 > qlo);
+}
+
+/* Whether every key of a tile starting at k0 is masked for every query <= qhi (causal):
+ * the rows of a warp that ends at qhi contribute nothing and skip the tile. */
+FCK_HD int fck_attn_tile_all_masked(int k0, int causal, int qhi) { return causal && k0 > qhi; }
+
+/* ================================================================ shared-memory layouts
+ * A tile in shared memory is rows of 16-byte chunks, a multiple of 8 chunks (128 bytes)
+ * per row. Chunk c of row r is stored at chunk c ^ x(r) of the same row, x(r) < 8, so
+ * the map is a bijection of each row onto itself. Banks are 4 bytes wide, 32 of them,
+ * so a chunk's banks are fixed by its position mod 8 and the swizzle spreads the
+ * accesses of one instruction over all 32 banks:
+ *   FCK_SWZ_ROW8   x(r) = r & 7: eight consecutive rows, one column of chunks, hit eight
+ *                  positions (ldmatrix phases; the m16n8k8 A and B-of-Kᵀ fragments,
+ *                  rows g = 0..7 at one column t).
+ *   FCK_SWZ_ROW4X2 x(r) = 2·(r & 3): four consecutive rows, two adjacent chunks (2j,
+ *                  2j + 1), hit eight positions (the m16n8k8 B fragment of V: rows
+ *                  t = 0..3, columns g = 0..7 in fp32). */
+enum { FCK_SWZ_NONE = 0, FCK_SWZ_ROW8 = 1, FCK_SWZ_ROW4X2 = 2 };
+
+FCK_HD int fck_swz(int r, int mode)
+{
+    return mode == FCK_SWZ_ROW8 ? (r & 7) : mode == FCK_SWZ_ROW4X2 ? (r & 3) << 1 : 0;
+}
+
+/* Element offset of (r, col) in a tile of row_elems elements per row, epc elements per
+ * 16-byte chunk (4 fp32, 8 bf16/fp16). */
+FCK_HD int fck_tile_off(int r, int col, int row_elems, int epc, int mode)
+{
+    int c = col / epc;
+    return r * row_elems + ((c ^ fck_swz(r, mode)) * epc) + (col - c * epc);
+}
+
+/* Copying a tile of rows of cpr chunks with nt threads (nt a multiple of cpr): copy i of
+ * thread tid takes chunk tid % cpr of row tid / cpr + i·(nt / cpr) — consecutive threads
+ * take consecutive chunks of a row (coalesced, and eight of them fill eight distinct
+ * bank groups under any of the swizzles), and a thread's row advances by a constant, so
+ * its addresses are one base plus immediates. */
+FCK_HD int fck_copy_row(int tid, int i, int nt, int cpr) { return tid / cpr + i * (nt / cpr); }
+FCK_HD int fck_copy_chunk(int tid, int cpr) { return tid % cpr; }
+
+/* ================================================================ mma.sync fragments
+ * Lane l of a warp is (g, t) = (l / 4, l % 4). PTX ISA layouts, fp32 accumulators:
+ *   C/D 16x8 (both shapes)  c[i]: row g + 8·(i / 2), column 2t + i % 2
+ *   m16n8k16 A 16x16        a[i] (two 16-bit halves each): row g + 8·(i % 2),
+ *                           columns 2t + 8·(i / 2) + {0, 1}
+ *   m16n8k16 B 16x8         b[i]: rows (k) 2t + 8·i + {0, 1}, column (n) g
+ *   m16n8k8 tf32 A 16x8     a[i]: row g + 8·(i % 2), column t + 4·(i / 2)
+ *   m16n8k8 tf32 B 8x8      b[i]: row (k) t + 4·i, column (n) g
+ * ldmatrix .x4 reads four 8x8 16-bit matrices; lanes 8j..8j+7 give the row addresses of
+ * matrix j, and register j of lane l receives row l / 4, columns 2(l % 4) + {0, 1} of
+ * matrix j (.trans: rows 2(l % 4) + {0, 1} of column l / 4). */
+FCK_HD int fck_lane_g(int lane) { return lane >> 2; }
+FCK_HD int fck_lane_t(int lane) { return lane & 3; }
+
+/* ldmatrix.x4 addresses, "A order": matrices (rows 0-7, chunk 0), (rows 8-15, chunk 0),
+ * (rows 0-7, chunk 1), (rows 8-15, chunk 1) of a 16-row, 2-chunk block — the A operand of
+ * m16n8k16 from a row-major [m][k] tile, and with .trans the B operand of two n-tiles from
+ * a row-major [k][n] tile (V). */
+FCK_HD int fck_ldsm_a_row(int lane) { return lane & 15; }
+FCK_HD int fck_ldsm_a_chunk(int lane) { return lane >> 4; }
+/* "B order": (rows 0-7, chunk 0), (rows 0-7, chunk 1), (rows 8-15, chunk 0), (rows 8-15,
+ * chunk 1) — the B operand of two n-tiles (b0, b1 of n-tile 0, then of n-tile 1) from a
+ * row-major [n][k] tile (K for Q·Kᵀ). */
+FCK_HD int fck_ldsm_b_row(int lane) { return (lane & 7) | ((lane >> 4) << 3); }
+FCK_HD int fck_ldsm_b_chunk(int lane) { return (lane >> 3) & 1; }
+
+/* Column of C element i in lane l. With perm (the tf32 path), the keys of each 8-key
+ * n-tile are permuted: C column c holds key (c / 2) + 4·(c % 2), so lane t holds keys t
+ * and t + 4 — exactly the A fragment of m16n8k8 for P·V (a[0] = c[0], a[1] = c[2],
+ * a[2] = c[1], a[3] = c[3]), and P goes to the tensor cores without shuffles. Q·Kᵀ
+ * then reads K row fck_perm_key(g) for B column g. */
+FCK_HD int fck_c_row(int lane, int i) { return fck_lane_g(lane) + 8 * (i >> 1); }
+FCK_HD int fck_c_col(int lane, int i) { return 2 * fck_lane_t(lane) + (i & 1); }
+FCK_HD int fck_perm_key(int c) { return (c >> 1) + ((c & 1) << 2); }
+FCK_HD int fck_c_key(int lane, int i, int perm) { return perm ? fck_perm_key(fck_c_col(lane, i)) : fck_c_col(lane, i); }
+
+/* ================================================================ online softmax
+ * Scores are kept raw (Q·Kᵀ, unscaled); sl2 = log2(e)/√d turns them into the exponent
+ * base 2, so p = exp2(s·sl2 − m·sl2) = exp(s/√d − max/√d) is one FMA and one exp2.
+ *
+ * fck_osm_step: the running max m of a row meets a tile whose row max is mx (all lanes
+ * of the row agree on both): m becomes max(m, mx); returns alpha = exp2((m_old − m)·sl2),
+ * the factor for the row's old sum and output accumulators, and sets *nb = −m·sl2 for
+ * fck_osm_p. A row with every score so far masked (m = −inf) takes 0 as its base, so
+ * masked scores give p = 0 and alpha = 0 instead of NaN. */
+FCK_HD float fck_osm_step(float *m, float mx, float sl2, float *nb)
+{
+    float mn = fmaxf(*m, mx);
+    float b = mn == -INFINITY ? 0.0f : mn * sl2;
+    float alpha = exp2f(*m * sl2 - b);
+    *m = mn;
+    *nb = -b;
+    return alpha;
+}
+FCK_HD float fck_osm_p(float s, float sl2, float nb) { return exp2f(fmaf(s, sl2, nb)); }
+
+/* ================================================================ attention tilings
+ * Shared memory in bytes of each kernel, for the launch and for the host tests that
+ * check how many blocks fit on an SM. esize: 4 (fp32, tf32) or 2 (bf16, fp16); split:
+ * fp32's 3xTF32 path.
+ *
+ * reference: 64 queries x 64 keys, rows padded (16 bytes for 16-bit kinds; fp32: Q and
+ * K 4 words, V 8 words), one K and one V buffer (flash) or two K buffers and four
+ * 16-row staging tiles of P (qk_softmax), 64 columns wide for 16-bit kinds and 32 for
+ * fp32 (written in two halves), each row padded by 8 elements. */
+#define FCK_REF_BR 64
+#define FCK_REF_BC 64
+FCK_CX int fck_ref_qk_stride(int esize, int d) { return esize == 2 ? d + 8 : d + 4; }
+FCK_CX int fck_ref_v_stride(int d) { return d + 8; }
+FCK_CX int fck_ref_stage_cols(int esize) { return esize == 2 ? 64 : 32; }
+FCK_CX int fck_ref_stage_stride(int esize) { return fck_ref_stage_cols(esize) + 8; }
+FCK_CX size_t fck_ref_smem(int esize, int d, int qk_softmax)
+{
+    const size_t qk = (size_t)fck_ref_qk_stride(esize, d);
+    if (qk_softmax) /* Q, two K buffers, four staging tiles */
+        return ((size_t)FCK_REF_BR * qk + 2 * (size_t)FCK_REF_BC * qk + 4 * 16 * (size_t)fck_ref_stage_stride(esize)) *
+               (size_t)esize;
+    return (size_t)FCK_REF_BR * (2 * qk + (size_t)fck_ref_v_stride(d)) * (size_t)esize; /* Q, K, V */
+}
+
+/* flash2: 128 queries per block, 4 warps of 32 rows (two m16 tiles each), key tiles of
+ * fck_f2_bc keys (as many as the registers allow beside O's accumulators: flash2.cu),
+ * rows swizzled rather than padded. flash: Q once, K and V double-buffered; fp32 keeps Q
+ * split into big and small tf32 parts (two Q buffers), done once per block; the O tile
+ * is staged over each warp's own Q rows. qk_softmax: K double-buffered; the P tiles
+ * (32 rows x bc per warp) are staged over each warp's own Q rows where Q's fragments live
+ * in registers (16-bit kinds), beside Q otherwise; fp32 splits Q's fragments once per key
+ * tile and k-step (not per n-tile), keeping Q single so that two blocks fit on an SM at
+ * d = 128. */
+#define FCK_F2_BR 128
+#define FCK_F2_WARPS 4
+FCK_CX int fck_f2_bc(int esize, int split, int d, int qk_softmax)
+{
+    if (qk_softmax) return esize == 2 ? 64 : 32;
+    if (esize == 2) return d == 64 ? 64 : 32;
+    return split ? (d == 64 ? 32 : 16) : (d == 64 ? 64 : 32);
+}
+/* Whether Q is kept split in shared memory (fp32 flash). */
+FCK_CX int fck_f2_q_split(int split, int qk_softmax) { return split && !qk_softmax; }
+FCK_CX size_t fck_f2_smem(int esize, int split, int d, int qk_softmax)
+{
+    size_t q = (size_t)FCK_F2_BR * (size_t)d * (size_t)esize * (fck_f2_q_split(split, qk_softmax) ? 2 : 1);
+    size_t kv = 2 * (size_t)fck_f2_bc(esize, split, d, qk_softmax) * (size_t)d * (size_t)esize;
+    if (!qk_softmax) return q + 2 * kv;
+    size_t stage = (size_t)FCK_F2_BR * (size_t)fck_f2_bc(esize, split, d, 1) * (size_t)esize;
+    return (esize == 2 ? (q > stage ? q : stage) : q + stage) + kv;
+}
+
+/* Blocks of `threads` threads using smem bytes of shared memory and regs registers per
+ * thread (0: not known, no bound) that fit on one SM of compute capability 9.0: 228 KiB
+ * of shared memory (1 KiB of it reserved per block), 64 Ki registers (allocated per warp
+ * in units of 256), 2048 threads, 32 blocks. */
+FCK_CX int fck_sm90_blocks_per_sm(size_t smem, int threads, int regs)
+{
+    int by_smem = (int)((size_t)228 * 1024 / (smem + 1024));
+    int warps = (threads + 31) / 32;
+    int regs_warp = ((regs * 32 + 255) / 256) * 256;
+    int by_regs = regs > 0 ? 65536 / (regs_warp * warps) : 32;
+    int by_threads = 2048 / threads;
+    int n = by_smem < by_regs ? by_smem : by_regs;
+    n = n < by_threads ? n : by_threads;
+    return n < 32 ? n : 32;
+}
+
+/* ================================================================ row softmax plan
+ * fck_softmax_rows reads each row once: the row sits in registers, `threads` threads per
+ * row, each holding nvec vectors of vec elements, at most fck_softmax_ept(vec) elements
+ * (32 in 16-byte vectors; 16 as scalars, whose addresses and bounds take registers too:
+ * 1024 threads leave 64 registers each). vec is 16 bytes' worth where a row is a whole
+ * number of 16-byte vectors, else 1. A warp takes a row of up to 32·ept elements (8 rows
+ * per 256-thread block); longer rows take 64 to 1024 threads; rows beyond 1024·ept
+ * (fck_softmax_max_cols) cannot sit in the registers of one block and take the two-pass
+ * kernel (threads = 0 in the plan). */
+#define FCK_SOFTMAX_MAX_THREADS 1024
+typedef struct {
+    int threads; /* per row; 0: two passes */
+    int vec;     /* elements per vector */
+    int nvec;    /* vectors per thread */
+} fck_softmax_plan;
+
+FCK_CX int fck_softmax_ept(int vec) { return vec > 1 ? 32 : 16; }
+FCK_HD size_t fck_softmax_max_cols(int vec) { return (size_t)FCK_SOFTMAX_MAX_THREADS * (size_t)fck_softmax_ept(vec); }
+
+FCK_HD fck_softmax_plan fck_softmax_plan_make(size_t cols, int esize)
+{
+    fck_softmax_plan p;
+    p.vec = (cols * (size_t)esize) % 16 == 0 ? 16 / esize : 1;
+    p.threads = 0;
+    p.nvec = 0;
+    const size_t ept = (size_t)fck_softmax_ept(p.vec);
+    if (cols == 0 || cols > fck_softmax_max_cols(p.vec)) return p;
+    if (cols <= 32 * ept) {
+        p.threads = 32;
+        p.nvec = 1;
+        while ((size_t)32 * p.nvec * p.vec < cols) p.nvec *= 2;
+        return p;
+    }
+    p.nvec = (int)ept / p.vec;
+    p.threads = 64;
+    while ((size_t)p.threads * ept < cols) p.threads *= 2;
+    return p;
+}
+/* First column of vector j of thread tr (of `threads` per row): the threads of a row read
+ * consecutive vectors, so each load instruction of a warp covers 32 adjacent vectors. */
+FCK_HD int fck_softmax_col(int j, int tr, int threads, int vec) { return (j * threads + tr) * vec; }
+/* Rows of one block: 256 threads' worth for narrow rows, one row from 256 threads up. */
+FCK_HD int fck_softmax_rows_per_block(int threads) { return threads < 256 ? 256 / threads : 1; }
+
+/* ================================================================ napkin math */
+/* FLOPs of attention, 2·s²·d for Q·Kᵀ and as many for P·V per head, the s x s matrix
+ * counted whole (a causal kernel skips about half of it). */
+FCK_HD double fck_attention_flops(double bh, double s, double d) { return 4.0 * bh * s * s * d; }
+/* Bytes a one-read softmax moves: each element read once and written once. */
+FCK_HD double fck_softmax_bytes(double rows, double cols, int esize) { return 2.0 * rows * cols * esize; }
+
+#endif

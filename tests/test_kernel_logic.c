@@ -1,0 +1,944 @@
+/* test_kernel_logic.c — the index maps, tile bounds, launch plans and softmax arithmetic
+ * of fusecal's CUDA kernels (kernels/kernel_logic.h), run on the CPU: the same functions
+ * the kernels call, checked by brute force, against float64 references, and through an
+ * emulation of ldmatrix and mma.sync built from the PTX ISA's fragment layouts. */
+#include "kernel_logic.h"
+#include "test.h"
+
+#include <stdint.h>
+
+/* ---------------------------------------------------------------- helpers */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd32(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 11);
+}
+static double rnd_unit(void) { return (rnd32() & 0xffffff) / 16777216.0; } /* [0, 1) */
+static int rnd_int(int lo, int hi) { return lo + (int)(rnd32() % (uint32_t)(hi - lo + 1)); }
+
+/* ---------------------------------------------------------------- fast division */
+
+static void check_div(uint32_t d, uint32_t n)
+{
+    fck_fastdiv f = fck_fastdiv_make(d);
+    uint32_t q = fck_div(f, n), r = fck_mod(f, n);
+    CHECK_MSG(q == n / d && r == n % d, "%u / %u: got %u rem %u", n, d, q, r);
+}
+
+static void test_fastdiv(void)
+{
+    const uint32_t top = 0x7fffffffu;
+    for (uint32_t d = 1; d <= 3000; d++) {
+        const uint32_t ns[] = {0,       1,           d - 1,           d,    d + 1, 2 * d - 1,
+                               top - 1, top - d + 1, (top / d) * d - 1, top, (top / d) * d};
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            if (ns[i] <= top) check_div(d, ns[i]);
+        for (int k = 0; k < 40; k++) check_div(d, rnd32() & top);
+    }
+    for (int s = 0; s < 31; s++) { /* powers of two and their neighbours */
+        const uint32_t p = 1u << s;
+        const uint32_t ds[] = {p, p + 1, p - 1 ? p - 1 : 1, p + p / 3};
+        for (size_t i = 0; i < 4; i++) {
+            if (ds[i] < 1 || ds[i] > top) continue;
+            check_div(ds[i], top);
+            check_div(ds[i], ds[i]);
+            check_div(ds[i], ds[i] - 1);
+            for (int k = 0; k < 200; k++) check_div(ds[i], rnd32() & top);
+        }
+    }
+    for (int k = 0; k < 200000; k++) {
+        const uint32_t d = 1 + (rnd32() & top) % (1u << rnd_int(1, 31));
+        check_div(d, rnd32() & top);
+    }
+}
+
+/* every element of small tensors: the channel by fast division, and which elements a
+ * vector's scale/shift loads assume (fck_affine_mode) */
+static void test_channel_map(void)
+{
+    const int vecs[] = {4, 8};
+    for (int nhwc = 0; nhwc < 2; nhwc++)
+        for (uint32_t c = 1; c <= 20; c++)
+            for (uint32_t hw = 1; hw <= 20; hw++) {
+                const uint32_t n = 3, total = n * c * hw;
+                fck_chanmap cm = fck_chanmap_make(c, hw, nhwc);
+                for (uint32_t i = 0; i < total; i++) {
+                    const uint32_t want = nhwc ? i % c : (i / hw) % c;
+                    CHECK_MSG(fck_channel(&cm, i) == want, "nhwc=%d c=%u hw=%u i=%u", nhwc, c, hw, i);
+                }
+                for (int vi = 0; vi < 2; vi++) {
+                    const int v = vecs[vi];
+                    const int mode = fck_affine_mode(c, hw, nhwc, v, 1);
+                    for (uint32_t base = 0; base + (uint32_t)v <= total; base += (uint32_t)v) {
+                        const uint32_t c0 = fck_channel(&cm, base);
+                        for (int j = 0; j < v; j++) {
+                            const uint32_t cj = nhwc ? (base + j) % c : ((base + j) / hw) % c;
+                            if (mode == FCK_AFFINE_RUN) CHECK(cj == c0 + (uint32_t)j && c0 % (uint32_t)v == 0);
+                            if (mode == FCK_AFFINE_ONE) CHECK(cj == c0);
+                        }
+                    }
+                }
+                CHECK(fck_affine_mode(c, hw, 1, 4, 0) == FCK_AFFINE_EACH); /* unaligned scale: per element */
+            }
+    fck_chanmap big = fck_chanmap_make(2048, 3136, 0); /* resnet-like, 32 x 2048 x 56 x 56 / 2^31 */
+    for (int k = 0; k < 100000; k++) {
+        uint32_t i = rnd32() & 0x7fffffffu;
+        CHECK(fck_channel(&big, i) == (i / 3136) % 2048);
+    }
+}
+
+/* ---------------------------------------------------------------- attention grid */
+
+static void test_attn_grid(void)
+{
+    for (uint32_t nt = 1; nt <= 40; nt++)
+        for (uint32_t heads = 1; heads <= 6; heads++) {
+            int seen[6][40] = {{0}};
+            uint32_t prev_h = 0, prev_t = 0;
+            for (uint32_t b = 0; b < heads * nt; b++) {
+                uint32_t h, t;
+                fck_attn_block(b, nt, &h, &t);
+                CHECK(h < heads && t < nt);
+                if (h >= heads || t >= nt) continue;
+                seen[h][t]++;
+                if (b > 0) { /* query tile fastest, heads in order, last tile first within a head */
+                    CHECK(h == prev_h || h == prev_h + 1);
+                    if (h == prev_h) CHECK(t + 1 == prev_t);
+                    else CHECK(prev_t == 0 && t == nt - 1);
+                } else {
+                    CHECK(h == 0 && t == nt - 1);
+                }
+                prev_h = h;
+                prev_t = t;
+            }
+            for (uint32_t h = 0; h < heads; h++)
+                for (uint32_t t = 0; t < nt; t++) CHECK(seen[h][t] == 1);
+        }
+    CHECK(fck_attn_grid_blocks(64, 4096, 128) == 64 * 32);
+    CHECK(fck_attn_grid_blocks(70000, 4096, 64) == 70000LL * 64); /* past the old 65535 of grid.y */
+    CHECK(fck_attn_grid_blocks(1, 100, 64) == 2);
+    CHECK(fck_attn_grid_blocks(1LL << 20, 1LL << 17, 64) == -1); /* 2^31 blocks */
+    CHECK(fck_attn_grid_blocks((1LL << 20) - 1, 1LL << 17, 64) == ((1LL << 20) - 1) * 2048);
+    CHECK(fck_attn_grid_blocks(0, 10, 64) == -1 && fck_attn_grid_blocks(3, 0, 64) == -1);
+}
+
+/* Brute force over sequences, tiles and masks: every unmasked (query, key) lies in a visited
+ * key tile; unvisited tiles hold no unmasked pair; tiles that skip the mask hold no masked
+ * pair; a warp skips only tiles that are masked for all its rows. */
+static void test_attn_tiles(void)
+{
+    const int brs[] = {64, 128}, bcs[] = {16, 32, 64, 128};
+    for (int s = 1; s <= 300; s += (s < 140 ? 1 : 7))
+        for (int bi = 0; bi < 2; bi++)
+            for (int ci = 0; ci < 4; ci++)
+                for (int causal = 0; causal < 2; causal++) {
+                    const int br = brs[bi], bc = bcs[ci];
+                    for (int q0 = 0; q0 < s; q0 += br) {
+                        const int nkt = fck_attn_key_tiles(q0, br, bc, s, causal);
+                        const int qend = q0 + br < s ? q0 + br : s;
+                        CHECK(nkt >= 1 && nkt <= (s + bc - 1) / bc);
+                        for (int kt = 0; kt < (s + bc - 1) / bc; kt++) {
+                            const int k0 = kt * bc;
+                            int any_unmasked = 0;
+                            for (int qi = q0; qi < qend; qi++)
+                                for (int kj = k0; kj < k0 + bc; kj++) {
+                                    const int masked = fck_attn_masked(kj, qi, s, causal);
+                                    CHECK(masked == (kj >= s || (causal && kj > qi)));
+                                    any_unmasked |= !masked;
+                                    if (masked) CHECK(fck_attn_tile_needs_mask(k0, bc, s, causal, q0));
+                                }
+                            CHECK_MSG((kt < nkt) == any_unmasked, "s=%d br=%d bc=%d causal=%d q0=%d kt=%d nkt=%d", s,
+                                      br, bc, causal, q0, kt, nkt);
+                            for (int w0 = q0; w0 < qend; w0 += 32) { /* warps of 32 rows */
+                                const int qhi = w0 + 31;
+                                if (!fck_attn_tile_all_masked(k0, causal, qhi)) continue;
+                                for (int qi = w0; qi <= qhi && qi < s; qi++)
+                                    for (int kj = k0; kj < k0 + bc; kj++) CHECK(fck_attn_masked(kj, qi, s, causal));
+                                /* and the rows past s as well: they are computed, never stored */
+                                CHECK(k0 > qhi);
+                            }
+                        }
+                    }
+                }
+}
+
+/* ---------------------------------------------------------------- shared-memory layouts */
+
+static void test_swizzle_bijective(void)
+{
+    const int modes[] = {FCK_SWZ_NONE, FCK_SWZ_ROW8, FCK_SWZ_ROW4X2};
+    const int rows_elems[] = {32, 64, 128}, epcs[] = {4, 8};
+    for (int mi = 0; mi < 3; mi++)
+        for (int ri = 0; ri < 3; ri++)
+            for (int ei = 0; ei < 2; ei++) {
+                const int re = rows_elems[ri], epc = epcs[ei], rows = 40;
+                if (re / epc < 8) continue; /* rows of at least 8 chunks */
+                static unsigned char hit[40 * 128];
+                memset(hit, 0, sizeof hit);
+                for (int r = 0; r < rows; r++)
+                    for (int col = 0; col < re; col++) {
+                        const int off = fck_tile_off(r, col, re, epc, modes[mi]);
+                        CHECK(off >= r * re && off < (r + 1) * re); /* stays in its row */
+                        if (off < 0 || off >= rows * re) continue;
+                        hit[off]++;
+                        if (col % epc) /* chunks stay whole */
+                            CHECK(off == fck_tile_off(r, col - 1, re, epc, modes[mi]) + 1);
+                    }
+                for (int i = 0; i < rows * re; i++) CHECK(hit[i] == 1);
+            }
+}
+
+/* Shared-memory wavefronts of one warp-wide access: lanes with a byte address each (or -1,
+ * inactive), `width` bytes per lane. 4-byte accesses are served per warp, 8-byte per
+ * half-warp, 16-byte (and each 8x8 matrix of ldmatrix) per quarter-warp; within one, the
+ * distinct 4-byte words that fall in one of the 32 banks are served one after another.
+ * Returns the worst count (1: no conflict). */
+static int bank_degree(const long addr[32], int width)
+{
+    const int group = width == 4 ? 32 : width == 8 ? 16 : 8;
+    int worst = 1;
+    for (int g0 = 0; g0 < 32; g0 += group) {
+        long words[32][32];
+        int nw[32] = {0};
+        for (int l = g0; l < g0 + group; l++) {
+            if (addr[l] < 0) continue;
+            for (int k = 0; k < width / 4; k++) {
+                const long w = addr[l] / 4 + k;
+                const int b = (int)(w % 32);
+                int dup = 0;
+                for (int i = 0; i < nw[b]; i++) dup |= words[b][i] == w;
+                if (!dup) words[b][nw[b]++] = w;
+                if (nw[b] > worst) worst = nw[b];
+            }
+        }
+    }
+    return worst;
+}
+
+#define CHECK_BANKS(addr, width, what, ...)                                                                           \
+    do {                                                                                                          \
+        int deg_ = bank_degree(addr, width);                                                                      \
+        CHECK_MSG(deg_ == 1, "%d-way bank conflict: " what, deg_, __VA_ARGS__);                                   \
+    } while (0)
+
+/* The flash2 layouts (kernels/flash2.cu) for one element size, head dimension and key tile:
+ * the cp.async fills, every fragment load and the staging of O and P. */
+static void check_flash2_banks(int esize, int d, int bc, int qks)
+{
+    const int epc = 16 / esize, nt = 128, half = esize == 2;
+    const int mq = FCK_SWZ_ROW8, mv = half ? FCK_SWZ_ROW8 : FCK_SWZ_ROW4X2, mo = mv, mp = FCK_SWZ_ROW8;
+    long a[32];
+    /* cp.async fills of Q (128 rows), K and V (bc rows) */
+    const int fills[][2] = {{128, mq}, {bc, mq}, {bc, mv}};
+    for (int f = 0; f < 3; f++) {
+        const int cpr = d / epc, n = fills[f][0] * cpr / nt;
+        for (int w = 0; w < 4; w++)
+            for (int i = 0; i < n; i++) {
+                for (int l = 0; l < 32; l++) {
+                    const int tid = 32 * w + l;
+                    a[l] = (long)fck_tile_off(fck_copy_row(tid, i, nt, cpr), fck_copy_chunk(tid, cpr) * epc, d, epc,
+                                              fills[f][1]) * esize;
+                }
+                CHECK_BANKS(a, 16, "fill %d esize %d d %d warp %d i %d", f, esize, d, w, i);
+            }
+    }
+    if (half) {
+        for (int w = 0; w < 4; w++)
+            for (int mi = 0; mi < 2; mi++)
+                for (int ks = 0; ks < d / 16; ks++) { /* Q: A fragments */
+                    for (int l = 0; l < 32; l++)
+                        a[l] = 2L * fck_tile_off(32 * w + 16 * mi + fck_ldsm_a_row(l),
+                                                 (2 * ks + fck_ldsm_a_chunk(l)) * 8, d, 8, mq);
+                    CHECK_BANKS(a, 16, "ldmatrix Q d %d warp %d mi %d ks %d", d, w, mi, ks);
+                }
+        for (int np = 0; np < bc / 16; np++)
+            for (int ks = 0; ks < d / 16; ks++) { /* K: B fragments */
+                for (int l = 0; l < 32; l++)
+                    a[l] = 2L * fck_tile_off(16 * np + fck_ldsm_b_row(l), (2 * ks + fck_ldsm_b_chunk(l)) * 8, d, 8, mq);
+                CHECK_BANKS(a, 16, "ldmatrix K d %d np %d ks %d", d, np, ks);
+            }
+        for (int j = 0; j < bc / 16; j++)
+            for (int dp = 0; dp < d / 16; dp++) { /* V: .trans */
+                for (int l = 0; l < 32; l++)
+                    a[l] = 2L * fck_tile_off(16 * j + fck_ldsm_a_row(l), (2 * dp + fck_ldsm_a_chunk(l)) * 8, d, 8, mv);
+                CHECK_BANKS(a, 16, "ldmatrix.trans V d %d j %d dp %d", d, j, dp);
+            }
+    } else {
+        for (int w = 0; w < 4; w++)
+            for (int mi = 0; mi < 2; mi++)
+                for (int kk = 0; kk < d / 8; kk++)
+                    for (int i = 0; i < 4; i++) { /* Q: a[i] at row g + 8(i%2), column t + 4(i/2) */
+                        for (int l = 0; l < 32; l++)
+                            a[l] = 4L * fck_tile_off(32 * w + 16 * mi + fck_lane_g(l) + 8 * (i & 1),
+                                                     8 * kk + fck_lane_t(l) + 4 * (i >> 1), d, 4, mq);
+                        CHECK_BANKS(a, 4, "tf32 Q d %d mi %d kk %d i %d", d, mi, kk, i);
+                    }
+        for (int n8 = 0; n8 < bc / 8; n8++)
+            for (int kk = 0; kk < d / 8; kk++)
+                for (int i = 0; i < 2; i++) { /* K: b[i] at row 8nt + perm(g), column 8kk + t + 4i */
+                    for (int l = 0; l < 32; l++)
+                        a[l] = 4L * fck_tile_off(8 * n8 + fck_perm_key(fck_lane_g(l)), 8 * kk + fck_lane_t(l) + 4 * i,
+                                                 d, 4, mq);
+                    CHECK_BANKS(a, 4, "tf32 K d %d nt %d kk %d i %d", d, n8, kk, i);
+                }
+        for (int kk = 0; kk < bc / 8; kk++)
+            for (int n8 = 0; n8 < d / 8; n8++)
+                for (int i = 0; i < 2; i++) { /* V: b[i] at row 8kk + t + 4i, column 8nt + g */
+                    for (int l = 0; l < 32; l++)
+                        a[l] = 4L * fck_tile_off(8 * kk + fck_lane_t(l) + 4 * i, 8 * n8 + fck_lane_g(l), d, 4, mv);
+                    CHECK_BANKS(a, 4, "tf32 V d %d kk %d nt %d i %d", d, kk, n8, i);
+                }
+    }
+    if (!qks) { /* O staging over the warp's rows of Q: C layout in, whole rows out */
+        for (int mi = 0; mi < 2; mi++)
+            for (int i = 0; i < d / 8; i++)
+                for (int h = 0; h < 2; h++) {
+                    for (int l = 0; l < 32; l++)
+                        a[l] = (long)esize *
+                               fck_tile_off(16 * mi + fck_lane_g(l) + 8 * h, 8 * i + 2 * fck_lane_t(l), d, epc, mo);
+                    CHECK_BANKS(a, 2 * esize, "O stage d %d mi %d i %d h %d", d, mi, i, h);
+                }
+        const int cpr = d / epc;
+        for (int i = 0; i < cpr; i++) {
+            for (int l = 0; l < 32; l++) {
+                const int c = l + 32 * i;
+                a[l] = (long)esize * fck_tile_off(c / cpr, (c % cpr) * epc, d, epc, mo);
+            }
+            CHECK_BANKS(a, 16, "O read-out d %d i %d", d, i);
+        }
+    } else { /* P staging: 32 rows x bc per warp */
+        for (int mi = 0; mi < 2; mi++)
+            for (int n8 = 0; n8 < bc / 8; n8++)
+                for (int i = 0; i < 4; i += half ? 2 : 1) {
+                    for (int l = 0; l < 32; l++)
+                        a[l] = (long)esize * fck_tile_off(16 * mi + fck_c_row(l, i), 8 * n8 + fck_c_key(l, i, !half),
+                                                          bc, epc, mp);
+                    CHECK_BANKS(a, 4, "P stage esize %d n8 %d i %d", esize, n8, i); /* 2 x 16 bits, or 32 bits */
+                }
+        const int cpr = bc / epc;
+        for (int i = 0; i < 32 * cpr / 32; i++) {
+            for (int l = 0; l < 32; l++) {
+                const int c = l + 32 * i;
+                a[l] = (long)esize * fck_tile_off(c / cpr, (c % cpr) * epc, bc, epc, mp);
+            }
+            CHECK_BANKS(a, 16, "P read-out esize %d i %d", esize, i);
+        }
+    }
+}
+
+/* The reference kernels' padded rows (kernels/attention.cu): the same fragment maps on
+ * row strides fck_ref_qk_stride / fck_ref_v_stride / fck_ref_stage_stride. */
+static void check_ref_banks(int esize, int d)
+{
+    const int epc = 16 / esize, half = esize == 2;
+    const int qs = fck_ref_qk_stride(esize, d), vs = fck_ref_v_stride(d);
+    const int ss = fck_ref_stage_stride(esize), sc = fck_ref_stage_cols(esize);
+    long a[32];
+    for (int w = 0; w < 4; w++)
+        for (int i = 0; i < 64 * (d / epc) / 128; i++) { /* fills: chunk c = tid + 128 i */
+            for (int l = 0; l < 32; l++) {
+                const int c = 32 * w + l + 128 * i, cpr = d / epc;
+                a[l] = (long)esize * ((c / cpr) * qs + (c % cpr) * epc);
+            }
+            CHECK_BANKS(a, 16, "ref fill esize %d d %d", esize, d);
+        }
+    if (half) {
+        for (int ks = 0; ks < d / 16; ks++) {
+            for (int l = 0; l < 32; l++) a[l] = 2L * (fck_ldsm_a_row(l) * qs + (2 * ks + fck_ldsm_a_chunk(l)) * 8);
+            CHECK_BANKS(a, 16, "ref ldmatrix Q d %d ks %d", d, ks);
+            for (int l = 0; l < 32; l++) a[l] = 2L * (fck_ldsm_b_row(l) * qs + (2 * ks + fck_ldsm_b_chunk(l)) * 8);
+            CHECK_BANKS(a, 16, "ref ldmatrix K d %d ks %d", d, ks);
+            for (int l = 0; l < 32; l++) a[l] = 2L * (fck_ldsm_a_row(l) * vs + (2 * ks + fck_ldsm_a_chunk(l)) * 8);
+            CHECK_BANKS(a, 16, "ref ldmatrix.trans V d %d ks %d", d, ks);
+        }
+    } else {
+        for (int i = 0; i < 4; i++) {
+            for (int l = 0; l < 32; l++)
+                a[l] = 4L * ((fck_lane_g(l) + 8 * (i & 1)) * qs + fck_lane_t(l) + 4 * (i >> 1));
+            CHECK_BANKS(a, 4, "ref tf32 Q/K d %d i %d", d, i);
+        }
+        for (int i = 0; i < 2; i++) {
+            for (int l = 0; l < 32; l++) a[l] = 4L * ((fck_lane_t(l) + 4 * i) * vs + fck_lane_g(l));
+            CHECK_BANKS(a, 4, "ref tf32 V d %d i %d", d, i);
+        }
+    }
+    for (int j = 0; j < sc / 8; j++)
+        for (int h = 0; h < 2; h++) { /* staging: C layout in (2 elements per lane) */
+            for (int l = 0; l < 32; l++)
+                a[l] = (long)esize * ((fck_lane_g(l) + 8 * h) * ss + 8 * j + 2 * fck_lane_t(l));
+            CHECK_BANKS(a, 2 * esize, "ref stage esize %d j %d h %d", esize, j, h);
+        }
+    const int cpr = sc / epc;
+    for (int i = 0; i < 16 * cpr / 32; i++) {
+        for (int l = 0; l < 32; l++) {
+            const int c = l + 32 * i;
+            a[l] = (long)esize * ((c / cpr) * ss + (c % cpr) * epc);
+        }
+        CHECK_BANKS(a, 16, "ref stage read-out esize %d i %d", esize, i);
+    }
+}
+
+static void test_bank_conflicts(void)
+{
+    const int ds[] = {64, 128};
+    for (int di = 0; di < 2; di++) {
+        const int d = ds[di];
+        for (int split = 0; split < 2; split++) {
+            check_flash2_banks(4, d, fck_f2_bc(4, split, d, 0), 0);
+            check_flash2_banks(4, d, fck_f2_bc(4, split, d, 1), 1);
+        }
+        check_flash2_banks(2, d, fck_f2_bc(2, 0, d, 0), 0);
+        check_flash2_banks(2, d, fck_f2_bc(2, 0, d, 1), 1);
+        check_ref_banks(4, d);
+        check_ref_banks(2, d);
+    }
+    /* the checker itself: two rows 128 bytes apart in one quarter-warp conflict */
+    long a[32];
+    for (int l = 0; l < 32; l++) a[l] = 16L * l;
+    CHECK(bank_degree(a, 16) == 1);
+    a[1] = 128;
+    CHECK(bank_degree(a, 16) == 2);
+    for (int l = 0; l < 32; l++) a[l] = 4L * 33 * l; /* a column of a 33-word-wide array */
+    CHECK(bank_degree(a, 4) == 1);
+    for (int l = 0; l < 32; l++) a[l] = 4L * 32 * l; /* ... of a 32-word-wide one */
+    CHECK(bank_degree(a, 4) == 32);
+}
+
+/* ---------------------------------------------------------------- shared memory and occupancy */
+
+static void test_smem_budget(void)
+{
+    const size_t max_block = 227 * 1024;
+    const int ds[] = {64, 128};
+    for (int di = 0; di < 2; di++) {
+        const int d = ds[di];
+        for (int qks = 0; qks < 2; qks++) {
+            for (int split = 0; split < 2; split++) {
+                const size_t s4 = fck_f2_smem(4, split, d, qks);
+                CHECK_MSG(s4 <= max_block, "flash2 fp32 split=%d d=%d qks=%d: %zu B", split, d, qks, s4);
+                CHECK(fck_f2_bc(4, split, d, qks) % 16 == 0 && fck_f2_bc(4, split, d, qks) >= 16);
+            }
+            const size_t s2 = fck_f2_smem(2, 0, d, qks);
+            CHECK(s2 <= max_block);
+            CHECK_MSG(fck_sm90_blocks_per_sm(s2, 128, 0) >= 2, "flash2 16-bit d=%d qks=%d: %zu B", d, qks, s2);
+            CHECK(fck_ref_smem(2, d, qks) <= max_block && fck_ref_smem(4, d, qks) <= max_block);
+        }
+        /* the P staging of 16-bit qk_softmax fits in a warp's rows of Q */
+        CHECK(fck_f2_bc(2, 0, d, 1) <= d);
+    }
+    /* the reference qk_softmax, fp32 d=128: two blocks per SM (it was one) */
+    CHECK(fck_ref_smem(4, 128, 1) == (64 * 132 + 2 * 64 * 132 + 4 * 16 * 40) * 4);
+    CHECK(fck_sm90_blocks_per_sm(fck_ref_smem(4, 128, 1), 128, 158) >= 2);
+    /* flash2 bf16 d=128 with ptxas's 242 registers: two blocks, bound by registers */
+    CHECK(fck_f2_smem(2, 0, 128, 0) == 128 * 128 * 2 + 4 * 32 * 128 * 2);
+    CHECK(fck_sm90_blocks_per_sm(fck_f2_smem(2, 0, 128, 0), 128, 242) == 2);
+    /* fp32 flash keeps Q twice (big and small parts) */
+    CHECK(fck_f2_smem(4, 1, 128, 0) == 2 * 128 * 128 * 4 + 4 * 16 * 128 * 4);
+    /* the occupancy helper */
+    CHECK(fck_sm90_blocks_per_sm(1024, 1024, 32) == 2);
+    CHECK(fck_sm90_blocks_per_sm(100 * 1024, 128, 64) == 2);
+    CHECK(fck_sm90_blocks_per_sm(1024, 256, 255) == 1);
+}
+
+/* ---------------------------------------------------------------- softmax arithmetic */
+
+/* p[j] = softmax(x·scale)[j] over n entries, in float64 */
+static void softmax_ref(const double *x, int n, double scale, double *p)
+{
+    double m = -INFINITY, s = 0.0;
+    for (int j = 0; j < n; j++)
+        if (x[j] > m) m = x[j];
+    for (int j = 0; j < n; j++) s += (p[j] = exp((x[j] - m) * scale));
+    for (int j = 0; j < n; j++) p[j] /= s;
+}
+
+/* The online softmax of the flash kernels as one query row sees it: key tiles of bc keys,
+ * each spread over the row's 4 lanes in the C layout (perm: the tf32 key order); a lane
+ * keeps its own running max and partial sum; the tile max is merged over the 4 lanes
+ * (the kernels' shuffles); O accumulates p·V for every key. Compared with float64
+ * softmax(s/√d)·V. The qk_softmax sweep 2 (P from the final max and sum) as well. */
+static void check_online_softmax(int s, int br, int bc, int causal, int perm, int d, double amp, int kind)
+{
+    const float sl2 = 1.4426950408889634f / sqrtf((float)d);
+    enum { DV = 4 };
+    static float sc[600][600];
+    static float v[600][DV];
+    for (int i = 0; i < s; i++)
+        for (int j = 0; j < s; j++) {
+            double x = amp * (2.0 * rnd_unit() - 1.0);
+            if (kind == 1) x = amp * (double)j / s;   /* the max grows tile after tile */
+            if (kind == 2) x = amp * (double)(s - j) / s; /* ... or only shrinks */
+            sc[i][j] = (float)x;
+        }
+    for (int j = 0; j < s; j++)
+        for (int k = 0; k < DV; k++) v[j][k] = (float)(2.0 * rnd_unit() - 1.0);
+    double worst = 0.0, worst_p = 0.0;
+    for (int q0 = 0; q0 < s; q0 += br) {
+        const int nkt = fck_attn_key_tiles(q0, br, bc, s, causal);
+        for (int qi = q0; qi < q0 + br && qi < s; qi++) {
+            const int qw = q0 + ((qi - q0) / 32) * 32; /* the row's warp */
+            float m[4], l[4], o[DV] = {0};
+            for (int t = 0; t < 4; t++) m[t] = -INFINITY, l[t] = 0.0f;
+            for (int kt = 0; kt < nkt; kt++) {
+                const int k0 = kt * bc;
+                if (fck_attn_tile_all_masked(k0, causal, qw + 31)) continue;
+                const int need = fck_attn_tile_needs_mask(k0, bc, s, causal, qw);
+                float x[4][64], mx = -INFINITY; /* lane t's scores, as mask_max leaves them */
+                for (int t = 0; t < 4; t++)
+                    for (int nt = 0; nt < bc / 8; nt++)
+                        for (int e = 0; e < 2; e++) {
+                            const int kj = k0 + 8 * nt + fck_c_key(t, e, perm);
+                            const float v0 = kj < s ? sc[qi][kj] : 0.0f; /* zero-filled rows of K */
+                            x[t][2 * nt + e] = need && fck_attn_masked(kj, qi, s, causal) ? -INFINITY : v0;
+                            mx = fmaxf(mx, x[t][2 * nt + e]); /* lane max, then the quad's */
+                        }
+                float alpha = 0.0f, pv[DV] = {0};
+                for (int t = 0; t < 4; t++) {
+                    float nb, r = 0.0f;
+                    const float a = fck_osm_step(&m[t], mx, sl2, &nb);
+                    if (t > 0) CHECK(a == alpha && m[t] == m[0]); /* the row's lanes agree */
+                    alpha = a;
+                    for (int nt = 0; nt < bc / 8; nt++)
+                        for (int e = 0; e < 2; e++) {
+                            const int kj = k0 + 8 * nt + fck_c_key(t, e, perm);
+                            const float p = fck_osm_p(x[t][2 * nt + e], sl2, nb);
+                            r += p;
+                            if (kj < s)
+                                for (int k = 0; k < DV; k++) pv[k] += p * v[kj][k];
+                            else
+                                CHECK(p == 0.0f);
+                        }
+                    l[t] = l[t] * a + r;
+                }
+                for (int k = 0; k < DV; k++) o[k] = o[k] * alpha + pv[k]; /* rescale, then this tile's P·V */
+            }
+            const float lsum = l[0] + l[1] + l[2] + l[3];
+            /* float64 reference over the unmasked keys */
+            static double row[600], pref[600];
+            const int n = causal ? qi + 1 : s;
+            for (int j = 0; j < n; j++) row[j] = sc[qi][j];
+            softmax_ref(row, n, 1.0 / sqrt((double)d), pref);
+            for (int k = 0; k < DV; k++) {
+                double ref = 0.0, mag = 0.0;
+                for (int j = 0; j < n; j++) {
+                    ref += pref[j] * v[j][k];
+                    mag += pref[j] * fabs(v[j][k]);
+                }
+                const double err = fabs(o[k] / lsum - ref) / (mag > 1e-30 ? mag : 1e-30);
+                if (err > worst) worst = err;
+            }
+            /* qk_softmax's sweep 2: P from the final max and sum */
+            const float nbf = m[0] == -INFINITY ? 0.0f : -m[0] * sl2, inv = 1.0f / lsum;
+            for (int kj = 0; kj < s; kj++) {
+                const int masked = fck_attn_masked(kj, qi, s, causal);
+                const float p = masked ? 0.0f : fck_osm_p(sc[qi][kj], sl2, nbf) * inv;
+                const double ref = masked ? 0.0 : pref[kj];
+                const double err = fabs(p - ref);
+                if (err > worst_p) worst_p = err;
+            }
+        }
+    }
+    CHECK_MSG(worst < 2e-6, "online softmax s=%d br=%d bc=%d causal=%d perm=%d amp=%g kind=%d: rel err %.3g", s, br, bc,
+              causal, perm, amp, kind, worst);
+    CHECK_MSG(worst_p < 1e-6, "qk_softmax P s=%d bc=%d causal=%d: abs err %.3g", s, bc, causal, worst_p);
+}
+
+static void test_online_softmax(void)
+{
+    const int ss[] = {1, 33, 100, 257}, bcs[] = {16, 32, 64};
+    for (int si = 0; si < 4; si++)
+        for (int bi = 0; bi < 3; bi++)
+            for (int causal = 0; causal < 2; causal++)
+                for (int kind = 0; kind < 3; kind++) {
+                    check_online_softmax(ss[si], 128, bcs[bi], causal, bi & 1, 128, 4.0, kind);
+                    check_online_softmax(ss[si], 64, bcs[bi], causal, !(bi & 1), 64, 60.0, kind);
+                }
+    /* a row whose first tile is all masked keeps m = -inf and gives p = 0, alpha = 0 */
+    float m = -INFINITY, nb;
+    CHECK(fck_osm_step(&m, -INFINITY, 0.125f, &nb) == 0.0f && m == -INFINITY && nb == 0.0f);
+    CHECK(fck_osm_p(-INFINITY, 0.125f, nb) == 0.0f);
+    CHECK(fck_osm_step(&m, 3.0f, 0.5f, &nb) == 0.0f && m == 3.0f && nb == -1.5f);
+    CHECK(fck_osm_step(&m, 1.0f, 0.5f, &nb) == 1.0f && m == 3.0f); /* max unchanged: alpha exactly 1 */
+    CHECK_NEAR(fck_osm_step(&m, 5.0f, 0.5f, &nb), 0.5, 1e-7);     /* exp2((3 - 5)·0.5) */
+    CHECK(fck_osm_p(5.0f, 0.5f, nb) == 1.0f);
+}
+
+/* The row softmax as fck_softmax_rows's one-read kernel computes it: columns spread over
+ * the plan's threads and vectors, each read once, max and sum reduced over the row. */
+static void test_softmax_plan(void)
+{
+    for (int esize = 2; esize <= 4; esize += 2)
+        for (size_t cols = 1; cols <= 40000; cols += (cols < 2100 ? 1 : 97)) {
+            const fck_softmax_plan p = fck_softmax_plan_make(cols, esize);
+            CHECK(p.vec == ((cols * (size_t)esize) % 16 == 0 ? 16 / esize : 1));
+            if (cols > fck_softmax_max_cols(p.vec)) {
+                CHECK(p.threads == 0);
+                continue;
+            }
+            const int ept = fck_softmax_ept(p.vec);
+            CHECK_MSG(p.threads >= 32 && p.threads <= 1024 && (p.threads & (p.threads - 1)) == 0, "cols %zu", cols);
+            CHECK(p.nvec >= 1 && p.nvec * p.vec <= ept && (p.nvec & (p.nvec - 1)) == 0);
+            CHECK_MSG((size_t)p.threads * p.nvec * p.vec >= cols, "cols %zu not covered", cols);
+            if (p.threads == 32 && p.nvec > 1) CHECK((size_t)32 * (p.nvec / 2) * p.vec < cols); /* smallest */
+            if (p.threads > 64) CHECK((size_t)(p.threads / 2) * ept < cols);
+            if (p.threads > 32) CHECK(p.nvec * p.vec == ept);
+            CHECK(fck_softmax_rows_per_block(p.threads) * p.threads == (p.threads < 256 ? 256 : p.threads));
+        }
+    CHECK(fck_softmax_plan_make(32768, 2).threads == 1024 && fck_softmax_plan_make(32769, 2).threads == 0);
+    CHECK(fck_softmax_plan_make(32768, 4).threads == 1024 && fck_softmax_plan_make(32772, 4).threads == 0);
+    CHECK(fck_softmax_plan_make(16383, 2).threads == 1024 && fck_softmax_plan_make(16385, 2).threads == 0);
+    CHECK(fck_softmax_plan_make(4096, 2).threads == 128 && fck_softmax_plan_make(4096, 2).nvec == 4);
+    CHECK(fck_softmax_plan_make(1024, 4).threads == 32 && fck_softmax_plan_make(1024, 4).nvec == 8);
+
+    /* the kernel's arithmetic over its element map, against float64 */
+    const size_t colss[] = {1, 7, 33, 100, 512, 513, 1000, 1024, 1025, 4096, 4100, 16384, 32768};
+    static float x[32768];
+    static int seen[32768];
+    for (size_t ci = 0; ci < sizeof colss / sizeof colss[0]; ci++)
+        for (int esize = 2; esize <= 4; esize += 2) {
+            const size_t cols = colss[ci];
+            const fck_softmax_plan p = fck_softmax_plan_make(cols, esize);
+            if (p.threads == 0) continue;
+            for (size_t j = 0; j < cols; j++) x[j] = (j % 11 == 3) ? -INFINITY : (float)(8.0 * rnd_unit() - 4.0);
+            memset(seen, 0, sizeof seen);
+            const float L2E = 1.4426950408889634f;
+            float m = -INFINITY, sum = 0.0f;
+            for (int tr = 0; tr < p.threads; tr++)
+                for (int j = 0; j < p.nvec; j++)
+                    for (int e = 0; e < p.vec; e++) {
+                        const int c = fck_softmax_col(j, tr, p.threads, p.vec) + e;
+                        if ((size_t)c >= cols) continue;
+                        seen[c]++;
+                        m = fmaxf(m, x[c]);
+                    }
+            const float nb = m == -INFINITY ? 0.0f : -m * L2E;
+            for (size_t c = 0; c < cols; c++) sum += fck_osm_p(x[c], L2E, nb);
+            static double xd[32768], pref[32768];
+            for (size_t c = 0; c < cols; c++) xd[c] = x[c];
+            softmax_ref(xd, (int)cols, 1.0, pref);
+            double worst = 0.0;
+            for (size_t c = 0; c < cols; c++) {
+                CHECK(seen[c] == 1);
+                const double ref = pref[c];
+                const double err = fabs(fck_osm_p(x[c], L2E, nb) / sum - ref);
+                if (err > worst) worst = err;
+            }
+            CHECK_MSG(worst < 1e-6, "softmax cols %zu: %.3g", cols, worst);
+        }
+}
+
+/* ---------------------------------------------------------------- fragment emulation
+ * ldmatrix and mma.sync on the host, from the PTX ISA layouts (kernel_logic.h's comment),
+ * driven by the same address and fragment maps as flash2.cu's qk_tile and pv_tile for one
+ * warp: S = Q·Kᵀ must come out in the C layout with the keys fck_c_key names, and O = S·V
+ * through the P-as-A-operand hand-over. Values are small integers: every sum is exact. */
+
+typedef struct {
+    float lo, hi;
+} reg2; /* a 32-bit register holding two 16-bit values (as floats) */
+
+/* ldmatrix.x4 (.trans): lanes give the element offsets of their rows in `sm` */
+static void ldsm(reg2 out[32][4], const float *sm, const int addr[32], int trans)
+{
+    for (int l = 0; l < 32; l++)
+        for (int j = 0; j < 4; j++) {
+            const int g = l / 4, t = l % 4;
+            if (!trans) {
+                out[l][j].lo = sm[addr[8 * j + g] + 2 * t];
+                out[l][j].hi = sm[addr[8 * j + g] + 2 * t + 1];
+            } else {
+                out[l][j].lo = sm[addr[8 * j + 2 * t] + g];
+                out[l][j].hi = sm[addr[8 * j + 2 * t + 1] + g];
+            }
+        }
+}
+
+/* m16n8k16: c += a·b, fragments per lane */
+static void mma16(float c[32][4], const reg2 a[32][4], const reg2 b[32][2])
+{
+    float A[16][16], B[16][8];
+    for (int l = 0; l < 32; l++) {
+        const int g = l / 4, t = l % 4;
+        for (int i = 0; i < 4; i++) {
+            A[g + 8 * (i % 2)][2 * t + 8 * (i / 2)] = a[l][i].lo;
+            A[g + 8 * (i % 2)][2 * t + 8 * (i / 2) + 1] = a[l][i].hi;
+        }
+        for (int i = 0; i < 2; i++) {
+            B[2 * t + 8 * i][g] = b[l][i].lo;
+            B[2 * t + 8 * i + 1][g] = b[l][i].hi;
+        }
+    }
+    for (int l = 0; l < 32; l++)
+        for (int i = 0; i < 4; i++) {
+            const int r = fck_c_row(l, i), col = fck_c_col(l, i);
+            for (int k = 0; k < 16; k++) c[l][i] += A[r][k] * B[k][col];
+        }
+}
+
+/* m16n8k8 tf32: c += a·b */
+static void mma8(float c[32][4], const float a[32][4], const float b[32][2])
+{
+    float A[16][8], B[8][8];
+    for (int l = 0; l < 32; l++) {
+        const int g = l / 4, t = l % 4;
+        for (int i = 0; i < 4; i++) A[g + 8 * (i % 2)][t + 4 * (i / 2)] = a[l][i];
+        for (int i = 0; i < 2; i++) B[t + 4 * i][g] = b[l][i];
+    }
+    for (int l = 0; l < 32; l++)
+        for (int i = 0; i < 4; i++) {
+            const int r = fck_c_row(l, i), col = fck_c_col(l, i);
+            for (int k = 0; k < 8; k++) c[l][i] += A[r][k] * B[k][col];
+        }
+}
+
+/* the B fragments of two n-tiles that one ldmatrix.x4 gives: registers 0-1 and 2-3 */
+static void split_b(const reg2 b[32][4], reg2 b01[32][2], reg2 b23[32][2])
+{
+    for (int l = 0; l < 32; l++) b01[l][0] = b[l][0], b01[l][1] = b[l][1], b23[l][0] = b[l][2], b23[l][1] = b[l][3];
+}
+
+enum { EM_D = 64, EM_BC = 32, EM_ROWS = 128 };
+static float em_q[EM_ROWS][EM_D], em_k[EM_BC][EM_D], em_v[EM_BC][EM_D];
+
+/* fills a swizzled tile the way load_tile does (every thread, every chunk) */
+static void em_fill(float *sm, const float *src, int rows, int d, int epc, int mode)
+{
+    const int cpr = d / epc;
+    for (int tid = 0; tid < 128; tid++)
+        for (int i = 0; i < rows * cpr / 128; i++) {
+            const int r = fck_copy_row(tid, i, 128, cpr), ch = fck_copy_chunk(tid, cpr);
+            for (int e = 0; e < epc; e++) sm[fck_tile_off(r, ch * epc + e, d, epc, mode)] = src[r * d + ch * epc + e];
+        }
+}
+
+static void test_fragments_half(void)
+{
+    static float qs[EM_ROWS * EM_D], ks[EM_BC * EM_D], vs[EM_BC * EM_D];
+    for (int i = 0; i < EM_ROWS; i++)
+        for (int k = 0; k < EM_D; k++) em_q[i][k] = (float)rnd_int(-3, 3);
+    for (int j = 0; j < EM_BC; j++)
+        for (int k = 0; k < EM_D; k++) em_k[j][k] = (float)rnd_int(-3, 3), em_v[j][k] = (float)rnd_int(-3, 3);
+    em_fill(qs, &em_q[0][0], EM_ROWS, EM_D, 8, FCK_SWZ_ROW8);
+    em_fill(ks, &em_k[0][0], EM_BC, EM_D, 8, FCK_SWZ_ROW8);
+    em_fill(vs, &em_v[0][0], EM_BC, EM_D, 8, FCK_SWZ_ROW8);
+    for (int w = 0; w < 4; w++) {
+        const int r0 = 32 * w;
+        static float s[2][EM_BC / 8][32][4], o[2][EM_D / 8][32][4];
+        memset(s, 0, sizeof s);
+        memset(o, 0, sizeof o);
+        for (int ks_ = 0; ks_ < EM_D / 16; ks_++) { /* qk_tile, 16-bit kinds */
+            reg2 a[2][32][4];
+            int addr[32];
+            for (int mi = 0; mi < 2; mi++) {
+                for (int l = 0; l < 32; l++)
+                    addr[l] = fck_tile_off(r0 + 16 * mi + fck_ldsm_a_row(l), (2 * ks_ + fck_ldsm_a_chunk(l)) * 8,
+                                           EM_D, 8, FCK_SWZ_ROW8);
+                ldsm(a[mi], qs, addr, 0);
+            }
+            for (int np = 0; np < EM_BC / 16; np++) {
+                reg2 b[32][4], b01[32][2], b23[32][2];
+                for (int l = 0; l < 32; l++)
+                    addr[l] = fck_tile_off(16 * np + fck_ldsm_b_row(l), (2 * ks_ + fck_ldsm_b_chunk(l)) * 8, EM_D, 8,
+                                           FCK_SWZ_ROW8);
+                ldsm(b, ks, addr, 0);
+                split_b(b, b01, b23);
+                for (int mi = 0; mi < 2; mi++) {
+                    mma16(s[mi][2 * np], a[mi], b01);
+                    mma16(s[mi][2 * np + 1], a[mi], b23);
+                }
+            }
+        }
+        for (int mi = 0; mi < 2; mi++)
+            for (int nt = 0; nt < EM_BC / 8; nt++)
+                for (int l = 0; l < 32; l++)
+                    for (int i = 0; i < 4; i++) {
+                        const int row = r0 + 16 * mi + fck_c_row(l, i), key = 8 * nt + fck_c_key(l, i, 0);
+                        float ref = 0.0f;
+                        for (int k = 0; k < EM_D; k++) ref += em_q[row][k] * em_k[key][k];
+                        CHECK_MSG(s[mi][nt][l][i] == ref, "S[%d][%d] = %g, want %g", row, key, s[mi][nt][l][i], ref);
+                    }
+        for (int j = 0; j < EM_BC / 16; j++) { /* pv_tile: P as the A operand, V by ldmatrix.trans */
+            reg2 pa[2][32][4];
+            for (int mi = 0; mi < 2; mi++)
+                for (int l = 0; l < 32; l++)
+                    for (int i = 0; i < 4; i++) {
+                        pa[mi][l][i].lo = s[mi][2 * j + (i >> 1)][l][2 * (i & 1)];
+                        pa[mi][l][i].hi = s[mi][2 * j + (i >> 1)][l][2 * (i & 1) + 1];
+                    }
+            for (int dp = 0; dp < EM_D / 16; dp++) {
+                reg2 b[32][4], b01[32][2], b23[32][2];
+                int addr[32];
+                for (int l = 0; l < 32; l++)
+                    addr[l] = fck_tile_off(16 * j + fck_ldsm_a_row(l), (2 * dp + fck_ldsm_a_chunk(l)) * 8, EM_D, 8,
+                                           FCK_SWZ_ROW8);
+                ldsm(b, vs, addr, 1);
+                split_b(b, b01, b23);
+                for (int mi = 0; mi < 2; mi++) {
+                    mma16(o[mi][2 * dp], pa[mi], b01);
+                    mma16(o[mi][2 * dp + 1], pa[mi], b23);
+                }
+            }
+        }
+        for (int mi = 0; mi < 2; mi++)
+            for (int nt = 0; nt < EM_D / 8; nt++)
+                for (int l = 0; l < 32; l++)
+                    for (int i = 0; i < 4; i++) {
+                        const int row = r0 + 16 * mi + fck_c_row(l, i), dim = 8 * nt + fck_c_col(l, i);
+                        float ref = 0.0f;
+                        for (int key = 0; key < EM_BC; key++) {
+                            float sk = 0.0f;
+                            for (int k = 0; k < EM_D; k++) sk += em_q[row][k] * em_k[key][k];
+                            ref += sk * em_v[key][dim];
+                        }
+                        CHECK_MSG(o[mi][nt][l][i] == ref, "O[%d][%d] = %g, want %g", row, dim, o[mi][nt][l][i], ref);
+                    }
+    }
+}
+
+static void test_fragments_tf32(void)
+{
+    static float qs[EM_ROWS * EM_D], ks[EM_BC * EM_D], vs[EM_BC * EM_D];
+    for (int i = 0; i < EM_ROWS; i++)
+        for (int k = 0; k < EM_D; k++) em_q[i][k] = (float)rnd_int(-3, 3);
+    for (int j = 0; j < EM_BC; j++)
+        for (int k = 0; k < EM_D; k++) em_k[j][k] = (float)rnd_int(-3, 3), em_v[j][k] = (float)rnd_int(-3, 3);
+    em_fill(qs, &em_q[0][0], EM_ROWS, EM_D, 4, FCK_SWZ_ROW8);
+    em_fill(ks, &em_k[0][0], EM_BC, EM_D, 4, FCK_SWZ_ROW8);
+    em_fill(vs, &em_v[0][0], EM_BC, EM_D, 4, FCK_SWZ_ROW4X2);
+    for (int w = 0; w < 4; w++) {
+        const int r0 = 32 * w;
+        static float s[2][EM_BC / 8][32][4], o[2][EM_D / 8][32][4];
+        memset(s, 0, sizeof s);
+        memset(o, 0, sizeof o);
+        for (int kk = 0; kk < EM_D / 8; kk++) { /* qk_tile, tf32: keys permuted within an n-tile */
+            float a[2][32][4];
+            for (int mi = 0; mi < 2; mi++)
+                for (int l = 0; l < 32; l++) {
+                    const int ra = r0 + 16 * mi + fck_lane_g(l), rb = ra + 8, ca = 8 * kk + fck_lane_t(l), cb = ca + 4;
+                    a[mi][l][0] = qs[fck_tile_off(ra, ca, EM_D, 4, FCK_SWZ_ROW8)];
+                    a[mi][l][1] = qs[fck_tile_off(rb, ca, EM_D, 4, FCK_SWZ_ROW8)];
+                    a[mi][l][2] = qs[fck_tile_off(ra, cb, EM_D, 4, FCK_SWZ_ROW8)];
+                    a[mi][l][3] = qs[fck_tile_off(rb, cb, EM_D, 4, FCK_SWZ_ROW8)];
+                }
+            for (int nt = 0; nt < EM_BC / 8; nt++) {
+                float b[32][2];
+                for (int l = 0; l < 32; l++) {
+                    const int kr = 8 * nt + fck_perm_key(fck_lane_g(l)), ca = 8 * kk + fck_lane_t(l);
+                    b[l][0] = ks[fck_tile_off(kr, ca, EM_D, 4, FCK_SWZ_ROW8)];
+                    b[l][1] = ks[fck_tile_off(kr, ca + 4, EM_D, 4, FCK_SWZ_ROW8)];
+                }
+                for (int mi = 0; mi < 2; mi++) mma8(s[mi][nt], a[mi], b);
+            }
+        }
+        for (int mi = 0; mi < 2; mi++)
+            for (int nt = 0; nt < EM_BC / 8; nt++)
+                for (int l = 0; l < 32; l++)
+                    for (int i = 0; i < 4; i++) {
+                        const int row = r0 + 16 * mi + fck_c_row(l, i), key = 8 * nt + fck_c_key(l, i, 1);
+                        float ref = 0.0f;
+                        for (int k = 0; k < EM_D; k++) ref += em_q[row][k] * em_k[key][k];
+                        CHECK_MSG(s[mi][nt][l][i] == ref, "tf32 S[%d][%d] = %g, want %g", row, key, s[mi][nt][l][i],
+                                  ref);
+                    }
+        for (int kk = 0; kk < EM_BC / 8; kk++) { /* pv_tile, tf32: A = {c0, c2, c1, c3}, no shuffles */
+            float a[2][32][4];
+            for (int mi = 0; mi < 2; mi++)
+                for (int l = 0; l < 32; l++) {
+                    a[mi][l][0] = s[mi][kk][l][0];
+                    a[mi][l][1] = s[mi][kk][l][2];
+                    a[mi][l][2] = s[mi][kk][l][1];
+                    a[mi][l][3] = s[mi][kk][l][3];
+                }
+            for (int nt = 0; nt < EM_D / 8; nt++) {
+                float b[32][2];
+                for (int l = 0; l < 32; l++) {
+                    const int ra = 8 * kk + fck_lane_t(l), col = 8 * nt + fck_lane_g(l);
+                    b[l][0] = vs[fck_tile_off(ra, col, EM_D, 4, FCK_SWZ_ROW4X2)];
+                    b[l][1] = vs[fck_tile_off(ra + 4, col, EM_D, 4, FCK_SWZ_ROW4X2)];
+                }
+                for (int mi = 0; mi < 2; mi++) mma8(o[mi][nt], a[mi], b);
+            }
+        }
+        for (int mi = 0; mi < 2; mi++)
+            for (int nt = 0; nt < EM_D / 8; nt++)
+                for (int l = 0; l < 32; l++)
+                    for (int i = 0; i < 4; i++) {
+                        const int row = r0 + 16 * mi + fck_c_row(l, i), dim = 8 * nt + fck_c_col(l, i);
+                        float ref = 0.0f;
+                        for (int key = 0; key < EM_BC; key++) {
+                            float sk = 0.0f;
+                            for (int k = 0; k < EM_D; k++) sk += em_q[row][k] * em_k[key][k];
+                            ref += sk * em_v[key][dim];
+                        }
+                        CHECK_MSG(o[mi][nt][l][i] == ref, "tf32 O[%d][%d] = %g, want %g", row, dim, o[mi][nt][l][i],
+                                  ref);
+                    }
+    }
+    /* the permutation: a bijection of each 8-key n-tile, lane t holding keys t and t + 4 */
+    for (int l = 0; l < 32; l++) {
+        CHECK(fck_c_key(l, 0, 1) == fck_lane_t(l) && fck_c_key(l, 1, 1) == fck_lane_t(l) + 4);
+        CHECK(fck_c_key(l, 2, 1) == fck_lane_t(l) && fck_c_key(l, 3, 1) == fck_lane_t(l) + 4);
+    }
+    int hit = 0;
+    for (int c = 0; c < 8; c++) hit |= 1 << fck_perm_key(c);
+    CHECK(hit == 0xff);
+}
+
+/* ---------------------------------------------------------------- tf32 splitting
+ * cvt.rna.tf32.f32 rounds to 10 mantissa bits, to nearest, ties away from zero. The fp32
+ * path's three products of the split operands recover fp32 accuracy. */
+static float tf32_rna(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+    float r;
+    memcpy(&r, &u, 4);
+    return r;
+}
+
+static void test_tf32_split(void)
+{
+    double worst3 = 0.0, worst1 = 0.0;
+    for (int k = 0; k < 200000; k++) {
+        const float x = (float)(rnd_unit() * 4.0 - 2.0), y = (float)(rnd_unit() * 4.0 - 2.0);
+        const float xb = tf32_rna(x), xs = tf32_rna(x - xb), yb = tf32_rna(y), ys = tf32_rna(y - yb);
+        const double exact = (double)x * y, mag = fabs(exact) > 1e-3 ? fabs(exact) : 1e-3;
+        const double three = (double)xs * yb + (double)xb * ys + (double)xb * yb;
+        const double one = (double)xb * yb;
+        if (fabs(three - exact) / mag > worst3) worst3 = fabs(three - exact) / mag;
+        if (fabs(one - exact) / mag > worst1) worst1 = fabs(one - exact) / mag;
+    }
+    /* about fp32's 6e-8, plus the dropped small·small term */
+    CHECK_MSG(worst3 < 4e-7, "3xTF32 worst relative error %.3g", worst3);
+    CHECK_MSG(worst1 > 1e-4, "one tf32 product should lose accuracy (%.3g)", worst1);
+    CHECK(tf32_rna(1.0f + 0x1p-11f) == 1.0f + 0x1p-10f); /* ties away from zero */
+    CHECK(tf32_rna(1.0f + 0x1p-12f) == 1.0f);
+}
+
+/* ---------------------------------------------------------------- napkin math */
+
+static void test_napkin(void)
+{
+    /* b=4, h=16, s=4096, d=128: 549.8 GFLOP (not 137) */
+    CHECK(fck_attention_flops(64, 4096, 128) == 549755813888.0);
+    CHECK_NEAR(fck_attention_flops(64, 4096, 128) / 1e9, 549.8, 0.05);
+    /* the unfused softmax at that shape: 4.3 GB, one read and one write */
+    CHECK(fck_softmax_bytes(64.0 * 4096, 4096, 2) == 2.0 * 64 * 4096 * 4096 * 2);
+    CHECK_NEAR(fck_softmax_bytes(64.0 * 4096, 4096, 2) / 1e9, 4.29, 0.01);
+}
+
+int main(int argc, char **argv)
+{
+    static const t_case cases[] = {
+        T(test_fastdiv),         T(test_channel_map),    T(test_attn_grid),       T(test_attn_tiles),
+        T(test_swizzle_bijective), T(test_bank_conflicts), T(test_smem_budget),   T(test_online_softmax),
+        T(test_softmax_plan),    T(test_fragments_half), T(test_fragments_tf32),  T(test_tf32_split),
+        T(test_napkin),
+    };
+    return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
+}

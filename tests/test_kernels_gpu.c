@@ -1,0 +1,330 @@
+/* test_kernels_gpu.c — fusecal's CUDA kernels called through their launchers
+ * (kernels/fusecal_kernels.h), against float64 references computed on the host from the
+ * very inputs the GPU read:
+ *   attention   both kernels (reference, flash2), flash and qk_softmax, every dtype,
+ *               d = 64 and 128, s = 33, 100 and 1024, causal or not;
+ *   softmax     rows on both sides of every plan boundary (warp, block, two-pass;
+ *               16-byte vectors and scalars), with -inf entries;
+ *   affine      channel_affine in nchw and nhwc, each way it reads scale and shift,
+ *               and the 64-bit path for unaligned tensors.
+ * Outputs are poisoned with NaN first, so an element never written fails. Exits 77
+ * (skipped) without a usable GPU.
+ *   test_kernels_gpu [CASE] */
+#include "fusecal_kernels.h"
+#include "test.h"
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+static const char *const dt_names[] = {"fp32", "tf32", "bf16", "fp16"};
+static size_t esize(fck_dtype dt) { return dt == FCK_BF16 || dt == FCK_FP16 ? 2 : 4; }
+
+#define CU(call)                                                                                                   \
+    do {                                                                                                           \
+        cudaError_t st_ = (call);                                                                                  \
+        if (st_ != cudaSuccess) {                                                                                  \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(st_));                \
+            t_failures++;                                                                                          \
+            return;                                                                                                \
+        }                                                                                                          \
+    } while (0)
+
+/* ---------------------------------------------------------------- host conversions */
+
+static float half_to_float(uint16_t h)
+{
+    const int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 0x400), e - 25);
+    return s ? -v : v;
+}
+/* x exactly representable in fp16 (or ±inf) */
+static uint16_t float_to_half_exact(float x)
+{
+    uint16_t s = signbit(x) ? 0x8000 : 0;
+    if (isinf(x)) return s | 0x7c00;
+    if (x == 0.0f) return s;
+    int e;
+    float f = frexpf(fabsf(x), &e); /* |x| = f·2^e, f in [0.5, 1) */
+    return s | (uint16_t)((e + 14) << 10) | (uint16_t)((int)ldexpf(f, 11) & 0x3ff);
+}
+static double get(fck_dtype dt, const void *p, size_t i)
+{
+    if (esize(dt) == 4) return ((const float *)p)[i];
+    const uint16_t h = ((const uint16_t *)p)[i];
+    if (dt == FCK_FP16) return half_to_float(h);
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+/* x exactly representable in every storage type (or ±inf) */
+static void put(fck_dtype dt, void *p, size_t i, float x)
+{
+    if (esize(dt) == 4) {
+        ((float *)p)[i] = x;
+    } else if (dt == FCK_FP16) {
+        ((uint16_t *)p)[i] = float_to_half_exact(x);
+    } else {
+        uint32_t u;
+        memcpy(&u, &x, 4);
+        ((uint16_t *)p)[i] = (uint16_t)(u >> 16);
+    }
+}
+
+/* a device buffer of n elements filled with the kernels' own random fill, and its
+ * float64 copy on the host */
+static void *dev_random(fck_dtype dt, size_t n, unsigned long long seed, double **host)
+{
+    void *d = NULL, *h = malloc(n * esize(dt));
+    *host = malloc(n * sizeof(double));
+    if (cudaMalloc(&d, n * esize(dt)) != cudaSuccess ||
+        fck_fill_uniform(dt, d, n, seed, -1.0f, 1.0f, 0) != cudaSuccess ||
+        cudaMemcpy(h, d, n * esize(dt), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        fprintf(stderr, "cannot make %zu random %s elements\n", n, dt_names[dt]);
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++) (*host)[i] = get(dt, h, i);
+    free(h);
+    return d;
+}
+
+/* the device output, poisoned before the run: all-ones bits are NaN in every type */
+static void *dev_poisoned(fck_dtype dt, size_t n)
+{
+    void *d = NULL;
+    if (cudaMalloc(&d, n * esize(dt)) != cudaSuccess || cudaMemset(d, 0xff, n * esize(dt)) != cudaSuccess) exit(1);
+    return d;
+}
+
+static double *download(fck_dtype dt, const void *d, size_t n)
+{
+    void *h = malloc(n * esize(dt));
+    double *out = malloc(n * sizeof(double));
+    if (cudaDeviceSynchronize() != cudaSuccess ||
+        cudaMemcpy(h, d, n * esize(dt), cudaMemcpyDeviceToHost) != cudaSuccess) /* reads as NaN: fails the check */
+        memset(h, 0xff, n * esize(dt));
+    for (size_t i = 0; i < n; i++) out[i] = get(dt, h, i);
+    free(h);
+    return out;
+}
+
+/* ‖out − ref‖ / ‖ref‖, NaN when any output is not finite */
+static double rel_err(const double *out, const double *ref, size_t n)
+{
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(out[i])) return NAN;
+        num += (out[i] - ref[i]) * (out[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return sqrt(num / (den > 0.0 ? den : 1.0));
+}
+
+/* ---------------------------------------------------------------- attention */
+
+/* P and O of every head in float64 */
+static void attention_ref(const double *q, const double *k, const double *v, int bh, int s, int d, int causal,
+                          double *p, double *o)
+{
+    const double scale = 1.0 / sqrt((double)d);
+    for (int h = 0; h < bh; h++) {
+        const double *qh = q + (size_t)h * s * d, *kh = k + (size_t)h * s * d, *vh = v + (size_t)h * s * d;
+        for (int i = 0; i < s; i++) {
+            double *pr = p + ((size_t)h * s + i) * s, m = -INFINITY, sum = 0.0;
+            for (int j = 0; j < s; j++) {
+                double x = 0.0;
+                for (int c = 0; c < d; c++) x += qh[(size_t)i * d + c] * kh[(size_t)j * d + c];
+                pr[j] = causal && j > i ? -INFINITY : x * scale;
+                if (pr[j] > m) m = pr[j];
+            }
+            for (int j = 0; j < s; j++) sum += (pr[j] = exp(pr[j] - m));
+            double *orow = o + ((size_t)h * s + i) * d;
+            for (int c = 0; c < d; c++) orow[c] = 0.0;
+            for (int j = 0; j < s; j++) {
+                pr[j] /= sum;
+                for (int c = 0; c < d; c++) orow[c] += pr[j] * vh[(size_t)j * d + c];
+            }
+        }
+    }
+}
+
+/* the check's tolerance for ‖out − ref‖/‖ref‖: fp32 (3xTF32) about fp32's rounding,
+ * tf32 its 2^-11 operands, fp16 and bf16 their 2^-11 and 2^-8 storage (P included) */
+static double attn_tol(fck_dtype dt)
+{
+    return dt == FCK_FP32 ? 2e-5 : dt == FCK_TF32 ? 3e-3 : dt == FCK_FP16 ? 5e-3 : 3e-2;
+}
+
+static void check_attention(fck_dtype dt, int d, int s, int causal)
+{
+    const int bh = 3;
+    const size_t nq = (size_t)bh * s * d, np = (size_t)bh * s * s;
+    double *q, *k, *v;
+    void *dq = dev_random(dt, nq, 11 + s, &q), *dk = dev_random(dt, nq, 22 + d, &k), *dv = dev_random(dt, nq, 33, &v);
+    double *pref = malloc(np * sizeof(double)), *oref = malloc(nq * sizeof(double));
+    attention_ref(q, k, v, bh, s, d, causal, pref, oref);
+    for (int kern = 0; kern < FCK_ATTN_NKERNELS; kern++) {
+        const char *name = fck_attention_kernel_name((fck_attn_kernel)kern);
+        void *o = dev_poisoned(dt, nq), *p = dev_poisoned(dt, np);
+        CU(fck_flash_attention_v((fck_attn_kernel)kern, dt, dq, dk, dv, o, bh, s, d, causal, 0));
+        CU(fck_qk_softmax_v((fck_attn_kernel)kern, dt, dq, dk, p, bh, s, d, causal, 0));
+        double *oh = download(dt, o, nq), *ph = download(dt, p, np);
+        const double eo = rel_err(oh, oref, nq), ep = rel_err(ph, pref, np);
+        CHECK_MSG(eo <= attn_tol(dt), "%s flash %s d=%d s=%d causal=%d: error %.3g", name, dt_names[dt], d, s, causal,
+                  eo);
+        CHECK_MSG(ep <= attn_tol(dt), "%s qk_softmax %s d=%d s=%d causal=%d: error %.3g", name, dt_names[dt], d, s,
+                  causal, ep);
+        size_t nonzero_masked = 0;
+        for (int h = 0; h < bh && causal; h++)
+            for (int i = 0; i < s; i++)
+                for (int j = i + 1; j < s; j++) nonzero_masked += ph[((size_t)h * s + i) * s + j] != 0.0;
+        CHECK_MSG(nonzero_masked == 0, "%s qk_softmax %s: %zu masked entries not 0", name, dt_names[dt],
+                  nonzero_masked);
+        free(oh);
+        free(ph);
+        cudaFree(o);
+        cudaFree(p);
+    }
+    free(q), free(k), free(v), free(pref), free(oref);
+    cudaFree(dq), cudaFree(dk), cudaFree(dv);
+}
+
+static void test_attention(void)
+{
+    const int ss[] = {33, 100, 1024};
+    for (int dt = FCK_FP32; dt <= FCK_FP16; dt++)
+        for (int d = 64; d <= 128; d *= 2)
+            for (int si = 0; si < 3; si++)
+                for (int causal = 0; causal < 2; causal++) check_attention((fck_dtype)dt, d, ss[si], causal);
+}
+
+static void test_attention_args(void)
+{
+    char buf[256];
+    for (int kern = 0; kern < FCK_ATTN_NKERNELS; kern++) {
+        const char *name = fck_attention_kernel_name((fck_attn_kernel)kern);
+        CHECK(name && fck_attention_kernel_parse(name) == kern);
+        for (int dt = FCK_FP32; dt <= FCK_FP16; dt++)
+            for (int d = 64; d <= 128; d *= 2)
+                for (int qks = 0; qks < 2; qks++) {
+                    fck_attention_resources_v((fck_attn_kernel)kern, (fck_dtype)dt, d, qks, buf, sizeof buf);
+                    const char *b = strstr(buf, " blocks/SM");
+                    int per_sm = 0;
+                    while (b && b > buf && b[-1] >= '0' && b[-1] <= '9') b--;
+                    if (b) per_sm = atoi(b);
+                    CHECK_MSG(strstr(buf, ", 0 B local") && per_sm >= 1, "%s", buf);
+                }
+    }
+    CHECK(fck_attention_kernel_name((fck_attn_kernel)FCK_ATTN_NKERNELS) == NULL);
+    CHECK(fck_attention_kernel_parse("flash3") == -1);
+    CHECK(fck_flash_attention_v(FCK_ATTN_FLASH2, FCK_BF16, NULL, NULL, NULL, NULL, 1, 16, 96, 0, 0) ==
+          cudaErrorInvalidValue);
+    CHECK(fck_qk_softmax_v((fck_attn_kernel)7, FCK_BF16, NULL, NULL, NULL, 1, 16, 64, 0, 0) == cudaErrorInvalidValue);
+}
+
+/* ---------------------------------------------------------------- row softmax */
+
+static void test_softmax_rows(void)
+{
+    const size_t colss[] = {1, 7, 33, 512, 513, 1000, 1024, 1025, 4096, 4097, 16384, 16385, 32768, 32769};
+    const fck_dtype dts[] = {FCK_FP32, FCK_BF16, FCK_FP16};
+    const size_t rows = 5;
+    for (size_t ci = 0; ci < sizeof colss / sizeof colss[0]; ci++)
+        for (int di = 0; di < 3; di++) {
+            const fck_dtype dt = dts[di];
+            const size_t cols = colss[ci], n = rows * cols;
+            void *hx = malloc(n * esize(dt)), *x = NULL;
+            double *ref = malloc(n * sizeof(double));
+            for (size_t i = 0; i < n; i++) /* multiples of 1/64 in [-4, 4]: exact in every type; some -inf */
+                put(dt, hx, i,
+                    (i % cols) % 13 == 5 && cols > 1 ? -INFINITY : (float)((int)(i * 2654435761u % 513) - 256) / 64);
+            for (size_t r = 0; r < rows; r++) {
+                double m = -INFINITY, sum = 0.0;
+                for (size_t c = 0; c < cols; c++) m = fmax(m, get(dt, hx, r * cols + c));
+                for (size_t c = 0; c < cols; c++) sum += (ref[r * cols + c] = exp(get(dt, hx, r * cols + c) - m));
+                for (size_t c = 0; c < cols; c++) ref[r * cols + c] /= sum;
+            }
+            CU(cudaMalloc(&x, n * esize(dt)));
+            CU(cudaMemcpy(x, hx, n * esize(dt), cudaMemcpyHostToDevice));
+            void *y = dev_poisoned(dt, n);
+            CU(fck_softmax_rows(dt, x, y, rows, cols, 0));
+            double *out = download(dt, y, n);
+            const double err = rel_err(out, ref, n), tol = dt == FCK_FP32 ? 1e-6 : dt == FCK_FP16 ? 1e-3 : 8e-3;
+            char what[256];
+            fck_softmax_rows_describe(dt, cols, what, sizeof what);
+            CHECK_MSG(err <= tol, "softmax %s cols=%zu (%s): error %.3g", dt_names[dt], cols, what, err);
+            /* in place, as the unfused chain may call it */
+            CU(fck_softmax_rows(dt, x, x, rows, cols, 0));
+            double *inplace = download(dt, x, n);
+            CHECK_MSG(rel_err(inplace, ref, n) <= tol, "softmax in place %s cols=%zu", dt_names[dt], cols);
+            const int two_pass = strstr(what, "two passes") != NULL, vec = (cols * esize(dt)) % 16 == 0;
+            CHECK_MSG(two_pass == (cols > (vec ? 32768u : 16384u)), "%s", what); /* as far as rows fit in registers */
+            free(out), free(inplace), free(hx), free(ref);
+            cudaFree(x), cudaFree(y);
+        }
+}
+
+/* ---------------------------------------------------------------- channel affine */
+
+static void check_affine(fck_dtype dt, size_t n, size_t c, size_t hw, int nhwc, int relu, int scale_off, int x_off)
+{
+    const size_t total = n * c * hw;
+    void *hx = malloc((total + 1) * esize(dt)), *x = NULL, *y = NULL;
+    float *hs = malloc((2 * c + 2) * sizeof(float)), *params = NULL;
+    double *ref = malloc(total * sizeof(double));
+    for (size_t i = 0; i < total + 1; i++) put(dt, hx, i, (float)((int)(i * 40503u % 257) - 128) / 64);
+    for (size_t i = 0; i < 2 * c + 2; i++) hs[i] = (float)((int)(i * 7u % 17) - 8) / 4;
+    const float *scale = hs + scale_off, *shift = hs + scale_off + c;
+    for (size_t i = 0; i < total; i++) {
+        const size_t ch = nhwc ? i % c : (i / hw) % c;
+        const double v = get(dt, hx, i + x_off) * scale[ch] + shift[ch];
+        ref[i] = relu && v < 0 ? 0.0 : v;
+    }
+    CU(cudaMalloc(&x, (total + 1) * esize(dt)));
+    CU(cudaMalloc((void **)&params, (2 * c + 2) * sizeof(float)));
+    CU(cudaMemcpy(x, hx, (total + 1) * esize(dt), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(params, hs, (2 * c + 2) * sizeof(float), cudaMemcpyHostToDevice));
+    y = dev_poisoned(dt, total + 1);
+    char *xs = (char *)x + x_off * esize(dt), *ys = (char *)y + x_off * esize(dt);
+    CU(fck_channel_affine(dt, xs, params + scale_off, params + scale_off + c, ys, n, c, hw, nhwc, relu, 0));
+    double *all = download(dt, y, total + 1);
+    const double err = rel_err(all + x_off, ref, total), tol = esize(dt) == 4 ? 1e-7 : dt == FCK_FP16 ? 1e-3 : 8e-3;
+    CHECK_MSG(err <= tol, "affine %s n=%zu c=%zu hw=%zu nhwc=%d relu=%d scale+%d x+%d: error %.3g", dt_names[dt], n, c,
+              hw, nhwc, relu, scale_off, x_off, err);
+    CHECK(isnan(all[x_off ? 0 : total])); /* nothing written outside */
+    free(all), free(hx), free(hs), free(ref);
+    cudaFree(x), cudaFree(y), cudaFree(params);
+}
+
+static void test_channel_affine(void)
+{
+    const fck_dtype dts[] = {FCK_FP32, FCK_BF16, FCK_FP16};
+    const size_t cs[] = {3, 8, 64}, hws[] = {49, 64, 56 * 56};
+    for (int di = 0; di < 3; di++)
+        for (size_t ci = 0; ci < 3; ci++)
+            for (size_t hi = 0; hi < 3; hi++)
+                for (int nhwc = 0; nhwc < 2; nhwc++) {
+                    check_affine(dts[di], 2, cs[ci], hws[hi], nhwc, nhwc, 0, 0); /* vectors: run/one/each */
+                    check_affine(dts[di], 2, cs[ci], hws[hi], nhwc, !nhwc, 1, 0); /* scale, shift unaligned */
+                    check_affine(dts[di], 1, cs[ci], hws[hi], nhwc, 1, 0, 1);     /* x, y unaligned: 64-bit path */
+                }
+}
+
+int main(int argc, char **argv)
+{
+    int count = 0;
+    cudaError_t st = cudaGetDeviceCount(&count);
+    if (st != cudaSuccess || count < 1) {
+        printf("skipped: no usable CUDA driver or GPU (%s)\n",
+               st != cudaSuccess ? cudaGetErrorString(st) : "the driver reports none");
+        return 77;
+    }
+    if ((st = fck_probe()) != cudaSuccess) {
+        printf("skipped: fusecal's CUDA kernels cannot run on this GPU: %s (built for %s)\n", cudaGetErrorString(st),
+               fck_arch());
+        return 77;
+    }
+    static const t_case cases[] = {T(test_attention_args), T(test_attention), T(test_softmax_rows),
+                                   T(test_channel_affine)};
+    return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
+}
