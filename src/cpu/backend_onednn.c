@@ -43,7 +43,7 @@ typedef const_dnnl_memory_desc_t cmd; /* a memory descriptor, as the API takes i
 typedef const dnnl_memory_desc_t *cmd;
 #endif
 
-#define DN(call)                                                                               \
+#define FC_DNNL(call)                                                                          \
     do {                                                                                       \
         dnnl_status_t st_ = (call);                                                            \
         if (st_ != dnnl_success || fc_fault_backend("onednn")) {                               \
@@ -67,7 +67,7 @@ typedef struct md_pool {
     dnnl_memory_desc_t md[MAX_MDS]; /* 3.x: handles; 2.x: the descriptors themselves */
 } md_pool;
 
-typedef struct dn_state {
+typedef struct od_state {
     fc_problem p;
     md_pool mds;
     float scale; /* the output scale of qk_scale's fused matmul (3.x passes it as memory) */
@@ -81,9 +81,9 @@ typedef struct dn_state {
     float *out[FC_NVARIANTS];
     float *tmp[2];
     bool declined; /* oneDNN has no implementation for a primitive of the chain */
-} dn_state;
+} od_state;
 
-static bool dn_available(char *why, size_t n)
+static bool od_available(char *why, size_t n)
 {
     dnnl_engine_t eng;
     if (dnnl_engine_get_count(dnnl_cpu) < 1 || dnnl_engine_create(&eng, dnnl_cpu, 0) != dnnl_success) {
@@ -94,7 +94,7 @@ static bool dn_available(char *why, size_t n)
     return true;
 }
 
-static bool dn_supports(const fc_problem *p, char *why, size_t n)
+static bool od_supports(const fc_problem *p, char *why, size_t n)
 {
     if (p->dtype != FC_FP32) {
         snprintf(why, n, "cpu.onednn is built here for fp32 (asked: %s)", fc_dtype_name(p->dtype));
@@ -227,10 +227,10 @@ static dnnl_status_t attr_scale(dnnl_primitive_attr_t attr, const float *scale)
 
 /* ------------------------------------------------------------------ helpers */
 
-static int mem(dn_state *s, cmd md, void *handle, dnnl_memory_t *out, fc_err *e)
+static int mem(od_state *s, cmd md, void *handle, dnnl_memory_t *out, fc_err *e)
 {
     if (s->nmems >= MAX_MEMS) return fc_errf(e, "cpu.onednn: too many memory objects");
-    DN(dnnl_memory_create(out, md, s->eng, handle));
+    FC_DNNL(dnnl_memory_create(out, md, s->eng, handle));
     s->mems[s->nmems++] = *out;
     return 0;
 }
@@ -242,7 +242,7 @@ static int mem(dn_state *s, cmd md, void *handle, dnnl_memory_t *out, fc_err *e)
 #endif
 
 /* A memory descriptor owned by the setup: by format tag, or by strides when given. */
-static int md_make(dn_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, const dnnl_dim_t *strides,
+static int md_make(od_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, const dnnl_dim_t *strides,
                    fc_err *e)
 {
     dnnl_status_t st = md_new(&s->mds, md, nd, dims, tag, strides);
@@ -252,7 +252,7 @@ static int md_make(dn_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_fo
     return 0;
 }
 
-static int md_tag(dn_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, fc_err *e)
+static int md_tag(od_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, fc_err *e)
 {
     return md_make(s, md, nd, dims, tag, NULL, e);
 }
@@ -261,12 +261,12 @@ static int md_tag(dn_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_for
  * allocated while timing. */
 static int new_attr(dnnl_primitive_attr_t *attr, fc_err *e)
 {
-    DN(dnnl_primitive_attr_create(attr));
+    FC_DNNL(dnnl_primitive_attr_create(attr));
     dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
     if (st != dnnl_success) {
         dnnl_primitive_attr_destroy(*attr);
         *attr = NULL;
-        DN(st);
+        FC_DNNL(st);
     }
     return 0;
 }
@@ -274,16 +274,16 @@ static int new_attr(dnnl_primitive_attr_t *attr, fc_err *e)
 /* Completes a primitive whose descriptor creation returned st (the attributes are
  * the caller's, destroyed here): the primitive, its implementation string, its
  * scratchpad. */
-static int make_prim(dn_state *s, const char *op, dnnl_status_t st, dnnl_primitive_attr_t attr, prim *pr, fc_err *e)
+static int make_prim(od_state *s, const char *op, dnnl_status_t st, dnnl_primitive_attr_t attr, prim *pr, fc_err *e)
 {
     dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success) {
         s->declined = st == dnnl_unimplemented;
         return fc_errf(e, "oneDNN has no %s implementation for this problem: %s", op, dnnl_status2str(st));
     }
-    DN(dnnl_primitive_create(&pr->p, pr->pd));
+    FC_DNNL(dnnl_primitive_create(&pr->p, pr->pd));
     const char *impl = NULL;
-    DN(dnnl_primitive_desc_query(pr->pd, dnnl_query_impl_info_str, 0, &impl));
+    FC_DNNL(dnnl_primitive_desc_query(pr->pd, dnnl_query_impl_info_str, 0, &impl));
     snprintf(pr->impl, sizeof pr->impl, "%s", impl ? impl : "?");
     pr->op = op;
     cmd sp = dnnl_primitive_desc_query_md(pr->pd, dnnl_query_scratchpad_md, 0);
@@ -297,11 +297,11 @@ static int make_prim(dn_state *s, const char *op, dnnl_status_t st, dnnl_primiti
 
 static void arg(prim *pr, int a, dnnl_memory_t m) { pr->args[pr->nargs++] = (dnnl_exec_arg_t){a, m}; }
 
-static prim *next_prim(dn_state *s, fc_variant v) { return &s->chain[v][s->nprims[v]++]; }
+static prim *next_prim(od_state *s, fc_variant v) { return &s->chain[v][s->nprims[v]++]; }
 
 /* Reorders user weights (md `from`, data `src`) into the layout `pd` wants for
  * `what`; returns the memory to pass. */
-static int reorder_weights(dn_state *s, cmd from, float *src, dnnl_primitive_desc_t pd, dnnl_query_t what,
+static int reorder_weights(od_state *s, cmd from, float *src, dnnl_primitive_desc_t pd, dnnl_query_t what,
                            dnnl_memory_t *out, fc_err *e)
 {
     cmd want = dnnl_primitive_desc_query_md(pd, what, 0);
@@ -314,8 +314,8 @@ static int reorder_weights(dn_state *s, cmd from, float *src, dnnl_primitive_des
     if (mem(s, want, DNNL_MEMORY_ALLOCATE, out, e) != 0) return -1;
     dnnl_primitive_desc_t rpd;
     dnnl_primitive_t r;
-    DN(dnnl_reorder_primitive_desc_create(&rpd, from, s->eng, want, s->eng, NULL));
-    DN(dnnl_primitive_create(&r, rpd));
+    FC_DNNL(dnnl_reorder_primitive_desc_create(&rpd, from, s->eng, want, s->eng, NULL));
+    FC_DNNL(dnnl_primitive_create(&r, rpd));
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, *out}};
     dnnl_status_t st = dnnl_primitive_execute(r, s->stream, 2, args);
     dnnl_stream_wait(s->stream);
@@ -326,7 +326,7 @@ static int reorder_weights(dn_state *s, cmd from, float *src, dnnl_primitive_des
 }
 
 /* An elementwise op of the unfused chain on a tensor of descriptor md. */
-static int eltwise(dn_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float alpha, float *src, float *dst,
+static int eltwise(od_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float alpha, float *src, float *dst,
                    fc_err *e)
 {
     dnnl_primitive_attr_t attr;
@@ -343,7 +343,7 @@ static int eltwise(dn_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float
 }
 
 /* y = a + b (b broadcast by its descriptor) */
-static int binary_add(dn_state *s, fc_variant v, cmd md, cmd md1, float *src, float *src1, float *dst, fc_err *e)
+static int binary_add(od_state *s, fc_variant v, cmd md, cmd md1, float *src, float *src1, float *dst, fc_err *e)
 {
     dnnl_primitive_attr_t attr;
     if (new_attr(&attr, e)) return -1;
@@ -357,7 +357,7 @@ static int binary_add(dn_state *s, fc_variant v, cmd md, cmd md1, float *src, fl
     return 0;
 }
 
-static float *chain_dst(dn_state *s, int i, const float *cur)
+static float *chain_dst(od_state *s, int i, const float *cur)
 {
     if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
     return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
@@ -368,19 +368,19 @@ static float *chain_dst(dn_state *s, int i, const float *cur)
 static int set_post_ops(dnnl_primitive_attr_t attr, cmd add, dnnl_alg_kind_t act, fc_err *e)
 {
     dnnl_post_ops_t po;
-    DN(dnnl_post_ops_create(&po));
+    FC_DNNL(dnnl_post_ops_create(&po));
     dnnl_status_t st = dnnl_success;
     if (add) st = dnnl_post_ops_append_binary(po, dnnl_binary_add, add);
     if (st == dnnl_success && act != dnnl_alg_kind_undef) st = po_eltwise(po, act);
     if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
     dnnl_post_ops_destroy(po);
-    DN(st);
+    FC_DNNL(st);
     return 0;
 }
 
 /* ------------------------------------------------------------------ linear */
 
-static int build_linear(dn_state *s, fc_err *e)
+static int build_linear(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
@@ -443,7 +443,7 @@ static int build_linear(dn_state *s, fc_err *e)
 
 /* ------------------------------------------------------------------ conv */
 
-static int build_conv(dn_state *s, fc_err *e)
+static int build_conv(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
@@ -517,7 +517,7 @@ static int build_conv(dn_state *s, fc_err *e)
 
 /* ------------------------------------------------------------------ attention */
 
-static int build_qk_scale(dn_state *s, fc_err *e)
+static int build_qk_scale(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
@@ -536,7 +536,7 @@ static int build_qk_scale(dn_state *s, fc_err *e)
         dnnl_status_t st = fused ? attr_scale(attr, &s->scale) : dnnl_success;
         if (st != dnnl_success) {
             dnnl_primitive_attr_destroy(attr);
-            DN(st);
+            FC_DNNL(st);
         }
         prim *pr = next_prim(s, (fc_variant)v);
         if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, q_md, k_md, NULL, s_md, attr), attr, pr, e)) return -1;
@@ -562,17 +562,17 @@ static int build_qk_scale(dn_state *s, fc_err *e)
 
 /* ------------------------------------------------------------------ vtable */
 
-static void dn_teardown(void *state);
+static void od_teardown(void *state);
 
-static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
+static int od_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
 {
     (void)devctx;
-    dn_state *s = fc_xcalloc(1, sizeof *s);
+    od_state *s = fc_xcalloc(1, sizeof *s);
     *state = s;
     s->p = *p;
     s->w = w;
-    DN(dnnl_engine_create(&s->eng, dnnl_cpu, 0));
-    DN(dnnl_stream_create(&s->stream, s->eng, dnnl_stream_default_flags));
+    FC_DNNL(dnnl_engine_create(&s->eng, dnnl_cpu, 0));
+    FC_DNNL(dnnl_stream_create(&s->stream, s->eng, dnnl_stream_default_flags));
     for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = fc_cpu_buffer(w->out_n);
     int ntmp = p->pat->nops > 2 ? 2 : 1;
     for (int i = 0; i < ntmp; i++) s->tmp[i] = fc_cpu_buffer(w->inter_n);
@@ -585,36 +585,36 @@ static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     return rc != 0 && s->declined ? FC_DECLINED : rc;
 }
 
-static int dn_run(void *state, fc_variant v, fc_err *e)
+static int od_run(void *state, fc_variant v, fc_err *e)
 {
-    dn_state *s = state;
+    od_state *s = state;
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
-        DN(dnnl_primitive_execute(pr->p, s->stream, pr->nargs, pr->args));
+        FC_DNNL(dnnl_primitive_execute(pr->p, s->stream, pr->nargs, pr->args));
     }
-    DN(dnnl_stream_wait(s->stream));
+    FC_DNNL(dnnl_stream_wait(s->stream));
     return 0;
 }
 
-static int dn_output(void *state, fc_variant v, float *dst, fc_err *e)
+static int od_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
     (void)e;
-    dn_state *s = state;
+    od_state *s = state;
     memcpy(dst, s->out[v], s->w->out_n * sizeof(float));
     return 0;
 }
 
-static int dn_poison(void *state, fc_variant v, fc_err *e)
+static int od_poison(void *state, fc_variant v, fc_err *e)
 {
     (void)e;
-    dn_state *s = state;
+    od_state *s = state;
     fc_cpu_fill_nan(s->out[v], s->w->out_n);
     return 0;
 }
 
-static void dn_describe(void *state, fc_variant v, fc_impl *impl)
+static void od_describe(void *state, fc_variant v, fc_impl *impl)
 {
-    dn_state *s = state;
+    od_state *s = state;
     memset(impl, 0, sizeof *impl);
     size_t off = 0;
     for (int i = 0; i < s->nprims[v]; i++) {
@@ -647,9 +647,9 @@ static void dn_describe(void *state, fc_variant v, fc_impl *impl)
     impl->nkernels = s->nprims[v];
 }
 
-static void dn_teardown(void *state)
+static void od_teardown(void *state)
 {
-    dn_state *s = state;
+    od_state *s = state;
     if (!s) return;
     for (int v = 0; v < FC_NVARIANTS; v++)
         for (int i = 0; i < MAX_PRIMS; i++) {
@@ -666,7 +666,7 @@ static void dn_teardown(void *state)
     free(s);
 }
 
-static void dn_inventory(cJSON *libs)
+static void od_inventory(cJSON *libs)
 {
     const dnnl_version_t *v = dnnl_version();
     cJSON *o = cJSON_AddObjectToObject(libs, "onednn");
@@ -680,7 +680,7 @@ static void dn_inventory(cJSON *libs)
 
 /* fp32 matmul rate: the median of repeated 2048^3 products with weights in the
  * layout the primitive prefers (what the fused linear variants run). */
-static double dn_gemm_gflops(fc_dtype dt)
+static double od_gemm_gflops(fc_dtype dt)
 {
     if (dt != FC_FP32) return 0;
     const dnnl_dim_t n = 2048;
@@ -745,15 +745,15 @@ const fc_backend fc_backend_onednn = {
     .name = "cpu.onednn",
     .device = "cpu",
     .summary = "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own scale",
-    .available = dn_available,
-    .supports = dn_supports,
+    .available = od_available,
+    .supports = od_supports,
     .device_bytes = NULL,
-    .setup = dn_setup,
-    .run = dn_run,
-    .output = dn_output,
-    .poison = dn_poison,
-    .describe = dn_describe,
-    .teardown = dn_teardown,
-    .inventory = dn_inventory,
-    .gemm_gflops = dn_gemm_gflops,
+    .setup = od_setup,
+    .run = od_run,
+    .output = od_output,
+    .poison = od_poison,
+    .describe = od_describe,
+    .teardown = od_teardown,
+    .inventory = od_inventory,
+    .gemm_gflops = od_gemm_gflops,
 };

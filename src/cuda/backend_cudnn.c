@@ -31,7 +31,7 @@
 #define WS_LIMIT ((size_t)256 << 20)
 #define MAX_FUSED_TRIALS 4
 
-typedef struct dn_state {
+typedef struct cd_state {
     fc_problem p;
     fc_cuda_ctx *c;
     fc_dtype dt;
@@ -56,9 +56,9 @@ typedef struct dn_state {
     bool cudnn_bias, cudnn_bn, cudnn_relu; /* false: fusecal's kernel stands in */
     char aux_why[3][128];
     char chosen[FC_NVARIANTS][256];
-} dn_state;
+} cd_state;
 
-static bool dn_available(char *why, size_t n)
+static bool cd_available(char *why, size_t n)
 {
     if (!fc_cuda_usable(why, n)) return false;
     size_t v = cudnnGetVersion();
@@ -69,7 +69,7 @@ static bool dn_available(char *why, size_t n)
     return true;
 }
 
-static bool dn_supports(const fc_problem *p, char *why, size_t n)
+static bool cd_supports(const fc_problem *p, char *why, size_t n)
 {
     if (p->pat->family != FC_FAM_CONV) {
         snprintf(why, n, "cuda.cudnn implements the conv family (linear: cuda.cublas, attention: cuda.custom)");
@@ -82,7 +82,7 @@ static bool dn_supports(const fc_problem *p, char *why, size_t n)
     return true;
 }
 
-static int dn_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
+static int cd_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
 {
     const int64_t *d = p->d;
     double E = (double)fc_dtype_size(p->dtype), K = (double)d[FC_CONV_K];
@@ -153,14 +153,14 @@ static float *to_krsc(const float *w, int K, int C, int R, int S)
     return o;
 }
 
-static int upload_f32(dn_state *s, const float *host, size_t n, float **dev, const char *what, fc_err *e)
+static int upload_f32(cd_state *s, const float *host, size_t n, float **dev, const char *what, fc_err *e)
 {
     return fc_cuda_upload(s->c, host, n, FC_FP32, (void **)dev, what, e);
 }
 
 /* ------------------------------------------------------------------ the ops */
 
-static int run_conv(dn_state *s, void *dst, fc_err *e)
+static int run_conv(cd_state *s, void *dst, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
     FC_CUDNN(cudnnConvolutionForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[FC_UNFUSED],
@@ -168,7 +168,7 @@ static int run_conv(dn_state *s, void *dst, fc_err *e)
     return 0;
 }
 
-static cudnnStatus_t fused_call(dn_state *s, cudnnConvolutionFwdAlgo_t algo)
+static cudnnStatus_t fused_call(cd_state *s, cudnnConvolutionFwdAlgo_t algo)
 {
     const float one = 1.0f, zero = 0.0f;
     /* z: a buffer of zeros rather than y, whose NaN poison 0·z would not clear */
@@ -177,13 +177,13 @@ static cudnnStatus_t fused_call(dn_state *s, cudnnConvolutionFwdAlgo_t algo)
                                                  s->b[FC_FUSED], s->fact, s->yd, s->out[FC_FUSED]);
 }
 
-static int run_fused(dn_state *s, fc_err *e)
+static int run_fused(cd_state *s, fc_err *e)
 {
     FC_CUDNN(fused_call(s, s->algo[FC_FUSED]));
     return 0;
 }
 
-static int run_bias(dn_state *s, void *y, fc_err *e)
+static int run_bias(cd_state *s, void *y, fc_err *e)
 {
     const float one = 1.0f;
     if (s->cudnn_bias) {
@@ -195,7 +195,7 @@ static int run_bias(dn_state *s, void *y, fc_err *e)
     return 0;
 }
 
-static int run_bn(dn_state *s, const void *x, void *y, fc_err *e)
+static int run_bn(cd_state *s, const void *x, void *y, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
     if (s->cudnn_bn) {
@@ -209,7 +209,7 @@ static int run_bn(dn_state *s, const void *x, void *y, fc_err *e)
     return 0;
 }
 
-static int run_relu(dn_state *s, const void *x, void *y, fc_err *e)
+static int run_relu(cd_state *s, const void *x, void *y, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
     if (s->cudnn_relu) {
@@ -223,7 +223,7 @@ static int run_relu(dn_state *s, const void *x, void *y, fc_err *e)
 /* ------------------------------------------------------------------ setup */
 
 typedef struct time_arg {
-    dn_state *s;
+    cd_state *s;
     cudnnConvolutionFwdAlgo_t algo;
     int which; /* 0 conv, 1 fused */
 } time_arg;
@@ -238,7 +238,7 @@ static int time_one(void *arg, fc_err *e)
 
 /* Whether an auxiliary op runs under cuDNN here: one trial call at setup. A refusal
  * (NOT_SUPPORTED, BAD_PARAM) makes fusecal's kernel stand in, named in describe(). */
-static int try_aux(dn_state *s, int which, bool *ok, fc_err *e)
+static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
     cudnnStatus_t st;
@@ -264,7 +264,7 @@ static int try_aux(dn_state *s, int which, bool *ok, fc_err *e)
 }
 
 /* Algorithm of the unfused convolution: Find's fastest with an acceptable math type. */
-static int pick_conv_algo(dn_state *s, fc_err *e)
+static int pick_conv_algo(cd_state *s, fc_err *e)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
@@ -291,7 +291,7 @@ static int pick_conv_algo(dn_state *s, fc_err *e)
 /* Algorithm of the fused call: Find's candidates for the folded convolution, each
  * tried with cudnnConvolutionBiasActivationForward and the first few that cuDNN
  * accepts timed; IMPLICIT_PRECOMP_GEMM alone for the identity activation. */
-static int pick_fused_algo(dn_state *s, bool identity, fc_err *e)
+static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT + 1];
     int found = 0;
@@ -355,11 +355,11 @@ static int pick_fused_algo(dn_state *s, bool identity, fc_err *e)
     return 0;
 }
 
-static void dn_teardown(void *state);
+static void cd_teardown(void *state);
 
-static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
+static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
 {
-    dn_state *s = fc_xcalloc(1, sizeof *s);
+    cd_state *s = fc_xcalloc(1, sizeof *s);
     *state = s;
     s->p = *p;
     s->c = devctx;
@@ -477,15 +477,15 @@ static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
 
 /* ------------------------------------------------------------------ run */
 
-static void *chain_dst(dn_state *s, int i, const void *cur)
+static void *chain_dst(cd_state *s, int i, const void *cur)
 {
     if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
     return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
 }
 
-static int dn_run(void *state, fc_variant v, fc_err *e)
+static int cd_run(void *state, fc_variant v, fc_err *e)
 {
-    dn_state *s = state;
+    cd_state *s = state;
     if (v == FC_FUSED) return run_fused(s, e);
     const void *cur = NULL;
     for (int i = 0; i < s->p.pat->nops; i++) {
@@ -507,21 +507,21 @@ static int dn_run(void *state, fc_variant v, fc_err *e)
     return 0;
 }
 
-static int dn_output(void *state, fc_variant v, float *dst, fc_err *e)
+static int cd_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
-    dn_state *s = state;
+    cd_state *s = state;
     return fc_cuda_download(s->c, s->out[v], s->out_n, s->dt, s->stage, dst, e);
 }
 
-static int dn_poison(void *state, fc_variant v, fc_err *e)
+static int cd_poison(void *state, fc_variant v, fc_err *e)
 {
-    dn_state *s = state;
+    cd_state *s = state;
     return fc_cuda_poison(s->c, s->out[v], s->out_n, s->dt, e);
 }
 
-static void dn_describe(void *state, fc_variant v, fc_impl *impl)
+static void cd_describe(void *state, fc_variant v, fc_impl *impl)
 {
-    dn_state *s = state;
+    cd_state *s = state;
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
     const char *lay = s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter";
@@ -554,9 +554,9 @@ static void dn_describe(void *state, fc_variant v, fc_impl *impl)
         snprintf(impl->name + off, sizeof impl->name - off, " [cuDNN %zu.%zu.%zu]", dv / 10000, (dv / 100) % 100, dv % 100);
 }
 
-static void dn_teardown(void *state)
+static void cd_teardown(void *state)
 {
-    dn_state *s = state;
+    cd_state *s = state;
     if (!s) return;
     cudaStreamSynchronize(s->c->stream);
     if (s->xd) cudnnDestroyTensorDescriptor(s->xd);
@@ -586,7 +586,7 @@ static void dn_teardown(void *state)
     free(s);
 }
 
-static void dn_inventory(cJSON *libs)
+static void cd_inventory(cJSON *libs)
 {
     size_t v = cudnnGetVersion();
     char buf[64];
@@ -603,14 +603,14 @@ const fc_backend fc_backend_cudnn = {
     .name = "cuda.cudnn",
     .device = "cuda",
     .summary = "cuDNN conv -> add bias -> BN inference -> activation; fused: BN folded + cudnnConvolutionBiasActivationForward",
-    .available = dn_available,
-    .supports = dn_supports,
-    .device_bytes = dn_device_bytes,
-    .setup = dn_setup,
-    .run = dn_run,
-    .output = dn_output,
-    .poison = dn_poison,
-    .describe = dn_describe,
-    .teardown = dn_teardown,
-    .inventory = dn_inventory,
+    .available = cd_available,
+    .supports = cd_supports,
+    .device_bytes = cd_device_bytes,
+    .setup = cd_setup,
+    .run = cd_run,
+    .output = cd_output,
+    .poison = cd_poison,
+    .describe = cd_describe,
+    .teardown = cd_teardown,
+    .inventory = cd_inventory,
 };
