@@ -22,6 +22,7 @@
  */
 #include "backend.h"
 #include "cpu_ops.h"
+#include "stats.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -719,14 +720,7 @@ static double od_gemm_gflops(fc_dtype dt)
         if (dnnl_primitive_execute(p, st, 4, args) || dnnl_stream_wait(st)) goto out;
         if (it > 0) t[it - 1] = fc_now() - t0;
     }
-    for (int i = 0; i < REPS; i++)
-        for (int j = i + 1; j < REPS; j++)
-            if (t[j] < t[i]) {
-                double x = t[i];
-                t[i] = t[j];
-                t[j] = x;
-            }
-    rate = 2.0 * (double)n * n * n / t[REPS / 2] / 1e9;
+    rate = 2.0 * (double)n * n * n / fc_median(t, REPS) / 1e9;
 out:
     if (p) dnnl_primitive_destroy(p);
     if (pd) dnnl_primitive_desc_destroy(pd);

@@ -6,6 +6,7 @@
  * device-to-device copy bandwidth, and empty-kernel launch latency eager and in a
  * replayed graph. Also the helpers the CUDA backends share (cuda_common.h). */
 #include "cuda_common.h"
+#include "stats.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -167,18 +168,6 @@ int fc_cuda_poison(fc_cuda_ctx *c, void *dev, size_t n, fc_dtype dt, fc_err *e)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
                  fc_err *e)
 {
@@ -196,7 +185,7 @@ int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int
         FC_CU(cudaEventElapsedTime(&f, c->ev_begin, c->ev_end));
         t[s] = (double)f / reps;
     }
-    *ms = median(t, samples);
+    *ms = fc_median(t, samples);
     return 0;
 }
 
@@ -598,7 +587,7 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
         FC_CU_GO(cudaEventElapsedTime(&f, c->ev_begin, c->ev_end), done);
         gt[i] = (double)f * 1e3 / NL;
     }
-    out->graph_launch_us = median(gt, 7);
+    out->graph_launch_us = fc_median(gt, 7);
     snprintf(out->method, sizeof out->method,
              "GEMM: cublasGemmEx, best of 8 single products on uniform(-1,1) data, %d^3 (fp32: %d^3), fp32 "
              "accumulation (tf32: CUBLAS_COMPUTE_32F_FAST_TF32); bandwidth: cudaMemcpyAsync device to device of "
