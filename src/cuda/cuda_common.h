@@ -17,6 +17,7 @@
 
 #include "backend.h"
 #include "fusecal_kernels.h"
+#include "precision.h"
 #include "util.h"
 
 #include <cublasLt.h>
@@ -118,8 +119,10 @@ cublasComputeType_t fc_cuda_compute_type(fc_dtype dt);
 /* Device memory (cudaMalloc), failing with a message naming `what` and the size. */
 int fc_cuda_alloc(void **p, size_t bytes, const char *what, fc_err *e);
 void fc_cuda_free(void *p);
-/* Host fp32 values (already rounded to the dtype by the workload) to a new device
- * buffer in the dtype's storage type; synchronous, done at setup. */
+/* Host fp32 values to a new device buffer in the dtype's storage type, rounded to
+ * nearest by precision.h (bf16, fp16; tf32 stays a float whose low mantissa bits are
+ * cleared, so that a tensor core reading it truncates nothing); values the workload
+ * already rounded pass unchanged. Synchronous, done at setup. */
 int fc_cuda_upload(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, void **dev, const char *what, fc_err *e);
 /* The same into an existing buffer of n elements. */
 int fc_cuda_upload_to(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, void *dev, fc_err *e);
@@ -132,11 +135,5 @@ int fc_cuda_poison(fc_cuda_ctx *c, void *dev, size_t n, fc_dtype dt, fc_err *e);
  * call); the median of `samples` such measurements. Used to pick algorithms at setup. */
 int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
                  fc_err *e);
-
-/* Host conversions. */
-uint16_t fc_float_to_bf16(float x);
-uint16_t fc_float_to_fp16(float x);
-float fc_bf16_to_float(uint16_t h);
-float fc_fp16_to_float(uint16_t h);
 
 #endif
