@@ -61,7 +61,7 @@ static void check_backend(const fc_backend *b, void *devctx, const char *shape)
             CHECK(b->run(state, (fc_variant)v, &e) == 0);
             CHECK(b->output(state, (fc_variant)v, out[v], &e) == 0);
             fc_check c;
-            fc_check_output(&ref, out[v], w.out_n, fc_dtype_tolerance(p.dtype), &c);
+            fc_check_output(&ref, out[v], w.out_n, fc_problem_tolerance(&p), &c);
             CHECK_MSG(c.passed, "%s %s %s (seed %llu): %s", b->name, ps, fc_variant_name((fc_variant)v),
                       (unsigned long long)g_seed, c.reason);
             /* a second run gives the same answer (no state carried between runs) */
@@ -73,7 +73,7 @@ static void check_backend(const fc_backend *b, void *devctx, const char *shape)
             checked++;
         }
         double d = fc_rel_diff(out[FC_FUSED], out[FC_UNFUSED], w.out_n);
-        CHECK_MSG(d <= fc_dtype_tolerance(p.dtype), "%s %s: fused vs unfused %g", b->name, ps, d);
+        CHECK_MSG(d <= fc_problem_tolerance(&p), "%s %s: fused vs unfused %g", b->name, ps, d);
         free(out[0]);
         free(out[1]);
         b->teardown(state);

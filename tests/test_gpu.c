@@ -92,7 +92,7 @@ static void check_one(const fc_backend *b, const fc_problem *p, const char *ps)
     }
     fc_reference ref;
     fc_reference_build(p, &w, seed, &ref);
-    double tol = fc_dtype_tolerance(p->dtype);
+    double tol = fc_problem_tolerance(p);
     size_t need = 0;
     CHECK_MSG(b->device_bytes(p, &need, &e) == 0 && need > 0, "%s %s: device_bytes: %s", b->name, ps, e.msg);
     void *state = NULL;

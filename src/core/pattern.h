@@ -162,6 +162,9 @@ typedef struct fc_family {
     double (*reference)(const fc_problem *p, const fc_workload *w, size_t idx);
     /* Multiply-adds per reference element, to decide between full and sampled checks. */
     double (*ref_cost)(const fc_problem *p);
+    /* Length of the chain's longest sum (a GEMM's k, a conv's c·r·s, attention's d,
+     * or s for a softmax and P·V), for the tolerance (precision.h). */
+    double (*reduction)(const fc_problem *p);
 } fc_family;
 
 extern const fc_family fc_family_linear, fc_family_conv, fc_family_attention;
