@@ -41,6 +41,12 @@ bool fc_pattern_has_op(const fc_pattern *p, fc_op op)
     return false;
 }
 
+int fc_pattern_live_intermediates(const fc_pattern *p)
+{
+    int n = p->nops - 1;
+    return n < 0 ? 0 : n > 2 ? 2 : n;
+}
+
 const char *fc_pattern_names(void)
 {
     static char buf[512];

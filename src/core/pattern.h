@@ -72,6 +72,10 @@ typedef struct fc_pattern {
 extern const fc_pattern fc_patterns[FC_NPATTERNS];
 const fc_pattern *fc_pattern_find(const char *name);
 bool fc_pattern_has_op(const fc_pattern *p, fc_op op);
+/* Intermediates of the unfused chain alive at once: op i writes what op i + 1 reads,
+ * so two buffers alternate along a chain of three ops or more, one serves a chain of
+ * two, and a single op writes the output directly. */
+int fc_pattern_live_intermediates(const fc_pattern *p);
 /* "linear_bias, linear_bias_relu, ..." for error messages */
 const char *fc_pattern_names(void);
 

@@ -85,7 +85,7 @@ static void attention_cost(const fc_problem *p, fc_cost *c)
         c->bytes[FC_UNFUSED] += b;
     }
     c->bytes[FC_FUSED] = fused;
-    c->peak_inter[FC_UNFUSED] = (p->pat->nops > 2 ? 2 : 1) * B * S * S * E;
+    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * B * S * S * E;
     c->peak_inter[FC_FUSED] = 0;
 }
 

@@ -134,7 +134,7 @@ static void conv_cost(const fc_problem *p, fc_cost *c)
         c->bytes[FC_UNFUSED] += b;
     }
     c->bytes[FC_FUSED] = (X + Wn + K + Y) * E;
-    c->peak_inter[FC_UNFUSED] = (p->pat->nops > 2 ? 2 : 1) * Y * E;
+    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * Y * E;
     c->peak_inter[FC_FUSED] = 0;
 }
 

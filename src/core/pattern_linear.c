@@ -73,7 +73,7 @@ static void linear_cost(const fc_problem *p, fc_cost *c)
         c->bytes[FC_UNFUSED] += b;
     }
     c->bytes[FC_FUSED] = fused_bytes;
-    c->peak_inter[FC_UNFUSED] = (p->pat->nops > 2 ? 2 : 1) * MN * E;
+    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * MN * E;
     c->peak_inter[FC_FUSED] = 0;
 }
 

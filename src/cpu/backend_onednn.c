@@ -21,6 +21,7 @@
  * attr_scale) hides that; the builders are written once.
  */
 #include "backend.h"
+#include "cpu_chain.h"
 #include "cpu_ops.h"
 #include "stats.h"
 
@@ -79,8 +80,7 @@ typedef struct od_state {
     int nprims[FC_NVARIANTS];
     dnnl_memory_t mems[MAX_MEMS];
     int nmems;
-    float *out[FC_NVARIANTS];
-    float *tmp[2];
+    fc_cpu_chain ch;
     bool declined; /* oneDNN has no implementation for a primitive of the chain */
 } od_state;
 
@@ -358,12 +358,6 @@ static int binary_add(od_state *s, fc_variant v, cmd md, cmd md1, float *src, fl
     return 0;
 }
 
-static float *chain_dst(od_state *s, int i, const float *cur)
-{
-    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
-    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
-}
-
 /* Post-ops of a fused primitive: a binary add of `add` (NULL: none), then the
  * eltwise `act` (dnnl_alg_kind_undef: none). */
 static int set_post_ops(dnnl_primitive_attr_t attr, cmd add, dnnl_alg_kind_t act, fc_err *e)
@@ -405,7 +399,7 @@ static int build_linear(od_state *s, fc_err *e)
         dnnl_status_t st = pd_matmul(&pr->pd, s->eng, src_md, wany_md, fused ? b_md : NULL, dst_md, attr);
         if (make_prim(s, "matmul", st, attr, pr, e)) return -1;
         dnnl_memory_t ms, mw, md;
-        float *dst = fused ? s->out[FC_FUSED] : chain_dst(s, 0, NULL);
+        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0, NULL);
         if (mem(s, src_md, w->t[FC_LIN_TX].data, &ms, e) ||
             reorder_weights(s, wuser_md, w->t[FC_LIN_TW].data, pr->pd, dnnl_query_weights_md, &mw, e) ||
             mem(s, dst_md, dst, &md, e))
@@ -426,7 +420,7 @@ static int build_linear(od_state *s, fc_err *e)
         }
         float *cur = dst;
         for (int i = 1; i < p->pat->nops; i++) {
-            float *out = chain_dst(s, i, cur);
+            float *out = fc_cpu_chain_dst(&s->ch, i, cur);
             int r2 = 0;
             switch (p->pat->ops[i]) {
             case FC_OP_BIAS: r2 = binary_add(s, FC_UNFUSED, dst_md, b_md, cur, w->t[FC_LIN_TB].data, out, e); break;
@@ -473,7 +467,7 @@ static int build_conv(od_state *s, fc_err *e)
         prim *pr = next_prim(s, (fc_variant)v);
         dnnl_status_t st = pd_conv(&pr->pd, s->eng, src_md, wany_md, b_md, dst_md, strides, pad_l, pad_r, attr);
         if (make_prim(s, "convolution", st, attr, pr, e)) return -1;
-        float *dst = fused ? s->out[FC_FUSED] : chain_dst(s, 0, NULL);
+        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0, NULL);
         dnnl_memory_t ms, mw, mb, md;
         float *wsrc = fused ? w->t[FC_CONV_TWF].data : w->t[FC_CONV_TW].data;
         float *bsrc = fused ? w->t[FC_CONV_TBF].data : w->t[FC_CONV_TB].data;
@@ -488,7 +482,7 @@ static int build_conv(od_state *s, fc_err *e)
         if (fused) continue;
         float *cur = dst;
         for (int i = 1; i < p->pat->nops; i++) {
-            float *out = chain_dst(s, i, cur);
+            float *out = fc_cpu_chain_dst(&s->ch, i, cur);
             if (p->pat->ops[i] == FC_OP_RELU) {
                 if (eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e)) return -1;
             } else if (p->pat->ops[i] == FC_OP_BN) {
@@ -541,7 +535,7 @@ static int build_qk_scale(od_state *s, fc_err *e)
         }
         prim *pr = next_prim(s, (fc_variant)v);
         if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, q_md, k_md, NULL, s_md, attr), attr, pr, e)) return -1;
-        float *dst = fused ? s->out[FC_FUSED] : s->tmp[0];
+        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0, NULL);
         dnnl_memory_t mq, mk, ms;
         if (mem(s, q_md, w->t[FC_ATT_TQ].data, &mq, e) || mem(s, k_md, w->t[FC_ATT_TK].data, &mk, e) ||
             mem(s, s_md, dst, &ms, e))
@@ -556,7 +550,9 @@ static int build_qk_scale(od_state *s, fc_err *e)
             arg(pr, DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, msc);
         }
 #endif
-        if (!fused && eltwise(s, FC_UNFUSED, s_md, dnnl_eltwise_linear, s->scale, dst, s->out[FC_UNFUSED], e)) return -1;
+        if (fused) continue;
+        if (eltwise(s, FC_UNFUSED, s_md, dnnl_eltwise_linear, s->scale, dst, fc_cpu_chain_dst(&s->ch, 1, dst), e))
+            return -1;
     }
     return 0;
 }
@@ -574,9 +570,7 @@ static int od_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->w = w;
     FC_DNNL(dnnl_engine_create(&s->eng, dnnl_cpu, 0));
     FC_DNNL(dnnl_stream_create(&s->stream, s->eng, dnnl_stream_default_flags));
-    for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = fc_cpu_buffer(w->out_n);
-    int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++) s->tmp[i] = fc_cpu_buffer(w->inter_n);
+    fc_cpu_chain_alloc(&s->ch, p->pat, w);
     int rc;
     switch (p->pat->family) {
     case FC_FAM_LINEAR: rc = build_linear(s, e); break;
@@ -601,7 +595,7 @@ static int od_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
     (void)e;
     od_state *s = state;
-    memcpy(dst, s->out[v], s->w->out_n * sizeof(float));
+    fc_cpu_chain_output(&s->ch, v, dst);
     return 0;
 }
 
@@ -609,7 +603,7 @@ static int od_poison(void *state, fc_variant v, fc_err *e)
 {
     (void)e;
     od_state *s = state;
-    fc_cpu_fill_nan(s->out[v], s->w->out_n);
+    fc_cpu_chain_poison(&s->ch, v);
     return 0;
 }
 
@@ -661,9 +655,7 @@ static void od_teardown(void *state)
     md_pool_free(&s->mds);
     if (s->stream) dnnl_stream_destroy(s->stream);
     if (s->eng) dnnl_engine_destroy(s->eng);
-    for (int v = 0; v < FC_NVARIANTS; v++) free(s->out[v]);
-    free(s->tmp[0]);
-    free(s->tmp[1]);
+    fc_cpu_chain_free(&s->ch);
     free(s);
 }
 

@@ -7,6 +7,7 @@
  *            it is in cache; BN folded into the conv; flash-style attention.
  */
 #include "backend.h"
+#include "cpu_chain.h"
 #include "cpu_ops.h"
 #include "cpuinfo.h"
 
@@ -21,8 +22,7 @@ typedef struct ob_state {
     fc_problem p;
     const fc_workload *w;
     int nthreads;
-    float *out[FC_NVARIANTS];
-    float *tmp[2];          /* intermediates of the unfused chain */
+    fc_cpu_chain ch;
     /* conv */
     fc_conv_geom g;
     float *wpack[FC_NVARIANTS]; /* original weights for unfused, folded for fused */
@@ -73,9 +73,7 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->block_bytes = llc ? llc / (2 * (size_t)s->nthreads) : (4u << 20);
     if (s->block_bytes < (512u << 10)) s->block_bytes = 512u << 10;
     if (s->block_bytes > (8u << 20)) s->block_bytes = 8u << 20;
-    for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = fc_cpu_buffer(w->out_n);
-    int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++) s->tmp[i] = fc_cpu_buffer(w->inter_n);
+    fc_cpu_chain_alloc(&s->ch, p->pat, w);
     if (p->pat->family == FC_FAM_CONV) {
         const int64_t *d = p->d;
         s->g = (fc_conv_geom){(int)d[FC_CONV_N], (int)d[FC_CONV_C], (int)d[FC_CONV_H], (int)d[FC_CONV_W],
@@ -95,14 +93,6 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     return 0;
 }
 
-/* Destination of op i of the unfused chain: intermediates alternate, the last op
- * writes the output. */
-static float *chain_dst(ob_state *s, int i, const float *cur)
-{
-    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
-    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
-}
-
 static void run_unfused(ob_state *s)
 {
     const fc_problem *p = &s->p;
@@ -110,7 +100,7 @@ static void run_unfused(ob_state *s)
     const int64_t *d = p->d;
     const float *cur = NULL;
     for (int i = 0; i < p->pat->nops; i++) {
-        float *dst = chain_dst(s, i, cur);
+        float *dst = fc_cpu_chain_dst(&s->ch, i, cur);
         switch (p->pat->ops[i]) {
         case FC_OP_GEMM:
             fc_cpu_gemm_nt((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
@@ -169,7 +159,7 @@ static void run_fused(ob_state *s)
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
     const int64_t *d = p->d;
-    float *out = s->out[FC_FUSED];
+    float *out = s->ch.out[FC_FUSED];
     switch (p->pat->family) {
     case FC_FAM_LINEAR: {
         fc_epilogue ep = {w->t[FC_LIN_TB].data, fc_pattern_has_op(p->pat, FC_OP_RESID) ? w->t[FC_LIN_TR].data : NULL,
@@ -212,7 +202,7 @@ static int ob_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
     (void)e;
     ob_state *s = state;
-    memcpy(dst, s->out[v], s->w->out_n * sizeof(float));
+    fc_cpu_chain_output(&s->ch, v, dst);
     return 0;
 }
 
@@ -220,7 +210,7 @@ static int ob_poison(void *state, fc_variant v, fc_err *e)
 {
     (void)e;
     ob_state *s = state;
-    fc_cpu_fill_nan(s->out[v], s->w->out_n);
+    fc_cpu_chain_poison(&s->ch, v);
     return 0;
 }
 
@@ -284,12 +274,8 @@ static void ob_teardown(void *state)
 {
     ob_state *s = state;
     if (!s) return;
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        free(s->out[v]);
-        free(s->wpack[v]);
-    }
-    free(s->tmp[0]);
-    free(s->tmp[1]);
+    fc_cpu_chain_free(&s->ch);
+    for (int v = 0; v < FC_NVARIANTS; v++) free(s->wpack[v]);
     free(s->ws);
     free(s->bn_scratch);
     free(s);

@@ -40,11 +40,8 @@ typedef struct cb_state {
     fc_cuda_ctx *c;
     fc_dtype dt;
     int M, K, N;
-    size_t out_n;
     void *x, *w, *b, *r;
-    void *out[FC_NVARIANTS];
-    void *tmp[2];
-    void *stage; /* pinned host copy of an output */
+    fc_cuda_chain ch;
     lt_plan plan[FC_NVARIANTS];
 } cb_state;
 
@@ -61,9 +58,8 @@ static int cb_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
 {
     double M = (double)p->d[FC_LIN_M], K = (double)p->d[FC_LIN_K], N = (double)p->d[FC_LIN_N];
     double E = (double)fc_dtype_size(p->dtype), MN = M * N;
-    double ntmp = p->pat->nops > 2 ? 2 : 1;
     double resid = fc_pattern_has_op(p->pat, FC_OP_RESID) ? MN : 0;
-    double b = (M * K + N * K + N + resid + 2 * MN + ntmp * MN) * E;
+    double b = (M * K + N * K + N + resid) * E + fc_cuda_chain_bytes(p);
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -215,38 +211,24 @@ static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->M = (int)p->d[FC_LIN_M];
     s->K = (int)p->d[FC_LIN_K];
     s->N = (int)p->d[FC_LIN_N];
-    s->out_n = w->out_n;
-    size_t E = fc_dtype_size(s->dt), MN = (size_t)s->M * (size_t)s->N;
     bool resid = fc_pattern_has_op(p->pat, FC_OP_RESID);
     if (fc_cuda_upload(s->c, w->t[FC_LIN_TX].data, w->t[FC_LIN_TX].n, s->dt, &s->x, "x", e) ||
         fc_cuda_upload(s->c, w->t[FC_LIN_TW].data, w->t[FC_LIN_TW].n, s->dt, &s->w, "W", e) ||
         fc_cuda_upload(s->c, w->t[FC_LIN_TB].data, w->t[FC_LIN_TB].n, s->dt, &s->b, "b", e))
         return -1;
     if (resid && fc_cuda_upload(s->c, w->t[FC_LIN_TR].data, w->t[FC_LIN_TR].n, s->dt, &s->r, "r", e)) return -1;
-    for (int v = 0; v < FC_NVARIANTS; v++)
-        if (fc_cuda_alloc(&s->out[v], MN * E, "the output", e)) return -1;
-    int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++)
-        if (fc_cuda_alloc(&s->tmp[i], MN * E, "an intermediate", e)) return -1;
-    FC_CU(cudaMallocHost(&s->stage, MN * E));
+    if (fc_cuda_chain_alloc(&s->ch, s->c, p, w, e) != 0) return -1;
 
     cublasLtEpilogue_t epi = fc_pattern_has_op(p->pat, FC_OP_GELU)   ? CUBLASLT_EPILOGUE_GELU_BIAS
                              : fc_pattern_has_op(p->pat, FC_OP_RELU) ? CUBLASLT_EPILOGUE_RELU_BIAS
                                                                       : CUBLASLT_EPILOGUE_BIAS;
-    int rc = lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, s->tmp[0], e);
+    void *gemm_dst = fc_cuda_chain_dst(&s->ch, 0, NULL);
+    int rc = lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, gemm_dst, e);
     if (rc != 0) return rc;
-    rc = lt_build(s, &s->plan[FC_FUSED], epi, s->b, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->out[FC_FUSED], e);
+    rc = lt_build(s, &s->plan[FC_FUSED], epi, s->b, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->ch.out[FC_FUSED], e);
     if (rc != 0) return rc;
     FC_CU(cudaStreamSynchronize(s->c->stream));
     return 0;
-}
-
-/* Destination of op i of the unfused chain: intermediates alternate, the last op
- * writes the output. */
-static void *chain_dst(cb_state *s, int i, const void *cur)
-{
-    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
-    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
 }
 
 static int cb_run(void *state, fc_variant v, fc_err *e)
@@ -254,12 +236,12 @@ static int cb_run(void *state, fc_variant v, fc_err *e)
     cb_state *s = state;
     if (v == FC_FUSED) return lt_run(s, &s->plan[FC_FUSED], &s->plan[FC_FUSED].algo, e);
     if (lt_run(s, &s->plan[FC_UNFUSED], &s->plan[FC_UNFUSED].algo, e) != 0) return -1;
-    const void *cur = s->tmp[0];
+    const void *cur = s->plan[FC_UNFUSED].D;
     fck_dtype kd = fc_cuda_kdt(s->dt);
     size_t MN = (size_t)s->M * (size_t)s->N;
     cudaStream_t st = s->c->stream;
     for (int i = 1; i < s->p.pat->nops; i++) {
-        void *dst = chain_dst(s, i, cur);
+        void *dst = fc_cuda_chain_dst(&s->ch, i, cur);
         switch (s->p.pat->ops[i]) {
         case FC_OP_BIAS: FC_CU(fck_bias(kd, cur, s->b, dst, (size_t)s->M, (size_t)s->N, st)); break;
         case FC_OP_RESID: FC_CU(fck_add(kd, cur, s->r, dst, MN, st)); break;
@@ -275,13 +257,13 @@ static int cb_run(void *state, fc_variant v, fc_err *e)
 static int cb_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
     cb_state *s = state;
-    return fc_cuda_download(s->c, s->out[v], s->out_n, s->dt, s->stage, dst, e);
+    return fc_cuda_chain_output(&s->ch, v, dst, e);
 }
 
 static int cb_poison(void *state, fc_variant v, fc_err *e)
 {
     cb_state *s = state;
-    return fc_cuda_poison(s->c, s->out[v], s->out_n, s->dt, e);
+    return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
 static const char *compute_name(fc_dtype dt)
@@ -329,17 +311,12 @@ static void cb_teardown(void *state)
     cb_state *s = state;
     if (!s) return;
     cudaStreamSynchronize(s->c->stream);
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        plan_free(&s->plan[v]);
-        fc_cuda_free(s->out[v]);
-    }
-    fc_cuda_free(s->tmp[0]);
-    fc_cuda_free(s->tmp[1]);
+    for (int v = 0; v < FC_NVARIANTS; v++) plan_free(&s->plan[v]);
+    fc_cuda_chain_free(&s->ch);
     fc_cuda_free(s->x);
     fc_cuda_free(s->w);
     fc_cuda_free(s->b);
     fc_cuda_free(s->r);
-    if (s->stage) cudaFreeHost(s->stage);
     free(s);
 }
 

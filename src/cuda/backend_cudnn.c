@@ -37,14 +37,12 @@ typedef struct cd_state {
     fc_dtype dt;
     int N, C, H, W, K, R, S, stride, pad, P, Q;
     bool nhwc;
-    size_t out_n;
     void *x, *w[FC_NVARIANTS], *b[FC_NVARIANTS]; /* [UNFUSED] original, [FUSED] BN folded */
     float *bn[4];                                /* gamma, beta, mean, var (fp32) */
     float *ones, *bias_f32, *bn_scale, *bn_shift; /* for fusecal's channel kernel, when it stands in */
-    void *out[FC_NVARIANTS];
-    void *tmp[2];
-    void *zero;       /* z of the fused call (alpha2 = 0), kept at zeros */
-    void *stage, *ws;
+    fc_cuda_chain ch;
+    void *zero; /* z of the fused call (alpha2 = 0), kept at zeros */
+    void *ws;
     size_t ws_bytes;
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
     cudnnFilterDescriptor_t wd;
@@ -89,8 +87,7 @@ static int cd_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
     double X = (double)d[FC_CONV_N] * (double)d[FC_CONV_C] * (double)d[FC_CONV_H] * (double)d[FC_CONV_W];
     double Wn = K * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
     double Y = (double)d[FC_CONV_N] * K * (double)d[FC_CONV_P] * (double)d[FC_CONV_Q];
-    double ntmp = p->pat->nops > 2 ? 2 : 1;
-    double b = (X + 2 * Wn + 2 * K + 3 * Y + ntmp * Y) * E + 8 * K * 4 + (double)WS_LIMIT;
+    double b = (X + 2 * Wn + 2 * K + Y) * E + fc_cuda_chain_bytes(p) + 8 * K * 4 + (double)WS_LIMIT;
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -160,6 +157,9 @@ static int upload_f32(cd_state *s, const float *host, size_t n, float **dev, con
 
 /* ------------------------------------------------------------------ the ops */
 
+/* Where the unfused chain's conv writes (also the scratch of setup's trials). */
+static void *conv_dst(const cd_state *s) { return fc_cuda_chain_dst(&s->ch, 0, NULL); }
+
 static int run_conv(cd_state *s, void *dst, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
@@ -174,7 +174,7 @@ static cudnnStatus_t fused_call(cd_state *s, cudnnConvolutionFwdAlgo_t algo)
     /* z: a buffer of zeros rather than y, whose NaN poison 0·z would not clear */
     return cudnnConvolutionBiasActivationForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED],
                                                  algo, s->ws, s->ws_bytes, &zero, s->yd, s->zero, s->bd,
-                                                 s->b[FC_FUSED], s->fact, s->yd, s->out[FC_FUSED]);
+                                                 s->b[FC_FUSED], s->fact, s->yd, s->ch.out[FC_FUSED]);
 }
 
 static int run_fused(cd_state *s, fc_err *e)
@@ -215,7 +215,7 @@ static int run_relu(cd_state *s, const void *x, void *y, fc_err *e)
     if (s->cudnn_relu) {
         FC_CUDNN(cudnnActivationForward(s->c->dnn, s->relu, &one, s->yd, x, &zero, s->yd, y));
     } else {
-        FC_CU(fck_relu(fc_cuda_kdt(s->dt), x, y, s->out_n, s->c->stream));
+        FC_CU(fck_relu(fc_cuda_kdt(s->dt), x, y, s->ch.out_n, s->c->stream));
     }
     return 0;
 }
@@ -231,7 +231,7 @@ typedef struct time_arg {
 static int time_one(void *arg, fc_err *e)
 {
     time_arg *a = arg;
-    if (a->which == 0) return run_conv(a->s, a->s->tmp[0], e);
+    if (a->which == 0) return run_conv(a->s, conv_dst(a->s), e);
     FC_CUDNN(fused_call(a->s, a->algo));
     return 0;
 }
@@ -242,14 +242,14 @@ static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
     cudnnStatus_t st;
+    void *y = conv_dst(s), *out = s->ch.out[FC_UNFUSED];
     if (which == 0)
-        st = cudnnAddTensor(s->c->dnn, &one, s->bd, s->b[FC_UNFUSED], &one, s->yd, s->tmp[0]);
+        st = cudnnAddTensor(s->c->dnn, &one, s->bd, s->b[FC_UNFUSED], &one, s->yd, y);
     else if (which == 1)
-        st = cudnnBatchNormalizationForwardInference(s->c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->yd, s->tmp[0],
-                                                     s->yd, s->out[FC_UNFUSED], s->bnd, s->bn[0], s->bn[1], s->bn[2],
-                                                     s->bn[3], FC_BN_EPS);
+        st = cudnnBatchNormalizationForwardInference(s->c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->yd, y, s->yd,
+                                                     out, s->bnd, s->bn[0], s->bn[1], s->bn[2], s->bn[3], FC_BN_EPS);
     else
-        st = cudnnActivationForward(s->c->dnn, s->relu, &one, s->yd, s->tmp[0], &zero, s->yd, s->out[FC_UNFUSED]);
+        st = cudnnActivationForward(s->c->dnn, s->relu, &one, s->yd, y, &zero, s->yd, out);
     FC_CU(cudaStreamSynchronize(s->c->stream));
     *ok = st == CUDNN_STATUS_SUCCESS;
     if (!*ok) {
@@ -269,7 +269,7 @@ static int pick_conv_algo(cd_state *s, fc_err *e)
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
     FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[FC_UNFUSED],
-                                                    s->yd, s->tmp[0], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
+                                                    s->yd, conv_dst(s), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
                                                     s->ws, s->ws_bytes));
     for (int i = 0; i < found; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > s->ws_bytes || !math_ok(s->dt, perf[i].mathType))
@@ -295,9 +295,9 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT + 1];
     int found = 0;
-    FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED],
-                                                    s->yd, s->out[FC_FUSED], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
-                                                    perf, s->ws, s->ws_bytes));
+    FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED], s->yd,
+                                                    s->ch.out[FC_FUSED], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
+                                                    s->ws, s->ws_bytes));
     /* IMPLICIT_PRECOMP_GEMM always among the candidates (last, unless Find listed it) */
     bool listed = false;
     for (int i = 0; i < found; i++)
@@ -377,7 +377,6 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->P = (int)d[FC_CONV_P];
     s->Q = (int)d[FC_CONV_Q];
     s->nhwc = p->layout == FC_NHWC;
-    s->out_n = w->out_n;
     if (!s->c->dnn) return fc_errf(e, "cuDNN is not usable: %s", s->c->dnn_err);
     size_t E = fc_dtype_size(s->dt);
     cudnnDataType_t t = dnn_type(s->dt);
@@ -396,14 +395,9 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     static const int bnt[4] = {FC_CONV_TGAMMA, FC_CONV_TBETA, FC_CONV_TMEAN, FC_CONV_TVAR};
     for (int i = 0; i < 4; i++)
         if (upload_f32(s, w->t[bnt[i]].data, (size_t)s->K, &s->bn[i], "BN parameters", e)) return -1;
-    for (int v = 0; v < FC_NVARIANTS; v++)
-        if (fc_cuda_alloc(&s->out[v], s->out_n * E, "the output", e)) return -1;
-    int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++)
-        if (fc_cuda_alloc(&s->tmp[i], s->out_n * E, "an intermediate", e)) return -1;
-    if (fc_cuda_alloc(&s->zero, s->out_n * E, "the fused call's z", e)) return -1;
-    FC_CU(cudaMemsetAsync(s->zero, 0, s->out_n * E, s->c->stream));
-    FC_CU(cudaMallocHost(&s->stage, s->out_n * E));
+    if (fc_cuda_chain_alloc(&s->ch, s->c, p, w, e) != 0) return -1;
+    if (fc_cuda_alloc(&s->zero, w->out_n * E, "the fused call's z", e)) return -1;
+    FC_CU(cudaMemsetAsync(s->zero, 0, w->out_n * E, s->c->stream));
     size_t free_b = 0, total = 0;
     FC_CU(cudaMemGetInfo(&free_b, &total));
     s->ws_bytes = WS_LIMIT < free_b / 4 ? WS_LIMIT : free_b / 4;
@@ -444,7 +438,7 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     if (rc != 0) return rc;
 
     /* the unfused chain's auxiliary ops under cuDNN, or fusecal's kernel where cuDNN refuses */
-    if (run_conv(s, s->tmp[0], e) != 0) return -1;
+    if (run_conv(s, conv_dst(s), e) != 0) return -1;
     if (try_aux(s, 0, &s->cudnn_bias, e) != 0) return -1;
     if (!s->cudnn_bias) {
         float *ones = fc_xmalloc((size_t)s->K * sizeof(float));
@@ -477,19 +471,13 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
 
 /* ------------------------------------------------------------------ run */
 
-static void *chain_dst(cd_state *s, int i, const void *cur)
-{
-    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
-    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
-}
-
 static int cd_run(void *state, fc_variant v, fc_err *e)
 {
     cd_state *s = state;
     if (v == FC_FUSED) return run_fused(s, e);
     const void *cur = NULL;
     for (int i = 0; i < s->p.pat->nops; i++) {
-        void *dst = chain_dst(s, i, cur);
+        void *dst = fc_cuda_chain_dst(&s->ch, i, cur);
         switch (s->p.pat->ops[i]) {
         case FC_OP_CONV:
             if (run_conv(s, dst, e) != 0 || run_bias(s, dst, e) != 0) return -1;
@@ -510,13 +498,13 @@ static int cd_run(void *state, fc_variant v, fc_err *e)
 static int cd_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
     cd_state *s = state;
-    return fc_cuda_download(s->c, s->out[v], s->out_n, s->dt, s->stage, dst, e);
+    return fc_cuda_chain_output(&s->ch, v, dst, e);
 }
 
 static int cd_poison(void *state, fc_variant v, fc_err *e)
 {
     cd_state *s = state;
-    return fc_cuda_poison(s->c, s->out[v], s->out_n, s->dt, e);
+    return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
 static void cd_describe(void *state, fc_variant v, fc_impl *impl)
@@ -568,7 +556,6 @@ static void cd_teardown(void *state)
         if (s->cd[v]) cudnnDestroyConvolutionDescriptor(s->cd[v]);
         fc_cuda_free(s->w[v]);
         fc_cuda_free(s->b[v]);
-        fc_cuda_free(s->out[v]);
     }
     if (s->relu) cudnnDestroyActivationDescriptor(s->relu);
     if (s->fact) cudnnDestroyActivationDescriptor(s->fact);
@@ -577,12 +564,10 @@ static void cd_teardown(void *state)
     fc_cuda_free(s->bias_f32);
     fc_cuda_free(s->bn_scale);
     fc_cuda_free(s->bn_shift);
-    fc_cuda_free(s->tmp[0]);
-    fc_cuda_free(s->tmp[1]);
+    fc_cuda_chain_free(&s->ch);
     fc_cuda_free(s->x);
     fc_cuda_free(s->ws);
     fc_cuda_free(s->zero);
-    if (s->stage) cudaFreeHost(s->stage);
     free(s);
 }
 

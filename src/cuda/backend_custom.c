@@ -31,11 +31,8 @@ typedef struct cu_state {
     fc_cuda_ctx *c;
     fc_dtype dt;
     int bh, S, D, causal;
-    size_t out_n;
     void *q, *k, *v;
-    void *out[FC_NVARIANTS];
-    void *tmp[2];
-    void *stage;
+    fc_cuda_chain ch;
 } cu_state;
 
 static bool cu_supports(const fc_problem *p, char *why, size_t n)
@@ -68,9 +65,7 @@ static int cu_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
     double BH = (double)p->d[FC_ATT_B] * (double)p->d[FC_ATT_H], S = (double)p->d[FC_ATT_S];
     double D = (double)p->d[FC_ATT_D], E = (double)fc_dtype_size(p->dtype);
     bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
-    double out = pv ? BH * S * D : BH * S * S;
-    double ntmp = p->pat->nops > 2 ? 2 : 1;
-    double b = ((pv ? 3 : 2) * BH * S * D + 2 * out + ntmp * BH * S * S) * E;
+    double b = (pv ? 3 : 2) * BH * S * D * E + fc_cuda_chain_bytes(p);
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -89,20 +84,12 @@ static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->S = (int)p->d[FC_ATT_S];
     s->D = (int)p->d[FC_ATT_D];
     s->causal = p->d[FC_ATT_CAUSAL] != 0;
-    s->out_n = w->out_n;
-    size_t E = fc_dtype_size(s->dt);
     bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
     if (fc_cuda_upload(s->c, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TQ].n, s->dt, &s->q, "Q", e) ||
         fc_cuda_upload(s->c, w->t[FC_ATT_TK].data, w->t[FC_ATT_TK].n, s->dt, &s->k, "K", e))
         return -1;
     if (pv && fc_cuda_upload(s->c, w->t[FC_ATT_TV].data, w->t[FC_ATT_TV].n, s->dt, &s->v, "V", e)) return -1;
-    for (int v = 0; v < FC_NVARIANTS; v++)
-        if (fc_cuda_alloc(&s->out[v], s->out_n * E, "the output", e)) return -1;
-    int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++)
-        if (fc_cuda_alloc(&s->tmp[i], w->inter_n * E, "an intermediate [b*h, s, s]", e)) return -1;
-    FC_CU(cudaMallocHost(&s->stage, s->out_n * E));
-    return 0;
+    return fc_cuda_chain_alloc(&s->ch, s->c, p, w, e);
 }
 
 /* S = alpha·Q·Kᵀ per head into dst [bh, s, s] */
@@ -129,12 +116,6 @@ static int gemm_pv(cu_state *s, const void *P, void *dst, fc_err *e)
     return 0;
 }
 
-static void *chain_dst(cu_state *s, int i, const void *cur)
-{
-    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
-    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
-}
-
 static int cu_run(void *state, fc_variant v, fc_err *e)
 {
     cu_state *s = state;
@@ -143,19 +124,19 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
     float scale = 1.0f / sqrtf((float)s->D);
     if (v == FC_FUSED) {
         switch (s->p.pat->id) {
-        case FC_P_qk_scale: return gemm_qk(s, scale, s->out[FC_FUSED], e);
+        case FC_P_qk_scale: return gemm_qk(s, scale, s->ch.out[FC_FUSED], e);
         case FC_P_qk_softmax:
-            FC_CU(fck_qk_softmax(kd, s->q, s->k, s->out[FC_FUSED], s->bh, s->S, s->D, s->causal, st));
+            FC_CU(fck_qk_softmax(kd, s->q, s->k, s->ch.out[FC_FUSED], s->bh, s->S, s->D, s->causal, st));
             return 0;
         default:
-            FC_CU(fck_flash_attention(kd, s->q, s->k, s->v, s->out[FC_FUSED], s->bh, s->S, s->D, s->causal, st));
+            FC_CU(fck_flash_attention(kd, s->q, s->k, s->v, s->ch.out[FC_FUSED], s->bh, s->S, s->D, s->causal, st));
             return 0;
         }
     }
     const void *cur = NULL;
     size_t rows = (size_t)s->bh * (size_t)s->S;
     for (int i = 0; i < s->p.pat->nops; i++) {
-        void *dst = chain_dst(s, i, cur);
+        void *dst = fc_cuda_chain_dst(&s->ch, i, cur);
         switch (s->p.pat->ops[i]) {
         case FC_OP_QK:
             if (gemm_qk(s, 1.0f, dst, e) != 0) return -1;
@@ -175,13 +156,13 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
 static int cu_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
     cu_state *s = state;
-    return fc_cuda_download(s->c, s->out[v], s->out_n, s->dt, s->stage, dst, e);
+    return fc_cuda_chain_output(&s->ch, v, dst, e);
 }
 
 static int cu_poison(void *state, fc_variant v, fc_err *e)
 {
     cu_state *s = state;
-    return fc_cuda_poison(s->c, s->out[v], s->out_n, s->dt, e);
+    return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
 static void cu_describe(void *state, fc_variant v, fc_impl *impl)
@@ -241,13 +222,10 @@ static void cu_teardown(void *state)
     cu_state *s = state;
     if (!s) return;
     cudaStreamSynchronize(s->c->stream);
-    for (int v = 0; v < FC_NVARIANTS; v++) fc_cuda_free(s->out[v]);
-    fc_cuda_free(s->tmp[0]);
-    fc_cuda_free(s->tmp[1]);
+    fc_cuda_chain_free(&s->ch);
     fc_cuda_free(s->q);
     fc_cuda_free(s->k);
     fc_cuda_free(s->v);
-    if (s->stage) cudaFreeHost(s->stage);
     free(s);
 }
 

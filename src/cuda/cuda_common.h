@@ -131,6 +131,32 @@ int fc_cuda_upload_to(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, 
 int fc_cuda_download(fc_cuda_ctx *c, const void *dev, size_t n, fc_dtype dt, void *stage, float *dst, fc_err *e);
 /* Fills n elements with NaN (all bits set: a NaN in fp32, bf16 and fp16 alike). */
 int fc_cuda_poison(fc_cuda_ctx *c, void *dev, size_t n, fc_dtype dt, fc_err *e);
+/* The buffers of a chain on the device (cuda_chain.c): both variants' outputs in
+ * the dtype's storage type, the unfused chain's live intermediates
+ * (fc_pattern_live_intermediates) and a pinned host buffer to copy an output out. */
+typedef struct fc_cuda_chain {
+    fc_cuda_ctx *c;
+    fc_dtype dt;
+    int nops;
+    size_t out_n, inter_n;
+    void *out[FC_NVARIANTS];
+    void *tmp[2]; /* NULL past the live intermediates */
+    void *stage;
+} fc_cuda_chain;
+
+/* Device bytes of a problem's chain buffers, for device_bytes(). */
+double fc_cuda_chain_bytes(const fc_problem *p);
+int fc_cuda_chain_alloc(fc_cuda_chain *ch, fc_cuda_ctx *c, const fc_problem *p, const fc_workload *w, fc_err *e);
+/* Where op i of the unfused chain writes, given where op i − 1 wrote (NULL for op
+ * 0): the unfused output for the last op, else the intermediate not holding cur. */
+void *fc_cuda_chain_dst(const fc_cuda_chain *ch, int i, const void *cur);
+/* Variant v's output as fp32 in dst (waits for the stream). */
+int fc_cuda_chain_output(fc_cuda_chain *ch, fc_variant v, float *dst, fc_err *e);
+/* Fills variant v's output with NaN (queued on the stream). */
+int fc_cuda_chain_poison(fc_cuda_chain *ch, fc_variant v, fc_err *e);
+/* Frees what alloc made (the caller has synchronized the stream); a zeroed chain is fine. */
+void fc_cuda_chain_free(fc_cuda_chain *ch);
+
 /* Milliseconds of `reps` calls of fn(arg) on the stream, by events (after one warm-up
  * call); the median of `samples` such measurements. Used to pick algorithms at setup. */
 int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
