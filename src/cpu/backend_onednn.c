@@ -95,14 +95,31 @@ static bool od_available(char *why, size_t n)
     return true;
 }
 
+/* How cpu.onednn runs each op: its primitive in the unfused chain, and its part in
+ * the fused primitive: an argument of the call (" with ..."; BN folded into the
+ * weights and bias takes the conv's own bias along), or a post-op. */
+static const fc_op_impl od_ops[FC_NOPS] = {
+    [FC_OP_GEMM] = {"matmul", FC_FUSE_CALL, "matmul"},
+    [FC_OP_CONV] = {"convolution", FC_FUSE_CALL, "convolution", FC_FUSE_FOLD, " with bias"},
+    [FC_OP_QK] = {"matmul", FC_FUSE_CALL, "matmul"},
+    [FC_OP_BIAS] = {"binary_add", FC_FUSE_FOLD, " with bias"},
+    [FC_OP_RESID] = {"binary_add", FC_FUSE_EPILOGUE, "binary_add"},
+    [FC_OP_RELU] = {"eltwise_relu", FC_FUSE_EPILOGUE, "eltwise_relu"},
+    [FC_OP_GELU] = {"eltwise_gelu_tanh", FC_FUSE_EPILOGUE, "eltwise_gelu_tanh"},
+    [FC_OP_BN] = {"batch_normalization", FC_FUSE_FOLD, " with BN folded into weights/bias"},
+    [FC_OP_SCALE] = {"eltwise_linear", FC_FUSE_FOLD,
+                     FC_DNNL3 ? " with weights scale 1/sqrt(d)" : " with output scale 1/sqrt(d)"},
+};
+
 static bool od_supports(const fc_problem *p, char *why, size_t n)
 {
     if (p->dtype != FC_FP32) {
         snprintf(why, n, "cpu.onednn is built here for fp32 (asked: %s)", fc_dtype_name(p->dtype));
         return false;
     }
-    if (p->pat->id == FC_P_qk_softmax || p->pat->id == FC_P_attention) {
-        snprintf(why, n, "oneDNN's primitive API has no primitive fusing softmax with the matmuls around it");
+    if (!fc_op_table_fits(od_ops, p->pat, "cpu.onednn", why, n)) {
+        if (fc_pattern_has_op(p->pat, FC_OP_SOFTMAX))
+            snprintf(why, n, "oneDNN's primitive API has no primitive fusing softmax with the matmuls around it");
         return false;
     }
     return true;
@@ -427,7 +444,7 @@ static int build_linear(od_state *s, fc_err *e)
             case FC_OP_RESID: r2 = binary_add(s, FC_UNFUSED, dst_md, dst_md, cur, w->t[FC_LIN_TR].data, out, e); break;
             case FC_OP_RELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e); break;
             case FC_OP_GELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_gelu_tanh, 0, cur, out, e); break;
-            default: break;
+            default: return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a matmul", fc_op_name(p->pat->ops[i]));
             }
             if (r2) return -1;
             cur = out;
@@ -483,9 +500,11 @@ static int build_conv(od_state *s, fc_err *e)
         float *cur = dst;
         for (int i = 1; i < p->pat->nops; i++) {
             float *out = fc_cpu_chain_dst(&s->ch, i, cur);
+            if (p->pat->ops[i] != FC_OP_RELU && p->pat->ops[i] != FC_OP_BN)
+                return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution", fc_op_name(p->pat->ops[i]));
             if (p->pat->ops[i] == FC_OP_RELU) {
                 if (eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e)) return -1;
-            } else if (p->pat->ops[i] == FC_OP_BN) {
+            } else {
                 dnnl_primitive_attr_t battr;
                 if (new_attr(&battr, e)) return -1;
                 prim *bp = next_prim(s, FC_UNFUSED);
@@ -512,7 +531,7 @@ static int build_conv(od_state *s, fc_err *e)
 
 /* ------------------------------------------------------------------ attention */
 
-static int build_qk_scale(od_state *s, fc_err *e)
+static int build_qk(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
@@ -528,7 +547,8 @@ static int build_qk_scale(od_state *s, fc_err *e)
         bool fused = v == FC_FUSED;
         dnnl_primitive_attr_t attr;
         if (new_attr(&attr, e)) return -1;
-        dnnl_status_t st = fused ? attr_scale(attr, &s->scale) : dnnl_success;
+        bool scaled = fused && fc_pattern_has_op(p->pat, FC_OP_SCALE);
+        dnnl_status_t st = scaled ? attr_scale(attr, &s->scale) : dnnl_success;
         if (st != dnnl_success) {
             dnnl_primitive_attr_destroy(attr);
             FC_DNNL(st);
@@ -544,15 +564,21 @@ static int build_qk_scale(od_state *s, fc_err *e)
         arg(pr, DNNL_ARG_WEIGHTS, mk);
         arg(pr, DNNL_ARG_DST, ms);
 #if FC_DNNL3
-        if (fused) { /* the weights scale's value */
+        if (scaled) { /* the weights scale's value */
             dnnl_memory_t msc;
             if (mem(s, sc_md, &s->scale, &msc, e)) return -1;
             arg(pr, DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, msc);
         }
 #endif
         if (fused) continue;
-        if (eltwise(s, FC_UNFUSED, s_md, dnnl_eltwise_linear, s->scale, dst, fc_cpu_chain_dst(&s->ch, 1, dst), e))
-            return -1;
+        float *cur = dst;
+        for (int i = 1; i < p->pat->nops; i++) {
+            if (p->pat->ops[i] != FC_OP_SCALE)
+                return fc_errf(e, "cpu.onednn: no primitive for op '%s' after Q·K^T", fc_op_name(p->pat->ops[i]));
+            float *out = fc_cpu_chain_dst(&s->ch, i, cur);
+            if (eltwise(s, FC_UNFUSED, s_md, dnnl_eltwise_linear, s->scale, cur, out, e)) return -1;
+            cur = out;
+        }
     }
     return 0;
 }
@@ -572,10 +598,11 @@ static int od_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     FC_DNNL(dnnl_stream_create(&s->stream, s->eng, dnnl_stream_default_flags));
     fc_cpu_chain_alloc(&s->ch, p->pat, w);
     int rc;
-    switch (p->pat->family) {
-    case FC_FAM_LINEAR: rc = build_linear(s, e); break;
-    case FC_FAM_CONV: rc = build_conv(s, e); break;
-    default: rc = build_qk_scale(s, e); break;
+    switch (p->pat->ops[0]) {
+    case FC_OP_GEMM: rc = build_linear(s, e); break;
+    case FC_OP_CONV: rc = build_conv(s, e); break;
+    case FC_OP_QK: rc = build_qk(s, e); break;
+    default: rc = fc_errf(e, "cpu.onednn: no primitive for op '%s'", fc_op_name(p->pat->ops[0])); break;
     }
     return rc != 0 && s->declined ? FC_DECLINED : rc;
 }
@@ -611,34 +638,24 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
 {
     od_state *s = state;
     memset(impl, 0, sizeof *impl);
-    size_t off = 0;
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
-        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s%s[%s]", i ? " -> " : "", pr->op, pr->impl);
+        fc_impl_addf(impl, "%s%s[%s]", i ? " -> " : "", pr->op, pr->impl);
         if (!strncmp(pr->impl, "ref", 3) && !impl->fallback) {
             impl->fallback = true;
             snprintf(impl->fallback_why, sizeof impl->fallback_why, "oneDNN chose its reference implementation '%s' for %s",
                      pr->impl, pr->op);
         }
     }
-    if (v == FC_FUSED && off < sizeof impl->name) {
+    if (v == FC_FUSED) {
         const fc_pattern *pat = s->p.pat;
-        const char *po = pat->family == FC_FAM_LINEAR
-                             ? (pat->id == FC_P_linear_bias ? " with bias"
-                                : pat->id == FC_P_linear_bias_relu ? " with bias + post-op eltwise_relu"
-                                : pat->id == FC_P_linear_bias_gelu ? " with bias + post-op eltwise_gelu_tanh"
-                                                                   : " with bias + post-ops binary_add, eltwise_relu")
-                         : pat->family == FC_FAM_CONV
-                             ? (fc_pattern_has_op(pat, FC_OP_BN)
-                                    ? (fc_pattern_has_op(pat, FC_OP_RELU) ? " with BN folded into weights/bias + post-op eltwise_relu"
-                                                                          : " with BN folded into weights/bias")
-                                    : " with bias + post-op eltwise_relu")
-                             : FC_DNNL3 ? " with weights scale 1/sqrt(d)" : " with output scale 1/sqrt(d)";
-        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s", po);
+        const char *with = fc_op_table_last(od_ops, pat, FC_FUSE_FOLD);
+        if (with) fc_impl_addf(impl, "%s", with);
+        bool many = fc_op_table_count(od_ops, pat, FC_FUSE_EPILOGUE) > 1;
+        fc_impl_add_part(impl, od_ops, pat, FC_FUSE_EPILOGUE, many ? " + post-ops " : " + post-op ", ", ", "");
     }
     const dnnl_version_t *ver = dnnl_version();
-    snprintf(impl->name + off, sizeof impl->name - off, " [oneDNN %d.%d.%d, %d threads]", ver->major, ver->minor,
-             ver->patch, omp_get_max_threads());
+    fc_impl_addf(impl, " [oneDNN %d.%d.%d, %d threads]", ver->major, ver->minor, ver->patch, omp_get_max_threads());
     impl->nkernels = s->nprims[v];
 }
 

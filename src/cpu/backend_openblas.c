@@ -48,13 +48,50 @@ static bool ob_available(char *why, size_t n)
     return true;
 }
 
+/* How cpu.openblas runs each op: its call or OpenMP pass in the unfused chain ("%s":
+ * the layout, or the causal mask), and its part in the fused form: the blocked call,
+ * what is folded into it, its in-cache epilogue, or a kernel of its own. */
+static const fc_op_impl ob_ops[FC_NOPS] = {
+    [FC_OP_GEMM] = {"cblas_sgemm", FC_FUSE_CALL, "blocked cblas_sgemm"},
+    [FC_OP_CONV] = {"conv(blocked im2col+cblas_sgemm, %s, +bias)", FC_FUSE_CALL, "conv(blocked im2col+cblas_sgemm)",
+                    FC_FUSE_EPILOGUE, "bias"},
+    [FC_OP_QK] = {"cblas_sgemm(QK^T, per head)", FC_FUSE_CALL, "cblas_sgemm"},
+    [FC_OP_BIAS] = {"bias pass(omp)", FC_FUSE_EPILOGUE, "bias"},
+    [FC_OP_RESID] = {"residual pass(omp)", FC_FUSE_EPILOGUE, "residual"},
+    [FC_OP_RELU] = {"relu pass(omp)", FC_FUSE_EPILOGUE, "relu"},
+    [FC_OP_GELU] = {"gelu pass(omp)", FC_FUSE_EPILOGUE, "gelu_tanh"},
+    [FC_OP_BN] = {"batchnorm pass(omp)", FC_FUSE_FOLD, ", BN folded"},
+    [FC_OP_SCALE] = {"scale%s pass(omp)", FC_FUSE_FOLD, " with alpha=1/sqrt(d) (scale folded into the GEMM)"},
+    [FC_OP_SOFTMAX] = {"softmax pass(omp)", FC_FUSE_KERNEL, "row-blocked cblas_sgemm + in-cache softmax"},
+    [FC_OP_PV] = {"cblas_sgemm(PV, per head)", FC_FUSE_KERNEL,
+                  "flash-style attention: 128x512 tiles, online softmax, S never stored"},
+};
+
+static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
+{
+    (void)v;
+    (void)buf;
+    (void)n;
+    const fc_problem *p = ctx;
+    if (op == FC_OP_CONV) return fc_layout_name(p->layout);
+    if (op == FC_OP_SCALE && p->d[FC_ATT_CAUSAL]) return "+causal-mask";
+    return "";
+}
+
+/* The op whose kernel runs the fused form: the last kernel of its own, else the call. */
+static fc_op fused_op(const fc_pattern *pat)
+{
+    int k = fc_op_table_kernel(ob_ops, pat);
+    return pat->ops[k >= 0 ? k : 0];
+}
+
 static bool ob_supports(const fc_problem *p, char *why, size_t n)
 {
     if (p->dtype != FC_FP32) {
         snprintf(why, n, "cpu.openblas computes in fp32 only (asked: %s)", fc_dtype_name(p->dtype));
         return false;
     }
-    return true;
+    return fc_op_table_fits(ob_ops, p->pat, "cpu.openblas", why, n);
 }
 
 
@@ -86,7 +123,7 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         fc_cpu_conv_pack_weights(&s->g, w->t[FC_CONV_TWF].data, s->wpack[FC_FUSED]);
         s->ws = fc_cpu_buffer(fc_cpu_conv_workspace(&s->g) * (size_t)s->nthreads + 1);
         s->bn_scratch = fc_cpu_buffer(2 * (size_t)d[FC_CONV_K]);
-    } else if (p->pat->id == FC_P_attention) {
+    } else if (fused_op(p->pat) == FC_OP_PV) {
         s->ws = fc_cpu_buffer(fc_cpu_flash_workspace((int)p->d[FC_ATT_D]) * (size_t)s->nthreads);
     }
     *state = s;
@@ -160,32 +197,34 @@ static void run_fused(ob_state *s)
     const fc_workload *w = s->w;
     const int64_t *d = p->d;
     float *out = s->ch.out[FC_FUSED];
-    switch (p->pat->family) {
-    case FC_FAM_LINEAR: {
-        fc_epilogue ep = {w->t[FC_LIN_TB].data, fc_pattern_has_op(p->pat, FC_OP_RESID) ? w->t[FC_LIN_TR].data : NULL,
-                          pattern_act(p->pat)};
+    int bh = 0, S = 0, D = 0;
+    float alpha = 1.0f;
+    if (p->pat->family == FC_FAM_ATTENTION) {
+        bh = (int)(d[FC_ATT_B] * d[FC_ATT_H]), S = (int)d[FC_ATT_S], D = (int)d[FC_ATT_D];
+        if (fc_pattern_has_op(p->pat, FC_OP_SCALE)) alpha = 1.0f / sqrtf((float)D);
+    }
+    switch (fused_op(p->pat)) {
+    case FC_OP_GEMM: {
+        fc_epilogue ep = {fc_pattern_has_op(p->pat, FC_OP_BIAS) ? w->t[FC_LIN_TB].data : NULL,
+                          fc_pattern_has_op(p->pat, FC_OP_RESID) ? w->t[FC_LIN_TR].data : NULL, pattern_act(p->pat)};
         fc_cpu_gemm_nt_fused_blocks((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
                                     w->t[FC_LIN_TW].data, out, &ep, s->block_bytes);
         break;
     }
-    case FC_FAM_CONV: {
+    case FC_OP_CONV: {
         fc_epilogue ep = {w->t[FC_CONV_TBF].data, NULL, pattern_act(p->pat)};
         fc_cpu_conv(&s->g, w->t[FC_CONV_TX].data, s->wpack[FC_FUSED], out, &ep, s->ws, s->nthreads);
         break;
     }
-    case FC_FAM_ATTENTION: {
-        int bh = (int)(d[FC_ATT_B] * d[FC_ATT_H]), S = (int)d[FC_ATT_S], D = (int)d[FC_ATT_D];
-        float alpha = 1.0f / sqrtf((float)D);
-        bool causal = d[FC_ATT_CAUSAL] != 0;
-        if (p->pat->id == FC_P_qk_scale)
-            fc_cpu_qk(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, out);
-        else if (p->pat->id == FC_P_qk_softmax)
-            fc_cpu_qk_softmax_fused(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, causal, out);
-        else
-            fc_cpu_flash_attention(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, w->t[FC_ATT_TV].data, causal,
-                                   out, s->ws, s->nthreads);
+    case FC_OP_QK: fc_cpu_qk(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, out); break;
+    case FC_OP_SOFTMAX:
+        fc_cpu_qk_softmax_fused(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, d[FC_ATT_CAUSAL] != 0,
+                                out);
         break;
-    }
+    case FC_OP_PV:
+        fc_cpu_flash_attention(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, w->t[FC_ATT_TV].data,
+                               d[FC_ATT_CAUSAL] != 0, out, s->ws, s->nthreads);
+        break;
     default: break;
     }
 }
@@ -218,56 +257,19 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
 {
     ob_state *s = state;
     const fc_pattern *pat = s->p.pat;
-    char lib[128];
-    snprintf(lib, sizeof lib, "OpenBLAS %s, %s, %d threads", openblas_get_corename(), parallel_name(), s->nthreads);
     memset(impl, 0, sizeof *impl);
+    impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
     if (v == FC_UNFUSED) {
-        size_t off = 0;
-        for (int i = 0; i < pat->nops && off < sizeof impl->name; i++) {
-            const char *op;
-            switch (pat->ops[i]) {
-            case FC_OP_GEMM: op = "cblas_sgemm"; break;
-            case FC_OP_CONV: op = s->p.layout == FC_NHWC ? "conv(blocked im2col+cblas_sgemm, nhwc, +bias)"
-                                                          : "conv(blocked im2col+cblas_sgemm, nchw, +bias)";
-                break;
-            case FC_OP_QK: op = "cblas_sgemm(QK^T, per head)"; break;
-            case FC_OP_PV: op = "cblas_sgemm(PV, per head)"; break;
-            case FC_OP_SCALE: op = s->p.d[FC_ATT_CAUSAL] ? "scale+causal-mask pass(omp)" : "scale pass(omp)"; break;
-            default: op = fc_op_name(pat->ops[i]); break;
-            }
-            bool pass = pat->ops[i] == FC_OP_BIAS || pat->ops[i] == FC_OP_RESID || pat->ops[i] == FC_OP_RELU ||
-                        pat->ops[i] == FC_OP_GELU || pat->ops[i] == FC_OP_BN || pat->ops[i] == FC_OP_SOFTMAX;
-            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s%s%s", i ? " -> " : "", op,
-                                    pass ? " pass(omp)" : "");
-        }
-        impl->nkernels = pat->nops;
+        fc_impl_add_chain(impl, ob_ops, pat, ob_detail, &s->p);
+    } else if (fc_op_table_kernel(ob_ops, pat) >= 0) {
+        fc_impl_add_op(impl, ob_ops, fused_op(pat), FC_FUSED, ob_detail, &s->p);
     } else {
-        const char *what;
-        switch (pat->family) {
-        case FC_FAM_LINEAR:
-            what = pat->id == FC_P_linear_bias          ? "blocked cblas_sgemm + in-cache epilogue [bias]"
-                   : pat->id == FC_P_linear_bias_relu   ? "blocked cblas_sgemm + in-cache epilogue [bias, relu]"
-                   : pat->id == FC_P_linear_bias_gelu   ? "blocked cblas_sgemm + in-cache epilogue [bias, gelu_tanh]"
-                                                        : "blocked cblas_sgemm + in-cache epilogue [bias, residual, relu]";
-            snprintf(impl->name, sizeof impl->name, "%s, C blocks <= %zu KiB", what, s->block_bytes >> 10);
-            what = NULL;
-            break;
-        case FC_FAM_CONV:
-            what = pat->id == FC_P_conv_relu ? "conv(blocked im2col+cblas_sgemm) + in-cache epilogue [bias, relu]"
-                   : pat->id == FC_P_conv_bn ? "conv(blocked im2col+cblas_sgemm), BN folded + in-cache epilogue [bias]"
-                                             : "conv(blocked im2col+cblas_sgemm), BN folded + in-cache epilogue [bias, relu]";
-            break;
-        default:
-            what = pat->id == FC_P_qk_scale     ? "cblas_sgemm with alpha=1/sqrt(d) (scale folded into the GEMM)"
-                   : pat->id == FC_P_qk_softmax ? "row-blocked cblas_sgemm + in-cache softmax"
-                                                : "flash-style attention: 128x512 tiles, online softmax, S never stored";
-            break;
-        }
-        if (what) snprintf(impl->name, sizeof impl->name, "%s", what);
-        impl->nkernels = 1;
+        fc_impl_add_op(impl, ob_ops, pat->ops[0], FC_FUSED, ob_detail, &s->p);
+        fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_FOLD, "", "", "");
+        fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
+        if (pat->ops[0] == FC_OP_GEMM) fc_impl_addf(impl, ", C blocks <= %zu KiB", s->block_bytes >> 10);
     }
-    size_t l = strlen(impl->name);
-    snprintf(impl->name + l, sizeof impl->name - l, " [%s]", lib);
+    fc_impl_addf(impl, " [OpenBLAS %s, %s, %d threads]", openblas_get_corename(), parallel_name(), s->nthreads);
 }
 
 static void ob_teardown(void *state)

@@ -45,13 +45,42 @@ typedef struct cb_state {
     lt_plan plan[FC_NVARIANTS];
 } cb_state;
 
+/* How cuda.cublas runs each op: the cuBLASLt matmul ("%s": its plan) and fusecal's
+ * kernels in the unfused chain, and what each op becomes in the fused matmul, which
+ * computes act(α·A·B + β·C + bias): a step of its epilogue, or (the residual) its C. */
+static const fc_op_impl cb_ops[FC_NOPS] = {
+    [FC_OP_GEMM] = {"%s", FC_FUSE_CALL, "%s"},
+    [FC_OP_BIAS] = {"bias kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "BIAS"},
+    [FC_OP_RESID] = {"residual add kernel(fusecal, 16-byte vectors)", FC_FUSE_FOLD, "residual as C, beta=1"},
+    [FC_OP_RELU] = {"relu kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "RELU"},
+    [FC_OP_GELU] = {"gelu_tanh kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "GELU"},
+};
+
+/* The fused matmul's epilogue for pat's ops after the GEMM; false (with why) when
+ * the epilogue cannot apply them in their order (the activation comes last). */
+static bool fused_epilogue(const fc_pattern *pat, cublasLtEpilogue_t *epi, char *why, size_t n)
+{
+    bool bias = false;
+    fc_op act = FC_NOPS;
+    for (int i = 1; i < pat->nops; i++) {
+        if (act != FC_NOPS) {
+            snprintf(why, n, "cuBLASLt's epilogue applies the activation last; pattern '%s' has op '%s' after '%s'",
+                     pat->name, fc_op_name(pat->ops[i]), fc_op_name(act));
+            return false;
+        }
+        if (pat->ops[i] == FC_OP_RELU || pat->ops[i] == FC_OP_GELU) act = pat->ops[i];
+        bias |= pat->ops[i] == FC_OP_BIAS;
+    }
+    if (act == FC_OP_RELU) *epi = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    else if (act == FC_OP_GELU) *epi = bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    else *epi = bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    return true;
+}
+
 static bool cb_supports(const fc_problem *p, char *why, size_t n)
 {
-    if (p->pat->family != FC_FAM_LINEAR) {
-        snprintf(why, n, "cuda.cublas implements the linear family (conv: cuda.cudnn, attention: cuda.custom)");
-        return false;
-    }
-    return true;
+    cublasLtEpilogue_t epi;
+    return fc_op_table_fits(cb_ops, p->pat, "cuda.cublas", why, n) && fused_epilogue(p->pat, &epi, why, n);
 }
 
 static int cb_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
@@ -69,6 +98,8 @@ static const char *epi_name(cublasLtEpilogue_t epi)
 {
     switch (epi) {
     case CUBLASLT_EPILOGUE_DEFAULT: return "DEFAULT";
+    case CUBLASLT_EPILOGUE_RELU: return "RELU";
+    case CUBLASLT_EPILOGUE_GELU: return "GELU";
     case CUBLASLT_EPILOGUE_BIAS: return "BIAS";
     case CUBLASLT_EPILOGUE_RELU_BIAS: return "RELU_BIAS";
     case CUBLASLT_EPILOGUE_GELU_BIAS: return "GELU_BIAS";
@@ -219,13 +250,13 @@ static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     if (resid && fc_cuda_upload(s->c, w->t[FC_LIN_TR].data, w->t[FC_LIN_TR].n, s->dt, &s->r, "r", e)) return -1;
     if (fc_cuda_chain_alloc(&s->ch, s->c, p, w, e) != 0) return -1;
 
-    cublasLtEpilogue_t epi = fc_pattern_has_op(p->pat, FC_OP_GELU)   ? CUBLASLT_EPILOGUE_GELU_BIAS
-                             : fc_pattern_has_op(p->pat, FC_OP_RELU) ? CUBLASLT_EPILOGUE_RELU_BIAS
-                                                                      : CUBLASLT_EPILOGUE_BIAS;
+    cublasLtEpilogue_t epi;
+    if (!fused_epilogue(p->pat, &epi, e->msg, sizeof e->msg)) return -1;
+    const void *bias = fc_pattern_has_op(p->pat, FC_OP_BIAS) ? s->b : NULL;
     void *gemm_dst = fc_cuda_chain_dst(&s->ch, 0, NULL);
     int rc = lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, gemm_dst, e);
     if (rc != 0) return rc;
-    rc = lt_build(s, &s->plan[FC_FUSED], epi, s->b, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->ch.out[FC_FUSED], e);
+    rc = lt_build(s, &s->plan[FC_FUSED], epi, bias, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->ch.out[FC_FUSED], e);
     if (rc != 0) return rc;
     FC_CU(cudaStreamSynchronize(s->c->stream));
     return 0;
@@ -271,30 +302,27 @@ static const char *compute_name(fc_dtype dt)
     return dt == FC_TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
 }
 
+/* A variant's matmul: types, compute type, epilogue, C, and the algorithm chosen. */
+static const char *cb_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
+{
+    (void)op;
+    const cb_state *s = ctx;
+    const lt_plan *pl = &s->plan[v];
+    bool c = pl->beta != 0.0f;
+    const char *io = s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt);
+    snprintf(buf, n, "cublasLtMatmul(%s in/out, %s, epilogue %s%s%s) [%s]", io, compute_name(s->dt), epi_name(pl->epi),
+             c ? ", " : "", c ? cb_ops[FC_OP_RESID].fused : "", pl->chosen);
+    return buf;
+}
+
 static void cb_describe(void *state, fc_variant v, fc_impl *impl)
 {
     cb_state *s = state;
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
-    const lt_plan *pl = &s->plan[v];
-    size_t off = 0;
-    const char *io = s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt);
-    off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "cublasLtMatmul(%s in/out, %s, epilogue %s%s) [%s]",
-                            io, compute_name(s->dt), epi_name(pl->epi), pl->beta != 0.0f ? ", residual as C, beta=1" : "",
-                            pl->chosen);
-    if (v == FC_UNFUSED) {
-        for (int i = 1; i < pat->nops && off < sizeof impl->name; i++) {
-            const char *k = pat->ops[i] == FC_OP_BIAS    ? "bias"
-                            : pat->ops[i] == FC_OP_RESID ? "residual add"
-                            : pat->ops[i] == FC_OP_RELU  ? "relu"
-                            : pat->ops[i] == FC_OP_GELU  ? "gelu_tanh"
-                                                         : fc_op_name(pat->ops[i]);
-            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, " -> %s kernel(fusecal, 16-byte vectors)", k);
-        }
-        impl->nkernels = pat->nops;
-    } else {
-        impl->nkernels = 1;
-    }
+    if (v == FC_UNFUSED) fc_impl_add_chain(impl, cb_ops, pat, cb_detail, s);
+    else fc_impl_add_op(impl, cb_ops, pat->ops[0], FC_FUSED, cb_detail, s);
+    impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
 }
 
 static void plan_free(lt_plan *pl)

@@ -67,10 +67,21 @@ static bool cd_available(char *why, size_t n)
     return true;
 }
 
+/* How cuda.cudnn runs each op: its cuDNN call in the unfused chain, or fusecal's
+ * kernel where cuDNN refuses it ("%s": the one that runs), and its part in the fused
+ * cudnnConvolutionBiasActivationForward: folded into W and b, or its activation. */
+static const fc_op_impl cd_ops[FC_NOPS] = {
+    [FC_OP_CONV] = {"%s", FC_FUSE_CALL, "cudnnConvolutionBiasActivationForward"},
+    [FC_OP_BN] = {"%s", FC_FUSE_FOLD, ", BN folded into W and b"},
+    [FC_OP_RELU] = {"%s", FC_FUSE_EPILOGUE, "RELU"},
+};
+
 static bool cd_supports(const fc_problem *p, char *why, size_t n)
 {
-    if (p->pat->family != FC_FAM_CONV) {
-        snprintf(why, n, "cuda.cudnn implements the conv family (linear: cuda.cublas, attention: cuda.custom)");
+    if (!fc_op_table_fits(cd_ops, p->pat, "cuda.cudnn", why, n)) return false;
+    if (fc_pattern_has_op(p->pat, FC_OP_RELU) && p->pat->ops[p->pat->nops - 1] != FC_OP_RELU) {
+        snprintf(why, n, "cudnnConvolutionBiasActivationForward applies its activation last; pattern '%s' does not end "
+                 "with it", p->pat->name);
         return false;
     }
     if (p->layout != FC_NCHW && p->layout != FC_NHWC) {
@@ -507,39 +518,44 @@ static int cd_poison(void *state, fc_variant v, fc_err *e)
     return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
+static const char *layout_name(const cd_state *s) { return s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter"; }
+static const char *io_name(const cd_state *s) { return s->dt == FC_TF32 ? "fp32 (tf32 math)" : fc_dtype_name(s->dt); }
+
+/* Which call or kernel ran an op of the unfused chain (the conv with its bias add). */
+static const char *cd_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
+{
+    (void)v;
+    const cd_state *s = ctx;
+    switch (op) {
+    case FC_OP_CONV:
+        snprintf(buf, n, "cudnnConvolutionForward(%s, %s) [%s] -> %s", layout_name(s), io_name(s),
+                 s->chosen[FC_UNFUSED], s->cudnn_bias ? "cudnnAddTensor(bias)" : "bias kernel(fusecal)");
+        return buf;
+    case FC_OP_BN: return s->cudnn_bn ? "cudnnBatchNormalizationForwardInference(spatial)" : "BN kernel(fusecal)";
+    case FC_OP_RELU: return s->cudnn_relu ? "cudnnActivationForward(relu)" : "relu kernel(fusecal)";
+    default: return "?";
+    }
+}
+
 static void cd_describe(void *state, fc_variant v, fc_impl *impl)
 {
     cd_state *s = state;
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
-    const char *lay = s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter";
-    const char *io = s->dt == FC_TF32 ? "fp32 (tf32 math)" : fc_dtype_name(s->dt);
-    size_t dv = cudnnGetVersion(), off = 0;
     if (v == FC_FUSED) {
-        bool identity = !fc_pattern_has_op(pat, FC_OP_RELU);
-        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off,
-                                "cudnnConvolutionBiasActivationForward(%s, %s, activation %s%s) [%s]", lay, io,
-                                identity ? "IDENTITY" : "RELU",
-                                fc_pattern_has_op(pat, FC_OP_BN) ? ", BN folded into W and b" : "", s->chosen[FC_FUSED]);
+        fc_impl_addf(impl, "%s(%s, %s, activation ", cd_ops[pat->ops[0]].fused, layout_name(s), io_name(s));
+        if (!fc_impl_add_part(impl, cd_ops, pat, FC_FUSE_EPILOGUE, "", "_", "")) fc_impl_addf(impl, "IDENTITY");
+        fc_impl_add_part(impl, cd_ops, pat, FC_FUSE_FOLD, "", "", "");
+        fc_impl_addf(impl, ") [%s]", s->chosen[FC_FUSED]);
         impl->nkernels = 1;
     } else {
-        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "cudnnConvolutionForward(%s, %s) [%s] -> %s",
-                                lay, io, s->chosen[FC_UNFUSED],
-                                s->cudnn_bias ? "cudnnAddTensor(bias)" : "bias kernel(fusecal)");
-        impl->nkernels = 2;
-        for (int i = 1; i < pat->nops && off < sizeof impl->name; i++) {
-            const char *op = pat->ops[i] == FC_OP_BN
-                                 ? (s->cudnn_bn ? "cudnnBatchNormalizationForwardInference(spatial)" : "BN kernel(fusecal)")
-                                 : (s->cudnn_relu ? "cudnnActivationForward(relu)" : "relu kernel(fusecal)");
-            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, " -> %s", op);
-            impl->nkernels++;
-        }
-        for (int i = 0; i < 3 && off < sizeof impl->name; i++)
-            if (s->aux_why[i][0])
-                off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, " (cuDNN refused %s)", s->aux_why[i]);
+        fc_impl_add_chain(impl, cd_ops, pat, cd_detail, s);
+        for (int i = 0; i < 3; i++)
+            if (s->aux_why[i][0]) fc_impl_addf(impl, " (cuDNN refused %s)", s->aux_why[i]);
+        impl->nkernels = pat->nops + 1; /* the conv's bias is a call of its own */
     }
-    if (off < sizeof impl->name)
-        snprintf(impl->name + off, sizeof impl->name - off, " [cuDNN %zu.%zu.%zu]", dv / 10000, (dv / 100) % 100, dv % 100);
+    size_t dv = cudnnGetVersion();
+    fc_impl_addf(impl, " [cuDNN %zu.%zu.%zu]", dv / 10000, (dv / 100) % 100, dv % 100);
 }
 
 static void cd_teardown(void *state)

@@ -35,18 +35,38 @@ typedef struct cu_state {
     fc_cuda_chain ch;
 } cu_state;
 
+/* How cuda.custom runs each op: cuBLAS GEMMs ("%s": dtype and compute type) and
+ * fusecal's kernels ("%s": the causal mask) in the unfused chain, and its part in the
+ * fused form: the GEMM with the scale as its alpha, or one of fusecal's kernels that
+ * runs the chain up to it (named with its tiles, tensor-core instructions and
+ * resources). */
+static const fc_op_impl cu_ops[FC_NOPS] = {
+    [FC_OP_QK] = {"cublasGemmStridedBatchedEx(QK^T, %s)", FC_FUSE_CALL, "%s"},
+    [FC_OP_SCALE] = {"%s kernel(fusecal, 16-byte vectors)", FC_FUSE_FOLD, "alpha=1/sqrt(d)"},
+    [FC_OP_SOFTMAX] = {"softmax kernel(fusecal, a warp per row)", FC_FUSE_KERNEL, "%s"},
+    [FC_OP_PV] = {"cublasGemmStridedBatchedEx(PV, %s)", FC_FUSE_KERNEL, "%s"},
+};
+
+/* The op whose kernel runs the fused form: the last kernel of its own, else the call. */
+static fc_op fused_op(const fc_pattern *pat)
+{
+    int k = fc_op_table_kernel(cu_ops, pat);
+    return pat->ops[k >= 0 ? k : 0];
+}
+
 static bool cu_supports(const fc_problem *p, char *why, size_t n)
 {
-    if (p->pat->family != FC_FAM_ATTENTION) {
-        snprintf(why, n, "cuda.custom implements the attention family (linear: cuda.cublas, conv: cuda.cudnn)");
-        return false;
-    }
+    if (!fc_op_table_fits(cu_ops, p->pat, "cuda.custom", why, n)) return false;
     int64_t bh = p->d[FC_ATT_B] * p->d[FC_ATT_H], s = p->d[FC_ATT_S], d = p->d[FC_ATT_D];
     if (bh > INT32_MAX || s * s > INT64_MAX / (bh > 0 ? bh : 1)) {
         snprintf(why, n, "b*h = %lld is beyond cuBLAS's batch count", (long long)bh);
         return false;
     }
-    if (p->pat->id != FC_P_qk_scale) {
+    if (fc_op_table_kernel(cu_ops, p->pat) >= 0) {
+        if (!fc_pattern_has_op(p->pat, FC_OP_SCALE)) {
+            snprintf(why, n, "fusecal's attention kernels scale by 1/sqrt(d); pattern '%s' has no scale", p->pat->name);
+            return false;
+        }
         if (!fck_attention_supports((int)d)) {
             snprintf(why, n, "fusecal's fused attention kernels are built for head dimensions 64 and 128 (asked: d=%lld)",
                      (long long)d);
@@ -123,14 +143,14 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
     cudaStream_t st = s->c->stream;
     float scale = 1.0f / sqrtf((float)s->D);
     if (v == FC_FUSED) {
-        switch (s->p.pat->id) {
-        case FC_P_qk_scale: return gemm_qk(s, scale, s->ch.out[FC_FUSED], e);
-        case FC_P_qk_softmax:
-            FC_CU(fck_qk_softmax(kd, s->q, s->k, s->ch.out[FC_FUSED], s->bh, s->S, s->D, s->causal, st));
+        void *out = s->ch.out[FC_FUSED];
+        switch (fused_op(s->p.pat)) {
+        case FC_OP_QK: return gemm_qk(s, fc_pattern_has_op(s->p.pat, FC_OP_SCALE) ? scale : 1.0f, out, e);
+        case FC_OP_SOFTMAX: FC_CU(fck_qk_softmax(kd, s->q, s->k, out, s->bh, s->S, s->D, s->causal, st)); return 0;
+        case FC_OP_PV:
+            FC_CU(fck_flash_attention(kd, s->q, s->k, s->v, out, s->bh, s->S, s->D, s->causal, st));
             return 0;
-        default:
-            FC_CU(fck_flash_attention(kd, s->q, s->k, s->v, s->ch.out[FC_FUSED], s->bh, s->S, s->D, s->causal, st));
-            return 0;
+        default: return fc_errf(e, "cuda.custom: no fused kernel ends with op '%s'", fc_op_name(fused_op(s->p.pat)));
         }
     }
     const void *cur = NULL;
@@ -165,11 +185,11 @@ static int cu_poison(void *state, fc_variant v, fc_err *e)
     return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
-static void cu_describe(void *state, fc_variant v, fc_impl *impl)
+/* The dtype and compute type of the GEMMs, the mask of the scale kernel, and the
+ * fused form's GEMM or kernel. */
+static const char *cu_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
 {
-    cu_state *s = state;
-    const fc_pattern *pat = s->p.pat;
-    memset(impl, 0, sizeof *impl);
+    const cu_state *s = ctx;
     const char *io = s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt);
     const char *ct = s->dt == FC_TF32 ? "COMPUTE_32F_FAST_TF32" : "COMPUTE_32F";
     const char *mma = s->dt == FC_FP32   ? "mma.sync m16n8k8 tf32, 3 products of split operands (fp32 accuracy)"
@@ -177,44 +197,47 @@ static void cu_describe(void *state, fc_variant v, fc_impl *impl)
                                          : "mma.sync m16n8k16 + ldmatrix";
     char res[160] = "";
     if (v == FC_UNFUSED) {
-        size_t off = 0;
-        for (int i = 0; i < pat->nops && off < sizeof impl->name; i++) {
-            char op[200];
-            switch (pat->ops[i]) {
-            case FC_OP_QK: snprintf(op, sizeof op, "cublasGemmStridedBatchedEx(QK^T, %s, %s)", io, ct); break;
-            case FC_OP_SCALE:
-                snprintf(op, sizeof op, "%s kernel(fusecal, 16-byte vectors)", s->causal ? "scale+causal-mask" : "scale");
-                break;
-            case FC_OP_SOFTMAX: snprintf(op, sizeof op, "softmax kernel(fusecal, a warp per row)"); break;
-            case FC_OP_PV: snprintf(op, sizeof op, "cublasGemmStridedBatchedEx(PV, %s, %s)", io, ct); break;
-            default: snprintf(op, sizeof op, "%s", fc_op_name(pat->ops[i])); break;
-            }
-            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s%s", i ? " -> " : "", op);
-        }
-        impl->nkernels = pat->nops;
-        return;
+        if (op == FC_OP_SCALE) return s->causal ? "scale+causal-mask" : "scale";
+        snprintf(buf, n, "%s, %s", io, ct);
+        return buf;
     }
-    impl->nkernels = 1;
-    switch (pat->id) {
-    case FC_P_qk_scale:
-        snprintf(impl->name, sizeof impl->name,
-                 "cublasGemmStridedBatchedEx(QK^T, alpha=1/sqrt(d), %s, %s): the scale folded into the GEMM", io, ct);
+    switch (op) {
+    case FC_OP_QK: {
+        const char *alpha = fc_op_table_last(cu_ops, s->p.pat, FC_FUSE_FOLD);
+        if (alpha)
+            snprintf(buf, n, "cublasGemmStridedBatchedEx(QK^T, %s, %s, %s): the scale folded into the GEMM", alpha, io,
+                     ct);
+        else
+            snprintf(buf, n, "cublasGemmStridedBatchedEx(QK^T, %s, %s)", io, ct);
         break;
-    case FC_P_qk_softmax:
+    }
+    case FC_OP_SOFTMAX:
         fck_attention_resources(fc_cuda_kdt(s->dt), s->D, 1, res, sizeof res);
-        snprintf(impl->name, sizeof impl->name,
+        snprintf(buf, n,
                  "fusecal qk_softmax kernel: 64x64 tiles of QK^T on tensor cores (%s), row max/sum in a first sweep, "
                  "P written in a second%s [%s]",
                  mma, s->causal ? ", causal" : "", res);
         break;
-    default:
+    case FC_OP_PV:
         fck_attention_resources(fc_cuda_kdt(s->dt), s->D, 0, res, sizeof res);
-        snprintf(impl->name, sizeof impl->name,
+        snprintf(buf, n,
                  "fusecal flash attention: 64-query x 64-key tiles, online softmax, S never written, tensor cores "
                  "(%s)%s [%s]",
                  mma, s->causal ? ", causal (tiles above the diagonal skipped)" : "", res);
         break;
+    default: return "?";
     }
+    return buf;
+}
+
+static void cu_describe(void *state, fc_variant v, fc_impl *impl)
+{
+    cu_state *s = state;
+    const fc_pattern *pat = s->p.pat;
+    memset(impl, 0, sizeof *impl);
+    if (v == FC_UNFUSED) fc_impl_add_chain(impl, cu_ops, pat, cu_detail, s);
+    else fc_impl_add_op(impl, cu_ops, fused_op(pat), FC_FUSED, cu_detail, s);
+    impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
 }
 
 static void cu_teardown(void *state)
