@@ -82,8 +82,8 @@ static void check_variant(const conf_case *c, fc_variant v, float *out, float *a
     CHECK_MSG(!impl.fallback, "%s %s %s ran a fallback: %s", bn, ps, vn, impl.fallback_why);
     int nops = c->p->pat->nops;
     if (v == FC_FUSED) CHECK_MSG(impl.nkernels == 1, "%s %s fused runs %d kernels", bn, ps, impl.nkernels);
-    else if (c->o->exact_kernels) CHECK_MSG(impl.nkernels == nops, "%s %s unfused runs %d kernels", bn, ps, impl.nkernels);
-    else CHECK_MSG(impl.nkernels >= nops, "%s %s unfused runs %d kernels", bn, ps, impl.nkernels);
+    else CHECK_MSG(c->o->exact_kernels ? impl.nkernels == nops : impl.nkernels >= nops, "%s %s unfused runs %d kernels",
+                   bn, ps, impl.nkernels);
     /* poison reaches the output; one run overwrites all of it */
     CHECK(c->b->poison(c->state, v, &e) == 0);
     CHECK(c->b->output(c->state, v, out, &e) == 0);
