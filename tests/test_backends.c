@@ -41,7 +41,7 @@ static void chain_buffers(void)
         const float *cur = NULL, *used[FC_MAX_OPS];
         int nused = 0;
         for (int i = 0; i < pat->nops; i++) {
-            float *dst = fc_cpu_chain_dst(&ch, i, cur);
+            float *dst = fc_cpu_chain_dst(&ch, i);
             CHECK(dst && dst != cur);
             if (i == pat->nops - 1) CHECK(dst == ch.out[FC_UNFUSED]);
             else CHECK(dst != ch.out[FC_UNFUSED] && dst != ch.out[FC_FUSED]);

@@ -253,6 +253,15 @@ static void live_intermediates(void)
         const fc_pattern *pat = &fc_patterns[pi];
         int live = fc_pattern_live_intermediates(pat);
         CHECK(live == (pat->nops >= 3 ? 2 : pat->nops - 1));
+        /* op i writes a slot op i − 1 did not, the last op the output; the slots used are the live ones */
+        int used = 0, prev = -2;
+        for (int i = 0; i < pat->nops; i++) {
+            int slot = fc_pattern_chain_slot(pat, i);
+            CHECK(i == pat->nops - 1 ? slot == -1 : slot >= 0 && slot < live && slot != prev);
+            if (slot >= 0) used |= 1 << slot;
+            prev = slot;
+        }
+        CHECK_MSG(used == (1 << live) - 1, "%s: slots %x", pat->name, used);
         fc_problem p;
         fc_problem_init(&p, pat, FC_BF16);
         const fc_family *f = fc_family_of(pat);

@@ -47,6 +47,8 @@ int fc_pattern_live_intermediates(const fc_pattern *p)
     return n < 0 ? 0 : n > 2 ? 2 : n;
 }
 
+int fc_pattern_chain_slot(const fc_pattern *p, int i) { return i == p->nops - 1 ? -1 : i % 2; }
+
 const char *fc_pattern_names(void)
 {
     static char buf[512];

@@ -76,6 +76,9 @@ bool fc_pattern_has_op(const fc_pattern *p, fc_op op);
  * so two buffers alternate along a chain of three ops or more, one serves a chain of
  * two, and a single op writes the output directly. */
 int fc_pattern_live_intermediates(const fc_pattern *p);
+/* Where op i of the unfused chain writes: -1 for the chain's output (its last op),
+ * else the intermediate 0, 1, 0, 1, ... (below fc_pattern_live_intermediates). */
+int fc_pattern_chain_slot(const fc_pattern *p, int i);
 /* "linear_bias, linear_bias_relu, ..." for error messages */
 const char *fc_pattern_names(void);
 

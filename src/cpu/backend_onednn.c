@@ -416,7 +416,7 @@ static int build_linear(od_state *s, fc_err *e)
         dnnl_status_t st = pd_matmul(&pr->pd, s->eng, src_md, wany_md, fused ? b_md : NULL, dst_md, attr);
         if (make_prim(s, "matmul", st, attr, pr, e)) return -1;
         dnnl_memory_t ms, mw, md;
-        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0, NULL);
+        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
         if (mem(s, src_md, w->t[FC_LIN_TX].data, &ms, e) ||
             reorder_weights(s, wuser_md, w->t[FC_LIN_TW].data, pr->pd, dnnl_query_weights_md, &mw, e) ||
             mem(s, dst_md, dst, &md, e))
@@ -437,7 +437,7 @@ static int build_linear(od_state *s, fc_err *e)
         }
         float *cur = dst;
         for (int i = 1; i < p->pat->nops; i++) {
-            float *out = fc_cpu_chain_dst(&s->ch, i, cur);
+            float *out = fc_cpu_chain_dst(&s->ch, i);
             int r2 = 0;
             switch (p->pat->ops[i]) {
             case FC_OP_BIAS: r2 = binary_add(s, FC_UNFUSED, dst_md, b_md, cur, w->t[FC_LIN_TB].data, out, e); break;
@@ -484,7 +484,7 @@ static int build_conv(od_state *s, fc_err *e)
         prim *pr = next_prim(s, (fc_variant)v);
         dnnl_status_t st = pd_conv(&pr->pd, s->eng, src_md, wany_md, b_md, dst_md, strides, pad_l, pad_r, attr);
         if (make_prim(s, "convolution", st, attr, pr, e)) return -1;
-        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0, NULL);
+        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
         dnnl_memory_t ms, mw, mb, md;
         float *wsrc = fused ? w->t[FC_CONV_TWF].data : w->t[FC_CONV_TW].data;
         float *bsrc = fused ? w->t[FC_CONV_TBF].data : w->t[FC_CONV_TB].data;
@@ -499,7 +499,7 @@ static int build_conv(od_state *s, fc_err *e)
         if (fused) continue;
         float *cur = dst;
         for (int i = 1; i < p->pat->nops; i++) {
-            float *out = fc_cpu_chain_dst(&s->ch, i, cur);
+            float *out = fc_cpu_chain_dst(&s->ch, i);
             if (p->pat->ops[i] != FC_OP_RELU && p->pat->ops[i] != FC_OP_BN)
                 return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution", fc_op_name(p->pat->ops[i]));
             if (p->pat->ops[i] == FC_OP_RELU) {
@@ -555,7 +555,7 @@ static int build_qk(od_state *s, fc_err *e)
         }
         prim *pr = next_prim(s, (fc_variant)v);
         if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, q_md, k_md, NULL, s_md, attr), attr, pr, e)) return -1;
-        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0, NULL);
+        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
         dnnl_memory_t mq, mk, ms;
         if (mem(s, q_md, w->t[FC_ATT_TQ].data, &mq, e) || mem(s, k_md, w->t[FC_ATT_TK].data, &mk, e) ||
             mem(s, s_md, dst, &ms, e))
@@ -575,7 +575,7 @@ static int build_qk(od_state *s, fc_err *e)
         for (int i = 1; i < p->pat->nops; i++) {
             if (p->pat->ops[i] != FC_OP_SCALE)
                 return fc_errf(e, "cpu.onednn: no primitive for op '%s' after Q·K^T", fc_op_name(p->pat->ops[i]));
-            float *out = fc_cpu_chain_dst(&s->ch, i, cur);
+            float *out = fc_cpu_chain_dst(&s->ch, i);
             if (eltwise(s, FC_UNFUSED, s_md, dnnl_eltwise_linear, s->scale, cur, out, e)) return -1;
             cur = out;
         }

@@ -137,7 +137,7 @@ static void run_unfused(ob_state *s)
     const int64_t *d = p->d;
     const float *cur = NULL;
     for (int i = 0; i < p->pat->nops; i++) {
-        float *dst = fc_cpu_chain_dst(&s->ch, i, cur);
+        float *dst = fc_cpu_chain_dst(&s->ch, i);
         switch (p->pat->ops[i]) {
         case FC_OP_GEMM:
             fc_cpu_gemm_nt((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,

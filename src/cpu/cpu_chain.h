@@ -8,16 +8,16 @@
 #include "pattern.h"
 
 typedef struct fc_cpu_chain {
-    int nops;
+    const fc_pattern *pat;
     size_t out_n, inter_n;
     float *out[FC_NVARIANTS];
     float *tmp[2]; /* NULL past the live intermediates */
 } fc_cpu_chain;
 
 void fc_cpu_chain_alloc(fc_cpu_chain *c, const fc_pattern *pat, const fc_workload *w);
-/* Where op i of the unfused chain writes, given where op i − 1 wrote (NULL for op
- * 0): the unfused output for the last op, else the intermediate not holding cur. */
-float *fc_cpu_chain_dst(const fc_cpu_chain *c, int i, const float *cur);
+/* Where op i of the unfused chain writes (fc_pattern_chain_slot): the unfused output
+ * for the last op, else an intermediate. */
+float *fc_cpu_chain_dst(const fc_cpu_chain *c, int i);
 /* Fills variant v's output with NaN, so that an element left unwritten shows. */
 void fc_cpu_chain_poison(fc_cpu_chain *c, fc_variant v);
 void fc_cpu_chain_output(const fc_cpu_chain *c, fc_variant v, float *dst);

@@ -253,7 +253,7 @@ static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     cublasLtEpilogue_t epi;
     if (!fused_epilogue(p->pat, &epi, e->msg, sizeof e->msg)) return -1;
     const void *bias = fc_pattern_has_op(p->pat, FC_OP_BIAS) ? s->b : NULL;
-    void *gemm_dst = fc_cuda_chain_dst(&s->ch, 0, NULL);
+    void *gemm_dst = fc_cuda_chain_dst(&s->ch, 0);
     int rc = lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, gemm_dst, e);
     if (rc != 0) return rc;
     rc = lt_build(s, &s->plan[FC_FUSED], epi, bias, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->ch.out[FC_FUSED], e);
@@ -272,7 +272,7 @@ static int cb_run(void *state, fc_variant v, fc_err *e)
     size_t MN = (size_t)s->M * (size_t)s->N;
     cudaStream_t st = s->c->stream;
     for (int i = 1; i < s->p.pat->nops; i++) {
-        void *dst = fc_cuda_chain_dst(&s->ch, i, cur);
+        void *dst = fc_cuda_chain_dst(&s->ch, i);
         switch (s->p.pat->ops[i]) {
         case FC_OP_BIAS: FC_CU(fck_bias(kd, cur, s->b, dst, (size_t)s->M, (size_t)s->N, st)); break;
         case FC_OP_RESID: FC_CU(fck_add(kd, cur, s->r, dst, MN, st)); break;

@@ -169,7 +169,7 @@ static int upload_f32(cd_state *s, const float *host, size_t n, float **dev, con
 /* ------------------------------------------------------------------ the ops */
 
 /* Where the unfused chain's conv writes (also the scratch of setup's trials). */
-static void *conv_dst(const cd_state *s) { return fc_cuda_chain_dst(&s->ch, 0, NULL); }
+static void *conv_dst(const cd_state *s) { return fc_cuda_chain_dst(&s->ch, 0); }
 
 static int run_conv(cd_state *s, void *dst, fc_err *e)
 {
@@ -488,7 +488,7 @@ static int cd_run(void *state, fc_variant v, fc_err *e)
     if (v == FC_FUSED) return run_fused(s, e);
     const void *cur = NULL;
     for (int i = 0; i < s->p.pat->nops; i++) {
-        void *dst = fc_cuda_chain_dst(&s->ch, i, cur);
+        void *dst = fc_cuda_chain_dst(&s->ch, i);
         switch (s->p.pat->ops[i]) {
         case FC_OP_CONV:
             if (run_conv(s, dst, e) != 0 || run_bias(s, dst, e) != 0) return -1;

@@ -156,7 +156,7 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
     const void *cur = NULL;
     size_t rows = (size_t)s->bh * (size_t)s->S;
     for (int i = 0; i < s->p.pat->nops; i++) {
-        void *dst = fc_cuda_chain_dst(&s->ch, i, cur);
+        void *dst = fc_cuda_chain_dst(&s->ch, i);
         switch (s->p.pat->ops[i]) {
         case FC_OP_QK:
             if (gemm_qk(s, 1.0f, dst, e) != 0) return -1;

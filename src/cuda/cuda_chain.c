@@ -17,7 +17,7 @@ int fc_cuda_chain_alloc(fc_cuda_chain *ch, fc_cuda_ctx *c, const fc_problem *p, 
     memset(ch, 0, sizeof *ch);
     ch->c = c;
     ch->dt = p->dtype;
-    ch->nops = p->pat->nops;
+    ch->pat = p->pat;
     ch->out_n = w->out_n;
     ch->inter_n = w->inter_n;
     size_t E = fc_dtype_size(p->dtype);
@@ -29,10 +29,10 @@ int fc_cuda_chain_alloc(fc_cuda_chain *ch, fc_cuda_ctx *c, const fc_problem *p, 
     return 0;
 }
 
-void *fc_cuda_chain_dst(const fc_cuda_chain *ch, int i, const void *cur)
+void *fc_cuda_chain_dst(const fc_cuda_chain *ch, int i)
 {
-    if (i == ch->nops - 1) return ch->out[FC_UNFUSED];
-    return cur == ch->tmp[0] ? ch->tmp[1] : ch->tmp[0];
+    int slot = fc_pattern_chain_slot(ch->pat, i);
+    return slot < 0 ? ch->out[FC_UNFUSED] : ch->tmp[slot];
 }
 
 int fc_cuda_chain_output(fc_cuda_chain *ch, fc_variant v, float *dst, fc_err *e)

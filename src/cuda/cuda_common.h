@@ -137,7 +137,7 @@ int fc_cuda_poison(fc_cuda_ctx *c, void *dev, size_t n, fc_dtype dt, fc_err *e);
 typedef struct fc_cuda_chain {
     fc_cuda_ctx *c;
     fc_dtype dt;
-    int nops;
+    const fc_pattern *pat;
     size_t out_n, inter_n;
     void *out[FC_NVARIANTS];
     void *tmp[2]; /* NULL past the live intermediates */
@@ -147,9 +147,9 @@ typedef struct fc_cuda_chain {
 /* Device bytes of a problem's chain buffers, for device_bytes(). */
 double fc_cuda_chain_bytes(const fc_problem *p);
 int fc_cuda_chain_alloc(fc_cuda_chain *ch, fc_cuda_ctx *c, const fc_problem *p, const fc_workload *w, fc_err *e);
-/* Where op i of the unfused chain writes, given where op i − 1 wrote (NULL for op
- * 0): the unfused output for the last op, else the intermediate not holding cur. */
-void *fc_cuda_chain_dst(const fc_cuda_chain *ch, int i, const void *cur);
+/* Where op i of the unfused chain writes (fc_pattern_chain_slot): the unfused output
+ * for the last op, else an intermediate. */
+void *fc_cuda_chain_dst(const fc_cuda_chain *ch, int i);
 /* Variant v's output as fp32 in dst (waits for the stream). */
 int fc_cuda_chain_output(fc_cuda_chain *ch, fc_variant v, float *dst, fc_err *e);
 /* Fills variant v's output with NaN (queued on the stream). */
