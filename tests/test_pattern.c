@@ -308,11 +308,38 @@ static void op_tables(void)
     memcpy(bias_first, t, sizeof t);
     bias_first[FC_OP_GEMM].part = FC_FUSE_EPILOGUE;
     CHECK(!fc_op_table_fits(bias_first, fc_pattern_find("linear_bias"), "test", why, sizeof why));
-    CHECK_STR_CONTAINS(why, "op 'gemm' of pattern 'linear_bias' is not");
+    CHECK_STR_CONTAINS(why, "test cannot fuse pattern 'linear_bias': op 'gemm' is not a call");
     bias_first[FC_OP_GEMM].part = FC_FUSE_CALL;
     bias_first[FC_OP_BIAS].part = FC_FUSE_CALL;
     CHECK(!fc_op_table_fits(bias_first, fc_pattern_find("linear_bias"), "test", why, sizeof why));
-    CHECK_STR_CONTAINS(why, "op 'bias' of pattern 'linear_bias' is such a call");
+    CHECK_STR_CONTAINS(why, "op 'bias' is a call after the first op");
+    /* chains the fused forms cannot take in their order */
+    static const struct {
+        fc_pattern pat;
+        const char *why; /* NULL: fits */
+    } orders[] = {
+        {{.name = "relu_then_bias", .nops = 3, .ops = {FC_OP_GEMM, FC_OP_RELU, FC_OP_BIAS}},
+         "op 'bias' follows the epilogue's activation"},
+        {{.name = "two_activations", .nops = 3, .ops = {FC_OP_GEMM, FC_OP_RELU, FC_OP_RELU}},
+         "op 'relu' follows the epilogue's activation"},
+        {{.name = "bn_after_relu", .nops = 3, .ops = {FC_OP_CONV, FC_OP_RELU, FC_OP_BN}},
+         "op 'batchnorm' is folded into the call after an epilogue step"},
+        {{.name = "bias_after_pv", .nops = 5, .ops = {FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX, FC_OP_PV, FC_OP_BIAS}},
+         "op 'bias' follows a kernel of its own"},
+        {{.name = "bias_then_relu", .nops = 3, .ops = {FC_OP_GEMM, FC_OP_BIAS, FC_OP_RELU}}, NULL},
+        {{.name = "bn_then_relu", .nops = 3, .ops = {FC_OP_CONV, FC_OP_BN, FC_OP_RELU}}, NULL},
+        {{.name = "scale_then_kernels", .nops = 4, .ops = {FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX, FC_OP_PV}}, NULL},
+    };
+    for (size_t i = 0; i < FC_ARRAY_LEN(orders); i++) {
+        why[0] = 0;
+        bool fits = fc_op_table_fits(t, &orders[i].pat, "test", why, sizeof why);
+        CHECK_MSG(fits == (orders[i].why == NULL), "%s: fits %d (%s)", orders[i].pat.name, fits, why);
+        if (orders[i].why) CHECK_STR_CONTAINS(why, orders[i].why);
+    }
+    /* every registered pattern fits a table that has all its ops */
+    for (int pi = 0; pi < FC_NPATTERNS; pi++)
+        if (!fc_pattern_has_op(&fc_patterns[pi], FC_OP_RESID) && !fc_pattern_has_op(&fc_patterns[pi], FC_OP_GELU))
+            CHECK_MSG(fc_op_table_fits(t, &fc_patterns[pi], "test", why, sizeof why), "%s", why);
 
     CHECK(fc_op_table_kernel(t, fc_pattern_find("attention")) == 3);
     CHECK(fc_op_table_kernel(t, fc_pattern_find("qk_softmax")) == 2);

@@ -44,18 +44,39 @@ int fc_backend_launch(void *call, fc_variant v, fc_err *e)
 
 /* ------------------------------------------------------------------ op tables */
 
+static bool is_activation(fc_op op) { return op == FC_OP_RELU || op == FC_OP_GELU; }
+
+/* Why op i cannot take its place in the fused form after ops 0..i-1, or NULL. The
+ * fused form is one call; folds change its operands, so they come before anything
+ * applied to its output; an epilogue adds its operands, then applies at most one
+ * activation, last; a kernel of its own runs the chain up to its op, so only kernels
+ * may follow it. */
+static const char *misplaced(const fc_op_impl *table, const fc_pattern *pat, int i)
+{
+    fc_fuse_part part = table[pat->ops[i]].part;
+    if ((part == FC_FUSE_CALL) != (i == 0)) return i ? "is a call after the first op" : "is not a call";
+    for (int j = 1; j < i; j++) {
+        fc_fuse_part before = table[pat->ops[j]].part;
+        if (before == FC_FUSE_KERNEL && part != FC_FUSE_KERNEL) return "follows a kernel of its own";
+        if (before == FC_FUSE_EPILOGUE && part == FC_FUSE_FOLD) return "is folded into the call after an epilogue step";
+        if (before == FC_FUSE_EPILOGUE && is_activation(pat->ops[j]) && part == FC_FUSE_EPILOGUE)
+            return "follows the epilogue's activation";
+    }
+    return NULL;
+}
+
 bool fc_op_table_fits(const fc_op_impl *table, const fc_pattern *pat, const char *backend, char *why, size_t n)
 {
     for (int i = 0; i < pat->nops; i++) {
-        const fc_op_impl *row = &table[pat->ops[i]];
-        if (!row->unfused) {
+        if (!table[pat->ops[i]].unfused) {
             snprintf(why, n, "%s has no implementation of op '%s' (pattern '%s')", backend, fc_op_name(pat->ops[i]),
                      pat->name);
             return false;
         }
-        if ((row->part == FC_FUSE_CALL) != (i == 0)) {
-            snprintf(why, n, "%s fuses a chain into the call of its first op; op '%s' of pattern '%s' %s", backend,
-                     fc_op_name(pat->ops[i]), pat->name, i ? "is such a call" : "is not");
+        const char *wrong = misplaced(table, pat, i);
+        if (wrong) {
+            snprintf(why, n, "%s cannot fuse pattern '%s': op '%s' %s", backend, pat->name, fc_op_name(pat->ops[i]),
+                     wrong);
             return false;
         }
     }

@@ -48,8 +48,10 @@ typedef struct fc_op_impl {
  * library call that ran); returns a string or buf. */
 typedef const char *(*fc_op_detail_fn)(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n);
 
-/* Whether the table runs pat: a row for every op, the first op a CALL and no other.
- * When not, `why` says which op is missing or misplaced. */
+/* Whether the table runs pat: a row for every op; the first op the CALL and no other;
+ * folds before epilogue steps; at most one activation (relu, gelu), ending the
+ * epilogue; nothing but kernels after a kernel. When not, `why` says which op is
+ * missing or misplaced. */
 bool fc_op_table_fits(const fc_op_impl *table, const fc_pattern *pat, const char *backend, char *why, size_t n);
 /* Index of the last of pat's ops whose row is a KERNEL (the kernel that runs the fused
  * form), or -1 when the fused form is the first op's call. */

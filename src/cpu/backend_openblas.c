@@ -91,7 +91,12 @@ static bool ob_supports(const fc_problem *p, char *why, size_t n)
         snprintf(why, n, "cpu.openblas computes in fp32 only (asked: %s)", fc_dtype_name(p->dtype));
         return false;
     }
-    return fc_op_table_fits(ob_ops, p->pat, "cpu.openblas", why, n);
+    if (!fc_op_table_fits(ob_ops, p->pat, "cpu.openblas", why, n)) return false;
+    if (fused_op(p->pat) == FC_OP_PV && !fc_pattern_has_op(p->pat, FC_OP_SCALE)) {
+        snprintf(why, n, "cpu.openblas's flash attention scales by 1/sqrt(d); pattern '%s' has no scale", p->pat->name);
+        return false;
+    }
+    return true;
 }
 
 

@@ -46,41 +46,29 @@ typedef struct cb_state {
 } cb_state;
 
 /* How cuda.cublas runs each op: the cuBLASLt matmul ("%s": its plan) and fusecal's
- * kernels in the unfused chain, and what each op becomes in the fused matmul, which
- * computes act(α·A·B + β·C + bias): a step of its epilogue, or (the residual) its C. */
+ * kernels in the unfused chain, and what each op becomes in the fused matmul, whose
+ * epilogue computes act(α·A·B + β·C + bias): the residual enters as C. */
 static const fc_op_impl cb_ops[FC_NOPS] = {
     [FC_OP_GEMM] = {"%s", FC_FUSE_CALL, "%s"},
     [FC_OP_BIAS] = {"bias kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "BIAS"},
-    [FC_OP_RESID] = {"residual add kernel(fusecal, 16-byte vectors)", FC_FUSE_FOLD, "residual as C, beta=1"},
+    [FC_OP_RESID] = {"residual add kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "residual as C, beta=1"},
     [FC_OP_RELU] = {"relu kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "RELU"},
     [FC_OP_GELU] = {"gelu_tanh kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "GELU"},
 };
 
-/* The fused matmul's epilogue for pat's ops after the GEMM; false (with why) when
- * the epilogue cannot apply them in their order (the activation comes last). */
-static bool fused_epilogue(const fc_pattern *pat, cublasLtEpilogue_t *epi, char *why, size_t n)
+/* The fused matmul's cuBLASLt epilogue for pat's ops after the GEMM (the residual
+ * is its C, with beta = 1). */
+static cublasLtEpilogue_t fused_epilogue(const fc_pattern *pat)
 {
-    bool bias = false;
-    fc_op act = FC_NOPS;
-    for (int i = 1; i < pat->nops; i++) {
-        if (act != FC_NOPS) {
-            snprintf(why, n, "cuBLASLt's epilogue applies the activation last; pattern '%s' has op '%s' after '%s'",
-                     pat->name, fc_op_name(pat->ops[i]), fc_op_name(act));
-            return false;
-        }
-        if (pat->ops[i] == FC_OP_RELU || pat->ops[i] == FC_OP_GELU) act = pat->ops[i];
-        bias |= pat->ops[i] == FC_OP_BIAS;
-    }
-    if (act == FC_OP_RELU) *epi = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    else if (act == FC_OP_GELU) *epi = bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-    else *epi = bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-    return true;
+    bool bias = fc_pattern_has_op(pat, FC_OP_BIAS);
+    if (fc_pattern_has_op(pat, FC_OP_RELU)) return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    if (fc_pattern_has_op(pat, FC_OP_GELU)) return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
 static bool cb_supports(const fc_problem *p, char *why, size_t n)
 {
-    cublasLtEpilogue_t epi;
-    return fc_op_table_fits(cb_ops, p->pat, "cuda.cublas", why, n) && fused_epilogue(p->pat, &epi, why, n);
+    return fc_op_table_fits(cb_ops, p->pat, "cuda.cublas", why, n);
 }
 
 static int cb_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
@@ -250,8 +238,7 @@ static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     if (resid && fc_cuda_upload(s->c, w->t[FC_LIN_TR].data, w->t[FC_LIN_TR].n, s->dt, &s->r, "r", e)) return -1;
     if (fc_cuda_chain_alloc(&s->ch, s->c, p, w, e) != 0) return -1;
 
-    cublasLtEpilogue_t epi;
-    if (!fused_epilogue(p->pat, &epi, e->msg, sizeof e->msg)) return -1;
+    cublasLtEpilogue_t epi = fused_epilogue(p->pat);
     const void *bias = fc_pattern_has_op(p->pat, FC_OP_BIAS) ? s->b : NULL;
     void *gemm_dst = fc_cuda_chain_dst(&s->ch, 0);
     int rc = lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, gemm_dst, e);

@@ -79,11 +79,6 @@ static const fc_op_impl cd_ops[FC_NOPS] = {
 static bool cd_supports(const fc_problem *p, char *why, size_t n)
 {
     if (!fc_op_table_fits(cd_ops, p->pat, "cuda.cudnn", why, n)) return false;
-    if (fc_pattern_has_op(p->pat, FC_OP_RELU) && p->pat->ops[p->pat->nops - 1] != FC_OP_RELU) {
-        snprintf(why, n, "cudnnConvolutionBiasActivationForward applies its activation last; pattern '%s' does not end "
-                 "with it", p->pat->name);
-        return false;
-    }
     if (p->layout != FC_NCHW && p->layout != FC_NHWC) {
         snprintf(why, n, "cuda.cudnn needs layout nchw or nhwc");
         return false;
