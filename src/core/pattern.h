@@ -5,8 +5,12 @@
  * FLOPs and bytes on paper, how to make inputs, and a float64 reference.
  *
  * Adding a pattern: one FC_PATTERN_LIST line here, its ops in the family file if
- * the family lacks one, its catalogue entry in patterns/<family>.json, and a row in
- * each backend that implements it.
+ * the family lacks one, its catalogue entry in patterns/<family>.json, and, for a
+ * new op, a row in the op table of each backend that implements it (backend.h):
+ * backends without one turn the pattern down, and the conformance tests check it
+ * on every backend that takes it. A new op may need a term in the tolerance model
+ * (precision.c), and needs a case in its simulation (tests/test_precision.c), which
+ * fails on an op it cannot simulate.
  */
 #ifndef FC_PATTERN_H
 #define FC_PATTERN_H
