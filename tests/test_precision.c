@@ -15,19 +15,12 @@
 
 static uint64_t g_seed;
 
-static uint32_t bits(float x)
-{
+typedef union {
+    float f;
     uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
-
-static float from_bits(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
+} fbits;
+static uint32_t bits(float x) { return (fbits){.f = x}.u; }
+static float from_bits(uint32_t u) { return (fbits){.u = u}.f; }
 
 /* binary16's value from its fields, independently of the code under test */
 static double half_value(uint16_t h)
