@@ -1,86 +1,15 @@
-/* test_backends.c — every CPU backend x pattern x variant against the float64
- * reference on tiny and odd shapes, with fresh random inputs each run (the seed
- * is printed with any failure so it can be replayed: test_backends <seed>). */
+/* test_backends.c — the CPU backends: the shared conformance test (every backend x
+ * pattern x shape x variant against the float64 reference; conformance.h) with
+ * fresh random inputs each run (the seed is printed with any failure so it can be
+ * replayed: test_backends <seed>), the host chain buffers, and explicit support. */
 #include "builtin.h"
+#include "conformance.h"
+#include "cpu_chain.h"
 #include "test.h"
-#include "verify.h"
 
 #include <time.h>
 
 static uint64_t g_seed;
-
-static const char *const shapes[] = {
-    "m=7,k=13,n=5", "m=1,k=1,n=1", "m=33,k=65,n=17", "m=130,k=70,n=520",
-    "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc", "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nchw",
-    "n=1,c=5,h=9,w=9,k=7,r=1,s=1,layout=nhwc", "n=1,c=5,h=9,w=9,k=7,r=1,s=1,layout=nchw",
-    "n=3,c=4,h=11,w=11,k=6,r=3,s=3,stride=2,pad=1,layout=nhwc", "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw",
-    "b=2,h=3,s=33,d=64", "b=1,h=2,s=33,d=128", "b=1,h=2,s=70,d=16,causal=1", "b=2,h=1,s=300,d=32,causal=1",
-    "b=1,h=1,s=1,d=8",
-};
-
-static int checked;
-
-static void check_backend(const fc_backend *b, void *devctx, const char *shape)
-{
-    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
-        const fc_pattern *pat = &fc_patterns[pi];
-        fc_problem p;
-        fc_err e;
-        if (fc_problem_parse(shape, pat, &p, &e) != 0) continue; /* another family's shape */
-        char why[256], ps[256];
-        fc_problem_string(&p, ps, sizeof ps);
-        if (!b->supports(&p, why, sizeof why)) continue;
-        uint64_t seed = fc_seed_mix(g_seed, (uint64_t)pi * 131 + strlen(shape));
-        fc_workload w;
-        if (fc_workload_create(&p, seed, 0, &w, &e) != 0) {
-            CHECK_MSG(0, "%s: %s", ps, e.msg);
-            continue;
-        }
-        fc_reference ref;
-        fc_reference_build(&p, &w, seed, &ref);
-        void *state = NULL;
-        if (b->setup(&p, &w, devctx, &state, &e) != 0) {
-            CHECK_MSG(0, "%s %s setup: %s", b->name, ps, e.msg);
-            if (state) b->teardown(state);
-            fc_reference_free(&ref);
-            fc_workload_free(&w);
-            continue;
-        }
-        float *out[2] = {malloc(w.out_n * 4), malloc(w.out_n * 4)};
-        for (int v = 0; v < FC_NVARIANTS; v++) {
-            fc_impl impl;
-            b->describe(state, (fc_variant)v, &impl);
-            CHECK_MSG(impl.name[0] && impl.nkernels >= 1, "%s %s: no implementation named", b->name, ps);
-            CHECK_MSG(!impl.fallback, "%s %s %s ran a fallback: %s", b->name, ps, fc_variant_name((fc_variant)v),
-                      impl.fallback_why);
-            if (v == FC_FUSED) CHECK_MSG(impl.nkernels == 1, "%s %s fused runs %d kernels", b->name, ps, impl.nkernels);
-            else CHECK_MSG(impl.nkernels == p.pat->nops, "%s %s unfused runs %d kernels", b->name, ps, impl.nkernels);
-            CHECK(b->poison(state, (fc_variant)v, &e) == 0);
-            CHECK(b->output(state, (fc_variant)v, out[v], &e) == 0);
-            CHECK_MSG(isnan(out[v][0]), "%s poison did not reach the output", b->name);
-            CHECK(b->run(state, (fc_variant)v, &e) == 0);
-            CHECK(b->output(state, (fc_variant)v, out[v], &e) == 0);
-            fc_check c;
-            fc_check_output(&ref, out[v], w.out_n, fc_dtype_tolerance(p.dtype), &c);
-            CHECK_MSG(c.passed, "%s %s %s (seed %llu): %s", b->name, ps, fc_variant_name((fc_variant)v),
-                      (unsigned long long)g_seed, c.reason);
-            /* a second run gives the same answer (no state carried between runs) */
-            CHECK(b->run(state, (fc_variant)v, &e) == 0);
-            float *again = malloc(w.out_n * 4);
-            CHECK(b->output(state, (fc_variant)v, again, &e) == 0);
-            CHECK_MSG(fc_rel_diff(again, out[v], w.out_n) <= 1e-6, "%s %s not repeatable", b->name, ps);
-            free(again);
-            checked++;
-        }
-        double d = fc_rel_diff(out[FC_FUSED], out[FC_UNFUSED], w.out_n);
-        CHECK_MSG(d <= fc_dtype_tolerance(p.dtype), "%s %s: fused vs unfused %g", b->name, ps, d);
-        free(out[0]);
-        free(out[1]);
-        b->teardown(state);
-        fc_reference_free(&ref);
-        fc_workload_free(&w);
-    }
-}
 
 static void cpu_backends_match_reference(void)
 {
@@ -89,20 +18,52 @@ static void cpu_backends_match_reference(void)
     fc_device_opts o = {0};
     fc_err e;
     CHECK(cpu->open(&o, &ctx, &e) == 0);
-    int backends = 0;
-    for (int k = 0; k < FC_NBACKENDS; k++) {
-            const fc_backend *bk = fc_builtin.backend[k];
-        if (!bk || strcmp(bk->device, "cpu")) continue;
-        char why[256];
-        if (!bk->available(why, sizeof why)) continue;
-        backends++;
-        for (size_t s = 0; s < FC_ARRAY_LEN(shapes); s++) check_backend(bk, ctx, shapes[s]);
-    }
+    fc_conf_opts co = {.device = "cpu", .dev = cpu, .devctx = ctx, .exact_kernels = true, .seed = g_seed};
+    fc_conf_result r;
+    fc_conformance(&co, &r);
+    t_failures += r.failures;
     cpu->close(ctx);
-    CHECK(backends >= 1);
-    printf("checked %d backend x pattern x shape x variant combinations (seed %llu)\n", checked,
-           (unsigned long long)g_seed);
-    CHECK(checked > 100);
+    printf("checked %d backend x pattern x shape x dtype x variant combinations, %d problems unsupported (seed %llu)\n",
+           r.checked, r.unsupported, (unsigned long long)g_seed);
+    CHECK(r.checked > 100);
+}
+
+/* The chain's buffers: each op of the unfused chain writes where the one before did
+ * not, the last writes the unfused output, and as many intermediates are used as
+ * the pattern keeps alive; poison and output reach the variant's own buffer. */
+static void chain_buffers(void)
+{
+    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+        const fc_pattern *pat = &fc_patterns[pi];
+        fc_workload w = {.out_n = 12, .inter_n = 20};
+        fc_cpu_chain ch;
+        fc_cpu_chain_alloc(&ch, pat, &w);
+        const float *cur = NULL, *used[FC_MAX_OPS];
+        int nused = 0;
+        for (int i = 0; i < pat->nops; i++) {
+            float *dst = fc_cpu_chain_dst(&ch, i);
+            CHECK(dst && dst != cur);
+            if (i == pat->nops - 1) CHECK(dst == ch.out[FC_UNFUSED]);
+            else CHECK(dst != ch.out[FC_UNFUSED] && dst != ch.out[FC_FUSED]);
+            bool seen = false;
+            for (int k = 0; k < nused; k++) seen |= used[k] == dst;
+            if (!seen && i < pat->nops - 1) used[nused++] = dst;
+            cur = dst;
+        }
+        CHECK_MSG(nused == fc_pattern_live_intermediates(pat), "%s: %d intermediates", pat->name, nused);
+        float got[12];
+        for (int v = 0; v < FC_NVARIANTS; v++) {
+            for (int u = 0; u < FC_NVARIANTS; u++)
+                for (size_t i = 0; i < w.out_n; i++) ch.out[u][i] = 1.0f;
+            fc_cpu_chain_poison(&ch, (fc_variant)v);
+            fc_cpu_chain_output(&ch, (fc_variant)v, got);
+            CHECK(isnan(got[0]) && isnan(got[w.out_n - 1]));
+            fc_cpu_chain_output(&ch, (fc_variant)(1 - v), got);
+            CHECK(got[0] == 1.0f && got[w.out_n - 1] == 1.0f); /* the other variant's, untouched */
+        }
+        fc_cpu_chain_free(&ch);
+        CHECK(ch.out[0] == NULL && ch.tmp[0] == NULL);
+    }
 }
 
 /* Every pattern is implemented by at least one CPU backend, and what a backend
@@ -139,6 +100,6 @@ int main(int argc, char **argv)
         g_seed = strtoull(argv[1], NULL, 10);
         argc = 1;
     }
-    static const t_case cases[] = {T(cpu_backends_match_reference), T(support_is_explicit)};
+    static const t_case cases[] = {T(cpu_backends_match_reference), T(chain_buffers), T(support_is_explicit)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

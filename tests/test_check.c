@@ -3,6 +3,8 @@
  * pairing; compare's means; XML escaping; the report's markup and the check
  * outputs. */
 #include "checkfmt.h"
+#include "host.h"
+#include "host_summary.h"
 #include "stats.h"
 #include "embedded.h"
 #include "jsonfile.h"
@@ -573,11 +575,72 @@ static void check_outputs(void)
     fc_doc_free(&cur);
 }
 
+/* A host block; gpu or onednn NULL leave that entry out. */
+static cJSON *host_block(const char *hostname, const char *cpu, const char *gpu, const char *onednn,
+                         const char *blas_config, int blas_threads)
+{
+    char gpu_entry[96] = "", onednn_entry[96] = "", text[1024];
+    if (gpu) snprintf(gpu_entry, sizeof gpu_entry, ", \"cuda\": {\"name\": \"%s\"}", gpu);
+    if (onednn)
+        snprintf(onednn_entry, sizeof onednn_entry, ", \"onednn\": {\"version\": \"%s\", \"isa\": \"x\"}", onednn);
+    snprintf(text, sizeof text,
+             "{\"hostname\": \"%s\", \"devices\": {\"cpu\": {\"model\": \"%s\", \"threads\": 2}%s}, \"libraries\": "
+             "{\"cjson\": \"1.7.15\", \"openblas\": {\"config\": \"%s\", \"parallel\": \"openmp\", "
+             "\"threads\": %d}%s}}",
+             hostname, cpu, gpu_entry, blas_config, blas_threads, onednn_entry);
+    return cJSON_Parse(text);
+}
+
+/* A host block read once: the machine's fields, each library's identity (its version,
+ * or its fields less thread counts); and whether two blocks are the same host. */
+static void host_summaries(void)
+{
+    cJSON *a = host_block("vm", "AMD EPYC", "H100", "2.6.3", "c", 2);
+    fc_host_summary s;
+    fc_host_summary_read(a, &s);
+    CHECK(!strcmp(s.hostname, "vm") && !strcmp(s.cpu_model, "AMD EPYC") && !strcmp(s.gpu_name, "H100"));
+    CHECK(s.threads == 2 && s.has_libraries && s.nlibs == 3);
+    CHECK(!strcmp(fc_host_summary_lib(&s, "cjson"), "1.7.15"));
+    CHECK(!strcmp(fc_host_summary_lib(&s, "onednn"), "2.6.3"));
+    CHECK_MSG(!strcmp(fc_host_summary_lib(&s, "openblas"), "{\"config\":\"c\",\"parallel\":\"openmp\"}"), "'%s'",
+              fc_host_summary_lib(&s, "openblas"));
+    CHECK(fc_host_summary_lib(&s, "cublas") == NULL);
+    fc_host_summary_free(&s);
+    cJSON *bare = cJSON_Parse("{\"devices\": {\"cpu\": {}}}");
+    fc_host_summary_read(bare, &s);
+    CHECK(!s.hostname && !s.cpu_model && !s.gpu_name && s.threads == 0 && !s.has_libraries && s.nlibs == 0);
+    fc_host_summary_free(&s);
+    cJSON_Delete(bare);
+
+    struct {
+        cJSON *b;
+        const char *why; /* what fc_host_compatible(a, b) says, NULL: compatible */
+    } cases[] = {
+        {host_block("vm", "AMD EPYC", "H100", "2.6.3", "c", 2), NULL},
+        {host_block("other", "AMD EPYC", "H100", "2.6.3", "c", 2), "hostname 'vm' vs 'other'"},
+        {host_block("vm", "Intel", "H100", "2.6.3", "c", 2), "devices.cpu.model 'AMD EPYC' vs 'Intel'"},
+        {host_block("vm", "AMD EPYC", NULL, "2.6.3", "c", 2), "devices.cuda.name 'H100' vs ''"},
+        {host_block("vm", "AMD EPYC", "H100", "3.1.0", "c", 2), "library 'onednn' differs"},
+        {host_block("vm", "AMD EPYC", "H100", "2.6.3", "d", 2), "library 'openblas' differs"},
+        {host_block("vm", "AMD EPYC", "H100", "2.6.3", "c", 4), NULL}, /* threads: a setting, not the build */
+        {host_block("vm", "AMD EPYC", "H100", NULL, "c", 2), NULL},    /* a library in one block only */
+    };
+    for (size_t i = 0; i < FC_ARRAY_LEN(cases); i++) {
+        char why[256] = "";
+        bool ok = fc_host_compatible(a, cases[i].b, why, sizeof why);
+        CHECK_MSG(ok == (cases[i].why == NULL), "case %zu: compatible %d (%s)", i, ok, why);
+        if (cases[i].why) CHECK_STR_CONTAINS(why, cases[i].why);
+        cJSON_Delete(cases[i].b);
+    }
+    cJSON_Delete(a);
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
         T(verdict_names), T(every_verdict), T(exit_codes),   T(confirmations), T(thresholds_files),
         T(pairing),       T(compare_means), T(xml_escaping), T(report_markup), T(check_outputs),
+        T(host_summaries),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -1,9 +1,8 @@
-/* test_gpu.c — every CUDA backend x pattern x dtype x variant against the float64
- * reference on tiny and odd shapes (m=7,k=13,n=5; odd channel counts in both
- * layouts; s=33 with d=64 and d=128, causal on and off), eagerly and replayed from a
- * captured CUDA graph; plus the CUDA device's own contract (timer, flush, memory,
- * inventory, ceilings, sense). Fresh random inputs each run; the seed is printed
- * with any failure so that it can be replayed.
+/* test_gpu.c — the shared conformance test (conformance.h) on every CUDA backend x
+ * pattern x dtype x variant against the float64 reference on tiny and odd shapes,
+ * eagerly and replayed from a captured CUDA graph; plus the CUDA device's own
+ * contract (timer, flush, memory, inventory, ceilings, sense). Fresh random inputs
+ * each run; the seed is printed with any failure so that it can be replayed.
  *
  *   test_gpu [SEED] [--quick] [--backend NAME[,NAME]] [--probe] [CASE]
  *
@@ -11,9 +10,9 @@
  * GPU is usable). --quick takes fewer shapes (for compute-sanitizer runs).
  */
 #include "builtin.h"
+#include "conformance.h"
 #include "cuda_common.h"
 #include "test.h"
-#include "verify.h"
 
 #include <time.h>
 
@@ -25,188 +24,16 @@ static void *g_ctx;
 static fc_ceilings g_ceil;
 static bool g_have_ceil;
 
-static const char *const shapes[] = {
-    /* linear */
-    "m=7,k=13,n=5", "m=1,k=1,n=1", "m=33,k=65,n=17", "m=64,k=128,n=256", "m=130,k=70,n=520",
-    /* conv: odd channel counts, both layouts, strides and paddings */
-    "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc", "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nchw",
-    "n=1,c=5,h=9,w=9,k=7,r=1,s=1,layout=nhwc", "n=1,c=5,h=9,w=9,k=7,r=1,s=1,layout=nchw",
-    "n=3,c=4,h=11,w=11,k=6,r=3,s=3,stride=2,pad=1,layout=nhwc",
-    "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw", "n=2,c=16,h=8,w=8,k=32,r=3,s=3,pad=1,layout=nhwc",
-    "n=2,c=16,h=8,w=8,k=32,r=3,s=3,pad=1,layout=nchw",
-    /* attention: s=33 with d=64 and d=128, causal off and on; several tiles; one row */
-    "b=2,h=3,s=33,d=64", "b=1,h=2,s=33,d=128", "b=2,h=3,s=33,d=64,causal=1", "b=1,h=2,s=33,d=128,causal=1",
-    "b=1,h=2,s=130,d=64,causal=1", "b=1,h=2,s=200,d=128", "b=1,h=1,s=64,d=64", "b=1,h=1,s=1,d=64",
-    "b=1,h=2,s=40,d=32",
-};
-/* the subset for sanitizer runs */
-static const char *const quick_shapes[] = {
-    "m=7,k=13,n=5", "m=64,k=128,n=256", "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc",
-    "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw", "b=1,h=2,s=33,d=64,causal=1", "b=1,h=1,s=130,d=128",
-};
-
-static int checked, unsupported, refused;
-
-/* A library refusing a problem at setup (no algorithm for this dtype, layout and
- * shape) is reported, and allowed only where the shape is not tensor-core friendly
- * (a dimension not a multiple of 8) in a 16-bit or tf32 dtype. */
-static bool library_refusal(const fc_problem *p, const char *msg)
-{
-    if (!strstr(msg, "has no algorithm") && !strstr(msg, "accepted none") && !strstr(msg, "found no usable") &&
-        !strstr(msg, "NOT_SUPPORTED"))
-        return false;
-    if (p->dtype == FC_FP32) return false;
-    const fc_family *f = fc_family_of(p->pat);
-    for (int i = 0; i < f->ndims; i++) {
-        const char *n = f->dims[i].name;
-        bool channel = !strcmp(n, "c") || !strcmp(n, "k") || !strcmp(n, "m") || !strcmp(n, "n");
-        if (f == &fc_family_conv && !strcmp(n, "n")) channel = false; /* batch */
-        if (channel && p->d[i] % 8 != 0) return true;
-    }
-    return false;
-}
-
-static bool backend_selected(const char *name)
-{
-    if (!g_backends) return true;
-    size_t n = strlen(name);
-    for (const char *p = g_backends; *p;) {
-        const char *c = strchr(p, ',');
-        size_t l = c ? (size_t)(c - p) : strlen(p);
-        if (l == n && !strncmp(p, name, n)) return true;
-        p += l + (c ? 1 : 0);
-    }
-    return false;
-}
-
-/* Captures 2 calls of a variant into a graph, replays it into a poisoned output and
- * checks the result. */
-static void check_one(const fc_backend *b, const fc_problem *p, const char *ps)
-{
-    fc_err e = {{0}};
-    uint64_t seed = fc_seed_mix(g_seed, (uint64_t)p->pat->id * 131 + (uint64_t)p->dtype * 7 + strlen(ps));
-    fc_workload w;
-    if (fc_workload_create(p, seed, 0, &w, &e) != 0) {
-        CHECK_MSG(0, "%s: %s", ps, e.msg);
-        return;
-    }
-    fc_reference ref;
-    fc_reference_build(p, &w, seed, &ref);
-    double tol = fc_dtype_tolerance(p->dtype);
-    size_t need = 0;
-    CHECK_MSG(b->device_bytes(p, &need, &e) == 0 && need > 0, "%s %s: device_bytes: %s", b->name, ps, e.msg);
-    void *state = NULL;
-    if (b->setup(p, &w, g_ctx, &state, &e) != 0) {
-        if (library_refusal(p, e.msg)) {
-            printf("REFUSED by the library: %s %s: %s\n", b->name, ps, e.msg);
-            refused++;
-        } else {
-            CHECK_MSG(0, "%s %s setup (seed %llu): %s", b->name, ps, (unsigned long long)g_seed, e.msg);
-        }
-        if (state) b->teardown(state);
-        fc_reference_free(&ref);
-        fc_workload_free(&w);
-        return;
-    }
-    float *out[FC_NVARIANTS] = {malloc(w.out_n * 4), malloc(w.out_n * 4)};
-    float *again = malloc(w.out_n * 4);
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        const char *vn = fc_variant_name((fc_variant)v);
-        fc_impl impl;
-        b->describe(state, (fc_variant)v, &impl);
-        CHECK_MSG(impl.name[0], "%s %s %s: no implementation named", b->name, ps, vn);
-        CHECK_MSG(!impl.fallback, "%s %s %s ran a fallback: %s", b->name, ps, vn, impl.fallback_why);
-        if (v == FC_FUSED) CHECK_MSG(impl.nkernels == 1, "%s %s fused runs %d kernels", b->name, ps, impl.nkernels);
-        else CHECK_MSG(impl.nkernels >= p->pat->nops, "%s %s unfused runs %d kernels", b->name, ps, impl.nkernels);
-        /* poison reaches the output; one eager run overwrites all of it */
-        CHECK(b->poison(state, (fc_variant)v, &e) == 0);
-        CHECK(b->output(state, (fc_variant)v, out[v], &e) == 0);
-        CHECK_MSG(isnan(out[v][0]) && isnan(out[v][w.out_n - 1]), "%s %s: poison did not reach the output", b->name, ps);
-        if (b->run(state, (fc_variant)v, &e) != 0 || b->output(state, (fc_variant)v, out[v], &e) != 0) {
-            CHECK_MSG(0, "%s %s %s run: %s", b->name, ps, vn, e.msg);
-            continue;
-        }
-        fc_check c;
-        fc_check_output(&ref, out[v], w.out_n, tol, &c);
-        CHECK_MSG(c.passed, "%s %s %s (seed %llu): %s [%s]", b->name, ps, vn, (unsigned long long)g_seed, c.reason,
-                  impl.name);
-        if (!c.passed) printf("  rel_err %.3g (tol %.1g) max_abs %.3g nonfinite %zu\n", c.rel_err, tol, c.max_abs_err,
-                              c.nonfinite);
-        /* a second run gives the same answer */
-        CHECK(b->run(state, (fc_variant)v, &e) == 0);
-        CHECK(b->output(state, (fc_variant)v, again, &e) == 0);
-        double rd = fc_rel_diff(again, out[v], w.out_n);
-        CHECK_MSG(rd <= tol * 0.1, "%s %s %s not repeatable: %g", b->name, ps, vn, rd);
-        /* replayed from a graph of two captured calls */
-        void *graph = NULL;
-        fc_backend_call la = {b, state};
-        CHECK(b->poison(state, (fc_variant)v, &e) == 0);
-        if (g_dev->graph_create(g_ctx, fc_backend_launch, &la, (fc_variant)v, 2, &graph, &e) != 0) {
-            CHECK_MSG(0, "%s %s %s graph capture: %s", b->name, ps, vn, e.msg);
-        } else {
-            CHECK(g_dev->graph_launch(g_ctx, graph, &e) == 0);
-            CHECK(b->output(state, (fc_variant)v, again, &e) == 0);
-            g_dev->graph_destroy(graph);
-            fc_check_output(&ref, again, w.out_n, tol, &c);
-            CHECK_MSG(c.passed, "%s %s %s graph replay (seed %llu): %s", b->name, ps, vn, (unsigned long long)g_seed,
-                      c.reason);
-        }
-        checked++;
-    }
-    double d = fc_rel_diff(out[FC_FUSED], out[FC_UNFUSED], w.out_n);
-    CHECK_MSG(d <= 2 * tol, "%s %s: fused vs unfused %g (tol %g)", b->name, ps, d, 2 * tol);
-    free(out[0]);
-    free(out[1]);
-    free(again);
-    b->teardown(state);
-    fc_reference_free(&ref);
-    fc_workload_free(&w);
-}
-
-static void check_backend(const fc_backend *b, const char *shape)
-{
-    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
-        const fc_pattern *pat = &fc_patterns[pi];
-        for (int dt = 0; dt < FC_NDTYPES; dt++) {
-            fc_problem p;
-            fc_err e;
-            if (fc_problem_parse(shape, pat, &p, &e) != 0) break; /* another family's shape */
-            p.dtype = (fc_dtype)dt;
-            char why[256] = "", ps[256];
-            fc_problem_string(&p, ps, sizeof ps);
-            if (!b->supports(&p, why, sizeof why)) {
-                CHECK_MSG(why[0], "%s gives no reason for not supporting %s", b->name, ps);
-                if (pat->family == FC_FAM_ATTENTION && p.d[FC_ATT_D] != 64 && p.d[FC_ATT_D] != 128) unsupported++;
-                continue;
-            }
-            check_one(b, &p, ps);
-        }
-    }
-}
-
 static void gpu_backends_match_reference(void)
 {
-    int backends = 0;
-    for (int k = 0; k < FC_NBACKENDS; k++) {
-            const fc_backend *bk = fc_builtin.backend[k];
-        if (!bk || strcmp(bk->device, "cuda") || !backend_selected(fc_backend_words.names[k])) continue;
-        char why[256] = "";
-        if (!bk->available(why, sizeof why)) {
-            CHECK_MSG(0, "%s is built but not available on a usable GPU: %s", fc_backend_words.names[k], why);
-            continue;
-        }
-        backends++;
-        int before = checked;
-        const char *const *list = g_quick ? quick_shapes : shapes;
-        size_t n = g_quick ? FC_ARRAY_LEN(quick_shapes) : FC_ARRAY_LEN(shapes);
-        for (size_t s = 0; s < n; s++) check_backend(bk, list[s]);
-        printf("%s: %d pattern x dtype x shape x variant combinations checked\n", fc_backend_words.names[k], checked - before);
-        CHECK_MSG(checked > before, "%s checked nothing", fc_backend_words.names[k]);
-    }
-    printf("checked %d combinations (seed %llu); %d unsupported head dimensions reported; %d problems refused by a "
+    fc_conf_opts co = {.device = "cuda", .dev = g_dev, .devctx = g_ctx, .backends = g_backends, .quick = g_quick,
+                       .graph = true, .library_may_refuse = true, .seed = g_seed};
+    fc_conf_result r;
+    fc_conformance(&co, &r);
+    t_failures += r.failures;
+    printf("checked %d combinations (seed %llu); %d problems unsupported (reasons given); %d problems refused by a "
            "library at setup (listed above)\n",
-           checked, (unsigned long long)g_seed, unsupported, refused);
-    CHECK(backends >= 1);
+           r.checked, (unsigned long long)g_seed, r.unsupported, r.refused);
 }
 
 /* Every pattern of its family is supported by the family's CUDA backend for every

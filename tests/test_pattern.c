@@ -1,4 +1,6 @@
-/* test_pattern.c — problem strings, FLOPs and bytes on paper, BN folding. */
+/* test_pattern.c — problem strings, FLOPs and bytes on paper, BN folding, op tables
+ * and the descriptions built from them. */
+#include "backend.h"
 #include "pattern.h"
 #include "test.h"
 #include "verify.h"
@@ -243,9 +245,135 @@ static void verification_can_fail(void)
     fc_workload_free(&w);
 }
 
+/* The unfused chain's live intermediates: what the costs charge is what the backends
+ * allocate (fc_pattern_live_intermediates intermediates of the family's size). */
+static void live_intermediates(void)
+{
+    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+        const fc_pattern *pat = &fc_patterns[pi];
+        int live = fc_pattern_live_intermediates(pat);
+        CHECK(live == (pat->nops >= 3 ? 2 : pat->nops - 1));
+        /* op i writes a slot op i − 1 did not, the last op the output; the slots used are the live ones */
+        int used = 0, prev = -2;
+        for (int i = 0; i < pat->nops; i++) {
+            int slot = fc_pattern_chain_slot(pat, i);
+            CHECK(i == pat->nops - 1 ? slot == -1 : slot >= 0 && slot < live && slot != prev);
+            if (slot >= 0) used |= 1 << slot;
+            prev = slot;
+        }
+        CHECK_MSG(used == (1 << live) - 1, "%s: slots %x", pat->name, used);
+        fc_problem p;
+        fc_problem_init(&p, pat, FC_BF16);
+        const fc_family *f = fc_family_of(pat);
+        for (int i = 0; i < f->ndims; i++)
+            if (p.d[i] == FC_DIM_REQUIRED) p.d[i] = 6;
+        fc_err e;
+        CHECK(fc_problem_finish(&p, &e) == 0);
+        fc_workload w = {.prob = &p};
+        f->shapes(&p, &w);
+        fc_cost c = {0};
+        f->cost(&p, &c);
+        CHECK_MSG(c.peak_inter[FC_UNFUSED] == live * (double)w.inter_n * 2, "%s: %g", pat->name,
+                  c.peak_inter[FC_UNFUSED]);
+    }
+}
+
+static const char *test_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%s/%s", (const char *)ctx, fc_variant_name(v), fc_op_name(op));
+    return buf;
+}
+
+/* Op tables: which patterns they run, the kernel of a fused form, the pieces of each
+ * part in chain order, and the names built from them. */
+static void op_tables(void)
+{
+    static const fc_op_impl t[FC_NOPS] = {
+        [FC_OP_GEMM] = {"gemm()", FC_FUSE_CALL, "GEMM"},
+        [FC_OP_CONV] = {"conv(%s)", FC_FUSE_CALL, "CONV", FC_FUSE_EPILOGUE, "own-bias"},
+        [FC_OP_QK] = {"qk()", FC_FUSE_CALL, "QK"},
+        [FC_OP_BIAS] = {"bias()", FC_FUSE_EPILOGUE, "bias"},
+        [FC_OP_RELU] = {"relu()", FC_FUSE_EPILOGUE, "relu"},
+        [FC_OP_BN] = {"bn()", FC_FUSE_FOLD, "+bn"},
+        [FC_OP_SCALE] = {"scale()", FC_FUSE_FOLD, "+alpha"},
+        [FC_OP_SOFTMAX] = {"softmax()", FC_FUSE_KERNEL, "SOFTMAX[%s]"},
+        [FC_OP_PV] = {"pv()", FC_FUSE_KERNEL, "FLASH"},
+    };
+    char why[256] = "";
+    CHECK(fc_op_table_fits(t, fc_pattern_find("linear_bias_relu"), "test", why, sizeof why));
+    CHECK(!fc_op_table_fits(t, fc_pattern_find("linear_residual_relu"), "test", why, sizeof why));
+    CHECK_STR_CONTAINS(why, "test has no implementation of op 'residual' (pattern 'linear_residual_relu')");
+    CHECK(!fc_op_table_fits(t, fc_pattern_find("linear_bias_gelu"), "test", why, sizeof why));
+    fc_op_impl bias_first[FC_NOPS];
+    memcpy(bias_first, t, sizeof t);
+    bias_first[FC_OP_GEMM].part = FC_FUSE_EPILOGUE;
+    CHECK(!fc_op_table_fits(bias_first, fc_pattern_find("linear_bias"), "test", why, sizeof why));
+    CHECK_STR_CONTAINS(why, "test cannot fuse pattern 'linear_bias': op 'gemm' is not a call");
+    bias_first[FC_OP_GEMM].part = FC_FUSE_CALL;
+    bias_first[FC_OP_BIAS].part = FC_FUSE_CALL;
+    CHECK(!fc_op_table_fits(bias_first, fc_pattern_find("linear_bias"), "test", why, sizeof why));
+    CHECK_STR_CONTAINS(why, "op 'bias' is a call after the first op");
+    /* chains the fused forms cannot take in their order */
+    static const struct {
+        fc_pattern pat;
+        const char *why; /* NULL: fits */
+    } orders[] = {
+        {{.name = "relu_then_bias", .nops = 3, .ops = {FC_OP_GEMM, FC_OP_RELU, FC_OP_BIAS}},
+         "op 'bias' follows the epilogue's activation"},
+        {{.name = "two_activations", .nops = 3, .ops = {FC_OP_GEMM, FC_OP_RELU, FC_OP_RELU}},
+         "op 'relu' follows the epilogue's activation"},
+        {{.name = "bn_after_relu", .nops = 3, .ops = {FC_OP_CONV, FC_OP_RELU, FC_OP_BN}},
+         "op 'batchnorm' is folded into the call after an epilogue step"},
+        {{.name = "bias_after_pv", .nops = 5, .ops = {FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX, FC_OP_PV, FC_OP_BIAS}},
+         "op 'bias' follows a kernel of its own"},
+        {{.name = "bias_then_relu", .nops = 3, .ops = {FC_OP_GEMM, FC_OP_BIAS, FC_OP_RELU}}, NULL},
+        {{.name = "bn_then_relu", .nops = 3, .ops = {FC_OP_CONV, FC_OP_BN, FC_OP_RELU}}, NULL},
+        {{.name = "scale_then_kernels", .nops = 4, .ops = {FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX, FC_OP_PV}}, NULL},
+    };
+    for (size_t i = 0; i < FC_ARRAY_LEN(orders); i++) {
+        why[0] = 0;
+        bool fits = fc_op_table_fits(t, &orders[i].pat, "test", why, sizeof why);
+        CHECK_MSG(fits == (orders[i].why == NULL), "%s: fits %d (%s)", orders[i].pat.name, fits, why);
+        if (orders[i].why) CHECK_STR_CONTAINS(why, orders[i].why);
+    }
+    /* every registered pattern fits a table that has all its ops */
+    for (int pi = 0; pi < FC_NPATTERNS; pi++)
+        if (!fc_pattern_has_op(&fc_patterns[pi], FC_OP_RESID) && !fc_pattern_has_op(&fc_patterns[pi], FC_OP_GELU))
+            CHECK_MSG(fc_op_table_fits(t, &fc_patterns[pi], "test", why, sizeof why), "%s", why);
+
+    CHECK(fc_op_table_kernel(t, fc_pattern_find("attention")) == 3);
+    CHECK(fc_op_table_kernel(t, fc_pattern_find("qk_softmax")) == 2);
+    CHECK(fc_op_table_kernel(t, fc_pattern_find("qk_scale")) == -1);
+    const fc_pattern *cbr = fc_pattern_find("conv_bn_relu"), *cr = fc_pattern_find("conv_relu");
+    CHECK(fc_op_table_count(t, cbr, FC_FUSE_EPILOGUE) == 2);
+    CHECK(fc_op_table_count(t, cr, FC_FUSE_FOLD) == 0);
+    CHECK(!strcmp(fc_op_table_last(t, cbr, FC_FUSE_FOLD), "+bn"));
+    CHECK(!strcmp(fc_op_table_last(t, cbr, FC_FUSE_EPILOGUE), "relu"));
+    CHECK(fc_op_table_last(t, cr, FC_FUSE_FOLD) == NULL);
+
+    fc_impl impl = {0};
+    fc_impl_add_op(&impl, t, FC_OP_CONV, FC_FUSED, NULL, NULL);
+    fc_impl_add_part(&impl, t, cbr, FC_FUSE_FOLD, "", "", "");
+    CHECK(fc_impl_add_part(&impl, t, cbr, FC_FUSE_EPILOGUE, " [", ", ", "]") == 2);
+    CHECK(fc_impl_add_part(&impl, t, cbr, FC_FUSE_KERNEL, " <", ", ", ">") == 0);
+    CHECK_MSG(!strcmp(impl.name, "CONV+bn [own-bias, relu]"), "'%s'", impl.name);
+    memset(&impl, 0, sizeof impl);
+    fc_impl_add_chain(&impl, t, cbr, test_detail, "ctx");
+    CHECK_MSG(!strcmp(impl.name, "conv(ctx/unfused/conv) -> bn() -> relu()"), "'%s'", impl.name);
+    memset(&impl, 0, sizeof impl);
+    fc_impl_add_op(&impl, t, FC_OP_SOFTMAX, FC_FUSED, test_detail, "k");
+    CHECK_MSG(!strcmp(impl.name, "SOFTMAX[k/fused/softmax]"), "'%s'", impl.name);
+    /* a full name stays terminated */
+    memset(&impl, 0, sizeof impl);
+    for (int i = 0; i < 200; i++) fc_impl_addf(&impl, "%s", "0123456789");
+    fc_impl_add_chain(&impl, t, cbr, test_detail, "ctx");
+    CHECK(strlen(impl.name) == sizeof impl.name - 1);
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(problem_strings), T(problem_string_errors), T(cost_on_paper), T(bn_folding),
-                                   T(inputs_never_zero_and_seeded), T(memory_guard), T(verification_can_fail)};
+                                   T(inputs_never_zero_and_seeded), T(memory_guard), T(verification_can_fail),
+                                   T(live_intermediates), T(op_tables)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

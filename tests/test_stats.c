@@ -30,6 +30,30 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* fc_median against a sort: odd and even n, ties, sorted and reversed input */
+static void median_selection(void)
+{
+    double one[1] = {4}, two[2] = {3, 1}, known[6] = {9, 1, 8, 2, 7, 3};
+    CHECK(fc_median(one, 1) == 4);
+    CHECK(fc_median(two, 2) == 2);
+    CHECK(fc_median(known, 6) == 5);
+    CHECK(isnan(fc_median(one, 0)));
+    fc_rng r;
+    fc_rng_seed(&r, (uint64_t)time(NULL));
+    for (int n = 1; n < 80; n++)
+        for (int kind = 0; kind < 4; kind++) {
+            double x[80], sorted[80];
+            for (int i = 0; i < n; i++) {
+                /* kind 0: distinct; 1: many ties; 2: ascending; 3: descending */
+                x[i] = kind == 0 ? fc_rng_uniform(&r) : kind == 1 ? (double)fc_rng_below(&r, 3) : kind == 2 ? i : n - i;
+                sorted[i] = x[i];
+            }
+            qsort(sorted, (size_t)n, sizeof *sorted, cmp);
+            double want = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+            CHECK_MSG(fc_median(x, n) == want, "n=%d kind %d", n, kind);
+        }
+}
+
 /* the bootstrap's point estimate is the ratio of true medians, odd and even n */
 static void ratio_of_medians(void)
 {
@@ -245,8 +269,8 @@ static void welford(void)
 
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(basic_stats), T(ratio_of_medians), T(bootstrap_known_ratio), T(bootstrap_rounds), T(decisions),
-                                   T(engine_stops_on_noise), T(engine_caps_time_and_batches),
-                                   T(engine_cold_and_interrupt), T(welford)};
+    static const t_case cases[] = {T(basic_stats), T(median_selection), T(ratio_of_medians), T(bootstrap_known_ratio),
+                                   T(bootstrap_rounds), T(decisions), T(engine_stops_on_noise),
+                                   T(engine_caps_time_and_batches), T(engine_cold_and_interrupt), T(welford)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -22,6 +22,59 @@ typedef struct fc_impl {
     char fallback_why[160];
 } fc_impl;
 
+/* ---- How a backend runs each op: its op table.
+ *
+ * A backend keeps one row per op it implements, indexed by fc_op. supports() turns
+ * down a pattern with an op the table has no row for (fc_op_table_fits), so a new
+ * pattern runs only where every op of it is known; describe() names both variants
+ * by walking the pattern's ops through the rows, so no pattern is described by
+ * another's name. */
+typedef enum {
+    FC_FUSE_CALL,     /* the fused form's one call: the chain's first op */
+    FC_FUSE_FOLD,     /* folded into that call's operands or arguments (BN into W and b, 1/√d into alpha) */
+    FC_FUSE_EPILOGUE, /* applied to the call's output before it is stored (bias, activation, residual) */
+    FC_FUSE_KERNEL,   /* makes the fused form a kernel of its own, named whole (softmax, P·V) */
+} fc_fuse_part;
+
+typedef struct fc_op_impl {
+    const char *unfused;     /* its own call or kernel in the unfused chain; NULL: no implementation */
+    fc_fuse_part part;       /* what it is in the fused form */
+    const char *fused;       /* its name there */
+    fc_fuse_part also_part;  /* a second piece of the op in the fused form (a conv's own bias) ... */
+    const char *also;        /* ... and its name, or NULL */
+} fc_op_impl;
+
+/* Names the detail of a row's "%s" for op in variant v ("nhwc", an algorithm, the
+ * library call that ran); returns a string or buf. */
+typedef const char *(*fc_op_detail_fn)(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n);
+
+/* Whether the table runs pat: a row for every op; the first op the CALL and no other;
+ * folds before epilogue steps; at most one activation (relu, gelu), ending the
+ * epilogue; nothing but kernels after a kernel. When not, `why` says which op is
+ * missing or misplaced. */
+bool fc_op_table_fits(const fc_op_impl *table, const fc_pattern *pat, const char *backend, char *why, size_t n);
+/* Index of the last of pat's ops whose row is a KERNEL (the kernel that runs the fused
+ * form), or -1 when the fused form is the first op's call. */
+int fc_op_table_kernel(const fc_op_impl *table, const fc_pattern *pat);
+/* How many pieces of pat's chain are in `part` (also pieces included). */
+int fc_op_table_count(const fc_op_impl *table, const fc_pattern *pat, fc_fuse_part part);
+/* The name of the last piece of pat's chain in `part` (also pieces included), or NULL. */
+const char *fc_op_table_last(const fc_op_impl *table, const fc_pattern *pat, fc_fuse_part part);
+
+/* Appends to impl->name (which stays terminated when full). */
+void fc_impl_addf(fc_impl *impl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends op's name in variant v (its row's unfused or fused text), "%s" replaced by
+ * detail's answer (NULL detail: nothing). */
+void fc_impl_add_op(fc_impl *impl, const fc_op_impl *table, fc_op op, fc_variant v, fc_op_detail_fn detail,
+                    const void *ctx);
+/* Appends the unfused chain: each op's name, joined by " -> ". */
+void fc_impl_add_chain(fc_impl *impl, const fc_op_impl *table, const fc_pattern *pat, fc_op_detail_fn detail,
+                       const void *ctx);
+/* Appends the names of the pieces of pat's chain in `part`, in chain order, joined by
+ * sep between open and close (nothing at all when there are none); returns how many. */
+int fc_impl_add_part(fc_impl *impl, const fc_op_impl *table, const fc_pattern *pat, fc_fuse_part part,
+                     const char *open, const char *sep, const char *close);
+
 typedef struct fc_backend {
     const char *name;    /* "<device>.<provider>", as in FC_BACKEND_LIST */
     const char *device;  /* device name, as in FC_DEVICE_LIST */

@@ -19,8 +19,7 @@
 extern const char fc_version_string[];
 extern const char fc_git_revision[];
 
-size_t fc_dtype_size(fc_dtype d);      /* bytes per element in memory */
-double fc_dtype_tolerance(fc_dtype d); /* relative L2 error allowed */
+size_t fc_dtype_size(fc_dtype d); /* bytes per element in memory */
 
 /* An error message; functions that fail fill it and return -1. The message says what
  * failed first and quotes the subject, with no trailing period. */

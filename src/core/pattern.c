@@ -1,5 +1,6 @@
 /* pattern.c — pattern registry, problem strings, workloads. */
 #include "pattern.h"
+#include "precision.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +40,14 @@ bool fc_pattern_has_op(const fc_pattern *p, fc_op op)
         if (p->ops[i] == op) return true;
     return false;
 }
+
+int fc_pattern_live_intermediates(const fc_pattern *p)
+{
+    int n = p->nops - 1;
+    return n < 0 ? 0 : n > 2 ? 2 : n;
+}
+
+int fc_pattern_chain_slot(const fc_pattern *p, int i) { return i == p->nops - 1 ? -1 : i % 2; }
 
 const char *fc_pattern_names(void)
 {
@@ -200,42 +209,14 @@ bool fc_dims_product(const int64_t *v, int n, size_t *out)
 
 /* ---------------------------------------------------------------- workloads */
 
-static float round_bf16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
-    u &= 0xffff0000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-/* float -> IEEE half (round to nearest even) -> float */
-static float round_fp16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    uint32_t sign = u & 0x80000000u, ax = u & 0x7fffffffu;
-    float a;
-    memcpy(&a, &ax, 4);
-    if (a >= 65520.0f) return sign ? -INFINITY : INFINITY;
-    if (a < 0x1p-14f) { /* half subnormals: multiples of 2^-24 */
-        a = nearbyintf(a * 0x1p24f) * 0x1p-24f;
-    } else {
-        ax += 0x0fffu + ((ax >> 13) & 1u);
-        ax &= ~0x1fffu;
-        memcpy(&a, &ax, 4);
-    }
-    return sign ? -a : a;
-}
-
-/* Rounds inputs to what the device will hold, so the float64 reference sees the
+/* Rounds inputs to what the device will hold (bf16, fp16, and tf32, which a
+ * tensor core would otherwise truncate), so that the float64 reference sees the
  * same values; a value that rounds to zero is nudged back to the smallest non-zero. */
 static void round_to_dtype(fc_tensor *t, fc_dtype dt)
 {
-    if (dt != FC_BF16 && dt != FC_FP16) return;
+    if (dt == FC_FP32) return;
     for (size_t i = 0; i < t->n; i++) {
-        float v = dt == FC_BF16 ? round_bf16(t->data[i]) : round_fp16(t->data[i]);
+        float v = fc_round_to_dtype(t->data[i], dt);
         if (v == 0.0f) v = t->data[i] < 0 ? -0x1p-14f : 0x1p-14f;
         t->data[i] = v;
     }
@@ -283,6 +264,9 @@ int fc_workload_create(const fc_problem *p, uint64_t seed, size_t mem_limit, fc_
         double t0 = fc_now();
         f->prepare(p, w);
         w->prepare_ms = (fc_now() - t0) * 1e3;
+        /* what a deployment stores, in the dtype too (folded weights and bias) */
+        for (int i = 0; i < w->nt; i++)
+            if (w->t[i].derived) round_to_dtype(&w->t[i], p->dtype);
     }
     return 0;
 }

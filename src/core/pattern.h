@@ -5,8 +5,12 @@
  * FLOPs and bytes on paper, how to make inputs, and a float64 reference.
  *
  * Adding a pattern: one FC_PATTERN_LIST line here, its ops in the family file if
- * the family lacks one, its catalogue entry in patterns/<family>.json, and a row in
- * each backend that implements it.
+ * the family lacks one, its catalogue entry in patterns/<family>.json, and, for a
+ * new op, a row in the op table of each backend that implements it (backend.h):
+ * backends without one turn the pattern down, and the conformance tests check it
+ * on every backend that takes it. A new op may need a term in the tolerance model
+ * (precision.c), and needs a case in its simulation (tests/test_precision.c), which
+ * fails on an op it cannot simulate.
  */
 #ifndef FC_PATTERN_H
 #define FC_PATTERN_H
@@ -72,6 +76,13 @@ typedef struct fc_pattern {
 extern const fc_pattern fc_patterns[FC_NPATTERNS];
 const fc_pattern *fc_pattern_find(const char *name);
 bool fc_pattern_has_op(const fc_pattern *p, fc_op op);
+/* Intermediates of the unfused chain alive at once: op i writes what op i + 1 reads,
+ * so two buffers alternate along a chain of three ops or more, one serves a chain of
+ * two, and a single op writes the output directly. */
+int fc_pattern_live_intermediates(const fc_pattern *p);
+/* Where op i of the unfused chain writes: -1 for the chain's output (its last op),
+ * else the intermediate 0, 1, 0, 1, ... (below fc_pattern_live_intermediates). */
+int fc_pattern_chain_slot(const fc_pattern *p, int i);
 /* "linear_bias, linear_bias_relu, ..." for error messages */
 const char *fc_pattern_names(void);
 
@@ -162,6 +173,9 @@ typedef struct fc_family {
     double (*reference)(const fc_problem *p, const fc_workload *w, size_t idx);
     /* Multiply-adds per reference element, to decide between full and sampled checks. */
     double (*ref_cost)(const fc_problem *p);
+    /* Length of the chain's longest sum (a GEMM's k, a conv's c·r·s, attention's d,
+     * or s for a softmax and P·V), for the tolerance (precision.h). */
+    double (*reduction)(const fc_problem *p);
 } fc_family;
 
 extern const fc_family fc_family_linear, fc_family_conv, fc_family_attention;

@@ -85,7 +85,7 @@ static void attention_cost(const fc_problem *p, fc_cost *c)
         c->bytes[FC_UNFUSED] += b;
     }
     c->bytes[FC_FUSED] = fused;
-    c->peak_inter[FC_UNFUSED] = (p->pat->nops > 2 ? 2 : 1) * B * S * S * E;
+    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * B * S * S * E;
     c->peak_inter[FC_FUSED] = 0;
 }
 
@@ -132,10 +132,22 @@ static double attention_reference(const fc_problem *p, const fc_workload *w, siz
     return out;
 }
 
+/* Whether the chain reads whole rows of S (a softmax, or P·V). */
+static bool reads_rows(const fc_pattern *pat)
+{
+    return fc_pattern_has_op(pat, FC_OP_SOFTMAX) || fc_pattern_has_op(pat, FC_OP_PV);
+}
+
 static double attention_ref_cost(const fc_problem *p)
 {
     double S = (double)p->d[FC_ATT_S], D = (double)p->d[FC_ATT_D];
-    return p->pat->id == FC_P_qk_scale ? D : S * D + S;
+    return reads_rows(p->pat) ? S * D + S : D;
+}
+
+static double attention_reduction(const fc_problem *p)
+{
+    double S = (double)p->d[FC_ATT_S], D = (double)p->d[FC_ATT_D];
+    return reads_rows(p->pat) && S > D ? S : D;
 }
 
 const fc_family fc_family_attention = {
@@ -150,4 +162,5 @@ const fc_family fc_family_attention = {
     .prepare = NULL,
     .reference = attention_reference,
     .ref_cost = attention_ref_cost,
+    .reduction = attention_reduction,
 };

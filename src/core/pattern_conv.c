@@ -134,7 +134,7 @@ static void conv_cost(const fc_problem *p, fc_cost *c)
         c->bytes[FC_UNFUSED] += b;
     }
     c->bytes[FC_FUSED] = (X + Wn + K + Y) * E;
-    c->peak_inter[FC_UNFUSED] = (p->pat->nops > 2 ? 2 : 1) * Y * E;
+    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * Y * E;
     c->peak_inter[FC_FUSED] = 0;
 }
 
@@ -186,6 +186,8 @@ static double conv_ref_cost(const fc_problem *p)
     return (double)(p->d[FC_CONV_C] * p->d[FC_CONV_R] * p->d[FC_CONV_S]);
 }
 
+static double conv_reduction(const fc_problem *p) { return conv_ref_cost(p); }
+
 const fc_family fc_family_conv = {
     .name = "conv",
     .dims = conv_dims,
@@ -198,4 +200,5 @@ const fc_family fc_family_conv = {
     .prepare = fc_conv_fold_bn,
     .reference = conv_reference,
     .ref_cost = conv_ref_cost,
+    .reduction = conv_reduction,
 };

@@ -73,7 +73,7 @@ static void linear_cost(const fc_problem *p, fc_cost *c)
         c->bytes[FC_UNFUSED] += b;
     }
     c->bytes[FC_FUSED] = fused_bytes;
-    c->peak_inter[FC_UNFUSED] = (p->pat->nops > 2 ? 2 : 1) * MN * E;
+    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * MN * E;
     c->peak_inter[FC_FUSED] = 0;
 }
 
@@ -103,6 +103,8 @@ static double linear_reference(const fc_problem *p, const fc_workload *w, size_t
 
 static double linear_ref_cost(const fc_problem *p) { return (double)p->d[FC_LIN_K]; }
 
+static double linear_reduction(const fc_problem *p) { return (double)p->d[FC_LIN_K]; }
+
 const fc_family fc_family_linear = {
     .name = "linear",
     .dims = linear_dims,
@@ -115,4 +117,5 @@ const fc_family fc_family_linear = {
     .prepare = NULL,
     .reference = linear_reference,
     .ref_cost = linear_ref_cost,
+    .reduction = linear_reduction,
 };

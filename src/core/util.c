@@ -17,17 +17,6 @@
 
 size_t fc_dtype_size(fc_dtype d) { return (d == FC_BF16 || d == FC_FP16) ? 2 : 4; }
 
-double fc_dtype_tolerance(fc_dtype d)
-{
-    switch (d) {
-    case FC_FP32: return 1e-5;
-    case FC_TF32: return 5e-4;
-    case FC_BF16: return 1e-2;
-    case FC_FP16: return 1e-2;
-    default: return 0;
-    }
-}
-
 
 int fc_errf(fc_err *e, const char *fmt, ...)
 {

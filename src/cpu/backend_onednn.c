@@ -21,7 +21,9 @@
  * attr_scale) hides that; the builders are written once.
  */
 #include "backend.h"
+#include "cpu_chain.h"
 #include "cpu_ops.h"
+#include "stats.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -43,7 +45,7 @@ typedef const_dnnl_memory_desc_t cmd; /* a memory descriptor, as the API takes i
 typedef const dnnl_memory_desc_t *cmd;
 #endif
 
-#define DN(call)                                                                               \
+#define FC_DNNL(call)                                                                          \
     do {                                                                                       \
         dnnl_status_t st_ = (call);                                                            \
         if (st_ != dnnl_success || fc_fault_backend("onednn")) {                               \
@@ -67,7 +69,7 @@ typedef struct md_pool {
     dnnl_memory_desc_t md[MAX_MDS]; /* 3.x: handles; 2.x: the descriptors themselves */
 } md_pool;
 
-typedef struct dn_state {
+typedef struct od_state {
     fc_problem p;
     md_pool mds;
     float scale; /* the output scale of qk_scale's fused matmul (3.x passes it as memory) */
@@ -78,12 +80,11 @@ typedef struct dn_state {
     int nprims[FC_NVARIANTS];
     dnnl_memory_t mems[MAX_MEMS];
     int nmems;
-    float *out[FC_NVARIANTS];
-    float *tmp[2];
+    fc_cpu_chain ch;
     bool declined; /* oneDNN has no implementation for a primitive of the chain */
-} dn_state;
+} od_state;
 
-static bool dn_available(char *why, size_t n)
+static bool od_available(char *why, size_t n)
 {
     dnnl_engine_t eng;
     if (dnnl_engine_get_count(dnnl_cpu) < 1 || dnnl_engine_create(&eng, dnnl_cpu, 0) != dnnl_success) {
@@ -94,14 +95,31 @@ static bool dn_available(char *why, size_t n)
     return true;
 }
 
-static bool dn_supports(const fc_problem *p, char *why, size_t n)
+/* How cpu.onednn runs each op: its primitive in the unfused chain, and its part in
+ * the fused primitive: an argument of the call (" with ..."; BN folded into the
+ * weights and bias takes the conv's own bias along), or a post-op. */
+static const fc_op_impl od_ops[FC_NOPS] = {
+    [FC_OP_GEMM] = {"matmul", FC_FUSE_CALL, "matmul"},
+    [FC_OP_CONV] = {"convolution", FC_FUSE_CALL, "convolution", FC_FUSE_FOLD, " with bias"},
+    [FC_OP_QK] = {"matmul", FC_FUSE_CALL, "matmul"},
+    [FC_OP_BIAS] = {"binary_add", FC_FUSE_FOLD, " with bias"},
+    [FC_OP_RESID] = {"binary_add", FC_FUSE_EPILOGUE, "binary_add"},
+    [FC_OP_RELU] = {"eltwise_relu", FC_FUSE_EPILOGUE, "eltwise_relu"},
+    [FC_OP_GELU] = {"eltwise_gelu_tanh", FC_FUSE_EPILOGUE, "eltwise_gelu_tanh"},
+    [FC_OP_BN] = {"batch_normalization", FC_FUSE_FOLD, " with BN folded into weights/bias"},
+    [FC_OP_SCALE] = {"eltwise_linear", FC_FUSE_FOLD,
+                     FC_DNNL3 ? " with weights scale 1/sqrt(d)" : " with output scale 1/sqrt(d)"},
+};
+
+static bool od_supports(const fc_problem *p, char *why, size_t n)
 {
     if (p->dtype != FC_FP32) {
         snprintf(why, n, "cpu.onednn is built here for fp32 (asked: %s)", fc_dtype_name(p->dtype));
         return false;
     }
-    if (p->pat->id == FC_P_qk_softmax || p->pat->id == FC_P_attention) {
-        snprintf(why, n, "oneDNN's primitive API has no primitive fusing softmax with the matmuls around it");
+    if (!fc_op_table_fits(od_ops, p->pat, "cpu.onednn", why, n)) {
+        if (fc_pattern_has_op(p->pat, FC_OP_SOFTMAX))
+            snprintf(why, n, "oneDNN's primitive API has no primitive fusing softmax with the matmuls around it");
         return false;
     }
     return true;
@@ -227,10 +245,10 @@ static dnnl_status_t attr_scale(dnnl_primitive_attr_t attr, const float *scale)
 
 /* ------------------------------------------------------------------ helpers */
 
-static int mem(dn_state *s, cmd md, void *handle, dnnl_memory_t *out, fc_err *e)
+static int mem(od_state *s, cmd md, void *handle, dnnl_memory_t *out, fc_err *e)
 {
     if (s->nmems >= MAX_MEMS) return fc_errf(e, "cpu.onednn: too many memory objects");
-    DN(dnnl_memory_create(out, md, s->eng, handle));
+    FC_DNNL(dnnl_memory_create(out, md, s->eng, handle));
     s->mems[s->nmems++] = *out;
     return 0;
 }
@@ -242,7 +260,7 @@ static int mem(dn_state *s, cmd md, void *handle, dnnl_memory_t *out, fc_err *e)
 #endif
 
 /* A memory descriptor owned by the setup: by format tag, or by strides when given. */
-static int md_make(dn_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, const dnnl_dim_t *strides,
+static int md_make(od_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, const dnnl_dim_t *strides,
                    fc_err *e)
 {
     dnnl_status_t st = md_new(&s->mds, md, nd, dims, tag, strides);
@@ -252,7 +270,7 @@ static int md_make(dn_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_fo
     return 0;
 }
 
-static int md_tag(dn_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, fc_err *e)
+static int md_tag(od_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, fc_err *e)
 {
     return md_make(s, md, nd, dims, tag, NULL, e);
 }
@@ -261,12 +279,12 @@ static int md_tag(dn_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_for
  * allocated while timing. */
 static int new_attr(dnnl_primitive_attr_t *attr, fc_err *e)
 {
-    DN(dnnl_primitive_attr_create(attr));
+    FC_DNNL(dnnl_primitive_attr_create(attr));
     dnnl_status_t st = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user);
     if (st != dnnl_success) {
         dnnl_primitive_attr_destroy(*attr);
         *attr = NULL;
-        DN(st);
+        FC_DNNL(st);
     }
     return 0;
 }
@@ -274,16 +292,16 @@ static int new_attr(dnnl_primitive_attr_t *attr, fc_err *e)
 /* Completes a primitive whose descriptor creation returned st (the attributes are
  * the caller's, destroyed here): the primitive, its implementation string, its
  * scratchpad. */
-static int make_prim(dn_state *s, const char *op, dnnl_status_t st, dnnl_primitive_attr_t attr, prim *pr, fc_err *e)
+static int make_prim(od_state *s, const char *op, dnnl_status_t st, dnnl_primitive_attr_t attr, prim *pr, fc_err *e)
 {
     dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success) {
         s->declined = st == dnnl_unimplemented;
         return fc_errf(e, "oneDNN has no %s implementation for this problem: %s", op, dnnl_status2str(st));
     }
-    DN(dnnl_primitive_create(&pr->p, pr->pd));
+    FC_DNNL(dnnl_primitive_create(&pr->p, pr->pd));
     const char *impl = NULL;
-    DN(dnnl_primitive_desc_query(pr->pd, dnnl_query_impl_info_str, 0, &impl));
+    FC_DNNL(dnnl_primitive_desc_query(pr->pd, dnnl_query_impl_info_str, 0, &impl));
     snprintf(pr->impl, sizeof pr->impl, "%s", impl ? impl : "?");
     pr->op = op;
     cmd sp = dnnl_primitive_desc_query_md(pr->pd, dnnl_query_scratchpad_md, 0);
@@ -297,11 +315,11 @@ static int make_prim(dn_state *s, const char *op, dnnl_status_t st, dnnl_primiti
 
 static void arg(prim *pr, int a, dnnl_memory_t m) { pr->args[pr->nargs++] = (dnnl_exec_arg_t){a, m}; }
 
-static prim *next_prim(dn_state *s, fc_variant v) { return &s->chain[v][s->nprims[v]++]; }
+static prim *next_prim(od_state *s, fc_variant v) { return &s->chain[v][s->nprims[v]++]; }
 
 /* Reorders user weights (md `from`, data `src`) into the layout `pd` wants for
  * `what`; returns the memory to pass. */
-static int reorder_weights(dn_state *s, cmd from, float *src, dnnl_primitive_desc_t pd, dnnl_query_t what,
+static int reorder_weights(od_state *s, cmd from, float *src, dnnl_primitive_desc_t pd, dnnl_query_t what,
                            dnnl_memory_t *out, fc_err *e)
 {
     cmd want = dnnl_primitive_desc_query_md(pd, what, 0);
@@ -314,8 +332,8 @@ static int reorder_weights(dn_state *s, cmd from, float *src, dnnl_primitive_des
     if (mem(s, want, DNNL_MEMORY_ALLOCATE, out, e) != 0) return -1;
     dnnl_primitive_desc_t rpd;
     dnnl_primitive_t r;
-    DN(dnnl_reorder_primitive_desc_create(&rpd, from, s->eng, want, s->eng, NULL));
-    DN(dnnl_primitive_create(&r, rpd));
+    FC_DNNL(dnnl_reorder_primitive_desc_create(&rpd, from, s->eng, want, s->eng, NULL));
+    FC_DNNL(dnnl_primitive_create(&r, rpd));
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, *out}};
     dnnl_status_t st = dnnl_primitive_execute(r, s->stream, 2, args);
     dnnl_stream_wait(s->stream);
@@ -326,7 +344,7 @@ static int reorder_weights(dn_state *s, cmd from, float *src, dnnl_primitive_des
 }
 
 /* An elementwise op of the unfused chain on a tensor of descriptor md. */
-static int eltwise(dn_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float alpha, float *src, float *dst,
+static int eltwise(od_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float alpha, float *src, float *dst,
                    fc_err *e)
 {
     dnnl_primitive_attr_t attr;
@@ -343,7 +361,7 @@ static int eltwise(dn_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float
 }
 
 /* y = a + b (b broadcast by its descriptor) */
-static int binary_add(dn_state *s, fc_variant v, cmd md, cmd md1, float *src, float *src1, float *dst, fc_err *e)
+static int binary_add(od_state *s, fc_variant v, cmd md, cmd md1, float *src, float *src1, float *dst, fc_err *e)
 {
     dnnl_primitive_attr_t attr;
     if (new_attr(&attr, e)) return -1;
@@ -357,30 +375,24 @@ static int binary_add(dn_state *s, fc_variant v, cmd md, cmd md1, float *src, fl
     return 0;
 }
 
-static float *chain_dst(dn_state *s, int i, const float *cur)
-{
-    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
-    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
-}
-
 /* Post-ops of a fused primitive: a binary add of `add` (NULL: none), then the
  * eltwise `act` (dnnl_alg_kind_undef: none). */
 static int set_post_ops(dnnl_primitive_attr_t attr, cmd add, dnnl_alg_kind_t act, fc_err *e)
 {
     dnnl_post_ops_t po;
-    DN(dnnl_post_ops_create(&po));
+    FC_DNNL(dnnl_post_ops_create(&po));
     dnnl_status_t st = dnnl_success;
     if (add) st = dnnl_post_ops_append_binary(po, dnnl_binary_add, add);
     if (st == dnnl_success && act != dnnl_alg_kind_undef) st = po_eltwise(po, act);
     if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
     dnnl_post_ops_destroy(po);
-    DN(st);
+    FC_DNNL(st);
     return 0;
 }
 
 /* ------------------------------------------------------------------ linear */
 
-static int build_linear(dn_state *s, fc_err *e)
+static int build_linear(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
@@ -404,7 +416,7 @@ static int build_linear(dn_state *s, fc_err *e)
         dnnl_status_t st = pd_matmul(&pr->pd, s->eng, src_md, wany_md, fused ? b_md : NULL, dst_md, attr);
         if (make_prim(s, "matmul", st, attr, pr, e)) return -1;
         dnnl_memory_t ms, mw, md;
-        float *dst = fused ? s->out[FC_FUSED] : chain_dst(s, 0, NULL);
+        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
         if (mem(s, src_md, w->t[FC_LIN_TX].data, &ms, e) ||
             reorder_weights(s, wuser_md, w->t[FC_LIN_TW].data, pr->pd, dnnl_query_weights_md, &mw, e) ||
             mem(s, dst_md, dst, &md, e))
@@ -425,14 +437,14 @@ static int build_linear(dn_state *s, fc_err *e)
         }
         float *cur = dst;
         for (int i = 1; i < p->pat->nops; i++) {
-            float *out = chain_dst(s, i, cur);
+            float *out = fc_cpu_chain_dst(&s->ch, i);
             int r2 = 0;
             switch (p->pat->ops[i]) {
             case FC_OP_BIAS: r2 = binary_add(s, FC_UNFUSED, dst_md, b_md, cur, w->t[FC_LIN_TB].data, out, e); break;
             case FC_OP_RESID: r2 = binary_add(s, FC_UNFUSED, dst_md, dst_md, cur, w->t[FC_LIN_TR].data, out, e); break;
             case FC_OP_RELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e); break;
             case FC_OP_GELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_gelu_tanh, 0, cur, out, e); break;
-            default: break;
+            default: return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a matmul", fc_op_name(p->pat->ops[i]));
             }
             if (r2) return -1;
             cur = out;
@@ -443,7 +455,7 @@ static int build_linear(dn_state *s, fc_err *e)
 
 /* ------------------------------------------------------------------ conv */
 
-static int build_conv(dn_state *s, fc_err *e)
+static int build_conv(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
@@ -472,7 +484,7 @@ static int build_conv(dn_state *s, fc_err *e)
         prim *pr = next_prim(s, (fc_variant)v);
         dnnl_status_t st = pd_conv(&pr->pd, s->eng, src_md, wany_md, b_md, dst_md, strides, pad_l, pad_r, attr);
         if (make_prim(s, "convolution", st, attr, pr, e)) return -1;
-        float *dst = fused ? s->out[FC_FUSED] : chain_dst(s, 0, NULL);
+        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
         dnnl_memory_t ms, mw, mb, md;
         float *wsrc = fused ? w->t[FC_CONV_TWF].data : w->t[FC_CONV_TW].data;
         float *bsrc = fused ? w->t[FC_CONV_TBF].data : w->t[FC_CONV_TB].data;
@@ -487,10 +499,12 @@ static int build_conv(dn_state *s, fc_err *e)
         if (fused) continue;
         float *cur = dst;
         for (int i = 1; i < p->pat->nops; i++) {
-            float *out = chain_dst(s, i, cur);
+            float *out = fc_cpu_chain_dst(&s->ch, i);
+            if (p->pat->ops[i] != FC_OP_RELU && p->pat->ops[i] != FC_OP_BN)
+                return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution", fc_op_name(p->pat->ops[i]));
             if (p->pat->ops[i] == FC_OP_RELU) {
                 if (eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e)) return -1;
-            } else if (p->pat->ops[i] == FC_OP_BN) {
+            } else {
                 dnnl_primitive_attr_t battr;
                 if (new_attr(&battr, e)) return -1;
                 prim *bp = next_prim(s, FC_UNFUSED);
@@ -517,7 +531,7 @@ static int build_conv(dn_state *s, fc_err *e)
 
 /* ------------------------------------------------------------------ attention */
 
-static int build_qk_scale(dn_state *s, fc_err *e)
+static int build_qk(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
@@ -533,14 +547,15 @@ static int build_qk_scale(dn_state *s, fc_err *e)
         bool fused = v == FC_FUSED;
         dnnl_primitive_attr_t attr;
         if (new_attr(&attr, e)) return -1;
-        dnnl_status_t st = fused ? attr_scale(attr, &s->scale) : dnnl_success;
+        bool scaled = fused && fc_pattern_has_op(p->pat, FC_OP_SCALE);
+        dnnl_status_t st = scaled ? attr_scale(attr, &s->scale) : dnnl_success;
         if (st != dnnl_success) {
             dnnl_primitive_attr_destroy(attr);
-            DN(st);
+            FC_DNNL(st);
         }
         prim *pr = next_prim(s, (fc_variant)v);
         if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, q_md, k_md, NULL, s_md, attr), attr, pr, e)) return -1;
-        float *dst = fused ? s->out[FC_FUSED] : s->tmp[0];
+        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
         dnnl_memory_t mq, mk, ms;
         if (mem(s, q_md, w->t[FC_ATT_TQ].data, &mq, e) || mem(s, k_md, w->t[FC_ATT_TK].data, &mk, e) ||
             mem(s, s_md, dst, &ms, e))
@@ -549,107 +564,104 @@ static int build_qk_scale(dn_state *s, fc_err *e)
         arg(pr, DNNL_ARG_WEIGHTS, mk);
         arg(pr, DNNL_ARG_DST, ms);
 #if FC_DNNL3
-        if (fused) { /* the weights scale's value */
+        if (scaled) { /* the weights scale's value */
             dnnl_memory_t msc;
             if (mem(s, sc_md, &s->scale, &msc, e)) return -1;
             arg(pr, DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, msc);
         }
 #endif
-        if (!fused && eltwise(s, FC_UNFUSED, s_md, dnnl_eltwise_linear, s->scale, dst, s->out[FC_UNFUSED], e)) return -1;
+        if (fused) continue;
+        float *cur = dst;
+        for (int i = 1; i < p->pat->nops; i++) {
+            if (p->pat->ops[i] != FC_OP_SCALE)
+                return fc_errf(e, "cpu.onednn: no primitive for op '%s' after Q·K^T", fc_op_name(p->pat->ops[i]));
+            float *out = fc_cpu_chain_dst(&s->ch, i);
+            if (eltwise(s, FC_UNFUSED, s_md, dnnl_eltwise_linear, s->scale, cur, out, e)) return -1;
+            cur = out;
+        }
     }
     return 0;
 }
 
 /* ------------------------------------------------------------------ vtable */
 
-static void dn_teardown(void *state);
+static void od_teardown(void *state);
 
-static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
+static int od_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
 {
     (void)devctx;
-    dn_state *s = fc_xcalloc(1, sizeof *s);
+    od_state *s = fc_xcalloc(1, sizeof *s);
     *state = s;
     s->p = *p;
     s->w = w;
-    DN(dnnl_engine_create(&s->eng, dnnl_cpu, 0));
-    DN(dnnl_stream_create(&s->stream, s->eng, dnnl_stream_default_flags));
-    for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = fc_cpu_buffer(w->out_n);
-    int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++) s->tmp[i] = fc_cpu_buffer(w->inter_n);
+    FC_DNNL(dnnl_engine_create(&s->eng, dnnl_cpu, 0));
+    FC_DNNL(dnnl_stream_create(&s->stream, s->eng, dnnl_stream_default_flags));
+    fc_cpu_chain_alloc(&s->ch, p->pat, w);
     int rc;
-    switch (p->pat->family) {
-    case FC_FAM_LINEAR: rc = build_linear(s, e); break;
-    case FC_FAM_CONV: rc = build_conv(s, e); break;
-    default: rc = build_qk_scale(s, e); break;
+    switch (p->pat->ops[0]) {
+    case FC_OP_GEMM: rc = build_linear(s, e); break;
+    case FC_OP_CONV: rc = build_conv(s, e); break;
+    case FC_OP_QK: rc = build_qk(s, e); break;
+    default: rc = fc_errf(e, "cpu.onednn: no primitive for op '%s'", fc_op_name(p->pat->ops[0])); break;
     }
     return rc != 0 && s->declined ? FC_DECLINED : rc;
 }
 
-static int dn_run(void *state, fc_variant v, fc_err *e)
+static int od_run(void *state, fc_variant v, fc_err *e)
 {
-    dn_state *s = state;
+    od_state *s = state;
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
-        DN(dnnl_primitive_execute(pr->p, s->stream, pr->nargs, pr->args));
+        FC_DNNL(dnnl_primitive_execute(pr->p, s->stream, pr->nargs, pr->args));
     }
-    DN(dnnl_stream_wait(s->stream));
+    FC_DNNL(dnnl_stream_wait(s->stream));
     return 0;
 }
 
-static int dn_output(void *state, fc_variant v, float *dst, fc_err *e)
+static int od_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
     (void)e;
-    dn_state *s = state;
-    memcpy(dst, s->out[v], s->w->out_n * sizeof(float));
+    od_state *s = state;
+    fc_cpu_chain_output(&s->ch, v, dst);
     return 0;
 }
 
-static int dn_poison(void *state, fc_variant v, fc_err *e)
+static int od_poison(void *state, fc_variant v, fc_err *e)
 {
     (void)e;
-    dn_state *s = state;
-    fc_cpu_fill_nan(s->out[v], s->w->out_n);
+    od_state *s = state;
+    fc_cpu_chain_poison(&s->ch, v);
     return 0;
 }
 
-static void dn_describe(void *state, fc_variant v, fc_impl *impl)
+static void od_describe(void *state, fc_variant v, fc_impl *impl)
 {
-    dn_state *s = state;
+    od_state *s = state;
     memset(impl, 0, sizeof *impl);
-    size_t off = 0;
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
-        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s%s[%s]", i ? " -> " : "", pr->op, pr->impl);
+        fc_impl_addf(impl, "%s%s[%s]", i ? " -> " : "", pr->op, pr->impl);
         if (!strncmp(pr->impl, "ref", 3) && !impl->fallback) {
             impl->fallback = true;
             snprintf(impl->fallback_why, sizeof impl->fallback_why, "oneDNN chose its reference implementation '%s' for %s",
                      pr->impl, pr->op);
         }
     }
-    if (v == FC_FUSED && off < sizeof impl->name) {
+    if (v == FC_FUSED) {
         const fc_pattern *pat = s->p.pat;
-        const char *po = pat->family == FC_FAM_LINEAR
-                             ? (pat->id == FC_P_linear_bias ? " with bias"
-                                : pat->id == FC_P_linear_bias_relu ? " with bias + post-op eltwise_relu"
-                                : pat->id == FC_P_linear_bias_gelu ? " with bias + post-op eltwise_gelu_tanh"
-                                                                   : " with bias + post-ops binary_add, eltwise_relu")
-                         : pat->family == FC_FAM_CONV
-                             ? (fc_pattern_has_op(pat, FC_OP_BN)
-                                    ? (fc_pattern_has_op(pat, FC_OP_RELU) ? " with BN folded into weights/bias + post-op eltwise_relu"
-                                                                          : " with BN folded into weights/bias")
-                                    : " with bias + post-op eltwise_relu")
-                             : FC_DNNL3 ? " with weights scale 1/sqrt(d)" : " with output scale 1/sqrt(d)";
-        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s", po);
+        const char *with = fc_op_table_last(od_ops, pat, FC_FUSE_FOLD);
+        if (with) fc_impl_addf(impl, "%s", with);
+        bool many = fc_op_table_count(od_ops, pat, FC_FUSE_EPILOGUE) > 1;
+        fc_impl_add_part(impl, od_ops, pat, FC_FUSE_EPILOGUE, many ? " + post-ops " : " + post-op ", ", ", "");
     }
     const dnnl_version_t *ver = dnnl_version();
-    snprintf(impl->name + off, sizeof impl->name - off, " [oneDNN %d.%d.%d, %d threads]", ver->major, ver->minor,
-             ver->patch, omp_get_max_threads());
+    fc_impl_addf(impl, " [oneDNN %d.%d.%d, %d threads]", ver->major, ver->minor, ver->patch, omp_get_max_threads());
     impl->nkernels = s->nprims[v];
 }
 
-static void dn_teardown(void *state)
+static void od_teardown(void *state)
 {
-    dn_state *s = state;
+    od_state *s = state;
     if (!s) return;
     for (int v = 0; v < FC_NVARIANTS; v++)
         for (int i = 0; i < MAX_PRIMS; i++) {
@@ -660,13 +672,11 @@ static void dn_teardown(void *state)
     md_pool_free(&s->mds);
     if (s->stream) dnnl_stream_destroy(s->stream);
     if (s->eng) dnnl_engine_destroy(s->eng);
-    for (int v = 0; v < FC_NVARIANTS; v++) free(s->out[v]);
-    free(s->tmp[0]);
-    free(s->tmp[1]);
+    fc_cpu_chain_free(&s->ch);
     free(s);
 }
 
-static void dn_inventory(cJSON *libs)
+static void od_inventory(cJSON *libs)
 {
     const dnnl_version_t *v = dnnl_version();
     cJSON *o = cJSON_AddObjectToObject(libs, "onednn");
@@ -680,7 +690,7 @@ static void dn_inventory(cJSON *libs)
 
 /* fp32 matmul rate: the median of repeated 2048^3 products with weights in the
  * layout the primitive prefers (what the fused linear variants run). */
-static double dn_gemm_gflops(fc_dtype dt)
+static double od_gemm_gflops(fc_dtype dt)
 {
     if (dt != FC_FP32) return 0;
     const dnnl_dim_t n = 2048;
@@ -719,14 +729,7 @@ static double dn_gemm_gflops(fc_dtype dt)
         if (dnnl_primitive_execute(p, st, 4, args) || dnnl_stream_wait(st)) goto out;
         if (it > 0) t[it - 1] = fc_now() - t0;
     }
-    for (int i = 0; i < REPS; i++)
-        for (int j = i + 1; j < REPS; j++)
-            if (t[j] < t[i]) {
-                double x = t[i];
-                t[i] = t[j];
-                t[j] = x;
-            }
-    rate = 2.0 * (double)n * n * n / t[REPS / 2] / 1e9;
+    rate = 2.0 * (double)n * n * n / fc_median(t, REPS) / 1e9;
 out:
     if (p) dnnl_primitive_destroy(p);
     if (pd) dnnl_primitive_desc_destroy(pd);
@@ -745,15 +748,15 @@ const fc_backend fc_backend_onednn = {
     .name = "cpu.onednn",
     .device = "cpu",
     .summary = "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own scale",
-    .available = dn_available,
-    .supports = dn_supports,
+    .available = od_available,
+    .supports = od_supports,
     .device_bytes = NULL,
-    .setup = dn_setup,
-    .run = dn_run,
-    .output = dn_output,
-    .poison = dn_poison,
-    .describe = dn_describe,
-    .teardown = dn_teardown,
-    .inventory = dn_inventory,
-    .gemm_gflops = dn_gemm_gflops,
+    .setup = od_setup,
+    .run = od_run,
+    .output = od_output,
+    .poison = od_poison,
+    .describe = od_describe,
+    .teardown = od_teardown,
+    .inventory = od_inventory,
+    .gemm_gflops = od_gemm_gflops,
 };

@@ -7,6 +7,7 @@
  *            it is in cache; BN folded into the conv; flash-style attention.
  */
 #include "backend.h"
+#include "cpu_chain.h"
 #include "cpu_ops.h"
 #include "cpuinfo.h"
 
@@ -21,8 +22,7 @@ typedef struct ob_state {
     fc_problem p;
     const fc_workload *w;
     int nthreads;
-    float *out[FC_NVARIANTS];
-    float *tmp[2];          /* intermediates of the unfused chain */
+    fc_cpu_chain ch;
     /* conv */
     fc_conv_geom g;
     float *wpack[FC_NVARIANTS]; /* original weights for unfused, folded for fused */
@@ -48,10 +48,52 @@ static bool ob_available(char *why, size_t n)
     return true;
 }
 
+/* How cpu.openblas runs each op: its call or OpenMP pass in the unfused chain ("%s":
+ * the layout, or the causal mask), and its part in the fused form: the blocked call,
+ * what is folded into it, its in-cache epilogue, or a kernel of its own. */
+static const fc_op_impl ob_ops[FC_NOPS] = {
+    [FC_OP_GEMM] = {"cblas_sgemm", FC_FUSE_CALL, "blocked cblas_sgemm"},
+    [FC_OP_CONV] = {"conv(blocked im2col+cblas_sgemm, %s, +bias)", FC_FUSE_CALL, "conv(blocked im2col+cblas_sgemm)",
+                    FC_FUSE_EPILOGUE, "bias"},
+    [FC_OP_QK] = {"cblas_sgemm(QK^T, per head)", FC_FUSE_CALL, "cblas_sgemm"},
+    [FC_OP_BIAS] = {"bias pass(omp)", FC_FUSE_EPILOGUE, "bias"},
+    [FC_OP_RESID] = {"residual pass(omp)", FC_FUSE_EPILOGUE, "residual"},
+    [FC_OP_RELU] = {"relu pass(omp)", FC_FUSE_EPILOGUE, "relu"},
+    [FC_OP_GELU] = {"gelu pass(omp)", FC_FUSE_EPILOGUE, "gelu_tanh"},
+    [FC_OP_BN] = {"batchnorm pass(omp)", FC_FUSE_FOLD, ", BN folded"},
+    [FC_OP_SCALE] = {"scale%s pass(omp)", FC_FUSE_FOLD, " with alpha=1/sqrt(d) (scale folded into the GEMM)"},
+    [FC_OP_SOFTMAX] = {"softmax pass(omp)", FC_FUSE_KERNEL, "row-blocked cblas_sgemm + in-cache softmax"},
+    [FC_OP_PV] = {"cblas_sgemm(PV, per head)", FC_FUSE_KERNEL,
+                  "flash-style attention: 128x512 tiles, online softmax, S never stored"},
+};
+
+static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
+{
+    (void)v;
+    (void)buf;
+    (void)n;
+    const fc_problem *p = ctx;
+    if (op == FC_OP_CONV) return fc_layout_name(p->layout);
+    if (op == FC_OP_SCALE && p->d[FC_ATT_CAUSAL]) return "+causal-mask";
+    return "";
+}
+
+/* The op whose kernel runs the fused form: the last kernel of its own, else the call. */
+static fc_op fused_op(const fc_pattern *pat)
+{
+    int k = fc_op_table_kernel(ob_ops, pat);
+    return pat->ops[k >= 0 ? k : 0];
+}
+
 static bool ob_supports(const fc_problem *p, char *why, size_t n)
 {
     if (p->dtype != FC_FP32) {
         snprintf(why, n, "cpu.openblas computes in fp32 only (asked: %s)", fc_dtype_name(p->dtype));
+        return false;
+    }
+    if (!fc_op_table_fits(ob_ops, p->pat, "cpu.openblas", why, n)) return false;
+    if (fused_op(p->pat) == FC_OP_PV && !fc_pattern_has_op(p->pat, FC_OP_SCALE)) {
+        snprintf(why, n, "cpu.openblas's flash attention scales by 1/sqrt(d); pattern '%s' has no scale", p->pat->name);
         return false;
     }
     return true;
@@ -73,9 +115,7 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->block_bytes = llc ? llc / (2 * (size_t)s->nthreads) : (4u << 20);
     if (s->block_bytes < (512u << 10)) s->block_bytes = 512u << 10;
     if (s->block_bytes > (8u << 20)) s->block_bytes = 8u << 20;
-    for (int v = 0; v < FC_NVARIANTS; v++) s->out[v] = fc_cpu_buffer(w->out_n);
-    int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++) s->tmp[i] = fc_cpu_buffer(w->inter_n);
+    fc_cpu_chain_alloc(&s->ch, p->pat, w);
     if (p->pat->family == FC_FAM_CONV) {
         const int64_t *d = p->d;
         s->g = (fc_conv_geom){(int)d[FC_CONV_N], (int)d[FC_CONV_C], (int)d[FC_CONV_H], (int)d[FC_CONV_W],
@@ -88,19 +128,11 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         fc_cpu_conv_pack_weights(&s->g, w->t[FC_CONV_TWF].data, s->wpack[FC_FUSED]);
         s->ws = fc_cpu_buffer(fc_cpu_conv_workspace(&s->g) * (size_t)s->nthreads + 1);
         s->bn_scratch = fc_cpu_buffer(2 * (size_t)d[FC_CONV_K]);
-    } else if (p->pat->id == FC_P_attention) {
+    } else if (fused_op(p->pat) == FC_OP_PV) {
         s->ws = fc_cpu_buffer(fc_cpu_flash_workspace((int)p->d[FC_ATT_D]) * (size_t)s->nthreads);
     }
     *state = s;
     return 0;
-}
-
-/* Destination of op i of the unfused chain: intermediates alternate, the last op
- * writes the output. */
-static float *chain_dst(ob_state *s, int i, const float *cur)
-{
-    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
-    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
 }
 
 static void run_unfused(ob_state *s)
@@ -110,7 +142,7 @@ static void run_unfused(ob_state *s)
     const int64_t *d = p->d;
     const float *cur = NULL;
     for (int i = 0; i < p->pat->nops; i++) {
-        float *dst = chain_dst(s, i, cur);
+        float *dst = fc_cpu_chain_dst(&s->ch, i);
         switch (p->pat->ops[i]) {
         case FC_OP_GEMM:
             fc_cpu_gemm_nt((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
@@ -169,33 +201,35 @@ static void run_fused(ob_state *s)
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
     const int64_t *d = p->d;
-    float *out = s->out[FC_FUSED];
-    switch (p->pat->family) {
-    case FC_FAM_LINEAR: {
-        fc_epilogue ep = {w->t[FC_LIN_TB].data, fc_pattern_has_op(p->pat, FC_OP_RESID) ? w->t[FC_LIN_TR].data : NULL,
-                          pattern_act(p->pat)};
+    float *out = s->ch.out[FC_FUSED];
+    int bh = 0, S = 0, D = 0;
+    float alpha = 1.0f;
+    if (p->pat->family == FC_FAM_ATTENTION) {
+        bh = (int)(d[FC_ATT_B] * d[FC_ATT_H]), S = (int)d[FC_ATT_S], D = (int)d[FC_ATT_D];
+        if (fc_pattern_has_op(p->pat, FC_OP_SCALE)) alpha = 1.0f / sqrtf((float)D);
+    }
+    switch (fused_op(p->pat)) {
+    case FC_OP_GEMM: {
+        fc_epilogue ep = {fc_pattern_has_op(p->pat, FC_OP_BIAS) ? w->t[FC_LIN_TB].data : NULL,
+                          fc_pattern_has_op(p->pat, FC_OP_RESID) ? w->t[FC_LIN_TR].data : NULL, pattern_act(p->pat)};
         fc_cpu_gemm_nt_fused_blocks((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
                                     w->t[FC_LIN_TW].data, out, &ep, s->block_bytes);
         break;
     }
-    case FC_FAM_CONV: {
+    case FC_OP_CONV: {
         fc_epilogue ep = {w->t[FC_CONV_TBF].data, NULL, pattern_act(p->pat)};
         fc_cpu_conv(&s->g, w->t[FC_CONV_TX].data, s->wpack[FC_FUSED], out, &ep, s->ws, s->nthreads);
         break;
     }
-    case FC_FAM_ATTENTION: {
-        int bh = (int)(d[FC_ATT_B] * d[FC_ATT_H]), S = (int)d[FC_ATT_S], D = (int)d[FC_ATT_D];
-        float alpha = 1.0f / sqrtf((float)D);
-        bool causal = d[FC_ATT_CAUSAL] != 0;
-        if (p->pat->id == FC_P_qk_scale)
-            fc_cpu_qk(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, out);
-        else if (p->pat->id == FC_P_qk_softmax)
-            fc_cpu_qk_softmax_fused(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, causal, out);
-        else
-            fc_cpu_flash_attention(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, w->t[FC_ATT_TV].data, causal,
-                                   out, s->ws, s->nthreads);
+    case FC_OP_QK: fc_cpu_qk(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, out); break;
+    case FC_OP_SOFTMAX:
+        fc_cpu_qk_softmax_fused(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, d[FC_ATT_CAUSAL] != 0,
+                                out);
         break;
-    }
+    case FC_OP_PV:
+        fc_cpu_flash_attention(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, w->t[FC_ATT_TV].data,
+                               d[FC_ATT_CAUSAL] != 0, out, s->ws, s->nthreads);
+        break;
     default: break;
     }
 }
@@ -212,7 +246,7 @@ static int ob_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
     (void)e;
     ob_state *s = state;
-    memcpy(dst, s->out[v], s->w->out_n * sizeof(float));
+    fc_cpu_chain_output(&s->ch, v, dst);
     return 0;
 }
 
@@ -220,7 +254,7 @@ static int ob_poison(void *state, fc_variant v, fc_err *e)
 {
     (void)e;
     ob_state *s = state;
-    fc_cpu_fill_nan(s->out[v], s->w->out_n);
+    fc_cpu_chain_poison(&s->ch, v);
     return 0;
 }
 
@@ -228,68 +262,27 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
 {
     ob_state *s = state;
     const fc_pattern *pat = s->p.pat;
-    char lib[128];
-    snprintf(lib, sizeof lib, "OpenBLAS %s, %s, %d threads", openblas_get_corename(), parallel_name(), s->nthreads);
     memset(impl, 0, sizeof *impl);
+    impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
     if (v == FC_UNFUSED) {
-        size_t off = 0;
-        for (int i = 0; i < pat->nops && off < sizeof impl->name; i++) {
-            const char *op;
-            switch (pat->ops[i]) {
-            case FC_OP_GEMM: op = "cblas_sgemm"; break;
-            case FC_OP_CONV: op = s->p.layout == FC_NHWC ? "conv(blocked im2col+cblas_sgemm, nhwc, +bias)"
-                                                          : "conv(blocked im2col+cblas_sgemm, nchw, +bias)";
-                break;
-            case FC_OP_QK: op = "cblas_sgemm(QK^T, per head)"; break;
-            case FC_OP_PV: op = "cblas_sgemm(PV, per head)"; break;
-            case FC_OP_SCALE: op = s->p.d[FC_ATT_CAUSAL] ? "scale+causal-mask pass(omp)" : "scale pass(omp)"; break;
-            default: op = fc_op_name(pat->ops[i]); break;
-            }
-            bool pass = pat->ops[i] == FC_OP_BIAS || pat->ops[i] == FC_OP_RESID || pat->ops[i] == FC_OP_RELU ||
-                        pat->ops[i] == FC_OP_GELU || pat->ops[i] == FC_OP_BN || pat->ops[i] == FC_OP_SOFTMAX;
-            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s%s%s", i ? " -> " : "", op,
-                                    pass ? " pass(omp)" : "");
-        }
-        impl->nkernels = pat->nops;
+        fc_impl_add_chain(impl, ob_ops, pat, ob_detail, &s->p);
+    } else if (fc_op_table_kernel(ob_ops, pat) >= 0) {
+        fc_impl_add_op(impl, ob_ops, fused_op(pat), FC_FUSED, ob_detail, &s->p);
     } else {
-        const char *what;
-        switch (pat->family) {
-        case FC_FAM_LINEAR:
-            what = pat->id == FC_P_linear_bias          ? "blocked cblas_sgemm + in-cache epilogue [bias]"
-                   : pat->id == FC_P_linear_bias_relu   ? "blocked cblas_sgemm + in-cache epilogue [bias, relu]"
-                   : pat->id == FC_P_linear_bias_gelu   ? "blocked cblas_sgemm + in-cache epilogue [bias, gelu_tanh]"
-                                                        : "blocked cblas_sgemm + in-cache epilogue [bias, residual, relu]";
-            snprintf(impl->name, sizeof impl->name, "%s, C blocks <= %zu KiB", what, s->block_bytes >> 10);
-            what = NULL;
-            break;
-        case FC_FAM_CONV:
-            what = pat->id == FC_P_conv_relu ? "conv(blocked im2col+cblas_sgemm) + in-cache epilogue [bias, relu]"
-                   : pat->id == FC_P_conv_bn ? "conv(blocked im2col+cblas_sgemm), BN folded + in-cache epilogue [bias]"
-                                             : "conv(blocked im2col+cblas_sgemm), BN folded + in-cache epilogue [bias, relu]";
-            break;
-        default:
-            what = pat->id == FC_P_qk_scale     ? "cblas_sgemm with alpha=1/sqrt(d) (scale folded into the GEMM)"
-                   : pat->id == FC_P_qk_softmax ? "row-blocked cblas_sgemm + in-cache softmax"
-                                                : "flash-style attention: 128x512 tiles, online softmax, S never stored";
-            break;
-        }
-        if (what) snprintf(impl->name, sizeof impl->name, "%s", what);
-        impl->nkernels = 1;
+        fc_impl_add_op(impl, ob_ops, pat->ops[0], FC_FUSED, ob_detail, &s->p);
+        fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_FOLD, "", "", "");
+        fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
+        if (pat->ops[0] == FC_OP_GEMM) fc_impl_addf(impl, ", C blocks <= %zu KiB", s->block_bytes >> 10);
     }
-    size_t l = strlen(impl->name);
-    snprintf(impl->name + l, sizeof impl->name - l, " [%s]", lib);
+    fc_impl_addf(impl, " [OpenBLAS %s, %s, %d threads]", openblas_get_corename(), parallel_name(), s->nthreads);
 }
 
 static void ob_teardown(void *state)
 {
     ob_state *s = state;
     if (!s) return;
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        free(s->out[v]);
-        free(s->wpack[v]);
-    }
-    free(s->tmp[0]);
-    free(s->tmp[1]);
+    fc_cpu_chain_free(&s->ch);
+    for (int v = 0; v < FC_NVARIANTS; v++) free(s->wpack[v]);
     free(s->ws);
     free(s->bn_scratch);
     free(s);

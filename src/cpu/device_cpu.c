@@ -3,6 +3,7 @@
  * GFLOP/s through OpenBLAS, memory bandwidth by copy and triad). */
 #include "device.h"
 #include "cpuinfo.h"
+#include "stats.h"
 #include "util.h"
 
 #include <cblas.h>
@@ -13,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-
 
 typedef struct cpu_ctx {
     int threads;
@@ -134,18 +133,6 @@ static void cpu_inventory(void *ctx, cJSON *out)
     cJSON_AddBoolToObject(out, "threads_pinned", c && c->pinned);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* sgemm ceiling: the median rate of repeated square products, at the better of
  * two sizes. Medians, like the records' latencies, so that "% of ceiling" compares
  * typical with typical on a noisy machine. */
@@ -171,7 +158,7 @@ static double measure_sgemm(void)
             double dt = fc_now() - t0;
             if (it > 0) rate[it - 1] = flops / dt / 1e9; /* the first call warms up */
         }
-        double med = median_of(rate, reps);
+        double med = fc_median(rate, reps);
         if (med > best) best = med;
         free(a);
         free(b);
@@ -214,7 +201,7 @@ static double measure_bandwidth(void)
     free(a);
     free(b);
     free(c);
-    return fmax(median_of(copy, REPS), median_of(triad, REPS));
+    return fmax(fc_median(copy, REPS), fc_median(triad, REPS));
 }
 
 static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)

@@ -40,30 +40,43 @@ typedef struct cb_state {
     fc_cuda_ctx *c;
     fc_dtype dt;
     int M, K, N;
-    size_t out_n;
     void *x, *w, *b, *r;
-    void *out[FC_NVARIANTS];
-    void *tmp[2];
-    void *stage; /* pinned host copy of an output */
+    fc_cuda_chain ch;
     lt_plan plan[FC_NVARIANTS];
 } cb_state;
 
+/* How cuda.cublas runs each op: the cuBLASLt matmul ("%s": its plan) and fusecal's
+ * kernels in the unfused chain, and what each op becomes in the fused matmul, whose
+ * epilogue computes act(α·A·B + β·C + bias): the residual enters as C. */
+static const fc_op_impl cb_ops[FC_NOPS] = {
+    [FC_OP_GEMM] = {"%s", FC_FUSE_CALL, "%s"},
+    [FC_OP_BIAS] = {"bias kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "BIAS"},
+    [FC_OP_RESID] = {"residual add kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "residual as C, beta=1"},
+    [FC_OP_RELU] = {"relu kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "RELU"},
+    [FC_OP_GELU] = {"gelu_tanh kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "GELU"},
+};
+
+/* The fused matmul's cuBLASLt epilogue for pat's ops after the GEMM (the residual
+ * is its C, with beta = 1). */
+static cublasLtEpilogue_t fused_epilogue(const fc_pattern *pat)
+{
+    bool bias = fc_pattern_has_op(pat, FC_OP_BIAS);
+    if (fc_pattern_has_op(pat, FC_OP_RELU)) return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    if (fc_pattern_has_op(pat, FC_OP_GELU)) return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
 static bool cb_supports(const fc_problem *p, char *why, size_t n)
 {
-    if (p->pat->family != FC_FAM_LINEAR) {
-        snprintf(why, n, "cuda.cublas implements the linear family (conv: cuda.cudnn, attention: cuda.custom)");
-        return false;
-    }
-    return true;
+    return fc_op_table_fits(cb_ops, p->pat, "cuda.cublas", why, n);
 }
 
 static int cb_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
 {
     double M = (double)p->d[FC_LIN_M], K = (double)p->d[FC_LIN_K], N = (double)p->d[FC_LIN_N];
     double E = (double)fc_dtype_size(p->dtype), MN = M * N;
-    double ntmp = p->pat->nops > 2 ? 2 : 1;
     double resid = fc_pattern_has_op(p->pat, FC_OP_RESID) ? MN : 0;
-    double b = (M * K + N * K + N + resid + 2 * MN + ntmp * MN) * E;
+    double b = (M * K + N * K + N + resid) * E + fc_cuda_chain_bytes(p);
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -73,6 +86,8 @@ static const char *epi_name(cublasLtEpilogue_t epi)
 {
     switch (epi) {
     case CUBLASLT_EPILOGUE_DEFAULT: return "DEFAULT";
+    case CUBLASLT_EPILOGUE_RELU: return "RELU";
+    case CUBLASLT_EPILOGUE_GELU: return "GELU";
     case CUBLASLT_EPILOGUE_BIAS: return "BIAS";
     case CUBLASLT_EPILOGUE_RELU_BIAS: return "RELU_BIAS";
     case CUBLASLT_EPILOGUE_GELU_BIAS: return "GELU_BIAS";
@@ -215,38 +230,23 @@ static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->M = (int)p->d[FC_LIN_M];
     s->K = (int)p->d[FC_LIN_K];
     s->N = (int)p->d[FC_LIN_N];
-    s->out_n = w->out_n;
-    size_t E = fc_dtype_size(s->dt), MN = (size_t)s->M * (size_t)s->N;
     bool resid = fc_pattern_has_op(p->pat, FC_OP_RESID);
     if (fc_cuda_upload(s->c, w->t[FC_LIN_TX].data, w->t[FC_LIN_TX].n, s->dt, &s->x, "x", e) ||
         fc_cuda_upload(s->c, w->t[FC_LIN_TW].data, w->t[FC_LIN_TW].n, s->dt, &s->w, "W", e) ||
         fc_cuda_upload(s->c, w->t[FC_LIN_TB].data, w->t[FC_LIN_TB].n, s->dt, &s->b, "b", e))
         return -1;
     if (resid && fc_cuda_upload(s->c, w->t[FC_LIN_TR].data, w->t[FC_LIN_TR].n, s->dt, &s->r, "r", e)) return -1;
-    for (int v = 0; v < FC_NVARIANTS; v++)
-        if (fc_cuda_alloc(&s->out[v], MN * E, "the output", e)) return -1;
-    int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++)
-        if (fc_cuda_alloc(&s->tmp[i], MN * E, "an intermediate", e)) return -1;
-    FC_CU(cudaMallocHost(&s->stage, MN * E));
+    if (fc_cuda_chain_alloc(&s->ch, s->c, p, w, e) != 0) return -1;
 
-    cublasLtEpilogue_t epi = fc_pattern_has_op(p->pat, FC_OP_GELU)   ? CUBLASLT_EPILOGUE_GELU_BIAS
-                             : fc_pattern_has_op(p->pat, FC_OP_RELU) ? CUBLASLT_EPILOGUE_RELU_BIAS
-                                                                      : CUBLASLT_EPILOGUE_BIAS;
-    int rc = lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, s->tmp[0], e);
+    cublasLtEpilogue_t epi = fused_epilogue(p->pat);
+    const void *bias = fc_pattern_has_op(p->pat, FC_OP_BIAS) ? s->b : NULL;
+    void *gemm_dst = fc_cuda_chain_dst(&s->ch, 0);
+    int rc = lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, gemm_dst, e);
     if (rc != 0) return rc;
-    rc = lt_build(s, &s->plan[FC_FUSED], epi, s->b, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->out[FC_FUSED], e);
+    rc = lt_build(s, &s->plan[FC_FUSED], epi, bias, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->ch.out[FC_FUSED], e);
     if (rc != 0) return rc;
     FC_CU(cudaStreamSynchronize(s->c->stream));
     return 0;
-}
-
-/* Destination of op i of the unfused chain: intermediates alternate, the last op
- * writes the output. */
-static void *chain_dst(cb_state *s, int i, const void *cur)
-{
-    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
-    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
 }
 
 static int cb_run(void *state, fc_variant v, fc_err *e)
@@ -254,12 +254,12 @@ static int cb_run(void *state, fc_variant v, fc_err *e)
     cb_state *s = state;
     if (v == FC_FUSED) return lt_run(s, &s->plan[FC_FUSED], &s->plan[FC_FUSED].algo, e);
     if (lt_run(s, &s->plan[FC_UNFUSED], &s->plan[FC_UNFUSED].algo, e) != 0) return -1;
-    const void *cur = s->tmp[0];
+    const void *cur = s->plan[FC_UNFUSED].D;
     fck_dtype kd = fc_cuda_kdt(s->dt);
     size_t MN = (size_t)s->M * (size_t)s->N;
     cudaStream_t st = s->c->stream;
     for (int i = 1; i < s->p.pat->nops; i++) {
-        void *dst = chain_dst(s, i, cur);
+        void *dst = fc_cuda_chain_dst(&s->ch, i);
         switch (s->p.pat->ops[i]) {
         case FC_OP_BIAS: FC_CU(fck_bias(kd, cur, s->b, dst, (size_t)s->M, (size_t)s->N, st)); break;
         case FC_OP_RESID: FC_CU(fck_add(kd, cur, s->r, dst, MN, st)); break;
@@ -275,13 +275,13 @@ static int cb_run(void *state, fc_variant v, fc_err *e)
 static int cb_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
     cb_state *s = state;
-    return fc_cuda_download(s->c, s->out[v], s->out_n, s->dt, s->stage, dst, e);
+    return fc_cuda_chain_output(&s->ch, v, dst, e);
 }
 
 static int cb_poison(void *state, fc_variant v, fc_err *e)
 {
     cb_state *s = state;
-    return fc_cuda_poison(s->c, s->out[v], s->out_n, s->dt, e);
+    return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
 static const char *compute_name(fc_dtype dt)
@@ -289,30 +289,27 @@ static const char *compute_name(fc_dtype dt)
     return dt == FC_TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
 }
 
+/* A variant's matmul: types, compute type, epilogue, C, and the algorithm chosen. */
+static const char *cb_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
+{
+    (void)op;
+    const cb_state *s = ctx;
+    const lt_plan *pl = &s->plan[v];
+    bool c = pl->beta != 0.0f;
+    const char *io = s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt);
+    snprintf(buf, n, "cublasLtMatmul(%s in/out, %s, epilogue %s%s%s) [%s]", io, compute_name(s->dt), epi_name(pl->epi),
+             c ? ", " : "", c ? cb_ops[FC_OP_RESID].fused : "", pl->chosen);
+    return buf;
+}
+
 static void cb_describe(void *state, fc_variant v, fc_impl *impl)
 {
     cb_state *s = state;
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
-    const lt_plan *pl = &s->plan[v];
-    size_t off = 0;
-    const char *io = s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt);
-    off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "cublasLtMatmul(%s in/out, %s, epilogue %s%s) [%s]",
-                            io, compute_name(s->dt), epi_name(pl->epi), pl->beta != 0.0f ? ", residual as C, beta=1" : "",
-                            pl->chosen);
-    if (v == FC_UNFUSED) {
-        for (int i = 1; i < pat->nops && off < sizeof impl->name; i++) {
-            const char *k = pat->ops[i] == FC_OP_BIAS    ? "bias"
-                            : pat->ops[i] == FC_OP_RESID ? "residual add"
-                            : pat->ops[i] == FC_OP_RELU  ? "relu"
-                            : pat->ops[i] == FC_OP_GELU  ? "gelu_tanh"
-                                                         : fc_op_name(pat->ops[i]);
-            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, " -> %s kernel(fusecal, 16-byte vectors)", k);
-        }
-        impl->nkernels = pat->nops;
-    } else {
-        impl->nkernels = 1;
-    }
+    if (v == FC_UNFUSED) fc_impl_add_chain(impl, cb_ops, pat, cb_detail, s);
+    else fc_impl_add_op(impl, cb_ops, pat->ops[0], FC_FUSED, cb_detail, s);
+    impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
 }
 
 static void plan_free(lt_plan *pl)
@@ -329,17 +326,12 @@ static void cb_teardown(void *state)
     cb_state *s = state;
     if (!s) return;
     cudaStreamSynchronize(s->c->stream);
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        plan_free(&s->plan[v]);
-        fc_cuda_free(s->out[v]);
-    }
-    fc_cuda_free(s->tmp[0]);
-    fc_cuda_free(s->tmp[1]);
+    for (int v = 0; v < FC_NVARIANTS; v++) plan_free(&s->plan[v]);
+    fc_cuda_chain_free(&s->ch);
     fc_cuda_free(s->x);
     fc_cuda_free(s->w);
     fc_cuda_free(s->b);
     fc_cuda_free(s->r);
-    if (s->stage) cudaFreeHost(s->stage);
     free(s);
 }
 

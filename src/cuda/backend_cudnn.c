@@ -31,20 +31,18 @@
 #define WS_LIMIT ((size_t)256 << 20)
 #define MAX_FUSED_TRIALS 4
 
-typedef struct dn_state {
+typedef struct cd_state {
     fc_problem p;
     fc_cuda_ctx *c;
     fc_dtype dt;
     int N, C, H, W, K, R, S, stride, pad, P, Q;
     bool nhwc;
-    size_t out_n;
     void *x, *w[FC_NVARIANTS], *b[FC_NVARIANTS]; /* [UNFUSED] original, [FUSED] BN folded */
     float *bn[4];                                /* gamma, beta, mean, var (fp32) */
     float *ones, *bias_f32, *bn_scale, *bn_shift; /* for fusecal's channel kernel, when it stands in */
-    void *out[FC_NVARIANTS];
-    void *tmp[2];
-    void *zero;       /* z of the fused call (alpha2 = 0), kept at zeros */
-    void *stage, *ws;
+    fc_cuda_chain ch;
+    void *zero; /* z of the fused call (alpha2 = 0), kept at zeros */
+    void *ws;
     size_t ws_bytes;
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
     cudnnFilterDescriptor_t wd;
@@ -56,9 +54,9 @@ typedef struct dn_state {
     bool cudnn_bias, cudnn_bn, cudnn_relu; /* false: fusecal's kernel stands in */
     char aux_why[3][128];
     char chosen[FC_NVARIANTS][256];
-} dn_state;
+} cd_state;
 
-static bool dn_available(char *why, size_t n)
+static bool cd_available(char *why, size_t n)
 {
     if (!fc_cuda_usable(why, n)) return false;
     size_t v = cudnnGetVersion();
@@ -69,12 +67,18 @@ static bool dn_available(char *why, size_t n)
     return true;
 }
 
-static bool dn_supports(const fc_problem *p, char *why, size_t n)
+/* How cuda.cudnn runs each op: its cuDNN call in the unfused chain, or fusecal's
+ * kernel where cuDNN refuses it ("%s": the one that runs), and its part in the fused
+ * cudnnConvolutionBiasActivationForward: folded into W and b, or its activation. */
+static const fc_op_impl cd_ops[FC_NOPS] = {
+    [FC_OP_CONV] = {"%s", FC_FUSE_CALL, "cudnnConvolutionBiasActivationForward"},
+    [FC_OP_BN] = {"%s", FC_FUSE_FOLD, ", BN folded into W and b"},
+    [FC_OP_RELU] = {"%s", FC_FUSE_EPILOGUE, "RELU"},
+};
+
+static bool cd_supports(const fc_problem *p, char *why, size_t n)
 {
-    if (p->pat->family != FC_FAM_CONV) {
-        snprintf(why, n, "cuda.cudnn implements the conv family (linear: cuda.cublas, attention: cuda.custom)");
-        return false;
-    }
+    if (!fc_op_table_fits(cd_ops, p->pat, "cuda.cudnn", why, n)) return false;
     if (p->layout != FC_NCHW && p->layout != FC_NHWC) {
         snprintf(why, n, "cuda.cudnn needs layout nchw or nhwc");
         return false;
@@ -82,15 +86,14 @@ static bool dn_supports(const fc_problem *p, char *why, size_t n)
     return true;
 }
 
-static int dn_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
+static int cd_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
 {
     const int64_t *d = p->d;
     double E = (double)fc_dtype_size(p->dtype), K = (double)d[FC_CONV_K];
     double X = (double)d[FC_CONV_N] * (double)d[FC_CONV_C] * (double)d[FC_CONV_H] * (double)d[FC_CONV_W];
     double Wn = K * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
     double Y = (double)d[FC_CONV_N] * K * (double)d[FC_CONV_P] * (double)d[FC_CONV_Q];
-    double ntmp = p->pat->nops > 2 ? 2 : 1;
-    double b = (X + 2 * Wn + 2 * K + 3 * Y + ntmp * Y) * E + 8 * K * 4 + (double)WS_LIMIT;
+    double b = (X + 2 * Wn + 2 * K + Y) * E + fc_cuda_chain_bytes(p) + 8 * K * 4 + (double)WS_LIMIT;
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -153,14 +156,17 @@ static float *to_krsc(const float *w, int K, int C, int R, int S)
     return o;
 }
 
-static int upload_f32(dn_state *s, const float *host, size_t n, float **dev, const char *what, fc_err *e)
+static int upload_f32(cd_state *s, const float *host, size_t n, float **dev, const char *what, fc_err *e)
 {
     return fc_cuda_upload(s->c, host, n, FC_FP32, (void **)dev, what, e);
 }
 
 /* ------------------------------------------------------------------ the ops */
 
-static int run_conv(dn_state *s, void *dst, fc_err *e)
+/* Where the unfused chain's conv writes (also the scratch of setup's trials). */
+static void *conv_dst(const cd_state *s) { return fc_cuda_chain_dst(&s->ch, 0); }
+
+static int run_conv(cd_state *s, void *dst, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
     FC_CUDNN(cudnnConvolutionForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[FC_UNFUSED],
@@ -168,22 +174,22 @@ static int run_conv(dn_state *s, void *dst, fc_err *e)
     return 0;
 }
 
-static cudnnStatus_t fused_call(dn_state *s, cudnnConvolutionFwdAlgo_t algo)
+static cudnnStatus_t fused_call(cd_state *s, cudnnConvolutionFwdAlgo_t algo)
 {
     const float one = 1.0f, zero = 0.0f;
     /* z: a buffer of zeros rather than y, whose NaN poison 0·z would not clear */
     return cudnnConvolutionBiasActivationForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED],
                                                  algo, s->ws, s->ws_bytes, &zero, s->yd, s->zero, s->bd,
-                                                 s->b[FC_FUSED], s->fact, s->yd, s->out[FC_FUSED]);
+                                                 s->b[FC_FUSED], s->fact, s->yd, s->ch.out[FC_FUSED]);
 }
 
-static int run_fused(dn_state *s, fc_err *e)
+static int run_fused(cd_state *s, fc_err *e)
 {
     FC_CUDNN(fused_call(s, s->algo[FC_FUSED]));
     return 0;
 }
 
-static int run_bias(dn_state *s, void *y, fc_err *e)
+static int run_bias(cd_state *s, void *y, fc_err *e)
 {
     const float one = 1.0f;
     if (s->cudnn_bias) {
@@ -195,7 +201,7 @@ static int run_bias(dn_state *s, void *y, fc_err *e)
     return 0;
 }
 
-static int run_bn(dn_state *s, const void *x, void *y, fc_err *e)
+static int run_bn(cd_state *s, const void *x, void *y, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
     if (s->cudnn_bn) {
@@ -209,13 +215,13 @@ static int run_bn(dn_state *s, const void *x, void *y, fc_err *e)
     return 0;
 }
 
-static int run_relu(dn_state *s, const void *x, void *y, fc_err *e)
+static int run_relu(cd_state *s, const void *x, void *y, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
     if (s->cudnn_relu) {
         FC_CUDNN(cudnnActivationForward(s->c->dnn, s->relu, &one, s->yd, x, &zero, s->yd, y));
     } else {
-        FC_CU(fck_relu(fc_cuda_kdt(s->dt), x, y, s->out_n, s->c->stream));
+        FC_CU(fck_relu(fc_cuda_kdt(s->dt), x, y, s->ch.out_n, s->c->stream));
     }
     return 0;
 }
@@ -223,7 +229,7 @@ static int run_relu(dn_state *s, const void *x, void *y, fc_err *e)
 /* ------------------------------------------------------------------ setup */
 
 typedef struct time_arg {
-    dn_state *s;
+    cd_state *s;
     cudnnConvolutionFwdAlgo_t algo;
     int which; /* 0 conv, 1 fused */
 } time_arg;
@@ -231,25 +237,25 @@ typedef struct time_arg {
 static int time_one(void *arg, fc_err *e)
 {
     time_arg *a = arg;
-    if (a->which == 0) return run_conv(a->s, a->s->tmp[0], e);
+    if (a->which == 0) return run_conv(a->s, conv_dst(a->s), e);
     FC_CUDNN(fused_call(a->s, a->algo));
     return 0;
 }
 
 /* Whether an auxiliary op runs under cuDNN here: one trial call at setup. A refusal
  * (NOT_SUPPORTED, BAD_PARAM) makes fusecal's kernel stand in, named in describe(). */
-static int try_aux(dn_state *s, int which, bool *ok, fc_err *e)
+static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
     cudnnStatus_t st;
+    void *y = conv_dst(s), *out = s->ch.out[FC_UNFUSED];
     if (which == 0)
-        st = cudnnAddTensor(s->c->dnn, &one, s->bd, s->b[FC_UNFUSED], &one, s->yd, s->tmp[0]);
+        st = cudnnAddTensor(s->c->dnn, &one, s->bd, s->b[FC_UNFUSED], &one, s->yd, y);
     else if (which == 1)
-        st = cudnnBatchNormalizationForwardInference(s->c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->yd, s->tmp[0],
-                                                     s->yd, s->out[FC_UNFUSED], s->bnd, s->bn[0], s->bn[1], s->bn[2],
-                                                     s->bn[3], FC_BN_EPS);
+        st = cudnnBatchNormalizationForwardInference(s->c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->yd, y, s->yd,
+                                                     out, s->bnd, s->bn[0], s->bn[1], s->bn[2], s->bn[3], FC_BN_EPS);
     else
-        st = cudnnActivationForward(s->c->dnn, s->relu, &one, s->yd, s->tmp[0], &zero, s->yd, s->out[FC_UNFUSED]);
+        st = cudnnActivationForward(s->c->dnn, s->relu, &one, s->yd, y, &zero, s->yd, out);
     FC_CU(cudaStreamSynchronize(s->c->stream));
     *ok = st == CUDNN_STATUS_SUCCESS;
     if (!*ok) {
@@ -264,12 +270,12 @@ static int try_aux(dn_state *s, int which, bool *ok, fc_err *e)
 }
 
 /* Algorithm of the unfused convolution: Find's fastest with an acceptable math type. */
-static int pick_conv_algo(dn_state *s, fc_err *e)
+static int pick_conv_algo(cd_state *s, fc_err *e)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
     FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[FC_UNFUSED],
-                                                    s->yd, s->tmp[0], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
+                                                    s->yd, conv_dst(s), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
                                                     s->ws, s->ws_bytes));
     for (int i = 0; i < found; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > s->ws_bytes || !math_ok(s->dt, perf[i].mathType))
@@ -291,13 +297,13 @@ static int pick_conv_algo(dn_state *s, fc_err *e)
 /* Algorithm of the fused call: Find's candidates for the folded convolution, each
  * tried with cudnnConvolutionBiasActivationForward and the first few that cuDNN
  * accepts timed; IMPLICIT_PRECOMP_GEMM alone for the identity activation. */
-static int pick_fused_algo(dn_state *s, bool identity, fc_err *e)
+static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT + 1];
     int found = 0;
-    FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED],
-                                                    s->yd, s->out[FC_FUSED], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
-                                                    perf, s->ws, s->ws_bytes));
+    FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED], s->yd,
+                                                    s->ch.out[FC_FUSED], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
+                                                    s->ws, s->ws_bytes));
     /* IMPLICIT_PRECOMP_GEMM always among the candidates (last, unless Find listed it) */
     bool listed = false;
     for (int i = 0; i < found; i++)
@@ -355,11 +361,11 @@ static int pick_fused_algo(dn_state *s, bool identity, fc_err *e)
     return 0;
 }
 
-static void dn_teardown(void *state);
+static void cd_teardown(void *state);
 
-static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
+static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
 {
-    dn_state *s = fc_xcalloc(1, sizeof *s);
+    cd_state *s = fc_xcalloc(1, sizeof *s);
     *state = s;
     s->p = *p;
     s->c = devctx;
@@ -377,7 +383,6 @@ static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->P = (int)d[FC_CONV_P];
     s->Q = (int)d[FC_CONV_Q];
     s->nhwc = p->layout == FC_NHWC;
-    s->out_n = w->out_n;
     if (!s->c->dnn) return fc_errf(e, "cuDNN is not usable: %s", s->c->dnn_err);
     size_t E = fc_dtype_size(s->dt);
     cudnnDataType_t t = dnn_type(s->dt);
@@ -396,14 +401,9 @@ static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     static const int bnt[4] = {FC_CONV_TGAMMA, FC_CONV_TBETA, FC_CONV_TMEAN, FC_CONV_TVAR};
     for (int i = 0; i < 4; i++)
         if (upload_f32(s, w->t[bnt[i]].data, (size_t)s->K, &s->bn[i], "BN parameters", e)) return -1;
-    for (int v = 0; v < FC_NVARIANTS; v++)
-        if (fc_cuda_alloc(&s->out[v], s->out_n * E, "the output", e)) return -1;
-    int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++)
-        if (fc_cuda_alloc(&s->tmp[i], s->out_n * E, "an intermediate", e)) return -1;
-    if (fc_cuda_alloc(&s->zero, s->out_n * E, "the fused call's z", e)) return -1;
-    FC_CU(cudaMemsetAsync(s->zero, 0, s->out_n * E, s->c->stream));
-    FC_CU(cudaMallocHost(&s->stage, s->out_n * E));
+    if (fc_cuda_chain_alloc(&s->ch, s->c, p, w, e) != 0) return -1;
+    if (fc_cuda_alloc(&s->zero, w->out_n * E, "the fused call's z", e)) return -1;
+    FC_CU(cudaMemsetAsync(s->zero, 0, w->out_n * E, s->c->stream));
     size_t free_b = 0, total = 0;
     FC_CU(cudaMemGetInfo(&free_b, &total));
     s->ws_bytes = WS_LIMIT < free_b / 4 ? WS_LIMIT : free_b / 4;
@@ -444,7 +444,7 @@ static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     if (rc != 0) return rc;
 
     /* the unfused chain's auxiliary ops under cuDNN, or fusecal's kernel where cuDNN refuses */
-    if (run_conv(s, s->tmp[0], e) != 0) return -1;
+    if (run_conv(s, conv_dst(s), e) != 0) return -1;
     if (try_aux(s, 0, &s->cudnn_bias, e) != 0) return -1;
     if (!s->cudnn_bias) {
         float *ones = fc_xmalloc((size_t)s->K * sizeof(float));
@@ -477,19 +477,13 @@ static int dn_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
 
 /* ------------------------------------------------------------------ run */
 
-static void *chain_dst(dn_state *s, int i, const void *cur)
+static int cd_run(void *state, fc_variant v, fc_err *e)
 {
-    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
-    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
-}
-
-static int dn_run(void *state, fc_variant v, fc_err *e)
-{
-    dn_state *s = state;
+    cd_state *s = state;
     if (v == FC_FUSED) return run_fused(s, e);
     const void *cur = NULL;
     for (int i = 0; i < s->p.pat->nops; i++) {
-        void *dst = chain_dst(s, i, cur);
+        void *dst = fc_cuda_chain_dst(&s->ch, i);
         switch (s->p.pat->ops[i]) {
         case FC_OP_CONV:
             if (run_conv(s, dst, e) != 0 || run_bias(s, dst, e) != 0) return -1;
@@ -507,56 +501,61 @@ static int dn_run(void *state, fc_variant v, fc_err *e)
     return 0;
 }
 
-static int dn_output(void *state, fc_variant v, float *dst, fc_err *e)
+static int cd_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
-    dn_state *s = state;
-    return fc_cuda_download(s->c, s->out[v], s->out_n, s->dt, s->stage, dst, e);
+    cd_state *s = state;
+    return fc_cuda_chain_output(&s->ch, v, dst, e);
 }
 
-static int dn_poison(void *state, fc_variant v, fc_err *e)
+static int cd_poison(void *state, fc_variant v, fc_err *e)
 {
-    dn_state *s = state;
-    return fc_cuda_poison(s->c, s->out[v], s->out_n, s->dt, e);
+    cd_state *s = state;
+    return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
-static void dn_describe(void *state, fc_variant v, fc_impl *impl)
+static const char *layout_name(const cd_state *s) { return s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter"; }
+static const char *io_name(const cd_state *s) { return s->dt == FC_TF32 ? "fp32 (tf32 math)" : fc_dtype_name(s->dt); }
+
+/* Which call or kernel ran an op of the unfused chain (the conv with its bias add). */
+static const char *cd_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
 {
-    dn_state *s = state;
+    (void)v;
+    const cd_state *s = ctx;
+    switch (op) {
+    case FC_OP_CONV:
+        snprintf(buf, n, "cudnnConvolutionForward(%s, %s) [%s] -> %s", layout_name(s), io_name(s),
+                 s->chosen[FC_UNFUSED], s->cudnn_bias ? "cudnnAddTensor(bias)" : "bias kernel(fusecal)");
+        return buf;
+    case FC_OP_BN: return s->cudnn_bn ? "cudnnBatchNormalizationForwardInference(spatial)" : "BN kernel(fusecal)";
+    case FC_OP_RELU: return s->cudnn_relu ? "cudnnActivationForward(relu)" : "relu kernel(fusecal)";
+    default: return "?";
+    }
+}
+
+static void cd_describe(void *state, fc_variant v, fc_impl *impl)
+{
+    cd_state *s = state;
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
-    const char *lay = s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter";
-    const char *io = s->dt == FC_TF32 ? "fp32 (tf32 math)" : fc_dtype_name(s->dt);
-    size_t dv = cudnnGetVersion(), off = 0;
     if (v == FC_FUSED) {
-        bool identity = !fc_pattern_has_op(pat, FC_OP_RELU);
-        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off,
-                                "cudnnConvolutionBiasActivationForward(%s, %s, activation %s%s) [%s]", lay, io,
-                                identity ? "IDENTITY" : "RELU",
-                                fc_pattern_has_op(pat, FC_OP_BN) ? ", BN folded into W and b" : "", s->chosen[FC_FUSED]);
+        fc_impl_addf(impl, "%s(%s, %s, activation ", cd_ops[pat->ops[0]].fused, layout_name(s), io_name(s));
+        if (!fc_impl_add_part(impl, cd_ops, pat, FC_FUSE_EPILOGUE, "", "_", "")) fc_impl_addf(impl, "IDENTITY");
+        fc_impl_add_part(impl, cd_ops, pat, FC_FUSE_FOLD, "", "", "");
+        fc_impl_addf(impl, ") [%s]", s->chosen[FC_FUSED]);
         impl->nkernels = 1;
     } else {
-        off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "cudnnConvolutionForward(%s, %s) [%s] -> %s",
-                                lay, io, s->chosen[FC_UNFUSED],
-                                s->cudnn_bias ? "cudnnAddTensor(bias)" : "bias kernel(fusecal)");
-        impl->nkernels = 2;
-        for (int i = 1; i < pat->nops && off < sizeof impl->name; i++) {
-            const char *op = pat->ops[i] == FC_OP_BN
-                                 ? (s->cudnn_bn ? "cudnnBatchNormalizationForwardInference(spatial)" : "BN kernel(fusecal)")
-                                 : (s->cudnn_relu ? "cudnnActivationForward(relu)" : "relu kernel(fusecal)");
-            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, " -> %s", op);
-            impl->nkernels++;
-        }
-        for (int i = 0; i < 3 && off < sizeof impl->name; i++)
-            if (s->aux_why[i][0])
-                off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, " (cuDNN refused %s)", s->aux_why[i]);
+        fc_impl_add_chain(impl, cd_ops, pat, cd_detail, s);
+        for (int i = 0; i < 3; i++)
+            if (s->aux_why[i][0]) fc_impl_addf(impl, " (cuDNN refused %s)", s->aux_why[i]);
+        impl->nkernels = pat->nops + 1; /* the conv's bias is a call of its own */
     }
-    if (off < sizeof impl->name)
-        snprintf(impl->name + off, sizeof impl->name - off, " [cuDNN %zu.%zu.%zu]", dv / 10000, (dv / 100) % 100, dv % 100);
+    size_t dv = cudnnGetVersion();
+    fc_impl_addf(impl, " [cuDNN %zu.%zu.%zu]", dv / 10000, (dv / 100) % 100, dv % 100);
 }
 
-static void dn_teardown(void *state)
+static void cd_teardown(void *state)
 {
-    dn_state *s = state;
+    cd_state *s = state;
     if (!s) return;
     cudaStreamSynchronize(s->c->stream);
     if (s->xd) cudnnDestroyTensorDescriptor(s->xd);
@@ -568,7 +567,6 @@ static void dn_teardown(void *state)
         if (s->cd[v]) cudnnDestroyConvolutionDescriptor(s->cd[v]);
         fc_cuda_free(s->w[v]);
         fc_cuda_free(s->b[v]);
-        fc_cuda_free(s->out[v]);
     }
     if (s->relu) cudnnDestroyActivationDescriptor(s->relu);
     if (s->fact) cudnnDestroyActivationDescriptor(s->fact);
@@ -577,16 +575,14 @@ static void dn_teardown(void *state)
     fc_cuda_free(s->bias_f32);
     fc_cuda_free(s->bn_scale);
     fc_cuda_free(s->bn_shift);
-    fc_cuda_free(s->tmp[0]);
-    fc_cuda_free(s->tmp[1]);
+    fc_cuda_chain_free(&s->ch);
     fc_cuda_free(s->x);
     fc_cuda_free(s->ws);
     fc_cuda_free(s->zero);
-    if (s->stage) cudaFreeHost(s->stage);
     free(s);
 }
 
-static void dn_inventory(cJSON *libs)
+static void cd_inventory(cJSON *libs)
 {
     size_t v = cudnnGetVersion();
     char buf[64];
@@ -603,14 +599,14 @@ const fc_backend fc_backend_cudnn = {
     .name = "cuda.cudnn",
     .device = "cuda",
     .summary = "cuDNN conv -> add bias -> BN inference -> activation; fused: BN folded + cudnnConvolutionBiasActivationForward",
-    .available = dn_available,
-    .supports = dn_supports,
-    .device_bytes = dn_device_bytes,
-    .setup = dn_setup,
-    .run = dn_run,
-    .output = dn_output,
-    .poison = dn_poison,
-    .describe = dn_describe,
-    .teardown = dn_teardown,
-    .inventory = dn_inventory,
+    .available = cd_available,
+    .supports = cd_supports,
+    .device_bytes = cd_device_bytes,
+    .setup = cd_setup,
+    .run = cd_run,
+    .output = cd_output,
+    .poison = cd_poison,
+    .describe = cd_describe,
+    .teardown = cd_teardown,
+    .inventory = cd_inventory,
 };

@@ -31,25 +31,42 @@ typedef struct cu_state {
     fc_cuda_ctx *c;
     fc_dtype dt;
     int bh, S, D, causal;
-    size_t out_n;
     void *q, *k, *v;
-    void *out[FC_NVARIANTS];
-    void *tmp[2];
-    void *stage;
+    fc_cuda_chain ch;
 } cu_state;
+
+/* How cuda.custom runs each op: cuBLAS GEMMs ("%s": dtype and compute type) and
+ * fusecal's kernels ("%s": the causal mask) in the unfused chain, and its part in the
+ * fused form: the GEMM with the scale as its alpha, or one of fusecal's kernels that
+ * runs the chain up to it (named with its tiles, tensor-core instructions and
+ * resources). */
+static const fc_op_impl cu_ops[FC_NOPS] = {
+    [FC_OP_QK] = {"cublasGemmStridedBatchedEx(QK^T, %s)", FC_FUSE_CALL, "%s"},
+    [FC_OP_SCALE] = {"%s kernel(fusecal, 16-byte vectors)", FC_FUSE_FOLD, "alpha=1/sqrt(d)"},
+    [FC_OP_SOFTMAX] = {"softmax kernel(fusecal, a warp per row)", FC_FUSE_KERNEL, "%s"},
+    [FC_OP_PV] = {"cublasGemmStridedBatchedEx(PV, %s)", FC_FUSE_KERNEL, "%s"},
+};
+
+/* The op whose kernel runs the fused form: the last kernel of its own, else the call. */
+static fc_op fused_op(const fc_pattern *pat)
+{
+    int k = fc_op_table_kernel(cu_ops, pat);
+    return pat->ops[k >= 0 ? k : 0];
+}
 
 static bool cu_supports(const fc_problem *p, char *why, size_t n)
 {
-    if (p->pat->family != FC_FAM_ATTENTION) {
-        snprintf(why, n, "cuda.custom implements the attention family (linear: cuda.cublas, conv: cuda.cudnn)");
-        return false;
-    }
+    if (!fc_op_table_fits(cu_ops, p->pat, "cuda.custom", why, n)) return false;
     int64_t bh = p->d[FC_ATT_B] * p->d[FC_ATT_H], s = p->d[FC_ATT_S], d = p->d[FC_ATT_D];
     if (bh > INT32_MAX || s * s > INT64_MAX / (bh > 0 ? bh : 1)) {
         snprintf(why, n, "b*h = %lld is beyond cuBLAS's batch count", (long long)bh);
         return false;
     }
-    if (p->pat->id != FC_P_qk_scale) {
+    if (fc_op_table_kernel(cu_ops, p->pat) >= 0) {
+        if (!fc_pattern_has_op(p->pat, FC_OP_SCALE)) {
+            snprintf(why, n, "fusecal's attention kernels scale by 1/sqrt(d); pattern '%s' has no scale", p->pat->name);
+            return false;
+        }
         if (!fck_attention_supports((int)d)) {
             snprintf(why, n, "fusecal's fused attention kernels are built for head dimensions 64 and 128 (asked: d=%lld)",
                      (long long)d);
@@ -68,9 +85,7 @@ static int cu_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
     double BH = (double)p->d[FC_ATT_B] * (double)p->d[FC_ATT_H], S = (double)p->d[FC_ATT_S];
     double D = (double)p->d[FC_ATT_D], E = (double)fc_dtype_size(p->dtype);
     bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
-    double out = pv ? BH * S * D : BH * S * S;
-    double ntmp = p->pat->nops > 2 ? 2 : 1;
-    double b = ((pv ? 3 : 2) * BH * S * D + 2 * out + ntmp * BH * S * S) * E;
+    double b = (pv ? 3 : 2) * BH * S * D * E + fc_cuda_chain_bytes(p);
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -89,20 +104,12 @@ static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->S = (int)p->d[FC_ATT_S];
     s->D = (int)p->d[FC_ATT_D];
     s->causal = p->d[FC_ATT_CAUSAL] != 0;
-    s->out_n = w->out_n;
-    size_t E = fc_dtype_size(s->dt);
     bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
     if (fc_cuda_upload(s->c, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TQ].n, s->dt, &s->q, "Q", e) ||
         fc_cuda_upload(s->c, w->t[FC_ATT_TK].data, w->t[FC_ATT_TK].n, s->dt, &s->k, "K", e))
         return -1;
     if (pv && fc_cuda_upload(s->c, w->t[FC_ATT_TV].data, w->t[FC_ATT_TV].n, s->dt, &s->v, "V", e)) return -1;
-    for (int v = 0; v < FC_NVARIANTS; v++)
-        if (fc_cuda_alloc(&s->out[v], s->out_n * E, "the output", e)) return -1;
-    int ntmp = p->pat->nops > 2 ? 2 : 1;
-    for (int i = 0; i < ntmp; i++)
-        if (fc_cuda_alloc(&s->tmp[i], w->inter_n * E, "an intermediate [b*h, s, s]", e)) return -1;
-    FC_CU(cudaMallocHost(&s->stage, s->out_n * E));
-    return 0;
+    return fc_cuda_chain_alloc(&s->ch, s->c, p, w, e);
 }
 
 /* S = alpha·Q·Kᵀ per head into dst [bh, s, s] */
@@ -129,12 +136,6 @@ static int gemm_pv(cu_state *s, const void *P, void *dst, fc_err *e)
     return 0;
 }
 
-static void *chain_dst(cu_state *s, int i, const void *cur)
-{
-    if (i == s->p.pat->nops - 1) return s->out[FC_UNFUSED];
-    return cur == s->tmp[0] ? s->tmp[1] : s->tmp[0];
-}
-
 static int cu_run(void *state, fc_variant v, fc_err *e)
 {
     cu_state *s = state;
@@ -142,20 +143,20 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
     cudaStream_t st = s->c->stream;
     float scale = 1.0f / sqrtf((float)s->D);
     if (v == FC_FUSED) {
-        switch (s->p.pat->id) {
-        case FC_P_qk_scale: return gemm_qk(s, scale, s->out[FC_FUSED], e);
-        case FC_P_qk_softmax:
-            FC_CU(fck_qk_softmax(kd, s->q, s->k, s->out[FC_FUSED], s->bh, s->S, s->D, s->causal, st));
+        void *out = s->ch.out[FC_FUSED];
+        switch (fused_op(s->p.pat)) {
+        case FC_OP_QK: return gemm_qk(s, fc_pattern_has_op(s->p.pat, FC_OP_SCALE) ? scale : 1.0f, out, e);
+        case FC_OP_SOFTMAX: FC_CU(fck_qk_softmax(kd, s->q, s->k, out, s->bh, s->S, s->D, s->causal, st)); return 0;
+        case FC_OP_PV:
+            FC_CU(fck_flash_attention(kd, s->q, s->k, s->v, out, s->bh, s->S, s->D, s->causal, st));
             return 0;
-        default:
-            FC_CU(fck_flash_attention(kd, s->q, s->k, s->v, s->out[FC_FUSED], s->bh, s->S, s->D, s->causal, st));
-            return 0;
+        default: return fc_errf(e, "cuda.custom: no fused kernel ends with op '%s'", fc_op_name(fused_op(s->p.pat)));
         }
     }
     const void *cur = NULL;
     size_t rows = (size_t)s->bh * (size_t)s->S;
     for (int i = 0; i < s->p.pat->nops; i++) {
-        void *dst = chain_dst(s, i, cur);
+        void *dst = fc_cuda_chain_dst(&s->ch, i);
         switch (s->p.pat->ops[i]) {
         case FC_OP_QK:
             if (gemm_qk(s, 1.0f, dst, e) != 0) return -1;
@@ -175,20 +176,20 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
 static int cu_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
     cu_state *s = state;
-    return fc_cuda_download(s->c, s->out[v], s->out_n, s->dt, s->stage, dst, e);
+    return fc_cuda_chain_output(&s->ch, v, dst, e);
 }
 
 static int cu_poison(void *state, fc_variant v, fc_err *e)
 {
     cu_state *s = state;
-    return fc_cuda_poison(s->c, s->out[v], s->out_n, s->dt, e);
+    return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
-static void cu_describe(void *state, fc_variant v, fc_impl *impl)
+/* The dtype and compute type of the GEMMs, the mask of the scale kernel, and the
+ * fused form's GEMM or kernel. */
+static const char *cu_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
 {
-    cu_state *s = state;
-    const fc_pattern *pat = s->p.pat;
-    memset(impl, 0, sizeof *impl);
+    const cu_state *s = ctx;
     const char *io = s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt);
     const char *ct = s->dt == FC_TF32 ? "COMPUTE_32F_FAST_TF32" : "COMPUTE_32F";
     const char *mma = s->dt == FC_FP32   ? "mma.sync m16n8k8 tf32, 3 products of split operands (fp32 accuracy)"
@@ -196,44 +197,47 @@ static void cu_describe(void *state, fc_variant v, fc_impl *impl)
                                          : "mma.sync m16n8k16 + ldmatrix";
     char res[160] = "";
     if (v == FC_UNFUSED) {
-        size_t off = 0;
-        for (int i = 0; i < pat->nops && off < sizeof impl->name; i++) {
-            char op[200];
-            switch (pat->ops[i]) {
-            case FC_OP_QK: snprintf(op, sizeof op, "cublasGemmStridedBatchedEx(QK^T, %s, %s)", io, ct); break;
-            case FC_OP_SCALE:
-                snprintf(op, sizeof op, "%s kernel(fusecal, 16-byte vectors)", s->causal ? "scale+causal-mask" : "scale");
-                break;
-            case FC_OP_SOFTMAX: snprintf(op, sizeof op, "softmax kernel(fusecal, a warp per row)"); break;
-            case FC_OP_PV: snprintf(op, sizeof op, "cublasGemmStridedBatchedEx(PV, %s, %s)", io, ct); break;
-            default: snprintf(op, sizeof op, "%s", fc_op_name(pat->ops[i])); break;
-            }
-            off += (size_t)snprintf(impl->name + off, sizeof impl->name - off, "%s%s", i ? " -> " : "", op);
-        }
-        impl->nkernels = pat->nops;
-        return;
+        if (op == FC_OP_SCALE) return s->causal ? "scale+causal-mask" : "scale";
+        snprintf(buf, n, "%s, %s", io, ct);
+        return buf;
     }
-    impl->nkernels = 1;
-    switch (pat->id) {
-    case FC_P_qk_scale:
-        snprintf(impl->name, sizeof impl->name,
-                 "cublasGemmStridedBatchedEx(QK^T, alpha=1/sqrt(d), %s, %s): the scale folded into the GEMM", io, ct);
+    switch (op) {
+    case FC_OP_QK: {
+        const char *alpha = fc_op_table_last(cu_ops, s->p.pat, FC_FUSE_FOLD);
+        if (alpha)
+            snprintf(buf, n, "cublasGemmStridedBatchedEx(QK^T, %s, %s, %s): the scale folded into the GEMM", alpha, io,
+                     ct);
+        else
+            snprintf(buf, n, "cublasGemmStridedBatchedEx(QK^T, %s, %s)", io, ct);
         break;
-    case FC_P_qk_softmax:
+    }
+    case FC_OP_SOFTMAX:
         fck_attention_resources(fc_cuda_kdt(s->dt), s->D, 1, res, sizeof res);
-        snprintf(impl->name, sizeof impl->name,
+        snprintf(buf, n,
                  "fusecal qk_softmax kernel: 64x64 tiles of QK^T on tensor cores (%s), row max/sum in a first sweep, "
                  "P written in a second%s [%s]",
                  mma, s->causal ? ", causal" : "", res);
         break;
-    default:
+    case FC_OP_PV:
         fck_attention_resources(fc_cuda_kdt(s->dt), s->D, 0, res, sizeof res);
-        snprintf(impl->name, sizeof impl->name,
+        snprintf(buf, n,
                  "fusecal flash attention: 64-query x 64-key tiles, online softmax, S never written, tensor cores "
                  "(%s)%s [%s]",
                  mma, s->causal ? ", causal (tiles above the diagonal skipped)" : "", res);
         break;
+    default: return "?";
     }
+    return buf;
+}
+
+static void cu_describe(void *state, fc_variant v, fc_impl *impl)
+{
+    cu_state *s = state;
+    const fc_pattern *pat = s->p.pat;
+    memset(impl, 0, sizeof *impl);
+    if (v == FC_UNFUSED) fc_impl_add_chain(impl, cu_ops, pat, cu_detail, s);
+    else fc_impl_add_op(impl, cu_ops, fused_op(pat), FC_FUSED, cu_detail, s);
+    impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
 }
 
 static void cu_teardown(void *state)
@@ -241,13 +245,10 @@ static void cu_teardown(void *state)
     cu_state *s = state;
     if (!s) return;
     cudaStreamSynchronize(s->c->stream);
-    for (int v = 0; v < FC_NVARIANTS; v++) fc_cuda_free(s->out[v]);
-    fc_cuda_free(s->tmp[0]);
-    fc_cuda_free(s->tmp[1]);
+    fc_cuda_chain_free(&s->ch);
     fc_cuda_free(s->q);
     fc_cuda_free(s->k);
     fc_cuda_free(s->v);
-    if (s->stage) cudaFreeHost(s->stage);
     free(s);
 }
 

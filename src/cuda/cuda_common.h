@@ -17,6 +17,7 @@
 
 #include "backend.h"
 #include "fusecal_kernels.h"
+#include "precision.h"
 #include "util.h"
 
 #include <cublasLt.h>
@@ -118,8 +119,10 @@ cublasComputeType_t fc_cuda_compute_type(fc_dtype dt);
 /* Device memory (cudaMalloc), failing with a message naming `what` and the size. */
 int fc_cuda_alloc(void **p, size_t bytes, const char *what, fc_err *e);
 void fc_cuda_free(void *p);
-/* Host fp32 values (already rounded to the dtype by the workload) to a new device
- * buffer in the dtype's storage type; synchronous, done at setup. */
+/* Host fp32 values to a new device buffer in the dtype's storage type, rounded to
+ * nearest by precision.h (bf16, fp16; tf32 stays a float whose low mantissa bits are
+ * cleared, so that a tensor core reading it truncates nothing); values the workload
+ * already rounded pass unchanged. Synchronous, done at setup. */
 int fc_cuda_upload(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, void **dev, const char *what, fc_err *e);
 /* The same into an existing buffer of n elements. */
 int fc_cuda_upload_to(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, void *dev, fc_err *e);
@@ -128,15 +131,35 @@ int fc_cuda_upload_to(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, 
 int fc_cuda_download(fc_cuda_ctx *c, const void *dev, size_t n, fc_dtype dt, void *stage, float *dst, fc_err *e);
 /* Fills n elements with NaN (all bits set: a NaN in fp32, bf16 and fp16 alike). */
 int fc_cuda_poison(fc_cuda_ctx *c, void *dev, size_t n, fc_dtype dt, fc_err *e);
+/* The buffers of a chain on the device (cuda_chain.c): both variants' outputs in
+ * the dtype's storage type, the unfused chain's live intermediates
+ * (fc_pattern_live_intermediates) and a pinned host buffer to copy an output out. */
+typedef struct fc_cuda_chain {
+    fc_cuda_ctx *c;
+    fc_dtype dt;
+    const fc_pattern *pat;
+    size_t out_n, inter_n;
+    void *out[FC_NVARIANTS];
+    void *tmp[2]; /* NULL past the live intermediates */
+    void *stage;
+} fc_cuda_chain;
+
+/* Device bytes of a problem's chain buffers, for device_bytes(). */
+double fc_cuda_chain_bytes(const fc_problem *p);
+int fc_cuda_chain_alloc(fc_cuda_chain *ch, fc_cuda_ctx *c, const fc_problem *p, const fc_workload *w, fc_err *e);
+/* Where op i of the unfused chain writes (fc_pattern_chain_slot): the unfused output
+ * for the last op, else an intermediate. */
+void *fc_cuda_chain_dst(const fc_cuda_chain *ch, int i);
+/* Variant v's output as fp32 in dst (waits for the stream). */
+int fc_cuda_chain_output(fc_cuda_chain *ch, fc_variant v, float *dst, fc_err *e);
+/* Fills variant v's output with NaN (queued on the stream). */
+int fc_cuda_chain_poison(fc_cuda_chain *ch, fc_variant v, fc_err *e);
+/* Frees what alloc made (the caller has synchronized the stream); a zeroed chain is fine. */
+void fc_cuda_chain_free(fc_cuda_chain *ch);
+
 /* Milliseconds of `reps` calls of fn(arg) on the stream, by events (after one warm-up
  * call); the median of `samples` such measurements. Used to pick algorithms at setup. */
 int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
                  fc_err *e);
-
-/* Host conversions. */
-uint16_t fc_float_to_bf16(float x);
-uint16_t fc_float_to_fp16(float x);
-float fc_bf16_to_float(uint16_t h);
-float fc_fp16_to_float(uint16_t h);
 
 #endif

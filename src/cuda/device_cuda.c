@@ -6,6 +6,7 @@
  * device-to-device copy bandwidth, and empty-kernel launch latency eager and in a
  * replayed graph. Also the helpers the CUDA backends share (cuda_common.h). */
 #include "cuda_common.h"
+#include "stats.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -72,63 +73,18 @@ void fc_cuda_free(void *p)
     if (p) cudaFree(p);
 }
 
-uint16_t fc_float_to_bf16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* NaN stays NaN */
-    u += 0x7fffu + ((u >> 16) & 1u);                                        /* nearest even */
-    return (uint16_t)(u >> 16);
-}
-
-float fc_bf16_to_float(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-uint16_t fc_float_to_fp16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    uint32_t sign = (u >> 16) & 0x8000u, ax = u & 0x7fffffffu;
-    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u); /* NaN */
-    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520: inf */
-    if (ax < 0x38800000u) {                                   /* below 2^-14: subnormal or zero */
-        float a;
-        memcpy(&a, &ax, 4);
-        return (uint16_t)(sign | (uint32_t)nearbyintf(a * 0x1p24f)); /* multiples of 2^-24, nearest even */
-    }
-    uint32_t mant = ax & 0x7fffffu, exp = (ax >> 23) - 112; /* rebias 127 -> 15 */
-    uint32_t h = (exp << 10) | (mant >> 13);
-    uint32_t rest = mant & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h++; /* nearest even (a carry may raise the exponent) */
-    return (uint16_t)(sign | h);
-}
-
-float fc_fp16_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-    float x;
-    if (exp == 0) {
-        x = (float)mant * 0x1p-24f;
-        return sign ? -x : x;
-    }
-    uint32_t u = exp == 31 ? (sign | 0x7f800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
-    memcpy(&x, &u, 4);
-    return x;
-}
-
 int fc_cuda_upload_to(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, void *dev, fc_err *e)
 {
     size_t es = fc_dtype_size(dt);
     const void *src = host;
-    uint16_t *tmp = NULL;
-    if (es == 2) {
-        tmp = fc_xmalloc(n * 2 + 2);
-        for (size_t i = 0; i < n; i++) tmp[i] = dt == FC_BF16 ? fc_float_to_bf16(host[i]) : fc_float_to_fp16(host[i]);
+    void *tmp = NULL;
+    if (dt == FC_BF16 || dt == FC_FP16) {
+        uint16_t *h = tmp = fc_xmalloc(n * 2 + 2);
+        for (size_t i = 0; i < n; i++) h[i] = dt == FC_BF16 ? fc_float_to_bf16(host[i]) : fc_float_to_fp16(host[i]);
+        src = tmp;
+    } else if (dt == FC_TF32) {
+        float *f = tmp = fc_xmalloc(n * 4 + 4);
+        for (size_t i = 0; i < n; i++) f[i] = fc_round_tf32(host[i]);
         src = tmp;
     }
     cudaError_t st = cudaMemcpyAsync(dev, src, n * es, cudaMemcpyHostToDevice, c->stream);
@@ -167,18 +123,6 @@ int fc_cuda_poison(fc_cuda_ctx *c, void *dev, size_t n, fc_dtype dt, fc_err *e)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
                  fc_err *e)
 {
@@ -196,7 +140,7 @@ int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int
         FC_CU(cudaEventElapsedTime(&f, c->ev_begin, c->ev_end));
         t[s] = (double)f / reps;
     }
-    *ms = median(t, samples);
+    *ms = fc_median(t, samples);
     return 0;
 }
 
@@ -598,7 +542,7 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
         FC_CU_GO(cudaEventElapsedTime(&f, c->ev_begin, c->ev_end), done);
         gt[i] = (double)f * 1e3 / NL;
     }
-    out->graph_launch_us = median(gt, 7);
+    out->graph_launch_us = fc_median(gt, 7);
     snprintf(out->method, sizeof out->method,
              "GEMM: cublasGemmEx, best of 8 single products on uniform(-1,1) data, %d^3 (fp32: %d^3), fp32 "
              "accumulation (tf32: CUBLAS_COMPUTE_32F_FAST_TF32); bandwidth: cudaMemcpyAsync device to device of "

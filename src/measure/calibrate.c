@@ -251,7 +251,7 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
     fc_cost cost = {0};
     fc_family_of(job->prob.pat)->cost(&job->prob, &cost);
     fill_metrics(r, &cost);
-    double tol = fc_dtype_tolerance(cdt);
+    double tol = fc_problem_tolerance(&job->prob);
     for (int v = 0; v < FC_NVARIANTS; v++) r->v[v].check.tol = tol;
 
     if (b->device_bytes) {

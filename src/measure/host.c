@@ -1,7 +1,7 @@
 /* host.c — the host block of a document (machine, memory, load, devices,
  * libraries) and whether two documents come from the same host. */
 #include "host.h"
-#include "jsonfile.h"
+#include "host_summary.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -65,43 +65,31 @@ cJSON *fc_host_block(const fc_registry *reg, const fc_device *const *devs, void 
     return h;
 }
 
-static const char *str_at(const cJSON *root, const char *a, const char *b, const char *c)
+/* One field of the two summaries (absent reads as ""); false and why when they differ. */
+static bool same_field(const char *what, const char *x, const char *y, char *why, size_t n)
 {
-    const cJSON *n = root;
-    if (a) n = cJSON_GetObjectItemCaseSensitive(n, a);
-    if (b) n = cJSON_GetObjectItemCaseSensitive(n, b);
-    if (c) n = cJSON_GetObjectItemCaseSensitive(n, c);
-    return cJSON_IsString(n) ? n->valuestring : "";
+    if (!strcmp(x ? x : "", y ? y : "")) return true;
+    snprintf(why, n, "%s '%s' vs '%s'", what, x ? x : "", y ? y : "");
+    return false;
 }
 
 bool fc_host_compatible(const cJSON *a, const cJSON *b, char *why, size_t n)
 {
-    static const char *const keys[][3] = {
-        {"hostname", NULL, NULL}, {"devices", "cpu", "model"}, {"devices", "cuda", "name"},
-    };
-    for (size_t i = 0; i < FC_ARRAY_LEN(keys); i++) {
-        const char *x = str_at(a, keys[i][0], keys[i][1], keys[i][2]), *y = str_at(b, keys[i][0], keys[i][1], keys[i][2]);
-        if (strcmp(x, y)) {
-            snprintf(why, n, "%s%s%s%s%s '%s' vs '%s'", keys[i][0], keys[i][1] ? "." : "", keys[i][1] ? keys[i][1] : "",
-                     keys[i][2] ? "." : "", keys[i][2] ? keys[i][2] : "", x, y);
-            return false;
+    fc_host_summary x, y;
+    fc_host_summary_read(a, &x);
+    fc_host_summary_read(b, &y);
+    bool same = same_field("hostname", x.hostname, y.hostname, why, n) &&
+                same_field("devices.cpu.model", x.cpu_model, y.cpu_model, why, n) &&
+                same_field("devices.cuda.name", x.gpu_name, y.gpu_name, why, n);
+    /* every library present in both, the same build */
+    for (int i = 0; same && i < x.nlibs; i++) {
+        const char *other = fc_host_summary_lib(&y, x.libs[i].name);
+        if (other && strcmp(other, x.libs[i].id)) {
+            snprintf(why, n, "library '%s' differs", x.libs[i].name);
+            same = false;
         }
     }
-    /* every library version string present in both */
-    const cJSON *la = cJSON_GetObjectItemCaseSensitive(a, "libraries"), *lb = cJSON_GetObjectItemCaseSensitive(b, "libraries");
-    for (const cJSON *l = la ? la->child : NULL; l; l = l->next) {
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(lb, l->string);
-        if (!m) continue;
-        char *x = cJSON_PrintUnformatted(l), *y = cJSON_PrintUnformatted(m);
-        /* thread counts of OpenBLAS are settings, compared elsewhere */
-        bool same = !strcmp(x, y) || (!strcmp(l->string, "openblas") &&
-                                      !strcmp(fc_json_str(l, "config", ""), fc_json_str(m, "config", "")));
-        free(x);
-        free(y);
-        if (!same) {
-            snprintf(why, n, "library '%s' differs", l->string);
-            return false;
-        }
-    }
-    return true;
+    fc_host_summary_free(&x);
+    fc_host_summary_free(&y);
+    return same;
 }

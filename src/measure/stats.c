@@ -70,8 +70,9 @@ static double select_kth(double *t, int n, int k)
     return t[k];
 }
 
-static double median_inplace(double *t, int n)
+double fc_median(double *t, int n)
 {
+    if (n < 1) return NAN;
     if (n % 2) return select_kth(t, n, n / 2);
     double hi = select_kth(t, n, n / 2);
     /* the largest of the lower half */
@@ -99,7 +100,7 @@ void fc_bootstrap_ratio_rounds(const double *a, const double *b, const int *roun
     double *ta = fc_xmalloc((size_t)n * sizeof *ta), *tb = fc_xmalloc((size_t)n * sizeof *tb);
     memcpy(ta, a, (size_t)n * sizeof *ta);
     memcpy(tb, b, (size_t)n * sizeof *tb);
-    out->ratio = median_inplace(ta, n) / median_inplace(tb, n);
+    out->ratio = fc_median(ta, n) / fc_median(tb, n);
     if (resamples < 1) resamples = 1;
     /* a resample holds as many pairs as the rounds it drew */
     int maxcnt = 0;
@@ -122,7 +123,7 @@ void fc_bootstrap_ratio_rounds(const double *a, const double *b, const int *roun
                 m++;
             }
         }
-        r[it] = median_inplace(ra, m) / median_inplace(rb, m);
+        r[it] = fc_median(ra, m) / fc_median(rb, m);
     }
     qsort(r, (size_t)resamples, sizeof *r, cmp_double);
     out->lo = fc_percentile_sorted(r, resamples, 0.025);

@@ -8,6 +8,9 @@
 void fc_stats_compute(const double *x, int n, fc_stats *s);
 /* Percentile q in [0,1] of sorted[0..n). */
 double fc_percentile_sorted(const double *sorted, int n, double q);
+/* Median of x[0..n): the middle value, or the mean of the two middle values for
+ * even n; NaN for n < 1. Reorders x (a selection, not a sort). */
+double fc_median(double *x, int n);
 
 /* Ratio of medians of paired samples a[i], b[i] (a = unfused, b = fused gives the
  * speedup), with a percentile bootstrap over the pairs. Deterministic for a seed. */

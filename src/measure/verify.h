@@ -4,13 +4,14 @@
  * cheap and on a random sample (at least 1024 elements, always the first and the
  * last) when it is not. Each variant's output, produced into a buffer poisoned with
  * NaN, must have no non-finite element, and its relative L2 error ‖out−ref‖/‖ref‖
- * over the checked elements must be within the dtype's tolerance.
+ * over the checked elements must be within the problem's tolerance (precision.h).
  */
 #ifndef FC_VERIFY_H
 #define FC_VERIFY_H
 
 #include "measures.h"
 #include "pattern.h"
+#include "precision.h"
 
 #define FC_VERIFY_SAMPLES 4096
 #define FC_VERIFY_FULL_BUDGET 4e7 /* multiply-adds below which every element is checked */

@@ -1,6 +1,7 @@
 /* checkfmt.c — see checkfmt.h. */
 #include "checkfmt.h"
 #include "format.h"
+#include "host_summary.h"
 #include "jsonfile.h"
 #include "svg.h"
 
@@ -76,22 +77,20 @@ static void md_text(fc_str *b, const char *s)
 
 static void doc_line(fc_str *b, const fc_doc *d)
 {
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(d->host, "hostname");
-    const char *model = fc_json_str(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d->host, "devices"), "cpu"),
-                                    "model", NULL);
-    const char *gpu = fc_json_str(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d->host, "devices"), "cuda"),
-                                  "name", NULL);
+    fc_host_summary h;
+    fc_host_summary_read(d->host, &h);
     fc_str_addf(b, "fusecal %s, %s, host ", d->tool_version, d->created);
-    md_text(b, cJSON_IsString(h) ? h->valuestring : "?");
-    if (model) {
+    md_text(b, h.hostname ? h.hostname : "?");
+    if (h.cpu_model) {
         fc_str_add(b, ", ");
-        md_text(b, model);
+        md_text(b, h.cpu_model);
     }
-    if (gpu) {
+    if (h.gpu_name) {
         fc_str_add(b, ", ");
-        md_text(b, gpu);
+        md_text(b, h.gpu_name);
     }
     fc_str_addf(b, ", %d records%s", d->n, d->complete ? "" : ", incomplete");
+    fc_host_summary_free(&h);
 }
 
 char *fc_check_markdown(const fc_check_result *c, const fc_check_info *in)

@@ -1,5 +1,6 @@
 /* match.c — see match.h. */
 #include "match.h"
+#include "host_summary.h"
 #include "jsonfile.h"
 
 #include <math.h>
@@ -292,31 +293,6 @@ void fc_check_free(fc_check_result *c)
 
 /* ------------------------------------------------------------------ differences */
 
-static const char *str_at(const cJSON *root, const char *a, const char *b, const char *c)
-{
-    const cJSON *n = root;
-    if (a) n = cJSON_GetObjectItemCaseSensitive(n, a);
-    if (b) n = cJSON_GetObjectItemCaseSensitive(n, b);
-    if (c) n = cJSON_GetObjectItemCaseSensitive(n, c);
-    return cJSON_IsString(n) ? n->valuestring : NULL;
-}
-
-/* A library's identity, leaving out thread counts (settings, compared apart). */
-static char *library_id(const cJSON *l)
-{
-    if (cJSON_IsString(l)) return fc_xstrdup(l->valuestring);
-    const char *v = fc_json_str(l, "version", NULL);
-    if (v) return fc_xstrdup(v);
-    cJSON *copy = cJSON_Duplicate(l, 1);
-    if (cJSON_IsObject(copy)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(copy, "threads");
-        cJSON_DeleteItemFromObjectCaseSensitive(copy, "omp_max_threads");
-    }
-    char *s = cJSON_PrintUnformatted(copy);
-    cJSON_Delete(copy);
-    return s ? s : fc_xstrdup("?");
-}
-
 int fc_doc_differences(const fc_doc *a, const fc_doc *b, const char *an, const char *bn, char (*lines)[320], int max)
 {
     int n = 0;
@@ -324,36 +300,33 @@ int fc_doc_differences(const fc_doc *a, const fc_doc *b, const char *an, const c
     do {                                                                                                           \
         if (n < max) snprintf(lines[n++], 320, __VA_ARGS__);                                                       \
     } while (0)
-    static const struct {
-        const char *k1, *k2, *k3, *what;
-    } devs[] = {
-        {"devices", "cpu", "model", "cpu model"},
-        {"devices", "cuda", "name", "GPU"},
-    };
-    for (size_t i = 0; i < FC_ARRAY_LEN(devs); i++) {
-        const char *x = str_at(a->host, devs[i].k1, devs[i].k2, devs[i].k3);
-        const char *y = str_at(b->host, devs[i].k1, devs[i].k2, devs[i].k3);
-        if (x && y && strcmp(x, y)) LINE("different device: %s '%s' (%s) vs '%s' (%s)", devs[i].what, x, an, y, bn);
-        else if (x && !y && !strcmp(devs[i].k2, "cuda")) LINE("different device: %s '%s' (%s), none (%s)", devs[i].what, x, an, bn);
-        else if (!x && y && !strcmp(devs[i].k2, "cuda")) LINE("different device: %s none (%s), '%s' (%s)", devs[i].what, an, y, bn);
-    }
-    const char *ha = str_at(a->host, "hostname", NULL, NULL), *hb = str_at(b->host, "hostname", NULL, NULL);
-    if (ha && hb && strcmp(ha, hb)) LINE("different host: '%s' (%s) vs '%s' (%s)", ha, an, hb, bn);
-    const cJSON *la = cJSON_GetObjectItemCaseSensitive(a->host, "libraries");
-    const cJSON *lb = cJSON_GetObjectItemCaseSensitive(b->host, "libraries");
-    for (const cJSON *l = la ? la->child : NULL; l; l = l->next) {
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(lb, l->string);
-        if (!m) {
-            if (lb) LINE("library '%s' only in the %s", l->string, an);
-            continue;
+    fc_host_summary x, y;
+    fc_host_summary_read(a->host, &x);
+    fc_host_summary_read(b->host, &y);
+    if (x.cpu_model && y.cpu_model && strcmp(x.cpu_model, y.cpu_model))
+        LINE("different device: cpu model '%s' (%s) vs '%s' (%s)", x.cpu_model, an, y.cpu_model, bn);
+    if (x.gpu_name && y.gpu_name && strcmp(x.gpu_name, y.gpu_name))
+        LINE("different device: GPU '%s' (%s) vs '%s' (%s)", x.gpu_name, an, y.gpu_name, bn);
+    else if (x.gpu_name && !y.gpu_name)
+        LINE("different device: GPU '%s' (%s), none (%s)", x.gpu_name, an, bn);
+    else if (!x.gpu_name && y.gpu_name)
+        LINE("different device: GPU none (%s), '%s' (%s)", an, y.gpu_name, bn);
+    if (x.hostname && y.hostname && strcmp(x.hostname, y.hostname))
+        LINE("different host: '%s' (%s) vs '%s' (%s)", x.hostname, an, y.hostname, bn);
+    for (int i = 0; i < x.nlibs; i++) {
+        const char *other = fc_host_summary_lib(&y, x.libs[i].name);
+        if (!other) {
+            if (y.has_libraries) LINE("library '%s' only in the %s", x.libs[i].name, an);
+        } else if (strcmp(x.libs[i].id, other)) {
+            LINE("different library version: %s '%.100s' (%s) vs '%.100s' (%s)", x.libs[i].name, x.libs[i].id, an,
+                 other, bn);
         }
-        char *x = library_id(l), *y = library_id(m);
-        if (strcmp(x, y)) LINE("different library version: %s '%.100s' (%s) vs '%.100s' (%s)", l->string, x, an, y, bn);
-        free(x);
-        free(y);
     }
-    for (const cJSON *m = lb ? lb->child : NULL; m; m = m->next)
-        if (la && !cJSON_GetObjectItemCaseSensitive(la, m->string)) LINE("library '%s' only in the %s", m->string, bn);
+    for (int i = 0; i < y.nlibs; i++)
+        if (x.has_libraries && !fc_host_summary_lib(&x, y.libs[i].name))
+            LINE("library '%s' only in the %s", y.libs[i].name, bn);
+    fc_host_summary_free(&x);
+    fc_host_summary_free(&y);
     if (strcmp(a->tool_version, b->tool_version))
         LINE("different fusecal version: %s (%s) vs %s (%s)", a->tool_version, an, b->tool_version, bn);
     char why[256];

@@ -1,0 +1,184 @@
+/* precision.c — see precision.h. */
+#include "precision.h"
+
+#include <math.h>
+#include <string.h>
+
+static uint32_t float_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+static float bits_float(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+static bool is_nan_bits(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
+
+/* Rounds a float's bit pattern to its top 32 - drop bits, nearest even: adding just
+ * under half of the dropped unit, plus the kept part's lowest bit, carries exactly
+ * when the dropped bits are above half, or at half with an odd kept part. A carry
+ * out of the mantissa raises the exponent, up to the infinity pattern. */
+static uint32_t round_bits(uint32_t u, int drop)
+{
+    uint32_t half = (1u << (drop - 1)) - 1u;
+    u += half + ((u >> drop) & 1u);
+    return u & ~((1u << drop) - 1u);
+}
+
+uint16_t fc_float_to_bf16(float x)
+{
+    uint32_t u = float_bits(x);
+    if (is_nan_bits(u)) return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)(round_bits(u, 16) >> 16);
+}
+
+float fc_bf16_to_float(uint16_t h) { return bits_float((uint32_t)h << 16); }
+
+uint16_t fc_float_to_fp16(float x)
+{
+    uint32_t u = float_bits(x);
+    uint32_t sign = (u >> 16) & 0x8000u, ax = u & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);  /* NaN */
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520 (half-way past 65504): Inf */
+    if (ax < 0x38800000u) {                                   /* below 2^-14: a multiple of 2^-24 */
+        float a = bits_float(ax) * 0x1p24f;                  /* exact: a power-of-two scale */
+        return (uint16_t)(sign | (uint32_t)nearbyintf(a));    /* 1024 is 2^-14, the smallest normal */
+    }
+    /* rebias the exponent (127 -> 15), then round the 23-bit mantissa to 10 bits; a
+     * carry may raise the exponent */
+    return (uint16_t)(sign | (round_bits(ax - (112u << 23), 13) >> 13));
+}
+
+float fc_fp16_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+    if (exp == 0) {
+        float x = (float)mant * 0x1p-24f;
+        return sign ? -x : x;
+    }
+    if (exp == 31) return bits_float(sign | 0x7f800000u | (mant << 13));
+    return bits_float(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+float fc_round_tf32(float x)
+{
+    uint32_t u = float_bits(x);
+    if (is_nan_bits(u)) return bits_float((u & 0x80000000u) | 0x7fc00000u);
+    return bits_float(round_bits(u, 13));
+}
+
+float fc_round_to_dtype(float x, fc_dtype dt)
+{
+    switch (dt) {
+    case FC_TF32: return fc_round_tf32(x);
+    case FC_BF16: return fc_bf16_to_float(fc_float_to_bf16(x));
+    case FC_FP16: return fc_fp16_to_float(fc_float_to_fp16(x));
+    default: return x;
+    }
+}
+
+/* ---------------------------------------------------------------- tolerances
+ *
+ * What a correct implementation's output may differ from the float64 reference by,
+ * as a relative L2 error ‖out − ref‖/‖ref‖. The reference reads the inputs as the
+ * device holds them (rounded above), so only the device's own arithmetic counts.
+ * With u a unit roundoff (fp32 2^-24; tf32 and fp16 2^-11; bf16 2^-8) and r(u) =
+ * u/√3 the RMS relative error of one rounding to nearest, the independent sources
+ * add in quadrature:
+ *
+ *   accumulation  a = u32·√(L/6). A length-L dot product summed in fp32, in every
+ *                 dtype: tensor cores take products of bf16, fp16 and tf32 values
+ *                 exactly and accumulate them in fp32. √(L/6) is the random walk of
+ *                 plain recursive summation; blocked BLAS and tensor-core kernels
+ *                 sum in shorter runs and do better.
+ *   writes        w = r(u_st)·√n. The unfused chain writes each op's result in the
+ *                 storage type (bf16, fp16; fp32 for fp32 and tf32): n = its ops,
+ *                 plus one for a conv whose bias a library adds by a call of its own.
+ *                 The fused form writes once and stays inside this.
+ *   operand       o = r(u_op). One operand the reference does not see, rounded to
+ *                 the compute type: the BN-folded weights, or what a library computes
+ *                 from an input (a transformed or split operand).
+ *   softmax       s = A·r(u_st)·√k. Logits written k times before the softmax (Q·Kᵀ,
+ *                 then scaled) carry absolute errors of |x|·r, and an absolute error
+ *                 δ in a logit is a relative error δ in its probability. A is the RMS
+ *                 logit under the softmax's weights: fusecal's Q and K are uniform in
+ *                 (−2, 2), so logits have σ = 4/3 whatever d, and the exponential tilt
+ *                 of a normal gives A = √(σ² + σ⁴) ≈ 2.2.
+ *   P into P·V    p = √(4/3)·u_op, where the tensor core's input type is coarser than
+ *                 P's storage (tf32 reading fp32 P): Hopper truncates, an error in
+ *                 (−2u, 0] whose RMS is √(u² + u²/3). The fused kernels round to
+ *                 nearest and stay inside this.
+ *
+ *   tolerance = max(1e-5, 3·√(a² + w² + o² + s² + p²))
+ *
+ * The factor 3 covers what an RMS leaves out: outputs of a few elements, a bias add
+ * that cancels, the model's normal logits. The floor 1e-5 is fp32's (fusecal's
+ * design tolerance): accumulation alone reaches it only past L ≈ 1.9e4, after which
+ * the tolerance grows as √L. The table this gives (tests/test_precision.c checks it
+ * and simulates every pattern in float32 with rounded writes and truncated P):
+ *
+ *             linear, conv, qk_scale      qk_softmax, attention
+ *     fp32    1e-5                        1e-5
+ *     tf32    8.5e-4                      8.5e-4, 1.9e-3 (with P·V)
+ *     fp16    1.5e-3 .. 1.9e-3            3.1e-3 .. 3.2e-3
+ *     bf16    1.2e-2 .. 1.5e-2            2.5e-2 .. 2.6e-2
+ *
+ * Against these, simulations give: bf16 unfused attention 5.1e-3 at s = 128, d = 64
+ * and 8.8e-3 at s = 4096, d = 128 (a scale of 1/√d that is not a power of two rounds
+ * the logits twice); tf32 attention with truncated P 4.2e-4; bf16 linear 2.2e-3 to
+ * 3.2e-3; tf32 linear, with inputs rounded to nearest, 2e-7.
+ * Not modelled: a library algorithm that rounds an operand more than once (a fp16
+ * Winograd transform, say); its record then fails verification and names the
+ * algorithm it ran.
+ */
+
+#define FC_TOL_FLOOR 1e-5
+#define FC_TOL_FACTOR 3.0
+#define FC_LOGIT_RMS 2.2
+
+double fc_dtype_storage_roundoff(fc_dtype dt)
+{
+    switch (dt) {
+    case FC_BF16: return 0x1p-8;
+    case FC_FP16: return 0x1p-11;
+    default: return 0x1p-24;
+    }
+}
+
+double fc_dtype_operand_roundoff(fc_dtype dt)
+{
+    switch (dt) {
+    case FC_TF32: return 0x1p-11;
+    case FC_BF16: return 0x1p-8;
+    case FC_FP16: return 0x1p-11;
+    default: return 0x1p-24;
+    }
+}
+
+/* Ops of the chain before its softmax (the logit writes), 0 without one. */
+static int ops_before_softmax(const fc_pattern *pat)
+{
+    for (int i = 0; i < pat->nops; i++)
+        if (pat->ops[i] == FC_OP_SOFTMAX) return i;
+    return 0;
+}
+
+double fc_problem_tolerance(const fc_problem *p)
+{
+    const fc_pattern *pat = p->pat;
+    double ust = fc_dtype_storage_roundoff(p->dtype), uop = fc_dtype_operand_roundoff(p->dtype);
+    double rst = ust / sqrt(3.0), rop = uop / sqrt(3.0);
+    double a = 0x1p-24 * sqrt(fc_family_of(pat)->reduction(p) / 6.0);
+    double w = rst * sqrt((double)(pat->nops + fc_pattern_has_op(pat, FC_OP_CONV)));
+    double o = rop;
+    double s = FC_LOGIT_RMS * rst * sqrt((double)ops_before_softmax(pat));
+    double pv = fc_pattern_has_op(pat, FC_OP_PV) && uop > ust ? sqrt(4.0 / 3.0) * uop : 0;
+    double tol = FC_TOL_FACTOR * sqrt(a * a + w * w + o * o + s * s + pv * pv);
+    return tol > FC_TOL_FLOOR ? tol : FC_TOL_FLOOR;
+}

@@ -1,0 +1,26 @@
+/* cpu_chain.h — the buffers of a chain on the host, shared by the CPU backends:
+ * both variants' outputs and the unfused chain's live intermediates
+ * (fc_pattern_live_intermediates), allocated at setup with every page mapped,
+ * poisoned with NaN and copied out on request. */
+#ifndef FC_CPU_CHAIN_H
+#define FC_CPU_CHAIN_H
+
+#include "pattern.h"
+
+typedef struct fc_cpu_chain {
+    const fc_pattern *pat;
+    size_t out_n, inter_n;
+    float *out[FC_NVARIANTS];
+    float *tmp[2]; /* NULL past the live intermediates */
+} fc_cpu_chain;
+
+void fc_cpu_chain_alloc(fc_cpu_chain *c, const fc_pattern *pat, const fc_workload *w);
+/* Where op i of the unfused chain writes (fc_pattern_chain_slot): the unfused output
+ * for the last op, else an intermediate. */
+float *fc_cpu_chain_dst(const fc_cpu_chain *c, int i);
+/* Fills variant v's output with NaN, so that an element left unwritten shows. */
+void fc_cpu_chain_poison(fc_cpu_chain *c, fc_variant v);
+void fc_cpu_chain_output(const fc_cpu_chain *c, fc_variant v, float *dst);
+void fc_cpu_chain_free(fc_cpu_chain *c);
+
+#endif

@@ -1,0 +1,215 @@
+/* conformance.c — see conformance.h. */
+#include "conformance.h"
+#include "builtin.h"
+#include "test.h"
+#include "verify.h"
+
+/* Shapes of every family: tiny and odd (m=1,k=1,n=1; odd channel counts in both
+ * layouts, strides, paddings, 1x1 and 5x3 filters; s=1, s=33 with d=64 and d=128,
+ * causal on and off, several tiles, head dimensions the fused GPU kernels lack). */
+static const char *const shapes[] = {
+    /* linear */
+    "m=7,k=13,n=5", "m=1,k=1,n=1", "m=33,k=65,n=17", "m=64,k=128,n=256", "m=130,k=70,n=520",
+    /* conv */
+    "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc", "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nchw",
+    "n=1,c=5,h=9,w=9,k=7,r=1,s=1,layout=nhwc", "n=1,c=5,h=9,w=9,k=7,r=1,s=1,layout=nchw",
+    "n=3,c=4,h=11,w=11,k=6,r=3,s=3,stride=2,pad=1,layout=nhwc",
+    "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw", "n=2,c=16,h=8,w=8,k=32,r=3,s=3,pad=1,layout=nhwc",
+    "n=2,c=16,h=8,w=8,k=32,r=3,s=3,pad=1,layout=nchw",
+    /* attention */
+    "b=2,h=3,s=33,d=64", "b=1,h=2,s=33,d=128", "b=2,h=3,s=33,d=64,causal=1", "b=1,h=2,s=33,d=128,causal=1",
+    "b=1,h=2,s=130,d=64,causal=1", "b=1,h=2,s=200,d=128", "b=1,h=1,s=64,d=64", "b=1,h=1,s=1,d=64",
+    "b=1,h=2,s=40,d=32", "b=1,h=2,s=70,d=16,causal=1", "b=2,h=1,s=300,d=32,causal=1", "b=1,h=1,s=1,d=8",
+};
+static const char *const quick_shapes[] = {
+    "m=7,k=13,n=5", "m=64,k=128,n=256", "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc",
+    "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw", "b=1,h=2,s=33,d=64,causal=1", "b=1,h=1,s=130,d=128",
+};
+
+static bool name_listed(const char *list, const char *name)
+{
+    if (!list) return true;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        if (l == n && !strncmp(p, name, n)) return true;
+        p += l + (c ? 1 : 0);
+    }
+    return false;
+}
+
+/* A library turning a problem down at setup (no algorithm for this dtype, layout and
+ * shape): allowed only where the shape is not tensor-core friendly (a channel-like
+ * dimension not a multiple of 8) in a 16-bit or tf32 dtype. */
+static bool library_refusal(const fc_problem *p, const char *msg)
+{
+    if (!strstr(msg, "has no algorithm") && !strstr(msg, "accepted none") && !strstr(msg, "found no usable") &&
+        !strstr(msg, "NOT_SUPPORTED"))
+        return false;
+    if (p->dtype == FC_FP32) return false;
+    const fc_family *f = fc_family_of(p->pat);
+    for (int i = 0; i < f->ndims; i++) {
+        const char *n = f->dims[i].name;
+        bool channel = !strcmp(n, "c") || !strcmp(n, "k") || !strcmp(n, "m") || !strcmp(n, "n");
+        if (f == &fc_family_conv && !strcmp(n, "n")) channel = false; /* batch */
+        if (channel && p->d[i] % 8 != 0) return true;
+    }
+    return false;
+}
+
+typedef struct conf_case {
+    const fc_conf_opts *o;
+    const fc_backend *b;
+    const fc_problem *p;
+    const char *ps;
+    const fc_workload *w;
+    const fc_reference *ref;
+    double tol;
+    void *state;
+} conf_case;
+
+/* The variant's own checks; its output is left in out. */
+static void check_variant(const conf_case *c, fc_variant v, float *out, float *again)
+{
+    const char *bn = c->b->name, *ps = c->ps, *vn = fc_variant_name(v);
+    size_t n = c->w->out_n;
+    unsigned long long seed = (unsigned long long)c->o->seed;
+    fc_err e = {{0}};
+    fc_impl impl;
+    c->b->describe(c->state, v, &impl);
+    CHECK_MSG(impl.name[0], "%s %s %s: no implementation named", bn, ps, vn);
+    CHECK_MSG(!impl.fallback, "%s %s %s ran a fallback: %s", bn, ps, vn, impl.fallback_why);
+    int nops = c->p->pat->nops;
+    if (v == FC_FUSED) CHECK_MSG(impl.nkernels == 1, "%s %s fused runs %d kernels", bn, ps, impl.nkernels);
+    else CHECK_MSG(c->o->exact_kernels ? impl.nkernels == nops : impl.nkernels >= nops, "%s %s unfused runs %d kernels",
+                   bn, ps, impl.nkernels);
+    /* poison reaches the output; one run overwrites all of it */
+    CHECK(c->b->poison(c->state, v, &e) == 0);
+    CHECK(c->b->output(c->state, v, out, &e) == 0);
+    CHECK_MSG(isnan(out[0]) && isnan(out[n - 1]), "%s %s: poison did not reach the output", bn, ps);
+    if (c->b->run(c->state, v, &e) != 0 || c->b->output(c->state, v, out, &e) != 0) {
+        CHECK_MSG(0, "%s %s %s run: %s", bn, ps, vn, e.msg);
+        return;
+    }
+    fc_check chk;
+    fc_check_output(c->ref, out, n, c->tol, &chk);
+    CHECK_MSG(chk.passed, "%s %s %s (seed %llu): %s [%s]", bn, ps, vn, seed, chk.reason, impl.name);
+    if (!chk.passed)
+        printf("  rel_err %.3g (tol %.3g) max_abs %.3g nonfinite %zu\n", chk.rel_err, c->tol, chk.max_abs_err,
+               chk.nonfinite);
+    /* a second run gives the same answer (no state carried between runs) */
+    CHECK(c->b->run(c->state, v, &e) == 0);
+    CHECK(c->b->output(c->state, v, again, &e) == 0);
+    double rd = fc_rel_diff(again, out, n);
+    CHECK_MSG(rd <= c->tol * 0.1, "%s %s %s not repeatable: %g", bn, ps, vn, rd);
+    if (!c->o->graph || !c->o->dev->graph_create) return;
+    /* replayed from a graph of two captured calls */
+    void *graph = NULL;
+    fc_backend_call la = {c->b, c->state};
+    CHECK(c->b->poison(c->state, v, &e) == 0);
+    if (c->o->dev->graph_create(c->o->devctx, fc_backend_launch, &la, v, 2, &graph, &e) != 0) {
+        CHECK_MSG(0, "%s %s %s graph capture: %s", bn, ps, vn, e.msg);
+        return;
+    }
+    CHECK(c->o->dev->graph_launch(c->o->devctx, graph, &e) == 0);
+    CHECK(c->b->output(c->state, v, again, &e) == 0);
+    c->o->dev->graph_destroy(graph);
+    fc_check_output(c->ref, again, n, c->tol, &chk);
+    CHECK_MSG(chk.passed, "%s %s %s graph replay (seed %llu): %s", bn, ps, vn, seed, chk.reason);
+}
+
+/* One problem on one backend: setup, both variants, teardown. */
+static void check_problem(const fc_conf_opts *o, const fc_backend *b, const fc_problem *p, fc_conf_result *r)
+{
+    char ps[256];
+    fc_problem_string(p, ps, sizeof ps);
+    fc_err e = {{0}};
+    uint64_t seed = fc_seed_mix(o->seed, (uint64_t)p->pat->id * 131 + (uint64_t)p->dtype * 7 + strlen(ps));
+    fc_workload w;
+    if (fc_workload_create(p, seed, 0, &w, &e) != 0) {
+        CHECK_MSG(0, "%s: %s", ps, e.msg);
+        return;
+    }
+    fc_reference ref;
+    fc_reference_build(p, &w, seed, &ref);
+    if (b->device_bytes) {
+        size_t need = 0;
+        CHECK_MSG(b->device_bytes(p, &need, &e) == 0 && need > 0, "%s %s: device_bytes: %s", b->name, ps, e.msg);
+    }
+    conf_case c = {o, b, p, ps, &w, &ref, fc_problem_tolerance(p), NULL};
+    if (b->setup(p, &w, o->devctx, &c.state, &e) != 0) {
+        if (o->library_may_refuse && library_refusal(p, e.msg)) {
+            printf("REFUSED by the library: %s %s: %s\n", b->name, ps, e.msg);
+            r->refused++;
+        } else {
+            CHECK_MSG(0, "%s %s setup (seed %llu): %s", b->name, ps, (unsigned long long)o->seed, e.msg);
+        }
+    } else {
+        float *out[FC_NVARIANTS] = {fc_xmalloc(w.out_n * 4), fc_xmalloc(w.out_n * 4)};
+        float *again = fc_xmalloc(w.out_n * 4);
+        for (int v = 0; v < FC_NVARIANTS; v++) {
+            check_variant(&c, (fc_variant)v, out[v], again);
+            r->checked++;
+        }
+        double d = fc_rel_diff(out[FC_FUSED], out[FC_UNFUSED], w.out_n);
+        CHECK_MSG(d <= 2 * c.tol, "%s %s: fused vs unfused %g (tol %g)", b->name, ps, d, 2 * c.tol);
+        free(out[0]);
+        free(out[1]);
+        free(again);
+    }
+    if (c.state) b->teardown(c.state);
+    fc_reference_free(&ref);
+    fc_workload_free(&w);
+}
+
+/* Every pattern the shape parses for (its family's), in every dtype asked. */
+static void check_shape(const fc_conf_opts *o, const fc_backend *b, const char *shape, int *per_pattern,
+                        fc_conf_result *r)
+{
+    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+        fc_problem p;
+        fc_err e;
+        if (fc_problem_parse(shape, &fc_patterns[pi], &p, &e) != 0) continue; /* another family's shape */
+        for (int di = 0; di < (o->dtypes ? o->ndtypes : FC_NDTYPES); di++) {
+            p.dtype = o->dtypes ? o->dtypes[di] : (fc_dtype)di;
+            char why[256] = "";
+            if (!b->supports(&p, why, sizeof why)) {
+                CHECK_MSG(why[0], "%s gives no reason for not supporting %s", b->name, fc_patterns[pi].name);
+                r->unsupported++;
+                continue;
+            }
+            int before = r->checked;
+            check_problem(o, b, &p, r);
+            per_pattern[pi] += r->checked - before;
+        }
+    }
+}
+
+void fc_conformance(const fc_conf_opts *o, fc_conf_result *r)
+{
+    memset(r, 0, sizeof *r);
+    int failures = t_failures;
+    const char *const *list = o->shapes ? o->shapes : o->quick ? quick_shapes : shapes;
+    size_t nshapes = o->shapes ? o->nshapes : o->quick ? FC_ARRAY_LEN(quick_shapes) : FC_ARRAY_LEN(shapes);
+    int per_pattern[FC_NPATTERNS] = {0};
+    for (int k = 0; k < FC_NBACKENDS; k++) {
+        const fc_backend *b = fc_builtin.backend[k];
+        if (!b || strcmp(b->device, o->device) || !name_listed(o->backends, b->name)) continue;
+        char why[256] = "";
+        if (!b->available(why, sizeof why)) {
+            CHECK_MSG(0, "%s is built but not available on this %s: %s", b->name, o->device, why);
+            continue;
+        }
+        r->backends++;
+        int before = r->checked;
+        for (size_t s = 0; s < nshapes; s++) check_shape(o, b, list[s], per_pattern, r);
+        printf("%s: %d pattern x shape x dtype x variant combinations checked\n", b->name, r->checked - before);
+        CHECK_MSG(r->checked > before, "%s checked nothing", b->name);
+    }
+    CHECK_MSG(r->backends >= 1, "no backend of device '%s' checked", o->device);
+    /* with every backend and the whole list, every pattern ran somewhere */
+    for (int pi = 0; pi < FC_NPATTERNS && !o->backends && !o->shapes && !o->quick; pi++)
+        CHECK_MSG(per_pattern[pi] > 0, "no %s backend checked pattern '%s'", o->device, fc_patterns[pi].name);
+    r->failures = t_failures - failures;
+}
