@@ -1,8 +1,9 @@
 /* test_check.c — the verdicts of `fusecal check` and every exit-code decision,
  * on synthetic records with known confidence intervals; thresholds files;
  * pairing; compare's means; threshold crossings along one dimension and how
- * they move between documents; XML escaping; the report's markup and the check
- * outputs. */
+ * they move between documents; the report's chart data (collected and
+ * analysed), XML escaping, the report's markup and the check outputs. */
+#include "charts.h"
 #include "checkfmt.h"
 #include "crossing.h"
 #include "stats.h"
@@ -721,6 +722,90 @@ static void crossing_moves(void)
     fc_doc_free(&b);
 }
 
+/* ------------------------------------------------------------------ chart data */
+
+static void speedup_analysis(void)
+{
+    fc_doc d;
+    fc_doc_init(&d);
+    add(&d, swept("linear_bias:m=32,k=64,n=64", "cpu.onednn", 0.5));
+    add(&d, swept("linear_bias:m=8,k=64,n=64", "cpu.onednn", 3.0));
+    add(&d, swept("linear_bias:m=8,k=64,n=64", "cpu.openblas", 1.5));
+    fc_record t = swept("linear_bias:m=16,k=64,n=64", "cpu.openblas", 1.4);
+    t.threshold = 1.2;
+    add(&d, t);
+    add(&d, mk("linear_bias:m=64,k=64,n=64", "cpu.openblas", 0, 0, 0, FC_STATUS_FAILED));
+    add(&d, swept("conv_relu:n=1,c=8,h=8,w=8,k=8,layout=nhwc", "cpu.onednn", 1.0));
+    fc_report_input in = {"d.json", &d};
+    fc_series_set set = {0};
+    fc_speedup_data s;
+    fc_speedup_collect(&s, fc_pattern_find("linear_bias"), &in, 1, &set);
+    fc_speedup_analyse(&s);
+    CHECK(s.total == 5 && s.nbad == 1 && s.np == 4 && s.nser == 2 && set.n == 2);
+    /* by series (first met first), then FLOPs */
+    CHECK(s.np == 4 && s.pt[0].r == &d.rec[1] && s.pt[1].r == &d.rec[0] && s.pt[2].r == &d.rec[2] &&
+          s.pt[3].r == &d.rec[3]);
+    CHECK(s.nser == 2 && s.ser[0].a == 0 && s.ser[0].b == 2 && s.ser[1].a == 2 && s.ser[1].b == 4);
+    CHECK(s.nser == 2 && s.ser[0].x.n == 1 && s.ser[1].x.n == 0 && s.ser[0].yes == 1 && s.ser[0].no == 1);
+    CHECK(s.nth == 2 && s.th[0] == 1.1 && s.th[1] == 1.2);
+    /* the speedup range holds every interval; the FLOP range every size */
+    CHECK(s.y.log && s.y.lo < 0.5 * 0.95 && s.y.hi > 3.0 * 1.05);
+    CHECK(s.x.log && s.x.lo < d.rec[1].flops && s.x.hi > d.rec[0].flops);
+    fc_speedup_free(&s);
+    /* 1 (no change) is always in range */
+    fc_speedup_collect(&s, fc_pattern_find("conv_relu"), &in, 1, &set);
+    fc_speedup_analyse(&s);
+    CHECK(s.np == 1 && s.y.lo < 0.95 && s.y.hi > 1.1);
+    CHECK(set.n == 3); /* conv_relu's cpu.onednn fp32 nhwc: a series of its own */
+    fc_speedup_free(&s);
+    fc_series_free(&set);
+    fc_doc_free(&d);
+}
+
+static void roofline_analysis(void)
+{
+    fc_doc d;
+    fc_doc_init(&d);
+    host_json(&d, "CPU", "2.6.3"); /* ceilings: fp32 100 GFLOP/s, 20 GB/s */
+    fc_record r = mk(LB, "cpu.openblas", 1.9, 2.0, 2.1, FC_STATUS_OK);
+    r.v[FC_UNFUSED].gflops = 1;
+    r.v[FC_FUSED].gflops = 4;
+    add(&d, r);
+    fc_record h = mk("linear_bias:m=8,k=8,n=8,dtype=bf16", "cpu.onednn", 1.9, 2.0, 2.1, FC_STATUS_OK);
+    h.ceil_gflops = 400; /* not in the document's ceilings: the record's own */
+    add(&d, h);
+    add(&d, mk(LR, "cpu.onednn", 0, 0, 0, FC_STATUS_FAILED));
+    fc_roofline_data g;
+    fc_roofline_collect(&g, &d, "cpu");
+    CHECK(g.n == 2 && g.used[FC_FP32] && g.used[FC_BF16] && !g.used[FC_FP16]);
+    CHECK(g.pat_used[FC_P_linear_bias] && !g.pat_used[FC_P_linear_bias_relu]);
+    fc_roofline_analyse(&g);
+    CHECK(g.peak[FC_FP32] == 100 && g.peak[FC_BF16] == 400 && g.bw == 20);
+    /* the ranges hold the points (intensity 2 and 4) and the ridges (5 and 20 FLOP/B) */
+    CHECK(g.x.lo < 2 && g.x.hi > 20 && g.y.lo < 1e9 && g.y.hi > 400e9);
+    /* fp32's roof: the slope from the left edge, the ridge at 5 FLOP/B, flat to the right */
+    const fc_roof *f = &g.roof[FC_FP32];
+    CHECK(f->n == 3 && f->x[0] == g.x.lo && f->x[1] == 5 && f->y[1] == 100e9 && f->x[2] == g.x.hi);
+    CHECK_NEAR(f->y[0], 20e9 * g.x.lo, 1);
+    CHECK(f->y[2] == 100e9);
+    CHECK(g.roof[FC_FP16].n == 0);
+    fc_roofline_free(&g);
+    /* no bandwidth anywhere: flat roofs across the chart */
+    cJSON_Delete(d.ceilings);
+    d.ceilings = NULL;
+    fc_roofline_collect(&g, &d, "cpu");
+    fc_roofline_analyse(&g);
+    CHECK(g.bw == 0 && g.peak[FC_FP32] == 0 && g.peak[FC_BF16] == 400);
+    CHECK(g.roof[FC_BF16].n == 2 && g.roof[FC_BF16].y[0] == 400e9 && g.roof[FC_BF16].y[1] == 400e9);
+    CHECK(g.roof[FC_FP32].n == 0);
+    fc_roofline_free(&g);
+    /* no record on the device: nothing */
+    fc_roofline_collect(&g, &d, "cuda");
+    CHECK(g.n == 0);
+    fc_roofline_free(&g);
+    fc_doc_free(&d);
+}
+
 /* ------------------------------------------------------------------ markup */
 
 static void xml_escaping(void)
@@ -757,7 +842,7 @@ static void report_markup(void)
     fc_doc_init(&d);
     host_json(&d, "CPU <A>", "2.6.3");
     add(&d, mk(LB, "cpu.openblas", 1.9, 2.0, 2.1, FC_STATUS_OK));
-    fc_record r = mk("linear_bias:m=64,k=64,n=64,dtype=fp32", "cpu.openblas", 0.8, 0.9, 1.0, FC_STATUS_OK);
+    fc_record r = mk("linear_bias:m=64,k=8,n=8,dtype=fp32", "cpu.openblas", 0.8, 0.9, 1.0, FC_STATUS_OK);
     r.flops = 1e8;
     snprintf(r.v[FC_FUSED].impl.name, sizeof r.v[FC_FUSED].impl.name, "<script>alert('x')</script> & \x01");
     add(&d, r);
@@ -769,7 +854,8 @@ static void report_markup(void)
     CHECK(count(html, "data-pattern=\"conv_bn_relu\"") == 1);
     CHECK(count(html, "data-chart=\"traffic\"") == 1);
     CHECK(count(html, "data-chart=\"roofline\"") == 1);
-    CHECK(count(html, "class=\"crossover\"") == 1); /* 2.0 at 1 MFLOP, 0.9 at 100 MFLOP */
+    CHECK(count(html, "class=\"crossover\"") == 1); /* along m: 2.0 at m=8, 0.9 at m=64 */
+    CHECK_STR_CONTAINS(html, "speedup falls below the 1.1\xC3\x97 threshold along m (k=8,n=8) at m \xE2\x89\x88 ");
     CHECK(strstr(html, "<script") == NULL);
     CHECK(strstr(html, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; \xEF\xBF\xBD") != NULL);
     CHECK(strstr(html, "a&lt;b&gt;.json") != NULL && strstr(html, "CPU &lt;A&gt;") != NULL);
@@ -834,7 +920,7 @@ int main(int argc, char **argv)
     static const t_case cases[] = {
         T(verdict_names), T(every_verdict), T(exit_codes),   T(confirmations), T(thresholds_files),
         T(pairing),       T(compare_means), T(crossing_one), T(crossing_none), T(crossing_two),
-        T(crossing_fixed_dims), T(crossing_moves), T(xml_escaping),
+        T(crossing_fixed_dims), T(crossing_moves), T(speedup_analysis), T(roofline_analysis), T(xml_escaping),
         T(report_markup), T(check_outputs),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
