@@ -63,13 +63,13 @@ static void sweep_names(word_list *l)
 }
 
 typedef struct enum_case {
-    const char *schema;    /* embedded path */
-    const char *pointer;   /* JSON pointer to the schema object whose "enum" mirrors a list */
-    const fc_words *words; /* the list: a vocabulary ... */
-    bool choices;          /* ... from its first user choice (layouts without "none") */
+    const char *schema;        /* embedded path */
+    const char *pointer;       /* JSON pointer to the schema object whose "enum" mirrors a list */
+    const fc_words *words;     /* the list: a vocabulary ... */
+    bool choices;              /* ... from its first user choice (layouts without "none") */
     void (*list)(word_list *); /* or another list when words is NULL */
-    const char *extra;     /* in the schema only, and why: "word: why" */
-    const char *omitted;   /* in the list only, and why */
+    const char *extra;         /* in the schema only, and why: "word: why" */
+    const char *omitted;       /* in the list only, and why */
 } enum_case;
 
 #define CAL "schemas/calibration.schema.json"
@@ -116,8 +116,8 @@ static const cJSON *at_pointer(const cJSON *root, const char *pointer)
         char key[128];
         size_t k = 0;
         for (p++; *p && *p != '/' && k + 1 < sizeof key; p++) {
-            if (*p == '~' && (p[1] == '0' || p[1] == '1')) key[k++] = *++p == '0' ? '~' : '/';
-            else key[k++] = *p;
+            bool escaped = *p == '~' && (p[1] == '0' || p[1] == '1');
+            key[k++] = !escaped ? *p : *++p == '0' ? '~' : '/';
         }
         key[k] = 0;
         n = cJSON_IsArray(n) ? cJSON_GetArrayItem(n, atoi(key)) : cJSON_GetObjectItemCaseSensitive(n, key);
@@ -126,10 +126,7 @@ static const cJSON *at_pointer(const cJSON *root, const char *pointer)
 }
 
 /* the word an exception is about: "none: why" -> "none" */
-static void word_of(const char *why, char *buf, size_t n)
-{
-    snprintf(buf, n, "%.*s", (int)strcspn(why, ":"), why);
-}
+static void word_of(const char *why, char *buf, size_t n) { snprintf(buf, n, "%.*s", (int)strcspn(why, ":"), why); }
 
 static bool listed(const char *why, const char *w)
 {

@@ -12,7 +12,8 @@ int fc_series_of(fc_series_set *set, int file, const fc_record *r)
 {
     for (int i = 0; i < set->n; i++) {
         const fc_series *s = &set->s[i];
-        if (s->file == file && s->dtype == r->prob.dtype && s->layout == r->prob.layout && !strcmp(s->backend, r->backend))
+        if (s->file == file && s->dtype == r->prob.dtype && s->layout == r->prob.layout &&
+            !strcmp(s->backend, r->backend))
             return i;
     }
     if (set->n == set->cap) {
@@ -50,8 +51,7 @@ static int point_cmp(const void *x, const void *y)
     return (a->r->flops > b->r->flops) - (a->r->flops < b->r->flops);
 }
 
-void fc_speedup_collect(fc_speedup_data *d, const fc_pattern *pat, const fc_report_input *in, int n,
-                        fc_series_set *set)
+void fc_speedup_collect(fc_speedup_data *d, const fc_pattern *pat, const fc_report_input *in, int n, fc_series_set *set)
 {
     memset(d, 0, sizeof *d);
     d->pat = pat;

@@ -49,10 +49,10 @@ typedef struct fc_speedup_point {
 } fc_speedup_point;
 
 typedef struct fc_speedup_series {
-    int series;         /* index into the series set */
-    int a, b;           /* its points: pt[a .. b) */
+    int series; /* index into the series set */
+    int a, b;   /* its points: pt[a .. b) */
     int yes, no, inconclusive;
-    fc_crossings x;     /* its sweep lines and their crossings */
+    fc_crossings x; /* its sweep lines and their crossings */
 } fc_speedup_series;
 
 #define FC_MAX_THRESHOLD_LINES 4
@@ -61,12 +61,12 @@ typedef struct fc_speedup_data {
     const fc_pattern *pat;
     fc_speedup_point *pt; /* plottable records, by series, then FLOPs */
     int np;
-    int total, nbad;      /* the pattern's records, and those not plottable */
+    int total, nbad; /* the pattern's records, and those not plottable */
     fc_speedup_series *ser;
     int nser;
     double th[FC_MAX_THRESHOLD_LINES]; /* distinct thresholds, first met first */
     int nth;
-    fc_axis x, y;         /* log ranges: FLOPs; speedups, intervals, thresholds and 1 */
+    fc_axis x, y; /* log ranges: FLOPs; speedups, intervals, thresholds and 1 */
 } fc_speedup_data;
 
 /* Collects pattern pat's records of every document (series added to set as met). */
@@ -79,7 +79,7 @@ void fc_speedup_free(fc_speedup_data *d);
 /* ------------------------------------------------------------------ roofline */
 
 typedef struct fc_roof {
-    int n;              /* vertices, in data units (FLOP/byte, FLOP/s): bandwidth slope, ridge, flat top */
+    int n; /* vertices, in data units (FLOP/byte, FLOP/s): bandwidth slope, ridge, flat top */
     double x[3], y[3];
 } fc_roof;
 

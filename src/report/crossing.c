@@ -33,9 +33,9 @@ static int collect(const fc_record *const *recs, int n, int i, int dim, bool *ta
 {
     int k = 0;
     for (int j = i; j < n; j++) {
-        if (taken[(size_t)j * FC_MAX_DIMS + dim] || !fc_crossing_usable(recs[j]) || !same_line(recs[i], recs[j], dim, true))
-            continue;
-        taken[(size_t)j * FC_MAX_DIMS + dim] = true;
+        bool *t = &taken[(size_t)j * FC_MAX_DIMS + dim];
+        if (*t || !fc_crossing_usable(recs[j]) || !same_line(recs[i], recs[j], dim, true)) continue;
+        *t = true;
         int64_t v = recs[j]->prob.d[dim];
         int at = k;
         while (at > 0 && m[at - 1]->prob.d[dim] > v) at--;
@@ -57,8 +57,11 @@ static double lerp(double a, double b, double t)
 static fc_crossing between(const fc_record **m, int from, int to, int dim, int line)
 {
     const fc_record *r1 = m[from], *r2 = m[to];
-    fc_crossing c = {.line = line, .threshold = sqrt(r1->threshold * r2->threshold),
-                     .falls = r1->decision == FC_DECIDE_YES, .from = r1, .to = r2};
+    fc_crossing c = {.line = line,
+                     .threshold = sqrt(r1->threshold * r2->threshold),
+                     .falls = r1->decision == FC_DECIDE_YES,
+                     .from = r1,
+                     .to = r2};
     for (int i = from; i < to; i++) {
         double d1 = log(m[i]->speedup.ratio / c.threshold), d2 = log(m[i + 1]->speedup.ratio / c.threshold);
         if (!(c.falls ? d1 >= 0 && d2 < 0 : d1 <= 0 && d2 > 0)) continue;
@@ -80,7 +83,11 @@ static void add_line(fc_crossings *x, int *caplines, int *capcross, const fc_rec
         x->lines = fc_xrealloc(x->lines, (size_t)*caplines * sizeof *x->lines);
     }
     fc_sweep_line *l = &x->lines[x->nlines];
-    *l = (fc_sweep_line){.rec = m[0], .dim = dim, .n = k, .lo = m[0]->prob.d[dim], .hi = m[k - 1]->prob.d[dim],
+    *l = (fc_sweep_line){.rec = m[0],
+                         .dim = dim,
+                         .n = k,
+                         .lo = m[0]->prob.d[dim],
+                         .hi = m[k - 1]->prob.d[dim],
                          .first = x->n};
     int last = -1;
     for (int j = 0; j < k; j++) {

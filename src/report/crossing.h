@@ -17,20 +17,20 @@
 #include "match.h"
 
 typedef struct fc_sweep_line {
-    const fc_record *rec;  /* the line's first record: pattern, backend, dtype, layout, the fixed dims */
-    int dim;               /* the dimension that varies (index into the family's dims) */
-    int n;                 /* records on the line (distinct values of dim) */
-    int64_t lo, hi;        /* the smallest and largest value of dim */
+    const fc_record *rec; /* the line's first record: pattern, backend, dtype, layout, the fixed dims */
+    int dim;              /* the dimension that varies (index into the family's dims) */
+    int n;                /* records on the line (distinct values of dim) */
+    int64_t lo, hi;       /* the smallest and largest value of dim */
     int yes, no, inconclusive;
-    int first, ncross;     /* the line's crossings: cross[first .. first + ncross) */
+    int first, ncross; /* the line's crossings: cross[first .. first + ncross) */
 } fc_sweep_line;
 
 typedef struct fc_crossing {
-    int line;              /* index into lines */
-    double at;             /* the value of the line's dimension where the speedup crosses */
-    double flops;          /* FLOPs per call there, interpolated alike */
-    double threshold;      /* geometric mean of the two decided records' thresholds */
-    bool falls;            /* fuse: yes below `at`, no above it (else the reverse) */
+    int line;                   /* index into lines */
+    double at;                  /* the value of the line's dimension where the speedup crosses */
+    double flops;               /* FLOPs per call there, interpolated alike */
+    double threshold;           /* geometric mean of the two decided records' thresholds */
+    bool falls;                 /* fuse: yes below `at`, no above it (else the reverse) */
     const fc_record *from, *to; /* the decided records either side, smaller dimension first */
 } fc_crossing;
 

@@ -81,7 +81,8 @@ static void speedup_series(const rpt *R, const fc_chart *c, const fc_speedup_dat
     series_label(R, s->series, label, sizeof label);
     fc_str_add(o, "<g class=\"series\">\n");
     if (s->b - s->a > 1) {
-        fc_str_addf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" points=\"", col);
+        fc_str_addf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" points=\"",
+                    col);
         for (int i = s->a; i < s->b; i++)
             fc_str_addf(o, "%s%.1f,%.1f", i > s->a ? " " : "", fc_chart_px(c, d->pt[i].r->flops),
                         fc_chart_py(c, d->pt[i].r->speedup.ratio));
@@ -127,8 +128,8 @@ static void speedup_crossing(const rpt *R, const fc_chart *c, const fc_speedup_s
     fc_svg_marker(o, 3, px, py, 5.5, col, true);
     bool right = px < (c->left + c->right) / 2;
     snprintf(at, sizeof at, x->at >= 100 ? "%.0f" : "%.3g", x->at);
-    fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"%s\" font-size=\"11\">", right ? px + 4 : px - 4,
-                c->top + 13 + 13 * (k % 4), right ? "start" : "end", col);
+    fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"%s\" font-size=\"11\">",
+                right ? px + 4 : px - 4, c->top + 13 + 13 * (k % 4), right ? "start" : "end", col);
     fc_xml_addf(o, "%s %s %s", fc_sweep_line_dim(&s->x.lines[x->line]), APPROX, at);
     fc_str_add(o, "</text></g>\n");
 }
@@ -760,8 +761,8 @@ char *fc_report_html(const fc_report_input *in, int n, const char *title)
     fc_str_add(o, "<section id=\"speedups\">\n<h2>Speedup against problem size</h2>\n"
                   "<p>Speedup = unfused latency / fused latency (ratio of medians of paired, interleaved samples). "
                   "Fusion pays where the whole interval is above the threshold; where a series crosses the threshold "
-                  "line, fusion stops (or starts) paying. Crossings are found along one dimension at a time, every other "
-                  "dimension fixed, between sizes decided yes and no.</p>\n<div class=\"charts\">\n");
+                  "line, fusion stops (or starts) paying. Crossings are found along one dimension at a time, every "
+                  "other dimension fixed, between sizes decided yes and no.</p>\n<div class=\"charts\">\n");
     for (int pi = 0; pi < FC_NPATTERNS; pi++)
         if (present[pi]) speedup_chart(&R, &fc_patterns[pi]);
     fc_str_add(o, "</div>\n</section>\n<section id=\"traffic-section\">\n<h2>Memory traffic</h2>\n<div class=\"charts\">\n");
