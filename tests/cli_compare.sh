@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fusecal compare on two synthetic files: matched rows with both intervals,
-# B/A changes, decision flips, the geometric-mean row, unmatched records, the
-# three formats, pairing by problem across backends, and bad input.
+# B/A changes, decision flips, the geometric-mean row, unmatched records, where
+# threshold crossings moved, the three formats, pairing by problem across
+# backends, and bad input.
 . "$(dirname "$0")/lib.sh"
 
 mk() { "$PYTHON" "$TESTS/make_records.py" "$@" || bad "make_records.py $*"; }
@@ -39,6 +40,24 @@ expect 0 "compare, markdown to a file" -- "$FUSECAL" compare a.json b.json --for
 if grep -q '^| pattern | backend | dtype |' cmp.md && grep -q '^| geometric mean (3) |' cmp.md && grep -q '^### only in A (1):' cmp.md; then
     ok "markdown table"; else bad "markdown: $(cat cmp.md)"; fi
 check_eq "markdown rows" "$(grep -c '^| linear' cmp.md)" 3
+
+# a threshold crossing along m (k, n fixed) that moves: between m=8 and 32 in A, 32 and 128 in B
+X="linear_bias:k=256,n=256,dtype=fp32"
+mk xa.json "$X,m=8@cpu.onednn:1.9,2.0,2.1" "$X,m=32@cpu.onednn:0.75,0.8,0.85"
+mk xb.json "$X,m=8@cpu.onednn:1.9,2.0,2.1" "$X,m=32@cpu.onednn:1.4,1.5,1.6" "$X,m=128@cpu.onednn:0.75,0.8,0.85"
+expect 0 "compare, crossings" -- "$FUSECAL" compare xa.json xb.json
+if grep -qE '^  linear_bias cpu.onednn fp32 along m \(k=256,n=256\): falls below 1.1x: m ~ 1[0-9.]+ -> m ~ [0-9.]+ \(B/A' "$WORK/out"
+then ok "text: where the crossing moved"; else bad "crossings: $(tail -3 "$WORK/out")"; fi
+expect 0 "compare, crossings as json" -- "$FUSECAL" compare xa.json xb.json --format json
+# log-linear interpolation of log speedup over log m, computed here independently
+check_eq "json: crossing points along m" \
+    "$(pyq "$WORK/out" "[(c['dim'], c['direction'], round(c['a']['crossing']['at'], 3), round(c['b']['crossing']['at'], 3)) for c in d['crossings']]")" \
+    "$("$PYTHON" -c "
+import math
+def at(a, ra, b, rb, th=1.1):
+    t = math.log(ra / th) / (math.log(ra / th) - math.log(rb / th))
+    return round(math.exp(math.log(a) + t * (math.log(b) - math.log(a))), 3)
+print([('m', 'falls', at(8, 2.0, 32, 0.8), at(32, 1.5, 128, 0.8))])")"
 
 # CPU against GPU: no pairs by (problem, backend); by problem they pair
 mk gpu.json --gpu "Test GPU" "$LB@cuda.cublas:2.9,3.0,3.1" "$LR@cuda.cublas:1.0,1.1,1.2"

@@ -61,6 +61,8 @@ style = "".join(e.text or "" for e in root.iter(X + "style"))
 say("CSS loads nothing", "url(" not in style and "@import" not in style and "@font-face" not in style)
 say("print styles", "@media print" in style)
 say("crossing described in words", "falls below the 1.1" in alltext)
+say("crossings along one dimension, the others fixed", "along m (k=512,n=512) at m" in alltext and
+    "along n (c=64,h=28,w=28,k=64,r=3,s=3,pad=1,nhwc) at n" in alltext)
 say("host and settings", "Test CPU 9000" in alltext and "bootstrap resamples" in alltext)
 PY
 while read -r line; do case $line in ok*) ok "${line#ok   }" ;; *) bad "${line#FAIL }" ;; esac; done <"$WORK/checks"

@@ -126,17 +126,18 @@ def record(problem, backend, lo, ratio, hi, status="ok", threshold=1.1, ceil=(10
 
 
 def preset_sweep():
-    """Size ladders where fusion stops paying as problems grow."""
+    """Size ladders, each along one dimension with the others fixed, where fusion
+    stops paying as problems grow."""
     out = []
     for backend, base in (("cpu.openblas", 2.4), ("cpu.onednn", 3.0)):
         for i, m in enumerate((32, 64, 128, 256, 512, 1024, 2048)):
             ratio = base / (1 + 0.45 * i)
             w = 0.06 * ratio
-            out.append((f"linear_bias_relu:m={m},k={m},n={m},dtype=fp32", backend, ratio - w, ratio, ratio + w))
-            out.append((f"linear_bias_gelu:m={m},k={m},n={m},dtype=fp32", backend, ratio * 0.95, ratio * 1.1, ratio * 1.3))
-    for i, hw in enumerate((7, 14, 28, 56, 112)):
+            out.append((f"linear_bias_relu:m={m},k=512,n=512,dtype=fp32", backend, ratio - w, ratio, ratio + w))
+            out.append((f"linear_bias_gelu:m={m},k=512,n=512,dtype=fp32", backend, ratio * 0.95, ratio * 1.1, ratio * 1.3))
+    for i, n in enumerate((1, 2, 4, 8, 16)):
         ratio = 1.6 - 0.15 * i
-        out.append((f"conv_bn_relu:n=1,c=64,h={hw},w={hw},k=64,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32",
+        out.append((f"conv_bn_relu:n={n},c=64,h=28,w=28,k=64,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32",
                     "cpu.onednn", ratio * 0.93, ratio, ratio * 1.07))
     for i, s in enumerate((128, 256, 512, 1024, 2048, 4096)):
         ratio = 1.3 + 0.9 * i

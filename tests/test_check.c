@@ -1,8 +1,11 @@
 /* test_check.c — the verdicts of `fusecal check` and every exit-code decision,
  * on synthetic records with known confidence intervals; thresholds files;
- * pairing; compare's means; XML escaping; the report's markup and the check
- * outputs. */
+ * pairing; compare's means; threshold crossings along one dimension and how
+ * they move between documents; the report's chart data (collected and
+ * analysed), XML escaping, the report's markup and the check outputs. */
+#include "charts.h"
 #include "checkfmt.h"
+#include "crossing.h"
 #include "host.h"
 #include "host_summary.h"
 #include "stats.h"
@@ -467,6 +470,344 @@ static void compare_means(void)
     fc_doc_free(&b);
 }
 
+/* ------------------------------------------------------------------ crossings */
+
+/* A record of a sweep: its FLOPs on paper, a ±5 % interval around ratio, decided
+ * against 1.1 as a run decides. */
+static fc_record swept(const char *problem, const char *backend, double ratio)
+{
+    fc_record r = mk(problem, backend, ratio * 0.95, ratio, ratio * 1.05, FC_STATUS_OK);
+    fc_cost cost;
+    memset(&cost, 0, sizeof cost);
+    fc_family_of(r.prob.pat)->cost(&r.prob, &cost);
+    r.flops = cost.flops;
+    return r;
+}
+
+/* the same with an interval [1.0, 1.2] that straddles the threshold: inconclusive */
+static fc_record straddling(const char *problem, const char *backend, double ratio)
+{
+    fc_record r = swept(problem, backend, ratio);
+    r.speedup.lo = 1.0;
+    r.speedup.hi = 1.2;
+    r.decision = fc_decide(&r.speedup, r.threshold);
+    return r;
+}
+
+static void find(const fc_record *recs, int n, fc_crossings *x)
+{
+    const fc_record *p[32];
+    for (int i = 0; i < n && i < 32; i++) p[i] = &recs[i];
+    fc_crossings_find(p, n, x);
+}
+
+/* log-linear interpolation between (a, ra) and (b, rb) where the ratio meets th */
+static double expect_at(double a, double ra, double b, double rb, double th)
+{
+    double t = log(ra / th) / (log(ra / th) - log(rb / th));
+    return exp(log(a) + t * (log(b) - log(a)));
+}
+
+static void crossing_one(void)
+{
+    fc_record r[] = {
+        swept("linear_bias:m=64,k=256,n=256", "cpu.onednn", 0.6), /* out of order: the line orders them */
+        swept("linear_bias:m=8,k=256,n=256", "cpu.onednn", 2.0),
+        swept("linear_bias:m=16,k=256,n=256", "cpu.onednn", 1.5),
+        swept("linear_bias:m=32,k=256,n=256", "cpu.onednn", 0.8),
+    };
+    CHECK(r[2].decision == FC_DECIDE_YES && r[3].decision == FC_DECIDE_NO);
+    fc_crossings x;
+    find(r, 4, &x);
+    CHECK(x.nlines == 1 && x.n == 1);
+    if (x.nlines == 1 && x.n == 1) {
+        const fc_sweep_line *l = &x.lines[0];
+        CHECK(!strcmp(fc_sweep_line_dim(l), "m") && l->n == 4 && l->lo == 8 && l->hi == 64);
+        CHECK(l->yes == 2 && l->no == 2 && l->inconclusive == 0 && l->first == 0 && l->ncross == 1);
+        const fc_crossing *c = &x.cross[0];
+        CHECK(c->falls && c->from == &r[2] && c->to == &r[3] && c->line == 0);
+        CHECK_NEAR(c->threshold, 1.1, 1e-12);
+        double at = expect_at(16, 1.5, 32, 0.8, 1.1);
+        CHECK_NEAR(c->at, at, 1e-9);
+        /* FLOPs are interpolated alike: linear in m here, so the FLOPs at `at` */
+        double t = log(at / 16) / log(2);
+        CHECK_NEAR(c->flops, exp(log(r[2].flops) + t * (log(r[3].flops) - log(r[2].flops))), 1e-6 * c->flops);
+        char fixed[64], text[512];
+        fc_sweep_line_fixed(l, fixed, sizeof fixed);
+        CHECK(!strcmp(fixed, "k=256,n=256"));
+        fc_crossing_text(&x, c, true, text, sizeof text);
+        CHECK_STR_CONTAINS(text, "speedup falls below the 1.1x threshold along m (k=256,n=256) at m ~ 2");
+        CHECK_STR_CONTAINS(text, "(fuse: yes at m=16, no at m=32)");
+    }
+    fc_crossings_free(&x);
+}
+
+static void crossing_none(void)
+{
+    fc_crossings x;
+    /* all yes; yes, inconclusive, yes: a line, no crossing */
+    fc_record a[] = {swept("linear_bias:m=8,k=64,n=64", "cpu.openblas", 2.0),
+                     straddling("linear_bias:m=16,k=64,n=64", "cpu.openblas", 1.05),
+                     swept("linear_bias:m=32,k=64,n=64", "cpu.openblas", 1.5)};
+    CHECK(a[1].decision == FC_DECIDE_INCONCLUSIVE);
+    find(a, 3, &x);
+    CHECK(x.nlines == 1 && x.n == 0 && x.lines[0].inconclusive == 1);
+    fc_crossings_free(&x);
+    /* noise around the threshold: medians on both sides, intervals straddling it */
+    fc_record b[] = {straddling("linear_bias:m=8,k=64,n=64", "cpu.openblas", 1.15),
+                     straddling("linear_bias:m=16,k=64,n=64", "cpu.openblas", 1.05)};
+    find(b, 2, &x);
+    CHECK(x.nlines == 1 && x.n == 0);
+    fc_crossings_free(&x);
+    /* one size alone, and failed records: no line */
+    fc_record c[] = {swept("linear_bias:m=8,k=64,n=64", "cpu.openblas", 2.0),
+                     mk("linear_bias:m=16,k=64,n=64", "cpu.openblas", 0, 0, 0, FC_STATUS_FAILED)};
+    find(c, 2, &x);
+    CHECK(x.nlines == 0 && x.n == 0);
+    fc_crossings_free(&x);
+    find(c, 0, &x);
+    CHECK(x.nlines == 0 && x.n == 0);
+    fc_crossings_free(&x);
+}
+
+static void crossing_two(void)
+{
+    /* yes, no, inconclusive, yes: falls, then rises (passing over the inconclusive size) */
+    fc_record r[] = {swept("qk_scale:b=1,h=8,s=128,d=64", "cpu.onednn", 1.6),
+                     swept("qk_scale:b=1,h=8,s=256,d=64", "cpu.onednn", 0.9),
+                     straddling("qk_scale:b=1,h=8,s=512,d=64", "cpu.onednn", 1.15),
+                     swept("qk_scale:b=1,h=8,s=1024,d=64", "cpu.onednn", 1.4)};
+    fc_crossings x;
+    find(r, 4, &x);
+    CHECK(x.nlines == 1 && x.n == 2);
+    if (x.n == 2) {
+        CHECK(x.cross[0].falls && x.cross[0].from == &r[0] && x.cross[0].to == &r[1]);
+        CHECK_NEAR(x.cross[0].at, expect_at(128, 1.6, 256, 0.9, 1.1), 1e-9);
+        /* the medians cross between 256 (0.9) and 512 (1.15), not beside the decided 1024 */
+        CHECK(!x.cross[1].falls && x.cross[1].from == &r[1] && x.cross[1].to == &r[3]);
+        CHECK_NEAR(x.cross[1].at, expect_at(256, 0.9, 512, 1.15, 1.1), 1e-9);
+        CHECK(x.cross[1].at > 256 && x.cross[1].at < 512);
+        /* FLOPs grow about as s² here: log FLOPs are interpolated at the same fraction as log s */
+        double slope = log(r[1].flops / r[0].flops) / log(2);
+        CHECK(slope > 1.9 && slope < 2.1);
+        CHECK_NEAR(log(x.cross[0].flops / r[0].flops) / log(x.cross[0].at / 128), slope, 1e-9);
+    }
+    fc_crossings_free(&x);
+}
+
+static void crossing_fixed_dims(void)
+{
+    /* two lines along m, at k=n=256 and at k=n=512: ordered by m alone they would
+     * read yes, no, yes, no (three crossings); one dimension at a time, one each */
+    fc_record r[] = {swept("linear_bias:m=8,k=256,n=256", "cpu.onednn", 2.0),
+                     swept("linear_bias:m=16,k=512,n=512", "cpu.onednn", 0.8),
+                     swept("linear_bias:m=32,k=512,n=512", "cpu.onednn", 1.6),
+                     swept("linear_bias:m=64,k=256,n=256", "cpu.onednn", 0.7)};
+    fc_crossings x;
+    find(r, 4, &x);
+    CHECK(x.nlines == 2 && x.n == 2);
+    if (x.nlines == 2 && x.n == 2) {
+        char f0[64], f1[64];
+        fc_sweep_line_fixed(&x.lines[0], f0, sizeof f0);
+        fc_sweep_line_fixed(&x.lines[1], f1, sizeof f1);
+        CHECK(!strcmp(f0, "k=256,n=256") && !strcmp(f1, "k=512,n=512"));
+        CHECK(x.cross[0].falls && x.cross[0].line == 0 && x.cross[0].from == &r[0] && x.cross[0].to == &r[3]);
+        CHECK(!x.cross[1].falls && x.cross[1].line == 1 && x.cross[1].from == &r[1] && x.cross[1].to == &r[2]);
+    }
+    fc_crossings_free(&x);
+    /* sizes that differ in two dims (m and k together) make no line */
+    fc_record d[] = {swept("linear_bias:m=64,k=64,n=256", "cpu.onednn", 2.0),
+                     swept("linear_bias:m=128,k=128,n=256", "cpu.onednn", 0.8)};
+    find(d, 2, &x);
+    CHECK(x.nlines == 0 && x.n == 0);
+    fc_crossings_free(&x);
+    /* backends, dtypes and layouts are not mixed */
+    fc_record e[] = {swept("linear_bias:m=8,k=64,n=64", "cpu.onednn", 2.0),
+                     swept("linear_bias:m=16,k=64,n=64", "cpu.openblas", 0.8),
+                     swept("linear_bias:m=16,k=64,n=64,dtype=bf16", "cpu.onednn", 0.8),
+                     swept("conv_relu:n=1,c=8,h=8,w=8,k=8,layout=nhwc", "cpu.onednn", 2.0),
+                     swept("conv_relu:n=2,c=8,h=8,w=8,k=8,layout=nchw", "cpu.onednn", 0.8)};
+    find(e, 5, &x);
+    CHECK(x.nlines == 0 && x.n == 0);
+    fc_crossings_free(&x);
+    /* a repeated problem counts once: its first record */
+    fc_record g[] = {swept("linear_bias:m=8,k=64,n=64", "cpu.onednn", 2.0),
+                     swept("linear_bias:m=8,k=64,n=64", "cpu.onednn", 0.5),
+                     swept("linear_bias:m=16,k=64,n=64", "cpu.onednn", 0.8)};
+    find(g, 3, &x);
+    CHECK(x.nlines == 1 && x.lines[0].n == 2 && x.n == 1 && x.cross[0].from == &g[0] && x.cross[0].to == &g[2]);
+    fc_crossings_free(&x);
+    /* flags are never swept (causal); derived dims (a conv's p, q) never hold a line apart */
+    fc_record f[] = {swept("qk_softmax:b=1,h=8,s=128,d=64,causal=0", "cpu.onednn", 2.0),
+                     swept("qk_softmax:b=1,h=8,s=128,d=64,causal=1", "cpu.onednn", 0.8),
+                     swept("conv_relu:n=1,c=8,h=8,w=16,k=8,pad=1,layout=nhwc", "cpu.onednn", 2.0),
+                     swept("conv_relu:n=1,c=8,h=32,w=16,k=8,pad=1,layout=nhwc", "cpu.onednn", 0.8)};
+    find(f, 4, &x);
+    CHECK(x.nlines == 1 && x.n == 1);
+    if (x.nlines == 1) {
+        char fixed[128];
+        fc_sweep_line_fixed(&x.lines[0], fixed, sizeof fixed);
+        CHECK(!strcmp(fc_sweep_line_dim(&x.lines[0]), "h"));
+        CHECK(!strcmp(fixed, "n=1,c=8,w=16,k=8,r=3,s=3,pad=1,nhwc"));
+    }
+    fc_crossings_free(&x);
+}
+
+static void crossing_moves(void)
+{
+    fc_doc a, b;
+    fc_doc_init(&a);
+    fc_doc_init(&b);
+    const char *m8 = "linear_bias:m=8,k=256,n=256", *m16 = "linear_bias:m=16,k=256,n=256",
+               *m32 = "linear_bias:m=32,k=256,n=256";
+    /* onednn: falls between 8 and 16 in A, between 16 and 32 in B */
+    add(&a, swept(m8, "cpu.onednn", 2.0));
+    add(&a, swept(m16, "cpu.onednn", 0.8));
+    add(&a, swept(m32, "cpu.onednn", 0.7));
+    add(&b, swept(m8, "cpu.onednn", 2.0));
+    add(&b, swept(m16, "cpu.onednn", 1.5));
+    add(&b, swept(m32, "cpu.onednn", 0.7));
+    /* openblas: a crossing in A, none in B (all no) */
+    add(&a, swept(m8, "cpu.openblas", 2.0));
+    add(&a, swept(m16, "cpu.openblas", 0.8));
+    add(&b, swept(m8, "cpu.openblas", 0.9));
+    add(&b, swept(m16, "cpu.openblas", 0.8));
+    fc_crossings xa, xb;
+    const fc_record *pa[8], *pb[8];
+    for (int i = 0; i < a.n; i++) pa[i] = &a.rec[i];
+    for (int i = 0; i < b.n; i++) pb[i] = &b.rec[i];
+    fc_crossings_find(pa, a.n, &xa);
+    fc_crossings_find(pb, b.n, &xb);
+    fc_crossing_move *m;
+    int n = fc_crossing_moves(&xa, &xb, FC_MATCH_PROBLEM_BACKEND, &m);
+    CHECK(n == 2);
+    if (n == 2) {
+        CHECK(m[0].a && m[0].b && !strcmp(m[0].la->rec->backend, "cpu.onednn"));
+        CHECK(m[0].a->at > 8 && m[0].a->at < 16 && m[0].b->at > 16 && m[0].b->at < 32);
+        CHECK(m[1].a && !m[1].b && m[1].lb && m[1].lb->no == 2 && !strcmp(m[1].lb->rec->backend, "cpu.openblas"));
+    }
+    free(m);
+    /* by problem alone, each A line pairs with both B lines */
+    n = fc_crossing_moves(&xa, &xb, FC_MATCH_PROBLEM, &m);
+    CHECK(n == 4);
+    free(m);
+    fc_crossings_free(&xa);
+    fc_crossings_free(&xb);
+
+    fc_str s = {0};
+    fc_crossing_compare_text(&s, &a, &b, FC_MATCH_PROBLEM_BACKEND, false);
+    CHECK_STR_CONTAINS(fc_str_cstr(&s), "threshold crossings along one dimension (the others fixed), A -> B:\n");
+    CHECK_STR_CONTAINS(fc_str_cstr(&s), "  linear_bias cpu.onednn fp32 along m (k=256,n=256): falls below 1.1x: m ~ ");
+    CHECK_STR_CONTAINS(fc_str_cstr(&s), "-> none (2 sizes: 0 yes, 2 no, 0 inconclusive)");
+    fc_str_free(&s);
+    fc_crossing_compare_text(&s, &a, &a, FC_MATCH_PROBLEM_BACKEND, true);
+    CHECK_STR_CONTAINS(fc_str_cstr(&s), "### threshold crossings");
+    CHECK_STR_CONTAINS(fc_str_cstr(&s), "(B/A 1x)");
+    fc_str_free(&s);
+    cJSON *j = fc_crossing_compare_json(&a, &b, FC_MATCH_PROBLEM_BACKEND);
+    CHECK(cJSON_GetArraySize(j) == 2);
+    const cJSON *j0 = cJSON_GetArrayItem(j, 0), *j1 = cJSON_GetArrayItem(j, 1);
+    CHECK(!strcmp(fc_json_str(j0, "dim", ""), "m") && !strcmp(fc_json_str(j0, "direction", ""), "falls"));
+    CHECK(fc_json_num(cJSON_GetObjectItemCaseSensitive(j0, "fixed"), "k", 0) == 256);
+    const cJSON *xa0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j0, "a"), "crossing");
+    const cJSON *xb0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j0, "b"), "crossing");
+    CHECK_NEAR(fc_json_num(j0, "change", 0), fc_json_num(xb0, "at", 0) / fc_json_num(xa0, "at", 1), 1e-9);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j1, "b"), "crossing")));
+    cJSON_Delete(j);
+    /* no crossing anywhere */
+    fc_doc_free(&b);
+    fc_doc_init(&b);
+    fc_crossing_compare_text(&s, &b, &b, FC_MATCH_PROBLEM_BACKEND, false);
+    CHECK_STR_CONTAINS(fc_str_cstr(&s), "no threshold crossing along one dimension");
+    fc_str_free(&s);
+    fc_doc_free(&a);
+    fc_doc_free(&b);
+}
+
+/* ------------------------------------------------------------------ chart data */
+
+static void speedup_analysis(void)
+{
+    fc_doc d;
+    fc_doc_init(&d);
+    add(&d, swept("linear_bias:m=32,k=64,n=64", "cpu.onednn", 0.5));
+    add(&d, swept("linear_bias:m=8,k=64,n=64", "cpu.onednn", 3.0));
+    add(&d, swept("linear_bias:m=8,k=64,n=64", "cpu.openblas", 1.5));
+    fc_record t = swept("linear_bias:m=16,k=64,n=64", "cpu.openblas", 1.4);
+    t.threshold = 1.2;
+    add(&d, t);
+    add(&d, mk("linear_bias:m=64,k=64,n=64", "cpu.openblas", 0, 0, 0, FC_STATUS_FAILED));
+    add(&d, swept("conv_relu:n=1,c=8,h=8,w=8,k=8,layout=nhwc", "cpu.onednn", 1.0));
+    fc_report_input in = {"d.json", &d};
+    fc_series_set set = {0};
+    fc_speedup_data s;
+    fc_speedup_collect(&s, fc_pattern_find("linear_bias"), &in, 1, &set);
+    fc_speedup_analyse(&s);
+    CHECK(s.total == 5 && s.nbad == 1 && s.np == 4 && s.nser == 2 && set.n == 2);
+    /* by series (first met first), then FLOPs */
+    CHECK(s.np == 4 && s.pt[0].r == &d.rec[1] && s.pt[1].r == &d.rec[0] && s.pt[2].r == &d.rec[2] &&
+          s.pt[3].r == &d.rec[3]);
+    CHECK(s.nser == 2 && s.ser[0].a == 0 && s.ser[0].b == 2 && s.ser[1].a == 2 && s.ser[1].b == 4);
+    CHECK(s.nser == 2 && s.ser[0].x.n == 1 && s.ser[1].x.n == 0 && s.ser[0].yes == 1 && s.ser[0].no == 1);
+    CHECK(s.nth == 2 && s.th[0] == 1.1 && s.th[1] == 1.2);
+    /* the speedup range holds every interval; the FLOP range every size */
+    CHECK(s.y.log && s.y.lo < 0.5 * 0.95 && s.y.hi > 3.0 * 1.05);
+    CHECK(s.x.log && s.x.lo < d.rec[1].flops && s.x.hi > d.rec[0].flops);
+    fc_speedup_free(&s);
+    /* 1 (no change) is always in range */
+    fc_speedup_collect(&s, fc_pattern_find("conv_relu"), &in, 1, &set);
+    fc_speedup_analyse(&s);
+    CHECK(s.np == 1 && s.y.lo < 0.95 && s.y.hi > 1.1);
+    CHECK(set.n == 3); /* conv_relu's cpu.onednn fp32 nhwc: a series of its own */
+    fc_speedup_free(&s);
+    fc_series_free(&set);
+    fc_doc_free(&d);
+}
+
+static void roofline_analysis(void)
+{
+    fc_doc d;
+    fc_doc_init(&d);
+    host_json(&d, "CPU", "2.6.3"); /* ceilings: fp32 100 GFLOP/s, 20 GB/s */
+    fc_record r = mk(LB, "cpu.openblas", 1.9, 2.0, 2.1, FC_STATUS_OK);
+    r.v[FC_UNFUSED].gflops = 1;
+    r.v[FC_FUSED].gflops = 4;
+    add(&d, r);
+    fc_record h = mk("linear_bias:m=8,k=8,n=8,dtype=bf16", "cpu.onednn", 1.9, 2.0, 2.1, FC_STATUS_OK);
+    h.ceil_gflops = 400; /* not in the document's ceilings: the record's own */
+    add(&d, h);
+    add(&d, mk(LR, "cpu.onednn", 0, 0, 0, FC_STATUS_FAILED));
+    fc_roofline_data g;
+    fc_roofline_collect(&g, &d, "cpu");
+    CHECK(g.n == 2 && g.used[FC_FP32] && g.used[FC_BF16] && !g.used[FC_FP16]);
+    CHECK(g.pat_used[FC_P_linear_bias] && !g.pat_used[FC_P_linear_bias_relu]);
+    fc_roofline_analyse(&g);
+    CHECK(g.peak[FC_FP32] == 100 && g.peak[FC_BF16] == 400 && g.bw == 20);
+    /* the ranges hold the points (intensity 2 and 4) and the ridges (5 and 20 FLOP/B) */
+    CHECK(g.x.lo < 2 && g.x.hi > 20 && g.y.lo < 1e9 && g.y.hi > 400e9);
+    /* fp32's roof: the slope from the left edge, the ridge at 5 FLOP/B, flat to the right */
+    const fc_roof *f = &g.roof[FC_FP32];
+    CHECK(f->n == 3 && f->x[0] == g.x.lo && f->x[1] == 5 && f->y[1] == 100e9 && f->x[2] == g.x.hi);
+    CHECK_NEAR(f->y[0], 20e9 * g.x.lo, 1);
+    CHECK(f->y[2] == 100e9);
+    CHECK(g.roof[FC_FP16].n == 0);
+    fc_roofline_free(&g);
+    /* no bandwidth anywhere: flat roofs across the chart */
+    cJSON_Delete(d.ceilings);
+    d.ceilings = NULL;
+    fc_roofline_collect(&g, &d, "cpu");
+    fc_roofline_analyse(&g);
+    CHECK(g.bw == 0 && g.peak[FC_FP32] == 0 && g.peak[FC_BF16] == 400);
+    CHECK(g.roof[FC_BF16].n == 2 && g.roof[FC_BF16].y[0] == 400e9 && g.roof[FC_BF16].y[1] == 400e9);
+    CHECK(g.roof[FC_FP32].n == 0);
+    fc_roofline_free(&g);
+    /* no record on the device: nothing */
+    fc_roofline_collect(&g, &d, "cuda");
+    CHECK(g.n == 0);
+    fc_roofline_free(&g);
+    fc_doc_free(&d);
+}
+
 /* ------------------------------------------------------------------ markup */
 
 static void xml_escaping(void)
@@ -503,7 +844,7 @@ static void report_markup(void)
     fc_doc_init(&d);
     host_json(&d, "CPU <A>", "2.6.3");
     add(&d, mk(LB, "cpu.openblas", 1.9, 2.0, 2.1, FC_STATUS_OK));
-    fc_record r = mk("linear_bias:m=64,k=64,n=64,dtype=fp32", "cpu.openblas", 0.8, 0.9, 1.0, FC_STATUS_OK);
+    fc_record r = mk("linear_bias:m=64,k=8,n=8,dtype=fp32", "cpu.openblas", 0.8, 0.9, 1.0, FC_STATUS_OK);
     r.flops = 1e8;
     snprintf(r.v[FC_FUSED].impl.name, sizeof r.v[FC_FUSED].impl.name, "<script>alert('x')</script> & \x01");
     add(&d, r);
@@ -515,7 +856,8 @@ static void report_markup(void)
     CHECK(count(html, "data-pattern=\"conv_bn_relu\"") == 1);
     CHECK(count(html, "data-chart=\"traffic\"") == 1);
     CHECK(count(html, "data-chart=\"roofline\"") == 1);
-    CHECK(count(html, "class=\"crossover\"") == 1); /* 2.0 at 1 MFLOP, 0.9 at 100 MFLOP */
+    CHECK(count(html, "class=\"crossover\"") == 1); /* along m: 2.0 at m=8, 0.9 at m=64 */
+    CHECK_STR_CONTAINS(html, "speedup falls below the 1.1\xC3\x97 threshold along m (k=8,n=8) at m \xE2\x89\x88 ");
     CHECK(strstr(html, "<script") == NULL);
     CHECK(strstr(html, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; \xEF\xBF\xBD") != NULL);
     CHECK(strstr(html, "a&lt;b&gt;.json") != NULL && strstr(html, "CPU &lt;A&gt;") != NULL);
@@ -639,8 +981,9 @@ int main(int argc, char **argv)
 {
     static const t_case cases[] = {
         T(verdict_names), T(every_verdict), T(exit_codes),   T(confirmations), T(thresholds_files),
-        T(pairing),       T(compare_means), T(xml_escaping), T(report_markup), T(check_outputs),
-        T(host_summaries),
+        T(pairing),       T(compare_means), T(crossing_one), T(crossing_none), T(crossing_two),
+        T(crossing_fixed_dims), T(crossing_moves), T(speedup_analysis), T(roofline_analysis), T(xml_escaping),
+        T(report_markup), T(check_outputs), T(host_summaries),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -3,6 +3,7 @@
  * and their intervals, decision flips, a geometric-mean row, and the records
  * only one side has. The pairing and the means are match.c's. */
 #include "cmd.h"
+#include "crossing.h"
 #include "format.h"
 #include "jsonfile.h"
 #include "match.h"
@@ -260,6 +261,7 @@ static char *compare_text(const fc_compare *cmp, const fc_doc *a, const fc_doc *
             fc_str_addf(&s, "%s%s\n", md ? "- " : "  ", key);
         }
     }
+    fc_crossing_compare_text(&s, a, b, by, md);
     return s.s;
 }
 
@@ -335,6 +337,7 @@ static char *compare_json(const fc_compare *cmp, const fc_doc *a, const fc_doc *
             cJSON_AddItemToArray(arr, x);
         }
     }
+    cJSON_AddItemToObject(o, "crossings", fc_crossing_compare_json(a, b, by));
     char *text = fc_add_newline(cJSON_Print(o));
     cJSON_Delete(o);
     return text;

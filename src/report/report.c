@@ -1,7 +1,9 @@
-/* report.c — see report.h. Every string from a document goes through
+/* report.c — see report.h. The charts' data comes from charts.c (collect and
+ * analyse); this file draws it. Every string from a document goes through
  * fc_xml_escape; numbers written into SVG are finite (points that are not are
  * left out and counted). */
 #include "report.h"
+#include "charts.h"
 #include "format.h"
 #include "jsonfile.h"
 #include "svg.h"
@@ -18,19 +20,10 @@
 #define CHART_W 640
 #define CHART_H 380
 
-typedef struct series {
-    int file;
-    char backend[32];
-    fc_dtype dtype;
-    fc_layout layout;
-    char label[256];
-} series;
-
 typedef struct rpt {
     const fc_report_input *in;
     int n;
-    series *ser;
-    int nser, capser;
+    fc_series_set ser;
     char (*tag)[128]; /* per file: what tells it apart in labels ("" with one file) */
     fc_str o;
 } rpt;
@@ -50,109 +43,177 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-static int series_of(rpt *R, int file, const fc_record *r)
+/* "cpu.onednn fp32 nhwc · quick-1.json" */
+static void series_label(const rpt *R, int i, char *buf, size_t n)
 {
-    for (int i = 0; i < R->nser; i++) {
-        const series *s = &R->ser[i];
-        if (s->file == file && s->dtype == r->prob.dtype && s->layout == r->prob.layout && !strcmp(s->backend, r->backend))
-            return i;
-    }
-    if (R->nser == R->capser) {
-        R->capser = R->capser ? 2 * R->capser : 16;
-        R->ser = fc_xrealloc(R->ser, (size_t)R->capser * sizeof *R->ser);
-    }
-    series *s = &R->ser[R->nser];
-    memset(s, 0, sizeof *s);
-    s->file = file;
-    fc_strlcpy(s->backend, r->backend, sizeof s->backend);
-    s->dtype = r->prob.dtype;
-    s->layout = r->prob.layout;
-    snprintf(s->label, sizeof s->label, "%s %s%s%s%s%s", r->backend, fc_dtype_name(r->prob.dtype),
-             r->prob.layout != FC_LAYOUT_NONE ? " " : "", r->prob.layout != FC_LAYOUT_NONE ? fc_layout_name(r->prob.layout) : "",
-             R->tag[file][0] ? " \xC2\xB7 " : "", R->tag[file]);
-    return R->nser++;
-}
-
-static bool plottable(const fc_record *r)
-{
-    return r->status == FC_STATUS_OK && r->flops > 0 && isfinite(r->flops) && r->speedup.ratio > 0 &&
-           r->speedup.lo > 0 && r->speedup.hi > 0 && isfinite(r->speedup.ratio) && isfinite(r->speedup.lo) &&
-           isfinite(r->speedup.hi) && r->threshold > 0;
-}
-
-/* ------------------------------------------------------------------ legend */
-
-static void legend_swatch(fc_str *o, const char *colour, int shape, bool line, bool filled, const char *dash)
-{
-    fc_str_add(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 28 14\" width=\"28\" height=\"14\" "
-                  "aria-hidden=\"true\">");
-    if (line)
-        fc_str_addf(o, "<line x1=\"1\" y1=\"7\" x2=\"27\" y2=\"7\" stroke=\"%s\" stroke-width=\"1.6\"%s%s%s/>", colour,
-                    dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
-    if (shape >= 0) fc_svg_marker(o, shape, 14, 7, 4, colour, filled);
-    fc_str_add(o, "</svg>");
+    const fc_series *s = &R->ser.s[i];
+    const char *tag = R->tag[s->file];
+    snprintf(buf, n, "%s %s%s%s%s%s", s->backend, fc_dtype_name(s->dtype), s->layout != FC_LAYOUT_NONE ? " " : "",
+             s->layout != FC_LAYOUT_NONE ? fc_layout_name(s->layout) : "", tag[0] ? " \xC2\xB7 " : "", tag);
 }
 
 /* ------------------------------------------------------------------ speedup */
 
-typedef struct pt {
-    const fc_record *r;
-    int s;
-} pt;
-
-static int pt_cmp(const void *x, const void *y)
+static void speedup_thresholds(const fc_chart *c, const fc_speedup_data *d)
 {
-    const pt *a = x, *b = y;
-    if (a->s != b->s) return a->s - b->s;
-    return (a->r->flops > b->r->flops) - (a->r->flops < b->r->flops);
+    fc_str *o = c->out;
+    double y1 = fc_chart_py(c, 1.0); /* no change */
+    fc_str_addf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#6b6b6b\" stroke-width=\"1\"/>\n",
+                c->left, y1, c->right, y1);
+    for (int k = 0; k < d->nth; k++) {
+        double y = fc_chart_py(c, d->th[k]);
+        fc_str_addf(o,
+                    "<g class=\"threshold\"><title>fuse threshold %.3g%s</title><line x1=\"%.1f\" y1=\"%.1f\" "
+                    "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#B00020\" stroke-width=\"1.6\" stroke-dasharray=\"7 4\"/>"
+                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#B00020\" font-size=\"11\">threshold "
+                    "%.3g%s</text></g>\n",
+                    d->th[k], TIMES, c->left, y, c->right, y, c->right - 4, y - 4, d->th[k], TIMES);
+    }
 }
 
-typedef struct crossing {
-    int s;
-    double x, x1, x2, th;
-    bool falls;
-} crossing;
+/* one series: a line through the medians, whiskers for the intervals, markers */
+static void speedup_series(const rpt *R, const fc_chart *c, const fc_speedup_data *d, const fc_speedup_series *s)
+{
+    fc_str *o = c->out;
+    const char *col = fc_palette(s->series);
+    int shape = s->series % FC_NSHAPES;
+    char label[256];
+    series_label(R, s->series, label, sizeof label);
+    fc_str_add(o, "<g class=\"series\">\n");
+    if (s->b - s->a > 1) {
+        fc_str_addf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" points=\"",
+                    col);
+        for (int i = s->a; i < s->b; i++)
+            fc_str_addf(o, "%s%.1f,%.1f", i > s->a ? " " : "", fc_chart_px(c, d->pt[i].r->flops),
+                        fc_chart_py(c, d->pt[i].r->speedup.ratio));
+        fc_str_add(o, "\"/>\n");
+    }
+    for (int i = s->a; i < s->b; i++) {
+        const fc_record *r = d->pt[i].r;
+        double x = fc_chart_px(c, r->flops), ylo = fc_chart_py(c, r->speedup.lo), yhi = fc_chart_py(c, r->speedup.hi),
+               ym = fc_chart_py(c, r->speedup.ratio);
+        char fl[32], dims[256];
+        fc_si_unit(r->flops, "FLOP", fl, sizeof fl);
+        fc_format_dims(&r->prob, dims, sizeof dims);
+        fc_str_add(o, "<g><title>");
+        fc_xml_addf(o, "%s %s: %.3g%s [%.3g, %.3g], %s, fuse: %s", label, dims, r->speedup.ratio, TIMES, r->speedup.lo,
+                    r->speedup.hi, fl, fc_decision_name(r->decision));
+        fc_str_addf(o,
+                    "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>"
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>"
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>",
+                    x, ylo, x, yhi, col, x - 3.5, ylo, x + 3.5, ylo, col, x - 3.5, yhi, x + 3.5, yhi, col);
+        fc_svg_marker(o, shape, x, ym, 4.2, col, r->decision == FC_DECIDE_YES);
+        fc_str_add(o, "</g>\n");
+    }
+    fc_str_add(o, "</g>\n");
+}
 
-static void speedup_chart(rpt *R, const fc_pattern *pat)
+/* a crossing: a dashed line at its FLOPs, a marker on the threshold, "m ≈ 12.3" */
+static void speedup_crossing(const rpt *R, const fc_chart *c, const fc_speedup_series *s, const fc_crossing *x, int k)
+{
+    fc_str *o = c->out;
+    const char *col = fc_palette(s->series);
+    double px = fc_chart_px(c, x->flops), py = fc_chart_py(c, x->threshold);
+    char label[256], text[512], fx[32], at[32];
+    series_label(R, s->series, label, sizeof label);
+    fc_crossing_text(&s->x, x, false, text, sizeof text);
+    fc_si_unit(x->flops, "FLOP", fx, sizeof fx);
+    fc_str_add(o, "<g class=\"crossover\"><title>");
+    fc_xml_addf(o, "%s: %s, %s %s per call", label, text, APPROX, fx);
+    fc_str_addf(o,
+                "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.4\" "
+                "stroke-dasharray=\"3 3\"/>",
+                px, c->top + 2, px, c->bottom, col);
+    fc_svg_marker(o, 3, px, py, 5.5, col, true);
+    bool right = px < (c->left + c->right) / 2;
+    snprintf(at, sizeof at, x->at >= 100 ? "%.0f" : "%.3g", x->at);
+    fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"%s\" font-size=\"11\">",
+                right ? px + 4 : px - 4, c->top + 13 + 13 * (k % 4), right ? "start" : "end", col);
+    fc_xml_addf(o, "%s %s %s", fc_sweep_line_dim(&s->x.lines[x->line]), APPROX, at);
+    fc_str_add(o, "</text></g>\n");
+}
+
+static void speedup_plot(const rpt *R, fc_chart *c, const fc_speedup_data *d)
+{
+    fc_str *o = c->out;
+    speedup_thresholds(c, d);
+    for (int i = 0; i < d->nser; i++) speedup_series(R, c, d, &d->ser[i]);
+    int k = 0;
+    for (int i = 0; i < d->nser; i++)
+        for (int j = 0; j < d->ser[i].x.n; j++) speedup_crossing(R, c, &d->ser[i], &d->ser[i].x.cross[j], k++);
+    if (d->np == 0)
+        fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">no successful "
+                       "measurement to draw</text>\n",
+                    (c->left + c->right) / 2, (c->top + c->bottom) / 2);
+}
+
+static void speedup_legend(rpt *R, const fc_speedup_data *d)
 {
     fc_str *o = &R->o;
-    int cap = 16, np = 0, nbad = 0, total = 0;
-    pt *p = fc_xmalloc((size_t)cap * sizeof *p);
-    for (int f = 0; f < R->n; f++)
-        for (int i = 0; i < R->in[f].doc->n; i++) {
-            const fc_record *r = &R->in[f].doc->rec[i];
-            if (r->prob.pat != pat) continue;
-            total++;
-            if (!plottable(r)) {
-                nbad++;
-                continue;
-            }
-            if (np == cap) p = fc_xrealloc(p, (size_t)(cap *= 2) * sizeof *p);
-            p[np++] = (pt){r, series_of(R, f, r)};
-        }
-    qsort(p, (size_t)np, sizeof *p, pt_cmp);
-
-    double *xs = fc_xmalloc((size_t)(np + 1) * sizeof *xs), *ys = fc_xmalloc((size_t)(4 * np + 2) * sizeof *ys);
-    double ths[4];
-    int nth = 0;
-    for (int i = 0; i < np; i++) {
-        xs[i] = p[i].r->flops;
-        ys[4 * i] = p[i].r->speedup.lo;
-        ys[4 * i + 1] = p[i].r->speedup.hi;
-        ys[4 * i + 2] = p[i].r->speedup.ratio;
-        ys[4 * i + 3] = p[i].r->threshold;
-        bool seen = false;
-        for (int k = 0; k < nth; k++) seen |= fabs(ths[k] - p[i].r->threshold) < 1e-9;
-        if (!seen && nth < 4) ths[nth++] = p[i].r->threshold;
+    char label[256];
+    fc_str_add(o, "<ul class=\"legend\">\n");
+    for (int i = 0; i < d->nser; i++) {
+        fc_str_add(o, "<li>");
+        fc_svg_swatch(o, fc_palette(d->ser[i].series), d->ser[i].series % FC_NSHAPES, true, true, NULL);
+        fc_str_add(o, " ");
+        series_label(R, d->ser[i].series, label, sizeof label);
+        fc_xml_escape(o, label);
+        fc_str_add(o, "</li>\n");
     }
-    ys[4 * np] = 1.0;
+    fc_str_add(o, "<li>");
+    fc_svg_swatch(o, "#B00020", -1, true, false, "7 4");
+    fc_str_add(o, " fuse threshold</li>\n<li>");
+    fc_svg_swatch(o, "#B00020", 3, false, true, NULL);
+    fc_str_add(o, " threshold crossing</li>\n</ul>\n");
+}
+
+/* per series, its crossings in words, or why there is none */
+static void speedup_caption(rpt *R, const fc_speedup_data *d)
+{
+    fc_str *o = &R->o;
+    fc_str_add(o, "<figcaption>\n<p>Whiskers: 95% confidence interval of the speedup. "
+                  "Filled marker: fuse = yes (the whole interval above the threshold); hollow: no or inconclusive.");
+    if (d->nbad) fc_str_addf(o, " %d of %d records not drawn (failed or skipped: see the table).", d->nbad, d->total);
+    fc_str_add(o, "</p>\n<ul class=\"crossings\">\n");
+    for (int i = 0; i < d->nser; i++) {
+        const fc_speedup_series *s = &d->ser[i];
+        char label[256], text[512];
+        series_label(R, s->series, label, sizeof label);
+        fc_str_add(o, "<li><span class=\"swatch\" style=\"color:");
+        fc_str_add(o, fc_palette(s->series));
+        fc_str_add(o, "\">\xE2\x96\xA0</span> ");
+        fc_xml_escape(o, label);
+        fc_str_add(o, ": ");
+        for (int k = 0; k < s->x.n; k++) {
+            fc_crossing_text(&s->x, &s->x.cross[k], false, text, sizeof text);
+            fc_xml_addf(o, "%s%s", k ? "; " : "", text);
+        }
+        int np = s->b - s->a;
+        if (!s->x.n && s->x.nlines == 0 && np > 1)
+            fc_str_addf(o, "no crossing: no two of the %d measured sizes differ in one dimension alone (fuse: %d yes, "
+                           "%d no, %d inconclusive)",
+                        np, s->yes, s->no, s->inconclusive);
+        else if (!s->x.n)
+            fc_str_addf(o, "no crossing at the %d measured size%s (fuse: %d yes, %d no, %d inconclusive)", np,
+                        np > 1 ? "s" : "", s->yes, s->no, s->inconclusive);
+        fc_str_add(o, "</li>\n");
+    }
+    fc_str_add(o, "</ul>\n</figcaption>\n");
+}
+
+static void speedup_draw(rpt *R, const fc_speedup_data *d)
+{
+    fc_str *o = &R->o;
+    const fc_pattern *pat = d->pat;
     fc_chart c;
     memset(&c, 0, sizeof c);
-    c.x = (fc_axis){.log = true, .si = true, .label = "problem size (FLOP per call, log scale)"};
-    c.y = (fc_axis){.log = true, .label = "speedup = unfused / fused latency (log scale)", .suffix = TIMES};
-    fc_axis_fit(&c.x, xs, np);
-    fc_axis_fit(&c.y, ys, 4 * np + 1);
-
+    c.x = d->x;
+    c.x.si = true;
+    c.x.label = "problem size (FLOP per call, log scale)";
+    c.y = d->y;
+    c.y.label = "speedup = unfused / fused latency (log scale)";
+    c.y.suffix = TIMES;
     fc_str_addf(o, "<figure class=\"chart speedup\" id=\"speedup-%s\">\n<h3>%s <span class=\"math\">", pat->name,
                 pat->name);
     fc_xml_escape(o, pat->math);
@@ -163,168 +224,24 @@ static void speedup_chart(rpt *R, const fc_pattern *pat)
     snprintf(desc, sizeof desc,
              "Speedup (unfused latency / fused latency, ratio of medians) of %d records against FLOPs per call, "
              "with 95%% confidence intervals as whiskers and the fuse threshold as a dashed line.",
-             np);
+             d->np);
     fc_chart_begin(&c, o, CHART_W, CHART_H, title, desc, attrs);
     fc_chart_axes(&c);
-
-    /* no change, and the thresholds */
-    double y1 = fc_chart_py(&c, 1.0);
-    fc_str_addf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#6b6b6b\" stroke-width=\"1\"/>\n",
-                c.left, y1, c.right, y1);
-    for (int k = 0; k < nth; k++) {
-        double y = fc_chart_py(&c, ths[k]);
-        fc_str_addf(o,
-                    "<g class=\"threshold\"><title>fuse threshold %.3g%s</title><line x1=\"%.1f\" y1=\"%.1f\" "
-                    "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#B00020\" stroke-width=\"1.6\" stroke-dasharray=\"7 4\"/>"
-                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#B00020\" font-size=\"11\">threshold "
-                    "%.3g%s</text></g>\n",
-                    ths[k], TIMES, c.left, y, c.right, y, c.right - 4, y - 4, ths[k], TIMES);
-    }
-
-    /* series: line, whiskers, markers; crossings of the threshold */
-    crossing *cr = fc_xmalloc((size_t)(np + 1) * sizeof *cr);
-    int ncr = 0;
-    for (int a = 0; a < np;) {
-        int b = a;
-        while (b < np && p[b].s == p[a].s) b++;
-        const series *s = &R->ser[p[a].s];
-        const char *col = fc_palette(p[a].s);
-        int shape = p[a].s % FC_NSHAPES;
-        fc_str_add(o, "<g class=\"series\">\n");
-        if (b - a > 1) {
-            fc_str_addf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" points=\"", col);
-            for (int i = a; i < b; i++)
-                fc_str_addf(o, "%s%.1f,%.1f", i > a ? " " : "", fc_chart_px(&c, p[i].r->flops),
-                            fc_chart_py(&c, p[i].r->speedup.ratio));
-            fc_str_add(o, "\"/>\n");
-        }
-        for (int i = a; i < b; i++) {
-            const fc_record *r = p[i].r;
-            double x = fc_chart_px(&c, r->flops), ylo = fc_chart_py(&c, r->speedup.lo),
-                   yhi = fc_chart_py(&c, r->speedup.hi), ym = fc_chart_py(&c, r->speedup.ratio);
-            char fl[32], dims[256];
-            fc_si_unit(r->flops, "FLOP", fl, sizeof fl);
-            fc_format_dims(&r->prob, dims, sizeof dims);
-            fc_str_add(o, "<g><title>");
-            fc_xml_addf(o, "%s %s: %.3g%s [%.3g, %.3g], %s, fuse: %s", s->label, dims, r->speedup.ratio, TIMES,
-                        r->speedup.lo, r->speedup.hi, fl, fc_decision_name(r->decision));
-            fc_str_addf(o,
-                        "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>"
-                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>"
-                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>",
-                        x, ylo, x, yhi, col, x - 3.5, ylo, x + 3.5, ylo, col, x - 3.5, yhi, x + 3.5, yhi, col);
-            fc_svg_marker(o, shape, x, ym, 4.2, col, r->decision == FC_DECIDE_YES);
-            fc_str_add(o, "</g>\n");
-        }
-        /* Crossings between decided sizes only: from a size where the whole interval
-         * is above the threshold to the next decided one where it is wholly below
-         * (or back), so noise around the threshold draws none. The point is
-         * interpolated (log size, log speedup) where the medians cross between them. */
-        int last = -1;
-        for (int j = a; j < b; j++) {
-            if (p[j].r->decision == FC_DECIDE_INCONCLUSIVE) continue;
-            if (last >= 0 && p[j].r->decision != p[last].r->decision) {
-                const fc_record *r1 = p[last].r, *r2 = p[j].r;
-                double th = sqrt(r1->threshold * r2->threshold), x = NAN;
-                bool falls = r1->decision == FC_DECIDE_YES;
-                for (int i = last; i < j && isnan(x); i++) {
-                    const fc_record *s1 = p[i].r, *s2 = p[i + 1].r;
-                    double d1 = log(s1->speedup.ratio / th), d2 = log(s2->speedup.ratio / th);
-                    if (!(falls ? d1 >= 0 && d2 < 0 : d1 <= 0 && d2 > 0)) continue;
-                    double t = d1 / (d1 - d2);
-                    x = exp(log(s1->flops) + t * (log(s2->flops) - log(s1->flops)));
-                }
-                if (isnan(x)) x = sqrt(r1->flops * r2->flops);
-                cr[ncr++] = (crossing){p[a].s, x, r1->flops, r2->flops, th, falls};
-            }
-            last = j;
-        }
-        fc_str_add(o, "</g>\n");
-        a = b;
-    }
-    for (int k = 0; k < ncr; k++) {
-        const crossing *x = &cr[k];
-        const char *col = fc_palette(x->s);
-        double px = fc_chart_px(&c, x->x), py = fc_chart_py(&c, x->th);
-        char fx[32];
-        fc_si_unit(x->x, "FLOP", fx, sizeof fx);
-        fc_str_add(o, "<g class=\"crossover\"><title>");
-        fc_xml_addf(o, "%s: speedup %s the %.3g%s threshold at %s %s", R->ser[x->s].label,
-                    x->falls ? "falls below" : "rises above", x->th, TIMES, APPROX, fx);
-        fc_str_addf(o,
-                    "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.4\" "
-                    "stroke-dasharray=\"3 3\"/>",
-                    px, c.top + 2, px, c.bottom, col);
-        fc_svg_marker(o, 3, px, py, 5.5, col, true);
-        bool right = px < (c.left + c.right) / 2;
-        fc_si_format(x->x, fx, sizeof fx);
-        fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"%s\" font-size=\"11\">%s %s</text></g>\n",
-                    right ? px + 4 : px - 4, c.top + 13 + 13 * (k % 4), right ? "start" : "end", col, APPROX, fx);
-    }
-    if (np == 0)
-        fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">no successful "
-                       "measurement to draw</text>\n",
-                    (c.left + c.right) / 2, (c.top + c.bottom) / 2);
+    speedup_plot(R, &c, d);
     fc_chart_end(&c);
     fc_str_add(o, "</div>\n");
+    speedup_legend(R, d);
+    speedup_caption(R, d);
+    fc_str_add(o, "</figure>\n");
+}
 
-    /* legend and caption */
-    fc_str_add(o, "<ul class=\"legend\">\n");
-    for (int a = 0; a < np;) {
-        int b = a;
-        while (b < np && p[b].s == p[a].s) b++;
-        fc_str_add(o, "<li>");
-        legend_swatch(o, fc_palette(p[a].s), p[a].s % FC_NSHAPES, true, true, NULL);
-        fc_str_add(o, " ");
-        fc_xml_escape(o, R->ser[p[a].s].label);
-        fc_str_add(o, "</li>\n");
-        a = b;
-    }
-    fc_str_add(o, "<li>");
-    legend_swatch(o, "#B00020", -1, true, false, "7 4");
-    fc_str_add(o, " fuse threshold</li>\n<li>");
-    legend_swatch(o, "#B00020", 3, false, true, NULL);
-    fc_str_add(o, " threshold crossing</li>\n</ul>\n<figcaption>\n<p>Whiskers: 95% confidence interval of the speedup. "
-                  "Filled marker: fuse = yes (the whole interval above the threshold); hollow: no or inconclusive.");
-    if (nbad) fc_str_addf(o, " %d of %d records not drawn (failed or skipped: see the table).", nbad, total);
-    fc_str_add(o, "</p>\n<ul class=\"crossings\">\n");
-    for (int a = 0; a < np;) {
-        int b = a;
-        while (b < np && p[b].s == p[a].s) b++;
-        fc_str_add(o, "<li><span class=\"swatch\" style=\"color:");
-        fc_str_add(o, fc_palette(p[a].s));
-        fc_str_add(o, "\">\xE2\x96\xA0</span> ");
-        fc_xml_escape(o, R->ser[p[a].s].label);
-        fc_str_add(o, ": ");
-        int listed = 0;
-        for (int k = 0; k < ncr; k++) {
-            if (cr[k].s != p[a].s) continue;
-            char fx[32], f1[32], f2[32];
-            fc_si_unit(cr[k].x, "FLOP", fx, sizeof fx);
-            fc_si_unit(cr[k].x1, "FLOP", f1, sizeof f1);
-            fc_si_unit(cr[k].x2, "FLOP", f2, sizeof f2);
-            fc_xml_addf(o, "%sspeedup %s the %.3g%s threshold at %s %s (fuse: %s at %s, %s at %s)", listed ? "; " : "",
-                        cr[k].falls ? "falls below" : "rises above", cr[k].th, TIMES, APPROX, fx,
-                        cr[k].falls ? "yes" : "no", f1, cr[k].falls ? "no" : "yes", f2);
-            listed++;
-        }
-        if (!listed) {
-            int yes = 0, no = 0;
-            for (int i = a; i < b; i++) {
-                yes += p[i].r->decision == FC_DECIDE_YES;
-                no += p[i].r->decision == FC_DECIDE_NO;
-            }
-            fc_str_addf(o, "no crossing at the %d measured size%s (fuse: %d yes, %d no, %d inconclusive)", b - a,
-                        b - a > 1 ? "s" : "", yes, no, b - a - yes - no);
-        }
-        fc_str_add(o, "</li>\n");
-        a = b;
-    }
-    fc_str_add(o, "</ul>\n</figcaption>\n</figure>\n");
-    free(cr);
-    free(xs);
-    free(ys);
-    free(p);
+static void speedup_chart(rpt *R, const fc_pattern *pat)
+{
+    fc_speedup_data d;
+    fc_speedup_collect(&d, pat, R->in, R->n, &R->ser);
+    fc_speedup_analyse(&d);
+    speedup_draw(R, &d);
+    fc_speedup_free(&d);
 }
 
 /* ------------------------------------------------------------------ traffic */
@@ -412,57 +329,105 @@ static void traffic_chart(rpt *R, const bool *present)
 
 /* ------------------------------------------------------------------ roofline */
 
-static void roofline_chart(rpt *R, int f, const char *device)
+static void roofline_roofs(const fc_chart *c, const fc_roofline_data *d)
+{
+    fc_str *o = c->out;
+    for (int t = 0; t < FC_NDTYPES; t++) {
+        const fc_roof *r = &d->roof[t];
+        if (!r->n) continue;
+        fc_str_add(o, "<g class=\"roof\"><polyline fill=\"none\" stroke=\"#444444\" stroke-width=\"2\" points=\"");
+        for (int i = 0; i < r->n; i++)
+            fc_str_addf(o, "%s%.1f,%.1f", i ? " " : "", fc_chart_px(c, r->x[i]), fc_chart_py(c, r->y[i]));
+        char ps[32];
+        fc_si_unit(d->peak[t] * 1e9, "FLOP/s", ps, sizeof ps);
+        fc_str_addf(o, "\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"#444444\">%s peak "
+                       "%s</text></g>\n",
+                    c->right - 4, fc_chart_py(c, d->peak[t] * 1e9) - 5, fc_dtype_name((fc_dtype)t), ps);
+    }
+    if (d->bw <= 0) return;
+    /* label the bandwidth roof near its left end, where it is below every compute roof */
+    double xl = c->x.lo * pow(c->x.hi / c->x.lo, 0.04), yl = d->bw * 1e9 * xl;
+    double lowest = INFINITY;
+    for (int t = 0; t < FC_NDTYPES; t++)
+        if (d->roof[t].n && d->peak[t] * 1e9 < lowest) lowest = d->peak[t] * 1e9;
+    /* only where the slope is well below the flat roofs, so the label crosses no line */
+    if (fc_chart_inside(c, xl, yl) && fc_chart_py(c, yl) - fc_chart_py(c, lowest) > 30) {
+        char bs[32];
+        fc_si_unit(d->bw * 1e9, "B/s", bs, sizeof bs);
+        fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#444444\">memory %s</text>\n",
+                    fc_chart_px(c, xl) + 2, fc_chart_py(c, yl) - 8, bs);
+    }
+}
+
+/* each record: its unfused (hollow) and fused (filled) point, joined */
+static void roofline_points(const fc_chart *c, const fc_roofline_data *d)
+{
+    fc_str *o = c->out;
+    for (int i = 0; i < d->n; i++) {
+        const fc_record *r = d->rec[i];
+        const fc_variant_rec *u = &r->v[FC_UNFUSED], *fz = &r->v[FC_FUSED];
+        if (!fc_chart_inside(c, u->intensity, u->gflops * 1e9) || !fc_chart_inside(c, fz->intensity, fz->gflops * 1e9))
+            continue;
+        const char *col = fc_palette(r->prob.pat->id);
+        double ux = fc_chart_px(c, u->intensity), uy = fc_chart_py(c, u->gflops * 1e9);
+        double fx = fc_chart_px(c, fz->intensity), fy = fc_chart_py(c, fz->gflops * 1e9);
+        char dims[256];
+        fc_format_dims(&r->prob, dims, sizeof dims);
+        fc_str_add(o, "<g><title>");
+        fc_xml_addf(o, "%s %s %s %s: unfused %.3g GFLOP/s at %.3g FLOP/B (%.0f%% of roofline), fused %.3g GFLOP/s at "
+                       "%.3g FLOP/B (%.0f%% of roofline)",
+                    r->prob.pat->name, r->backend, fc_dtype_name(r->prob.dtype), dims, u->gflops, u->intensity,
+                    u->pct_roofline, fz->gflops, fz->intensity, fz->pct_roofline);
+        fc_str_addf(o, "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.1\" "
+                       "stroke-opacity=\"0.6\"/>",
+                    ux, uy, fx, fy, col);
+        fc_svg_marker(o, 0, ux, uy, 3.6, col, false);
+        fc_svg_marker(o, 0, fx, fy, 3.6, col, true);
+        fc_str_add(o, "</g>\n");
+    }
+}
+
+static void roofline_caption(rpt *R, const fc_roofline_data *d)
 {
     fc_str *o = &R->o;
-    const fc_doc *d = R->in[f].doc;
-    int np = 0;
-    for (int i = 0; i < d->n; i++) {
-        const fc_record *r = &d->rec[i];
-        if (strcmp(r->device, device) || r->status != FC_STATUS_OK) continue;
-        np++;
+    fc_str_add(o, "<ul class=\"legend\">\n");
+    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+        if (!d->pat_used[pi]) continue;
+        fc_str_add(o, "<li>");
+        fc_svg_swatch(o, fc_palette(pi), 0, false, true, NULL);
+        fc_str_addf(o, " %s</li>\n", fc_patterns[pi].name);
     }
-    if (!np) return;
-    const cJSON *cd = cJSON_GetObjectItemCaseSensitive(d->ceilings, device);
-    double bw = fc_json_num(cd, "bandwidth_gbs", 0);
-    const cJSON *gf = cJSON_GetObjectItemCaseSensitive(cd, "gflops");
-    double peak[FC_NDTYPES] = {0};
-    bool used[FC_NDTYPES] = {false};
-    double *xs = fc_xmalloc((size_t)(2 * np + FC_NDTYPES) * sizeof *xs);
-    double *ys = fc_xmalloc((size_t)(2 * np + FC_NDTYPES) * sizeof *ys);
-    int nx = 0, ny = 0;
-    bool pat_used[FC_NPATTERNS] = {false};
-    for (int i = 0; i < d->n; i++) {
-        const fc_record *r = &d->rec[i];
-        if (strcmp(r->device, device) || r->status != FC_STATUS_OK) continue;
-        used[r->prob.dtype] = true;
-        pat_used[r->prob.pat->id] = true;
-        if (peak[r->prob.dtype] <= 0) {
-            double g = fc_json_num(gf, fc_dtype_name(r->prob.dtype), 0);
-            peak[r->prob.dtype] = g > 0 ? g : r->ceil_gflops;
-        }
-        if (bw <= 0) bw = r->ceil_gbs;
-        for (int v = 0; v < FC_NVARIANTS; v++) {
-            xs[nx++] = r->v[v].intensity;
-            ys[ny++] = r->v[v].gflops * 1e9;
-        }
-    }
+    fc_str_add(o, "<li>");
+    fc_svg_swatch(o, "#333333", 0, false, false, NULL);
+    fc_str_add(o, " unfused</li>\n<li>");
+    fc_svg_swatch(o, "#333333", 0, false, true, NULL);
+    fc_str_add(o, " fused</li>\n</ul>\n<figcaption><p>Roofs:");
+    char un[32];
     for (int t = 0; t < FC_NDTYPES; t++)
-        if (used[t] && peak[t] > 0) {
-            ys[ny++] = peak[t] * 1e9;
-            if (bw > 0) xs[nx++] = peak[t] / bw;
+        if (d->roof[t].n) {
+            fc_si_unit(d->peak[t] * 1e9, "FLOP/s", un, sizeof un);
+            fc_str_addf(o, " %s peak %s;", fc_dtype_name((fc_dtype)t), un);
         }
+    fc_si_unit(d->bw * 1e9, "B/s", un, sizeof un);
+    fc_str_addf(o, " memory %s, measured on the same machine (", un);
+    fc_xml_escape(o, fc_json_str(d->ceilings, "method", "method not recorded"));
+    fc_str_add(o, "). Intensity is FLOPs per byte moved, counted on paper; fusion moves fewer bytes, so the fused point "
+                  "sits to the right of its unfused one.</p></figcaption>\n");
+}
+
+static void roofline_draw(rpt *R, int f, const fc_roofline_data *d)
+{
+    fc_str *o = &R->o;
+    const char *device = d->device;
     fc_chart c;
     memset(&c, 0, sizeof c);
-    c.x = (fc_axis){.log = true, .label = "arithmetic intensity (FLOP/byte, log scale)"};
-    c.y = (fc_axis){.log = true, .si = true, .label = "achieved FLOP/s (log scale)"};
-    fc_axis_fit(&c.x, xs, nx);
-    fc_axis_fit(&c.y, ys, ny);
-    free(xs);
-    free(ys);
-
-    const char *what = strcmp(device, "cpu") ? doc_str(d->host, "devices", device, "name")
-                                             : doc_str(d->host, "devices", "cpu", "model");
+    c.x = d->x;
+    c.x.label = "arithmetic intensity (FLOP/byte, log scale)";
+    c.y = d->y;
+    c.y.si = true;
+    c.y.label = "achieved FLOP/s (log scale)";
+    const char *what = strcmp(device, "cpu") ? doc_str(d->doc->host, "devices", device, "name")
+                                             : doc_str(d->doc->host, "devices", "cpu", "model");
     fc_str_addf(o, "<figure class=\"chart roofline\" id=\"roofline-%d-%s\">\n<h3>", f, device);
     fc_xml_addf(o, "Roofline %s %s%s%s%s", MDASH, device, what ? " (" : "", what ? what : "", what ? ")" : "");
     if (R->tag[f][0]) {
@@ -478,90 +443,23 @@ static void roofline_chart(rpt *R, int f, const char *device)
                    "measured compute ceiling per dtype and the memory-bandwidth ceiling.",
                    attrs);
     fc_chart_axes(&c);
-    for (int t = 0; t < FC_NDTYPES; t++) {
-        if (!used[t] || peak[t] <= 0) continue;
-        double P = peak[t] * 1e9, B = bw * 1e9;
-        fc_str_add(o, "<g class=\"roof\"><polyline fill=\"none\" stroke=\"#444444\" stroke-width=\"2\" points=\"");
-        if (B > 0) {
-            double ridge = P / B;
-            double x0 = c.x.lo, y0 = fmin(P, B * x0);
-            if (B * x0 < c.y.lo) { /* the diagonal enters through the bottom */
-                x0 = c.y.lo / B;
-                y0 = c.y.lo;
-            }
-            fc_str_addf(o, "%.1f,%.1f", fc_chart_px(&c, x0), fc_chart_py(&c, y0));
-            if (ridge > x0 && ridge < c.x.hi) fc_str_addf(o, " %.1f,%.1f", fc_chart_px(&c, ridge), fc_chart_py(&c, P));
-            fc_str_addf(o, " %.1f,%.1f", fc_chart_px(&c, c.x.hi), fc_chart_py(&c, fmin(P, B * c.x.hi)));
-        } else {
-            fc_str_addf(o, "%.1f,%.1f %.1f,%.1f", c.left, fc_chart_py(&c, P), c.right, fc_chart_py(&c, P));
-        }
-        char ps[32];
-        fc_si_unit(P, "FLOP/s", ps, sizeof ps);
-        fc_str_addf(o, "\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"#444444\">%s peak "
-                       "%s</text></g>\n",
-                    c.right - 4, fc_chart_py(&c, P) - 5, fc_dtype_name((fc_dtype)t), ps);
-    }
-    if (bw > 0) {
-        /* label the bandwidth roof near its left end, where it is below every compute roof */
-        double xl = c.x.lo * pow(c.x.hi / c.x.lo, 0.04), yl = bw * 1e9 * xl;
-        double lowest = INFINITY;
-        for (int t = 0; t < FC_NDTYPES; t++)
-            if (used[t] && peak[t] > 0 && peak[t] * 1e9 < lowest) lowest = peak[t] * 1e9;
-        /* only where the slope is well below the flat roofs, so the label crosses no line */
-        if (fc_chart_inside(&c, xl, yl) && fc_chart_py(&c, yl) - fc_chart_py(&c, lowest) > 30) {
-            char bs[32];
-            fc_si_unit(bw * 1e9, "B/s", bs, sizeof bs);
-            fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#444444\">memory %s</text>\n",
-                        fc_chart_px(&c, xl) + 2, fc_chart_py(&c, yl) - 8, bs);
-        }
-    }
-    for (int i = 0; i < d->n; i++) {
-        const fc_record *r = &d->rec[i];
-        if (strcmp(r->device, device) || r->status != FC_STATUS_OK) continue;
-        const fc_variant_rec *u = &r->v[FC_UNFUSED], *fz = &r->v[FC_FUSED];
-        if (!fc_chart_inside(&c, u->intensity, u->gflops * 1e9) || !fc_chart_inside(&c, fz->intensity, fz->gflops * 1e9))
-            continue;
-        const char *col = fc_palette(r->prob.pat->id);
-        double ux = fc_chart_px(&c, u->intensity), uy = fc_chart_py(&c, u->gflops * 1e9);
-        double fx = fc_chart_px(&c, fz->intensity), fy = fc_chart_py(&c, fz->gflops * 1e9);
-        char dims[256];
-        fc_format_dims(&r->prob, dims, sizeof dims);
-        fc_str_add(o, "<g><title>");
-        fc_xml_addf(o, "%s %s %s %s: unfused %.3g GFLOP/s at %.3g FLOP/B (%.0f%% of roofline), fused %.3g GFLOP/s at "
-                       "%.3g FLOP/B (%.0f%% of roofline)",
-                    r->prob.pat->name, r->backend, fc_dtype_name(r->prob.dtype), dims, u->gflops, u->intensity,
-                    u->pct_roofline, fz->gflops, fz->intensity, fz->pct_roofline);
-        fc_str_addf(o, "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.1\" "
-                       "stroke-opacity=\"0.6\"/>",
-                    ux, uy, fx, fy, col);
-        fc_svg_marker(o, 0, ux, uy, 3.6, col, false);
-        fc_svg_marker(o, 0, fx, fy, 3.6, col, true);
-        fc_str_add(o, "</g>\n");
-    }
+    roofline_roofs(&c, d);
+    roofline_points(&c, d);
     fc_chart_end(&c);
-    fc_str_add(o, "</div>\n<ul class=\"legend\">\n");
-    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
-        if (!pat_used[pi]) continue;
-        fc_str_add(o, "<li>");
-        legend_swatch(o, fc_palette(pi), 0, false, true, NULL);
-        fc_str_addf(o, " %s</li>\n", fc_patterns[pi].name);
+    fc_str_add(o, "</div>\n");
+    roofline_caption(R, d);
+    fc_str_add(o, "</figure>\n");
+}
+
+static void roofline_chart(rpt *R, int f, const char *device)
+{
+    fc_roofline_data d;
+    fc_roofline_collect(&d, R->in[f].doc, device);
+    if (d.n) {
+        fc_roofline_analyse(&d);
+        roofline_draw(R, f, &d);
     }
-    fc_str_add(o, "<li>");
-    legend_swatch(o, "#333333", 0, false, false, NULL);
-    fc_str_add(o, " unfused</li>\n<li>");
-    legend_swatch(o, "#333333", 0, false, true, NULL);
-    fc_str_add(o, " fused</li>\n</ul>\n<figcaption><p>Roofs:");
-    char un[32];
-    for (int t = 0; t < FC_NDTYPES; t++)
-        if (used[t] && peak[t] > 0) {
-            fc_si_unit(peak[t] * 1e9, "FLOP/s", un, sizeof un);
-            fc_str_addf(o, " %s peak %s;", fc_dtype_name((fc_dtype)t), un);
-        }
-    fc_si_unit(bw * 1e9, "B/s", un, sizeof un);
-    fc_str_addf(o, " memory %s, measured on the same machine (", un);
-    fc_xml_escape(o, fc_json_str(cd, "method", "method not recorded"));
-    fc_str_add(o, "). Intensity is FLOPs per byte moved, counted on paper; fusion moves fewer bytes, so the fused point "
-                  "sits to the right of its unfused one.</p></figcaption>\n</figure>\n");
+    fc_roofline_free(&d);
 }
 
 /* ------------------------------------------------------------------ tables */
@@ -821,7 +719,7 @@ char *fc_report_html(const fc_report_input *in, int n, const char *title)
         for (int i = 0; i < in[f].doc->n; i++) {
             const fc_record *r = &in[f].doc->rec[i];
             present[r->prob.pat->id] = true;
-            series_of(&R, f, r); /* colours in the order records appear */
+            fc_series_of(&R.ser, f, r); /* colours in the order records appear */
             nrec++;
             if (r->status == FC_STATUS_OK) {
                 nok++;
@@ -863,7 +761,8 @@ char *fc_report_html(const fc_report_input *in, int n, const char *title)
     fc_str_add(o, "<section id=\"speedups\">\n<h2>Speedup against problem size</h2>\n"
                   "<p>Speedup = unfused latency / fused latency (ratio of medians of paired, interleaved samples). "
                   "Fusion pays where the whole interval is above the threshold; where a series crosses the threshold "
-                  "line, fusion stops (or starts) paying.</p>\n<div class=\"charts\">\n");
+                  "line, fusion stops (or starts) paying. Crossings are found along one dimension at a time, every "
+                  "other dimension fixed, between sizes decided yes and no.</p>\n<div class=\"charts\">\n");
     for (int pi = 0; pi < FC_NPATTERNS; pi++)
         if (present[pi]) speedup_chart(&R, &fc_patterns[pi]);
     fc_str_add(o, "</div>\n</section>\n<section id=\"traffic-section\">\n<h2>Memory traffic</h2>\n<div class=\"charts\">\n");
@@ -886,7 +785,7 @@ char *fc_report_html(const fc_report_input *in, int n, const char *title)
     fc_str_add(o, "</section>\n<section id=\"hosts\">\n<h2>Host and settings</h2>\n");
     for (int f = 0; f < n; f++) host_block(&R, f);
     fc_str_add(o, "</section>\n</main>\n</body>\n</html>\n");
-    free(R.ser);
+    fc_series_free(&R.ser);
     free(R.tag);
     return R.o.s;
 }

@@ -315,6 +315,17 @@ void fc_svg_marker(fc_str *b, int shape, double x, double y, double r, const cha
     }
 }
 
+void fc_svg_swatch(fc_str *b, const char *colour, int shape, bool line, bool filled, const char *dash)
+{
+    fc_str_add(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 28 14\" width=\"28\" height=\"14\" "
+                  "aria-hidden=\"true\">");
+    if (line)
+        fc_str_addf(b, "<line x1=\"1\" y1=\"7\" x2=\"27\" y2=\"7\" stroke=\"%s\" stroke-width=\"1.6\"%s%s%s/>", colour,
+                    dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
+    if (shape >= 0) fc_svg_marker(b, shape, 14, 7, 4, colour, filled);
+    fc_str_add(b, "</svg>");
+}
+
 const char *fc_palette(int i)
 {
     static const char *const colours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",

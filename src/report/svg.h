@@ -55,6 +55,9 @@ void fc_chart_end(fc_chart *c);
 /* A data marker of one of FC_NSHAPES shapes, hollow or filled. */
 #define FC_NSHAPES 5
 void fc_svg_marker(fc_str *b, int shape, double x, double y, double r, const char *color, bool filled);
+/* A 28×14 legend swatch: a line (dashed when dash is not NULL) and/or a marker
+ * (shape < 0: none). */
+void fc_svg_swatch(fc_str *b, const char *colour, int shape, bool line, bool filled, const char *dash);
 /* Colour-blind-safe palette, cycling. */
 const char *fc_palette(int i);
 
