@@ -373,7 +373,11 @@ static int label_column(const fc_cmd_spec *spec)
 void fc_help_text(const fc_cmd_spec *spec, fc_str *b)
 {
     int column = label_column(spec);
-    fc_str_addf(b, "usage: fusecal %s %s\n\n", spec->name, spec->synopsis);
+    char usage[64];
+    snprintf(usage, sizeof usage, "usage: fusecal %s", spec->name);
+    fc_str_addf(b, "%s ", usage);
+    fc_wrap(b, spec->synopsis, (int)strlen(usage) + 1, (int)strlen(usage) + 1, HELP_WIDTH); /* the synopsis aligned */
+    fc_str_add(b, "\n\n");
     paragraphs(b, spec->description);
     if (spec->noperands) fc_str_add(b, "\narguments:\n");
     for (int i = 0; i < spec->noperands; i++) {
