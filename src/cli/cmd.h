@@ -1,6 +1,6 @@
-/* cmd.h — the subcommands. Each is described by its table (opts.h), parses its
- * options, calls the library and turns the outcome into an exit code; none
- * reaches into another. */
+/* cmd.h — the subcommands. Each is described by its table (opts.h), by which
+ * its command line is parsed; the command calls the library and turns the
+ * outcome into an exit code; none reaches into another. */
 #ifndef FC_CMD_H
 #define FC_CMD_H
 

@@ -22,7 +22,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-static int cmd_check(int argc, char **argv);
+static int check_command(const fc_args *args);
 
 enum {
     O_BASELINE, O_THRESHOLDS, O_RUN, O_OUT, O_TOLERANCE, O_STRICT, O_CONFIRM, O_FORMAT, O_MARKDOWN, O_JUNIT, O_QUIET,
@@ -86,7 +86,7 @@ const fc_cmd_spec fc_cmd_check = {
     .exit_status = "0 every record passes (inconclusive passes unless --strict), 1 a record regressed, is below its "
                    "threshold, failed or is missing (or there is nothing to check), 2 bad usage or input (unreadable "
                    "file, not JSON, wrong schema, newer schema version), 130 interrupted during --run.",
-    .run = cmd_check,
+    .run = check_command,
 };
 
 typedef struct check_opts {
@@ -415,13 +415,9 @@ static int check(const check_opts *o, int argc, char **argv)
     return rc;
 }
 
-static int cmd_check(int argc, char **argv)
+static int check_command(const fc_args *args)
 {
-    fc_args args;
     check_opts o;
-    int rc;
-    if (!fc_args_parse(&fc_cmd_check, argc, argv, &args)) rc = args.rc;
-    else if ((rc = check_opts_from(&args, &o)) == 0) rc = check(&o, argc, argv);
-    fc_args_free(&args);
-    return rc;
+    int rc = check_opts_from(args, &o);
+    return rc ? rc : check(&o, args->argc, args->argv);
 }

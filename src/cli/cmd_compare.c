@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_compare(int argc, char **argv);
+static int compare_files(const fc_args *args);
 
 enum { O_BY, O_FORMAT, O_OUT, O_COUNT };
 
@@ -49,7 +49,7 @@ const fc_cmd_spec fc_cmd_compare = {
     .options = options,
     .noptions = O_COUNT,
     .exit_status = "0 compared, 1 no record pairs, 2 bad usage or input.",
-    .run = cmd_compare,
+    .run = compare_files,
 };
 
 /* No pairs: says so, and whether pairing by problem alone would find some. */
@@ -104,13 +104,5 @@ static int compare_files(const fc_args *args)
     int rc = compare_docs(args, &a, &b, an, bn);
     fc_doc_free(&a);
     fc_doc_free(&b);
-    return rc;
-}
-
-static int cmd_compare(int argc, char **argv)
-{
-    fc_args args;
-    int rc = fc_args_parse(&fc_cmd_compare, argc, argv, &args) ? compare_files(&args) : args.rc;
-    fc_args_free(&args);
     return rc;
 }

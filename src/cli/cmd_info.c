@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_info(int argc, char **argv);
+static int info(const fc_args *args);
 
 enum { O_FORMAT, O_DEVICE, O_THREADS, O_NO_MEASURE, O_COUNT };
 
@@ -39,7 +39,7 @@ const fc_cmd_spec fc_cmd_info = {
     .options = options,
     .noptions = O_COUNT,
     .exit_status = "0 described, 1 a device or a measurement failed, 2 bad usage.",
-    .run = cmd_info,
+    .run = info,
 };
 
 static void print_obj(const cJSON *o, int indent)
@@ -115,12 +115,4 @@ static int info(const fc_args *args)
     }
     cJSON_Delete(root);
     return FC_EXIT_OK;
-}
-
-static int cmd_info(int argc, char **argv)
-{
-    fc_args args;
-    int rc = fc_args_parse(&fc_cmd_info, argc, argv, &args) ? info(&args) : args.rc;
-    fc_args_free(&args);
-    return rc;
 }

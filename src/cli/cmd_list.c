@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_list(int argc, char **argv);
+static int list(const fc_args *args);
 
 enum { O_FORMAT, O_DEVICE, O_COUNT };
 
@@ -44,7 +44,7 @@ const fc_cmd_spec fc_cmd_list = {
     .options = options,
     .noptions = O_COUNT,
     .exit_status = "0 listed, 2 bad usage.",
-    .run = cmd_list,
+    .run = list,
 };
 
 /* A small problem of a pattern, for asking a backend what it supports. */
@@ -214,12 +214,4 @@ static int list(const fc_args *args)
     }
     cJSON_Delete(out);
     return FC_EXIT_OK;
-}
-
-static int cmd_list(int argc, char **argv)
-{
-    fc_args args;
-    int rc = fc_args_parse(&fc_cmd_list, argc, argv, &args) ? list(&args) : args.rc;
-    fc_args_free(&args);
-    return rc;
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_report(int argc, char **argv);
+static int report_files(const fc_args *args);
 
 enum { O_OUT, O_TITLE, O_COUNT };
 
@@ -36,7 +36,7 @@ const fc_cmd_spec fc_cmd_report = {
     .options = options,
     .noptions = O_COUNT,
     .exit_status = "0 written, 2 bad usage or input, or the page could not be written.",
-    .run = cmd_report,
+    .run = report_files,
 };
 
 static int write_page(const char *out, fc_report_input *in, int n, const char *title, int nrec)
@@ -80,13 +80,5 @@ static int report_files(const fc_args *args)
     for (int i = 0; i < loaded; i++) fc_doc_free(&docs[i]);
     free(docs);
     free(in);
-    return rc;
-}
-
-static int cmd_report(int argc, char **argv)
-{
-    fc_args args;
-    int rc = fc_args_parse(&fc_cmd_report, argc, argv, &args) ? report_files(&args) : args.rc;
-    fc_args_free(&args);
     return rc;
 }

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int cmd_run(int argc, char **argv);
+static int run(const fc_args *args);
 
 enum {
     O_PATTERN, O_DEVICE, O_BACKEND, O_DTYPE, O_SHAPE, O_SWEEP, O_LAYOUT,
@@ -113,7 +113,7 @@ const fc_cmd_spec fc_cmd_run = {
                    "interrupted: the first SIGINT or SIGTERM finishes the current sample and writes every finished "
                    "record with complete: false (--resume picks it up); a second exits at once, leaving the last "
                    "whole file.",
-    .run = cmd_run,
+    .run = run,
 };
 
 /* ------------------------------------------------------------------ options */
@@ -600,7 +600,7 @@ static int measure(run_opts *o, run_state *st, int argc, char **argv)
     return fc_interrupted ? FC_EXIT_INTERRUPTED : failed ? FC_EXIT_FAIL : FC_EXIT_OK;
 }
 
-static int run(const fc_args *args, int argc, char **argv)
+static int run(const fc_args *args)
 {
     run_opts o;
     run_state st = {.t0 = fc_now()};
@@ -614,20 +614,12 @@ static int run(const fc_args *args, int argc, char **argv)
     if (!rc) rc = build_plan(&o, &st.plan, &st.sw, &st.pg);
     if (!rc) rc = choose_output(&o, &st);
     if (!rc) rc = settle(&o, &st);
-    if (!rc) rc = o.dry_run ? print_plan(&o, &st.plan) : measure(&o, &st, argc, argv);
+    if (!rc) rc = o.dry_run ? print_plan(&o, &st.plan) : measure(&o, &st, args->argc, args->argv);
     fc_continue_free(&st.cont);
     fc_doc_free(&st.doc);
     fc_session_close(&st.ses);
     fc_plan_free(&st.plan);
     fc_sweep_free(&st.sw);
     fc_args_free(&st.replay);
-    return rc;
-}
-
-static int cmd_run(int argc, char **argv)
-{
-    fc_args args;
-    int rc = fc_args_parse(&fc_cmd_run, argc, argv, &args) ? run(&args, argc, argv) : args.rc;
-    fc_args_free(&args);
     return rc;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_validate(int argc, char **argv);
+static int validate_files(const fc_args *args);
 
 static const fc_operand operands[] = {
     {"FILE...", "calibration documents, catalogue or sweep files, thresholds files", NULL, true},
@@ -26,7 +26,7 @@ const fc_cmd_spec fc_cmd_validate = {
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
     .exit_status = "0 every file valid, 1 a file invalid, 2 bad usage or unreadable file.",
-    .run = cmd_validate,
+    .run = validate_files,
 };
 
 /* Checks parsed JSON by what it claims to be; *kind says what that is. */
@@ -76,13 +76,5 @@ static int validate_files(const fc_args *args)
         int r = validate_file(args->operands[i]);
         if (r == FC_EXIT_USAGE || (r == FC_EXIT_FAIL && rc == FC_EXIT_OK)) rc = r;
     }
-    return rc;
-}
-
-static int cmd_validate(int argc, char **argv)
-{
-    fc_args args;
-    int rc = fc_args_parse(&fc_cmd_validate, argc, argv, &args) ? validate_files(&args) : args.rc;
-    fc_args_free(&args);
     return rc;
 }

@@ -85,5 +85,5 @@ int fc_main(int argc, char **argv)
         return FC_EXIT_OK;
     }
     const fc_cmd_spec *c = fc_command_find(name);
-    return c ? c->run(argc - 1, argv + 1) : unknown_command(name);
+    return c ? fc_command_run(c, argc - 1, argv + 1) : unknown_command(name);
 }

@@ -223,6 +223,8 @@ static int option_index(const fc_cmd_spec *spec, int c)
 bool fc_args_parse(const fc_cmd_spec *spec, int argc, char **argv, fc_args *a)
 {
     memset(a, 0, sizeof *a);
+    a->argc = argc;
+    a->argv = argv;
     struct option lo[FC_MAX_OPTIONS + 2];
     char shorts[3 * FC_MAX_OPTIONS + 3];
     getopt_tables(spec, lo, shorts);
@@ -253,6 +255,14 @@ bool fc_args_parse(const fc_cmd_spec *spec, int argc, char **argv, fc_args *a)
     }
     a->rc = FC_EXIT_OK;
     return true;
+}
+
+int fc_command_run(const fc_cmd_spec *spec, int argc, char **argv)
+{
+    fc_args args;
+    int rc = fc_args_parse(spec, argc, argv, &args) ? spec->run(&args) : args.rc;
+    fc_args_free(&args);
+    return rc;
 }
 
 void fc_args_free(fc_args *a)

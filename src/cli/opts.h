@@ -52,6 +52,8 @@ typedef struct fc_operand {
     bool file;
 } fc_operand;
 
+typedef struct fc_args fc_args;
+
 typedef struct fc_cmd_spec {
     const char *name;
     const char *summary;     /* one line for `fusecal help` */
@@ -62,7 +64,7 @@ typedef struct fc_cmd_spec {
     const fc_option *options;
     int noptions;
     const char *exit_status; /* "0 …, 1 …, 2 …" */
-    int (*run)(int argc, char **argv);
+    int (*run)(const fc_args *args); /* the command, its options parsed: returns the exit status */
 } fc_cmd_spec;
 
 #define FC_MAX_OPTIONS 40
@@ -79,15 +81,19 @@ typedef struct fc_optval {
 
 /* What a command line said: a value per option of the table (by index), the
  * operands, and the copies they all point into. */
-typedef struct fc_args {
+struct fc_args {
+    int argc;   /* the command line as given (argv[0] is the command's name) */
+    char **argv;
     fc_optval v[FC_MAX_OPTIONS];
     const char **operands;
     int noperands;
     char **owned;
     int nowned, cap;
     int rc; /* when parsing says stop: the exit status */
-} fc_args;
+};
 
+/* Parses the command line, then runs the command: the exit status. */
+int fc_command_run(const fc_cmd_spec *spec, int argc, char **argv);
 /* Parses argv (argv[0] is the command's name) by the table. Returns true to go
  * on; false when the command is to return a->rc at once: FC_EXIT_OK after --help
  * (printed), FC_EXIT_USAGE after a bad option or value (one line on stderr). */
