@@ -1,31 +1,31 @@
-/* cmd.h — the subcommands. Each parses its options, calls the library and turns
- * the outcome into an exit code; none reaches into another. */
+/* cmd.h — the subcommands. Each is described by its table (opts.h), by which
+ * its command line is parsed; the command calls the library and turns the
+ * outcome into an exit code; none reaches into another. */
 #ifndef FC_CMD_H
 #define FC_CMD_H
 
 #include "fusecal.h"
+#include "opts.h"
 
 #include <stdio.h>
 
-typedef struct fc_command {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *summary;
-} fc_command;
+extern const fc_cmd_spec fc_cmd_run, fc_cmd_list, fc_cmd_info, fc_cmd_validate, fc_cmd_check, fc_cmd_compare,
+    fc_cmd_report;
 
-int cmd_run(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
-int cmd_check(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_report(int argc, char **argv);
+/* Every command, in the order `fusecal help` lists them. */
+extern const fc_cmd_spec *const fc_commands[];
+extern const int fc_ncommands;
+const fc_cmd_spec *fc_command_find(const char *name);
+
+/* What fusecal is, in one line (the help and the man page). */
+extern const char fc_tool_summary[];
+
+/* The program: dispatches argv[1] to its command. */
+int fc_main(int argc, char **argv);
 
 /* "fusecal: error: ..." on stderr; returns FC_EXIT_USAGE. */
 int fc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "fusecal: error: <msg>" on stderr; returns code. */
 int fc_fail(int code, const fc_err *e);
-/* True when argv holds -h or --help (commands print their help then). */
-bool fc_wants_help(int argc, char **argv);
 
 #endif

@@ -1,379 +1,98 @@
 /* cmd_compare.c — `fusecal compare A.json B.json`: matching records side by side
- * (two machines, two library versions, CPU against GPU) with latencies, speedups
- * and their intervals, decision flips, a geometric-mean row, and the records
- * only one side has. The pairing and the means are match.c's. */
+ * (two machines, two library versions, CPU against GPU). The pairing and the
+ * means are match.c's, the output compare.c's. */
 #include "cmd.h"
-#include "crossing.h"
-#include "format.h"
-#include "jsonfile.h"
-#include "match.h"
+#include "compare.h"
 
-#include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char compare_help[] =
-    "usage: fusecal compare A.json B.json [options]\n"
-    "\n"
-    "Puts the records of two calibration documents side by side: latencies,\n"
-    "speedups with their 95% intervals, the change of speedup B/A (marked * when\n"
-    "the intervals do not overlap), fuse decisions that flip, and a geometric-mean\n"
-    "row over the records both measured; then the records only one side has.\n"
-    "\n"
-    "options:\n"
-    "  --by problem,backend  pair records of the same problem and backend (default:\n"
-    "                        two machines or library versions)\n"
-    "  --by problem          pair records of the same problem on any backends (CPU\n"
-    "                        against GPU, one backend against another)\n"
-    "  --format text|md|json table for a terminal (default), markdown, or JSON\n"
-    "  --out FILE, -o FILE   write there instead of stdout\n"
-    "\n"
-    "exit status: 0 compared, 1 no record pairs, 2 bad usage or input.\n";
+static int compare_files(const fc_args *args);
 
-enum { OPT_BY = 256, OPT_FORMAT, OPT_OUT };
-static const struct option long_opts[] = {
-    {"by", required_argument, 0, OPT_BY}, {"format", required_argument, 0, OPT_FORMAT},
-    {"out", required_argument, 0, 'o'},   {"help", no_argument, 0, 'h'},
-    {0, 0, 0, 0},
+enum { O_BY, O_FORMAT, O_OUT, O_COUNT };
+
+static const char *const by_names[] = {"problem,backend", "problem"};
+static const fc_words by_words = {"--by", by_names, 2, 0};
+static const char *const format_names[] = {"text", "md", "json"};
+static const fc_words format_words = {"format", format_names, 3, 0};
+static const char *const by_aliases[] = {"backend", "problem,backend", NULL};
+static const char *const md_aliases[] = {"markdown", "md", NULL};
+
+static const fc_option options[] = {
+    [O_BY] = {.name = "by", .kind = FC_OPT_CHOICE, .section = "options", .words = &by_words, .aliases = by_aliases,
+              .def = "problem,backend",
+              .help = "what pairs two records: problem,backend pairs records of the same problem and backend (two "
+                      "machines or library versions); problem pairs records of the same problem on any backends (CPU "
+                      "against GPU, one backend against another)"},
+    [O_FORMAT] = {.name = "format", .kind = FC_OPT_CHOICE, .section = "options", .words = &format_words,
+                  .aliases = md_aliases, .def = "text", .help = "a table for a terminal, markdown, or JSON"},
+    [O_OUT] = {.name = "out", .short_name = 'o', .kind = FC_OPT_TEXT, .metavar = "FILE", .section = "options",
+               .file = true, .help = "write there instead of stdout"},
+};
+_Static_assert(FC_ARRAY_LEN(options) == O_COUNT && O_COUNT <= FC_MAX_OPTIONS, "compare options");
+
+static const fc_operand operands[] = {
+    {"A.json", "the first calibration document (from 'fusecal run')", NULL, true},
+    {"B.json", "the second, compared with the first", NULL, true},
 };
 
-typedef enum { OUT_TEXT, OUT_MD, OUT_JSON } out_fmt;
+const fc_cmd_spec fc_cmd_compare = {
+    .name = "compare",
+    .summary = "two calibrations side by side: speedups, flips, geometric mean",
+    .synopsis = "A.json B.json [options]",
+    .description = "Puts the records of two calibration documents side by side: latencies, speedups with their 95% "
+                   "intervals, the change of speedup B/A (marked * when the intervals do not overlap), fuse decisions "
+                   "that flip, and a geometric-mean row over the records both measured; then the records only one "
+                   "side has.",
+    .operands = operands,
+    .noperands = (int)FC_ARRAY_LEN(operands),
+    .options = options,
+    .noptions = O_COUNT,
+    .exit_status = "0 compared, 1 no record pairs, 2 bad usage or input.",
+    .run = compare_files,
+};
 
-/* ------------------------------------------------------------------ a grid of cells */
-
-#define NCOLS 14
-typedef struct grid {
-    char *cell[NCOLS];
-} grid_row;
-
-typedef struct table {
-    grid_row *rows;
-    int n, cap, ncols;
-    bool right[NCOLS];
-} table;
-
-static void add_row(table *t, const char *const *cells)
+/* No pairs: says so, and whether pairing by problem alone would find some. */
+static int no_pairs(const fc_doc *a, const fc_doc *b, const char *an, const char *bn, fc_match_by by)
 {
-    if (t->n == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 32;
-        t->rows = fc_xrealloc(t->rows, (size_t)t->cap * sizeof *t->rows);
+    fc_compare alt;
+    fc_compare_docs(a, b, FC_MATCH_PROBLEM, &alt);
+    fprintf(stderr, "fusecal: error: no record of '%s' matches one of '%s'%s\n", an, bn,
+            by == FC_MATCH_PROBLEM_BACKEND && alt.n ? " by problem and backend; '--by problem' pairs them across backends"
+                                                    : "");
+    fc_compare_free(&alt);
+    return FC_EXIT_FAIL;
+}
+
+static int compare_docs(const fc_args *args, const fc_doc *a, const fc_doc *b, const char *an, const char *bn)
+{
+    const char *by_s = args->v[O_BY].s, *fmt = args->v[O_FORMAT].s, *out = args->v[O_OUT].s;
+    fc_match_by by = by_s && !strcmp(by_s, "problem") ? FC_MATCH_PROBLEM : FC_MATCH_PROBLEM_BACKEND;
+    fc_compare_format f = !fmt || !strcmp(fmt, "text") ? FC_COMPARE_TEXT : !strcmp(fmt, "md") ? FC_COMPARE_MD
+                                                                                              : FC_COMPARE_JSON;
+    fc_compare cmp;
+    fc_compare_docs(a, b, by, &cmp);
+    char *text = fc_compare_render(&cmp, a, b, an, bn, by, f);
+    int rc = FC_EXIT_OK;
+    fc_err e;
+    if (out) {
+        if (fc_write_file_atomic(out, text, strlen(text), &e) != 0) rc = fc_fail(FC_EXIT_USAGE, &e);
+    } else {
+        fputs(text, stdout);
+        fflush(stdout);
     }
-    for (int c = 0; c < t->ncols; c++) t->rows[t->n].cell[c] = fc_xstrdup(cells[c] ? cells[c] : "");
-    t->n++;
+    if (rc == FC_EXIT_OK && cmp.n == 0) rc = no_pairs(a, b, an, bn, by);
+    free(text);
+    fc_compare_free(&cmp);
+    return rc;
 }
 
-static void free_table(table *t)
+static int compare_files(const fc_args *args)
 {
-    for (int r = 0; r < t->n; r++)
-        for (int c = 0; c < t->ncols; c++) free(t->rows[r].cell[c]);
-    free(t->rows);
-}
-
-/* display width of UTF-8 text (one column per code point) */
-static int width(const char *s)
-{
-    int w = 0;
-    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
-}
-
-static void md_cell(fc_str *b, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '|') fc_str_add(b, "\\|");
-        else if (*s == '\n') fc_str_add(b, " ");
-        else fc_str_addf(b, "%c", *s);
-    }
-}
-
-/* row 0 is the header; sep_before: a rule before that row (the geometric mean) */
-static void render(fc_str *b, const table *t, out_fmt f, int sep_before)
-{
-    int w[NCOLS] = {0};
-    for (int r = 0; r < t->n; r++)
-        for (int c = 0; c < t->ncols; c++)
-            if (width(t->rows[r].cell[c]) > w[c]) w[c] = width(t->rows[r].cell[c]);
-    for (int r = 0; r < t->n; r++) {
-        if (f == OUT_MD) {
-            fc_str_add(b, "|");
-            for (int c = 0; c < t->ncols; c++) {
-                fc_str_add(b, " ");
-                md_cell(b, t->rows[r].cell[c]);
-                fc_str_add(b, " |");
-            }
-            fc_str_add(b, "\n");
-            if (r == 0) {
-                fc_str_add(b, "|");
-                for (int c = 0; c < t->ncols; c++) fc_str_add(b, t->right[c] ? "---:|" : "---|");
-                fc_str_add(b, "\n");
-            }
-            continue;
-        }
-        if (r == sep_before || r == 1) {
-            for (int c = 0; c < t->ncols; c++) {
-                for (int k = 0; k < w[c]; k++) fc_str_add(b, "-");
-                fc_str_add(b, c + 1 < t->ncols ? "  " : "\n");
-            }
-        }
-        for (int c = 0; c < t->ncols; c++) {
-            const char *s = t->rows[r].cell[c];
-            int pad = w[c] - width(s);
-            if (t->right[c]) fc_str_addf(b, "%*s%s", pad, "", s);
-            else fc_str_addf(b, "%s%*s", s, c + 1 < t->ncols ? pad : 0, "");
-            fc_str_add(b, c + 1 < t->ncols ? "  " : "\n");
-        }
-    }
-}
-
-/* ------------------------------------------------------------------ cells */
-
-static void ci_text(const fc_record *r, char *buf, size_t n)
-{
-    if (r->status != FC_STATUS_OK) snprintf(buf, n, "%s", fc_status_name(r->status));
-    else snprintf(buf, n, "%.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo, r->speedup.hi);
-}
-
-static void ms_text(const fc_record *r, fc_variant v, char *buf, size_t n)
-{
-    if (r->status != FC_STATUS_OK) snprintf(buf, n, "-");
-    else snprintf(buf, n, "%.4g", r->v[v].lat.median);
-}
-
-static const char *decision_of(const fc_record *r)
-{
-    return r->status == FC_STATUS_OK ? fc_decision_name(r->decision) : fc_status_name(r->status);
-}
-
-static void doc_desc(fc_str *b, const char *side, const char *path, const fc_doc *d)
-{
-    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(d->host, "devices");
-    const char *model = fc_json_str(cJSON_GetObjectItemCaseSensitive(devs, "cpu"), "model", NULL);
-    const char *gpu = fc_json_str(cJSON_GetObjectItemCaseSensitive(devs, "cuda"), "name", NULL);
-    fc_str_addf(b, "%s: %s (%d records; host %s%s%s%s%s; fusecal %s; %s)", side, path, d->n,
-                fc_json_str(d->host, "hostname", "?"), model ? ", " : "", model ? model : "", gpu ? ", " : "",
-                gpu ? gpu : "", d->tool_version, d->created);
-}
-
-static char *compare_text(const fc_compare *cmp, const fc_doc *a, const fc_doc *b, const char *an, const char *bn,
-                          fc_match_by by, out_fmt f)
-{
-    fc_str s = {0};
-    bool md = f == OUT_MD;
-    if (md) fc_str_add(&s, "## fusecal compare\n\n- ");
-    doc_desc(&s, "A", an, a);
-    fc_str_add(&s, md ? "\n- " : "\n");
-    doc_desc(&s, "B", bn, b);
-    fc_str_add(&s, "\n");
-    char notes[FC_MAX_NOTES][320];
-    int nn = fc_doc_differences(a, b, "A", "B", notes, FC_MAX_NOTES);
-    for (int i = 0; i < nn; i++) fc_str_addf(&s, "%snote: %s\n", md ? "- " : "", notes[i]);
-    fc_str_add(&s, "\n");
-
-    table t = {.ncols = by == FC_MATCH_PROBLEM ? 14 : 13};
-    int c0 = by == FC_MATCH_PROBLEM ? 1 : 0; /* an extra backend column */
-    const char *head[NCOLS] = {"pattern", by == FC_MATCH_PROBLEM ? "A backend" : "backend"};
-    int k = 2;
-    if (c0) head[k++] = "B backend";
-    const char *rest[] = {"dtype", "dims", "A unfused ms", "A fused ms", "B unfused ms", "B fused ms",
-                          "A speedup [95% CI]", "B speedup [95% CI]", "B/A", "fuse A -> B", "flip"};
-    for (size_t i = 0; i < FC_ARRAY_LEN(rest); i++) head[k++] = rest[i];
-    for (int c = 4 + c0; c <= 7 + c0; c++) t.right[c] = true; /* latencies */
-    t.right[10 + c0] = true;                                  /* B/A; CIs read better left-aligned */
-    add_row(&t, head);
-    for (int i = 0; i < cmp->n; i++) {
-        const fc_compare_row *r = &cmp->rows[i];
-        char dims[256], ua[32], fa[32], ub[32], fb[32], ca[96], cb[96], ch[48] = "-", dec[64];
-        fc_format_dims(&r->a->prob, dims, sizeof dims);
-        ms_text(r->a, FC_UNFUSED, ua, sizeof ua);
-        ms_text(r->a, FC_FUSED, fa, sizeof fa);
-        ms_text(r->b, FC_UNFUSED, ub, sizeof ub);
-        ms_text(r->b, FC_FUSED, fb, sizeof fb);
-        ci_text(r->a, ca, sizeof ca);
-        ci_text(r->b, cb, sizeof cb);
-        if (r->both_ok) snprintf(ch, sizeof ch, "%.3fx%s", r->speedup_change, r->shift ? " *" : "");
-        snprintf(dec, sizeof dec, "%s -> %s", decision_of(r->a), decision_of(r->b));
-        const char *cells[NCOLS];
-        k = 0;
-        cells[k++] = r->a->prob.pat->name;
-        cells[k++] = r->a->backend;
-        if (c0) cells[k++] = r->b->backend;
-        cells[k++] = fc_dtype_name(r->a->prob.dtype);
-        cells[k++] = dims;
-        cells[k++] = ua;
-        cells[k++] = fa;
-        cells[k++] = ub;
-        cells[k++] = fb;
-        cells[k++] = ca;
-        cells[k++] = cb;
-        cells[k++] = ch;
-        cells[k++] = dec;
-        cells[k++] = r->flip ? "FLIP" : "";
-        add_row(&t, cells);
-    }
-    int geo_row = t.n;
-    {
-        char label[64], ua[48] = "-", fa[48] = "-", ga[48] = "-", gb[48] = "-", gc[48] = "-", flips[48];
-        snprintf(label, sizeof label, "geometric mean (%d)", cmp->ngeo);
-        if (cmp->ngeo) {
-            snprintf(ua, sizeof ua, "B/A %.3fx", cmp->geo_unfused);
-            snprintf(fa, sizeof fa, "B/A %.3fx", cmp->geo_fused);
-            snprintf(ga, sizeof ga, "%.3fx", cmp->geo_a);
-            snprintf(gb, sizeof gb, "%.3fx", cmp->geo_b);
-            snprintf(gc, sizeof gc, "%.3fx", cmp->geo_change);
-        }
-        snprintf(flips, sizeof flips, "%d flip%s", cmp->flips, cmp->flips == 1 ? "" : "s");
-        const char *cells[NCOLS] = {0};
-        k = 0;
-        cells[k++] = label;
-        cells[k++] = "";
-        if (c0) cells[k++] = "";
-        cells[k++] = "";
-        cells[k++] = "";
-        cells[k++] = "";
-        cells[k++] = "";
-        cells[k++] = ua;
-        cells[k++] = fa;
-        cells[k++] = ga;
-        cells[k++] = gb;
-        cells[k++] = gc;
-        cells[k++] = "";
-        cells[k++] = flips;
-        add_row(&t, cells);
-    }
-    render(&s, &t, f, geo_row);
-    free_table(&t);
-    fc_str_addf(&s, "\n%d matched; speedup B/A: %d higher, %d lower with non-overlapping intervals (*), %d decision "
-                    "flip%s",
-                cmp->n, cmp->up, cmp->down, cmp->flips, cmp->flips == 1 ? "" : "s");
-    if (cmp->ngeo)
-        fc_str_addf(&s, "; geometric mean of fused latency B/A %.3fx, unfused B/A %.3fx", cmp->geo_fused, cmp->geo_unfused);
-    fc_str_add(&s, "\n");
-    for (int side = 0; side < 2; side++) {
-        int n = side ? cmp->nb : cmp->na;
-        const fc_record **only = side ? cmp->only_b : cmp->only_a;
-        if (!n) continue;
-        fc_str_addf(&s, "\n%sonly in %s (%d):\n", md ? "### " : "", side ? "B" : "A", n);
-        if (md) fc_str_add(&s, "\n");
-        for (int i = 0; i < n; i++) {
-            char key[320];
-            fc_record_key(only[i], FC_MATCH_PROBLEM_BACKEND, key, sizeof key);
-            fc_str_addf(&s, "%s%s\n", md ? "- " : "  ", key);
-        }
-    }
-    fc_crossing_compare_text(&s, a, b, by, md);
-    return s.s;
-}
-
-static cJSON *side_json(const fc_record *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "backend", r->backend);
-    cJSON_AddStringToObject(o, "status", fc_status_name(r->status));
-    if (r->status == FC_STATUS_OK) {
-        fc_json_add_num(o, "unfused_latency_ms", r->v[FC_UNFUSED].lat.median);
-        fc_json_add_num(o, "fused_latency_ms", r->v[FC_FUSED].lat.median);
-        fc_json_add_num(o, "speedup", r->speedup.ratio);
-        cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
-        cJSON_AddItemToArray(ci, fc_json_num_item(r->speedup.lo));
-        cJSON_AddItemToArray(ci, fc_json_num_item(r->speedup.hi));
-        cJSON_AddStringToObject(o, "decision", fc_decision_name(r->decision));
-    }
-    return o;
-}
-
-static char *compare_json(const fc_compare *cmp, const fc_doc *a, const fc_doc *b, const char *an, const char *bn,
-                          fc_match_by by)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "schema", "fusecal-compare");
-    cJSON_AddNumberToObject(o, "schema_version", 1);
-    cJSON_AddStringToObject(o, "a", an);
-    cJSON_AddStringToObject(o, "b", bn);
-    cJSON_AddStringToObject(o, "by", by == FC_MATCH_PROBLEM ? "problem" : "problem,backend");
-    char notes[FC_MAX_NOTES][320];
-    int nn = fc_doc_differences(a, b, "A", "B", notes, FC_MAX_NOTES);
-    cJSON *nj = cJSON_AddArrayToObject(o, "notes");
-    for (int i = 0; i < nn; i++) cJSON_AddItemToArray(nj, cJSON_CreateString(notes[i]));
-    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
-    for (int i = 0; i < cmp->n; i++) {
-        const fc_compare_row *r = &cmp->rows[i];
-        cJSON *j = cJSON_CreateObject();
-        char ps[256];
-        fc_problem_string(&r->a->prob, ps, sizeof ps);
-        cJSON_AddStringToObject(j, "problem", ps);
-        cJSON_AddStringToObject(j, "pattern", r->a->prob.pat->name);
-        cJSON_AddItemToObject(j, "a", side_json(r->a));
-        cJSON_AddItemToObject(j, "b", side_json(r->b));
-        if (r->both_ok) {
-            fc_json_add_num(j, "speedup_change", r->speedup_change);
-            fc_json_add_num(j, "fused_latency_ratio", r->fused_ratio);
-            fc_json_add_num(j, "unfused_latency_ratio", r->unfused_ratio);
-            cJSON_AddStringToObject(j, "shift", r->shift > 0 ? "higher" : r->shift < 0 ? "lower" : "overlap");
-        }
-        cJSON_AddBoolToObject(j, "flip", r->flip);
-        cJSON_AddItemToArray(rows, j);
-    }
-    cJSON *g = cJSON_AddObjectToObject(o, "geomean");
-    cJSON_AddNumberToObject(g, "records", cmp->ngeo);
-    if (cmp->ngeo) {
-        fc_json_add_num(g, "speedup_a", cmp->geo_a);
-        fc_json_add_num(g, "speedup_b", cmp->geo_b);
-        fc_json_add_num(g, "speedup_change", cmp->geo_change);
-        fc_json_add_num(g, "fused_latency_ratio", cmp->geo_fused);
-        fc_json_add_num(g, "unfused_latency_ratio", cmp->geo_unfused);
-    }
-    cJSON_AddNumberToObject(o, "flips", cmp->flips);
-    for (int side = 0; side < 2; side++) {
-        cJSON *arr = cJSON_AddArrayToObject(o, side ? "only_b" : "only_a");
-        int n = side ? cmp->nb : cmp->na;
-        for (int i = 0; i < n; i++) {
-            char key[320];
-            const fc_record *r = side ? cmp->only_b[i] : cmp->only_a[i];
-            fc_record_key(r, FC_MATCH_PROBLEM, key, sizeof key);
-            cJSON *x = cJSON_CreateObject();
-            cJSON_AddStringToObject(x, "problem", key);
-            cJSON_AddStringToObject(x, "backend", r->backend);
-            cJSON_AddItemToArray(arr, x);
-        }
-    }
-    cJSON_AddItemToObject(o, "crossings", fc_crossing_compare_json(a, b, by));
-    char *text = fc_add_newline(cJSON_Print(o));
-    cJSON_Delete(o);
-    return text;
-}
-
-int cmd_compare(int argc, char **argv)
-{
-    fc_match_by by = FC_MATCH_PROBLEM_BACKEND;
-    out_fmt f = OUT_TEXT;
-    const char *out = NULL;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_BY:
-            if (!strcmp(optarg, "problem")) by = FC_MATCH_PROBLEM;
-            else if (!strcmp(optarg, "problem,backend") || !strcmp(optarg, "backend")) by = FC_MATCH_PROBLEM_BACKEND;
-            else return fc_usage_error("unknown --by '%s' (valid: problem,backend, problem)", optarg);
-            break;
-        case OPT_FORMAT:
-            if (!strcmp(optarg, "text")) f = OUT_TEXT;
-            else if (!strcmp(optarg, "md") || !strcmp(optarg, "markdown")) f = OUT_MD;
-            else if (!strcmp(optarg, "json")) f = OUT_JSON;
-            else return fc_usage_error("unknown format '%s' (valid: text, md, json)", optarg);
-            break;
-        case 'o': out = optarg; break;
-        case 'h': fputs(compare_help, stdout); return FC_EXIT_OK;
-        case ':': return fc_usage_error("option '%s' needs a value", argv[optind - 1]);
-        default: return fc_usage_error("unknown option '%s' (see 'fusecal compare --help')", argv[optind - 1]);
-        }
-    }
-    if (argc - optind != 2)
+    if (args->noperands != 2)
         return fc_usage_error("compare needs two calibration files, A and B (got %d; see 'fusecal compare --help')",
-                              argc - optind);
-    const char *an = argv[optind], *bn = argv[optind + 1];
+                              args->noperands);
+    const char *an = args->operands[0], *bn = args->operands[1], *out = args->v[O_OUT].s;
     fc_err e;
     if (out && fc_check_writable(out, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
     fc_doc a, b;
@@ -382,29 +101,7 @@ int cmd_compare(int argc, char **argv)
         fc_doc_free(&a);
         return fc_usage_error("bad input B: %s", e.msg);
     }
-    fc_compare cmp;
-    fc_compare_docs(&a, &b, by, &cmp);
-    char *text = f == OUT_JSON ? compare_json(&cmp, &a, &b, an, bn, by) : compare_text(&cmp, &a, &b, an, bn, by, f);
-    int rc = FC_EXIT_OK;
-    if (out) {
-        if (fc_write_file_atomic(out, text, strlen(text), &e) != 0) rc = fc_fail(FC_EXIT_USAGE, &e);
-    } else {
-        fputs(text, stdout);
-        fflush(stdout);
-    }
-    if (rc == FC_EXIT_OK && cmp.n == 0) {
-        /* by problem alone, different backends (CPU against GPU) can still pair */
-        fc_compare alt;
-        fc_compare_docs(&a, &b, FC_MATCH_PROBLEM, &alt);
-        fprintf(stderr, "fusecal: error: no record of '%s' matches one of '%s'%s\n", an, bn,
-                by == FC_MATCH_PROBLEM_BACKEND && alt.n ? " by problem and backend; '--by problem' pairs them across "
-                                                          "backends"
-                                                        : "");
-        fc_compare_free(&alt);
-        rc = FC_EXIT_FAIL;
-    }
-    free(text);
-    fc_compare_free(&cmp);
+    int rc = compare_docs(args, &a, &b, an, bn);
     fc_doc_free(&a);
     fc_doc_free(&b);
     return rc;

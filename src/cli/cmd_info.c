@@ -1,21 +1,46 @@
 /* cmd_info.c — `fusecal info`: host inventory and measured ceilings. */
 #include "builtin.h"
 #include "calibrate.h"
-#include "select.h"
 #include "cmd.h"
 #include "jsonfile.h"
+#include "select.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char info_help[] =
-    "usage: fusecal info [--format text|json] [--device cpu|cuda|all] [--threads N] [--no-measure]\n"
-    "\n"
-    "Prints the host inventory (CPU model, cores, ISA, caches, memory, load; OpenBLAS\n"
-    "build and threads, oneDNN version and ISA, cJSON; the GPU and CUDA libraries when\n"
-    "present) and measures this machine's ceilings: GEMM GFLOP/s and memory bandwidth\n"
-    "(and, on a GPU, launch latency). --no-measure skips the measurements.\n";
+static int info(const fc_args *args);
+
+enum { O_FORMAT, O_DEVICE, O_THREADS, O_NO_MEASURE, O_COUNT };
+
+static const char *const format_names[] = {"text", "json"};
+static const fc_words format_words = {"format", format_names, 2, 0};
+
+static const fc_option options[] = {
+    [O_FORMAT] = {.name = "format", .kind = FC_OPT_CHOICE, .section = "options", .words = &format_words,
+                  .def = "text", .help = "indented text, or JSON"},
+    [O_DEVICE] = {.name = "device", .kind = FC_OPT_CHOICE, .section = "options", .words = &fc_device_words,
+                  .also = "all", .def = "all", .help = "the devices to describe and measure"},
+    [O_THREADS] = {.name = "threads", .kind = FC_OPT_INT, .metavar = "N", .section = "options",
+                   .setting = &fc_settings_table[FC_SET_THREADS], .def = "all cores",
+                   .help = "host threads for the CPU ceilings"},
+    [O_NO_MEASURE] = {.name = "no-measure", .kind = FC_OPT_FLAG, .section = "options",
+                      .help = "skip the measurements: the inventory alone"},
+};
+_Static_assert(FC_ARRAY_LEN(options) == O_COUNT && O_COUNT <= FC_MAX_OPTIONS, "info options");
+
+const fc_cmd_spec fc_cmd_info = {
+    .name = "info",
+    .summary = "host inventory and measured ceilings of this machine",
+    .synopsis = "[options]",
+    .description = "Prints the host inventory (CPU model, cores, ISA, caches, memory, load; OpenBLAS build and threads, "
+                   "oneDNN version and ISA, cJSON; the GPU and CUDA libraries when present) and measures this "
+                   "machine's ceilings: GEMM GFLOP/s and memory bandwidth (and, on a GPU, launch latency), as "
+                   "'fusecal run' does before it measures.",
+    .options = options,
+    .noptions = O_COUNT,
+    .exit_status = "0 described, 1 a device or a measurement failed, 2 bad usage.",
+    .run = info,
+};
 
 static void print_obj(const cJSON *o, int indent)
 {
@@ -31,64 +56,50 @@ static void print_obj(const cJSON *o, int indent)
     }
 }
 
-int cmd_info(int argc, char **argv)
+/* What the devices left out are, for the text output. */
+static void print_left_out(const bool on[FC_NDEVICES])
 {
-    static const struct option opts[] = {{"format", required_argument, 0, 'f'}, {"device", required_argument, 0, 'd'},
-                                         {"threads", required_argument, 0, 't'}, {"no-measure", no_argument, 0, 'n'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    bool json = false, measure = true;
-    const char *device = NULL;
-    fc_settings set;
-    fc_settings_defaults(&set);
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-            if (!strcmp(optarg, "json")) json = true;
-            else if (strcmp(optarg, "text")) return fc_usage_error("unknown format '%s' (valid: text, json)", optarg);
-            break;
-        case 'd': device = optarg; break;
-        case 't': {
-            int64_t t;
-            if (!fc_parse_i64(optarg, &t) || t < 1 || t > 4096) return fc_usage_error("bad value for --threads: '%s'", optarg);
-            set.threads = (int)t;
-            break;
-        }
-        case 'n': measure = false; break;
-        case 'h': fputs(info_help, stdout); return FC_EXIT_OK;
-        case ':': return fc_usage_error("option '%s' needs a value", argv[optind - 1]);
-        default: return fc_usage_error("unknown option '%s' (see 'fusecal info --help')", argv[optind - 1]);
-        }
-    }
-    if (optind < argc) return fc_usage_error("unexpected argument '%s'", argv[optind]);
-    fc_err e;
-    bool on[FC_NDEVICES];
-    if (fc_select_devices(&fc_builtin, device, "all", on, NULL, NULL, &e) != 0) return fc_usage_error("%s", e.msg);
-    fc_session s;
-    if (fc_session_open(&s, &fc_builtin, NULL, &set, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
     for (int d = 0; d < FC_NDEVICES; d++) {
-        if (!on[d] || d == FC_DEV_cpu) continue; /* the session always holds the host CPU */
-        if (fc_session_add(&s, fc_builtin.device[d], &set, &e) != 0) {
-            fc_session_close(&s);
-            return fc_fail(FC_EXIT_FAIL, &e);
-        }
-    }
-    for (int d = 0; d < FC_NDEVICES && !json; d++) {
         char why[256] = "";
         if (on[d]) continue;
         if (!fc_builtin.device[d]) printf("%s: not built: %s\n", fc_device_words.names[d], fc_builtin.device_why_not[d]);
         else if (!fc_builtin.device[d]->available(why, sizeof why))
             printf("%s: not usable here: %s\n", fc_device_words.names[d], why);
     }
-    if (measure && fc_session_ceilings(&s, &e) != 0) {
-        fc_session_close(&s);
-        return fc_fail(FC_EXIT_FAIL, &e);
+}
+
+/* The inventory and (when measure) ceilings of the selected devices. */
+static int describe(const bool on[FC_NDEVICES], const fc_settings *set, bool measure, cJSON **host, cJSON **ceil)
+{
+    fc_err e;
+    fc_session s;
+    if (fc_session_open(&s, &fc_builtin, NULL, set, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
+    int rc = FC_EXIT_OK;
+    for (int d = 0; d < FC_NDEVICES && rc == FC_EXIT_OK; d++) {
+        if (!on[d] || d == FC_DEV_cpu) continue; /* the session always holds the host CPU */
+        if (fc_session_add(&s, fc_builtin.device[d], set, &e) != 0) rc = fc_fail(FC_EXIT_FAIL, &e);
     }
-    cJSON *host, *ceil;
-    fc_session_describe(&s, &host, &ceil);
+    if (rc == FC_EXIT_OK && measure && fc_session_ceilings(&s, &e) != 0) rc = fc_fail(FC_EXIT_FAIL, &e);
+    if (rc == FC_EXIT_OK) fc_session_describe(&s, host, ceil);
     fc_session_close(&s);
+    return rc;
+}
+
+static int info(const fc_args *args)
+{
+    if (args->noperands) return fc_usage_error("unexpected argument '%s'", args->operands[0]);
+    bool json = args->v[O_FORMAT].s && !strcmp(args->v[O_FORMAT].s, "json");
+    fc_settings set;
+    fc_settings_defaults(&set);
+    if (args->v[O_THREADS].given) set.threads = (int)args->v[O_THREADS].i;
+    fc_err e;
+    bool on[FC_NDEVICES];
+    if (fc_select_devices(&fc_builtin, args->v[O_DEVICE].s, "all", on, NULL, NULL, &e) != 0)
+        return fc_usage_error("%s", e.msg);
+    cJSON *host, *ceil;
+    int rc = describe(on, &set, !args->v[O_NO_MEASURE].given, &host, &ceil);
+    if (rc != FC_EXIT_OK) return rc;
+    if (!json) print_left_out(on);
     cJSON *root = cJSON_CreateObject();
     cJSON *tool = cJSON_AddObjectToObject(root, "tool");
     cJSON_AddStringToObject(tool, "version", fc_version_string);

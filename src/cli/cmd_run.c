@@ -1,246 +1,183 @@
 /* cmd_run.c — `fusecal run`: build a plan from the options, measure it, write
  * records after every problem. */
-#include "catalog.h"
 #include "builtin.h"
 #include "calibrate.h"
+#include "catalog.h"
 #include "cmd.h"
+#include "continue.h"
 #include "format.h"
 #include "host.h"
 #include "jsonfile.h"
 #include "progress.h"
 #include "select.h"
 #include "signals.h"
+#include "writer.h"
 
-#include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static const char run_help[] =
-    "usage: fusecal run [options]\n"
-    "\n"
-    "Measures each problem's unfused chain against its fused form, paired and\n"
-    "interleaved, verifies both against a float64 reference, and writes records.\n"
-    "\n"
-    "what to measure:\n"
-    "  --pattern P[,P...]|all   patterns (default all); see 'fusecal list patterns'\n"
-    "  --device cpu|cuda|all    devices (default cpu)\n"
-    "  --backend NAME[,NAME]    backends (default: every usable one on the devices)\n"
-    "  --dtype T[,T...]         fp32, tf32, bf16, fp16 (default: the sweep's, fp32)\n"
-    "  --shape k=v,...          dims for the chosen patterns, or a whole problem string\n"
-    "                           'conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1';\n"
-    "                           repeatable; replaces the sweep\n"
-    "  --sweep NAME|FILE        quick, standard, full, or a sweep file (default quick)\n"
-    "  --layout nchw|nhwc       activation layout of conv problems (default: the sweep's)\n"
-    "\n"
-    "how to measure:\n"
-    "  --cache warm|cold        resident data, or a flushed cache before every sample\n"
-    "  --threads N              host threads for BLAS, oneDNN and fusecal (default: cores)\n"
-    "  --threshold X            fuse when the speedup CI is above X (default: catalogue, 1.1)\n"
-    "  --min-samples N          stopping rule: at least N samples per variant (10)\n"
-    "  --min-time S             ... and at least S seconds of samples (0.5)\n"
-    "  --max-noise X            ... until the relative stdev is at most X (0.005)\n"
-    "  --max-time S             ... or S seconds per variant at most (15)\n"
-    "  --rounds N               fresh setups per problem (default 3): the stopping budget is\n"
-    "                           split among them and the speedup's interval covers what\n"
-    "                           changes between setups (buffer placement, algorithms)\n"
-    "  --no-graph               on CUDA, skip the graph-replay timing\n"
-    "  --seed N                 inputs and sample order (default: from the clock)\n"
-    "  --max-memory BYTES       skip problems needing more (suffixes K, M, G)\n"
-    "  --max-time-total S       stop the sweep after S seconds (records so far are kept)\n"
-    "\n"
-    "output:\n"
-    "  --out FILE               where records go (default fusecal-<time>.json)\n"
-    "  --format json|jsonl|csv|md  (default: from --out's extension, json)\n"
-    "  --quiet                  no table or progress\n"
-    "  --dry-run                print the plan and exit\n"
-    "  --resume FILE            finish an interrupted calibration: re-run FILE's command,\n"
-    "                           skipping the problems it holds, writing to FILE\n"
-    "  --append FILE            add this run's problems to FILE (those it holds are skipped)\n"
-    "                           --resume and --append refuse a FILE of other settings or host\n"
-    "\n"
-    "exit status: 0 all records ok, 1 a record failed (verification, setup, run),\n"
-    "2 bad usage or input, 130 interrupted (records so far written, complete=false).\n";
-
-#define MAX_LIST 64
-
-typedef struct run_opts {
-    const char *patterns[MAX_LIST];
-    int npatterns;
-    const char *backends[MAX_LIST];
-    int nbackends;
-    const char *dtypes[MAX_LIST];
-    int ndtypes;
-    const char *shapes[MAX_LIST];
-    int nshapes;
-    const char *device, *sweep, *layout, *out, *format, *resume, *append;
-    bool quiet, dry_run;
-    fc_settings set;
-    bool seed_set;
-    unsigned stop_set;
-} run_opts;
+static int run(const fc_args *args);
 
 enum {
-    OPT_PATTERN = 256, OPT_DEVICE, OPT_BACKEND, OPT_DTYPE, OPT_SHAPE, OPT_SWEEP, OPT_LAYOUT, OPT_CACHE, OPT_THREADS,
-    OPT_THRESHOLD, OPT_MIN_SAMPLES, OPT_MIN_TIME, OPT_MAX_NOISE, OPT_MAX_TIME, OPT_NO_GRAPH, OPT_SEED,
-    OPT_MAX_MEMORY, OPT_MAX_TIME_TOTAL, OPT_OUT, OPT_FORMAT, OPT_QUIET, OPT_DRY_RUN, OPT_RESUME, OPT_APPEND,
-    OPT_ROUNDS,
+    O_PATTERN, O_DEVICE, O_BACKEND, O_DTYPE, O_SHAPE, O_SWEEP, O_LAYOUT,
+    O_CACHE, O_THREADS, O_THRESHOLD, O_MIN_SAMPLES, O_MIN_TIME, O_MAX_NOISE, O_MAX_TIME, O_ROUNDS, O_NO_GRAPH, O_SEED,
+    O_MAX_MEMORY, O_MAX_TIME_TOTAL,
+    O_OUT, O_FORMAT, O_QUIET, O_DRY_RUN, O_RESUME, O_APPEND,
+    O_COUNT
 };
 
-static const struct option long_opts[] = {
-    {"pattern", required_argument, 0, OPT_PATTERN},       {"device", required_argument, 0, OPT_DEVICE},
-    {"backend", required_argument, 0, OPT_BACKEND},       {"dtype", required_argument, 0, OPT_DTYPE},
-    {"shape", required_argument, 0, OPT_SHAPE},           {"sweep", required_argument, 0, OPT_SWEEP},
-    {"layout", required_argument, 0, OPT_LAYOUT},         {"cache", required_argument, 0, OPT_CACHE},
-    {"threads", required_argument, 0, OPT_THREADS},       {"threshold", required_argument, 0, OPT_THRESHOLD},
-    {"min-samples", required_argument, 0, OPT_MIN_SAMPLES}, {"min-time", required_argument, 0, OPT_MIN_TIME},
-    {"max-noise", required_argument, 0, OPT_MAX_NOISE},   {"max-time", required_argument, 0, OPT_MAX_TIME},
-    {"no-graph", no_argument, 0, OPT_NO_GRAPH},           {"seed", required_argument, 0, OPT_SEED},
-    {"max-memory", required_argument, 0, OPT_MAX_MEMORY}, {"max-time-total", required_argument, 0, OPT_MAX_TIME_TOTAL},
-    {"out", required_argument, 0, OPT_OUT},               {"format", required_argument, 0, OPT_FORMAT},
-    {"quiet", no_argument, 0, OPT_QUIET},                 {"dry-run", no_argument, 0, OPT_DRY_RUN},
-    {"resume", required_argument, 0, OPT_RESUME},         {"append", required_argument, 0, OPT_APPEND},
-    {"rounds", required_argument, 0, OPT_ROUNDS},
-    {"help", no_argument, 0, 'h'},                        {0, 0, 0, 0},
+#define WHAT "what to measure"
+#define HOW "how to measure"
+#define OUTPUT "output"
+#define SETTING(id) (&fc_settings_table[FC_SET_##id])
+static const fc_option options[] = {
+    [O_PATTERN] = {.name = "pattern", .kind = FC_OPT_LIST, .metavar = "P[,P...]|all", .section = WHAT,
+                   .words_fn = fc_pattern_words, .also = "all", .def = "all",
+                   .help = "patterns to measure; 'fusecal list patterns' describes them"},
+    [O_DEVICE] = {.name = "device", .kind = FC_OPT_CHOICE, .section = WHAT, .words = &fc_device_words, .also = "all",
+                  .def = "cpu", .help = "devices; all measures the GPU when there is one and says so when not"},
+    [O_BACKEND] = {.name = "backend", .kind = FC_OPT_LIST, .metavar = "NAME[,NAME...]", .section = WHAT,
+                   .words = &fc_backend_words, .def = "every usable one on the devices", .help = "backends"},
+    [O_DTYPE] = {.name = "dtype", .kind = FC_OPT_LIST, .metavar = "T[,T...]", .section = WHAT, .words = &fc_dtype_words,
+                 .def = "the sweep's, fp32",
+                 .help = "element types: fp32, tf32, bf16, fp16 (CPU backends compute fp32; CUDA backends all four)"},
+    [O_SHAPE] = {.name = "shape", .kind = FC_OPT_MULTI, .metavar = "k=v,...", .section = WHAT,
+                 .help = "dims applied to every selected pattern that has them, or a whole problem string such as "
+                         "'conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1'; repeatable; replaces the sweep"},
+    [O_SWEEP] = {.name = "sweep", .kind = FC_OPT_TEXT, .section = WHAT, .words_fn = fc_sweep_words, .file = true,
+                 .metavar = "NAME|FILE", .def = "quick",
+                 .help = "a built-in sweep (quick, standard, full) or a sweep file (schemas/catalogue.schema.json)"},
+    [O_LAYOUT] = {.name = "layout", .kind = FC_OPT_CHOICE, .section = WHAT, .words = &fc_layout_words,
+                  .def = "the sweep's, nhwc, the layout the libraries are fast in",
+                  .help = "activation layout of conv problems"},
+    [O_CACHE] = {.name = "cache", .kind = FC_OPT_CHOICE, .section = HOW, .words = &fc_cache_words, .def = "warm",
+                 .help = "resident data, or caches flushed before every sample (a buffer twice the LLC on the CPU, a "
+                         "memset of L2 on the GPU)"},
+    [O_THREADS] = {.name = "threads", .kind = FC_OPT_INT, .metavar = "N", .section = HOW, .setting = SETTING(THREADS),
+                   .def = "all cores",
+                   .help = "host threads for OpenBLAS, oneDNN and fusecal's loops, one OpenMP pool"},
+    [O_THRESHOLD] = {.name = "threshold", .kind = FC_OPT_NUM, .metavar = "X", .section = HOW,
+                     .setting = SETTING(THRESHOLD), .def = "the sweep's, else the catalogue's, 1.1",
+                     .help = "fuse when the speedup's 95% interval lies above X"},
+    [O_MIN_SAMPLES] = {.name = "min-samples", .kind = FC_OPT_INT, .metavar = "N", .section = HOW,
+                       .setting = SETTING(MIN_SAMPLES),
+                       .help = "stopping rule, per variant: at least N samples"},
+    [O_MIN_TIME] = {.name = "min-time", .kind = FC_OPT_NUM, .metavar = "S", .section = HOW,
+                    .setting = SETTING(MIN_TIME), .help = "... and at least S seconds of samples"},
+    [O_MAX_NOISE] = {.name = "max-noise", .kind = FC_OPT_NUM, .metavar = "X", .section = HOW,
+                     .setting = SETTING(MAX_NOISE), .help = "... until the relative standard deviation is at most X"},
+    [O_MAX_TIME] = {.name = "max-time", .kind = FC_OPT_NUM, .metavar = "S", .section = HOW,
+                    .setting = SETTING(MAX_TIME),
+                    .help = "... or S seconds at most; a sweep may set its own stopping rule, the command line wins"},
+    [O_ROUNDS] = {.name = "rounds", .kind = FC_OPT_INT, .metavar = "N", .section = HOW, .setting = SETTING(ROUNDS),
+                  .help = "fresh setups per problem: the stopping budget is split among them, and the speedup's "
+                          "interval covers what changes between setups (buffer placement, algorithm choice)"},
+    [O_NO_GRAPH] = {.name = "no-graph", .kind = FC_OPT_FLAG, .section = HOW,
+                    .help = "on CUDA, skip the graph-replay timing"},
+    [O_SEED] = {.name = "seed", .kind = FC_OPT_SEED, .metavar = "N", .section = HOW, .def = "from the clock",
+                .help = "inputs and sample order, recorded in the document"},
+    [O_MAX_MEMORY] = {.name = "max-memory", .kind = FC_OPT_BYTES, .metavar = "BYTES", .section = HOW,
+                      .setting = SETTING(MAX_MEMORY), .def = "what is available",
+                      .help = "skip problems needing more host memory; a suffix K, M, G or T multiplies by 1024^1..4"},
+    [O_MAX_TIME_TOTAL] = {.name = "max-time-total", .kind = FC_OPT_NUM, .metavar = "S", .section = HOW,
+                          .setting = SETTING(MAX_TIME_TOTAL), .def = "no limit",
+                          .help = "end the sweep after S seconds; the records so far are kept, marked complete: false"},
+    [O_OUT] = {.name = "out", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = OUTPUT, .file = true,
+               .def = "fusecal-<time>.json", .help = "where records go, rewritten atomically after every record"},
+    [O_FORMAT] = {.name = "format", .kind = FC_OPT_CHOICE, .section = OUTPUT, .words = &fc_format_words,
+                  .def = "from --out's extension, json", .help = "the records as JSON, JSON lines, CSV or markdown"},
+    [O_QUIET] = {.name = "quiet", .kind = FC_OPT_FLAG, .section = OUTPUT, .help = "no table or progress"},
+    [O_DRY_RUN] = {.name = "dry-run", .kind = FC_OPT_FLAG, .section = OUTPUT, .help = "print the plan and exit"},
+    [O_RESUME] = {.name = "resume", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = OUTPUT, .file = true,
+                  .help = "finish an interrupted calibration: re-run the command recorded in FILE with its seed, "
+                          "skipping the problems it holds, writing to FILE (only --quiet, --dry-run and "
+                          "--max-time-total may go with it)"},
+    [O_APPEND] = {.name = "append", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = OUTPUT, .file = true,
+                  .help = "add this run's problems to FILE (those it holds are skipped); refused when FILE was made "
+                          "with other settings or on another host or library build"},
+};
+_Static_assert(FC_ARRAY_LEN(options) == O_COUNT && O_COUNT <= FC_MAX_OPTIONS, "run options");
+
+const fc_cmd_spec fc_cmd_run = {
+    .name = "run",
+    .summary = "measure unfused against fused op chains and write calibration records",
+    .synopsis = "[options]",
+    .description = "Measures each problem's unfused chain against its fused form, paired and interleaved, verifies "
+                   "both against a float64 reference, and writes a record per problem and backend: latencies, the "
+                   "speedup with its 95% interval, traffic, roofline, verification and the fuse decision.",
+    .options = options,
+    .noptions = O_COUNT,
+    .exit_status = "0 every record ok, 1 a record failed (verification, setup or run), 2 bad usage or input, 130 "
+                   "interrupted: the first SIGINT or SIGTERM finishes the current sample and writes every finished "
+                   "record with complete: false (--resume picks it up); a second exits at once, leaving the last "
+                   "whole file.",
+    .run = run,
 };
 
-/* Strings the options point into, freed when the command returns. */
-static char *owned[4 * MAX_LIST + 64];
-static int nowned;
+/* ------------------------------------------------------------------ options */
 
-static char *own(char *s)
+typedef struct run_opts {
+    const char **patterns, **backends, **dtypes, **shapes;
+    int npatterns, nbackends, ndtypes, nshapes;
+    const char *device, *sweep, *layout, *out, *format, *resume, *append;
+    bool quiet, dry_run, seed_set;
+    fc_settings set;
+    unsigned stop_set; /* FC_STOP_* the command line sets */
+} run_opts;
+
+/* The stopping-rule options and the sweep field each overrides. */
+static const struct {
+    int opt;
+    unsigned bit;
+} stop_opts[] = {
+    {O_MIN_SAMPLES, FC_STOP_MIN_SAMPLES}, {O_MIN_TIME, FC_STOP_MIN_TIME},
+    {O_MAX_NOISE, FC_STOP_MAX_NOISE},     {O_MAX_TIME, FC_STOP_MAX_TIME},
+};
+
+static void settings_from(const fc_args *a, run_opts *o)
 {
-    if (nowned < (int)FC_ARRAY_LEN(owned)) owned[nowned++] = s;
-    return s;
+    fc_settings *s = &o->set;
+    fc_settings_defaults(s);
+    s->cold = a->v[O_CACHE].s && !strcmp(a->v[O_CACHE].s, "cold");
+    if (a->v[O_THREADS].given) s->threads = (int)a->v[O_THREADS].i;
+    if (a->v[O_THRESHOLD].given) s->threshold = a->v[O_THRESHOLD].d;
+    if (a->v[O_MIN_SAMPLES].given) s->stop.min_samples = (int)a->v[O_MIN_SAMPLES].i;
+    if (a->v[O_MIN_TIME].given) s->stop.min_time = a->v[O_MIN_TIME].d;
+    if (a->v[O_MAX_NOISE].given) s->stop.max_noise = a->v[O_MAX_NOISE].d;
+    if (a->v[O_MAX_TIME].given) s->stop.max_time = a->v[O_MAX_TIME].d;
+    if (a->v[O_ROUNDS].given) s->rounds = (int)a->v[O_ROUNDS].i;
+    if (a->v[O_NO_GRAPH].given) s->graph = false;
+    if (a->v[O_MAX_MEMORY].given) s->max_memory = a->v[O_MAX_MEMORY].d;
+    if (a->v[O_MAX_TIME_TOTAL].given) s->max_time_total = a->v[O_MAX_TIME_TOTAL].d;
+    if ((o->seed_set = a->v[O_SEED].given)) s->seed = a->v[O_SEED].u;
+    for (size_t i = 0; i < FC_ARRAY_LEN(stop_opts); i++)
+        if (a->v[stop_opts[i].opt].given) o->stop_set |= stop_opts[i].bit;
 }
 
-static void free_owned(void)
-{
-    while (nowned) free(owned[--nowned]);
-}
-
-/* Splits "a,b,c" into list entries (pointing into a copy owned until the end). */
-static int add_list(const char **list, int *n, const char *arg, const char *opt, bool split)
-{
-    if (nowned >= (int)FC_ARRAY_LEN(owned)) return fc_usage_error("too many options");
-    char *copy = own(fc_xstrdup(arg));
-    char *save = NULL;
-    if (!split) {
-        if (*n >= MAX_LIST) return fc_usage_error("too many %s options", opt);
-        list[(*n)++] = copy;
-        return 0;
-    }
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (*n >= MAX_LIST) return fc_usage_error("too many values for %s", opt);
-        list[(*n)++] = t;
-    }
-    if (!arg[0]) return fc_usage_error("empty value for %s", opt);
-    return 0;
-}
-
-static int num_opt(const char *opt, const char *arg, double lo, double hi, double *out)
-{
-    double v = 0;
-    if (!fc_parse_double(arg, &v) || v < lo || v > hi)
-        return fc_usage_error("bad value for %s: '%s' (expected a number in %g..%g)", opt, arg, lo, hi);
-    *out = v;
-    return 0;
-}
-
-static int bytes_opt(const char *opt, const char *arg, double *out)
-{
-    char buf[64];
-    fc_strlcpy(buf, arg, sizeof buf);
-    size_t l = strlen(buf);
-    double mul = 1;
-    if (l && strchr("KkMmGgTt", buf[l - 1])) {
-        char c = (char)(buf[l - 1] | 0x20);
-        mul = c == 'k' ? 1024.0 : c == 'm' ? 1048576.0 : c == 'g' ? 1073741824.0 : 1099511627776.0;
-        buf[l - 1] = 0;
-    }
-    double v = 0;
-    if (!fc_parse_double(buf, &v) || v <= 0) return fc_usage_error("bad value for %s: '%s' (expected bytes, e.g. 8G)", opt, arg);
-    *out = v * mul;
-    return 0;
-}
-
-static int parse_opts(int argc, char **argv, run_opts *o)
+static int run_opts_from(const fc_args *a, run_opts *o)
 {
     memset(o, 0, sizeof *o);
-    fc_settings_defaults(&o->set);
-    o->device = NULL;
-    optind = 1;
-    opterr = 0;
-    int c;
-    double v = 0;
-    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
-        int rc = 0;
-        switch (c) {
-        case OPT_PATTERN: rc = add_list(o->patterns, &o->npatterns, optarg, "--pattern", true); break;
-        case OPT_DEVICE: o->device = optarg; break;
-        case OPT_BACKEND: rc = add_list(o->backends, &o->nbackends, optarg, "--backend", true); break;
-        case OPT_DTYPE: rc = add_list(o->dtypes, &o->ndtypes, optarg, "--dtype", true); break;
-        case OPT_SHAPE: rc = add_list(o->shapes, &o->nshapes, optarg, "--shape", false); break;
-        case OPT_SWEEP: o->sweep = optarg; break;
-        case OPT_LAYOUT: o->layout = optarg; break;
-        case OPT_CACHE:
-            if (strcmp(optarg, "warm") && strcmp(optarg, "cold"))
-                return fc_usage_error("unknown cache mode '%s' (valid: warm, cold)", optarg);
-            o->set.cold = !strcmp(optarg, "cold");
-            break;
-        case OPT_THREADS:
-            if ((rc = num_opt("--threads", optarg, 1, 4096, &v)) == 0) {
-                if (v != floor(v)) return fc_usage_error("bad value for --threads: '%s' (expected an integer)", optarg);
-                o->set.threads = (int)v;
-            }
-            break;
-        case OPT_THRESHOLD: rc = num_opt("--threshold", optarg, 1e-6, 1e6, &o->set.threshold); break;
-        case OPT_MIN_SAMPLES:
-            if ((rc = num_opt("--min-samples", optarg, 2, 1e6, &v)) == 0) {
-                o->set.stop.min_samples = (int)v;
-                o->stop_set |= FC_STOP_MIN_SAMPLES;
-            }
-            break;
-        case OPT_MIN_TIME:
-            if ((rc = num_opt("--min-time", optarg, 0, 86400, &o->set.stop.min_time)) == 0) o->stop_set |= FC_STOP_MIN_TIME;
-            break;
-        case OPT_MAX_NOISE:
-            if ((rc = num_opt("--max-noise", optarg, 0, 10, &o->set.stop.max_noise)) == 0) o->stop_set |= FC_STOP_MAX_NOISE;
-            break;
-        case OPT_MAX_TIME:
-            if ((rc = num_opt("--max-time", optarg, 1e-3, 86400, &o->set.stop.max_time)) == 0) o->stop_set |= FC_STOP_MAX_TIME;
-            break;
-        case OPT_NO_GRAPH: o->set.graph = false; break;
-        case OPT_SEED: {
-            int64_t s;
-            if (!fc_parse_i64(optarg, &s) || s < 0) return fc_usage_error("bad value for --seed: '%s' (expected a non-negative integer)", optarg);
-            o->set.seed = (uint64_t)s;
-            o->seed_set = true;
-            break;
-        }
-        case OPT_MAX_MEMORY: rc = bytes_opt("--max-memory", optarg, &o->set.max_memory); break;
-        case OPT_ROUNDS:
-            if ((rc = num_opt("--rounds", optarg, 1, FC_MAX_ROUNDS, &v)) == 0) {
-                if (v != floor(v)) return fc_usage_error("bad value for --rounds: '%s' (expected an integer)", optarg);
-                o->set.rounds = (int)v;
-            }
-            break;
-        case OPT_MAX_TIME_TOTAL: rc = num_opt("--max-time-total", optarg, 1e-3, 1e7, &o->set.max_time_total); break;
-        case OPT_OUT: o->out = optarg; break;
-        case OPT_FORMAT: o->format = optarg; break;
-        case OPT_QUIET: o->quiet = true; break;
-        case OPT_DRY_RUN: o->dry_run = true; break;
-        case OPT_RESUME: o->resume = optarg; break;
-        case OPT_APPEND: o->append = optarg; break;
-        case 'h': fputs(run_help, stdout); return -1;
-        case ':': return fc_usage_error("option '%s' needs a value", argv[optind - 1]);
-        default: return fc_usage_error("unknown option '%s' (see 'fusecal run --help')", argv[optind - 1]);
-        }
-        if (rc) return rc;
-    }
-    if (optind < argc) return fc_usage_error("unexpected argument '%s' (see 'fusecal run --help')", argv[optind]);
+    o->patterns = a->v[O_PATTERN].list;
+    o->npatterns = a->v[O_PATTERN].n;
+    o->backends = a->v[O_BACKEND].list;
+    o->nbackends = a->v[O_BACKEND].n;
+    o->dtypes = a->v[O_DTYPE].list;
+    o->ndtypes = a->v[O_DTYPE].n;
+    o->shapes = a->v[O_SHAPE].list;
+    o->nshapes = a->v[O_SHAPE].n;
+    o->device = a->v[O_DEVICE].s;
+    o->sweep = a->v[O_SWEEP].s;
+    o->layout = a->v[O_LAYOUT].s;
+    o->out = a->v[O_OUT].s;
+    o->format = a->v[O_FORMAT].s;
+    o->resume = a->v[O_RESUME].s;
+    o->append = a->v[O_APPEND].s;
+    o->quiet = a->v[O_QUIET].given;
+    o->dry_run = a->v[O_DRY_RUN].given;
+    settings_from(a, o);
+    if (a->noperands) return fc_usage_error("unexpected argument '%s' (see 'fusecal run --help')", a->operands[0]);
     if ((o->stop_set & FC_STOP_MIN_TIME) && (o->stop_set & FC_STOP_MAX_TIME) && o->set.stop.min_time > o->set.stop.max_time)
         return fc_usage_error("--min-time %g is more than --max-time %g", o->set.stop.min_time, o->set.stop.max_time);
     return 0;
@@ -295,7 +232,7 @@ static int select_dtypes(const run_opts *o, selection *s)
     for (int i = 0; i < o->ndtypes; i++) {
         fc_dtype d;
         if (fc_dtype_parse(o->dtypes[i], &d) != 0)
-            return fc_usage_error("unknown dtype '%s' (valid: fp32, tf32, bf16, fp16)", o->dtypes[i]);
+            return fc_usage_error("unknown dtype '%s' (valid: %s)", o->dtypes[i], fc_words_valid(&fc_dtype_words));
         bool dup = false;
         for (int j = 0; j < s->ndtypes; j++) dup |= s->dtypes[j] == d;
         if (!dup) s->dtypes[s->ndtypes++] = d;
@@ -360,27 +297,26 @@ static int check_fits(const fc_problem *p, double max_memory)
     return 0;
 }
 
-static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
+/* The problems: from --shape, or the sweep's. */
+static int load_problems(const run_opts *o, const selection *s, fc_sweep *sw)
 {
-    selection s = {0};
     fc_err e;
-    if (select_patterns(o, &s) || select_dtypes(o, &s) || select_backends(o, &s, pg)) return FC_EXIT_USAGE;
-    fc_layout layout = FC_LAYOUT_NONE;
-    if (o->layout && fc_layout_parse(o->layout, &layout) != 0)
-        return fc_usage_error("unknown layout '%s' (valid: nchw, nhwc)", o->layout);
     if (o->nshapes && o->sweep) return fc_usage_error("--shape and --sweep exclude each other");
-    if (o->nshapes) {
-        memset(sw, 0, sizeof *sw);
-        fc_strlcpy(sw->name, "custom", sizeof sw->name);
-        if (shape_problems(o, &s, sw) != 0) return FC_EXIT_USAGE;
-        for (int i = 0; i < sw->n; i++)
-            if (check_fits(&sw->prob[i], o->set.max_memory) != 0) return FC_EXIT_USAGE;
-    } else {
-        const char *name = o->sweep ? o->sweep : "quick";
-        if (fc_sweep_load(name, sw, &e) != 0) return fc_usage_error("%s", e.msg);
+    if (!o->nshapes) {
+        if (fc_sweep_load(o->sweep ? o->sweep : "quick", sw, &e) != 0) return fc_usage_error("%s", e.msg);
+        return 0;
     }
-    fc_strlcpy(o->set.sweep, sw->name, sizeof o->set.sweep);
-    /* stopping rule: defaults < sweep < command line */
+    memset(sw, 0, sizeof *sw);
+    fc_strlcpy(sw->name, "custom", sizeof sw->name);
+    if (shape_problems(o, s, sw) != 0) return FC_EXIT_USAGE;
+    for (int i = 0; i < sw->n; i++)
+        if (check_fits(&sw->prob[i], o->set.max_memory) != 0) return FC_EXIT_USAGE;
+    return 0;
+}
+
+/* The stopping rule: the defaults, then the sweep's, then the command line's. */
+static void merge_stop(run_opts *o, const fc_sweep *sw)
+{
     fc_stop cli = o->set.stop;
     fc_stop_defaults(&o->set.stop);
     fc_sweep_apply_stop(sw, &o->set.stop, &o->set.target_sample);
@@ -389,37 +325,34 @@ static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
     if (o->stop_set & FC_STOP_MAX_NOISE) o->set.stop.max_noise = cli.max_noise;
     if (o->stop_set & FC_STOP_MAX_TIME) o->set.stop.max_time = cli.max_time;
     if (o->set.stop.min_time > o->set.stop.max_time) o->set.stop.min_time = o->set.stop.max_time;
+}
 
-    int unsupported = 0;
-    char first_unsupported[512] = "";
-    for (int i = 0; i < sw->n; i++) {
-        fc_problem base = sw->prob[i];
-        if (!s.pattern[base.pat->id]) continue;
-        if (layout != FC_LAYOUT_NONE && fc_family_of(base.pat)->has_layout) base.layout = layout;
-        int nd = s.ndtypes ? s.ndtypes : 1;
-        for (int di = 0; di < nd; di++) {
-            fc_problem p = base;
-            if (s.ndtypes) p.dtype = s.dtypes[di];
-            double th = o->set.threshold > 0 ? o->set.threshold
-                        : sw->threshold[p.pat->id] > 0 ? sw->threshold[p.pat->id]
-                                                        : fc_catalog_threshold(p.pat);
-            for (int bi = 0; bi < s.nbackends; bi++) {
-                char why[256] = "";
-                if (!s.backends[bi]->supports(&p, why, sizeof why)) {
-                    char ps[256];
-                    fc_problem_string(&p, ps, sizeof ps);
-                    if (!unsupported++)
-                        snprintf(first_unsupported, sizeof first_unsupported, "%s on %s: %s", ps,
-                                 s.backends[bi]->name, why);
-                    else if (o->nbackends || s.explicit_patterns)
-                        fc_progress_note(pg, "fusecal: note: not measured: %s on %s: %s", ps, s.backends[bi]->name, why);
-                    continue;
-                }
-                fc_plan_add(plan, &p, s.backends[bi], th);
-            }
+/* Problems a backend turns down: the first, and how many. */
+typedef struct turned_down {
+    int n;
+    char first[512];
+    bool say_each; /* the user chose backends or patterns: name every one */
+} turned_down;
+
+static void add_problem(const selection *s, const fc_problem *p, double threshold, fc_plan *plan, turned_down *td,
+                        fc_progress *pg)
+{
+    for (int bi = 0; bi < s->nbackends; bi++) {
+        char why[256] = "";
+        if (s->backends[bi]->supports(p, why, sizeof why)) {
+            fc_plan_add(plan, p, s->backends[bi], threshold);
+            continue;
         }
+        char ps[256];
+        fc_problem_string(p, ps, sizeof ps);
+        if (!td->n++) snprintf(td->first, sizeof td->first, "%s on %s: %s", ps, s->backends[bi]->name, why);
+        else if (td->say_each) fc_progress_note(pg, "fusecal: note: not measured: %s on %s: %s", ps, s->backends[bi]->name, why);
     }
-    /* family order (linear, conv, attention), sweep order within a family */
+}
+
+/* Family order (linear, conv, attention), sweep order within a family. */
+static void sort_by_family(fc_plan *plan)
+{
     for (int i = 1; i < plan->n; i++) {
         fc_job j = plan->jobs[i];
         int k = i - 1;
@@ -429,96 +362,46 @@ static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
         }
         plan->jobs[k + 1] = j;
     }
-    if (plan->n == 0) {
-        if (unsupported)
-            return fc_usage_error("nothing to measure: %s%s", first_unsupported,
-                                  unsupported > 1 ? " (and more: see 'fusecal list backends')" : "");
-        return fc_usage_error("nothing to measure: the selection holds no problem");
+}
+
+/* Every selected problem, in each selected dtype, on each backend that takes it. */
+static int add_jobs(const run_opts *o, const selection *s, const fc_sweep *sw, fc_plan *plan, fc_progress *pg)
+{
+    fc_layout layout = FC_LAYOUT_NONE;
+    if (o->layout && fc_layout_parse(o->layout, &layout) != 0)
+        return fc_usage_error("unknown layout '%s' (valid: %s)", o->layout, fc_words_valid(&fc_layout_words));
+    turned_down td = {.say_each = o->nbackends || s->explicit_patterns};
+    for (int i = 0; i < sw->n; i++) {
+        fc_problem base = sw->prob[i];
+        if (!s->pattern[base.pat->id]) continue;
+        if (layout != FC_LAYOUT_NONE && fc_family_of(base.pat)->has_layout) base.layout = layout;
+        for (int di = 0; di < (s->ndtypes ? s->ndtypes : 1); di++) {
+            fc_problem p = base;
+            if (s->ndtypes) p.dtype = s->dtypes[di];
+            double th = o->set.threshold > 0                ? o->set.threshold
+                        : sw->threshold[p.pat->id] > 0 ? sw->threshold[p.pat->id]
+                                                            : fc_catalog_threshold(p.pat);
+            add_problem(s, &p, th, plan, &td, pg);
+        }
     }
-    if (unsupported && (o->nbackends || s.explicit_patterns))
-        fc_progress_note(pg, "fusecal: note: not measured: %s", first_unsupported);
+    sort_by_family(plan);
+    if (plan->n == 0 && td.n)
+        return fc_usage_error("nothing to measure: %s%s", td.first,
+                              td.n > 1 ? " (and more: see 'fusecal list backends')" : "");
+    if (plan->n == 0) return fc_usage_error("nothing to measure: the selection holds no problem");
+    if (td.n && td.say_each) fc_progress_note(pg, "fusecal: note: not measured: %s", td.first);
     return 0;
 }
 
-/* ------------------------------------------------------------------ output */
-
-typedef struct writer {
-    double t0, base; /* start of this run; time already spent by the runs it continues */
-    const char *path;
-    fc_format fmt;
-    fc_progress *pg;
-    fc_err err;
-} writer;
-
-static int write_doc(writer *w, fc_doc *d)
+static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
 {
-    d->elapsed_s = w->base + (fc_now() - w->t0);
-    char *text = fc_format_doc(d, w->fmt);
-    int rc = fc_write_file_atomic(w->path, text, strlen(text), &w->err);
-    free(text);
-    return rc;
-}
-
-static void on_start(void *ctx, int i, int n, const fc_job *job)
-{
-    writer *w = ctx;
-    fc_progress_start(w->pg, i, n, job);
-}
-
-static int on_record(void *ctx, int i, int n, const fc_doc *d, const fc_record *r)
-{
-    writer *w = ctx;
-    fc_progress_record(w->pg, i, n, r);
-    if (write_doc(w, (fc_doc *)d) != 0) {
-        fc_progress_end(w->pg);
-        fprintf(stderr, "fusecal: error: %s\n", w->err.msg);
-        return -1;
-    }
-    return 0;
-}
-
-static void default_out(char *buf, size_t n)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, n, "fusecal-%Y%m%d-%H%M%S.json", &tm);
-}
-
-/* Re-reads the options of the command that made a document (its argv). */
-static int replay_opts(const fc_doc *prev, const char *path, run_opts *o)
-{
-    int n = cJSON_GetArraySize(prev->argv);
-    if (n < 2) return fc_usage_error("cannot resume '%s': it records no command line", path);
-    char **args = fc_xcalloc((size_t)n, sizeof *args);
-    int k = 0;
-    for (int i = 1; i < n; i++) { /* drop "fusecal" */
-        const cJSON *a = cJSON_GetArrayItem(prev->argv, i);
-        if (!cJSON_IsString(a)) break;
-        if (nowned >= (int)FC_ARRAY_LEN(owned)) break;
-        args[k++] = own(fc_xstrdup(a->valuestring)); /* options point into them */
-    }
-    int rc = parse_opts(k, args, o);
-    free(args);
-    if (rc) return fc_usage_error("cannot resume '%s': its command line does not parse", path);
-    return 0;
-}
-
-/* Drops the jobs whose (problem, backend) the document already holds. */
-static int drop_measured(fc_plan *plan, const fc_doc *prev)
-{
-    int kept = 0;
-    for (int i = 0; i < plan->n; i++) {
-        char ps[256];
-        fc_problem_string(&plan->jobs[i].prob, ps, sizeof ps);
-        bool done = false;
-        for (int r = 0; r < prev->n && !done; r++)
-            done = !strcmp(prev->rec[r].problem, ps) && !strcmp(prev->rec[r].backend, plan->jobs[i].backend->name);
-        if (!done) plan->jobs[kept++] = plan->jobs[i];
-    }
-    int dropped = plan->n - kept;
-    plan->n = kept;
-    return dropped;
+    selection s = {0};
+    if (select_patterns(o, &s) || select_dtypes(o, &s) || select_backends(o, &s, pg)) return FC_EXIT_USAGE;
+    int rc = load_problems(o, &s, sw);
+    if (rc) return rc;
+    fc_strlcpy(o->set.sweep, sw->name, sizeof o->set.sweep);
+    merge_stop(o, sw);
+    return add_jobs(o, &s, sw, plan, pg);
 }
 
 static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, bool quiet, int *failed_out)
@@ -566,184 +449,177 @@ static void environment_guards(fc_progress *pg, const fc_settings *set, const cJ
         fc_progress_note(pg, "fusecal: warning: CPU frequency governor is '%s', not 'performance': clocks may vary", gov);
 }
 
-static int run_command(int argc, char **argv);
+/* ------------------------------------------------------------------ a run */
 
-int cmd_run(int argc, char **argv)
+typedef struct run_state {
+    fc_args replay; /* --resume: the command line recorded in the document */
+    fc_continuation cont;
+    fc_plan plan;
+    fc_sweep sw;
+    fc_session ses;
+    fc_doc doc;
+    fc_progress pg;
+    char outbuf[256];
+    const char *out;
+    fc_format fmt;
+    double t0;
+} run_state;
+
+/* --resume: the options become those of the command recorded in the document,
+ * but for the few that only say how this run goes. */
+static int replay(const fc_args *args, run_opts *o, run_state *st)
 {
-    int rc = run_command(argc, argv);
-    free_owned();
-    return rc;
+    static const int allowed[] = {O_QUIET, O_DRY_RUN, O_MAX_TIME_TOTAL, O_RESUME, -1};
+    const char *name;
+    if (fc_args_other_than(&fc_cmd_run, args, allowed, &name))
+        return fc_usage_error("--resume re-runs the command recorded in '%s': give no other measuring options "
+                              "(not --%s)", o->resume, name);
+    fc_err e;
+    int n;
+    char **argv;
+    if (fc_continue_argv(&st->cont, &n, &argv, &e) != 0) return fc_usage_error("%s", e.msg);
+    run_opts again;
+    bool ok = fc_args_parse(&fc_cmd_run, n, argv, &st->replay) && run_opts_from(&st->replay, &again) == 0;
+    for (int i = 0; i < n; i++) free(argv[i]);
+    free(argv);
+    if (!ok) return fc_usage_error("cannot resume '%s': its command line does not parse", o->resume);
+    again.quiet = o->quiet;
+    again.dry_run = o->dry_run;
+    if (o->set.max_time_total > 0) again.set.max_time_total = o->set.max_time_total;
+    again.resume = o->resume;
+    again.append = NULL;
+    again.format = NULL;
+    *o = again;
+    return 0;
 }
 
-static int run_command(int argc, char **argv)
+/* --resume and --append: the document to carry on, which the run writes to. */
+static int carry_on(const fc_args *args, run_opts *o, run_state *st)
+{
+    if (o->resume && o->append) return fc_usage_error("--resume and --append exclude each other");
+    const char *path = o->resume ? o->resume : o->append;
+    fc_err e;
+    if (fc_continue_load(&st->cont, path, o->resume != NULL, &e) != 0) return fc_usage_error("%s", e.msg);
+    if (!path) return 0;
+    int rc = o->resume ? replay(args, o, st) : 0;
+    if (rc) return rc;
+    o->out = path;
+    if (!o->seed_set) {
+        o->set.seed = st->cont.prev.settings.seed;
+        o->seed_set = true;
+    }
+    return 0;
+}
+
+static void default_out(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "fusecal-%Y%m%d-%H%M%S.json", &tm);
+}
+
+static int choose_output(const run_opts *o, run_state *st)
+{
+    fc_err e;
+    st->out = o->out;
+    if (!st->out) {
+        default_out(st->outbuf, sizeof st->outbuf);
+        st->out = st->outbuf;
+    }
+    st->fmt = fc_format_for_path(st->out);
+    if (o->format && fc_format_parse(o->format, &st->fmt) != 0)
+        return fc_usage_error("unknown format '%s' (valid: %s)", o->format, fc_words_valid(&fc_format_words));
+    if (st->cont.path && st->fmt != FC_FMT_JSON)
+        return fc_usage_error("--resume and --append continue a JSON document; '%s' is not one", st->out);
+    if (fc_check_writable(st->out, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
+    return 0;
+}
+
+/* The seed and threads left to the machine; the document carried on must
+ * share the settings, and what it holds is not measured again. */
+static int settle(run_opts *o, run_state *st)
+{
+    fc_err e;
+    if (!o->seed_set) o->set.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    if (!o->set.threads) o->set.threads = fc_online_cpus();
+    if (!st->cont.path) return 0;
+    if (fc_continue_check_settings(&st->cont, &o->set, &e) != 0) return fc_usage_error("%s", e.msg);
+    int dropped = fc_continue_drop_measured(&st->cont, &st->plan);
+    fc_progress_note(&st->pg, "fusecal: '%s' holds %d records; %d of this run's problems already measured, %d to go",
+                     st->cont.path, st->cont.prev.n, dropped, st->plan.n);
+    return 0;
+}
+
+static int print_plan(const run_opts *o, const fc_plan *plan)
+{
+    for (int i = 0; i < plan->n; i++) {
+        char ps[256];
+        fc_problem_string(&plan->jobs[i].prob, ps, sizeof ps);
+        printf("%-14s %s (threshold %.3g)\n", plan->jobs[i].backend->name, ps, plan->jobs[i].threshold);
+    }
+    const fc_stop *st = &o->set.stop;
+    printf("%d problems x backends; sweep %s; stop: min %d samples, min %.3gs, noise <= %.3g, max %.3gs\n", plan->n,
+           o->set.sweep, st->min_samples, st->min_time, st->max_noise, st->max_time);
+    return FC_EXIT_OK;
+}
+
+static void show_start(void *ctx, int i, int n, const fc_job *job) { fc_progress_start(ctx, i, n, job); }
+
+static int show_record(void *ctx, int i, int n, const fc_doc *d, const fc_record *r)
+{
+    (void)d;
+    fc_progress_record(ctx, i, n, r);
+    return 0;
+}
+
+/* Opens the devices, measures their ceilings, starts the document (fresh or
+ * carried on) and writes it; then every job, the document rewritten after each. */
+static int measure(run_opts *o, run_state *st, int argc, char **argv)
+{
+    fc_err e;
+    if (fc_session_open(&st->ses, &fc_builtin, &st->plan, &o->set, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
+    fc_progress_note(&st->pg, "fusecal: measuring this machine's ceilings");
+    if (fc_session_ceilings(&st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
+    cJSON *host, *ceilings;
+    fc_session_describe(&st->ses, &host, &ceilings);
+    environment_guards(&st->pg, &o->set, host);
+    if (fc_continue_begin(&st->cont, &o->set, host, ceilings, fc_command_line_json(argc, argv), &st->doc, &e) != 0)
+        return fc_usage_error("%s", e.msg);
+    fc_writer w = {.path = st->out, .fmt = st->fmt, .t0 = st->t0, .base = st->doc.elapsed_s, .pg = &st->pg,
+                   .show = {show_start, show_record, &st->pg}};
+    if (fc_writer_save(&w, &st->doc) != 0) return fc_fail(FC_EXIT_USAGE, &w.err);
+    fc_observer obs = fc_writer_observer(&w);
+    if (fc_calibrate(&st->ses, &st->plan, &o->set, &st->doc, &obs, &fc_interrupted, &e) != 0)
+        return FC_EXIT_USAGE; /* the writer said why; the file holds every earlier record */
+    fc_continue_end(&st->cont, &st->doc);
+    fc_progress_end(&st->pg);
+    if (fc_writer_save(&w, &st->doc) != 0) return fc_fail(FC_EXIT_USAGE, &w.err);
+    int failed = 0;
+    print_summary(&st->pg, &st->doc, st->out, o->quiet, &failed);
+    return fc_interrupted ? FC_EXIT_INTERRUPTED : failed ? FC_EXIT_FAIL : FC_EXIT_OK;
+}
+
+static int run(const fc_args *args)
 {
     run_opts o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc < 0) return FC_EXIT_OK; /* --help */
-    if (rc) return rc;
-    const double t_start = fc_now();
-    fc_progress pg;
-    fc_progress_init(&pg, stderr, o.quiet);
-    fc_err e;
-    /* from here on an interrupt stops the run cleanly (also while ceilings are measured) */
-    fc_signals_install();
-
-    /* --resume / --append: the document to continue */
-    fc_doc prev;
-    bool have_prev = false;
-    const char *prev_path = o.resume ? o.resume : o.append;
-    if (o.resume && o.append) return fc_usage_error("--resume and --append exclude each other");
-    if (prev_path) {
-        if (fc_doc_load(prev_path, &prev, &e) != 0) return fc_usage_error("cannot continue '%s': %s", prev_path, e.msg);
-        have_prev = true;
-        if (o.resume) {
-            if (o.npatterns || o.nbackends || o.nshapes || o.ndtypes || o.sweep || o.device || o.layout || o.seed_set ||
-                o.stop_set || o.out) {
-                fc_doc_free(&prev);
-                return fc_usage_error("--resume re-runs the command recorded in '%s': give no other measuring options",
-                                      prev_path);
-            }
-            run_opts again;
-            if (replay_opts(&prev, prev_path, &again) != 0) {
-                fc_doc_free(&prev);
-                return FC_EXIT_USAGE;
-            }
-            again.quiet = o.quiet;
-            again.dry_run = o.dry_run;
-            if (o.set.max_time_total > 0) again.set.max_time_total = o.set.max_time_total;
-            again.resume = o.resume;
-            again.append = NULL;
-            o = again;
-            o.format = NULL;
-        }
-        o.out = prev_path;
-        if (!o.seed_set) {
-            o.set.seed = prev.settings.seed;
-            o.seed_set = true;
-        }
+    run_state st = {.t0 = fc_now()};
+    fc_doc_init(&st.doc);
+    int rc = run_opts_from(args, &o);
+    if (!rc) {
+        fc_progress_init(&st.pg, stderr, o.quiet);
+        fc_signals_install(); /* from here on an interrupt stops the run cleanly (ceilings included) */
+        rc = carry_on(args, &o, &st);
     }
-
-    fc_plan plan = {0};
-    fc_sweep sw = {0};
-    fc_session ses = {0};
-    fc_doc doc;
-    fc_doc_init(&doc);
-    if ((rc = build_plan(&o, &plan, &sw, &pg)) != 0) goto done;
-
-    char outbuf[256];
-    const char *out = o.out;
-    if (!out) {
-        default_out(outbuf, sizeof outbuf);
-        out = outbuf;
-    }
-    fc_format fmt = fc_format_for_path(out);
-    if (o.format && fc_format_parse(o.format, &fmt) != 0) {
-        rc = fc_usage_error("unknown format '%s' (valid: json, jsonl, csv, md)", o.format);
-        goto done;
-    }
-    if (have_prev && fmt != FC_FMT_JSON) {
-        rc = fc_usage_error("--resume and --append continue a JSON document; '%s' is not one", out);
-        goto done;
-    }
-    if (fc_check_writable(out, &e) != 0) {
-        rc = fc_fail(FC_EXIT_USAGE, &e);
-        goto done;
-    }
-    if (!o.seed_set) o.set.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    if (!o.set.threads) o.set.threads = fc_online_cpus();
-    if (have_prev) {
-        char why[256];
-        if (!fc_settings_compatible(&o.set, &prev.settings, why, sizeof why)) {
-            rc = fc_usage_error("cannot continue '%s': its settings differ: %s", prev_path, why);
-            goto done;
-        }
-        int dropped = drop_measured(&plan, &prev);
-        fc_progress_note(&pg, "fusecal: '%s' holds %d records; %d of this run's problems already measured, %d to go",
-                         prev_path, prev.n, dropped, plan.n);
-    }
-
-    if (o.dry_run) {
-        for (int i = 0; i < plan.n; i++) {
-            char ps[256];
-            fc_problem_string(&plan.jobs[i].prob, ps, sizeof ps);
-            printf("%-14s %s (threshold %.3g)\n", plan.jobs[i].backend->name, ps, plan.jobs[i].threshold);
-        }
-        printf("%d problems x backends; sweep %s; stop: min %d samples, min %.3gs, noise <= %.3g, max %.3gs\n", plan.n,
-               o.set.sweep, o.set.stop.min_samples, o.set.stop.min_time, o.set.stop.max_noise, o.set.stop.max_time);
-        rc = FC_EXIT_OK;
-        goto done;
-    }
-
-    if (fc_session_open(&ses, &fc_builtin, &plan, &o.set, &e) != 0) {
-        rc = fc_fail(FC_EXIT_USAGE, &e);
-        goto done;
-    }
-    fc_progress_note(&pg, "fusecal: measuring this machine's ceilings");
-    if (fc_session_ceilings(&ses, &e) != 0) {
-        rc = fc_fail(FC_EXIT_FAIL, &e);
-        goto done;
-    }
-    cJSON *host, *ceilings;
-    fc_session_describe(&ses, &host, &ceilings);
-    environment_guards(&pg, &o.set, host);
-    cJSON *argv_json = cJSON_CreateArray();
-    cJSON_AddItemToArray(argv_json, cJSON_CreateString("fusecal"));
-    for (int i = 0; i < argc; i++) cJSON_AddItemToArray(argv_json, cJSON_CreateString(argv[i]));
-    bool prev_complete = true;
-    if (have_prev) {
-        char why[256];
-        if (!fc_host_compatible(prev.host, host, why, sizeof why)) {
-            cJSON_Delete(host);
-            cJSON_Delete(ceilings);
-            cJSON_Delete(argv_json);
-            rc = fc_usage_error("cannot continue '%s': it was measured on another host or library build: %s",
-                                prev_path, why);
-            goto done;
-        }
-        cJSON_Delete(host);
-        cJSON_Delete(ceilings);
-        fc_doc_free(&doc);
-        doc = prev; /* keep its records, host, ceilings and settings */
-        have_prev = false;
-        prev_complete = doc.complete || o.resume;
-        if (!doc.history) doc.history = cJSON_CreateArray();
-        cJSON *h = cJSON_CreateObject();
-        char now[32];
-        fc_utc_timestamp(now);
-        cJSON_AddStringToObject(h, "created_utc", now);
-        cJSON_AddItemToObject(h, "argv", argv_json);
-        cJSON_AddItemToArray(doc.history, h);
-    } else {
-        doc.settings = o.set;
-        doc.argv = argv_json;
-        doc.host = host;
-        doc.ceilings = ceilings;
-    }
-
-    writer w = {.t0 = t_start, .base = doc.elapsed_s, .path = out, .fmt = fmt, .pg = &pg};
-    if (write_doc(&w, &doc) != 0) {
-        rc = fc_fail(FC_EXIT_USAGE, &w.err);
-        goto done;
-    }
-    fc_observer obs = {on_start, on_record, &w};
-    if (fc_calibrate(&ses, &plan, &o.set, &doc, &obs, &fc_interrupted, &e) != 0) {
-        rc = FC_EXIT_USAGE; /* the message came from on_record; the file holds every earlier record */
-        goto done;
-    }
-    doc.complete = doc.complete && prev_complete;
-    fc_progress_end(&pg);
-    if (write_doc(&w, &doc) != 0) {
-        rc = fc_fail(FC_EXIT_USAGE, &w.err);
-        goto done;
-    }
-    int failed = 0;
-    print_summary(&pg, &doc, out, o.quiet, &failed);
-    rc = fc_interrupted ? FC_EXIT_INTERRUPTED : failed ? FC_EXIT_FAIL : FC_EXIT_OK;
-done:
-    if (have_prev) fc_doc_free(&prev);
-    fc_doc_free(&doc);
-    fc_session_close(&ses);
-    fc_plan_free(&plan);
-    fc_sweep_free(&sw);
+    if (!rc) rc = build_plan(&o, &st.plan, &st.sw, &st.pg);
+    if (!rc) rc = choose_output(&o, &st);
+    if (!rc) rc = settle(&o, &st);
+    if (!rc) rc = o.dry_run ? print_plan(&o, &st.plan) : measure(&o, &st, args->argc, args->argv);
+    fc_continue_free(&st.cont);
+    fc_doc_free(&st.doc);
+    fc_session_close(&st.ses);
+    fc_plan_free(&st.plan);
+    fc_sweep_free(&st.sw);
+    fc_args_free(&st.replay);
     return rc;
 }

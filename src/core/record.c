@@ -3,6 +3,7 @@
 #include "jsonfile.h"
 #include "jsonschema.h"
 #include "precision.h"
+#include "settings.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,14 +13,12 @@
 
 void fc_stop_defaults(fc_stop *s)
 {
-    s->min_samples = 10;
-    s->min_time = 0.5;
-    s->max_noise = 0.005;
-    s->max_time = 15.0;
-    s->max_samples = 200000;
+    s->min_samples = (int)fc_setting_default(FC_SET_MIN_SAMPLES);
+    s->min_time = fc_setting_default(FC_SET_MIN_TIME);
+    s->max_noise = fc_setting_default(FC_SET_MAX_NOISE);
+    s->max_time = fc_setting_default(FC_SET_MAX_TIME);
+    s->max_samples = (int)fc_setting_default(FC_SET_MAX_SAMPLES);
 }
-
-
 
 void fc_settings_defaults(fc_settings *s)
 {
@@ -27,9 +26,9 @@ void fc_settings_defaults(fc_settings *s)
     fc_strlcpy(s->sweep, "custom", sizeof s->sweep);
     s->threshold = 0;
     fc_stop_defaults(&s->stop);
-    s->target_sample = 0.002;
-    s->resamples = 2000;
-    s->rounds = 3;
+    s->target_sample = fc_setting_default(FC_SET_TARGET_SAMPLE);
+    s->resamples = (int)fc_setting_default(FC_SET_RESAMPLES);
+    s->rounds = (int)fc_setting_default(FC_SET_ROUNDS);
     s->graph = true;
 }
 
@@ -423,19 +422,19 @@ static void settings_read(const cJSON *o, fc_settings *s)
     fc_settings_defaults(s);
     fc_strlcpy(s->sweep, fc_json_str(o, "sweep", "custom"), sizeof s->sweep);
     s->cold = !strcmp(fc_json_str(o, "cache", "warm"), "cold");
-    s->threads = fc_json_int(o, "threads", 0);
+    s->threads = fc_setting_read_int(o, FC_SET_THREADS, 0);
     s->threshold = fc_json_num(o, "threshold", 0);
     s->seed = strtoull(fc_json_str(o, "seed", "0"), NULL, 10);
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "stop");
-    s->stop.min_samples = fc_json_int(st, "min_samples", s->stop.min_samples);
+    s->stop.min_samples = fc_setting_read_int(st, FC_SET_MIN_SAMPLES, s->stop.min_samples);
     s->stop.min_time = fc_json_num(st, "min_time_s", s->stop.min_time);
     s->stop.max_noise = fc_json_num(st, "max_noise", s->stop.max_noise);
     s->stop.max_time = fc_json_num(st, "max_time_s", s->stop.max_time);
-    s->stop.max_samples = fc_json_int(st, "max_samples", s->stop.max_samples);
+    s->stop.max_samples = fc_setting_read_int(st, FC_SET_MAX_SAMPLES, s->stop.max_samples);
     s->target_sample = fc_json_num(o, "target_sample_s", s->target_sample);
     s->graph = fc_json_bool(o, "graph", s->graph);
-    s->resamples = fc_json_int(o, "bootstrap_resamples", s->resamples);
-    s->rounds = fc_json_int(o, "rounds", s->rounds);
+    s->resamples = fc_setting_read_int(o, FC_SET_RESAMPLES, s->resamples);
+    s->rounds = fc_setting_read_int(o, FC_SET_ROUNDS, s->rounds);
     s->max_time_total = fc_json_num(o, "max_time_total_s", 0);
     s->max_memory = fc_json_num(o, "max_memory_bytes", 0);
 }

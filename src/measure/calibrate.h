@@ -8,12 +8,11 @@
 #include "bench.h"
 #include "record.h"
 #include "registry.h"
+#include "settings.h"
 #include "stats.h"
 #include "verify.h"
 
 #include <signal.h>
-
-#define FC_MAX_ROUNDS 16
 
 typedef struct fc_job {
     fc_problem prob;

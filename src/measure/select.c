@@ -40,6 +40,16 @@ static bool device_usable(const fc_registry *reg, fc_device_id d, char *why, siz
     return reg->device[d]->available(why, n);
 }
 
+int fc_select_named_devices(const char *arg, const char *dflt, bool on[FC_NDEVICES], fc_err *e)
+{
+    const char *a = arg ? arg : dflt;
+    fc_device_id d = FC_DEV_cpu;
+    bool all = !strcmp(a, "all");
+    if (!all && fc_device_id_parse(a, &d) != 0) return fc_errf(e, "unknown device '%s' (valid: %s)", a, fc_device_choices());
+    for (int i = 0; i < FC_NDEVICES; i++) on[i] = all || i == (int)d;
+    return 0;
+}
+
 int fc_select_devices(const fc_registry *reg, const char *arg, const char *dflt, bool on[FC_NDEVICES],
                       fc_note_fn note, void *note_ctx, fc_err *e)
 {
@@ -62,6 +72,30 @@ int fc_select_devices(const fc_registry *reg, const char *arg, const char *dflt,
     return 0;
 }
 
+bool fc_backend_usable(const fc_registry *reg, const char *name, char *why, size_t n)
+{
+    fc_backend_id id;
+    bool known = fc_backend_id_parse(name, &id) == 0;
+    const fc_backend *b = known ? reg->backend[id] : NULL;
+    char w[256] = "";
+    if (!b) {
+        const char *because = known ? reg->backend_why_not[id] : NULL;
+        snprintf(why, n, "backend '%s' is not in this build%s%s", name, because ? ": " : "", because ? because : "");
+        return false;
+    }
+    if (!b->available(w, sizeof w)) {
+        snprintf(why, n, "backend '%s' is not usable here: %s", name, w);
+        return false;
+    }
+    fc_device_id dev = fc_backend_device(id);
+    w[0] = 0;
+    if (!device_usable(reg, dev, w, sizeof w)) {
+        snprintf(why, n, "backend '%s' needs device '%s': %s", name, fc_device_words.names[dev], w);
+        return false;
+    }
+    return true;
+}
+
 int fc_select_backends(const fc_registry *reg, const bool dev_on[FC_NDEVICES], bool device_given,
                        const char *const *names, int nnames, const fc_backend **out, int *nout, fc_note_fn note,
                        void *note_ctx, fc_err *e)
@@ -75,14 +109,9 @@ int fc_select_backends(const fc_registry *reg, const bool dev_on[FC_NDEVICES], b
         }
         const fc_backend *b = reg->backend[id];
         fc_device_id dev = fc_backend_device(id);
-        if (!b) return fc_errf(e, "backend '%s' is not in this build: %s", names[i], reg->backend_why_not[id]);
-        why[0] = 0;
-        if (!b->available(why, sizeof why)) return fc_errf(e, "backend '%s' is not usable here: %s", names[i], why);
-        if (device_given && !dev_on[dev])
+        if (device_given && b && !dev_on[dev])
             return fc_errf(e, "backend '%s' runs on '%s', which --device leaves out", names[i], fc_device_words.names[dev]);
-        why[0] = 0;
-        if (!device_usable(reg, dev, why, sizeof why))
-            return fc_errf(e, "backend '%s' needs device '%s': %s", names[i], fc_device_words.names[dev], why);
+        if (!fc_backend_usable(reg, names[i], why, sizeof why)) return fc_errf(e, "%s", why);
         bool dup = false;
         for (int k = 0; k < *nout; k++) dup |= out[k] == b;
         if (!dup) out[(*nout)++] = b;

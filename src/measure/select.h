@@ -9,6 +9,10 @@
  * cpu only"); may be NULL. */
 typedef void (*fc_note_fn)(void *ctx, const char *msg);
 
+/* The devices --device names (NULL: `dflt`): a device name or "all", usable
+ * here or not (`list` shows what is not). */
+int fc_select_named_devices(const char *arg, const char *dflt, bool on[FC_NDEVICES], fc_err *e);
+
 /* Parses --device (NULL: `dflt`): a device name or "all". A named device must be
  * built and usable here, else an error; "all" takes every built and usable
  * device and notes the others. */
@@ -21,6 +25,10 @@ int fc_select_devices(const fc_registry *reg, const char *arg, const char *dflt,
 int fc_select_backends(const fc_registry *reg, const bool dev_on[FC_NDEVICES], bool device_given,
                        const char *const *names, int nnames, const fc_backend **out, int *nout, fc_note_fn note,
                        void *note_ctx, fc_err *e);
+
+/* Whether the backend called `name` is in this build and usable here, with its
+ * device; else why not, naming it ("backend 'x' is not in this build"). */
+bool fc_backend_usable(const fc_registry *reg, const char *name, char *why, size_t n);
 
 /* "cpu, cuda, all" */
 const char *fc_device_choices(void);

@@ -257,6 +257,45 @@ void fc_check_confirm(fc_check_result *c, int i, const fc_record *again)
     if (fc_verdict_fails(v, false)) it->nconfirm_failed++;
 }
 
+/* The record of out measured for the same (problem, backend) as r, or NULL. */
+static const fc_record *find_again(const fc_doc *out, const fc_record *r)
+{
+    char k1[320], k2[320];
+    fc_record_key(r, FC_MATCH_PROBLEM_BACKEND, k1, sizeof k1);
+    for (int m = 0; m < out->n; m++) {
+        fc_record_key(&out->rec[m], FC_MATCH_PROBLEM_BACKEND, k2, sizeof k2);
+        if (!strcmp(k1, k2)) return &out->rec[m];
+    }
+    return NULL;
+}
+
+bool fc_check_confirm_all(fc_check_result *c, int n, const fc_remeasure *m)
+{
+    int *idx = fc_xcalloc((size_t)(c->n ? c->n : 1), sizeof *idx), nidx = 0;
+    const fc_record **recs = fc_xcalloc((size_t)(c->n ? c->n : 1), sizeof *recs);
+    for (int i = 0; i < c->n; i++) {
+        const fc_check_item *it = &c->items[i];
+        if (!fc_check_wants_confirm(it) || !m->can(m->ctx, it->cur)) continue;
+        recs[nidx] = it->cur;
+        idx[nidx++] = i;
+    }
+    bool interrupted = false;
+    for (int k = 0; k < n && nidx && !interrupted; k++) {
+        fc_doc out;
+        fc_doc_init(&out);
+        interrupted = m->again(m->ctx, recs, nidx, k, n, &out);
+        for (int j = 0; j < nidx; j++) {
+            const fc_record *found = find_again(&out, recs[j]);
+            if (found || !interrupted) fc_check_confirm(c, idx[j], found);
+        }
+        fc_doc_free(&out);
+    }
+    fc_check_settle(c);
+    free(recs);
+    free(idx);
+    return interrupted;
+}
+
 void fc_check_settle(fc_check_result *c)
 {
     for (int i = 0; i < c->n; i++) {

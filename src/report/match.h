@@ -92,6 +92,23 @@ void fc_check_settle(fc_check_result *c);
 void fc_check_recount(fc_check_result *c);
 /* Whether an item is to be re-measured by --confirm. */
 bool fc_check_wants_confirm(const fc_check_item *it);
+
+/* How a check measures records again (the command line measures: report does not
+ * depend on the measuring library). */
+typedef struct fc_remeasure {
+    /* whether the record can be measured again here */
+    bool (*can)(void *ctx, const fc_record *r);
+    /* measures the records again (attempt k of n, from 0), adding the new records
+     * to out; returns true when interrupted */
+    bool (*again)(void *ctx, const fc_record *const *recs, int nrecs, int k, int n, fc_doc *out);
+    void *ctx;
+} fc_remeasure;
+
+/* --confirm: measures each item that wants it (and that m can measure) up to n
+ * times, judging every new record against the item's baseline and limits, then
+ * settles. A record an interrupted attempt did not reach counts for nothing.
+ * Returns true when interrupted. */
+bool fc_check_confirm_all(fc_check_result *c, int n, const fc_remeasure *m);
 /* FC_EXIT_OK or FC_EXIT_FAIL. Nothing checked (no records at all) fails. */
 int fc_check_exit_code(const fc_check_result *c);
 void fc_check_add_note(fc_check_result *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
