@@ -38,9 +38,13 @@ typedef enum { FC_DTYPE_LIST(FC_VOCAB_ENUM) FC_NDTYPES } fc_dtype;
 #define FC_LAYOUT_LIST(X) X(FC_, LAYOUT_NONE, "none") X(FC_, NCHW, "nchw") X(FC_, NHWC, "nhwc")
 typedef enum { FC_LAYOUT_LIST(FC_VOCAB_ENUM) FC_NLAYOUTS } fc_layout;
 
-/* The two forms of a chain. */
-#define FC_VARIANT_LIST(X) X(FC_, UNFUSED, "unfused") X(FC_, FUSED, "fused")
-typedef enum { FC_VARIANT_LIST(FC_VOCAB_ENUM) FC_NVARIANTS } fc_variant;
+/* The forms of a chain: every record has the unfused and the fused one; the
+ * control (the fused form's main operation done the same way, without the fusion,
+ * then the unfused passes) only where a backend's fused form changes more than
+ * the fusion, so that the speedup splits into implementation and fusion. */
+#define FC_VARIANT_LIST(X) X(FC_, UNFUSED, "unfused") X(FC_, FUSED, "fused") X(FC_, CONTROL, "control")
+typedef enum { FC_VARIANT_LIST(FC_VOCAB_ENUM) FC_MAX_VARIANTS } fc_variant;
+enum { FC_NVARIANTS = 2 }; /* the variants every record has */
 
 /* Devices. */
 #define FC_DEVICE_LIST(X) X(FC_DEV_, cpu, "cpu") X(FC_DEV_, cuda, "cuda")
@@ -67,10 +71,11 @@ typedef enum { FC_STATUS_LIST(FC_VOCAB_ENUM) FC_NSTATUSES } fc_status;
 #define FC_DECISION_LIST(X) X(FC_DECIDE_, YES, "yes") X(FC_DECIDE_, NO, "no") X(FC_DECIDE_, INCONCLUSIVE, "inconclusive")
 typedef enum { FC_DECISION_LIST(FC_VOCAB_ENUM) FC_NDECISIONS } fc_decision;
 
-/* Why a variant's sampling stopped. */
+/* Why a record's measurement stopped: its speedup interval was narrow enough,
+ * the time cap, the most rounds there may be, an interrupt. */
 #define FC_STOP_RULE_LIST(X)                                                                       \
-    X(FC_RULE_, NOISE, "noise") X(FC_RULE_, MAX_TIME, "max-time") X(FC_RULE_, MAX_SAMPLES, "max-samples") \
-    X(FC_RULE_, INTERRUPTED, "interrupted")
+    X(FC_RULE_, PRECISION, "precision") X(FC_RULE_, MAX_TIME, "max-time")                          \
+    X(FC_RULE_, MAX_ROUNDS, "max-rounds") X(FC_RULE_, INTERRUPTED, "interrupted")
 typedef enum { FC_STOP_RULE_LIST(FC_VOCAB_ENUM) FC_NSTOP_RULES } fc_stop_rule;
 
 /* Cache state while timing. */

@@ -13,8 +13,6 @@
 
 #include <signal.h>
 
-#define FC_MAX_ROUNDS 16
-
 typedef struct fc_job {
     fc_problem prob;
     const fc_backend *backend;
