@@ -93,14 +93,14 @@ for s in "different device: cpu model 'Test CPU 9000' (baseline) vs 'Other CPU 1
 done
 
 # ---- bad input: one line naming the file and the problem, exit 2
-printf '{"schema": "fusecal-calibration", "schema_version": 1, "records": [' >trunc.json
+printf '{"schema": "fusecal-calibration", "schema_version": 2, "records": [' >trunc.json
 chk 2 "baseline not JSON" pass.json --baseline trunc.json; err_says "bad baseline" "trunc.json" "truncated"
-echo '{"schema": "fusecal-calibration", "schema_version": 1, "records": []}' >noschema.json
+echo '{"schema": "fusecal-calibration", "schema_version": 2, "records": []}' >noschema.json
 chk 2 "baseline fails its schema" pass.json --baseline noschema.json; err_says "noschema.json" "does not match" "calibration.schema.json"
-"$PYTHON" -c 'import json; d = json.load(open("base.json")); d["settings"]["bootstrap_resamples"] = 4.4e89; json.dump(d, open("huge.json", "w"))'
-chk 2 "baseline with a number out of range" pass.json --baseline huge.json; err_says "huge.json" "/settings/bootstrap_resamples" "maximum"
-mk v2.json --schema-version 2 "$LB@cpu.openblas:1.2,1.3,1.4"
-chk 2 "baseline of a newer schema version" pass.json --baseline v2.json; err_says "v2.json" "schema version 2 is newer"
+"$PYTHON" -c 'import json; d = json.load(open("base.json")); d["settings"]["rounds"] = 4.4e89; json.dump(d, open("huge.json", "w"))'
+chk 2 "baseline with a number out of range" pass.json --baseline huge.json; err_says "huge.json" "/settings/rounds" "maximum"
+mk v3.json --schema-version 3 "$LB@cpu.openblas:1.2,1.3,1.4"
+chk 2 "baseline of a newer schema version" pass.json --baseline v3.json; err_says "v3.json" "schema version 3 is newer"
 chk 2 "missing baseline file" pass.json --baseline nope.json; err_says "cannot open 'nope.json'"
 chk 2 "current results not JSON" trunc.json; err_says "bad current results" "trunc.json"
 echo '{"schema": "fusecal-thresholds", "schema_version": 1, "rules": [' >tt.json
@@ -171,7 +171,7 @@ else
     ok "every backend is built and usable here: none to be missing"
 fi
 
-mk runfast.json "$LB@cpu.openblas:1000,1000,1000"
+mk runfast.json "$LB@cpu.openblas:1e6,1e6,1e6"
 chk 1 "--confirm re-measures a regression before failing" --baseline runfast.json --run --confirm 2 --format json
 check_eq "confirmed twice" "$(pyq out "[(r['verdict'], r['first_verdict'], len(r['confirmations']), r['confirmed']) for r in d['records_checked']][0]")" \
     "('regressed', 'regressed', 2, 2)"

@@ -7,8 +7,8 @@ cd "$WORK" || exit 1
 # ---- values and their limits (the command-line ranges of src/core/settings.h)
 expect 2 "an integer option given a fraction" -- "$FUSECAL" run --threads 2.5 --dry-run
 err_says "bad value for --threads: '2.5'" "expected an integer in [1, 4096]"
-expect 2 "rounds above the limit" -- "$FUSECAL" run --rounds 17 --dry-run
-err_says "bad value for --rounds: '17'" "[1, 16]"
+expect 2 "rounds above the limit" -- "$FUSECAL" run --rounds 33 --dry-run
+err_says "bad value for --rounds: '33'" "[2, 32]"
 expect 2 "one sample is too few to stop on noise" -- "$FUSECAL" run --min-samples 1 --dry-run
 err_says "bad value for --min-samples: '1'"
 expect 2 "a fraction below 1 only" -- "$FUSECAL" check --baseline x.json --tolerance 1

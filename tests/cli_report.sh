@@ -63,7 +63,7 @@ say("print styles", "@media print" in style)
 say("crossing described in words", "falls below the 1.1" in alltext)
 say("crossings along one dimension, the others fixed", "along m (k=512,n=512) at m" in alltext and
     "along n (c=64,h=28,w=28,k=64,r=3,s=3,pad=1,nhwc) at n" in alltext)
-say("host and settings", "Test CPU 9000" in alltext and "bootstrap resamples" in alltext)
+say("host and settings", "Test CPU 9000" in alltext and "graph replay" in alltext)
 PY
 while read -r line; do case $line in ok*) ok "${line#ok   }" ;; *) bad "${line#FAIL }" ;; esac; done <"$WORK/checks"
 
@@ -82,11 +82,11 @@ c = [s.get('data-chart') for s in r.iter('{http://www.w3.org/2000/svg}svg')]
 print(c.count('speedup'), c.count('roofline'))" real.html)" "2 1"
 
 # bad input and usage: one line, exit 2, no page
-printf '{"schema": "fusecal-calibration", "schema_version": 1,' >trunc.json
+printf '{"schema": "fusecal-calibration", "schema_version": 2,' >trunc.json
 expect 2 "a file that is not JSON" -- "$FUSECAL" report sweep.json trunc.json -o bad.html; err_says "trunc.json" "truncated"
 mk v5.json --schema-version 5 "linear_bias:m=8,k=8,n=8,dtype=fp32@cpu.openblas:1,1,1"
 expect 2 "a newer schema version" -- "$FUSECAL" report v5.json -o bad.html; err_says "v5.json" "newer"
-echo '{"schema": "fusecal-calibration", "schema_version": 1}' >noschema.json
+echo '{"schema": "fusecal-calibration", "schema_version": 2}' >noschema.json
 expect 2 "a file failing its schema" -- "$FUSECAL" report noschema.json -o bad.html; err_says "noschema.json" "does not match"
 if [ -e bad.html ]; then bad "a page was written from bad input"; else ok "no page from bad input"; fi
 expect 2 "no input" -- "$FUSECAL" report -o x.html; err_says "at least one calibration file"

@@ -95,10 +95,11 @@ def record(problem, backend, lo, ratio, hi, status="ok", threshold=1.1, ceil=(10
              "bound": "memory" if inten * bw < peak else "compute"}
         if status == "ok":
             g = flops / (ms * 1e-3) / 1e9
-            v.update({"latency_ms": stats(ms), "batch": 4, "stop_rule": "noise", "samples_at_stop": 30,
+            v.update({"latency_ms": stats(ms), "batch": 4, "stop_rule": "precision", "samples_at_stop": 30,
                       "sampled_s": 0.05, "gflops": g, "gbs": by / (ms * 1e-3) / 1e9,
                       "pct_peak_flops": 100 * g / peak, "pct_peak_bandwidth": 100 * by / (ms * 1e-3) / 1e9 / bw,
-                      "pct_roofline": 100 * g / min(peak, inten * bw), "verification": check()})
+                      "pct_roofline": 100 * g / min(peak, inten * bw), "over_ceiling": False,
+                      "verification": check()})
         variants[name] = v
     r = {"pattern": pat, "family": fam, "device": device, "backend": backend, "dtype": dtype, "layout": layout,
          "dims": dims, "problem": problem, "status": status, "threshold": threshold, "flops": flops,
@@ -115,8 +116,11 @@ def record(problem, backend, lo, ratio, hi, status="ok", threshold=1.1, ceil=(10
                   "fusion_pattern": pat, "unfused_latency_ms": unfused_ms, "fused_latency_ms": fused_ms,
                   "speedup_factor": ratio, "memory_reduction": 1 - b_fus / b_unf,
                   "unfused_gflops": variants["unfused"]["gflops"], "fused_gflops": variants["fused"]["gflops"],
-                  "speedup": {"ratio": ratio, "ci95": [lo, hi], "resamples": 2000, "method": "synthetic"},
-                  "rounds": 3})
+                  "speedup": {"ratio": ratio, "ci95": [lo, hi], "method": "synthetic"},
+                  "margin": max(lo / threshold - 1, 1 - hi / threshold), "decided_by": "eager",
+                  "rounds": 3, "stop_rule": "precision",
+                  "per_round": [{"median_ms": {"unfused": unfused_ms, "fused": fused_ms}, "ratio": ratio, "pairs": 10,
+                                 "batch": {"unfused": 4, "fused": 4}}] * 3})
     elif status == "failed":
         r.update({"decision": "none", "reason": "verification failed (fused): rel err 0.5 > tol 1e-05 <&>"})
         r["variants"]["fused"]["verification"] = check(False)
@@ -160,7 +164,7 @@ def main():
     ap.add_argument("--threshold", type=float, default=1.1)
     ap.add_argument("--min-time", type=float, default=0.01, help="settings: the stopping rule's minimum seconds")
     ap.add_argument("--max-time", type=float, default=0.05, help="settings: the stopping rule's maximum seconds")
-    ap.add_argument("--schema-version", type=int, default=1)
+    ap.add_argument("--schema-version", type=int, default=2)
     ap.add_argument("--no-validate", action="store_true")
     a = ap.parse_intermixed_args()
 
@@ -193,16 +197,16 @@ def main():
         "settings": {"sweep": "custom", "cache": a.cache, "threads": a.threads, "threshold": "catalogue",
                      "seed": "42", "stop": {"min_samples": 5, "min_time_s": a.min_time, "max_noise": 0.005,
                                             "max_time_s": a.max_time, "max_samples": 200000},
-                     "target_sample_s": 0.002, "graph": False, "bootstrap_resamples": 2000, "rounds": 3,
+                     "target_sample_s": 0.002, "graph": False, "rounds": 3,
                      "max_time_total_s": 0, "max_memory_bytes": 0},
         "summary": {"records": len(recs), "ok": len(ok), "failed": sum(r["status"] == "failed" for r in recs),
                     "skipped": sum(r["status"] == "skipped" for r in recs),
                     "fuse_yes": sum(r["decision"] == "yes" for r in ok), "fuse_no": sum(r["decision"] == "no" for r in ok),
                     "inconclusive": sum(r["decision"] == "inconclusive" for r in ok),
-                    "fallback_variants": 0, "untrusted_variants": 0},
+                    "fallback_variants": 0, "untrusted_variants": 0, "over_ceiling_variants": 0},
         "records": recs,
     }
-    if not a.no_validate and a.schema_version == 1:
+    if not a.no_validate and a.schema_version == 2:
         import jsonschema
         with open(SCHEMA) as f:
             schema = json.load(f)

@@ -31,7 +31,7 @@ static fc_record mk(const char *problem, const char *backend, double lo, double 
     fc_strlcpy(r.device, strncmp(backend, "cuda", 4) ? "cpu" : "cuda", sizeof r.device);
     r.status = st;
     r.threshold = 1.1;
-    r.speedup = (fc_ratio_ci){ratio, lo, hi, 2000};
+    r.speedup = (fc_ratio_ci){ratio, lo, hi};
     r.decision = fc_decide(&r.speedup, r.threshold);
     r.verified = st == FC_STATUS_OK;
     r.flops = 1e6;
@@ -88,6 +88,12 @@ static void every_verdict(void)
     /* overlapping intervals: pass */
     fc_record c = mk(LB, "cpu.openblas", 1.18, 1.28, 1.38, FC_STATUS_OK);
     CHECK(judge(&base, &c, 0, 0.05, why) == FC_VERDICT_PASS);
+    /* a decision that flips (yes -> inconclusive) while the intervals overlap is
+     * noise: pass, and said so */
+    c = mk(LB, "cpu.openblas", 1.05, 1.22, 1.32, FC_STATUS_OK);
+    CHECK(base.decision == FC_DECIDE_YES && c.decision == FC_DECIDE_INCONCLUSIVE);
+    CHECK(judge(&base, &c, 0, 0.05, why) == FC_VERDICT_PASS);
+    CHECK_STR_CONTAINS(why, "decision yes -> inconclusive with overlapping intervals: noise");
     /* wholly above by more than the tolerance: improved (1.50 > 1.40 * 1.05 = 1.47) */
     c = mk(LB, "cpu.openblas", 1.50, 1.60, 1.70, FC_STATUS_OK);
     CHECK(judge(&base, &c, 0, 0.05, why) == FC_VERDICT_IMPROVED);

@@ -107,8 +107,13 @@ static fc_record sample_record(void)
     r.threshold = 1.1;
     r.decision = FC_DECIDE_YES;
     r.rounds = 3;
+    strcpy(r.stop_rule, "precision");
+    r.margin = 1.4 / 1.1 - 1;
+    for (int k = 0; k < 3; k++)
+        r.round[k] = (fc_round_rec){.median_ms = {2.0, 1.0 + 0.1 * k}, .ratio = 2.0 / (1.0 + 0.1 * k), .pairs = 7,
+                                    .batch = {1, 2}};
     r.flops = 12345;
-    r.speedup = (fc_ratio_ci){1.5, 1.4, 1.6, 100};
+    r.speedup = (fc_ratio_ci){1.5, 1.4, 1.6};
     r.traffic_reduction = 0.4;
     r.verified = true;
     r.seed = 18446744073709551615ULL;
@@ -118,7 +123,7 @@ static fc_record sample_record(void)
         vr->impl.nkernels = v ? 1 : 3;
         vr->lat = (fc_stats){20, 1.0 + v, 1.1 + v, 0.9 + v, 1.5 + v, 0.95 + v, 1.2 + v, 0.1, 0.09};
         vr->batch = 1;
-        strcpy(vr->stop_rule, "noise");
+        strcpy(vr->stop_rule, "precision");
         vr->samples_at_stop = 20;
         vr->bytes = 1000;
         strcpy(vr->bound, "memory");
@@ -157,6 +162,10 @@ static void record_round_trip(void)
         CHECK(r->prob.pat->id == FC_P_linear_bias_relu && r->prob.d[FC_LIN_K] == 32);
         CHECK_NEAR(r->speedup.ratio, 1.5, 0);
         CHECK_NEAR(r->speedup.lo, 1.4, 0);
+        CHECK(r->rounds == 3 && !strcmp(r->stop_rule, "precision") && r->round[2].pairs == 7);
+        CHECK_NEAR(r->round[1].median_ms[FC_FUSED], 1.1, 1e-15);
+        CHECK_NEAR(r->margin, 1.4 / 1.1 - 1, 1e-15);
+        CHECK(!r->has_control);
         CHECK_NEAR(r->v[FC_FUSED].lat.median, 2.0, 0);
         CHECK(r->v[FC_UNFUSED].impl.nkernels == 3);
         CHECK(!strcmp(r->v[FC_FUSED].impl.name, "impl 1 \"quoted\""));

@@ -71,7 +71,7 @@ static void every_kind(void)
 /* Values outside the limits or the choices stop the parse with a usage error. */
 static void bad_values(void)
 {
-    const char *bad[] = {"--rounds 17", "--rounds 2.5", "--max-time 0", "--max-time nan", "--max-memory 0",
+    const char *bad[] = {"--rounds 33", "--rounds 2.5", "--max-time 0", "--max-time nan", "--max-memory 0",
                          "--max-memory 3X", "--seed -1", "--tolerance 1", "--format html", "--dtype fp32,fp64",
                          "--dtype ,", "--quiet=1", "--nope", "--max", "--rounds", "-q"};
     for (size_t i = 0; i < FC_ARRAY_LEN(bad); i++) {

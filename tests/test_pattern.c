@@ -100,8 +100,11 @@ static void cost_on_paper(void)
     memset(&c, 0, sizeof c);
     p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1");
     fc_family_of(p.pat)->cost(&p, &c);
-    /* Y = 64·56·56 = 200704; conv 2·Y·64·9 + Y, BN 2Y, ReLU Y */
-    CHECK_NEAR(c.flops, 231411712.0 + 401408 + 200704, 0);
+    /* Y = 64·56·56 = 200704; conv 2·64·64·T + Y with T = 166² useful taps (56·3 per
+     * axis, less one at each edge on the padding), BN 2Y, ReLU Y; with the padding
+     * taps, conv is 2·Y·64·9 + Y */
+    CHECK_NEAR(c.flops, 2.0 * 64 * 64 * 166 * 166 + 200704 + 401408 + 200704, 0);
+    CHECK_NEAR(c.flops_padded, 231411712.0 + 401408 + 200704, 0); /* 2·Y·64·9 + Y = 231411712 */
     /* conv (X 200704 + W 36864 + b 64 + Y)·4, BN (2Y + 4·64)·4, ReLU 2Y·4 */
     CHECK_NEAR(c.bytes[FC_UNFUSED], 1753344.0 + 1606656 + 1605632, 0);
     CHECK_NEAR(c.bytes[FC_FUSED], 1753344.0, 0);
@@ -235,14 +238,35 @@ static void verification_can_fail(void)
     fc_reference_free(&ref);
     fc_workload_free(&w);
 
-    /* large output: sampled, first and last element always included */
+    /* large output: sampled; the whole first and last row always included */
     p = parse_ok("qk_softmax:b=2,h=4,s=512,d=64");
     CHECK(fc_workload_create(&p, 6, 0, &w, &e) == 0);
     fc_reference_build(&p, &w, 6, &ref);
-    CHECK(!ref.full && ref.n >= 1024);
+    CHECK(!ref.full && ref.n >= 1024 && w.out_row == 512);
     CHECK(ref.idx[0] == 0 && ref.idx[ref.n - 1] == w.out_n - 1);
+    for (size_t i = 0; i < w.out_row; i++) {
+        CHECK(ref.idx[i] == i); /* sorted, so the first row leads */
+        CHECK(ref.idx[ref.n - 1 - i] == w.out_n - 1 - i);
+    }
+    /* an output wrong only in its last row is caught */
+    out = fc_xmalloc(w.out_n * sizeof *out);
+    for (size_t i = 0; i < ref.n; i++) out[ref.idx[i]] = (float)ref.val[i];
+    fc_check_output(&ref, out, w.out_n, 1e-5, &c);
+    CHECK(c.passed);
+    for (size_t i = w.out_n - w.out_row; i < w.out_n; i++) out[i] += 1.0f;
+    fc_check_output(&ref, out, w.out_n, 1e-5, &c);
+    CHECK(!c.passed);
+    free(out);
     fc_reference_free(&ref);
     fc_workload_free(&w);
+
+    /* useful conv FLOPs exclude the taps on zero padding; the padded count is kept */
+    fc_cost cost = {0};
+    p = parse_ok("conv_relu:n=1,c=1,h=3,w=3,k=1,r=3,s=3,pad=1");
+    fc_family_of(p.pat)->cost(&p, &cost);
+    /* 3x3 output; valid taps per axis: 2+3+2 = 7, so 49 multiply-adds, not 81 */
+    CHECK_NEAR(cost.flops, 2 * 49 + 9 + 9, 1e-9);
+    CHECK_NEAR(cost.flops_padded, 2 * 81 + 9 + 9, 1e-9);
 }
 
 /* The unfused chain's live intermediates: what the costs charge is what the backends

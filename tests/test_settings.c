@@ -130,10 +130,9 @@ static void sweep_stop_within_document(void)
 /* The record reader bounds integer settings by the table, whatever the input. */
 static void reader_bounds_integers(void)
 {
-    cJSON *o = cJSON_Parse("{\"threads\": 1e12, \"rounds\": -5, \"bootstrap_resamples\": 77}");
+    cJSON *o = cJSON_Parse("{\"threads\": 1e12, \"rounds\": -5, \"target_sample_s\": 1}");
     CHECK(fc_setting_read_int(o, FC_SET_THREADS, 0) == FC_MAX_THREADS);
     CHECK(fc_setting_read_int(o, FC_SET_ROUNDS, 3) == 1);
-    CHECK(fc_setting_read_int(o, FC_SET_RESAMPLES, 0) == 77);
     CHECK(fc_setting_read_int(o, FC_SET_MIN_SAMPLES, 10) == 10); /* absent */
     cJSON_Delete(o);
 }
@@ -146,7 +145,6 @@ static void defaults_from_table(void)
     CHECK(s.stop.min_samples == fc_setting_default(FC_SET_MIN_SAMPLES));
     CHECK(s.stop.max_time == fc_setting_default(FC_SET_MAX_TIME));
     CHECK(s.rounds == fc_setting_default(FC_SET_ROUNDS));
-    CHECK(s.resamples == fc_setting_default(FC_SET_RESAMPLES));
     CHECK(s.target_sample == fc_setting_default(FC_SET_TARGET_SAMPLE));
 }
 

@@ -1,5 +1,5 @@
-/* test_stats.c — statistics, the paired bootstrap, decisions, and the timing
- * engine's stopping rules on a simulated device with a known clock. */
+/* test_stats.c — statistics, intervals over rounds, decisions, and the timing
+ * engine's rounds on a simulated device with a known clock. */
 #include "bench.h"
 #include "stats.h"
 #include "test.h"
@@ -54,83 +54,88 @@ static void median_selection(void)
         }
 }
 
-/* the bootstrap's point estimate is the ratio of true medians, odd and even n */
-static void ratio_of_medians(void)
+/* fc_median against a sort, odd and even n; input untouched */
+static void median_matches_sort(void)
 {
     fc_rng r;
-    fc_rng_seed(&r, (uint64_t)time(NULL));
+    fc_rng_seed(&r, 12345);
     for (int n = 1; n < 60; n++) {
-        double a[64], b[64], sa[64], sb[64];
-        for (int i = 0; i < n; i++) {
-            a[i] = sa[i] = 1 + fc_rng_uniform(&r);
-            b[i] = sb[i] = 1 + fc_rng_uniform(&r);
-        }
-        qsort(sa, (size_t)n, sizeof(double), cmp);
-        qsort(sb, (size_t)n, sizeof(double), cmp);
-        double ma = n % 2 ? sa[n / 2] : 0.5 * (sa[n / 2 - 1] + sa[n / 2]);
-        double mb = n % 2 ? sb[n / 2] : 0.5 * (sb[n / 2 - 1] + sb[n / 2]);
-        fc_ratio_ci ci;
-        fc_bootstrap_ratio(a, b, n, 50, 1, &ci);
-        CHECK_NEAR(ci.ratio, ma / mb, 1e-12);
-        CHECK(ci.lo <= ci.hi);
+        double a[64], s[64];
+        for (int i = 0; i < n; i++) a[i] = s[i] = fc_rng_uniform(&r);
+        qsort(s, (size_t)n, sizeof(double), cmp);
+        double want = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+        double a0 = a[0];
+        CHECK_NEAR(fc_median(a, n), want, 1e-15);
+        CHECK(a[0] == a0);
     }
+    CHECK(isnan(fc_median(NULL, 0)));
 }
 
-/* Paired samples with a known true ratio: the CI holds it, and decides. */
-static void bootstrap_known_ratio(void)
+static void t_quantiles(void)
+{
+    CHECK_NEAR(fc_t975(1), 12.706, 1e-3);
+    CHECK_NEAR(fc_t975(4), 2.776, 1e-3);
+    CHECK_NEAR(fc_t975(30), 2.042, 1e-3);
+    CHECK_NEAR(fc_t975(40), 2.021, 2e-3); /* tables: 2.021 */
+    CHECK_NEAR(fc_t975(120), 1.980, 2e-3);
+    for (int df = 1; df < 200; df++) CHECK(fc_t975(df + 1) < fc_t975(df)); /* decreasing to 1.96 */
+    CHECK(fc_t975(100000) > 1.959 && fc_t975(100000) < 1.961);
+}
+
+/* A standard normal variate (Box–Muller). */
+static double normal(fc_rng *r)
+{
+    double u = fc_rng_uniform(r), v = fc_rng_uniform(r);
+    return sqrt(-2 * log(1 - u)) * cos(2 * M_PI * v);
+}
+
+/* The interval over rounds is honest: over many simulated measurements whose
+ * rounds scatter around a known speedup (log-normal, between-round spread 1–8 %),
+ * the 95 % interval holds the true speedup about 95 % of the time — the test
+ * fails when intervals are too narrow (misses) or absurdly wide. Fixed seed. */
+static void interval_covers_true_ratio(void)
 {
     fc_rng r;
-    uint64_t seed = (uint64_t)time(NULL);
-    fc_rng_seed(&r, seed);
-    int n = 400;
-    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
-    for (int i = 0; i < n; i++) {
-        double drift = 1 + 0.05 * sin(i / 30.0); /* shared by the pair */
-        b[i] = 2.0 * drift * (1 + 0.02 * (fc_rng_uniform(&r) - 0.5));
-        a[i] = 1.3 * 2.0 * drift * (1 + 0.02 * (fc_rng_uniform(&r) - 0.5));
+    fc_rng_seed(&r, 20261123);
+    const double truth = 1.25;
+    int trials = 4000, covered = 0, decided_wrong = 0;
+    double width = 0;
+    for (int t = 0; t < trials; t++) {
+        int R = 3 + t % 8;
+        double sd = 0.01 + 0.07 * fc_rng_uniform(&r), logr[16];
+        for (int k = 0; k < R; k++) logr[k] = log(truth) + sd * normal(&r);
+        fc_ratio_ci ci;
+        fc_interval_rounds(logr, R, &ci);
+        CHECK(ci.lo < ci.ratio && ci.ratio < ci.hi);
+        covered += ci.lo <= truth && truth <= ci.hi;
+        width += log(ci.hi / ci.lo);
+        decided_wrong += fc_decide(&ci, 1.1) == FC_DECIDE_NO || fc_decide(&ci, 1.4) == FC_DECIDE_YES;
     }
-    fc_ratio_ci ci, ci2;
-    fc_bootstrap_ratio(a, b, n, 2000, 7, &ci);
-    CHECK_MSG(ci.lo < 1.3 && ci.hi > 1.3 * 0.995, "seed %llu: ci [%g, %g]", (unsigned long long)seed, ci.lo, ci.hi);
-    CHECK_NEAR(ci.ratio, 1.3, 0.03);
-    CHECK(ci.hi - ci.lo < 0.1);
-    CHECK(fc_decide(&ci, 1.1) == FC_DECIDE_YES);
-    CHECK(fc_decide(&ci, 1.5) == FC_DECIDE_NO);
-    CHECK(fc_decide(&ci, 1.3) == FC_DECIDE_INCONCLUSIVE);
-    fc_bootstrap_ratio(a, b, n, 2000, 7, &ci2);
-    CHECK(ci.lo == ci2.lo && ci.hi == ci2.hi); /* deterministic for a seed */
-    free(a);
-    free(b);
+    double cov = (double)covered / trials;
+    CHECK_MSG(cov > 0.935 && cov < 0.965, "coverage %.4f over %d trials", cov, trials);
+    CHECK_MSG(width / trials < 0.2, "mean log width %.3f", width / trials);
+    CHECK_MSG(decided_wrong < trials / 50, "%d wrong decisions", decided_wrong);
+    /* one round: no interval at all */
+    double one = log(1.3);
+    fc_ratio_ci ci;
+    fc_interval_rounds(&one, 1, &ci);
+    CHECK_NEAR(ci.ratio, 1.3, 1e-12);
+    CHECK(ci.lo == 0 && isinf(ci.hi) && fc_decide(&ci, 1.1) == FC_DECIDE_INCONCLUSIVE);
 }
 
 /* Rounds that disagree widen the interval; rounds that agree do not. */
-static void bootstrap_rounds(void)
+static void rounds_that_disagree(void)
 {
-    enum { PER = 100 };
-    double a[3 * PER], b[3 * PER];
-    int starts[4] = {0, PER, 2 * PER, 3 * PER};
-    double ratio[3] = {1.2, 1.0, 1.1};
-    fc_rng r;
-    fc_rng_seed(&r, 11);
-    for (int k = 0; k < 3; k++)
-        for (int i = 0; i < PER; i++) {
-            b[k * PER + i] = 1.0 + 0.002 * fc_rng_uniform(&r);
-            a[k * PER + i] = ratio[k] * (1.0 + 0.002 * fc_rng_uniform(&r));
-        }
-    fc_ratio_ci flat, rounds;
-    fc_bootstrap_ratio(a, b, 3 * PER, 2000, 3, &flat);
-    fc_bootstrap_ratio_rounds(a, b, starts, 3, 2000, 3, &rounds);
-    CHECK_NEAR(flat.ratio, rounds.ratio, 0);
-    CHECK_MSG(rounds.hi - rounds.lo > 0.1, "rounds CI [%g, %g]", rounds.lo, rounds.hi);
-    CHECK_MSG(rounds.lo < 1.05 && rounds.hi > 1.15, "rounds CI [%g, %g]", rounds.lo, rounds.hi);
-    CHECK_MSG(flat.hi - flat.lo < rounds.hi - rounds.lo, "flat [%g, %g]", flat.lo, flat.hi);
-    CHECK(fc_decide(&rounds, 1.1) == FC_DECIDE_INCONCLUSIVE);
-    /* agreeing rounds: as tight as the flat bootstrap */
-    for (int k = 0; k < 3; k++)
-        for (int i = 0; i < PER; i++) a[k * PER + i] = 1.3 * b[k * PER + i] * (1.0 + 0.002 * (fc_rng_uniform(&r) - 0.5));
-    fc_bootstrap_ratio_rounds(a, b, starts, 3, 2000, 3, &rounds);
-    CHECK_MSG(rounds.hi - rounds.lo < 0.01, "agreeing rounds CI [%g, %g]", rounds.lo, rounds.hi);
-    CHECK(fc_decide(&rounds, 1.1) == FC_DECIDE_YES);
+    double agree[5] = {log(1.30), log(1.301), log(1.299), log(1.300), log(1.302)};
+    double disagree[5] = {log(1.2), log(1.0), log(1.1), log(1.3), log(0.95)};
+    fc_ratio_ci a, d;
+    fc_interval_rounds(agree, 5, &a);
+    fc_interval_rounds(disagree, 5, &d);
+    CHECK_MSG(a.hi - a.lo < 0.01, "agreeing [%g, %g]", a.lo, a.hi);
+    CHECK(fc_decide(&a, 1.1) == FC_DECIDE_YES);
+    CHECK_MSG(d.hi - d.lo > 0.2, "disagreeing [%g, %g]", d.lo, d.hi);
+    CHECK(fc_decide(&d, 1.1) == FC_DECIDE_INCONCLUSIVE);
+    CHECK_NEAR(a.ratio, exp((agree[0] + agree[1] + agree[2] + agree[3] + agree[4]) / 5), 1e-12);
 }
 
 static void decisions(void)
@@ -139,8 +144,13 @@ static void decisions(void)
     CHECK(fc_decide(&ci, 1.1) == FC_DECIDE_YES);
     ci = (fc_ratio_ci){.ratio = 1.0, .lo = 0.95, .hi = 1.05};
     CHECK(fc_decide(&ci, 1.1) == FC_DECIDE_NO);
+    CHECK_NEAR(fc_decision_margin(&ci, 1.1), 1 - 1.05 / 1.1, 1e-12);
     ci = (fc_ratio_ci){.ratio = 1.1, .lo = 1.05, .hi = 1.15};
     CHECK(fc_decide(&ci, 1.1) == FC_DECIDE_INCONCLUSIVE);
+    CHECK(fc_decision_margin(&ci, 1.1) < 0);
+    CHECK_NEAR(fc_decision_margin(&ci, 1.1), 1 - 1.15 / 1.1, 1e-12); /* nearer side: the top, 1.15 */
+    ci = (fc_ratio_ci){.ratio = 1.2, .lo = 1.15, .hi = 1.25};
+    CHECK_NEAR(fc_decision_margin(&ci, 1.1), 1.15 / 1.1 - 1, 1e-12);
     CHECK(!strcmp(fc_decision_name(FC_DECIDE_INCONCLUSIVE), "inconclusive"));
 }
 
@@ -150,9 +160,9 @@ static void decisions(void)
  * times a noise factor; flushes are counted. */
 typedef struct sim {
     double now, t0;
-    double cost[2];
+    double cost[3];
     double noise; /* relative amplitude, alternating sign per call */
-    long calls[2], flushes;
+    long calls[3], flushes;
     long interrupt_after;
     volatile sig_atomic_t *flag;
 } sim;
@@ -191,53 +201,72 @@ static const fc_device sim_device = {
     .name = "sim", .timer_begin = sim_begin, .timer_end = sim_end, .flush_cache = sim_flush,
 };
 
-static void engine_stops_on_noise(void)
+static fc_round_cfg round_cfg(int nvar, uint64_t seed)
+{
+    return (fc_round_cfg){.nvar = nvar, .target_sample = 0.002, .min_pairs = 4, .min_time = 0.1, .max_time = 0.3,
+                          .max_pairs = 200000, .seed = seed};
+}
+
+static void free_all(fc_samples *out)
+{
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) fc_samples_free(&out[v]);
+}
+
+/* a round stops once every variant has min_time of samples; tuples are paired */
+static void engine_round_min_time(void)
 {
     sim s = {.cost = {0.010, 0.005}};
-    fc_bench_cfg cfg = {.target_sample = 0.002, .seed = 1};
-    fc_stop_defaults(&cfg.stop);
-    fc_samples out[2];
+    fc_round_cfg cfg = round_cfg(2, 1);
+    fc_samples out[FC_MAX_VARIANTS];
+    bool intr;
     fc_err e;
-    CHECK(fc_bench_pair(&sim_device, &s, sim_launch, &s, &cfg, out, &e) == 0);
-    /* no noise: each variant stops once it has 0.5 s and 10 samples */
-    CHECK(!strcmp(out[0].stop_rule, "noise") && !strcmp(out[1].stop_rule, "noise"));
+    CHECK(fc_bench_round(&sim_device, &s, sim_launch, &s, &cfg, out, &intr, &e) == 0);
+    CHECK(!intr);
     CHECK(out[0].n == out[1].n); /* paired */
-    /* (±1: the virtual clock sums 0.01 s steps in floating point) */
-    CHECK_MSG(abs(out[0].n_at_stop - 50) <= 1, "unfused stopped at %d", out[0].n_at_stop);
-    CHECK_MSG(abs(out[1].n_at_stop - 100) <= 1, "fused stopped at %d", out[1].n_at_stop);
+    /* the fused variant (5 ms) needs 20 samples for 0.1 s; the unfused had 0.1 s after 10 */
+    CHECK_MSG(abs(out[0].n - 20) <= 1, "stopped at %d tuples", out[0].n);
     CHECK(out[0].batch == 1 && out[1].batch == 1);
     CHECK_NEAR(out[0].ms[3], 10.0, 1e-9);
     CHECK_NEAR(out[1].ms[7], 5.0, 1e-9);
     CHECK(s.flushes == 0);
-    fc_samples_free(&out[0]);
-    fc_samples_free(&out[1]);
+    free_all(out);
 }
 
-static void engine_caps_time_and_batches(void)
+/* tiny calls are batched; the time cap ends a round, but never before min_pairs */
+static void engine_batches_and_caps(void)
 {
     sim s = {.cost = {1e-6, 2e-6}};
-    fc_bench_cfg cfg = {.target_sample = 0.002, .seed = 2};
-    fc_stop_defaults(&cfg.stop);
-    cfg.stop.max_time = 0.3;
-    cfg.stop.min_time = 0.1;
-    fc_samples out[2];
+    fc_round_cfg cfg = round_cfg(2, 2);
+    fc_samples out[FC_MAX_VARIANTS];
+    bool intr;
     fc_err e;
-    CHECK(fc_bench_pair(&sim_device, &s, sim_launch, &s, &cfg, out, &e) == 0);
-    /* tiny calls are batched up to ~2 ms per sample */
+    CHECK(fc_bench_round(&sim_device, &s, sim_launch, &s, &cfg, out, &intr, &e) == 0);
     CHECK_MSG(abs(out[0].batch - 2000) <= 1, "batch %d", out[0].batch);
     CHECK_MSG(abs(out[1].batch - 1000) <= 1, "batch %d", out[1].batch);
-    CHECK(!strcmp(out[0].stop_rule, "noise"));
     CHECK_NEAR(out[0].ms[0], 1e-3, 1e-9);
-    fc_samples_free(&out[0]);
-    fc_samples_free(&out[1]);
+    free_all(out);
 
-    /* unbatched noisy calls never get under 0.5 %: the time cap stops them */
-    sim s2 = {.cost = {0.004, 0.004}, .noise = 0.1};
-    CHECK(fc_bench_pair(&sim_device, &s2, sim_launch, &s2, &cfg, out, &e) == 0);
-    CHECK(!strcmp(out[0].stop_rule, "max-time") && !strcmp(out[1].stop_rule, "max-time"));
-    CHECK(out[0].sampled_s >= 0.3 && out[0].sampled_s < 0.31);
-    fc_samples_free(&out[0]);
-    fc_samples_free(&out[1]);
+    /* 0.2 s calls: the 0.3 s cap would allow 2 tuples, min_pairs asks for 4 */
+    sim s2 = {.cost = {0.2, 0.2}};
+    CHECK(fc_bench_round(&sim_device, &s2, sim_launch, &s2, &cfg, out, &intr, &e) == 0);
+    CHECK_MSG(out[0].n == 4 && out[1].n == 4, "n %d %d", out[0].n, out[1].n);
+    free_all(out);
+}
+
+/* three variants, each sampled once per tuple, in every order */
+static void engine_three_variants(void)
+{
+    sim s = {.cost = {0.003, 0.001, 0.002}};
+    fc_round_cfg cfg = round_cfg(3, 3);
+    fc_samples out[FC_MAX_VARIANTS];
+    bool intr;
+    fc_err e;
+    CHECK(fc_bench_round(&sim_device, &s, sim_launch, &s, &cfg, out, &intr, &e) == 0);
+    CHECK(out[0].n == out[1].n && out[1].n == out[2].n && out[0].n >= 4);
+    CHECK_NEAR(out[2].ms[0], 2.0, 1e-9);
+    free_all(out);
+    cfg.nvar = 4;
+    CHECK(fc_bench_round(&sim_device, &s, sim_launch, &s, &cfg, out, &intr, &e) != 0);
 }
 
 static void engine_cold_and_interrupt(void)
@@ -245,32 +274,27 @@ static void engine_cold_and_interrupt(void)
     volatile sig_atomic_t flag = 0;
     /* warm-up takes 200 calls per variant; then 50 pairs before the signal */
     sim s = {.cost = {1e-4, 1e-4}, .interrupt_after = 500, .flag = &flag};
-    fc_bench_cfg cfg = {.target_sample = 0.002, .seed = 3, .cold = true, .interrupt = &flag};
-    fc_stop_defaults(&cfg.stop);
-    fc_samples out[2];
+    fc_round_cfg cfg = round_cfg(2, 4);
+    cfg.cold = true;
+    cfg.min_time = 10;
+    cfg.max_time = 20;
+    cfg.interrupt = &flag;
+    fc_samples out[FC_MAX_VARIANTS];
+    bool intr;
     fc_err e;
-    CHECK(fc_bench_pair(&sim_device, &s, sim_launch, &s, &cfg, out, &e) == 0);
+    CHECK(fc_bench_round(&sim_device, &s, sim_launch, &s, &cfg, out, &intr, &e) == 0);
     CHECK(out[0].batch == 1); /* cold: one call per flushed sample */
-    CHECK(!strcmp(out[0].stop_rule, "interrupted"));
+    CHECK(intr);
     CHECK(s.flushes >= out[0].n + out[1].n);
     CHECK_MSG(out[0].n == out[1].n && abs(out[0].n - 50) <= 1, "n %d %d", out[0].n, out[1].n);
-    fc_samples_free(&out[0]);
-    fc_samples_free(&out[1]);
-}
-
-static void welford(void)
-{
-    fc_welford w = {0};
-    double x[] = {2, 4, 4, 4, 5, 5, 7, 9};
-    for (int i = 0; i < 8; i++) fc_welford_add(&w, x[i]);
-    CHECK_NEAR(w.mean, 5, 1e-12);
-    CHECK_NEAR(fc_welford_rsd(&w), sqrt(32.0 / 7) / 5, 1e-12);
+    free_all(out);
 }
 
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(basic_stats), T(median_selection), T(ratio_of_medians), T(bootstrap_known_ratio),
-                                   T(bootstrap_rounds), T(decisions), T(engine_stops_on_noise),
-                                   T(engine_caps_time_and_batches), T(engine_cold_and_interrupt), T(welford)};
+    static const t_case cases[] = {T(basic_stats), T(median_selection), T(median_matches_sort),          T(t_quantiles),
+                                   T(interval_covers_true_ratio), T(rounds_that_disagree),  T(decisions),
+                                   T(engine_round_min_time), T(engine_batches_and_caps),       T(engine_three_variants),
+                                   T(engine_cold_and_interrupt)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

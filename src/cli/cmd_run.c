@@ -63,17 +63,21 @@ static const fc_option options[] = {
                      .help = "fuse when the speedup's 95% interval lies above X"},
     [O_MIN_SAMPLES] = {.name = "min-samples", .kind = FC_OPT_INT, .metavar = "N", .section = HOW,
                        .setting = SETTING(MIN_SAMPLES),
-                       .help = "stopping rule, per variant: at least N samples"},
+                       .help = "stopping rule: at least N sample tuples per record, spread over the first --rounds "
+                               "rounds, whatever --max-time says"},
     [O_MIN_TIME] = {.name = "min-time", .kind = FC_OPT_NUM, .metavar = "S", .section = HOW,
-                    .setting = SETTING(MIN_TIME), .help = "... and at least S seconds of samples"},
+                    .setting = SETTING(MIN_TIME), .help = "... and at least S seconds of samples per variant"},
     [O_MAX_NOISE] = {.name = "max-noise", .kind = FC_OPT_NUM, .metavar = "X", .section = HOW,
-                     .setting = SETTING(MAX_NOISE), .help = "... until the relative standard deviation is at most X"},
+                     .setting = SETTING(MAX_NOISE),
+                     .help = "... then more rounds until the speedup's 95% interval is this narrow (half-width / "
+                             "speedup at most X)"},
     [O_MAX_TIME] = {.name = "max-time", .kind = FC_OPT_NUM, .metavar = "S", .section = HOW,
                     .setting = SETTING(MAX_TIME),
-                    .help = "... or S seconds at most; a sweep may set its own stopping rule, the command line wins"},
+                    .help = "... or S seconds of samples per variant at most; a sweep may set its own stopping rule, "
+                            "the command line wins"},
     [O_ROUNDS] = {.name = "rounds", .kind = FC_OPT_INT, .metavar = "N", .section = HOW, .setting = SETTING(ROUNDS),
-                  .help = "fresh setups per problem: the stopping budget is split among them, and the speedup's "
-                          "interval covers what changes between setups (buffer placement, algorithm choice)"},
+                  .help = "fresh setups per problem at least (new buffers, plans, algorithm choices): the speedup's "
+                          "interval is a t interval over the rounds' speedups, so it covers what changes between setups"},
     [O_NO_GRAPH] = {.name = "no-graph", .kind = FC_OPT_FLAG, .section = HOW,
                     .help = "on CUDA, skip the graph-replay timing"},
     [O_SEED] = {.name = "seed", .kind = FC_OPT_SEED, .metavar = "N", .section = HOW, .def = "from the clock",
@@ -559,8 +563,9 @@ static int print_plan(const run_opts *o, const fc_plan *plan)
         printf("%-14s %s (threshold %.3g)\n", plan->jobs[i].backend->name, ps, plan->jobs[i].threshold);
     }
     const fc_stop *st = &o->set.stop;
-    printf("%d problems x backends; sweep %s; stop: min %d samples, min %.3gs, noise <= %.3g, max %.3gs\n", plan->n,
-           o->set.sweep, st->min_samples, st->min_time, st->max_noise, st->max_time);
+    printf("%d problems x backends; sweep %s; stop: at least %d rounds, %d tuples and %.3gs per variant, more rounds "
+           "until the interval's half-width <= %.3g or %.3gs per variant\n",
+           plan->n, o->set.sweep, o->set.rounds, st->min_samples, st->min_time, st->max_noise, st->max_time);
     return FC_EXIT_OK;
 }
 

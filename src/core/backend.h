@@ -99,6 +99,12 @@ typedef struct fc_backend {
     /* Fills the variant's output with NaN, so that an unwritten element shows. */
     int (*poison)(void *state, fc_variant v, fc_err *e);
     void (*describe)(void *state, fc_variant v, fc_impl *impl);
+    /* Optional: whether this setup also runs FC_CONTROL — the fused form's main
+     * operation done the same way but without the fusion, then the unfused chain's
+     * passes — because the fused form changes more than the fusion (e.g. how a GEMM
+     * is partitioned). The record then splits the speedup into implementation
+     * (unfused → control) and fusion (control → fused). */
+    bool (*has_control)(void *state);
     void (*teardown)(void *state);
     /* Optional: library versions and build facts for the host block. */
     void (*inventory)(cJSON *libs);

@@ -5,13 +5,17 @@
 #define FC_MEASURES_H
 
 #include "fusecal.h"
+#include "settings.h" /* FC_MAX_ROUNDS */
 
+/* When a record's measurement may stop. It runs at least `rounds` (a setting)
+ * rounds, which share the minimums below; it adds rounds while its speedup
+ * interval is wider than max_noise and the time cap allows. */
 typedef struct fc_stop {
-    int min_samples;  /* at least this many samples per variant (10) */
-    double min_time;  /* and at least this many seconds of samples (0.5) */
-    double max_noise; /* stop when the relative stdev is at most this (0.005) */
-    double max_time;  /* hard cap in seconds per variant (15) */
-    int max_samples;  /* hard cap on samples per variant */
+    int min_samples;  /* sample tuples per record at least, whatever the time (15) */
+    double min_time;  /* seconds of samples per variant at least (0.5) */
+    double max_noise; /* the speedup's 95 % interval narrow enough: half-width / ratio (0.01) */
+    double max_time;  /* seconds of samples per variant at most, once the minimums are met (3) */
+    int max_samples;  /* sample tuples per round at most */
 } fc_stop;
 
 void fc_stop_defaults(fc_stop *s);
@@ -22,10 +26,19 @@ typedef struct fc_stats {
 } fc_stats;
 
 typedef struct fc_ratio_ci {
-    double ratio;   /* median(a) / median(b) */
-    double lo, hi;  /* 95 % bootstrap interval */
-    int resamples;
+    double ratio;   /* the point estimate */
+    double lo, hi;  /* its 95 % interval */
 } fc_ratio_ci;
+
+/* One round of a record: the medians of its samples, the median of its tuples'
+ * ratios, how many tuples and the batch of each variant. */
+typedef struct fc_round_rec {
+    double median_ms[3];   /* unfused, fused, control (0 when absent) */
+    double ratio;          /* median over tuples of unfused/fused */
+    double ratio_graph;    /* the same over graph replays (0 when none) */
+    int pairs;
+    int batch[3];
+} fc_round_rec;
 
 
 /* One variant's output against the float64 reference. */

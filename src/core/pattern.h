@@ -142,6 +142,7 @@ typedef struct fc_workload {
     int nt;
     fc_tensor t[FC_MAX_TENSORS];
     size_t out_n;   /* elements of the output */
+    size_t out_row; /* elements of one row of the output as a matrix (its innermost extent) */
     size_t inter_n; /* elements of the chain's intermediate tensor */
     double prepare_ms; /* time to fold BN and the like; never counted as latency */
 } fc_workload;
@@ -149,6 +150,7 @@ typedef struct fc_workload {
 /* Analytic cost of a problem, counted on paper. */
 typedef struct fc_cost {
     double flops;          /* useful FLOPs of the chain, the same for both variants */
+    double flops_padded;   /* conv: counting the multiply-adds on zero padding too (0 elsewhere) */
     double bytes[2];       /* bytes read + written by the unfused chain / the fused op */
     double peak_inter[2];  /* bytes of intermediates alive at once */
     double op_flops[FC_MAX_OPS];

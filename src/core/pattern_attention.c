@@ -49,6 +49,7 @@ static void attention_shapes(const fc_problem *p, fc_workload *w)
     w->t[FC_ATT_TK] = (fc_tensor){"K", NULL, B * S * D, false};
     w->t[FC_ATT_TV] = (fc_tensor){"V", NULL, pv ? B * S * D : 0, false};
     w->out_n = pv ? B * S * D : B * S * S;
+    w->out_row = pv ? D : S;
     w->inter_n = B * S * S;
 }
 

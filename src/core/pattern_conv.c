@@ -4,7 +4,9 @@
  * y [n,k,p,q] or [n,p,q,k], p = (h + 2·pad − r)/stride + 1, q likewise.
  *
  * Napkin math (E = bytes per element, Y = n·k·p·q):
- *   conv      2·Y·c·r·s + Y FLOPs (with its bias); reads x, W, b; writes y
+ *   conv      2·n·k·c·T + Y FLOPs (with its bias), T the filter taps that land inside the
+ *             input summed over output positions (taps on zero padding do no useful work;
+ *             T = p·q·r·s without padding); reads x, W, b; writes y
  *   BN        2·Y FLOPs (scale and shift); reads y and 4k parameters, writes y
  *   ReLU      Y FLOPs; reads and writes y
  *   fused     BN folded into W and b once (W' = W·γ/√(σ²+ε), b' = (b−μ)·γ/√(σ²+ε)+β),
@@ -71,6 +73,7 @@ static void conv_shapes(const fc_problem *p, fc_workload *w)
     w->t[FC_CONV_TWF] = (fc_tensor){"W_folded", NULL, Wn, true};
     w->t[FC_CONV_TBF] = (fc_tensor){"b_folded", NULL, K, true};
     w->out_n = Y;
+    w->out_row = p->layout == FC_NCHW ? (size_t)d[FC_CONV_P] * (size_t)d[FC_CONV_Q] : K;
     w->inter_n = Y;
 }
 
@@ -110,6 +113,19 @@ void fc_conv_fold_bn(const fc_problem *p, fc_workload *w)
     }
 }
 
+/* Filter taps along one axis that land inside the input, summed over the output
+ * positions: out positions, filter size f, input size in, stride, padding. */
+static double valid_taps(int64_t out, int64_t f, int64_t in, int64_t stride, int64_t pad)
+{
+    double t = 0;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t lo = o * stride - pad, hi = lo + f; /* input rows [lo, hi) */
+        int64_t a = lo < 0 ? 0 : lo, b = hi > in ? in : hi;
+        if (b > a) t += (double)(b - a);
+    }
+    return t;
+}
+
 static void conv_cost(const fc_problem *p, fc_cost *c)
 {
     const int64_t *d = p->d;
@@ -117,13 +133,18 @@ static void conv_cost(const fc_problem *p, fc_cost *c)
     double X = (double)d[FC_CONV_N] * (double)d[FC_CONV_C] * (double)d[FC_CONV_H] * (double)d[FC_CONV_W];
     double Wn = K * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
     double Y = (double)d[FC_CONV_N] * K * (double)d[FC_CONV_P] * (double)d[FC_CONV_Q];
+    double pad_extra = 0;
     for (int i = 0; i < p->pat->nops; i++) {
         double f = 0, b = 0;
         switch (p->pat->ops[i]) {
-        case FC_OP_CONV:
-            f = 2 * Y * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S] + Y;
+        case FC_OP_CONV: {
+            double taps = valid_taps(d[FC_CONV_P], d[FC_CONV_R], d[FC_CONV_H], d[FC_CONV_STRIDE], d[FC_CONV_PAD]) *
+                          valid_taps(d[FC_CONV_Q], d[FC_CONV_S], d[FC_CONV_W], d[FC_CONV_STRIDE], d[FC_CONV_PAD]);
+            f = 2 * (double)d[FC_CONV_N] * K * (double)d[FC_CONV_C] * taps + Y;
+            pad_extra = 2 * Y * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S] + Y - f;
             b = (X + Wn + K + Y) * E;
             break;
+        }
         case FC_OP_BN: f = 2 * Y; b = (2 * Y + 4 * K) * E; break;
         case FC_OP_RELU: f = Y; b = 2 * Y * E; break;
         default: break;
@@ -133,6 +154,7 @@ static void conv_cost(const fc_problem *p, fc_cost *c)
         c->flops += f;
         c->bytes[FC_UNFUSED] += b;
     }
+    c->flops_padded = c->flops + pad_extra;
     c->bytes[FC_FUSED] = (X + Wn + K + Y) * E;
     c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * Y * E;
     c->peak_inter[FC_FUSED] = 0;

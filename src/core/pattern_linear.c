@@ -38,6 +38,7 @@ static void linear_shapes(const fc_problem *p, fc_workload *w)
     w->t[FC_LIN_TB] = (fc_tensor){"b", NULL, N, false};
     w->t[FC_LIN_TR] = (fc_tensor){"r", NULL, resid ? M * N : 0, false};
     w->out_n = M * N;
+    w->out_row = N;
     w->inter_n = M * N;
 }
 

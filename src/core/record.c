@@ -27,7 +27,6 @@ void fc_settings_defaults(fc_settings *s)
     s->threshold = 0;
     fc_stop_defaults(&s->stop);
     s->target_sample = fc_setting_default(FC_SET_TARGET_SAMPLE);
-    s->resamples = (int)fc_setting_default(FC_SET_RESAMPLES);
     s->rounds = (int)fc_setting_default(FC_SET_ROUNDS);
     s->graph = true;
 }
@@ -35,7 +34,7 @@ void fc_settings_defaults(fc_settings *s)
 void fc_doc_init(fc_doc *d)
 {
     memset(d, 0, sizeof *d);
-    d->schema_version = FC_SCHEMA_VERSION;
+    d->schema_version = FC_CALIBRATION_VERSION;
     fc_strlcpy(d->tool_version, fc_version_string, sizeof d->tool_version);
     fc_strlcpy(d->git_revision, fc_git_revision, sizeof d->git_revision);
     fc_utc_timestamp(d->created);
@@ -93,17 +92,35 @@ static cJSON *stats_json(const fc_stats *s)
     return o;
 }
 
-static cJSON *ratio_json(const fc_ratio_ci *c)
+static cJSON *ratio_json(const fc_ratio_ci *c, const char *method)
 {
     cJSON *o = cJSON_CreateObject();
     fc_json_add_num(o, "ratio", c->ratio);
     cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
     cJSON_AddItemToArray(ci, fc_json_num_item(c->lo));
     cJSON_AddItemToArray(ci, fc_json_num_item(c->hi));
-    cJSON_AddNumberToObject(o, "resamples", c->resamples);
-    cJSON_AddStringToObject(o, "method", "ratio of medians, unfused/fused; percentile bootstrap over rounds "
-                                         "(fresh setups) and over the paired samples within them");
+    if (method) cJSON_AddStringToObject(o, "method", method);
     return o;
+}
+
+static cJSON *rounds_json(const fc_record *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; k < r->rounds && k < FC_MAX_ROUNDS; k++) {
+        const fc_round_rec *rr = &r->round[k];
+        cJSON *o = cJSON_CreateObject();
+        int nv = r->has_control ? FC_MAX_VARIANTS : FC_NVARIANTS;
+        cJSON *med = cJSON_AddObjectToObject(o, "median_ms"), *batch = cJSON_AddObjectToObject(o, "batch");
+        for (int v = 0; v < nv; v++) {
+            fc_json_add_num(med, fc_variant_name((fc_variant)v), rr->median_ms[v]);
+            cJSON_AddNumberToObject(batch, fc_variant_name((fc_variant)v), rr->batch[v]);
+        }
+        fc_json_add_num(o, "ratio", rr->ratio);
+        if (r->has_graph_speedup) fc_json_add_num(o, "ratio_graph", rr->ratio_graph);
+        cJSON_AddNumberToObject(o, "pairs", rr->pairs);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
 }
 
 static cJSON *check_json(const fc_check *c, bool stable)
@@ -154,6 +171,7 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
         fc_json_add_num(o, "pct_peak_flops", v->pct_peak_flops);
         fc_json_add_num(o, "pct_peak_bandwidth", v->pct_peak_bw);
         fc_json_add_num(o, "pct_roofline", v->pct_roofline);
+        cJSON_AddBoolToObject(o, "over_ceiling", v->over_ceiling);
     }
     if (v->check.checked > 0) cJSON_AddItemToObject(o, "verification", check_json(&v->check, v->stable));
     return o;
@@ -177,6 +195,7 @@ cJSON *fc_record_to_json(const fc_record *r)
     fc_json_add_num(o, "threshold", r->threshold);
     cJSON_AddStringToObject(o, "decision", r->status == FC_STATUS_OK ? fc_decision_name(r->decision) : "none");
     fc_json_add_num(o, "flops", r->flops);
+    if (r->flops_padded > 0) fc_json_add_num(o, "flops_padded", r->flops_padded);
     if (r->status == FC_STATUS_OK) {
         /* the flat fields an existing partitioner reads */
         cJSON_AddStringToObject(o, "fusion_pattern", r->prob.pat->name);
@@ -186,10 +205,19 @@ cJSON *fc_record_to_json(const fc_record *r)
         fc_json_add_num(o, "memory_reduction", r->traffic_reduction);
         fc_json_add_num(o, "unfused_gflops", r->v[FC_UNFUSED].gflops);
         fc_json_add_num(o, "fused_gflops", r->v[FC_FUSED].gflops);
-        cJSON_AddItemToObject(o, "speedup", ratio_json(&r->speedup));
+        cJSON_AddItemToObject(o, "speedup", ratio_json(&r->speedup, r->interval_method));
+        fc_json_add_num(o, "margin", r->margin);
+        cJSON_AddStringToObject(o, "decided_by", fc_word_name(&fc_timing_words, r->decided_by_graph ? FC_TIMING_GRAPH : FC_TIMING_EAGER));
+        if (r->has_control) {
+            cJSON *split = cJSON_AddObjectToObject(o, "speedup_split");
+            cJSON_AddItemToObject(split, "implementation", ratio_json(&r->split_implementation, NULL));
+            cJSON_AddItemToObject(split, "fusion", ratio_json(&r->split_fusion, NULL));
+        }
         cJSON_AddNumberToObject(o, "rounds", r->rounds);
+        cJSON_AddStringToObject(o, "stop_rule", r->stop_rule);
+        cJSON_AddItemToObject(o, "per_round", rounds_json(r));
         if (r->has_graph_speedup) {
-            cJSON_AddItemToObject(o, "speedup_graph", ratio_json(&r->speedup_graph));
+            cJSON_AddItemToObject(o, "speedup_graph", ratio_json(&r->speedup_graph, r->interval_method));
             fc_json_add_num(o, "launch_overhead_saved_ms",
                             (r->v[FC_UNFUSED].lat.median - r->v[FC_UNFUSED].lat_graph.median) -
                                 (r->v[FC_FUSED].lat.median - r->v[FC_FUSED].lat_graph.median));
@@ -216,7 +244,8 @@ cJSON *fc_record_to_json(const fc_record *r)
     fc_json_add_num(ver, "fused_vs_unfused_rel_diff", r->fused_vs_unfused);
     fc_json_add_num(ver, "reference_ms", r->reference_ms);
     cJSON *vars = cJSON_AddObjectToObject(o, "variants");
-    for (int v = 0; v < FC_NVARIANTS; v++) cJSON_AddItemToObject(vars, fc_variant_name((fc_variant)v), variant_json(r, (fc_variant)v));
+    for (int v = 0; v < (r->has_control ? FC_MAX_VARIANTS : FC_NVARIANTS); v++)
+        cJSON_AddItemToObject(vars, fc_variant_name((fc_variant)v), variant_json(r, (fc_variant)v));
     fc_json_add_num(o, "prepare_ms", r->prepare_ms);
     fc_json_add_num(o, "setup_ms", r->setup_ms);
     cJSON *env = cJSON_AddObjectToObject(o, "environment");
@@ -248,7 +277,6 @@ static cJSON *settings_json(const fc_settings *s)
     cJSON_AddNumberToObject(st, "max_samples", s->stop.max_samples);
     fc_json_add_num(o, "target_sample_s", s->target_sample);
     cJSON_AddBoolToObject(o, "graph", s->graph);
-    cJSON_AddNumberToObject(o, "bootstrap_resamples", s->resamples);
     cJSON_AddNumberToObject(o, "rounds", s->rounds);
     fc_json_add_num(o, "max_time_total_s", s->max_time_total);
     fc_json_add_num(o, "max_memory_bytes", s->max_memory);
@@ -272,7 +300,7 @@ char *fc_doc_to_json(const fc_doc *d)
     cJSON_AddItemToObject(o, "ceilings", d->ceilings ? cJSON_Duplicate(d->ceilings, 1) : cJSON_CreateObject());
     cJSON_AddItemToObject(o, "settings", settings_json(&d->settings));
     if (d->history) cJSON_AddItemToObject(o, "history", cJSON_Duplicate(d->history, 1));
-    int counts[3] = {0, 0, 0}, dec[3] = {0, 0, 0}, fallbacks = 0, untrusted = 0;
+    int counts[3] = {0, 0, 0}, dec[3] = {0, 0, 0}, fallbacks = 0, untrusted = 0, over = 0;
     cJSON *recs = cJSON_AddArrayToObject(o, "records");
     for (int i = 0; i < d->n; i++) {
         const fc_record *r = &d->rec[i];
@@ -281,6 +309,7 @@ char *fc_doc_to_json(const fc_doc *d)
         for (int v = 0; v < FC_NVARIANTS; v++) {
             fallbacks += r->v[v].impl.fallback;
             untrusted += r->status == FC_STATUS_OK && !r->v[v].check.trusted;
+            over += r->status == FC_STATUS_OK && r->v[v].over_ceiling;
         }
         cJSON_AddItemToArray(recs, fc_record_to_json(r));
     }
@@ -294,6 +323,7 @@ char *fc_doc_to_json(const fc_doc *d)
     cJSON_AddNumberToObject(sum, "inconclusive", dec[FC_DECIDE_INCONCLUSIVE]);
     cJSON_AddNumberToObject(sum, "fallback_variants", fallbacks);
     cJSON_AddNumberToObject(sum, "untrusted_variants", untrusted);
+    cJSON_AddNumberToObject(sum, "over_ceiling_variants", over);
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
     return text;
@@ -317,11 +347,11 @@ static void stats_read(const cJSON *o, fc_stats *s)
 
 static void ratio_read(const cJSON *o, fc_ratio_ci *c)
 {
+    memset(c, 0, sizeof *c);
     c->ratio = fc_json_num(o, "ratio", NAN);
     const cJSON *ci = cJSON_GetObjectItemCaseSensitive(o, "ci95");
     c->lo = cJSON_IsNumber(cJSON_GetArrayItem(ci, 0)) ? cJSON_GetArrayItem(ci, 0)->valuedouble : NAN;
     c->hi = cJSON_IsNumber(cJSON_GetArrayItem(ci, 1)) ? cJSON_GetArrayItem(ci, 1)->valuedouble : NAN;
-    c->resamples = fc_json_int(o, "resamples", 0);
 }
 
 static void sense_read(const cJSON *o, fc_sense *s)
@@ -351,9 +381,32 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     const char *dec = fc_json_str(o, "decision", "none");
     r->decision = !strcmp(dec, "yes") ? FC_DECIDE_YES : !strcmp(dec, "no") ? FC_DECIDE_NO : FC_DECIDE_INCONCLUSIVE;
     r->flops = fc_json_num(o, "flops", 0);
+    r->flops_padded = fc_json_num(o, "flops_padded", 0);
     r->rounds = fc_json_int(o, "rounds", 1);
+    fc_strlcpy(r->stop_rule, fc_json_str(o, "stop_rule", ""), sizeof r->stop_rule);
+    r->margin = fc_json_num(o, "margin", NAN);
+    r->decided_by_graph = fc_word_index(&fc_timing_words, fc_json_str(o, "decided_by", "eager")) == FC_TIMING_GRAPH;
     const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "speedup");
     if (sp) ratio_read(sp, &r->speedup);
+    fc_strlcpy(r->interval_method, fc_json_str(sp, "method", ""), sizeof r->interval_method);
+    const cJSON *split = cJSON_GetObjectItemCaseSensitive(o, "speedup_split");
+    if (split) {
+        ratio_read(cJSON_GetObjectItemCaseSensitive(split, "implementation"), &r->split_implementation);
+        ratio_read(cJSON_GetObjectItemCaseSensitive(split, "fusion"), &r->split_fusion);
+    }
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(o, "per_round");
+    int k = 0;
+    for (const cJSON *ro = pr ? pr->child : NULL; ro && k < FC_MAX_ROUNDS; ro = ro->next, k++) {
+        fc_round_rec *rr = &r->round[k];
+        const cJSON *med = cJSON_GetObjectItemCaseSensitive(ro, "median_ms"), *batch = cJSON_GetObjectItemCaseSensitive(ro, "batch");
+        for (int v = 0; v < FC_MAX_VARIANTS; v++) {
+            rr->median_ms[v] = fc_json_num(med, fc_variant_name((fc_variant)v), 0);
+            rr->batch[v] = fc_json_int(batch, fc_variant_name((fc_variant)v), 0);
+        }
+        rr->ratio = fc_json_num(ro, "ratio", NAN);
+        rr->ratio_graph = fc_json_num(ro, "ratio_graph", 0);
+        rr->pairs = fc_json_int(ro, "pairs", 0);
+    }
     const cJSON *spg = cJSON_GetObjectItemCaseSensitive(o, "speedup_graph");
     r->has_graph_speedup = spg != NULL;
     if (spg) ratio_read(spg, &r->speedup_graph);
@@ -367,7 +420,8 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     r->fused_vs_unfused = fc_json_num(ver, "fused_vs_unfused_rel_diff", NAN);
     r->reference_ms = fc_json_num(ver, "reference_ms", 0);
     const cJSON *vars = cJSON_GetObjectItemCaseSensitive(o, "variants");
-    for (int v = 0; v < FC_NVARIANTS; v++) {
+    r->has_control = cJSON_GetObjectItemCaseSensitive(vars, fc_variant_name(FC_CONTROL)) != NULL;
+    for (int v = 0; v < (r->has_control ? FC_MAX_VARIANTS : FC_NVARIANTS); v++) {
         const cJSON *vo = cJSON_GetObjectItemCaseSensitive(vars, fc_variant_name((fc_variant)v));
         fc_variant_rec *vr = &r->v[v];
         fc_strlcpy(vr->impl.name, fc_json_str(vo, "impl", ""), sizeof vr->impl.name);
@@ -389,6 +443,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         vr->pct_peak_flops = fc_json_num(vo, "pct_peak_flops", 0);
         vr->pct_peak_bw = fc_json_num(vo, "pct_peak_bandwidth", 0);
         vr->pct_roofline = fc_json_num(vo, "pct_roofline", 0);
+        vr->over_ceiling = fc_json_bool(vo, "over_ceiling", false);
         vr->intensity = fc_json_num(vo, "intensity_flop_per_byte", 0);
         fc_strlcpy(vr->bound, fc_json_str(vo, "bound", ""), sizeof vr->bound);
         vr->peak_inter_bytes = fc_json_num(vo, "peak_intermediate_bytes", 0);
@@ -433,7 +488,6 @@ static void settings_read(const cJSON *o, fc_settings *s)
     s->stop.max_samples = fc_setting_read_int(st, FC_SET_MAX_SAMPLES, s->stop.max_samples);
     s->target_sample = fc_json_num(o, "target_sample_s", s->target_sample);
     s->graph = fc_json_bool(o, "graph", s->graph);
-    s->resamples = fc_setting_read_int(o, FC_SET_RESAMPLES, s->resamples);
     s->rounds = fc_setting_read_int(o, FC_SET_ROUNDS, s->rounds);
     s->max_time_total = fc_json_num(o, "max_time_total_s", 0);
     s->max_memory = fc_json_num(o, "max_memory_bytes", 0);
@@ -454,15 +508,15 @@ int fc_doc_parse(const char *name, const char *text, fc_doc *d, fc_err *e)
         return fc_errf(e, "%s: not a fusecal calibration document (no schema/schema_version)", name);
     }
     const double version = sv->valuedouble; /* sv dies with root */
-    if (version > FC_SCHEMA_VERSION) {
+    if (version > FC_CALIBRATION_VERSION) {
         cJSON_Delete(root);
         return fc_errf(e, "%s: schema version %g is newer than this fusecal reads (%d); upgrade fusecal", name, version,
-                       FC_SCHEMA_VERSION);
+                       FC_CALIBRATION_VERSION);
     }
-    if (version != FC_SCHEMA_VERSION) {
+    if (version != FC_CALIBRATION_VERSION) {
         cJSON_Delete(root);
         return fc_errf(e, "%s: schema version %g is not supported (this fusecal reads %d)", name, version,
-                       FC_SCHEMA_VERSION);
+                       FC_CALIBRATION_VERSION);
     }
     if (fc_schema_check(CALIBRATION_SCHEMA, root, name, e) != 0) {
         cJSON_Delete(root);

@@ -9,6 +9,11 @@
 
 #include <cjson/cJSON.h>
 
+/* Version of the calibration document format (schemas/calibration.schema.json). 2:
+ * intervals over measurement rounds, per-round summaries, margins, the control
+ * variant and the speedup split, ceiling flags. */
+#define FC_CALIBRATION_VERSION 2
+
 
 typedef struct fc_variant_rec {
     fc_impl impl;
@@ -21,6 +26,7 @@ typedef struct fc_variant_rec {
     double sampled_s;
     double gflops, bytes, gbs;
     double pct_peak_flops, pct_peak_bw, pct_roofline;
+    bool over_ceiling;      /* a percentage above 100: faster than the measured ceiling */
     double intensity;       /* FLOPs per byte of this variant */
     char bound[8];          /* "memory" or "compute" */
     double peak_inter_bytes;
@@ -38,14 +44,23 @@ typedef struct fc_record {
     double threshold;
     fc_decision decision;
     int rounds;                   /* measurement rounds, each a fresh setup */
-    fc_variant_rec v[FC_NVARIANTS];
+    fc_round_rec round[FC_MAX_ROUNDS];
+    char stop_rule[16];           /* why the rounds stopped */
+    bool has_control;             /* v[FC_CONTROL] was measured */
+    fc_variant_rec v[FC_MAX_VARIANTS];
     fc_ratio_ci speedup;
+    double margin;                /* how far the interval clears the threshold (fc_decision_margin) */
+    char interval_method[160];
+    fc_ratio_ci split_implementation; /* unfused/control: what the fused form's implementation changes */
+    fc_ratio_ci split_fusion;         /* control/fused: what fusion alone saves */
     bool has_graph_speedup;
     fc_ratio_ci speedup_graph;
-    double flops;
+    bool decided_by_graph;        /* launch-bound: the graph replay's speedup made the decision */
+    double flops;                 /* useful FLOPs (conv: padding taps excluded) */
+    double flops_padded;          /* conv: FLOPs counting the taps on zero padding (0 elsewhere) */
     double traffic_reduction;
     double ceil_gflops, ceil_gbs; /* ceilings the percentages are of */
-    double fused_vs_unfused;      /* ‖fused − unfused‖/‖unfused‖ */
+    double fused_vs_unfused;      /* ‖fused − unfused‖/‖unfused‖, checked against the tolerance */
     bool verified;                /* both variants passed */
     double reference_ms, prepare_ms, setup_ms;
     fc_sense before, after;
@@ -62,7 +77,6 @@ typedef struct fc_settings {
     fc_stop stop;
     double target_sample; /* seconds */
     bool graph;           /* also time CUDA graph replays */
-    int resamples;
     int rounds;           /* fresh setups per problem; the stop budget is split among them */
     double max_time_total;/* seconds, 0 = no limit */
     double max_memory;    /* bytes, 0 = what is available */

@@ -38,9 +38,13 @@ typedef enum { FC_DTYPE_LIST(FC_VOCAB_ENUM) FC_NDTYPES } fc_dtype;
 #define FC_LAYOUT_LIST(X) X(FC_, LAYOUT_NONE, "none") X(FC_, NCHW, "nchw") X(FC_, NHWC, "nhwc")
 typedef enum { FC_LAYOUT_LIST(FC_VOCAB_ENUM) FC_NLAYOUTS } fc_layout;
 
-/* The two forms of a chain. */
-#define FC_VARIANT_LIST(X) X(FC_, UNFUSED, "unfused") X(FC_, FUSED, "fused")
-typedef enum { FC_VARIANT_LIST(FC_VOCAB_ENUM) FC_NVARIANTS } fc_variant;
+/* The forms of a chain: every record has the unfused and the fused one; the
+ * control (the fused form's main operation done the same way, without the fusion,
+ * then the unfused passes) only where a backend's fused form changes more than
+ * the fusion, so that the speedup splits into implementation and fusion. */
+#define FC_VARIANT_LIST(X) X(FC_, UNFUSED, "unfused") X(FC_, FUSED, "fused") X(FC_, CONTROL, "control")
+typedef enum { FC_VARIANT_LIST(FC_VOCAB_ENUM) FC_MAX_VARIANTS } fc_variant;
+enum { FC_NVARIANTS = 2 }; /* the variants every record has */
 
 /* Devices. */
 #define FC_DEVICE_LIST(X) X(FC_DEV_, cpu, "cpu") X(FC_DEV_, cuda, "cuda")
@@ -67,11 +71,16 @@ typedef enum { FC_STATUS_LIST(FC_VOCAB_ENUM) FC_NSTATUSES } fc_status;
 #define FC_DECISION_LIST(X) X(FC_DECIDE_, YES, "yes") X(FC_DECIDE_, NO, "no") X(FC_DECIDE_, INCONCLUSIVE, "inconclusive")
 typedef enum { FC_DECISION_LIST(FC_VOCAB_ENUM) FC_NDECISIONS } fc_decision;
 
-/* Why a variant's sampling stopped. */
+/* Why a record's measurement stopped: its speedup interval was narrow enough,
+ * the time cap, the most rounds there may be, an interrupt. */
 #define FC_STOP_RULE_LIST(X)                                                                       \
-    X(FC_RULE_, NOISE, "noise") X(FC_RULE_, MAX_TIME, "max-time") X(FC_RULE_, MAX_SAMPLES, "max-samples") \
-    X(FC_RULE_, INTERRUPTED, "interrupted")
+    X(FC_RULE_, PRECISION, "precision") X(FC_RULE_, MAX_TIME, "max-time")                          \
+    X(FC_RULE_, MAX_ROUNDS, "max-rounds") X(FC_RULE_, INTERRUPTED, "interrupted")
 typedef enum { FC_STOP_RULE_LIST(FC_VOCAB_ENUM) FC_NSTOP_RULES } fc_stop_rule;
+
+/* How a sample launches a variant's calls: eagerly, or as a replayed graph. */
+#define FC_TIMING_LIST(X) X(FC_TIMING_, EAGER, "eager") X(FC_TIMING_, GRAPH, "graph")
+typedef enum { FC_TIMING_LIST(FC_VOCAB_ENUM) FC_NTIMINGS } fc_timing_mode;
 
 /* Cache state while timing. */
 #define FC_CACHE_LIST(X) X(FC_CACHE_, WARM, "warm") X(FC_CACHE_, COLD, "cold")
@@ -90,8 +99,8 @@ typedef enum { FC_BOUND_LIST(FC_VOCAB_ENUM) FC_NBOUNDS } fc_bound;
 typedef enum { FC_VERDICT_LIST(FC_VOCAB_ENUM) FC_NVERDICTS } fc_verdict;
 
 extern const fc_words fc_dtype_words, fc_layout_words, fc_variant_words, fc_device_words, fc_backend_words,
-    fc_format_words, fc_status_words, fc_decision_words, fc_stop_rule_words, fc_cache_words, fc_bound_words,
-    fc_verdict_words;
+    fc_format_words, fc_status_words, fc_decision_words, fc_stop_rule_words, fc_timing_words, fc_cache_words,
+    fc_bound_words, fc_verdict_words;
 
 /* The device a backend runs on. */
 fc_device_id fc_backend_device(fc_backend_id b);

@@ -1,6 +1,5 @@
 /* bench.c — the timing engine; see bench.h. */
 #include "bench.h"
-#include "stats.h"
 #include "util.h"
 
 #include <math.h>
@@ -19,7 +18,7 @@ typedef struct engine {
     fc_launch_fn fn;
     void *arg;
     bool cold;
-    void *graph[FC_NVARIANTS];
+    void *graph[FC_MAX_VARIANTS];
 } engine;
 
 /* One timed sample of `batch` calls; returns per-call seconds. */
@@ -39,8 +38,8 @@ static int sample(engine *g, fc_variant v, int batch, double *sec, fc_err *e)
     return 0;
 }
 
-/* Warm-up: at least 3 calls and 20 ms, at most 2 s; the estimate is the fastest
- * single call seen once things have settled. */
+/* Warm-up: at least 2 calls and 20 ms, at most 2 s; the estimate is the fastest
+ * single call after the first (which pays for first touches). */
 static int warm_up(engine *g, fc_variant v, double *est, fc_err *e)
 {
     double total = 0, best = INFINITY;
@@ -54,7 +53,7 @@ static int warm_up(engine *g, fc_variant v, double *est, fc_err *e)
             best = t;
             break;
         }
-        if ((i >= 2 && total >= 0.02) || total >= 2.0) break;
+        if ((i >= 1 && total >= 0.02) || total >= 2.0) break;
     }
     *est = isfinite(best) ? best : total;
     return 0;
@@ -69,77 +68,78 @@ static void push(fc_samples *s, double ms)
     s->ms[s->n++] = ms;
 }
 
-int fc_bench_pair(const fc_device *dev, void *devctx, fc_launch_fn fn, void *arg, const fc_bench_cfg *cfg,
-                  fc_samples out[FC_NVARIANTS], fc_err *e)
+/* Warm-up, batch size and (in graph mode) the captured graph of each variant. */
+static int prepare(engine *g, const fc_round_cfg *cfg, fc_samples *out, fc_err *e)
 {
-    engine g = {.dev = dev, .ctx = devctx, .fn = fn, .arg = arg, .cold = cfg->cold};
-    int rc = -1;
-    memset(out, 0, FC_NVARIANTS * sizeof *out);
-    if (cfg->mode == FC_TIMING_GRAPH && !dev->graph_create) {
-        fc_errf(e, "device '%s' has no graph replay", dev->name);
-        return -1;
-    }
-    for (int v = 0; v < FC_NVARIANTS; v++) {
+    for (int v = 0; v < cfg->nvar; v++) {
         double est;
-        if (warm_up(&g, (fc_variant)v, &est, e) != 0) goto done;
+        if (warm_up(g, (fc_variant)v, &est, e) != 0) return -1;
         int batch = 1;
         if (!cfg->cold && est > 0 && est < cfg->target_sample) {
             double b = ceil(cfg->target_sample / est);
             batch = b > 100000 ? 100000 : (int)b;
         }
         out[v].batch = batch;
-        out[v].cap = 256;
-        out[v].ms = fc_xmalloc((size_t)out[v].cap * sizeof(double));
         if (cfg->mode == FC_TIMING_GRAPH) {
-            if (dev->graph_create(devctx, fn, arg, (fc_variant)v, batch, &g.graph[v], e) != 0) goto done;
+            if (g->dev->graph_create(g->ctx, g->fn, g->arg, (fc_variant)v, batch, &g->graph[v], e) != 0) return -1;
             double t;
-            if (sample(&g, (fc_variant)v, batch, &t, e) != 0) goto done; /* first replay uploads */
+            if (sample(g, (fc_variant)v, batch, &t, e) != 0) return -1; /* the first replay uploads */
         }
     }
+    return 0;
+}
+
+/* Whether the round has what it needs, or may take no more. */
+static bool round_done(const fc_round_cfg *cfg, const fc_samples *out)
+{
+    if (out[0].n < cfg->min_pairs) return false;
+    if (out[0].n >= cfg->max_pairs) return true;
+    bool all_min = true;
+    for (int v = 0; v < cfg->nvar; v++) {
+        if (out[v].sampled_s >= cfg->max_time) return true;
+        all_min &= out[v].sampled_s >= cfg->min_time;
+    }
+    return all_min;
+}
+
+int fc_bench_round(const fc_device *dev, void *devctx, fc_launch_fn fn, void *arg, const fc_round_cfg *cfg,
+                   fc_samples out[FC_MAX_VARIANTS], bool *interrupted, fc_err *e)
+{
+    engine g = {.dev = dev, .ctx = devctx, .fn = fn, .arg = arg, .cold = cfg->cold};
+    int rc = -1;
+    memset(out, 0, FC_MAX_VARIANTS * sizeof *out);
+    *interrupted = false;
+    if (cfg->nvar < 2 || cfg->nvar > FC_MAX_VARIANTS) return fc_errf(e, "a round times 2 or 3 variants, not %d", cfg->nvar);
+    if (cfg->mode == FC_TIMING_GRAPH && !dev->graph_create)
+        return fc_errf(e, "device '%s' has no graph replay", dev->name);
+    if (prepare(&g, cfg, out, e) != 0) goto done;
 
     fc_rng rng;
     fc_rng_seed(&rng, cfg->seed);
-    fc_welford w[FC_NVARIANTS] = {{0}};
-    bool done[FC_NVARIANTS] = {false, false};
-    const fc_stop *st = &cfg->stop;
-    while (!(done[0] && done[1])) {
+    while (!round_done(cfg, out)) {
         if (cfg->interrupt && *cfg->interrupt) {
-            for (int v = 0; v < FC_NVARIANTS; v++)
-                if (!done[v]) {
-                    out[v].stop_rule = fc_stop_rule_name(FC_RULE_INTERRUPTED);
-                    out[v].n_at_stop = out[v].n;
-                }
+            *interrupted = true;
             break;
         }
-        int first = (int)(fc_rng_next(&rng) & 1);
-        for (int k = 0; k < FC_NVARIANTS; k++) {
-            fc_variant v = (fc_variant)(k ^ first);
+        int order[FC_MAX_VARIANTS] = {0, 1, 2};
+        for (int i = cfg->nvar - 1; i > 0; i--) { /* Fisher–Yates */
+            int j = (int)fc_rng_below(&rng, (uint64_t)i + 1), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int k = 0; k < cfg->nvar; k++) {
+            fc_variant v = (fc_variant)order[k];
             double t;
             if (sample(&g, v, out[v].batch, &t, e) != 0) goto done;
             push(&out[v], t * 1e3);
             out[v].sampled_s += t * out[v].batch;
-            fc_welford_add(&w[v], t);
-        }
-        for (int v = 0; v < FC_NVARIANTS; v++) {
-            if (done[v]) continue;
-            const char *rule = NULL;
-            if (out[v].n >= st->max_samples) rule = fc_stop_rule_name(FC_RULE_MAX_SAMPLES);
-            else if (out[v].sampled_s >= st->max_time) rule = fc_stop_rule_name(FC_RULE_MAX_TIME);
-            else if (out[v].n >= st->min_samples && out[v].sampled_s >= st->min_time &&
-                     fc_welford_rsd(&w[v]) <= st->max_noise)
-                rule = fc_stop_rule_name(FC_RULE_NOISE);
-            if (rule) {
-                done[v] = true;
-                out[v].stop_rule = rule;
-                out[v].n_at_stop = out[v].n;
-            }
         }
     }
     rc = 0;
 done:
-    for (int v = 0; v < FC_NVARIANTS; v++)
+    for (int v = 0; v < FC_MAX_VARIANTS; v++)
         if (g.graph[v]) dev->graph_destroy(g.graph[v]);
     if (rc != 0)
-        for (int v = 0; v < FC_NVARIANTS; v++) fc_samples_free(&out[v]);
+        for (int v = 0; v < FC_MAX_VARIANTS; v++) fc_samples_free(&out[v]);
     return rc;
 }

@@ -76,7 +76,7 @@ int fc_session_ceilings(fc_session *s, fc_err *e)
                 double g = b->gemm_gflops((fc_dtype)dt);
                 if (g <= 0) continue;
                 size_t l = strlen(c->method);
-                snprintf(c->method + l, sizeof c->method - l, "; %s %s GEMM %.1f GFLOP/s", b->name,
+                snprintf(c->method + l, sizeof c->method - l, "; %s %s GEMM %.1f GFLOP/s (its best of repeated runs)", b->name,
                          fc_dtype_name((fc_dtype)dt), g);
                 if (g > c->gflops[dt]) c->gflops[dt] = g;
             }
@@ -112,11 +112,14 @@ static uint64_t hash_str(const char *s)
 static void fill_metrics(fc_record *r, const fc_cost *c)
 {
     r->flops = c->flops;
-    for (int v = 0; v < FC_NVARIANTS; v++) {
+    r->flops_padded = c->flops_padded;
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) {
         fc_variant_rec *vr = &r->v[v];
-        vr->bytes = c->bytes[v];
-        vr->peak_inter_bytes = c->peak_inter[v];
-        vr->intensity = c->bytes[v] > 0 ? c->flops / c->bytes[v] : 0;
+        /* the control writes and re-reads what the unfused chain does */
+        int cv = v == FC_CONTROL ? FC_UNFUSED : v;
+        vr->bytes = c->bytes[cv];
+        vr->peak_inter_bytes = c->peak_inter[cv];
+        vr->intensity = c->bytes[cv] > 0 ? c->flops / c->bytes[cv] : 0;
         bool mem = r->ceil_gbs > 0 && vr->intensity * r->ceil_gbs < r->ceil_gflops;
         fc_strlcpy(vr->bound, mem ? "memory" : "compute", sizeof vr->bound);
     }
@@ -125,8 +128,9 @@ static void fill_metrics(fc_record *r, const fc_cost *c)
 
 static void fill_rates(fc_record *r)
 {
-    for (int v = 0; v < FC_NVARIANTS; v++) {
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) {
         fc_variant_rec *vr = &r->v[v];
+        if (v == FC_CONTROL && !r->has_control) continue;
         double s = vr->lat.median * 1e-3;
         vr->gflops = r->flops / s / 1e9;
         vr->gbs = vr->bytes / s / 1e9;
@@ -134,20 +138,33 @@ static void fill_rates(fc_record *r)
         vr->pct_peak_bw = r->ceil_gbs > 0 ? 100 * vr->gbs / r->ceil_gbs : 0;
         double roof = fmin(r->ceil_gflops, vr->intensity * r->ceil_gbs);
         vr->pct_roofline = roof > 0 ? 100 * vr->gflops / roof : 0;
+        /* faster than a measured ceiling: the ceiling or the count is off, never hidden */
+        vr->over_ceiling = vr->pct_peak_flops > 100 || vr->pct_peak_bw > 100 || vr->pct_roofline > 100;
     }
 }
 
-/* Samples of both variants pooled over rounds. */
+/* Samples of every variant pooled over rounds, and each round's summary. */
 typedef struct pooled {
-    fc_samples v[FC_NVARIANTS]; /* ms arrays grow; batch and rule from the last round */
-    int round_start[FC_MAX_ROUNDS + 1];
+    fc_samples v[FC_MAX_VARIANTS];
+    double logr[FC_MAX_ROUNDS];           /* log unfused/fused per round */
+    double logr_impl[FC_MAX_ROUNDS];      /* log unfused/control */
+    double logr_fusion[FC_MAX_ROUNDS];    /* log control/fused */
     int nrounds;
 } pooled;
 
-static void pool_add(pooled *p, fc_samples in[FC_NVARIANTS])
+/* Median over a round's tuples of a[i]/b[i]. */
+static double tuple_ratio(const double *a, const double *b, int n)
 {
-    p->round_start[p->nrounds] = p->v[0].n;
-    for (int v = 0; v < FC_NVARIANTS; v++) {
+    double *t = fc_xmalloc((size_t)(n ? n : 1) * sizeof *t);
+    for (int i = 0; i < n; i++) t[i] = a[i] / b[i];
+    double m = fc_median(t, n);
+    free(t);
+    return m;
+}
+
+static void pool_add(pooled *p, fc_samples in[FC_MAX_VARIANTS], int nvar)
+{
+    for (int v = 0; v < nvar; v++) {
         fc_samples *o = &p->v[v];
         if (o->n + in[v].n > o->cap) {
             o->cap = o->n + in[v].n + 256;
@@ -157,23 +174,36 @@ static void pool_add(pooled *p, fc_samples in[FC_NVARIANTS])
         o->n += in[v].n;
         o->batch = in[v].batch;
         o->sampled_s += in[v].sampled_s;
-        o->stop_rule = in[v].stop_rule;
-        o->n_at_stop += in[v].n_at_stop;
     }
-    p->nrounds++;
-    p->round_start[p->nrounds] = p->v[0].n;
+    int k = p->nrounds++, n = in[FC_UNFUSED].n;
+    p->logr[k] = log(tuple_ratio(in[FC_UNFUSED].ms, in[FC_FUSED].ms, n));
+    if (nvar > FC_CONTROL) {
+        p->logr_impl[k] = log(tuple_ratio(in[FC_UNFUSED].ms, in[FC_CONTROL].ms, n));
+        p->logr_fusion[k] = log(tuple_ratio(in[FC_CONTROL].ms, in[FC_FUSED].ms, n));
+    }
 }
 
 static void pool_free(pooled *p)
 {
-    for (int v = 0; v < FC_NVARIANTS; v++) fc_samples_free(&p->v[v]);
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) fc_samples_free(&p->v[v]);
 }
 
-/* Poisons, runs and checks both variants of a fresh setup. */
-static int verify_setup(const fc_backend *b, void *state, const fc_workload *w, const fc_reference *ref, double tol,
-                        float *host[FC_NVARIANTS], fc_record *r, fc_err *e)
+static void round_summary(fc_round_rec *rr, fc_samples in[FC_MAX_VARIANTS], int nvar)
 {
-    for (int v = 0; v < FC_NVARIANTS; v++) {
+    memset(rr, 0, sizeof *rr);
+    rr->pairs = in[FC_UNFUSED].n;
+    for (int v = 0; v < nvar; v++) {
+        rr->median_ms[v] = fc_median(in[v].ms, in[v].n);
+        rr->batch[v] = in[v].batch;
+    }
+    rr->ratio = tuple_ratio(in[FC_UNFUSED].ms, in[FC_FUSED].ms, rr->pairs);
+}
+
+/* Poisons, runs and checks every variant of a fresh setup. */
+static int verify_setup(const fc_backend *b, void *state, int nvar, const fc_workload *w, const fc_reference *ref,
+                        double tol, float *host[FC_MAX_VARIANTS], fc_record *r, fc_err *e)
+{
+    for (int v = 0; v < nvar; v++) {
         if (b->poison(state, (fc_variant)v, e) != 0 || b->run(state, (fc_variant)v, e) != 0 ||
             b->output(state, (fc_variant)v, host[v], e) != 0) {
             r->status = FC_STATUS_FAILED;
@@ -182,23 +212,35 @@ static int verify_setup(const fc_backend *b, void *state, const fc_workload *w, 
         }
         fc_check_output(ref, host[v], w->out_n, tol, &r->v[v].check);
     }
-    r->fused_vs_unfused = fc_rel_diff(host[FC_FUSED], host[FC_UNFUSED], w->out_n);
-    r->verified = r->v[FC_UNFUSED].check.passed && r->v[FC_FUSED].check.passed;
-    if (!r->verified) {
-        int bad = r->v[FC_UNFUSED].check.passed ? FC_FUSED : FC_UNFUSED;
+    r->verified = true;
+    for (int v = 0; v < nvar && r->verified; v++) {
+        if (r->v[v].check.passed && r->v[v].check.trusted) continue;
+        r->verified = false;
         r->status = FC_STATUS_FAILED;
-        snprintf(r->reason, sizeof r->reason, "verification failed (%s): %s", fc_variant_name((fc_variant)bad),
-                 r->v[bad].check.reason);
+        snprintf(r->reason, sizeof r->reason, "verification failed (%s): %s", fc_variant_name((fc_variant)v),
+                 r->v[v].check.reason);
+    }
+    if (!r->verified) return -1;
+    /* Every element, where the reference check may have sampled: each variant is
+     * within tol of the reference, so within 2·tol of the other. */
+    r->fused_vs_unfused = fc_rel_diff(host[FC_FUSED], host[FC_UNFUSED], w->out_n);
+    if (!(r->fused_vs_unfused <= 2 * tol)) {
+        r->verified = false;
+        r->status = FC_STATUS_FAILED;
+        snprintf(r->reason, sizeof r->reason,
+                 "verification failed: fused and unfused outputs differ by %.3g (relative), more than twice the "
+                 "tolerance %.3g",
+                 r->fused_vs_unfused, tol);
         return -1;
     }
     return 0;
 }
 
 /* The output left by the last timed call must still be the verified one. */
-static int check_stable(const fc_backend *b, void *state, const fc_workload *w, double tol, float *host[FC_NVARIANTS],
-                        float *after, fc_record *r, fc_err *e)
+static int check_stable(const fc_backend *b, void *state, int nvar, const fc_workload *w, double tol,
+                        float *host[FC_MAX_VARIANTS], float *after, fc_record *r, fc_err *e)
 {
-    for (int v = 0; v < FC_NVARIANTS; v++) {
+    for (int v = 0; v < nvar; v++) {
         if (b->output(state, (fc_variant)v, after, e) != 0) {
             r->status = FC_STATUS_FAILED;
             snprintf(r->reason, sizeof r->reason, "reading output after timing failed: %s", e->msg);
@@ -218,12 +260,146 @@ static int check_stable(const fc_backend *b, void *state, const fc_workload *w, 
     return 0;
 }
 
-/* Interrupted while either variant was still sampling: the record is incomplete. */
-static bool was_interrupted(const fc_samples s[FC_NVARIANTS])
+/* What one job needs while its rounds run. */
+typedef struct job_run {
+    const fc_backend *b;
+    const fc_device *dev;
+    void *dctx;
+    const fc_workload *w;
+    const fc_reference *ref;
+    double tol;
+    bool graph;
+    int nvar;
+    fc_round_cfg cfg;
+    float *host[FC_MAX_VARIANTS], *after;
+    pooled eager, replay;
+} job_run;
+
+/* One round: a fresh setup — new buffers, plans and algorithm choices — verified,
+ * timed eagerly (and as graph replays), checked again, torn down. Returns 0, -1
+ * with the record failed or skipped, or 1 when interrupted. */
+static int one_round(job_run *j, const fc_problem *p, int round, fc_record *r)
 {
-    for (int v = 0; v < FC_NVARIANTS; v++)
-        if (s[v].stop_rule && !strcmp(s[v].stop_rule, fc_stop_rule_name(FC_RULE_INTERRUPTED))) return true;
-    return false;
+    fc_err e = {{0}};
+    void *state = NULL;
+    int rc = -1;
+    double t0 = fc_now();
+    int src = j->b->setup(p, j->w, j->dctx, &state, &e);
+    if (src == FC_DECLINED) {
+        r->status = FC_STATUS_SKIPPED;
+        snprintf(r->reason, sizeof r->reason, "declined by the library: %s", e.msg);
+        return -1;
+    }
+    if (src != 0) {
+        r->status = FC_STATUS_FAILED;
+        snprintf(r->reason, sizeof r->reason, "setup failed: %s", e.msg);
+        return -1;
+    }
+    if (round == 0) {
+        r->setup_ms = (fc_now() - t0) * 1e3;
+        r->has_control = j->b->has_control && j->b->has_control(state);
+        j->nvar = r->has_control ? 3 : 2;
+        j->cfg.nvar = j->nvar;
+        for (int v = 0; v < j->nvar; v++) j->b->describe(state, (fc_variant)v, &r->v[v].impl);
+    }
+    if (verify_setup(j->b, state, j->nvar, j->w, j->ref, j->tol, j->host, r, &e) != 0) goto out;
+    fc_backend_call la = {j->b, state};
+    fc_samples smp[FC_MAX_VARIANTS];
+    bool interrupted = false;
+    j->cfg.mode = FC_TIMING_EAGER;
+    j->cfg.seed = fc_seed_mix(r->seed, (uint64_t)round);
+    if (fc_bench_round(j->dev, j->dctx, fc_backend_launch, &la, &j->cfg, smp, &interrupted, &e) != 0) {
+        r->status = FC_STATUS_FAILED;
+        snprintf(r->reason, sizeof r->reason, "timing failed: %s", e.msg);
+        goto out;
+    }
+    if (!interrupted) {
+        round_summary(&r->round[round], smp, j->nvar);
+        pool_add(&j->eager, smp, j->nvar);
+    }
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) fc_samples_free(&smp[v]);
+    if (interrupted) {
+        rc = 1;
+        goto out;
+    }
+    if (j->graph) {
+        j->cfg.mode = FC_TIMING_GRAPH;
+        if (fc_bench_round(j->dev, j->dctx, fc_backend_launch, &la, &j->cfg, smp, &interrupted, &e) != 0) {
+            r->status = FC_STATUS_FAILED;
+            snprintf(r->reason, sizeof r->reason, "graph timing failed: %s", e.msg);
+            goto out;
+        }
+        if (!interrupted) {
+            r->round[round].ratio_graph = tuple_ratio(smp[FC_UNFUSED].ms, smp[FC_FUSED].ms, smp[FC_UNFUSED].n);
+            pool_add(&j->replay, smp, 2);
+        }
+        for (int v = 0; v < FC_MAX_VARIANTS; v++) fc_samples_free(&smp[v]);
+        if (interrupted) {
+            rc = 1;
+            goto out;
+        }
+    }
+    if (check_stable(j->b, state, j->nvar, j->w, j->tol, j->host, j->after, r, &e) != 0) goto out;
+    rc = 0;
+out:
+    j->b->teardown(state);
+    return rc;
+}
+
+/* After each round from the minimum on: whether to stop, and why. */
+static bool enough_rounds(const job_run *j, const fc_settings *set, int done, int min_rounds, fc_record *r)
+{
+    if (done < min_rounds) return false;
+    fc_ratio_ci ci;
+    fc_interval_rounds(j->eager.logr, done, &ci);
+    double half = (ci.hi - ci.lo) / (2 * ci.ratio);
+    fc_stop_rule rule = FC_NSTOP_RULES;
+    if (half <= set->stop.max_noise) rule = FC_RULE_PRECISION;
+    else if (j->eager.v[FC_UNFUSED].sampled_s >= set->stop.max_time || j->eager.v[FC_FUSED].sampled_s >= set->stop.max_time)
+        rule = FC_RULE_MAX_TIME;
+    else if (done >= FC_MAX_ROUNDS) rule = FC_RULE_MAX_ROUNDS;
+    if (rule == FC_NSTOP_RULES) return false;
+    fc_strlcpy(r->stop_rule, fc_stop_rule_name(rule), sizeof r->stop_rule);
+    return true;
+}
+
+/* Statistics, intervals and the decision from the pooled rounds. */
+static void finish_record(const job_run *j, const fc_settings *set, fc_record *r)
+{
+    for (int v = 0; v < j->nvar; v++) {
+        fc_variant_rec *vr = &r->v[v];
+        fc_stats_compute(j->eager.v[v].ms, j->eager.v[v].n, &vr->lat);
+        vr->batch = j->eager.v[v].batch;
+        fc_strlcpy(vr->stop_rule, r->stop_rule, sizeof vr->stop_rule);
+        vr->samples_at_stop = j->eager.v[v].n;
+        vr->sampled_s = j->eager.v[v].sampled_s;
+        if (j->graph && v < FC_NVARIANTS) {
+            vr->has_graph = true;
+            fc_stats_compute(j->replay.v[v].ms, j->replay.v[v].n, &vr->lat_graph);
+        }
+    }
+    fc_interval_rounds(j->eager.logr, r->rounds, &r->speedup);
+    snprintf(r->interval_method, sizeof r->interval_method,
+             "t interval (df %d) over the rounds' log speedups; a round's speedup is the median of its tuples' "
+             "unfused/fused ratios",
+             r->rounds - 1);
+    if (r->has_control) {
+        fc_interval_rounds(j->eager.logr_impl, r->rounds, &r->split_implementation);
+        fc_interval_rounds(j->eager.logr_fusion, r->rounds, &r->split_fusion);
+    }
+    const fc_ratio_ci *decide = &r->speedup;
+    if (j->graph) {
+        r->has_graph_speedup = true;
+        fc_interval_rounds(j->replay.logr, r->rounds, &r->speedup_graph);
+        /* launch-bound: a quarter or more of the unfused chain's eager time is host
+         * launch work that a graph replay removes; the graph speedup decides */
+        const fc_variant_rec *u = &r->v[FC_UNFUSED];
+        r->decided_by_graph = u->lat.median > 0 && (u->lat.median - u->lat_graph.median) >= 0.25 * u->lat.median;
+        if (r->decided_by_graph) decide = &r->speedup_graph;
+    }
+    r->decision = fc_decide(decide, r->threshold);
+    r->margin = fc_decision_margin(decide, r->threshold);
+    (void)set;
 }
 
 void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, const fc_workload *w,
@@ -243,16 +419,15 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
     r->prepare_ms = w->prepare_ms;
     r->reference_ms = ref->ms;
     int di = session_find(s, b->device);
-    const fc_device *dev = s->dev[di];
-    void *dctx = s->ctx[di];
+    job_run j = {.b = b, .dev = s->dev[di], .dctx = s->ctx[di], .w = w, .ref = ref, .nvar = 2};
     fc_dtype cdt = job->prob.dtype;
     r->ceil_gflops = s->ceil[di].gflops[cdt] > 0 ? s->ceil[di].gflops[cdt] : s->ceil[di].gflops[FC_FP32];
     r->ceil_gbs = s->ceil[di].bandwidth_gbs;
     fc_cost cost = {0};
     fc_family_of(job->prob.pat)->cost(&job->prob, &cost);
     fill_metrics(r, &cost);
-    double tol = fc_problem_tolerance(&job->prob);
-    for (int v = 0; v < FC_NVARIANTS; v++) r->v[v].check.tol = tol;
+    j.tol = fc_problem_tolerance(&job->prob);
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) r->v[v].check.tol = j.tol;
 
     if (b->device_bytes) {
         size_t need = 0;
@@ -261,117 +436,54 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
             snprintf(r->reason, sizeof r->reason, "%s", e.msg);
             return;
         }
-        size_t avail = dev->mem_available(dctx);
+        size_t avail = j.dev->mem_available(j.dctx);
         if (set->max_memory > 0 && set->max_memory < (double)avail) avail = (size_t)set->max_memory;
         if (need > avail) {
             r->status = FC_STATUS_SKIPPED;
             snprintf(r->reason, sizeof r->reason, "needs %.2f GiB of %s memory, %.2f GiB available",
-                     (double)need / (1 << 30), dev->name, (double)avail / (1 << 30));
+                     (double)need / (1 << 30), j.dev->name, (double)avail / (1 << 30));
             return;
         }
     }
-    if (dev->sense) dev->sense(dctx, &r->before);
+    if (j.dev->sense) j.dev->sense(j.dctx, &r->before);
 
     fc_fault_armed = 1; /* injected library faults fire from here to the end of this job */
-    int rounds = set->rounds < 1 ? 1 : set->rounds > FC_MAX_ROUNDS ? FC_MAX_ROUNDS : set->rounds;
-    fc_bench_cfg cfg = {.stop = set->stop, .cold = set->cold, .target_sample = set->target_sample,
-                        .seed = r->seed, .mode = FC_TIMING_EAGER, .interrupt = interrupt};
-    /* each round gets its share of the time; together they meet the stopping rule's minimums */
-    cfg.stop.max_time = set->stop.max_time / rounds;
-    cfg.stop.min_time = set->stop.min_time / rounds;
-    cfg.stop.min_samples = (set->stop.min_samples + rounds - 1) / rounds;
-    if (cfg.stop.min_samples < 2) cfg.stop.min_samples = 2;
-    bool graph = set->graph && dev->graph_create;
-    float *host[FC_NVARIANTS] = {fc_xmalloc(w->out_n * sizeof(float)), fc_xmalloc(w->out_n * sizeof(float))};
-    float *after = fc_xmalloc(w->out_n * sizeof(float));
-    pooled eager = {0}, replay = {0};
-    void *state = NULL;
-    for (int round = 0; round < rounds; round++) {
-        /* a fresh setup per round: new buffers, plans and algorithm choices */
-        double t0 = fc_now();
-        int src = b->setup(&job->prob, w, dctx, &state, &e);
-        if (src == FC_DECLINED) {
-            r->status = FC_STATUS_SKIPPED;
-            snprintf(r->reason, sizeof r->reason, "declined by the library: %s", e.msg);
-            goto out;
-        }
-        if (src != 0) {
-            r->status = FC_STATUS_FAILED;
-            snprintf(r->reason, sizeof r->reason, "setup failed: %s", e.msg);
-            goto out;
-        }
-        if (round == 0) {
-            r->setup_ms = (fc_now() - t0) * 1e3;
-            for (int v = 0; v < FC_NVARIANTS; v++) b->describe(state, (fc_variant)v, &r->v[v].impl);
-        }
-        if (verify_setup(b, state, w, ref, tol, host, r, &e) != 0) goto out;
-        fc_backend_call la = {b, state};
-        fc_samples smp[FC_NVARIANTS] = {{0}};
-        cfg.mode = FC_TIMING_EAGER;
-        cfg.seed = fc_seed_mix(r->seed, (uint64_t)round);
-        if (fc_bench_pair(dev, dctx, fc_backend_launch, &la, &cfg, smp, &e) != 0) {
-            r->status = FC_STATUS_FAILED;
-            snprintf(r->reason, sizeof r->reason, "timing failed: %s", e.msg);
-            goto out;
-        }
-        bool stop = was_interrupted(smp);
-        pool_add(&eager, smp);
-        for (int v = 0; v < FC_NVARIANTS; v++) fc_samples_free(&smp[v]);
-        if (stop) {
+    /* At least set->rounds rounds (2 at least: one round says nothing about the
+     * spread between setups), each with its share of the minimums; more rounds
+     * while the interval is wider than max_noise and the time cap allows. */
+    int min_rounds = set->rounds < 2 ? 2 : set->rounds > FC_MAX_ROUNDS ? FC_MAX_ROUNDS : set->rounds;
+    const fc_stop *st = &set->stop;
+    double round_min = st->min_time / min_rounds;
+    j.cfg = (fc_round_cfg){
+        .nvar = 2, .cold = set->cold, .target_sample = set->target_sample,
+        .min_pairs = (st->min_samples + min_rounds - 1) / min_rounds, .min_time = round_min,
+        .max_time = fmax(round_min, st->max_time / min_rounds), .max_pairs = st->max_samples, .interrupt = interrupt,
+    };
+    if (j.cfg.min_pairs < 2) j.cfg.min_pairs = 2;
+    j.graph = set->graph && j.dev->graph_create;
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) j.host[v] = fc_xmalloc(w->out_n * sizeof(float));
+    j.after = fc_xmalloc(w->out_n * sizeof(float));
+    for (int round = 0; round < FC_MAX_ROUNDS; round++) {
+        int rc = one_round(&j, &job->prob, round, r);
+        if (rc < 0) goto out;
+        if (rc > 0) {
             *interrupted = true;
             goto out;
         }
-        if (graph) {
-            cfg.mode = FC_TIMING_GRAPH;
-            if (fc_bench_pair(dev, dctx, fc_backend_launch, &la, &cfg, smp, &e) != 0) {
-                r->status = FC_STATUS_FAILED;
-                snprintf(r->reason, sizeof r->reason, "graph timing failed: %s", e.msg);
-                goto out;
-            }
-            stop = was_interrupted(smp);
-            pool_add(&replay, smp);
-            for (int v = 0; v < FC_NVARIANTS; v++) fc_samples_free(&smp[v]);
-            if (stop) {
-                *interrupted = true;
-                goto out;
-            }
-        }
-        if (check_stable(b, state, w, tol, host, after, r, &e) != 0) goto out;
-        b->teardown(state);
-        state = NULL;
+        r->rounds = round + 1;
+        if (enough_rounds(&j, set, r->rounds, min_rounds, r)) break;
     }
-    r->rounds = rounds;
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        fc_variant_rec *vr = &r->v[v];
-        fc_stats_compute(eager.v[v].ms, eager.v[v].n, &vr->lat);
-        vr->batch = eager.v[v].batch;
-        fc_strlcpy(vr->stop_rule, eager.v[v].stop_rule ? eager.v[v].stop_rule : "?", sizeof vr->stop_rule);
-        vr->samples_at_stop = eager.v[v].n_at_stop;
-        vr->sampled_s = eager.v[v].sampled_s;
-        if (graph) {
-            vr->has_graph = true;
-            fc_stats_compute(replay.v[v].ms, replay.v[v].n, &vr->lat_graph);
-        }
-    }
-    fc_bootstrap_ratio_rounds(eager.v[FC_UNFUSED].ms, eager.v[FC_FUSED].ms, eager.round_start, eager.nrounds,
-                              set->resamples, r->seed, &r->speedup);
-    if (graph) {
-        r->has_graph_speedup = true;
-        fc_bootstrap_ratio_rounds(replay.v[FC_UNFUSED].ms, replay.v[FC_FUSED].ms, replay.round_start, replay.nrounds,
-                                  set->resamples, r->seed, &r->speedup_graph);
-    }
-    r->decision = fc_decide(&r->speedup, r->threshold);
+    finish_record(&j, set, r);
     fill_rates(r);
-    if (dev->sense) dev->sense(dctx, &r->after);
+    if (j.dev->sense) j.dev->sense(j.dctx, &r->after);
     r->throttled = r->before.clock_mhz > 0 && r->after.clock_mhz > 0 && r->after.clock_mhz < 0.75 * r->before.clock_mhz;
 
 out:
-    if (state) b->teardown(state);
     fc_fault_armed = 0;
-    pool_free(&eager);
-    pool_free(&replay);
-    for (int v = 0; v < FC_NVARIANTS; v++) free(host[v]);
-    free(after);
+    pool_free(&j.eager);
+    pool_free(&j.replay);
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) free(j.host[v]);
+    free(j.after);
 }
 
 /* ------------------------------------------------------------------ the loop */

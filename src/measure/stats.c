@@ -70,9 +70,8 @@ static double select_kth(double *t, int n, int k)
     return t[k];
 }
 
-double fc_median(double *t, int n)
+static double median_inplace(double *t, int n)
 {
-    if (n < 1) return NAN;
     if (n % 2) return select_kth(t, n, n / 2);
     double hi = select_kth(t, n, n / 2);
     /* the largest of the lower half */
@@ -82,58 +81,51 @@ double fc_median(double *t, int n)
     return 0.5 * (lo + hi);
 }
 
-void fc_bootstrap_ratio(const double *a, const double *b, int n, int resamples, uint64_t seed, fc_ratio_ci *out)
+double fc_median(const double *x, int n)
 {
-    int rs[2] = {0, n};
-    fc_bootstrap_ratio_rounds(a, b, rs, 1, resamples, seed, out);
+    if (n <= 0) return NAN;
+    double *t = fc_xmalloc((size_t)n * sizeof *t);
+    memcpy(t, x, (size_t)n * sizeof *t);
+    double m = median_inplace(t, n);
+    free(t);
+    return m;
 }
 
-void fc_bootstrap_ratio_rounds(const double *a, const double *b, const int *round_start, int nrounds, int resamples,
-                               uint64_t seed, fc_ratio_ci *out)
+double fc_t975(int df)
+{
+    static const double t[] = {
+        0,      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, /* 0..10 */
+        2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,        /* 11..20 */
+        2.080, 2.074,  2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,        /* 21..30 */
+    };
+    if (df < 1) return INFINITY;
+    if (df <= 30) return t[df];
+    /* Cornish–Fisher expansion around the normal quantile: < 1e-3 off for df > 30 */
+    double z = 1.959964, z3 = z * z * z, z5 = z3 * z * z;
+    return z + (z3 + z) / (4.0 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96.0 * df * df);
+}
+
+void fc_interval_rounds(const double *logr, int R, fc_ratio_ci *out)
 {
     memset(out, 0, sizeof *out);
-    int n = round_start[nrounds];
-    if (n <= 0 || nrounds <= 0) {
+    if (R <= 0) {
         out->ratio = out->lo = out->hi = NAN;
         return;
     }
-    double *ta = fc_xmalloc((size_t)n * sizeof *ta), *tb = fc_xmalloc((size_t)n * sizeof *tb);
-    memcpy(ta, a, (size_t)n * sizeof *ta);
-    memcpy(tb, b, (size_t)n * sizeof *tb);
-    out->ratio = fc_median(ta, n) / fc_median(tb, n);
-    if (resamples < 1) resamples = 1;
-    /* a resample holds as many pairs as the rounds it drew */
-    int maxcnt = 0;
-    for (int k = 0; k < nrounds; k++)
-        if (round_start[k + 1] - round_start[k] > maxcnt) maxcnt = round_start[k + 1] - round_start[k];
-    size_t cap = (size_t)nrounds * (size_t)maxcnt;
-    double *ra = fc_xmalloc(cap * sizeof *ra), *rb = fc_xmalloc(cap * sizeof *rb);
-    double *r = fc_xmalloc((size_t)resamples * sizeof *r);
-    fc_rng rng;
-    fc_rng_seed(&rng, seed);
-    for (int it = 0; it < resamples; it++) {
-        int m = 0;
-        for (int k = 0; k < nrounds; k++) {
-            int rr = nrounds > 1 ? (int)fc_rng_below(&rng, (uint64_t)nrounds) : 0;
-            int lo = round_start[rr], cnt = round_start[rr + 1] - lo;
-            for (int i = 0; i < cnt; i++) {
-                int j = lo + (int)fc_rng_below(&rng, (uint64_t)cnt);
-                ra[m] = a[j];
-                rb[m] = b[j];
-                m++;
-            }
-        }
-        r[it] = fc_median(ra, m) / fc_median(rb, m);
+    double mean = 0;
+    for (int i = 0; i < R; i++) mean += logr[i];
+    mean /= R;
+    out->ratio = exp(mean);
+    if (R == 1) {
+        out->lo = 0;
+        out->hi = INFINITY;
+        return;
     }
-    qsort(r, (size_t)resamples, sizeof *r, cmp_double);
-    out->lo = fc_percentile_sorted(r, resamples, 0.025);
-    out->hi = fc_percentile_sorted(r, resamples, 0.975);
-    out->resamples = resamples;
-    free(r);
-    free(ra);
-    free(rb);
-    free(ta);
-    free(tb);
+    double ss = 0;
+    for (int i = 0; i < R; i++) ss += (logr[i] - mean) * (logr[i] - mean);
+    double half = fc_t975(R - 1) * sqrt(ss / (R - 1) / R);
+    out->lo = exp(mean - half);
+    out->hi = exp(mean + half);
 }
 
 fc_decision fc_decide(const fc_ratio_ci *ci, double threshold)
@@ -143,17 +135,8 @@ fc_decision fc_decide(const fc_ratio_ci *ci, double threshold)
     return FC_DECIDE_INCONCLUSIVE;
 }
 
-
-void fc_welford_add(fc_welford *w, double x)
+double fc_decision_margin(const fc_ratio_ci *ci, double threshold)
 {
-    w->n++;
-    double d = x - w->mean;
-    w->mean += d / w->n;
-    w->m2 += d * (x - w->mean);
-}
-
-double fc_welford_rsd(const fc_welford *w)
-{
-    if (w->n < 2 || w->mean <= 0) return INFINITY;
-    return sqrt(w->m2 / (w->n - 1)) / w->mean;
+    double above = ci->lo / threshold - 1, below = 1 - ci->hi / threshold;
+    return above > below ? above : below;
 }

@@ -1,4 +1,4 @@
-/* stats.h — sample statistics, the paired bootstrap and the fuse decision. */
+/* stats.h — sample statistics, intervals over measurement rounds and the fuse decision. */
 #ifndef FC_STATS_H
 #define FC_STATS_H
 
@@ -8,32 +8,24 @@
 void fc_stats_compute(const double *x, int n, fc_stats *s);
 /* Percentile q in [0,1] of sorted[0..n). */
 double fc_percentile_sorted(const double *sorted, int n, double q);
-/* Median of x[0..n): the middle value, or the mean of the two middle values for
- * even n; NaN for n < 1. Reorders x (a selection, not a sort). */
-double fc_median(double *x, int n);
 
-/* Ratio of medians of paired samples a[i], b[i] (a = unfused, b = fused gives the
- * speedup), with a percentile bootstrap over the pairs. Deterministic for a seed. */
-void fc_bootstrap_ratio(const double *a, const double *b, int n, int resamples, uint64_t seed, fc_ratio_ci *out);
+/* Median of x[0..n) (x is not modified; NaN when n = 0). */
+double fc_median(const double *x, int n);
 
-/* The same over samples taken in rounds (each round a fresh setup: new buffers,
- * new plans). round_start[r] is the index of round r's first pair, round_start[
- * nrounds] = n. Each resample draws rounds with replacement, then pairs within
- * each drawn round, so the interval also covers what changes between setups
- * (buffer placement, algorithm choice), not only sample noise. One round is the
- * plain paired bootstrap. */
-void fc_bootstrap_ratio_rounds(const double *a, const double *b, const int *round_start, int nrounds, int resamples,
-                               uint64_t seed, fc_ratio_ci *out);
+/* Student's t quantile 0.975 for df degrees of freedom (df >= 1). */
+double fc_t975(int df);
+
+/* The interval of a ratio from R independent replicate estimates of its log,
+ * logr[0..R) (one per measurement round): exp(mean ± t(R−1, 0.975)·sd/√R), the
+ * point estimate exp(mean) (the geometric mean of the rounds' ratios). R = 1
+ * gives an unbounded interval [0, ∞): one replicate says nothing about spread. */
+void fc_interval_rounds(const double *logr, int R, fc_ratio_ci *out);
 
 /* yes: CI low > threshold; no: CI high < threshold; else inconclusive. */
 fc_decision fc_decide(const fc_ratio_ci *ci, double threshold);
-
-/* Running mean and variance (Welford), for stopping rules. */
-typedef struct fc_welford {
-    int n;
-    double mean, m2;
-} fc_welford;
-void fc_welford_add(fc_welford *w, double x);
-double fc_welford_rsd(const fc_welford *w);
+/* How far the interval clears the threshold, relative to it: lo/threshold − 1 when
+ * above (yes), 1 − hi/threshold when below (no); negative when it straddles
+ * (inconclusive: the distance to the nearer side it would have to clear). */
+double fc_decision_margin(const fc_ratio_ci *ci, double threshold);
 
 #endif

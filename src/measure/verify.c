@@ -24,13 +24,18 @@ int fc_reference_build(const fc_problem *p, const fc_workload *w, uint64_t seed,
         ref->idx = fc_xmalloc(n * sizeof *ref->idx);
         for (size_t i = 0; i < n; i++) ref->idx[i] = i;
     } else {
+        /* the whole first and last row (where tiles begin and end; up to a quarter of
+         * the samples each), then random elements */
         ref->n = FC_VERIFY_SAMPLES;
         ref->idx = fc_xmalloc(ref->n * sizeof *ref->idx);
+        size_t row = w->out_row ? w->out_row : 1, edge = row < ref->n / 4 ? row : ref->n / 4, k = 0;
+        for (size_t i = 0; i < edge; i++) {
+            ref->idx[k++] = i;
+            ref->idx[k++] = n - 1 - i;
+        }
         fc_rng rng;
         fc_rng_seed(&rng, seed);
-        ref->idx[0] = 0;
-        ref->idx[1] = n - 1;
-        for (size_t i = 2; i < ref->n; i++) ref->idx[i] = fc_rng_below(&rng, n);
+        while (k < ref->n) ref->idx[k++] = fc_rng_below(&rng, n);
         qsort(ref->idx, ref->n, sizeof *ref->idx, cmp_size); /* walk memory in order */
     }
     ref->val = fc_xmalloc(ref->n * sizeof *ref->val);

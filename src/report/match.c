@@ -174,6 +174,13 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
         size_t l = strlen(why);
         snprintf(why + l, n - l, "; above the minimum %.3gx", min);
     }
+    if (B && base->decision != cur->decision) {
+        /* the intervals overlap (else the record regressed or improved above): a
+         * decision that changes with them is noise, not a regression */
+        size_t l = strlen(why);
+        snprintf(why + l, n - l, "; decision %s -> %s with overlapping intervals: noise, not a regression",
+                 fc_decision_name(base->decision), fc_decision_name(cur->decision));
+    }
     return FC_VERDICT_PASS;
 }
 

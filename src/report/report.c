@@ -633,10 +633,10 @@ static void host_block(rpt *R, int f)
     fc_str_addf(o, "; cache %s; %d threads; threshold ", s->cold ? "cold" : "warm", s->threads);
     if (s->threshold > 0) fc_str_addf(o, "%.3g%s", s->threshold, TIMES);
     else fc_str_add(o, "from the catalogue");
-    fc_str_addf(o, "; stop: at least %d samples and %.3g s, until rsd %s %.3g or %.3g s per variant; %d round%s; "
-                   "%d bootstrap resamples; graph replay %s; seed %llu",
-                s->stop.min_samples, s->stop.min_time, "\xE2\x89\xA4", s->stop.max_noise, s->stop.max_time, s->rounds,
-                s->rounds == 1 ? "" : "s", s->resamples, s->graph ? "on" : "off", (unsigned long long)s->seed);
+    fc_str_addf(o, "; stop: at least %d rounds, %d sample tuples and %.3g s per variant, more rounds until the "
+                   "speedup interval's half-width %s %.3g%s or %.3g s per variant; graph replay %s; seed %llu",
+                s->rounds, s->stop.min_samples, s->stop.min_time, "\xE2\x89\xA4", 100 * s->stop.max_noise, " %",
+                s->stop.max_time, s->graph ? "on" : "off", (unsigned long long)s->seed);
     fc_str_add(o, "</td></tr>\n");
     if (cJSON_GetArraySize(d->argv) > 0) {
         kv_row(o, "command");
