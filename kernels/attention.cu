@@ -50,7 +50,8 @@ constexpr int NT = 128;        /* threads per block: 4 warps x 16 query rows */
  * g of a warp land 4 banks apart), 8 words for V (rows t of a warp, 8 apart). The P
  * staging of qk_softmax: SC columns (fp32: half a tile, written in two passes), rows
  * 8 elements apart. Sizes in kernel_logic.h (fck_ref_*), checked by the host tests. */
-template <int KIND, int D> struct Geo {
+template <int KIND, int D>
+struct Geo {
     typedef typename Kind<KIND>::T T;
     static constexpr int E = (int)sizeof(T);
     static constexpr int QS = fck_ref_qk_stride(E, D);
@@ -133,7 +134,8 @@ __device__ __forceinline__ void qk_tile(float (&s)[8][4], const uint32_t (&qf)[Q
 #pragma unroll
             for (int np = 0; np < 4; np++) {
                 uint32_t b0, b1, b2, b3;
-                const auto *p = Ks + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * G::KS + ks * 16 + (((lane >> 3) & 1) << 3);
+                const auto *p = Ks + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * G::KS + ks * 16 +
+                                (((lane >> 3) & 1) << 3);
                 ldsm_x4(b0, b1, b2, b3, p);
                 mma16<KIND>(s[2 * np], qf[ks], b0, b1);
                 mma16<KIND>(s[2 * np + 1], qf[ks], b2, b3);
@@ -178,7 +180,8 @@ __device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const float (&s)[8
 #pragma unroll
             for (int dp = 0; dp < D / 16; dp++) {
                 uint32_t b0, b1, b2, b3;
-                const auto *p = Vs + (j * 16 + (lane & 7) + (((lane >> 3) & 1) << 3)) * G::VS + dp * 16 + ((lane >> 4) << 3);
+                const auto *p = Vs + (j * 16 + (lane & 7) + (((lane >> 3) & 1) << 3)) * G::VS + dp * 16 +
+                                ((lane >> 4) << 3);
                 ldsm_x4_trans(b0, b1, b2, b3, p);
                 mma16<KIND>(o[2 * dp], a, b0, b1);
                 mma16<KIND>(o[2 * dp + 1], a, b2, b3);
@@ -265,11 +268,10 @@ __device__ __forceinline__ void online_softmax(float (&s)[8][4], float mx0, floa
  * 1-D grid of bh·ntiles blocks (fck_attn_block), 128 threads. Per key tile: V's load
  * overlaps QKᵀ, the next K's load overlaps P·V. */
 template <int KIND, int D>
-__global__ void __launch_bounds__(NT) flash_kernel(const typename Kind<KIND>::T *__restrict__ Q,
-                                                   const typename Kind<KIND>::T *__restrict__ K,
-                                                   const typename Kind<KIND>::T *__restrict__ V,
-                                                   typename Kind<KIND>::T *__restrict__ O, int S, int ntiles,
-                                                   float sl2, int causal)
+__global__ void __launch_bounds__(NT)
+    flash_kernel(const typename Kind<KIND>::T *__restrict__ Q, const typename Kind<KIND>::T *__restrict__ K,
+                 const typename Kind<KIND>::T *__restrict__ V, typename Kind<KIND>::T *__restrict__ O, int S,
+                 int ntiles, float sl2, int causal)
 {
     typedef typename Kind<KIND>::T T;
     typedef Geo<KIND, D> G;
@@ -356,8 +358,10 @@ __global__ void __launch_bounds__(NT) flash_kernel(const typename Kind<KIND>::T 
             if (qi0 < S) *reinterpret_cast<uint32_t *>(Oh + (size_t)qi0 * D + col) = w0;
             if (qi1 < S) *reinterpret_cast<uint32_t *>(Oh + (size_t)qi1 * D + col) = w1;
         } else {
-            if (qi0 < S) *reinterpret_cast<float2 *>(Oh + (size_t)qi0 * D + col) = make_float2(o[i][0] * inv0, o[i][1] * inv0);
-            if (qi1 < S) *reinterpret_cast<float2 *>(Oh + (size_t)qi1 * D + col) = make_float2(o[i][2] * inv1, o[i][3] * inv1);
+            if (qi0 < S)
+                *reinterpret_cast<float2 *>(Oh + (size_t)qi0 * D + col) = make_float2(o[i][0] * inv0, o[i][1] * inv0);
+            if (qi1 < S)
+                *reinterpret_cast<float2 *>(Oh + (size_t)qi1 * D + col) = make_float2(o[i][2] * inv1, o[i][3] * inv1);
         }
     }
 }
@@ -369,10 +373,9 @@ __global__ void __launch_bounds__(NT) flash_kernel(const typename Kind<KIND>::T 
  * exp2(x - max)/sum through a per-warp staging tile, 16 bytes per store where the
  * row length allows. */
 template <int KIND, int D>
-__global__ void __launch_bounds__(NT, 1) qk_softmax_kernel(const typename Kind<KIND>::T *__restrict__ Q,
-                                                        const typename Kind<KIND>::T *__restrict__ K,
-                                                        typename Kind<KIND>::T *__restrict__ P, int S, int ntiles,
-                                                        float sl2, int causal)
+__global__ void __launch_bounds__(NT, 1)
+    qk_softmax_kernel(const typename Kind<KIND>::T *__restrict__ Q, const typename Kind<KIND>::T *__restrict__ K,
+                      typename Kind<KIND>::T *__restrict__ P, int S, int ntiles, float sl2, int causal)
 {
     typedef typename Kind<KIND>::T T;
     typedef Geo<KIND, D> G;
@@ -520,9 +523,10 @@ cudaError_t launch_flash(const void *q, const void *k, const void *v, void *o, i
     const long long blocks = fck_attn_grid_blocks(bh, s, BR);
     if (blocks < 0) return cudaErrorInvalidValue;
     const float sl2 = LOG2E / sqrtf((float)D);
-    flash_kernel<KIND, D><<<(unsigned)blocks, NT, G::flash_smem, stream>>>(
-        static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v), static_cast<T *>(o), s,
-        (s + BR - 1) / BR, sl2, causal);
+    flash_kernel<KIND, D>
+        <<<(unsigned)blocks, NT, G::flash_smem, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
+                                                          static_cast<const T *>(v), static_cast<T *>(o), s,
+                                                          (s + BR - 1) / BR, sl2, causal);
     return cudaGetLastError();
 }
 
@@ -541,8 +545,9 @@ cudaError_t launch_qks(const void *q, const void *k, void *p, int bh, int s, int
     const long long blocks = fck_attn_grid_blocks(bh, s, BR);
     if (blocks < 0) return cudaErrorInvalidValue;
     const float sl2 = LOG2E / sqrtf((float)D);
-    qk_softmax_kernel<KIND, D><<<(unsigned)blocks, NT, G::qks_smem, stream>>>(
-        static_cast<const T *>(q), static_cast<const T *>(k), static_cast<T *>(p), s, (s + BR - 1) / BR, sl2, causal);
+    qk_softmax_kernel<KIND, D>
+        <<<(unsigned)blocks, NT, G::qks_smem, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
+                                                        static_cast<T *>(p), s, (s + BR - 1) / BR, sl2, causal);
     return cudaGetLastError();
 }
 
@@ -559,8 +564,10 @@ int resources(int qks, char *buf, size_t n)
                         cudaGetErrorString(e));
     int per_sm = 0;
     if (qks) cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qk_softmax_kernel<KIND, D>, NT, smem);
-    else cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_kernel<KIND, D>, NT, smem);
-    return snprintf(buf, n, "%s<%s,d=%d>: 64x64 tiles, 4 warps x 16 rows, %d regs, %zu B dynamic smem, %zu B local, "
+    else
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_kernel<KIND, D>, NT, smem);
+    return snprintf(buf, n,
+                    "%s<%s,d=%d>: 64x64 tiles, 4 warps x 16 rows, %d regs, %zu B dynamic smem, %zu B local, "
                     "%d blocks/SM",
                     name, kind_name(KIND), D, a.numRegs, smem, (size_t)a.localSizeBytes, per_sm);
 }
@@ -583,12 +590,12 @@ extern "C" int fck_attention_kernel_parse(const char *name)
     return -1;
 }
 
-#define FCK_DISPATCH(FN, ...)                                                                                          \
-    switch (dt) {                                                                                                      \
-    case FCK_FP32: return d == 64 ? FN<FCK_FP32, 64>(__VA_ARGS__) : FN<FCK_FP32, 128>(__VA_ARGS__);                    \
-    case FCK_TF32: return d == 64 ? FN<FCK_TF32, 64>(__VA_ARGS__) : FN<FCK_TF32, 128>(__VA_ARGS__);                    \
-    case FCK_BF16: return d == 64 ? FN<FCK_BF16, 64>(__VA_ARGS__) : FN<FCK_BF16, 128>(__VA_ARGS__);                    \
-    case FCK_FP16: return d == 64 ? FN<FCK_FP16, 64>(__VA_ARGS__) : FN<FCK_FP16, 128>(__VA_ARGS__);                    \
+#define FCK_DISPATCH(FN, ...)                                                                       \
+    switch (dt) {                                                                                   \
+    case FCK_FP32: return d == 64 ? FN<FCK_FP32, 64>(__VA_ARGS__) : FN<FCK_FP32, 128>(__VA_ARGS__); \
+    case FCK_TF32: return d == 64 ? FN<FCK_TF32, 64>(__VA_ARGS__) : FN<FCK_TF32, 128>(__VA_ARGS__); \
+    case FCK_BF16: return d == 64 ? FN<FCK_BF16, 64>(__VA_ARGS__) : FN<FCK_BF16, 128>(__VA_ARGS__); \
+    case FCK_FP16: return d == 64 ? FN<FCK_FP16, 64>(__VA_ARGS__) : FN<FCK_FP16, 128>(__VA_ARGS__); \
     }
 
 static bool fck_attn_args_ok(fck_attn_kernel kernel, fck_dtype dt, int bh, int s, int d)
@@ -619,8 +626,8 @@ extern "C" cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, co
 extern "C" int fck_attention_resources_v(fck_attn_kernel kernel, fck_dtype dt, int d, int qk_softmax, char *buf,
                                          size_t n)
 {
-    if (!fck_attn_args_ok(kernel, dt, 1, 1, d)) return snprintf(buf, n, "kernel %d, dtype %d, d=%d unsupported",
-                                                                (int)kernel, (int)dt, d);
+    if (!fck_attn_args_ok(kernel, dt, 1, 1, d))
+        return snprintf(buf, n, "kernel %d, dtype %d, d=%d unsupported", (int)kernel, (int)dt, d);
     if (kernel == FCK_ATTN_FLASH2) return fck::flash2_resources(dt, d, qk_softmax, buf, n);
     FCK_DISPATCH(resources, qk_softmax, buf, n)
     return snprintf(buf, n, "unknown dtype");

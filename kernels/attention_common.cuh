@@ -19,11 +19,28 @@ namespace fck {
 constexpr float LOG2E = 1.4426950408889634f;
 
 /* Storage type; HALF: 16-bit operands (m16n8k16); SPLIT: fp32 as three tf32 products. */
-template <int KIND> struct Kind;
-template <> struct Kind<FCK_FP32> { typedef float T; enum { HALF = 0, SPLIT = 1 }; };
-template <> struct Kind<FCK_TF32> { typedef float T; enum { HALF = 0, SPLIT = 0 }; };
-template <> struct Kind<FCK_BF16> { typedef __nv_bfloat16 T; enum { HALF = 1, SPLIT = 0 }; };
-template <> struct Kind<FCK_FP16> { typedef __half T; enum { HALF = 1, SPLIT = 0 }; };
+template <int KIND>
+struct Kind;
+template <>
+struct Kind<FCK_FP32> {
+    typedef float T;
+    enum { HALF = 0, SPLIT = 1 };
+};
+template <>
+struct Kind<FCK_TF32> {
+    typedef float T;
+    enum { HALF = 0, SPLIT = 0 };
+};
+template <>
+struct Kind<FCK_BF16> {
+    typedef __nv_bfloat16 T;
+    enum { HALF = 1, SPLIT = 0 };
+};
+template <>
+struct Kind<FCK_FP16> {
+    typedef __half T;
+    enum { HALF = 1, SPLIT = 0 };
+};
 
 /* Name of a kind as the resource strings give it. */
 inline const char *kind_name(int kind)
@@ -39,12 +56,12 @@ __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)_
  * then not read, but must still be a mapped address) */
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, bool valid)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem),
-                 "r"(valid ? 16 : 0)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)), "l"(gmem), "r"(valid ? 16 : 0)
                  : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait()
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
@@ -122,7 +139,8 @@ __device__ __forceinline__ void to_tf32(const float *x, uint32_t *big, uint32_t 
 #pragma unroll
     for (int i = 0; i < N; i++) {
         if (SPLIT) tf32_split(x[i], big[i], small[i]);
-        else big[i] = tf32_rna(x[i]);
+        else
+            big[i] = tf32_rna(x[i]);
     }
 }
 

@@ -27,7 +27,7 @@ enum Op { OP_BIAS, OP_ADD, OP_RELU, OP_GELU, OP_SCALE, OP_SCALE_MASK };
 struct EwArgs {
     const void *x, *b; /* b: bias [cols] or residual [n] */
     void *y;
-    size_t n, cols;    /* cols: bias length, or s for the scale/mask ops */
+    size_t n, cols; /* cols: bias length, or s for the scale/mask ops */
     float scale;
 };
 
@@ -183,7 +183,8 @@ __global__ void __launch_bounds__(TPR < 256 ? 256 : TPR)
         const int c = fck_softmax_col(j, tr, TPR, V);
         if (live && c < cols) {
             if (V > 1) fck::unpack<T>(fck::ld16(xr + c), v[j]);
-            else v[j][0] = fck::to_f(xr[c]);
+            else
+                v[j][0] = fck::to_f(xr[c]);
         } else {
 #pragma unroll
             for (int e = 0; e < V; e++) v[j][e] = -INFINITY;
@@ -228,7 +229,8 @@ __global__ void __launch_bounds__(TPR < 256 ? 256 : TPR)
 #pragma unroll
         for (int e = 0; e < V; e++) v[j][e] *= inv;
         if (V > 1) fck::st16(yr + c, fck::pack<T>(v[j]));
-        else yr[c] = fck::from_f<T>(v[j][0]);
+        else
+            yr[c] = fck::from_f<T>(v[j][0]);
     }
 }
 
@@ -237,8 +239,8 @@ __global__ void __launch_bounds__(TPR < 256 ? 256 : TPR)
  * exp(x - max)/sum. The row is read twice (3·rows·cols·E bytes), the second time mostly
  * from L2: a row of 32768 bf16 is 64 KiB, and 8 rows per block of 256 threads. */
 template <typename T, bool VEC>
-__global__ void __launch_bounds__(kThreads) softmax_2pass_kernel(const T *__restrict__ x, T *__restrict__ y,
-                                                                  size_t rows, size_t cols)
+__global__ void __launch_bounds__(kThreads)
+    softmax_2pass_kernel(const T *__restrict__ x, T *__restrict__ y, size_t rows, size_t cols)
 {
     constexpr int V = VEC ? 16 / sizeof(T) : 1;
     const size_t row = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -251,7 +253,8 @@ __global__ void __launch_bounds__(kThreads) softmax_2pass_kernel(const T *__rest
     for (size_t c = (size_t)lane * V; c < cols; c += 32 * V) {
         float v[V];
         if (VEC) fck::unpack<T>(fck::ld16(xr + c), v);
-        else v[0] = fck::to_f(xr[c]);
+        else
+            v[0] = fck::to_f(xr[c]);
         float mv = v[0];
 #pragma unroll
         for (int j = 1; j < V; j++) mv = fmaxf(mv, v[j]);
@@ -268,18 +271,21 @@ __global__ void __launch_bounds__(kThreads) softmax_2pass_kernel(const T *__rest
         float mo = __shfl_xor_sync(0xffffffffu, m, off), so = __shfl_xor_sync(0xffffffffu, s, off);
         float mn = fmaxf(m, mo);
         if (mn == -INFINITY) continue; /* both empty */
-        s = (m == -INFINITY ? 0.0f : s * exp2f((m - mn) * L2E)) + (mo == -INFINITY ? 0.0f : so * exp2f((mo - mn) * L2E));
+        s = (m == -INFINITY ? 0.0f : s * exp2f((m - mn) * L2E)) +
+            (mo == -INFINITY ? 0.0f : so * exp2f((mo - mn) * L2E));
         m = mn;
     }
     const float inv = 1.0f / s;
     for (size_t c = (size_t)lane * V; c < cols; c += 32 * V) {
         float v[V];
         if (VEC) fck::unpack<T>(fck::ld16(xr + c), v);
-        else v[0] = fck::to_f(xr[c]);
+        else
+            v[0] = fck::to_f(xr[c]);
 #pragma unroll
         for (int j = 0; j < V; j++) v[j] = exp2f((v[j] - m) * L2E) * inv;
         if (VEC) fck::st16(yr + c, fck::pack<T>(v));
-        else yr[c] = fck::from_f<T>(v[0]);
+        else
+            yr[c] = fck::from_f<T>(v[0]);
     }
 }
 
@@ -289,8 +295,8 @@ cudaError_t launch_softmax_reg(const void *x, void *y, size_t rows, size_t cols,
     constexpr int RPB = TPR < 256 ? 256 / TPR : 1;
     const size_t blocks = (rows + RPB - 1) / RPB;
     if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
-    softmax_rows_kernel<T, V, NV, TPR><<<(unsigned)blocks, RPB * TPR, 0, st>>>(static_cast<const T *>(x),
-                                                                            static_cast<T *>(y), rows, (int)cols);
+    softmax_rows_kernel<T, V, NV, TPR>
+        <<<(unsigned)blocks, RPB * TPR, 0, st>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, (int)cols);
     return cudaGetLastError();
 }
 
@@ -333,11 +339,11 @@ cudaError_t launch_softmax(const void *x, void *y, size_t rows, size_t cols, cud
     const size_t blocks = (rows * 32 + kThreads - 1) / kThreads;
     if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
     if (p.vec > 1)
-        softmax_2pass_kernel<T, true><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x),
-                                                                            static_cast<T *>(y), rows, cols);
+        softmax_2pass_kernel<T, true>
+            <<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, cols);
     else
-        softmax_2pass_kernel<T, false><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x),
-                                                                             static_cast<T *>(y), rows, cols);
+        softmax_2pass_kernel<T, false>
+            <<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, cols);
     return cudaGetLastError();
 }
 
@@ -431,8 +437,9 @@ cudaError_t launch_affine(const void *x, const float *scale, const float *shift,
     if (total >= 0x80000000ull || !aligned) {
         size_t blocks = (total + kThreads - 1) / kThreads;
         if (blocks > 65536) blocks = 65536;
-        channel_affine64_kernel<T><<<(unsigned)blocks, kThreads, 0, st>>>(
-            static_cast<const T *>(x), scale, shift, static_cast<T *>(y), total, c, hw, nhwc, relu);
+        channel_affine64_kernel<T><<<(unsigned)blocks, kThreads, 0, st>>>(static_cast<const T *>(x), scale, shift,
+                                                                          static_cast<T *>(y), total, c, hw, nhwc,
+                                                                          relu);
         return cudaGetLastError();
     }
     const fck_chanmap cm = fck_chanmap_make((uint32_t)c, (uint32_t)hw, nhwc);
@@ -593,8 +600,8 @@ extern "C" cudaError_t fck_probe(void)
 extern "C" const char *fck_arch(void)
 {
 #ifdef __CUDA_ARCH_LIST__
-    return "compute capabilities " FCK_STR(__CUDA_ARCH_LIST__) " (x100), nvcc " FCK_STR(__CUDACC_VER_MAJOR__) "." FCK_STR(
-        __CUDACC_VER_MINOR__);
+    return "compute capabilities " FCK_STR(__CUDA_ARCH_LIST__) " (x100), nvcc " FCK_STR(
+        __CUDACC_VER_MAJOR__) "." FCK_STR(__CUDACC_VER_MINOR__);
 #else
     return "nvcc " FCK_STR(__CUDACC_VER_MAJOR__) "." FCK_STR(__CUDACC_VER_MINOR__);
 #endif

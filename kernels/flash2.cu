@@ -58,7 +58,8 @@
 namespace fck {
 
 /* The compile-time shape of one kernel instance. */
-template <int KIND, int D, bool QKS> struct F2 {
+template <int KIND, int D, bool QKS>
+struct F2 {
     typedef typename Kind<KIND>::T T;
     static constexpr bool HALF = Kind<KIND>::HALF, SPLIT = Kind<KIND>::SPLIT;
     static constexpr int E = (int)sizeof(T), EPC = 16 / E; /* elements per 16-byte chunk */
@@ -120,7 +121,8 @@ __device__ __forceinline__ void prepare_q(float *Qs, float *Qsm, int tid)
         for (int j = 0; j < 4; j++) {
             uint32_t b, sm;
             if (C::QSPLIT) tf32_split(x[j], b, sm);
-            else b = tf32_rna(x[j]), sm = 0;
+            else
+                b = tf32_rna(x[j]), sm = 0;
             big[j] = __uint_as_float(b);
             small[j] = __uint_as_float(sm);
         }
@@ -388,8 +390,8 @@ __global__ void __launch_bounds__(F2<KIND, D, false>::NT)
         online_softmax<C::NTS>(s, mx, m, l, alpha, sl2);
         /* alpha is exactly 1 where a row's max did not grow; most tiles after the first
          * few rescale nothing, and the warp skips the D/2 multiplies */
-        if (__any_sync(0xffffffffu, alpha[0][0] != 1.0f || alpha[0][1] != 1.0f || alpha[1][0] != 1.0f ||
-                                        alpha[1][1] != 1.0f)) {
+        if (__any_sync(0xffffffffu,
+                       alpha[0][0] != 1.0f || alpha[0][1] != 1.0f || alpha[1][0] != 1.0f || alpha[1][1] != 1.0f)) {
 #pragma unroll
             for (int mi = 0; mi < 2; mi++)
 #pragma unroll
@@ -421,8 +423,8 @@ __global__ void __launch_bounds__(F2<KIND, D, false>::NT)
                 const int off = fck_tile_off(16 * mi + g + 8 * h, 8 * i + 2 * t, D, C::EPC, C::MO);
                 const float x0 = o[mi][i][2 * h] * inv[mi][h], x1 = o[mi][i][2 * h + 1] * inv[mi][h];
                 if constexpr (C::HALF)
-                    *reinterpret_cast<uint32_t *>(st + off) =
-                        KIND == FCK_BF16 ? fck::pack2_bf16(x0, x1) : fck::pack2_f16(x0, x1);
+                    *reinterpret_cast<uint32_t *>(st + off) = KIND == FCK_BF16 ? fck::pack2_bf16(x0, x1)
+                                                                               : fck::pack2_f16(x0, x1);
                 else
                     *reinterpret_cast<float2 *>(st + off) = make_float2(x0, x1);
             }
@@ -548,8 +550,9 @@ __global__ void __launch_bounds__(F2<KIND, D, true>::NT)
                     if constexpr (C::HALF) {
                         const float x0 = s[mi][nt][2 * h], x1 = s[mi][nt][2 * h + 1];
                         *reinterpret_cast<uint32_t *>(st + fck_tile_off(row, 8 * nt + fck_c_key(lane, 2 * h, 0), C::BC,
-                                                                        C::EPC, C::MP)) =
-                            KIND == FCK_BF16 ? fck::pack2_bf16(x0, x1) : fck::pack2_f16(x0, x1);
+                                                                        C::EPC, C::MP)) = KIND == FCK_BF16
+                                                                                              ? fck::pack2_bf16(x0, x1)
+                                                                                              : fck::pack2_f16(x0, x1);
                     } else {
 #pragma unroll
                         for (int e = 0; e < 2; e++)
@@ -579,7 +582,8 @@ __global__ void __launch_bounds__(F2<KIND, D, true>::NT)
 
 /* ---------------------------------------------------------------- launchers */
 
-template <typename F> cudaError_t set_smem(F *kernel, size_t smem, bool &configured)
+template <typename F>
+cudaError_t set_smem(F *kernel, size_t smem, bool &configured)
 {
     if (configured) return cudaSuccess;
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
@@ -598,9 +602,10 @@ cudaError_t launch_flash2(const void *q, const void *k, const void *v, void *o, 
     if (e != cudaSuccess) return e;
     const long long blocks = fck_attn_grid_blocks(bh, s, C::BR);
     if (blocks < 0) return cudaErrorInvalidValue;
-    flash2_kernel<KIND, D><<<(unsigned)blocks, C::NT, C::SMEM, stream>>>(
-        static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v), static_cast<T *>(o), s,
-        (s + C::BR - 1) / C::BR, LOG2E / sqrtf((float)D), causal);
+    flash2_kernel<KIND, D>
+        <<<(unsigned)blocks, C::NT, C::SMEM, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
+                                                       static_cast<const T *>(v), static_cast<T *>(o), s,
+                                                       (s + C::BR - 1) / C::BR, LOG2E / sqrtf((float)D), causal);
     return cudaGetLastError();
 }
 
@@ -614,9 +619,10 @@ cudaError_t launch_flash2_qks(const void *q, const void *k, void *p, int bh, int
     if (e != cudaSuccess) return e;
     const long long blocks = fck_attn_grid_blocks(bh, s, C::BR);
     if (blocks < 0) return cudaErrorInvalidValue;
-    flash2_qks_kernel<KIND, D><<<(unsigned)blocks, C::NT, C::SMEM, stream>>>(
-        static_cast<const T *>(q), static_cast<const T *>(k), static_cast<T *>(p), s, (s + C::BR - 1) / C::BR,
-        LOG2E / sqrtf((float)D), causal);
+    flash2_qks_kernel<KIND, D>
+        <<<(unsigned)blocks, C::NT, C::SMEM, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
+                                                       static_cast<T *>(p), s, (s + C::BR - 1) / C::BR,
+                                                       LOG2E / sqrtf((float)D), causal);
     return cudaGetLastError();
 }
 
@@ -634,20 +640,22 @@ int resources2(int qks, char *buf, size_t n)
                         cudaGetErrorString(e));
     int per_sm = 0;
     if (qks) cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash2_qks_kernel<KIND, D>, FCK_F2_BR, smem);
-    else cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash2_kernel<KIND, D>, FCK_F2_BR, smem);
-    return snprintf(buf, n, "%s<%s,d=%d>: %dx%d tiles, 4 warps x 32 rows, %d regs, %zu B dynamic smem, %zu B local, "
+    else
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash2_kernel<KIND, D>, FCK_F2_BR, smem);
+    return snprintf(buf, n,
+                    "%s<%s,d=%d>: %dx%d tiles, 4 warps x 32 rows, %d regs, %zu B dynamic smem, %zu B local, "
                     "%d blocks/SM",
                     name, kind_name(KIND), D, FCK_F2_BR, bc, a.numRegs, smem, (size_t)a.localSizeBytes, per_sm);
 }
 
 } // namespace
 
-#define FCK_F2_DISPATCH(FN, ...)                                                                                       \
-    switch (dt) {                                                                                                      \
-    case FCK_FP32: return d == 64 ? FN<FCK_FP32, 64>(__VA_ARGS__) : FN<FCK_FP32, 128>(__VA_ARGS__);                    \
-    case FCK_TF32: return d == 64 ? FN<FCK_TF32, 64>(__VA_ARGS__) : FN<FCK_TF32, 128>(__VA_ARGS__);                    \
-    case FCK_BF16: return d == 64 ? FN<FCK_BF16, 64>(__VA_ARGS__) : FN<FCK_BF16, 128>(__VA_ARGS__);                    \
-    case FCK_FP16: return d == 64 ? FN<FCK_FP16, 64>(__VA_ARGS__) : FN<FCK_FP16, 128>(__VA_ARGS__);                    \
+#define FCK_F2_DISPATCH(FN, ...)                                                                    \
+    switch (dt) {                                                                                   \
+    case FCK_FP32: return d == 64 ? FN<FCK_FP32, 64>(__VA_ARGS__) : FN<FCK_FP32, 128>(__VA_ARGS__); \
+    case FCK_TF32: return d == 64 ? FN<FCK_TF32, 64>(__VA_ARGS__) : FN<FCK_TF32, 128>(__VA_ARGS__); \
+    case FCK_BF16: return d == 64 ? FN<FCK_BF16, 64>(__VA_ARGS__) : FN<FCK_BF16, 128>(__VA_ARGS__); \
+    case FCK_FP16: return d == 64 ? FN<FCK_FP16, 64>(__VA_ARGS__) : FN<FCK_FP16, 128>(__VA_ARGS__); \
     }
 
 cudaError_t flash2_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh, int s, int d,

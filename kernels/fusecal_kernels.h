@@ -27,7 +27,8 @@ typedef enum { FCK_FP32 = 0, FCK_TF32 = 1, FCK_BF16 = 2, FCK_FP16 = 3 } fck_dtyp
  * y and x may be the same buffer (in place). n counts elements. */
 
 /* y[i,j] = x[i,j] + b[j]          x, y [rows, cols]; b [cols] */
-cudaError_t fck_bias(fck_dtype dt, const void *x, const void *b, void *y, size_t rows, size_t cols, cudaStream_t stream);
+cudaError_t fck_bias(fck_dtype dt, const void *x, const void *b, void *y, size_t rows, size_t cols,
+                     cudaStream_t stream);
 /* y = x + r                        x, r, y [n] */
 cudaError_t fck_add(fck_dtype dt, const void *x, const void *r, void *y, size_t n, cudaStream_t stream);
 /* y = max(x, 0)                    [n] */
@@ -50,8 +51,8 @@ int fck_softmax_rows_describe(fck_dtype dt, size_t cols, char *buf, size_t n);
  * in an [n, c, hw] (nhwc = 0) or [n, hw, c] (nhwc = 1) tensor; scale, shift fp32 [c].
  * 16-byte vectors and 32-bit index math below 2^31 elements (x, y 16-byte aligned); a
  * scalar 64-bit loop otherwise. */
-cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, const float *shift, void *y,
-                               size_t n, size_t c, size_t hw, int nhwc, int relu, cudaStream_t stream);
+cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, const float *shift, void *y, size_t n,
+                               size_t c, size_t hw, int nhwc, int relu, cudaStream_t stream);
 
 /* ---------------------------------------------------------------- attention
  * Q, K, V, O [bh, s, d]; P [bh, s, s]. Heads of dimension d = 64 or 128 (others:
@@ -84,8 +85,8 @@ cudaError_t fck_flash_attention_v(fck_attn_kernel kernel, fck_dtype dt, const vo
                                   void *o, int bh, int s, int d, int causal, cudaStream_t stream);
 /* P = softmax(Q·Kᵀ/√d) in one kernel: a first sweep over the key tiles finds each
  * row's max and sum, a second recomputes the tiles and writes only P (0 where masked). */
-cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, void *p, int bh,
-                             int s, int d, int causal, cudaStream_t stream);
+cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, void *p, int bh, int s,
+                             int d, int causal, cudaStream_t stream);
 /* Tiling, registers, shared memory and blocks per SM of one kernel, for describe():
  * "flash2<bf16,d=128>: 128x32 tiles, 4 warps x 32 rows, 242 regs, 65536 B dynamic smem,
  * 0 B local, 2 blocks/SM" style text; returns its length (snprintf's). */

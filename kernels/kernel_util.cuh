@@ -13,25 +13,49 @@ __device__ __forceinline__ float to_f(float x) { return x; }
 __device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
 
-template <typename T> __device__ __forceinline__ T from_f(float x);
-template <> __device__ __forceinline__ float from_f<float>(float x) { return x; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-template <> __device__ __forceinline__ __half from_f<__half>(float x) { return __float2half_rn(x); }
+template <typename T>
+__device__ __forceinline__ T from_f(float x);
+template <>
+__device__ __forceinline__ float from_f<float>(float x)
+{
+    return x;
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x)
+{
+    return __float2bfloat16_rn(x);
+}
+template <>
+__device__ __forceinline__ __half from_f<__half>(float x)
+{
+    return __float2half_rn(x);
+}
 
 /* 16 bytes at p (16-byte aligned) */
-template <typename T> __device__ __forceinline__ uint4 ld16(const T *p) { return *reinterpret_cast<const uint4 *>(p); }
-template <typename T> __device__ __forceinline__ void st16(T *p, uint4 v) { *reinterpret_cast<uint4 *>(p) = v; }
+template <typename T>
+__device__ __forceinline__ uint4 ld16(const T *p)
+{
+    return *reinterpret_cast<const uint4 *>(p);
+}
+template <typename T>
+__device__ __forceinline__ void st16(T *p, uint4 v)
+{
+    *reinterpret_cast<uint4 *>(p) = v;
+}
 
 /* the 16/sizeof(T) elements of a vector, in fp32 */
-template <typename T> __device__ __forceinline__ void unpack(uint4 v, float *out);
-template <> __device__ __forceinline__ void unpack<float>(uint4 v, float *out)
+template <typename T>
+__device__ __forceinline__ void unpack(uint4 v, float *out);
+template <>
+__device__ __forceinline__ void unpack<float>(uint4 v, float *out)
 {
     out[0] = __uint_as_float(v.x);
     out[1] = __uint_as_float(v.y);
     out[2] = __uint_as_float(v.z);
     out[3] = __uint_as_float(v.w);
 }
-template <> __device__ __forceinline__ void unpack<__nv_bfloat16>(uint4 v, float *out)
+template <>
+__device__ __forceinline__ void unpack<__nv_bfloat16>(uint4 v, float *out)
 {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -40,7 +64,8 @@ template <> __device__ __forceinline__ void unpack<__nv_bfloat16>(uint4 v, float
         out[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
     }
 }
-template <> __device__ __forceinline__ void unpack<__half>(uint4 v, float *out)
+template <>
+__device__ __forceinline__ void unpack<__half>(uint4 v, float *out)
 {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -52,8 +77,10 @@ template <> __device__ __forceinline__ void unpack<__half>(uint4 v, float *out)
     }
 }
 
-template <typename T> __device__ __forceinline__ uint4 pack(const float *in);
-template <> __device__ __forceinline__ uint4 pack<float>(const float *in)
+template <typename T>
+__device__ __forceinline__ uint4 pack(const float *in);
+template <>
+__device__ __forceinline__ uint4 pack<float>(const float *in)
 {
     return make_uint4(__float_as_uint(in[0]), __float_as_uint(in[1]), __float_as_uint(in[2]), __float_as_uint(in[3]));
 }
@@ -68,14 +95,17 @@ __device__ __forceinline__ uint32_t pack2_f16(float lo, float hi)
     __half2 h = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&h);
 }
-template <> __device__ __forceinline__ uint4 pack<__nv_bfloat16>(const float *in)
+template <>
+__device__ __forceinline__ uint4 pack<__nv_bfloat16>(const float *in)
 {
     return make_uint4(pack2_bf16(in[0], in[1]), pack2_bf16(in[2], in[3]), pack2_bf16(in[4], in[5]),
                       pack2_bf16(in[6], in[7]));
 }
-template <> __device__ __forceinline__ uint4 pack<__half>(const float *in)
+template <>
+__device__ __forceinline__ uint4 pack<__half>(const float *in)
 {
-    return make_uint4(pack2_f16(in[0], in[1]), pack2_f16(in[2], in[3]), pack2_f16(in[4], in[5]), pack2_f16(in[6], in[7]));
+    return make_uint4(pack2_f16(in[0], in[1]), pack2_f16(in[2], in[3]), pack2_f16(in[4], in[5]),
+                      pack2_f16(in[6], in[7]));
 }
 
 } // namespace fck

@@ -11,8 +11,8 @@ set -eu
 required="build-essential cmake git pkg-config libopenblas-openmp-dev libcjson-dev"
 optional="libdnnl-dev"
 if [ "${1:-}" = "--tests" ]; then
-    # schema cross-check, fuzzers + sanitizers (clang, libFuzzer), browser test of reports
-    required="$required python3 python3-jsonschema clang libclang-rt-dev"
+    # schema cross-check, fuzzers + sanitizers (clang, libFuzzer), the format check, browser test of reports
+    required="$required python3 python3-jsonschema clang libclang-rt-dev clang-format"
     optional="$optional chromium"
 fi
 export DEBIAN_FRONTEND=noninteractive

@@ -1,5 +1,6 @@
 #!/bin/sh
 # Installs the dependencies, then builds and runs the whole test suite:
+#   0. the format check (scripts/format-check.sh, .clang-format);
 #   1. the libFuzzer harnesses (clang, ASan + UBSan), each fuzzing for
 #      FUSECAL_FUZZ_SECONDS (60) after replaying every regression input;
 #   2. the CPU test suite in an AddressSanitizer + UndefinedBehaviorSanitizer
@@ -10,6 +11,9 @@ set -eu
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh --tests
 jobs=$(nproc)
+
+# the sources as .clang-format has them
+sh scripts/format-check.sh
 secs=${FUSECAL_FUZZ_SECONDS:-60}
 
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DFUSECAL_FUZZ=ON -DFUSECAL_FUZZ_SECONDS="$secs"

@@ -9,21 +9,41 @@
  * causal on and off, several tiles, head dimensions the fused GPU kernels lack). */
 static const char *const shapes[] = {
     /* linear */
-    "m=7,k=13,n=5", "m=1,k=1,n=1", "m=33,k=65,n=17", "m=64,k=128,n=256", "m=130,k=70,n=520",
+    "m=7,k=13,n=5",
+    "m=1,k=1,n=1",
+    "m=33,k=65,n=17",
+    "m=64,k=128,n=256",
+    "m=130,k=70,n=520",
     /* conv */
-    "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc", "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nchw",
-    "n=1,c=5,h=9,w=9,k=7,r=1,s=1,layout=nhwc", "n=1,c=5,h=9,w=9,k=7,r=1,s=1,layout=nchw",
+    "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc",
+    "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nchw",
+    "n=1,c=5,h=9,w=9,k=7,r=1,s=1,layout=nhwc",
+    "n=1,c=5,h=9,w=9,k=7,r=1,s=1,layout=nchw",
     "n=3,c=4,h=11,w=11,k=6,r=3,s=3,stride=2,pad=1,layout=nhwc",
-    "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw", "n=2,c=16,h=8,w=8,k=32,r=3,s=3,pad=1,layout=nhwc",
+    "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw",
+    "n=2,c=16,h=8,w=8,k=32,r=3,s=3,pad=1,layout=nhwc",
     "n=2,c=16,h=8,w=8,k=32,r=3,s=3,pad=1,layout=nchw",
     /* attention */
-    "b=2,h=3,s=33,d=64", "b=1,h=2,s=33,d=128", "b=2,h=3,s=33,d=64,causal=1", "b=1,h=2,s=33,d=128,causal=1",
-    "b=1,h=2,s=130,d=64,causal=1", "b=1,h=2,s=200,d=128", "b=1,h=1,s=64,d=64", "b=1,h=1,s=1,d=64",
-    "b=1,h=2,s=40,d=32", "b=1,h=2,s=70,d=16,causal=1", "b=2,h=1,s=300,d=32,causal=1", "b=1,h=1,s=1,d=8",
+    "b=2,h=3,s=33,d=64",
+    "b=1,h=2,s=33,d=128",
+    "b=2,h=3,s=33,d=64,causal=1",
+    "b=1,h=2,s=33,d=128,causal=1",
+    "b=1,h=2,s=130,d=64,causal=1",
+    "b=1,h=2,s=200,d=128",
+    "b=1,h=1,s=64,d=64",
+    "b=1,h=1,s=1,d=64",
+    "b=1,h=2,s=40,d=32",
+    "b=1,h=2,s=70,d=16,causal=1",
+    "b=2,h=1,s=300,d=32,causal=1",
+    "b=1,h=1,s=1,d=8",
 };
 static const char *const quick_shapes[] = {
-    "m=7,k=13,n=5", "m=64,k=128,n=256", "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc",
-    "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw", "b=1,h=2,s=33,d=64,causal=1", "b=1,h=1,s=130,d=128",
+    "m=7,k=13,n=5",
+    "m=64,k=128,n=256",
+    "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc",
+    "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw",
+    "b=1,h=2,s=33,d=64,causal=1",
+    "b=1,h=1,s=130,d=128",
 };
 
 static bool name_listed(const char *list, const char *name)
@@ -82,8 +102,9 @@ static void check_variant(const conf_case *c, fc_variant v, float *out, float *a
     CHECK_MSG(!impl.fallback, "%s %s %s ran a fallback: %s", bn, ps, vn, impl.fallback_why);
     int nops = c->p->pat->nops;
     if (v == FC_FUSED) CHECK_MSG(impl.nkernels == 1, "%s %s fused runs %d kernels", bn, ps, impl.nkernels);
-    else CHECK_MSG(c->o->exact_kernels ? impl.nkernels == nops : impl.nkernels >= nops, "%s %s unfused runs %d kernels",
-                   bn, ps, impl.nkernels);
+    else
+        CHECK_MSG(c->o->exact_kernels ? impl.nkernels == nops : impl.nkernels >= nops, "%s %s unfused runs %d kernels",
+                  bn, ps, impl.nkernels);
     /* poison reaches the output; one run overwrites all of it */
     CHECK(c->b->poison(c->state, v, &e) == 0);
     CHECK(c->b->output(c->state, v, out, &e) == 0);

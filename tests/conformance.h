@@ -21,18 +21,18 @@
 #include "backend.h"
 
 typedef struct fc_conf_opts {
-    const char *device;              /* the device whose backends are checked ("cpu", "cuda") */
-    const fc_device *dev;            /* that device, opened: */
+    const char *device;   /* the device whose backends are checked ("cpu", "cuda") */
+    const fc_device *dev; /* that device, opened: */
     void *devctx;
-    const char *backends;            /* comma-separated names; NULL: every built backend of the device */
-    const char *const *shapes;       /* "k=v,..." of any family; NULL: the shared list (see quick) */
+    const char *backends;      /* comma-separated names; NULL: every built backend of the device */
+    const char *const *shapes; /* "k=v,..." of any family; NULL: the shared list (see quick) */
     size_t nshapes;
-    bool quick;                      /* the shared list's short subset (sanitizer runs) */
-    const fc_dtype *dtypes;          /* NULL: every dtype */
+    bool quick;             /* the shared list's short subset (sanitizer runs) */
+    const fc_dtype *dtypes; /* NULL: every dtype */
     int ndtypes;
-    bool graph;                      /* also replay each variant from a captured graph */
-    bool exact_kernels;              /* the unfused chain runs exactly one kernel per op */
-    bool library_may_refuse;         /* a library turning a 16-bit or tf32 problem with a dimension not a
+    bool graph;              /* also replay each variant from a captured graph */
+    bool exact_kernels;      /* the unfused chain runs exactly one kernel per op */
+    bool library_may_refuse; /* a library turning a 16-bit or tf32 problem with a dimension not a
                                         multiple of 8 down at setup is reported, not failed */
     uint64_t seed;
 } fc_conf_opts;

@@ -11,36 +11,35 @@
 
 static int t_failures;
 
-#define CHECK(cond)                                                                                                \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                               \
-            t_failures++;                                                                                          \
-        }                                                                                                          \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            t_failures++;                                                            \
+        }                                                                            \
     } while (0)
 
-#define CHECK_MSG(cond, ...)                                                                                       \
-    do {                                                                                                           \
-        if (!(cond)) {                                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);                               \
-            fprintf(stderr, __VA_ARGS__);                                                                          \
-            fputc('\n', stderr);                                                                                   \
-            t_failures++;                                                                                          \
-        }                                                                                                          \
+#define CHECK_MSG(cond, ...)                                                         \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+            t_failures++;                                                            \
+        }                                                                            \
     } while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                                                      \
-    do {                                                                                                           \
-        double a_ = (a), b_ = (b);                                                                                 \
-        if (!(fabs(a_ - b_) <= (tol))) {                                                                           \
-            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.9g, %s = %.9g (tol %g)\n", __FILE__, __LINE__, #a,  \
-                    a_, #b, b_, (double)(tol));                                                                    \
-            t_failures++;                                                                                          \
-        }                                                                                                          \
+#define CHECK_NEAR(a, b, tol)                                                                                        \
+    do {                                                                                                             \
+        double a_ = (a), b_ = (b);                                                                                   \
+        if (!(fabs(a_ - b_) <= (tol))) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.9g, %s = %.9g (tol %g)\n", __FILE__, __LINE__, #a, a_, \
+                    #b, b_, (double)(tol));                                                                          \
+            t_failures++;                                                                                            \
+        }                                                                                                            \
     } while (0)
 
-#define CHECK_STR_CONTAINS(s, sub)                                                                                 \
-    CHECK_MSG(strstr((s), (sub)) != NULL, "'%s' does not contain '%s'", (s), (sub))
+#define CHECK_STR_CONTAINS(s, sub) CHECK_MSG(strstr((s), (sub)) != NULL, "'%s' does not contain '%s'", (s), (sub))
 
 typedef struct t_case {
     const char *name;
@@ -67,6 +66,9 @@ static inline int t_run(const t_case *cases, size_t n, int argc, char **argv)
     return failed || (passed == 0) ? 1 : 0;
 }
 
-#define T(name) {#name, name}
+#define T(name)     \
+    {               \
+#name, name \
+    }
 
 #endif

@@ -44,7 +44,8 @@ static void chain_buffers(void)
             float *dst = fc_cpu_chain_dst(&ch, i);
             CHECK(dst && dst != cur);
             if (i == pat->nops - 1) CHECK(dst == ch.out[FC_UNFUSED]);
-            else CHECK(dst != ch.out[FC_UNFUSED] && dst != ch.out[FC_FUSED]);
+            else
+                CHECK(dst != ch.out[FC_UNFUSED] && dst != ch.out[FC_FUSED]);
             bool seen = false;
             for (int k = 0; k < nused; k++) seen |= used[k] == dst;
             if (!seen && i < pat->nops - 1) used[nused++] = dst;
@@ -84,7 +85,8 @@ static void support_is_explicit(void)
             CHECK(fc_problem_finish(&p, &e) == 0);
             char why[256] = "";
             if (bk->supports(&p, why, sizeof why)) n++;
-            else CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words.names[k], fc_patterns[pi].name);
+            else
+                CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words.names[k], fc_patterns[pi].name);
             p.dtype = FC_BF16;
             why[0] = 0;
             if (!bk->supports(&p, why, sizeof why)) CHECK(why[0]);

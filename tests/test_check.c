@@ -68,8 +68,9 @@ static fc_verdict judge(const fc_record *b, const fc_record *c, double min, doub
 
 static void verdict_names(void)
 {
-    const char *want[FC_NVERDICTS] = {"pass", "improved", "inconclusive", "regressed", "below-threshold",
-                                      "failed-verification", "missing"};
+    const char *want[FC_NVERDICTS] = {"pass",      "improved",        "inconclusive",
+                                      "regressed", "below-threshold", "failed-verification",
+                                      "missing"};
     for (int v = 0; v < FC_NVERDICTS; v++) CHECK(!strcmp(fc_verdict_name((fc_verdict)v), want[v]));
     CHECK(!fc_verdict_fails(FC_VERDICT_PASS, true));
     CHECK(!fc_verdict_fails(FC_VERDICT_IMPROVED, true));
@@ -224,8 +225,9 @@ static void exit_codes(void)
     /* below the thresholds file's minimum fails */
     cur.rec[0] = mk(LB, "cpu.openblas", 1.2, 1.3, 1.4, FC_STATUS_OK);
     fc_thresholds th;
-    const char *tt = "{\"schema\": \"fusecal-thresholds\", \"schema_version\": 1, "
-                     "\"rules\": [{\"pattern\": \"linear_bias_relu\", \"min_speedup\": 2.0}]}";
+    const char *tt =
+        "{\"schema\": \"fusecal-thresholds\", \"schema_version\": 1, "
+        "\"rules\": [{\"pattern\": \"linear_bias_relu\", \"min_speedup\": 2.0}]}";
     fc_err e;
     CHECK(fc_thresholds_parse("t.json", tt, strlen(tt), &th, &e) == 0);
     CHECK(run_check(&base, &cur, &th, false, &c) == FC_EXIT_FAIL);
@@ -369,7 +371,7 @@ static void thresholds_files(void)
     CHECK(!strcmp(l.min_from, "defaults"));
     r = mk(CV, "cpu.onednn", 1, 1, 1, FC_STATUS_OK);
     fc_thresholds_apply(&t, &r, &l);
-    CHECK_NEAR(l.tolerance, 0.3, 1e-12); /* layout nhwc, backend glob */
+    CHECK_NEAR(l.tolerance, 0.3, 1e-12);   /* layout nhwc, backend glob */
     CHECK_NEAR(l.min_speedup, 1.0, 1e-12); /* rule 3 wants nchw */
     char shape[256];
     fc_shape_string(&r.prob, shape, sizeof shape);
@@ -387,8 +389,10 @@ static void thresholds_files(void)
         {"{\"schema\": \"fusecal-calibration\", \"schema_version\": 1}", "not a fusecal thresholds file"},
         {"{\"schema\": \"fusecal-thresholds\", \"schema_version\": 2}", "newer"},
         {"{\"schema\": \"fusecal-thresholds\"}", "schema_version"},
-        {"{\"schema\": \"fusecal-thresholds\", \"schema_version\": 1, \"rules\": [{\"pattern\": \"x\"}]}", "does not match"},
-        {"{\"schema\": \"fusecal-thresholds\", \"schema_version\": 1, \"rules\": [{\"min_speedup\": -1}]}", "does not match"},
+        {"{\"schema\": \"fusecal-thresholds\", \"schema_version\": 1, \"rules\": [{\"pattern\": \"x\"}]}",
+         "does not match"},
+        {"{\"schema\": \"fusecal-thresholds\", \"schema_version\": 1, \"rules\": [{\"min_speedup\": -1}]}",
+         "does not match"},
         {"{\"schema\": \"fusecal-thresholds\", \"schema_version\": 1, \"bogus\": 1}", "does not match"},
         {"{\"schema\": \"fusecal-thresholds\", \"schema_version\": 1, \"rules\": [{\"pattern\": \"lnear_bias\", "
          "\"min_speedup\": 1}]}",
@@ -820,8 +824,9 @@ static void xml_escaping(void)
 {
     fc_str b = {0};
     fc_xml_escape(&b, "<a href=\"x\">&'\x01\xff\xc3\x97\xe2\x89\x88\xed\xa0\x80\xc0\xaf");
-    CHECK(!strcmp(fc_str_cstr(&b), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;\xEF\xBF\xBD\xEF\xBF\xBD\xc3\x97\xe2\x89\x88"
-                                   "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"));
+    CHECK(!strcmp(fc_str_cstr(&b),
+                  "&lt;a href=&quot;x&quot;&gt;&amp;&#39;\xEF\xBF\xBD\xEF\xBF\xBD\xc3\x97\xe2\x89\x88"
+                  "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"));
     fc_str_free(&b);
     fc_xml_escape(&b, NULL);
     CHECK(b.len == 0);
@@ -893,10 +898,14 @@ static void check_outputs(void)
     add(&cur, bad);
     fc_check_result c;
     fc_check_run(&c, &base, &cur, NULL, -1, false);
-    fc_check_info info = {.baseline = "b.json", .current = "c.json", .base_doc = &base, .cur_doc = &cur, .tolerance = -1};
+    fc_check_info info = {.baseline = "b.json",
+                          .current = "c.json",
+                          .base_doc = &base,
+                          .cur_doc = &cur,
+                          .tolerance = -1};
     int *ord = fc_check_order(&c);
-    CHECK(c.items[ord[0]].verdict == FC_VERDICT_FAILED_VERIFICATION && c.items[ord[1]].verdict == FC_VERDICT_REGRESSED &&
-          c.items[ord[2]].verdict == FC_VERDICT_PASS);
+    CHECK(c.items[ord[0]].verdict == FC_VERDICT_FAILED_VERIFICATION &&
+          c.items[ord[1]].verdict == FC_VERDICT_REGRESSED && c.items[ord[2]].verdict == FC_VERDICT_PASS);
     free(ord);
     char *md = fc_check_markdown(&c, &info);
     CHECK_STR_CONTAINS(md, "## fusecal check: FAIL");
@@ -986,10 +995,11 @@ static void host_summaries(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(verdict_names), T(every_verdict), T(exit_codes),   T(confirmations), T(thresholds_files),
-        T(pairing),       T(compare_means), T(crossing_one), T(crossing_none), T(crossing_two),
-        T(crossing_fixed_dims), T(crossing_moves), T(speedup_analysis), T(roofline_analysis), T(xml_escaping),
-        T(report_markup), T(check_outputs), T(host_summaries),
+        T(verdict_names),    T(every_verdict),     T(exit_codes),          T(confirmations),
+        T(thresholds_files), T(pairing),           T(compare_means),       T(crossing_one),
+        T(crossing_none),    T(crossing_two),      T(crossing_fixed_dims), T(crossing_moves),
+        T(speedup_analysis), T(roofline_analysis), T(xml_escaping),        T(report_markup),
+        T(check_outputs),    T(host_summaries),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

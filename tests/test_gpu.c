@@ -26,14 +26,21 @@ static bool g_have_ceil;
 
 static void gpu_backends_match_reference(void)
 {
-    fc_conf_opts co = {.device = "cuda", .dev = g_dev, .devctx = g_ctx, .backends = g_backends, .quick = g_quick,
-                       .graph = true, .library_may_refuse = true, .seed = g_seed};
+    fc_conf_opts co = {.device = "cuda",
+                       .dev = g_dev,
+                       .devctx = g_ctx,
+                       .backends = g_backends,
+                       .quick = g_quick,
+                       .graph = true,
+                       .library_may_refuse = true,
+                       .seed = g_seed};
     fc_conf_result r;
     fc_conformance(&co, &r);
     t_failures += r.failures;
-    printf("checked %d combinations (seed %llu); %d problems unsupported (reasons given); %d problems refused by a "
-           "library at setup (listed above)\n",
-           r.checked, (unsigned long long)g_seed, r.unsupported, r.refused);
+    printf(
+        "checked %d combinations (seed %llu); %d problems unsupported (reasons given); %d problems refused by a "
+        "library at setup (listed above)\n",
+        r.checked, (unsigned long long)g_seed, r.unsupported, r.refused);
 }
 
 /* Every pattern of its family is supported by the family's CUDA backend for every
@@ -41,7 +48,7 @@ static void gpu_backends_match_reference(void)
 static void gpu_support_is_explicit(void)
 {
     for (int k = 0; k < FC_NBACKENDS; k++) {
-            const fc_backend *bk = fc_builtin.backend[k];
+        const fc_backend *bk = fc_builtin.backend[k];
         if (!bk || strcmp(bk->device, "cuda")) continue;
         for (int pi = 0; pi < FC_NPATTERNS; pi++)
             for (int dt = 0; dt < FC_NDTYPES; dt++) {
@@ -55,7 +62,8 @@ static void gpu_support_is_explicit(void)
                 CHECK(fc_problem_finish(&p, &e) == 0);
                 char why[256] = "";
                 bool ok = bk->supports(&p, why, sizeof why);
-                if (!ok) CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words.names[k], fc_patterns[pi].name);
+                if (!ok)
+                    CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words.names[k], fc_patterns[pi].name);
                 bool mine = (!strcmp(fc_backend_words.names[k], "cuda.cublas") && f == &fc_family_linear) ||
                             (!strcmp(fc_backend_words.names[k], "cuda.cudnn") && f == &fc_family_conv) ||
                             (!strcmp(fc_backend_words.names[k], "cuda.custom") && f == &fc_family_attention);
@@ -183,10 +191,14 @@ int main(int argc, char **argv)
     bool probe = false;
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] >= '0' && argv[i][0] <= '9') g_seed = strtoull(argv[i], NULL, 10);
-        else if (!strcmp(argv[i], "--quick")) g_quick = true;
-        else if (!strcmp(argv[i], "--probe")) probe = true;
-        else if (!strcmp(argv[i], "--backend") && i + 1 < argc) g_backends = argv[++i];
-        else if (nrest < 8) rest[nrest++] = argv[i];
+        else if (!strcmp(argv[i], "--quick"))
+            g_quick = true;
+        else if (!strcmp(argv[i], "--probe"))
+            probe = true;
+        else if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+            g_backends = argv[++i];
+        else if (nrest < 8)
+            rest[nrest++] = argv[i];
     }
     g_dev = fc_builtin.device[FC_DEV_cuda];
     char why[256] = "this build has no CUDA device";

@@ -7,7 +7,10 @@
 #include "record.h"
 #include "test.h"
 
-static int parse(const char *text, cJSON **out, fc_err *e) { return fc_json_parse("t.json", text, strlen(text), out, e); }
+static int parse(const char *text, cJSON **out, fc_err *e)
+{
+    return fc_json_parse("t.json", text, strlen(text), out, e);
+}
 
 static void strict_parser(void)
 {
@@ -15,7 +18,9 @@ static void strict_parser(void)
     fc_err e;
     CHECK(parse("{\"a\": 1, \"b\": [1, 2]}", &j, &e) == 0);
     cJSON_Delete(j);
-    struct { const char *text, *needle; } bad[] = {
+    struct {
+        const char *text, *needle;
+    } bad[] = {
         {"", "empty"},
         {"   \n", "empty"},
         {"{\"a\": 1,", "truncated"},
@@ -31,7 +36,8 @@ static void strict_parser(void)
         int rc = parse(bad[i].text, &j, &e);
         CHECK_MSG(rc != 0, "'%s' accepted", bad[i].text);
         if (rc == 0) cJSON_Delete(j);
-        else CHECK_STR_CONTAINS(e.msg, bad[i].needle);
+        else
+            CHECK_STR_CONTAINS(e.msg, bad[i].needle);
         CHECK_STR_CONTAINS(e.msg, "t.json");
     }
     /* deep nesting */
@@ -55,7 +61,10 @@ static void validator(void)
         "\"$defs\":{\"pos\":{\"type\":\"number\",\"exclusiveMinimum\":0}}}";
     cJSON *schema = cJSON_Parse(schema_text);
     CHECK(schema != NULL);
-    struct { const char *doc; const char *needle; } cases[] = {
+    struct {
+        const char *doc;
+        const char *needle;
+    } cases[] = {
         {"{\"n\":3,\"kind\":\"a\"}", NULL},
         {"{\"n\":3,\"kind\":\"b\",\"name\":\"abc\",\"xs\":[1.5],\"v\":\"NaN\"}", NULL},
         {"{\"n\":3}", "missing required member 'kind'"},
@@ -110,7 +119,9 @@ static fc_record sample_record(void)
     strcpy(r.stop_rule, "precision");
     r.margin = 1.4 / 1.1 - 1;
     for (int k = 0; k < 3; k++)
-        r.round[k] = (fc_round_rec){.median_ms = {2.0, 1.0 + 0.1 * k}, .ratio = 2.0 / (1.0 + 0.1 * k), .pairs = 7,
+        r.round[k] = (fc_round_rec){.median_ms = {2.0, 1.0 + 0.1 * k},
+                                    .ratio = 2.0 / (1.0 + 0.1 * k),
+                                    .pairs = 7,
                                     .batch = {1, 2}};
     r.flops = 12345;
     r.speedup = (fc_ratio_ci){1.5, 1.4, 1.6};
@@ -128,7 +139,11 @@ static fc_record sample_record(void)
         vr->bytes = 1000;
         strcpy(vr->bound, "memory");
         vr->gflops = 3;
-        vr->check = (fc_check){.passed = true, .trusted = true, .rel_err = 1e-7, .max_abs_err = 1e-6, .tol = 1e-5,
+        vr->check = (fc_check){.passed = true,
+                               .trusted = true,
+                               .rel_err = 1e-7,
+                               .max_abs_err = 1e-6,
+                               .tol = 1e-5,
                                .checked = 1024};
         vr->stable = true;
     }
@@ -230,12 +245,14 @@ static void embedded_catalogue(void)
     CHECK(fc_sweep_load("full", &f, &e) == 0);
     CHECK(q.n > 0 && s.n > q.n && f.n > s.n);
     const char *must[] = {
-        "linear_bias_relu:m=128,k=512,n=512,dtype=fp32", "linear_bias:m=512,k=1024,n=1024,dtype=fp32",
+        "linear_bias_relu:m=128,k=512,n=512,dtype=fp32",
+        "linear_bias:m=512,k=1024,n=1024,dtype=fp32",
         "linear_bias_gelu:m=1024,k=784,n=2048,dtype=fp32",
         "conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32",
         "conv_bn_relu:n=4,c=128,h=28,w=28,k=128,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32",
         "conv_bn_relu:n=8,c=256,h=14,w=14,k=256,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32",
-        "attention:b=4,h=1,s=256,d=64,causal=0,dtype=fp32", "attention:b=4,h=8,s=256,d=64,causal=0,dtype=fp32",
+        "attention:b=4,h=1,s=256,d=64,causal=0,dtype=fp32",
+        "attention:b=4,h=8,s=256,d=64,causal=0,dtype=fp32",
         "attention:b=8,h=16,s=1024,d=64,causal=0,dtype=fp32",
     };
     for (size_t m = 0; m < FC_ARRAY_LEN(must); m++) {

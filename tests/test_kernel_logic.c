@@ -33,8 +33,8 @@ static void test_fastdiv(void)
 {
     const uint32_t top = 0x7fffffffu;
     for (uint32_t d = 1; d <= 3000; d++) {
-        const uint32_t ns[] = {0,       1,           d - 1,           d,    d + 1, 2 * d - 1,
-                               top - 1, top - d + 1, (top / d) * d - 1, top, (top / d) * d};
+        const uint32_t ns[] =
+            {0, 1, d - 1, d, d + 1, 2 * d - 1, top - 1, top - d + 1, (top / d) * d - 1, top, (top / d) * d};
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
             if (ns[i] <= top) check_div(d, ns[i]);
         for (int k = 0; k < 40; k++) check_div(d, rnd32() & top);
@@ -108,7 +108,8 @@ static void test_attn_grid(void)
                 if (b > 0) { /* query tile fastest, heads in order, last tile first within a head */
                     CHECK(h == prev_h || h == prev_h + 1);
                     if (h == prev_h) CHECK(t + 1 == prev_t);
-                    else CHECK(prev_t == 0 && t == nt - 1);
+                    else
+                        CHECK(prev_t == 0 && t == nt - 1);
                 } else {
                     CHECK(h == 0 && t == nt - 1);
                 }
@@ -219,10 +220,10 @@ static int bank_degree(const long addr[32], int width)
     return worst;
 }
 
-#define CHECK_BANKS(addr, width, what, ...)                                                                           \
-    do {                                                                                                          \
-        int deg_ = bank_degree(addr, width);                                                                      \
-        CHECK_MSG(deg_ == 1, "%d-way bank conflict: " what, deg_, __VA_ARGS__);                                   \
+#define CHECK_BANKS(addr, width, what, ...)                                     \
+    do {                                                                        \
+        int deg_ = bank_degree(addr, width);                                    \
+        CHECK_MSG(deg_ == 1, "%d-way bank conflict: " what, deg_, __VA_ARGS__); \
     } while (0)
 
 /* The flash2 layouts (kernels/flash2.cu) for one element size, head dimension and key tile:
@@ -241,7 +242,8 @@ static void check_flash2_banks(int esize, int d, int bc, int qks)
                 for (int l = 0; l < 32; l++) {
                     const int tid = 32 * w + l;
                     a[l] = (long)fck_tile_off(fck_copy_row(tid, i, nt, cpr), fck_copy_chunk(tid, cpr) * epc, d, epc,
-                                              fills[f][1]) * esize;
+                                              fills[f][1]) *
+                           esize;
                 }
                 CHECK_BANKS(a, 16, "fill %d esize %d d %d warp %d i %d", f, esize, d, w, i);
             }
@@ -315,8 +317,8 @@ static void check_flash2_banks(int esize, int d, int bc, int qks)
             for (int n8 = 0; n8 < bc / 8; n8++)
                 for (int i = 0; i < 4; i += half ? 2 : 1) {
                     for (int l = 0; l < 32; l++)
-                        a[l] = (long)esize * fck_tile_off(16 * mi + fck_c_row(l, i), 8 * n8 + fck_c_key(l, i, !half),
-                                                          bc, epc, mp);
+                        a[l] = (long)esize *
+                               fck_tile_off(16 * mi + fck_c_row(l, i), 8 * n8 + fck_c_key(l, i, !half), bc, epc, mp);
                     CHECK_BANKS(a, 4, "P stage esize %d n8 %d i %d", esize, n8, i); /* 2 x 16 bits, or 32 bits */
                 }
         const int cpr = bc / epc;
@@ -470,7 +472,7 @@ static void check_online_softmax(int s, int br, int bc, int causal, int perm, in
     for (int i = 0; i < s; i++)
         for (int j = 0; j < s; j++) {
             double x = amp * (2.0 * rnd_unit() - 1.0);
-            if (kind == 1) x = amp * (double)j / s;   /* the max grows tile after tile */
+            if (kind == 1) x = amp * (double)j / s;       /* the max grows tile after tile */
             if (kind == 2) x = amp * (double)(s - j) / s; /* ... or only shrinks */
             sc[i][j] = (float)x;
         }
@@ -563,7 +565,7 @@ static void test_online_softmax(void)
     CHECK(fck_osm_p(-INFINITY, 0.125f, nb) == 0.0f);
     CHECK(fck_osm_step(&m, 3.0f, 0.5f, &nb) == 0.0f && m == 3.0f && nb == -1.5f);
     CHECK(fck_osm_step(&m, 1.0f, 0.5f, &nb) == 1.0f && m == 3.0f); /* max unchanged: alpha exactly 1 */
-    CHECK_NEAR(fck_osm_step(&m, 5.0f, 0.5f, &nb), 0.5, 1e-7);     /* exp2((3 - 5)·0.5) */
+    CHECK_NEAR(fck_osm_step(&m, 5.0f, 0.5f, &nb), 0.5, 1e-7);      /* exp2((3 - 5)·0.5) */
     CHECK(fck_osm_p(5.0f, 0.5f, nb) == 1.0f);
 }
 
@@ -735,8 +737,8 @@ static void test_fragments_half(void)
             int addr[32];
             for (int mi = 0; mi < 2; mi++) {
                 for (int l = 0; l < 32; l++)
-                    addr[l] = fck_tile_off(r0 + 16 * mi + fck_ldsm_a_row(l), (2 * ks_ + fck_ldsm_a_chunk(l)) * 8,
-                                           EM_D, 8, FCK_SWZ_ROW8);
+                    addr[l] = fck_tile_off(r0 + 16 * mi + fck_ldsm_a_row(l), (2 * ks_ + fck_ldsm_a_chunk(l)) * 8, EM_D,
+                                           8, FCK_SWZ_ROW8);
                 ldsm(a[mi], qs, addr, 0);
             }
             for (int np = 0; np < EM_BC / 16; np++) {
@@ -935,9 +937,10 @@ static void test_napkin(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(test_fastdiv),         T(test_channel_map),    T(test_attn_grid),       T(test_attn_tiles),
-        T(test_swizzle_bijective), T(test_bank_conflicts), T(test_smem_budget),   T(test_online_softmax),
-        T(test_softmax_plan),    T(test_fragments_half), T(test_fragments_tf32),  T(test_tf32_split),
+        T(test_fastdiv),        T(test_channel_map),       T(test_attn_grid),
+        T(test_attn_tiles),     T(test_swizzle_bijective), T(test_bank_conflicts),
+        T(test_smem_budget),    T(test_online_softmax),    T(test_softmax_plan),
+        T(test_fragments_half), T(test_fragments_tf32),    T(test_tf32_split),
         T(test_napkin),
     };
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);

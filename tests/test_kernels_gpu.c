@@ -19,14 +19,14 @@
 static const char *const dt_names[] = {"fp32", "tf32", "bf16", "fp16"};
 static size_t esize(fck_dtype dt) { return dt == FCK_BF16 || dt == FCK_FP16 ? 2 : 4; }
 
-#define CU(call)                                                                                                   \
-    do {                                                                                                           \
-        cudaError_t st_ = (call);                                                                                  \
-        if (st_ != cudaSuccess) {                                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(st_));                \
-            t_failures++;                                                                                          \
-            return;                                                                                                \
-        }                                                                                                          \
+#define CU(call)                                                                                    \
+    do {                                                                                            \
+        cudaError_t st_ = (call);                                                                   \
+        if (st_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(st_)); \
+            t_failures++;                                                                           \
+            return;                                                                                 \
+        }                                                                                           \
     } while (0)
 
 /* ---------------------------------------------------------------- host conversions */
@@ -304,7 +304,7 @@ static void test_channel_affine(void)
         for (size_t ci = 0; ci < 3; ci++)
             for (size_t hi = 0; hi < 3; hi++)
                 for (int nhwc = 0; nhwc < 2; nhwc++) {
-                    check_affine(dts[di], 2, cs[ci], hws[hi], nhwc, nhwc, 0, 0); /* vectors: run/one/each */
+                    check_affine(dts[di], 2, cs[ci], hws[hi], nhwc, nhwc, 0, 0);  /* vectors: run/one/each */
                     check_affine(dts[di], 2, cs[ci], hws[hi], nhwc, !nhwc, 1, 0); /* scale, shift unaligned */
                     check_affine(dts[di], 1, cs[ci], hws[hi], nhwc, 1, 0, 1);     /* x, y unaligned: 64-bit path */
                 }

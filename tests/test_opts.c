@@ -13,27 +13,60 @@ static const char *const aliases[] = {"markdown", "md", NULL};
 
 static const fc_option options[] = {
     [O_FLAG] = {.name = "quiet", .kind = FC_OPT_FLAG, .section = "a", .help = "say less"},
-    [O_TEXT] = {.name = "out", .short_name = 'o', .kind = FC_OPT_TEXT, .metavar = "FILE", .section = "a",
-                .help = "where"},
-    [O_CHOICE] = {.name = "format", .kind = FC_OPT_CHOICE, .section = "a", .words = &fmt_words, .aliases = aliases,
-                  .def = "md", .help = "how"},
-    [O_LIST] = {.name = "dtype", .kind = FC_OPT_LIST, .metavar = "T[,T...]", .section = "b", .words = &fc_dtype_words,
-                .also = "all", .help = "which"},
+    [O_TEXT] =
+        {.name = "out", .short_name = 'o', .kind = FC_OPT_TEXT, .metavar = "FILE", .section = "a", .help = "where"},
+    [O_CHOICE] = {.name = "format",
+                  .kind = FC_OPT_CHOICE,
+                  .section = "a",
+                  .words = &fmt_words,
+                  .aliases = aliases,
+                  .def = "md",
+                  .help = "how"},
+    [O_LIST] = {.name = "dtype",
+                .kind = FC_OPT_LIST,
+                .metavar = "T[,T...]",
+                .section = "b",
+                .words = &fc_dtype_words,
+                .also = "all",
+                .help = "which"},
     [O_MULTI] = {.name = "shape", .kind = FC_OPT_MULTI, .metavar = "k=v,...", .section = "b", .help = "dims"},
-    [O_INT] = {.name = "rounds", .kind = FC_OPT_INT, .metavar = "N", .section = "b",
-               .setting = &fc_settings_table[FC_SET_ROUNDS], .help = "how many"},
-    [O_NUM] = {.name = "max-time", .kind = FC_OPT_NUM, .metavar = "S", .section = "b",
-               .setting = &fc_settings_table[FC_SET_MAX_TIME], .help = "how long"},
-    [O_BYTES] = {.name = "max-memory", .kind = FC_OPT_BYTES, .metavar = "BYTES", .section = "b",
-                 .setting = &fc_settings_table[FC_SET_MAX_MEMORY], .help = "how much"},
+    [O_INT] = {.name = "rounds",
+               .kind = FC_OPT_INT,
+               .metavar = "N",
+               .section = "b",
+               .setting = &fc_settings_table[FC_SET_ROUNDS],
+               .help = "how many"},
+    [O_NUM] = {.name = "max-time",
+               .kind = FC_OPT_NUM,
+               .metavar = "S",
+               .section = "b",
+               .setting = &fc_settings_table[FC_SET_MAX_TIME],
+               .help = "how long"},
+    [O_BYTES] = {.name = "max-memory",
+                 .kind = FC_OPT_BYTES,
+                 .metavar = "BYTES",
+                 .section = "b",
+                 .setting = &fc_settings_table[FC_SET_MAX_MEMORY],
+                 .help = "how much"},
     [O_SEED] = {.name = "seed", .kind = FC_OPT_SEED, .metavar = "N", .section = "b", .help = "which inputs"},
-    [O_FRAC] = {.name = "tolerance", .kind = FC_OPT_NUM, .metavar = "X", .section = "b", .min = 0, .max = 1,
-                .max_excluded = true, .help = "how close"},
+    [O_FRAC] = {.name = "tolerance",
+                .kind = FC_OPT_NUM,
+                .metavar = "X",
+                .section = "b",
+                .min = 0,
+                .max = 1,
+                .max_excluded = true,
+                .help = "how close"},
 };
 
 static const fc_cmd_spec spec = {
-    .name = "demo", .summary = "a test", .synopsis = "[options] FILE", .description = "Demonstrates.",
-    .options = options, .noptions = O_COUNT, .exit_status = "0 always.",
+    .name = "demo",
+    .summary = "a test",
+    .synopsis = "[options] FILE",
+    .description = "Demonstrates.",
+    .options = options,
+    .noptions = O_COUNT,
+    .exit_status = "0 always.",
 };
 
 static bool parse(fc_args *a, const char *line)
@@ -50,8 +83,9 @@ static bool parse(fc_args *a, const char *line)
 static void every_kind(void)
 {
     fc_args a;
-    CHECK(parse(&a, "--quiet -o x.json --format markdown --dtype fp32,bf16 --dtype all --shape m=1 --shape n=2 "
-                    "--rounds 4 --max-time 0.25 --max-memory 2K --seed 42 --tolerance 0.5 in.json"));
+    CHECK(parse(&a,
+                "--quiet -o x.json --format markdown --dtype fp32,bf16 --dtype all --shape m=1 --shape n=2 "
+                "--rounds 4 --max-time 0.25 --max-memory 2K --seed 42 --tolerance 0.5 in.json"));
     CHECK(a.v[O_FLAG].given && a.v[O_TEXT].given && !strcmp(a.v[O_TEXT].s, "x.json"));
     CHECK(!strcmp(a.v[O_CHOICE].s, "md")); /* the alias resolved */
     CHECK(a.v[O_LIST].n == 3 && !strcmp(a.v[O_LIST].list[1], "bf16") && !strcmp(a.v[O_LIST].list[2], "all"));
@@ -71,9 +105,14 @@ static void every_kind(void)
 /* Values outside the limits or the choices stop the parse with a usage error. */
 static void bad_values(void)
 {
-    const char *bad[] = {"--rounds 33", "--rounds 2.5", "--max-time 0", "--max-time nan", "--max-memory 0",
-                         "--max-memory 3X", "--seed -1", "--tolerance 1", "--format html", "--dtype fp32,fp64",
-                         "--dtype ,", "--quiet=1", "--nope", "--max", "--rounds", "-q"};
+    const char *bad[] = {"--rounds 33",    "--rounds 2.5",
+                         "--max-time 0",   "--max-time nan",
+                         "--max-memory 0", "--max-memory 3X",
+                         "--seed -1",      "--tolerance 1",
+                         "--format html",  "--dtype fp32,fp64",
+                         "--dtype ,",      "--quiet=1",
+                         "--nope",         "--max",
+                         "--rounds",       "-q"};
     for (size_t i = 0; i < FC_ARRAY_LEN(bad); i++) {
         fc_args a;
         CHECK_MSG(!parse(&a, bad[i]), "'%s' accepted", bad[i]);
@@ -127,8 +166,10 @@ static void command_tables(void)
         for (int i = 0; i < s->noptions; i++) {
             const fc_option *o = &s->options[i];
             CHECK_MSG(o->name && o->section && o->help, "%s: option %d", s->name, i);
-            for (int j = 0; j < i; j++) CHECK_MSG(strcmp(o->name, s->options[j].name), "%s: --%s twice", s->name, o->name);
-            if (o->kind == FC_OPT_CHOICE) CHECK_MSG(fc_option_words(o) != NULL, "%s --%s: no choices", s->name, o->name);
+            for (int j = 0; j < i; j++)
+                CHECK_MSG(strcmp(o->name, s->options[j].name), "%s: --%s twice", s->name, o->name);
+            if (o->kind == FC_OPT_CHOICE)
+                CHECK_MSG(fc_option_words(o) != NULL, "%s --%s: no choices", s->name, o->name);
             if (o->kind == FC_OPT_INT || o->kind == FC_OPT_NUM)
                 CHECK_MSG(o->setting || o->max > o->min, "%s --%s: no limits", s->name, o->name);
         }

@@ -32,7 +32,8 @@ static void problem_strings(void)
     CHECK(p.layout == FC_NHWC && p.dtype == FC_FP32);
     char buf[256], buf2[256];
     fc_problem_string(&p, buf, sizeof buf);
-    CHECK_MSG(!strcmp(buf, "conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32"), "%s", buf);
+    CHECK_MSG(!strcmp(buf, "conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32"), "%s",
+              buf);
     fc_problem q = parse_ok(buf);
     fc_problem_string(&q, buf2, sizeof buf2);
     CHECK(!strcmp(buf, buf2));
@@ -149,15 +150,22 @@ static void bn_folding(void)
         for (size_t idx = 0; idx < w.out_n; idx++) {
             size_t n, k, oy, ox;
             if (p.layout == FC_NCHW) {
-                ox = idx % Q; oy = idx / Q % P; k = idx / (Q * P) % K; n = idx / (Q * P * K);
+                ox = idx % Q;
+                oy = idx / Q % P;
+                k = idx / (Q * P) % K;
+                n = idx / (Q * P * K);
             } else {
-                k = idx % K; ox = idx / K % Q; oy = idx / (K * Q) % P; n = idx / (K * Q * P);
+                k = idx % K;
+                ox = idx / K % Q;
+                oy = idx / (K * Q) % P;
+                n = idx / (K * Q * P);
             }
             double acc = w.t[FC_CONV_TBF].data[k];
             for (size_t c = 0; c < C; c++)
                 for (size_t r = 0; r < R; r++)
                     for (size_t s = 0; s < S; s++) {
-                        long iy = (long)oy - (long)d[FC_CONV_PAD] + (long)r, ix = (long)ox - (long)d[FC_CONV_PAD] + (long)s;
+                        long iy = (long)oy - (long)d[FC_CONV_PAD] + (long)r,
+                             ix = (long)ox - (long)d[FC_CONV_PAD] + (long)s;
                         if (iy < 0 || ix < 0 || iy >= (long)H || ix >= (long)W) continue;
                         size_t xi = p.layout == FC_NCHW ? ((n * C + c) * H + (size_t)iy) * W + (size_t)ix
                                                         : ((n * H + (size_t)iy) * W + (size_t)ix) * C + c;
@@ -396,8 +404,14 @@ static void op_tables(void)
 
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(problem_strings), T(problem_string_errors), T(cost_on_paper), T(bn_folding),
-                                   T(inputs_never_zero_and_seeded), T(memory_guard), T(verification_can_fail),
-                                   T(live_intermediates), T(op_tables)};
+    static const t_case cases[] = {T(problem_strings),
+                                   T(problem_string_errors),
+                                   T(cost_on_paper),
+                                   T(bn_folding),
+                                   T(inputs_never_zero_and_seeded),
+                                   T(memory_guard),
+                                   T(verification_can_fail),
+                                   T(live_intermediates),
+                                   T(op_tables)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -147,7 +147,7 @@ static void subnormals(void)
 {
     /* fp16: multiples of 2^-24 below 2^-14 */
     CHECK(r_fp16(0x1p-24f) == 0x1p-24f);
-    CHECK(r_fp16(0x1p-25f) == 0.0f);                /* a tie, to the even zero */
+    CHECK(r_fp16(0x1p-25f) == 0.0f);               /* a tie, to the even zero */
     CHECK(r_fp16(0x1.000002p-25f) == 0x1p-24f);    /* just above half */
     CHECK(r_fp16(3 * 0x1p-25f) == 2 * 0x1p-24f);   /* a tie, to the even 2 */
     CHECK(r_fp16(-5 * 0x1p-25f) == -2 * 0x1p-24f); /* a tie, to the even 2 */
@@ -157,7 +157,7 @@ static void subnormals(void)
     CHECK(bits(r_bf16(sub)) == 0x00010000u);
     CHECK(bits(fc_round_tf32(sub)) == 0x00012000u);
     CHECK(bits(fc_round_tf32(from_bits(0x00013000u))) == 0x00014000u); /* a tie, to even */
-    CHECK(bits(r_bf16(from_bits(0x00018000u))) == 0x00020000u);         /* a tie, to even */
+    CHECK(bits(r_bf16(from_bits(0x00018000u))) == 0x00020000u);        /* a tie, to even */
     CHECK(bits(r_bf16(from_bits(0x00007fffu))) == 0);
     /* the largest subnormal of bf16 rounds up into the normals */
     CHECK(bits(r_bf16(from_bits(0x007fffffu))) == 0x00800000u);
@@ -169,8 +169,8 @@ static void workload_rounds_inputs(void)
 {
     static const char *const probs[] = {"conv_bn_relu:n=1,c=5,h=6,w=6,k=4,r=3,s=3,pad=1,layout=nhwc",
                                         "linear_residual_relu:m=9,k=17,n=5", "attention:b=1,h=2,s=9,d=8"};
-    static const uint32_t low[FC_NDTYPES] = {[FC_FP32] = 0, [FC_TF32] = 0x1fffu, [FC_BF16] = 0xffffu,
-                                             [FC_FP16] = 0x1fffu};
+    static const uint32_t low[FC_NDTYPES] =
+        {[FC_FP32] = 0, [FC_TF32] = 0x1fffu, [FC_BF16] = 0xffffu, [FC_FP16] = 0x1fffu};
     for (size_t pi = 0; pi < FC_ARRAY_LEN(probs); pi++)
         for (int dt = 0; dt < FC_NDTYPES; dt++) {
             fc_problem p;
@@ -184,8 +184,8 @@ static void workload_rounds_inputs(void)
                 for (size_t i = 0; i < w.t[t].n; i++) {
                     float x = w.t[t].data[i];
                     CHECK(x != 0.0f && isfinite(x));
-                    if (dt != FC_FP32 && bits(x) & low[dt]) CHECK_MSG(0, "%s %s[%zu] = %a not rounded", probs[pi],
-                                                                     w.t[t].name, i, x);
+                    if (dt != FC_FP32 && bits(x) & low[dt])
+                        CHECK_MSG(0, "%s %s[%zu] = %a not rounded", probs[pi], w.t[t].name, i, x);
                     if (dt == FC_FP16) CHECK(bits(r_fp16(x)) == bits(x));
                     unrounded += (bits(x) & 0xffffu) != 0;
                     total++;
@@ -517,8 +517,9 @@ int main(int argc, char **argv)
         argc = 1;
     }
     printf("seed %llu\n", (unsigned long long)g_seed);
-    static const t_case cases[] = {T(every_bf16_round_trips), T(every_fp16_round_trips), T(tf32_round_trips),
-                                   T(ties_to_even), T(nan_inf_and_overflow), T(subnormals),
-                                   T(workload_rounds_inputs), T(tolerance_order), T(tolerances_hold_in_simulation)};
+    static const t_case cases[] =
+        {T(every_bf16_round_trips), T(every_fp16_round_trips), T(tf32_round_trips),
+         T(ties_to_even),           T(nan_inf_and_overflow),   T(subnormals),
+         T(workload_rounds_inputs), T(tolerance_order),        T(tolerances_hold_in_simulation)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -37,7 +37,8 @@ static range schema_range(const cJSON *root, const cJSON *props, const char *key
     p = number_schema(root, p);
     r.found = true;
     r.integer = !strcmp(fc_json_str(p, "type", ""), "integer");
-    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(p, "minimum"), *xlo = cJSON_GetObjectItemCaseSensitive(p, "exclusiveMinimum");
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(p, "minimum"),
+                *xlo = cJSON_GetObjectItemCaseSensitive(p, "exclusiveMinimum");
     if (cJSON_IsNumber(lo)) r.min = lo->valuedouble;
     if (cJSON_IsNumber(xlo)) {
         r.min = xlo->valuedouble;
@@ -62,9 +63,11 @@ static void table_matches_calibration_schema(void)
         range r = schema_range(root, defs_props(root, s->in_stop ? "stop" : "settings"), s->key);
         CHECK_MSG(r.found, "setting '%s' is not in the schema's %s", s->key, s->in_stop ? "stop" : "settings");
         if (!r.found) continue;
-        CHECK_MSG(r.integer == s->integer, "'%s': integer in the table %d, in the schema %d", s->key, s->integer, r.integer);
-        CHECK_MSG(r.min == s->min && r.min_excluded == s->min_excluded, "'%s': minimum %g%s in the table, %g%s in the schema",
-                  s->key, s->min, s->min_excluded ? " (excluded)" : "", r.min, r.min_excluded ? " (excluded)" : "");
+        CHECK_MSG(r.integer == s->integer, "'%s': integer in the table %d, in the schema %d", s->key, s->integer,
+                  r.integer);
+        CHECK_MSG(r.min == s->min && r.min_excluded == s->min_excluded,
+                  "'%s': minimum %g%s in the table, %g%s in the schema", s->key, s->min,
+                  s->min_excluded ? " (excluded)" : "", r.min, r.min_excluded ? " (excluded)" : "");
         CHECK_MSG(r.max == s->max, "'%s': maximum %g in the table, %g in the schema", s->key, s->max, r.max);
     }
     cJSON_Delete(root);
@@ -96,7 +99,8 @@ static void command_line_within_document(void)
     for (int i = 0; i < FC_NSETTINGS; i++) {
         const fc_setting *s = &fc_settings_table[i];
         CHECK_MSG(s->ask_min <= s->ask_max, "'%s': empty command-line range", s->key);
-        CHECK_MSG(fc_setting_in_range((fc_setting_id)i, s->ask_min) && fc_setting_in_range((fc_setting_id)i, s->ask_max),
+        CHECK_MSG(fc_setting_in_range((fc_setting_id)i, s->ask_min) &&
+                      fc_setting_in_range((fc_setting_id)i, s->ask_max),
                   "'%s': command-line range [%g, %g] leaves the document's", s->key, s->ask_min, s->ask_max);
         if (!isnan(s->def) && s->def != 0)
             CHECK_MSG(s->def >= s->ask_min && s->def <= s->ask_max, "'%s': default %g out of range", s->key, s->def);
@@ -152,7 +156,7 @@ int main(int argc, char **argv)
 {
     static const t_case cases[] = {
         T(table_matches_calibration_schema), T(every_schema_number_has_a_row), T(command_line_within_document),
-        T(sweep_stop_within_document),       T(reader_bounds_integers),         T(defaults_from_table),
+        T(sweep_stop_within_document),       T(reader_bounds_integers),        T(defaults_from_table),
     };
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

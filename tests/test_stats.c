@@ -198,13 +198,21 @@ static int sim_launch(void *arg, fc_variant v, fc_err *e)
 }
 
 static const fc_device sim_device = {
-    .name = "sim", .timer_begin = sim_begin, .timer_end = sim_end, .flush_cache = sim_flush,
+    .name = "sim",
+    .timer_begin = sim_begin,
+    .timer_end = sim_end,
+    .flush_cache = sim_flush,
 };
 
 static fc_round_cfg round_cfg(int nvar, uint64_t seed)
 {
-    return (fc_round_cfg){.nvar = nvar, .target_sample = 0.002, .min_pairs = 4, .min_time = 0.1, .max_time = 0.3,
-                          .max_pairs = 200000, .seed = seed};
+    return (fc_round_cfg){.nvar = nvar,
+                          .target_sample = 0.002,
+                          .min_pairs = 4,
+                          .min_time = 0.1,
+                          .max_time = 0.3,
+                          .max_pairs = 200000,
+                          .seed = seed};
 }
 
 static void free_all(fc_samples *out)
@@ -292,9 +300,16 @@ static void engine_cold_and_interrupt(void)
 
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(basic_stats), T(median_selection), T(median_matches_sort),          T(t_quantiles),
-                                   T(interval_covers_true_ratio), T(rounds_that_disagree),  T(decisions),
-                                   T(engine_round_min_time), T(engine_batches_and_caps),       T(engine_three_variants),
+    static const t_case cases[] = {T(basic_stats),
+                                   T(median_selection),
+                                   T(median_matches_sort),
+                                   T(t_quantiles),
+                                   T(interval_covers_true_ratio),
+                                   T(rounds_that_disagree),
+                                   T(decisions),
+                                   T(engine_round_min_time),
+                                   T(engine_batches_and_caps),
+                                   T(engine_three_variants),
                                    T(engine_cold_and_interrupt)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

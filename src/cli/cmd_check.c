@@ -25,7 +25,17 @@
 static int check_command(const fc_args *args);
 
 enum {
-    O_BASELINE, O_THRESHOLDS, O_RUN, O_OUT, O_TOLERANCE, O_STRICT, O_CONFIRM, O_FORMAT, O_MARKDOWN, O_JUNIT, O_QUIET,
+    O_BASELINE,
+    O_THRESHOLDS,
+    O_RUN,
+    O_OUT,
+    O_TOLERANCE,
+    O_STRICT,
+    O_CONFIRM,
+    O_FORMAT,
+    O_MARKDOWN,
+    O_JUNIT,
+    O_QUIET,
     O_COUNT
 };
 
@@ -37,32 +47,70 @@ static const char *const md_aliases[] = {"markdown", "md", NULL};
 #define VERDICTS "verdicts"
 #define OUTPUT "output"
 static const fc_option options[] = {
-    [O_BASELINE] = {.name = "baseline", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = IN, .file = true,
+    [O_BASELINE] = {.name = "baseline",
+                    .kind = FC_OPT_TEXT,
+                    .metavar = "FILE",
+                    .section = IN,
+                    .file = true,
                     .help = "the calibration document to compare with (from 'fusecal run')"},
-    [O_THRESHOLDS] = {.name = "thresholds", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = IN, .file = true,
+    [O_THRESHOLDS] = {.name = "thresholds",
+                      .kind = FC_OPT_TEXT,
+                      .metavar = "FILE",
+                      .section = IN,
+                      .file = true,
                       .help = "minimum speedups and allowed regressions by pattern, device, backend, dtype and shape "
                               "(schemas/thresholds.schema.json): the first rule that matches a record and sets a limit "
                               "wins"},
-    [O_RUN] = {.name = "run", .kind = FC_OPT_FLAG, .section = IN,
+    [O_RUN] = {.name = "run",
+               .kind = FC_OPT_FLAG,
+               .section = IN,
                .help = "measure the baseline's problems now, with its settings, instead of reading CURRENT.json"},
-    [O_OUT] = {.name = "out", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = IN, .file = true,
+    [O_OUT] = {.name = "out",
+               .kind = FC_OPT_TEXT,
+               .metavar = "FILE",
+               .section = IN,
+               .file = true,
                .help = "with --run: also save the measured records (JSON, rewritten after every record)"},
-    [O_TOLERANCE] = {.name = "tolerance", .kind = FC_OPT_NUM, .metavar = "X", .section = VERDICTS, .min = 0, .max = 1,
-                     .max_excluded = true, .def = "the thresholds file's, else " STR(FC_DEFAULT_TOLERANCE),
+    [O_TOLERANCE] = {.name = "tolerance",
+                     .kind = FC_OPT_NUM,
+                     .metavar = "X",
+                     .section = VERDICTS,
+                     .min = 0,
+                     .max = 1,
+                     .max_excluded = true,
+                     .def = "the thresholds file's, else " STR(FC_DEFAULT_TOLERANCE),
                      .help = "allowed regression as a fraction, for every record"},
     [O_STRICT] = {.name = "strict", .kind = FC_OPT_FLAG, .section = VERDICTS, .help = "inconclusive records fail too"},
-    [O_CONFIRM] = {.name = "confirm", .kind = FC_OPT_INT, .metavar = "N", .section = VERDICTS, .min = 1,
+    [O_CONFIRM] = {.name = "confirm",
+                   .kind = FC_OPT_INT,
+                   .metavar = "N",
+                   .section = VERDICTS,
+                   .min = 1,
                    .max = FC_MAX_CONFIRM,
                    .help = "with --run: measure regressed and below-threshold records again N times; they fail only "
                            "when every re-measurement fails again, else they become inconclusive"},
-    [O_FORMAT] = {.name = "format", .kind = FC_OPT_CHOICE, .section = OUTPUT, .words = &format_words,
-                  .aliases = md_aliases, .def = "md",
+    [O_FORMAT] = {.name = "format",
+                  .kind = FC_OPT_CHOICE,
+                  .section = OUTPUT,
+                  .words = &format_words,
+                  .aliases = md_aliases,
+                  .def = "md",
                   .help = "the summary on stdout: a markdown table for a CI log or a pull-request comment, or JSON"},
-    [O_MARKDOWN] = {.name = "markdown", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = OUTPUT, .file = true,
+    [O_MARKDOWN] = {.name = "markdown",
+                    .kind = FC_OPT_TEXT,
+                    .metavar = "FILE",
+                    .section = OUTPUT,
+                    .file = true,
                     .help = "also write the markdown summary to FILE"},
-    [O_JUNIT] = {.name = "junit", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = OUTPUT, .file = true,
+    [O_JUNIT] = {.name = "junit",
+                 .kind = FC_OPT_TEXT,
+                 .metavar = "FILE",
+                 .section = OUTPUT,
+                 .file = true,
                  .help = "also write JUnit XML, one testcase per record"},
-    [O_QUIET] = {.name = "quiet", .kind = FC_OPT_FLAG, .section = OUTPUT,
+    [O_QUIET] = {.name = "quiet",
+                 .kind = FC_OPT_FLAG,
+                 .section = OUTPUT,
                  .help = "no progress, notes or summary on stdout (files are written)"},
 };
 _Static_assert(FC_ARRAY_LEN(options) == O_COUNT && O_COUNT <= FC_MAX_OPTIONS, "check options");
@@ -75,17 +123,19 @@ const fc_cmd_spec fc_cmd_check = {
     .name = "check",
     .summary = "pass or fail records against a baseline and thresholds, for CI",
     .synopsis = "[--baseline FILE] [--thresholds FILE] (CURRENT.json | --run) [options]",
-    .description = "Judges each record by both speedup confidence intervals, so that noise does not fail a build: "
-                   "pass, improved, regressed (the current interval lies wholly below the baseline's, by more than "
-                   "the allowed regression), below-threshold (the current interval lies wholly below the pattern's "
-                   "minimum speedup), inconclusive, missing, failed-verification.",
+    .description =
+        "Judges each record by both speedup confidence intervals, so that noise does not fail a build: "
+        "pass, improved, regressed (the current interval lies wholly below the baseline's, by more than "
+        "the allowed regression), below-threshold (the current interval lies wholly below the pattern's "
+        "minimum speedup), inconclusive, missing, failed-verification.",
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
     .options = options,
     .noptions = O_COUNT,
-    .exit_status = "0 every record passes (inconclusive passes unless --strict), 1 a record regressed, is below its "
-                   "threshold, failed or is missing (or there is nothing to check), 2 bad usage or input (unreadable "
-                   "file, not JSON, wrong schema, newer schema version), 130 interrupted during --run.",
+    .exit_status =
+        "0 every record passes (inconclusive passes unless --strict), 1 a record regressed, is below its "
+        "threshold, failed or is missing (or there is nothing to check), 2 bad usage or input (unreadable "
+        "file, not JSON, wrong schema, newer schema version), 130 interrupted during --run.",
     .run = check_command,
 };
 
@@ -115,7 +165,8 @@ static int check_opts_from(const fc_args *a, check_opts *o)
         return fc_usage_error("unexpected argument '%s' (check takes one current results file)", a->operands[1]);
     if (!o->baseline && !o->thresholds)
         return fc_usage_error("check needs --baseline FILE, --thresholds FILE or both (see 'fusecal check --help')");
-    if (o->run && o->current) return fc_usage_error("give the current results as a file or measure them with --run, not both");
+    if (o->run && o->current)
+        return fc_usage_error("give the current results as a file or measure them with --run, not both");
     if (!o->run && !o->current)
         return fc_usage_error("check needs the current results: a file, or --run to measure them now");
     if (o->run && !o->baseline) return fc_usage_error("--run measures the baseline's problems: give --baseline FILE");
@@ -179,8 +230,8 @@ static int show_record(void *ctx, int i, int n, const fc_doc *d, const fc_record
     }
     fc_format_dims(&r->prob, dims, sizeof dims);
     if (r->status == FC_STATUS_OK)
-        fc_progress_note(pg, "[%d/%d] %s %s %s: %s fuse=%s; check: %s", i + 1, n, r->prob.pat->name, r->backend, dims, sp,
-                         fc_decision_name(r->decision), v);
+        fc_progress_note(pg, "[%d/%d] %s %s %s: %s fuse=%s; check: %s", i + 1, n, r->prob.pat->name, r->backend, dims,
+                         sp, fc_decision_name(r->decision), v);
     else
         fc_progress_note(pg, "[%d/%d] %s %s %s: %s: %s; check: %s", i + 1, n, r->prob.pat->name, r->backend, dims,
                          fc_status_name(r->status), r->reason, v);
@@ -199,11 +250,11 @@ static void baseline_plan(const fc_doc *base, fc_plan *plan, char (*why)[256], f
         why[i][0] = 0;
         if (!first[i]) continue; /* listed twice: measured once */
         char w[200] = "";
-        if (!fc_backend_usable(&fc_builtin, r->backend, w, sizeof w))
-            snprintf(why[i], 256, "not measured here: %s", w);
+        if (!fc_backend_usable(&fc_builtin, r->backend, w, sizeof w)) snprintf(why[i], 256, "not measured here: %s", w);
         else if (!fc_backend_find(&fc_builtin, r->backend)->supports(&r->prob, w, sizeof w))
             snprintf(why[i], 256, "not measured here: %s", w);
-        else fc_plan_add(plan, &r->prob, fc_backend_find(&fc_builtin, r->backend), r->threshold);
+        else
+            fc_plan_add(plan, &r->prob, fc_backend_find(&fc_builtin, r->backend), r->threshold);
         if (why[i][0]) {
             bool said = false; /* one note per backend */
             for (int j = 0; j < i && !said; j++) said = why[j][0] && !strcmp(base->rec[j].backend, r->backend);
@@ -243,19 +294,24 @@ static int measure_baseline(const check_opts *o, check_state *st, int argc, char
     if (rc) return rc;
     fc_err e;
     display show = {&st->pg, &st->base, st->have_th ? &st->th : NULL, o->tolerance};
-    fc_writer w = {.path = o->out, .fmt = FC_FMT_JSON, .t0 = st->t0, .pg = &st->pg,
+    fc_writer w = {.path = o->out,
+                   .fmt = FC_FMT_JSON,
+                   .t0 = st->t0,
+                   .pg = &st->pg,
                    .show = {show_start, show_record, &show}};
     if (fc_writer_save(&w, &st->cur) != 0) return fc_fail(FC_EXIT_USAGE, &w.err);
     fc_observer obs = fc_writer_observer(&w);
     int n = st->plan.n;
-    if (n) fc_progress_note(&st->pg, "fusecal: re-measuring %d baseline record%s with its settings", n, n == 1 ? "" : "s");
+    if (n)
+        fc_progress_note(&st->pg, "fusecal: re-measuring %d baseline record%s with its settings", n, n == 1 ? "" : "s");
     if (fc_calibrate(&st->ses, &st->plan, &st->set, &st->cur, &obs, &fc_interrupted, &e) != 0)
         return FC_EXIT_USAGE; /* the writer said why; the file holds every earlier record */
     fc_progress_end(&st->pg);
     st->interrupted = fc_interrupted != 0;
     if (fc_writer_save(&w, &st->cur) != 0) return fc_fail(FC_EXIT_USAGE, &w.err);
     if (o->out)
-        fc_progress_note(&st->pg, "fusecal: wrote %d measured record%s to %s", st->cur.n, st->cur.n == 1 ? "" : "s", o->out);
+        fc_progress_note(&st->pg, "fusecal: wrote %d measured record%s to %s", st->cur.n, st->cur.n == 1 ? "" : "s",
+                         o->out);
     return 0;
 }
 
@@ -276,7 +332,8 @@ static bool measure_again(void *ctx, const fc_record *const *recs, int nrecs, in
 {
     confirmer *c = ctx;
     check_state *st = c->st;
-    fc_progress_note(&st->pg, "fusecal: re-measuring %d failing record%s (%d of %d)", nrecs, nrecs == 1 ? "" : "s", k + 1, n);
+    fc_progress_note(&st->pg, "fusecal: re-measuring %d failing record%s (%d of %d)", nrecs, nrecs == 1 ? "" : "s",
+                     k + 1, n);
     fc_plan plan = {0};
     for (int i = 0; i < nrecs; i++)
         fc_plan_add(&plan, &recs[i]->prob, fc_backend_find(&fc_builtin, recs[i]->backend), recs[i]->threshold);
@@ -345,9 +402,13 @@ static void summarize(const check_opts *o, check_state *st, int rc)
     if (none_matched) return;
     fc_str counts = {0};
     for (int v = FC_NVERDICTS - 1; v >= 0; v--)
-        if (chk->count[v]) fc_str_addf(&counts, "%s%d %s", counts.len ? ", " : "", chk->count[v], fc_verdict_name((fc_verdict)v));
+        if (chk->count[v])
+            fc_str_addf(&counts, "%s%d %s", counts.len ? ", " : "", chk->count[v], fc_verdict_name((fc_verdict)v));
     fc_progress_note(&st->pg, "fusecal: check %s: %s",
-                     rc == FC_EXIT_OK ? "passed" : rc == FC_EXIT_FAIL ? "failed" : "interrupted", fc_str_cstr(&counts));
+                     rc == FC_EXIT_OK     ? "passed"
+                     : rc == FC_EXIT_FAIL ? "failed"
+                                          : "interrupted",
+                     fc_str_cstr(&counts));
     fc_str_free(&counts);
 }
 
@@ -367,9 +428,15 @@ static int judge(const check_opts *o, check_state *st)
         fc_remeasure m = {can_measure, measure_again, &c};
         st->interrupted = fc_check_confirm_all(chk, o->confirm, &m) || fc_interrupted;
     }
-    fc_check_info info = {.baseline = o->baseline, .current = o->current, .thresholds = o->thresholds,
-                          .base_doc = o->baseline ? &st->base : NULL, .cur_doc = &st->cur, .tolerance = o->tolerance,
-                          .confirm = o->confirm, .elapsed_s = fc_now() - st->t0, .interrupted = st->interrupted};
+    fc_check_info info = {.baseline = o->baseline,
+                          .current = o->current,
+                          .thresholds = o->thresholds,
+                          .base_doc = o->baseline ? &st->base : NULL,
+                          .cur_doc = &st->cur,
+                          .tolerance = o->tolerance,
+                          .confirm = o->confirm,
+                          .elapsed_s = fc_now() - st->t0,
+                          .interrupted = st->interrupted};
     int rc = emit(o, chk, &info);
     if (rc) return rc;
     rc = st->interrupted ? FC_EXIT_INTERRUPTED : fc_check_exit_code(chk);
@@ -386,7 +453,8 @@ static int load_inputs(const check_opts *o, check_state *st)
     for (size_t i = 0; i < FC_ARRAY_LEN(outs); i++)
         if (outs[i] && fc_check_writable(outs[i], &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
     if (o->thresholds) {
-        if (fc_thresholds_load(o->thresholds, &st->th, &e) != 0) return fc_usage_error("bad thresholds file: %s", e.msg);
+        if (fc_thresholds_load(o->thresholds, &st->th, &e) != 0)
+            return fc_usage_error("bad thresholds file: %s", e.msg);
         st->have_th = true;
     }
     if (o->baseline && fc_doc_load(o->baseline, &st->base, &e) != 0) return fc_usage_error("bad baseline: %s", e.msg);

@@ -19,15 +19,29 @@ static const char *const by_aliases[] = {"backend", "problem,backend", NULL};
 static const char *const md_aliases[] = {"markdown", "md", NULL};
 
 static const fc_option options[] = {
-    [O_BY] = {.name = "by", .kind = FC_OPT_CHOICE, .section = "options", .words = &by_words, .aliases = by_aliases,
+    [O_BY] = {.name = "by",
+              .kind = FC_OPT_CHOICE,
+              .section = "options",
+              .words = &by_words,
+              .aliases = by_aliases,
               .def = "problem,backend",
               .help = "what pairs two records: problem,backend pairs records of the same problem and backend (two "
                       "machines or library versions); problem pairs records of the same problem on any backends (CPU "
                       "against GPU, one backend against another)"},
-    [O_FORMAT] = {.name = "format", .kind = FC_OPT_CHOICE, .section = "options", .words = &format_words,
-                  .aliases = md_aliases, .def = "text", .help = "a table for a terminal, markdown, or JSON"},
-    [O_OUT] = {.name = "out", .short_name = 'o', .kind = FC_OPT_TEXT, .metavar = "FILE", .section = "options",
-               .file = true, .help = "write there instead of stdout"},
+    [O_FORMAT] = {.name = "format",
+                  .kind = FC_OPT_CHOICE,
+                  .section = "options",
+                  .words = &format_words,
+                  .aliases = md_aliases,
+                  .def = "text",
+                  .help = "a table for a terminal, markdown, or JSON"},
+    [O_OUT] = {.name = "out",
+               .short_name = 'o',
+               .kind = FC_OPT_TEXT,
+               .metavar = "FILE",
+               .section = "options",
+               .file = true,
+               .help = "write there instead of stdout"},
 };
 _Static_assert(FC_ARRAY_LEN(options) == O_COUNT && O_COUNT <= FC_MAX_OPTIONS, "compare options");
 
@@ -40,10 +54,11 @@ const fc_cmd_spec fc_cmd_compare = {
     .name = "compare",
     .summary = "two calibrations side by side: speedups, flips, geometric mean",
     .synopsis = "A.json B.json [options]",
-    .description = "Puts the records of two calibration documents side by side: latencies, speedups with their 95% "
-                   "intervals, the change of speedup B/A (marked * when the intervals do not overlap), fuse decisions "
-                   "that flip, and a geometric-mean row over the records both measured; then the records only one "
-                   "side has.",
+    .description =
+        "Puts the records of two calibration documents side by side: latencies, speedups with their 95% "
+        "intervals, the change of speedup B/A (marked * when the intervals do not overlap), fuse decisions "
+        "that flip, and a geometric-mean row over the records both measured; then the records only one "
+        "side has.",
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
     .options = options,
@@ -58,8 +73,9 @@ static int no_pairs(const fc_doc *a, const fc_doc *b, const char *an, const char
     fc_compare alt;
     fc_compare_docs(a, b, FC_MATCH_PROBLEM, &alt);
     fprintf(stderr, "fusecal: error: no record of '%s' matches one of '%s'%s\n", an, bn,
-            by == FC_MATCH_PROBLEM_BACKEND && alt.n ? " by problem and backend; '--by problem' pairs them across backends"
-                                                    : "");
+            by == FC_MATCH_PROBLEM_BACKEND && alt.n
+                ? " by problem and backend; '--by problem' pairs them across backends"
+                : "");
     fc_compare_free(&alt);
     return FC_EXIT_FAIL;
 }
@@ -68,8 +84,9 @@ static int compare_docs(const fc_args *args, const fc_doc *a, const fc_doc *b, c
 {
     const char *by_s = args->v[O_BY].s, *fmt = args->v[O_FORMAT].s, *out = args->v[O_OUT].s;
     fc_match_by by = by_s && !strcmp(by_s, "problem") ? FC_MATCH_PROBLEM : FC_MATCH_PROBLEM_BACKEND;
-    fc_compare_format f = !fmt || !strcmp(fmt, "text") ? FC_COMPARE_TEXT : !strcmp(fmt, "md") ? FC_COMPARE_MD
-                                                                                              : FC_COMPARE_JSON;
+    fc_compare_format f = !fmt || !strcmp(fmt, "text") ? FC_COMPARE_TEXT
+                          : !strcmp(fmt, "md")         ? FC_COMPARE_MD
+                                                       : FC_COMPARE_JSON;
     fc_compare cmp;
     fc_compare_docs(a, b, by, &cmp);
     char *text = fc_compare_render(&cmp, a, b, an, bn, by, f);

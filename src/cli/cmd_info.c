@@ -16,14 +16,29 @@ static const char *const format_names[] = {"text", "json"};
 static const fc_words format_words = {"format", format_names, 2, 0};
 
 static const fc_option options[] = {
-    [O_FORMAT] = {.name = "format", .kind = FC_OPT_CHOICE, .section = "options", .words = &format_words,
-                  .def = "text", .help = "indented text, or JSON"},
-    [O_DEVICE] = {.name = "device", .kind = FC_OPT_CHOICE, .section = "options", .words = &fc_device_words,
-                  .also = "all", .def = "all", .help = "the devices to describe and measure"},
-    [O_THREADS] = {.name = "threads", .kind = FC_OPT_INT, .metavar = "N", .section = "options",
-                   .setting = &fc_settings_table[FC_SET_THREADS], .def = "all cores",
+    [O_FORMAT] = {.name = "format",
+                  .kind = FC_OPT_CHOICE,
+                  .section = "options",
+                  .words = &format_words,
+                  .def = "text",
+                  .help = "indented text, or JSON"},
+    [O_DEVICE] = {.name = "device",
+                  .kind = FC_OPT_CHOICE,
+                  .section = "options",
+                  .words = &fc_device_words,
+                  .also = "all",
+                  .def = "all",
+                  .help = "the devices to describe and measure"},
+    [O_THREADS] = {.name = "threads",
+                   .kind = FC_OPT_INT,
+                   .metavar = "N",
+                   .section = "options",
+                   .setting = &fc_settings_table[FC_SET_THREADS],
+                   .def = "all cores",
                    .help = "host threads for the CPU ceilings"},
-    [O_NO_MEASURE] = {.name = "no-measure", .kind = FC_OPT_FLAG, .section = "options",
+    [O_NO_MEASURE] = {.name = "no-measure",
+                      .kind = FC_OPT_FLAG,
+                      .section = "options",
                       .help = "skip the measurements: the inventory alone"},
 };
 _Static_assert(FC_ARRAY_LEN(options) == O_COUNT && O_COUNT <= FC_MAX_OPTIONS, "info options");
@@ -32,10 +47,11 @@ const fc_cmd_spec fc_cmd_info = {
     .name = "info",
     .summary = "host inventory and measured ceilings of this machine",
     .synopsis = "[options]",
-    .description = "Prints the host inventory (CPU model, cores, ISA, caches, memory, load; OpenBLAS build and threads, "
-                   "oneDNN version and ISA, cJSON; the GPU and CUDA libraries when present) and measures this "
-                   "machine's ceilings: GEMM GFLOP/s and memory bandwidth (and, on a GPU, launch latency), as "
-                   "'fusecal run' does before it measures.",
+    .description =
+        "Prints the host inventory (CPU model, cores, ISA, caches, memory, load; OpenBLAS build and threads, "
+        "oneDNN version and ISA, cJSON; the GPU and CUDA libraries when present) and measures this "
+        "machine's ceilings: GEMM GFLOP/s and memory bandwidth (and, on a GPU, launch latency), as "
+        "'fusecal run' does before it measures.",
     .options = options,
     .noptions = O_COUNT,
     .exit_status = "0 described, 1 a device or a measurement failed, 2 bad usage.",
@@ -62,7 +78,8 @@ static void print_left_out(const bool on[FC_NDEVICES])
     for (int d = 0; d < FC_NDEVICES; d++) {
         char why[256] = "";
         if (on[d]) continue;
-        if (!fc_builtin.device[d]) printf("%s: not built: %s\n", fc_device_words.names[d], fc_builtin.device_why_not[d]);
+        if (!fc_builtin.device[d])
+            printf("%s: not built: %s\n", fc_device_words.names[d], fc_builtin.device_why_not[d]);
         else if (!fc_builtin.device[d]->available(why, sizeof why))
             printf("%s: not usable here: %s\n", fc_device_words.names[d], why);
     }

@@ -18,18 +18,28 @@ static const char *const list_names[] = {"patterns", "backends", "devices"};
 static const fc_words list_words = {"list", list_names, 3, 0};
 
 static const fc_option options[] = {
-    [O_FORMAT] = {.name = "format", .kind = FC_OPT_CHOICE, .section = "options", .words = &format_words,
-                  .def = "text", .help = "text for a terminal, or JSON"},
-    [O_DEVICE] = {.name = "device", .kind = FC_OPT_CHOICE, .section = "options", .words = &fc_device_words,
-                  .also = "all", .def = "all",
+    [O_FORMAT] = {.name = "format",
+                  .kind = FC_OPT_CHOICE,
+                  .section = "options",
+                  .words = &format_words,
+                  .def = "text",
+                  .help = "text for a terminal, or JSON"},
+    [O_DEVICE] = {.name = "device",
+                  .kind = FC_OPT_CHOICE,
+                  .section = "options",
+                  .words = &fc_device_words,
+                  .also = "all",
+                  .def = "all",
                   .help = "only the backends and devices of this device, built and usable here or not"},
 };
 _Static_assert(FC_ARRAY_LEN(options) == O_COUNT && O_COUNT <= FC_MAX_OPTIONS, "list options");
 
 static const fc_operand operands[] = {
     {"patterns", "the op chains, their dimensions and fuse thresholds", &list_words, false},
-    {"backends", "every backend fusecal knows: built or not, usable here or not, and which patterns and dtypes each "
-                 "implements", &list_words, false},
+    {"backends",
+     "every backend fusecal knows: built or not, usable here or not, and which patterns and dtypes each "
+     "implements",
+     &list_words, false},
     {"devices", "the devices fusecal knows and whether this build and machine have them", &list_words, false},
 };
 
@@ -37,8 +47,9 @@ const fc_cmd_spec fc_cmd_list = {
     .name = "list",
     .summary = "patterns, backends and devices this build and machine can measure",
     .synopsis = "[patterns|backends|devices] [options]",
-    .description = "Lists what this build of fusecal and this machine can measure, and why not where they cannot: "
-                   "one of the lists below, or with no argument all three.",
+    .description =
+        "Lists what this build of fusecal and this machine can measure, and why not where they cannot: "
+        "one of the lists below, or with no argument all three.",
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
     .options = options,
@@ -72,11 +83,15 @@ static void list_patterns(cJSON *out, bool json)
         size_t off = 0;
         for (int d = 0; d < f->ndims; d++) {
             if (f->dims[d].derived) continue;
-            if (f->dims[d].def == FC_DIM_REQUIRED) off += (size_t)snprintf(dims + off, sizeof dims - off, "%s%s", off ? "," : "", f->dims[d].name);
-            else off += (size_t)snprintf(dims + off, sizeof dims - off, "%s%s=%lld", off ? "," : "", f->dims[d].name, (long long)f->dims[d].def);
+            if (f->dims[d].def == FC_DIM_REQUIRED)
+                off += (size_t)snprintf(dims + off, sizeof dims - off, "%s%s", off ? "," : "", f->dims[d].name);
+            else
+                off += (size_t)snprintf(dims + off, sizeof dims - off, "%s%s=%lld", off ? "," : "", f->dims[d].name,
+                                        (long long)f->dims[d].def);
         }
         off = 0;
-        for (int k = 0; k < p->nops; k++) off += (size_t)snprintf(ops + off, sizeof ops - off, "%s%s", k ? " -> " : "", fc_op_name(p->ops[k]));
+        for (int k = 0; k < p->nops; k++)
+            off += (size_t)snprintf(ops + off, sizeof ops - off, "%s%s", k ? " -> " : "", fc_op_name(p->ops[k]));
         if (!json) {
             /* pad by characters, not bytes: the formulas hold · ᵀ √ */
             int chars = 0;
@@ -132,7 +147,8 @@ static void backend_supports(const fc_backend *b, cJSON *o, bool json)
         backend_dtype(b, (fc_dtype)dt, list, line, sizeof line, reason, sizeof reason);
         if (json) continue;
         if (line[0]) printf("      %-5s %s\n", fc_dtype_name((fc_dtype)dt), line);
-        else printf("      %-5s unsupported: %s\n", fc_dtype_name((fc_dtype)dt), reason);
+        else
+            printf("      %-5s unsupported: %s\n", fc_dtype_name((fc_dtype)dt), reason);
     }
 }
 
@@ -182,7 +198,10 @@ static void list_devices(cJSON *out, bool json, const bool on[FC_NDEVICES])
         bool ok = dev && dev->available(why, sizeof why);
         if (!dev) snprintf(why, sizeof why, "not built: %s", fc_builtin.device_why_not[d]);
         if (!json)
-            printf("  %-5s %s%s\n", fc_device_words.names[d], ok ? "usable here" : dev ? "not usable here: " : "",
+            printf("  %-5s %s%s\n", fc_device_words.names[d],
+                   ok    ? "usable here"
+                   : dev ? "not usable here: "
+                         : "",
                    ok ? "" : why);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", fc_device_words.names[d]);

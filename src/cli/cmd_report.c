@@ -11,10 +11,19 @@ static int report_files(const fc_args *args);
 enum { O_OUT, O_TITLE, O_COUNT };
 
 static const fc_option options[] = {
-    [O_OUT] = {.name = "out", .short_name = 'o', .kind = FC_OPT_TEXT, .metavar = "FILE", .section = "options",
-               .file = true, .help = "where the page goes ('-' for stdout); required"},
-    [O_TITLE] = {.name = "title", .kind = FC_OPT_TEXT, .metavar = "TEXT", .section = "options",
-                 .def = "fusecal calibration report", .help = "the page's title"},
+    [O_OUT] = {.name = "out",
+               .short_name = 'o',
+               .kind = FC_OPT_TEXT,
+               .metavar = "FILE",
+               .section = "options",
+               .file = true,
+               .help = "where the page goes ('-' for stdout); required"},
+    [O_TITLE] = {.name = "title",
+                 .kind = FC_OPT_TEXT,
+                 .metavar = "TEXT",
+                 .section = "options",
+                 .def = "fusecal calibration report",
+                 .help = "the page's title"},
 };
 _Static_assert(FC_ARRAY_LEN(options) == O_COUNT && O_COUNT <= FC_MAX_OPTIONS, "report options");
 
@@ -26,11 +35,12 @@ const fc_cmd_spec fc_cmd_report = {
     .name = "report",
     .summary = "draw calibrations into one self-contained HTML page",
     .synopsis = "FILE... -o report.html [options]",
-    .description = "Draws calibration documents into one self-contained HTML page (inline SVG and CSS; no scripts, "
-                   "fonts or network): per pattern, speedup against problem size with 95% intervals, the fuse "
-                   "threshold and where each series crosses it; the memory traffic fusion saves per pattern; a "
-                   "roofline per document and device with unfused and fused points under the measured ceilings; the "
-                   "records; the host and settings. Readable printed and in a narrow window.",
+    .description =
+        "Draws calibration documents into one self-contained HTML page (inline SVG and CSS; no scripts, "
+        "fonts or network): per pattern, speedup against problem size with 95% intervals, the fuse "
+        "threshold and where each series crosses it; the memory traffic fusion saves per pattern; a "
+        "roofline per document and device with unfused and fused points under the measured ceilings; the "
+        "records; the host and settings. Readable printed and in a narrow window.",
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
     .options = options,

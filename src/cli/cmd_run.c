@@ -21,10 +21,31 @@
 static int run(const fc_args *args);
 
 enum {
-    O_PATTERN, O_DEVICE, O_BACKEND, O_DTYPE, O_SHAPE, O_SWEEP, O_LAYOUT,
-    O_CACHE, O_THREADS, O_THRESHOLD, O_MIN_SAMPLES, O_MIN_TIME, O_MAX_NOISE, O_MAX_TIME, O_ROUNDS, O_NO_GRAPH, O_SEED,
-    O_MAX_MEMORY, O_MAX_TIME_TOTAL,
-    O_OUT, O_FORMAT, O_QUIET, O_DRY_RUN, O_RESUME, O_APPEND,
+    O_PATTERN,
+    O_DEVICE,
+    O_BACKEND,
+    O_DTYPE,
+    O_SHAPE,
+    O_SWEEP,
+    O_LAYOUT,
+    O_CACHE,
+    O_THREADS,
+    O_THRESHOLD,
+    O_MIN_SAMPLES,
+    O_MIN_TIME,
+    O_MAX_NOISE,
+    O_MAX_TIME,
+    O_ROUNDS,
+    O_NO_GRAPH,
+    O_SEED,
+    O_MAX_MEMORY,
+    O_MAX_TIME_TOTAL,
+    O_OUT,
+    O_FORMAT,
+    O_QUIET,
+    O_DRY_RUN,
+    O_RESUME,
+    O_APPEND,
     O_COUNT
 };
 
@@ -33,72 +54,163 @@ enum {
 #define OUTPUT "output"
 #define SETTING(id) (&fc_settings_table[FC_SET_##id])
 static const fc_option options[] = {
-    [O_PATTERN] = {.name = "pattern", .kind = FC_OPT_LIST, .metavar = "P[,P...]|all", .section = WHAT,
-                   .words_fn = fc_pattern_words, .also = "all", .def = "all",
+    [O_PATTERN] = {.name = "pattern",
+                   .kind = FC_OPT_LIST,
+                   .metavar = "P[,P...]|all",
+                   .section = WHAT,
+                   .words_fn = fc_pattern_words,
+                   .also = "all",
+                   .def = "all",
                    .help = "patterns to measure; 'fusecal list patterns' describes them"},
-    [O_DEVICE] = {.name = "device", .kind = FC_OPT_CHOICE, .section = WHAT, .words = &fc_device_words, .also = "all",
-                  .def = "cpu", .help = "devices; all measures the GPU when there is one and says so when not"},
-    [O_BACKEND] = {.name = "backend", .kind = FC_OPT_LIST, .metavar = "NAME[,NAME...]", .section = WHAT,
-                   .words = &fc_backend_words, .def = "every usable one on the devices", .help = "backends"},
-    [O_DTYPE] = {.name = "dtype", .kind = FC_OPT_LIST, .metavar = "T[,T...]", .section = WHAT, .words = &fc_dtype_words,
+    [O_DEVICE] = {.name = "device",
+                  .kind = FC_OPT_CHOICE,
+                  .section = WHAT,
+                  .words = &fc_device_words,
+                  .also = "all",
+                  .def = "cpu",
+                  .help = "devices; all measures the GPU when there is one and says so when not"},
+    [O_BACKEND] = {.name = "backend",
+                   .kind = FC_OPT_LIST,
+                   .metavar = "NAME[,NAME...]",
+                   .section = WHAT,
+                   .words = &fc_backend_words,
+                   .def = "every usable one on the devices",
+                   .help = "backends"},
+    [O_DTYPE] = {.name = "dtype",
+                 .kind = FC_OPT_LIST,
+                 .metavar = "T[,T...]",
+                 .section = WHAT,
+                 .words = &fc_dtype_words,
                  .def = "the sweep's, fp32",
                  .help = "element types: fp32, tf32, bf16, fp16 (CPU backends compute fp32; CUDA backends all four)"},
-    [O_SHAPE] = {.name = "shape", .kind = FC_OPT_MULTI, .metavar = "k=v,...", .section = WHAT,
+    [O_SHAPE] = {.name = "shape",
+                 .kind = FC_OPT_MULTI,
+                 .metavar = "k=v,...",
+                 .section = WHAT,
                  .help = "dims applied to every selected pattern that has them, or a whole problem string such as "
                          "'conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1'; repeatable; replaces the sweep"},
-    [O_SWEEP] = {.name = "sweep", .kind = FC_OPT_TEXT, .section = WHAT, .words_fn = fc_sweep_words, .file = true,
-                 .metavar = "NAME|FILE", .def = "quick",
+    [O_SWEEP] = {.name = "sweep",
+                 .kind = FC_OPT_TEXT,
+                 .section = WHAT,
+                 .words_fn = fc_sweep_words,
+                 .file = true,
+                 .metavar = "NAME|FILE",
+                 .def = "quick",
                  .help = "a built-in sweep (quick, standard, full) or a sweep file (schemas/catalogue.schema.json)"},
-    [O_LAYOUT] = {.name = "layout", .kind = FC_OPT_CHOICE, .section = WHAT, .words = &fc_layout_words,
+    [O_LAYOUT] = {.name = "layout",
+                  .kind = FC_OPT_CHOICE,
+                  .section = WHAT,
+                  .words = &fc_layout_words,
                   .def = "the sweep's, nhwc, the layout the libraries are fast in",
                   .help = "activation layout of conv problems"},
-    [O_CACHE] = {.name = "cache", .kind = FC_OPT_CHOICE, .section = HOW, .words = &fc_cache_words, .def = "warm",
+    [O_CACHE] = {.name = "cache",
+                 .kind = FC_OPT_CHOICE,
+                 .section = HOW,
+                 .words = &fc_cache_words,
+                 .def = "warm",
                  .help = "resident data, or caches flushed before every sample (a buffer twice the LLC on the CPU, a "
                          "memset of L2 on the GPU)"},
-    [O_THREADS] = {.name = "threads", .kind = FC_OPT_INT, .metavar = "N", .section = HOW, .setting = SETTING(THREADS),
+    [O_THREADS] = {.name = "threads",
+                   .kind = FC_OPT_INT,
+                   .metavar = "N",
+                   .section = HOW,
+                   .setting = SETTING(THREADS),
                    .def = "all cores",
                    .help = "host threads for OpenBLAS, oneDNN and fusecal's loops, one OpenMP pool"},
-    [O_THRESHOLD] = {.name = "threshold", .kind = FC_OPT_NUM, .metavar = "X", .section = HOW,
-                     .setting = SETTING(THRESHOLD), .def = "the sweep's, else the catalogue's, 1.1",
+    [O_THRESHOLD] = {.name = "threshold",
+                     .kind = FC_OPT_NUM,
+                     .metavar = "X",
+                     .section = HOW,
+                     .setting = SETTING(THRESHOLD),
+                     .def = "the sweep's, else the catalogue's, 1.1",
                      .help = "fuse when the speedup's 95% interval lies above X"},
-    [O_MIN_SAMPLES] = {.name = "min-samples", .kind = FC_OPT_INT, .metavar = "N", .section = HOW,
+    [O_MIN_SAMPLES] = {.name = "min-samples",
+                       .kind = FC_OPT_INT,
+                       .metavar = "N",
+                       .section = HOW,
                        .setting = SETTING(MIN_SAMPLES),
                        .help = "stopping rule: at least N sample tuples per record, spread over the first --rounds "
                                "rounds, whatever --max-time says"},
-    [O_MIN_TIME] = {.name = "min-time", .kind = FC_OPT_NUM, .metavar = "S", .section = HOW,
-                    .setting = SETTING(MIN_TIME), .help = "... and at least S seconds of samples per variant"},
-    [O_MAX_NOISE] = {.name = "max-noise", .kind = FC_OPT_NUM, .metavar = "X", .section = HOW,
+    [O_MIN_TIME] = {.name = "min-time",
+                    .kind = FC_OPT_NUM,
+                    .metavar = "S",
+                    .section = HOW,
+                    .setting = SETTING(MIN_TIME),
+                    .help = "... and at least S seconds of samples per variant"},
+    [O_MAX_NOISE] = {.name = "max-noise",
+                     .kind = FC_OPT_NUM,
+                     .metavar = "X",
+                     .section = HOW,
                      .setting = SETTING(MAX_NOISE),
                      .help = "... then more rounds until the speedup's 95% interval is this narrow (half-width / "
                              "speedup at most X)"},
-    [O_MAX_TIME] = {.name = "max-time", .kind = FC_OPT_NUM, .metavar = "S", .section = HOW,
+    [O_MAX_TIME] = {.name = "max-time",
+                    .kind = FC_OPT_NUM,
+                    .metavar = "S",
+                    .section = HOW,
                     .setting = SETTING(MAX_TIME),
                     .help = "... or S seconds of samples per variant at most; a sweep may set its own stopping rule, "
                             "the command line wins"},
-    [O_ROUNDS] = {.name = "rounds", .kind = FC_OPT_INT, .metavar = "N", .section = HOW, .setting = SETTING(ROUNDS),
-                  .help = "fresh setups per problem at least (new buffers, plans, algorithm choices): the speedup's "
-                          "interval is a t interval over the rounds' speedups, so it covers what changes between setups"},
-    [O_NO_GRAPH] = {.name = "no-graph", .kind = FC_OPT_FLAG, .section = HOW,
+    [O_ROUNDS] = {.name = "rounds",
+                  .kind = FC_OPT_INT,
+                  .metavar = "N",
+                  .section = HOW,
+                  .setting = SETTING(ROUNDS),
+                  .help =
+                      "fresh setups per problem at least (new buffers, plans, algorithm choices): the speedup's "
+                      "interval is a t interval over the rounds' speedups, so it covers what changes between setups"},
+    [O_NO_GRAPH] = {.name = "no-graph",
+                    .kind = FC_OPT_FLAG,
+                    .section = HOW,
                     .help = "on CUDA, skip the graph-replay timing"},
-    [O_SEED] = {.name = "seed", .kind = FC_OPT_SEED, .metavar = "N", .section = HOW, .def = "from the clock",
+    [O_SEED] = {.name = "seed",
+                .kind = FC_OPT_SEED,
+                .metavar = "N",
+                .section = HOW,
+                .def = "from the clock",
                 .help = "inputs and sample order, recorded in the document"},
-    [O_MAX_MEMORY] = {.name = "max-memory", .kind = FC_OPT_BYTES, .metavar = "BYTES", .section = HOW,
-                      .setting = SETTING(MAX_MEMORY), .def = "what is available",
+    [O_MAX_MEMORY] = {.name = "max-memory",
+                      .kind = FC_OPT_BYTES,
+                      .metavar = "BYTES",
+                      .section = HOW,
+                      .setting = SETTING(MAX_MEMORY),
+                      .def = "what is available",
                       .help = "skip problems needing more host memory; a suffix K, M, G or T multiplies by 1024^1..4"},
-    [O_MAX_TIME_TOTAL] = {.name = "max-time-total", .kind = FC_OPT_NUM, .metavar = "S", .section = HOW,
-                          .setting = SETTING(MAX_TIME_TOTAL), .def = "no limit",
+    [O_MAX_TIME_TOTAL] = {.name = "max-time-total",
+                          .kind = FC_OPT_NUM,
+                          .metavar = "S",
+                          .section = HOW,
+                          .setting = SETTING(MAX_TIME_TOTAL),
+                          .def = "no limit",
                           .help = "end the sweep after S seconds; the records so far are kept, marked complete: false"},
-    [O_OUT] = {.name = "out", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = OUTPUT, .file = true,
-               .def = "fusecal-<time>.json", .help = "where records go, rewritten atomically after every record"},
-    [O_FORMAT] = {.name = "format", .kind = FC_OPT_CHOICE, .section = OUTPUT, .words = &fc_format_words,
-                  .def = "from --out's extension, json", .help = "the records as JSON, JSON lines, CSV or markdown"},
+    [O_OUT] = {.name = "out",
+               .kind = FC_OPT_TEXT,
+               .metavar = "FILE",
+               .section = OUTPUT,
+               .file = true,
+               .def = "fusecal-<time>.json",
+               .help = "where records go, rewritten atomically after every record"},
+    [O_FORMAT] = {.name = "format",
+                  .kind = FC_OPT_CHOICE,
+                  .section = OUTPUT,
+                  .words = &fc_format_words,
+                  .def = "from --out's extension, json",
+                  .help = "the records as JSON, JSON lines, CSV or markdown"},
     [O_QUIET] = {.name = "quiet", .kind = FC_OPT_FLAG, .section = OUTPUT, .help = "no table or progress"},
     [O_DRY_RUN] = {.name = "dry-run", .kind = FC_OPT_FLAG, .section = OUTPUT, .help = "print the plan and exit"},
-    [O_RESUME] = {.name = "resume", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = OUTPUT, .file = true,
+    [O_RESUME] = {.name = "resume",
+                  .kind = FC_OPT_TEXT,
+                  .metavar = "FILE",
+                  .section = OUTPUT,
+                  .file = true,
                   .help = "finish an interrupted calibration: re-run the command recorded in FILE with its seed, "
                           "skipping the problems it holds, writing to FILE (only --quiet, --dry-run and "
                           "--max-time-total may go with it)"},
-    [O_APPEND] = {.name = "append", .kind = FC_OPT_TEXT, .metavar = "FILE", .section = OUTPUT, .file = true,
+    [O_APPEND] = {.name = "append",
+                  .kind = FC_OPT_TEXT,
+                  .metavar = "FILE",
+                  .section = OUTPUT,
+                  .file = true,
                   .help = "add this run's problems to FILE (those it holds are skipped); refused when FILE was made "
                           "with other settings or on another host or library build"},
 };
@@ -108,15 +220,17 @@ const fc_cmd_spec fc_cmd_run = {
     .name = "run",
     .summary = "measure unfused against fused op chains and write calibration records",
     .synopsis = "[options]",
-    .description = "Measures each problem's unfused chain against its fused form, paired and interleaved, verifies "
-                   "both against a float64 reference, and writes a record per problem and backend: latencies, the "
-                   "speedup with its 95% interval, traffic, roofline, verification and the fuse decision.",
+    .description =
+        "Measures each problem's unfused chain against its fused form, paired and interleaved, verifies "
+        "both against a float64 reference, and writes a record per problem and backend: latencies, the "
+        "speedup with its 95% interval, traffic, roofline, verification and the fuse decision.",
     .options = options,
     .noptions = O_COUNT,
-    .exit_status = "0 every record ok, 1 a record failed (verification, setup or run), 2 bad usage or input, 130 "
-                   "interrupted: the first SIGINT or SIGTERM finishes the current sample and writes every finished "
-                   "record with complete: false (--resume picks it up); a second exits at once, leaving the last "
-                   "whole file.",
+    .exit_status =
+        "0 every record ok, 1 a record failed (verification, setup or run), 2 bad usage or input, 130 "
+        "interrupted: the first SIGINT or SIGTERM finishes the current sample and writes every finished "
+        "record with complete: false (--resume picks it up); a second exits at once, leaving the last "
+        "whole file.",
     .run = run,
 };
 
@@ -136,8 +250,10 @@ static const struct {
     int opt;
     unsigned bit;
 } stop_opts[] = {
-    {O_MIN_SAMPLES, FC_STOP_MIN_SAMPLES}, {O_MIN_TIME, FC_STOP_MIN_TIME},
-    {O_MAX_NOISE, FC_STOP_MAX_NOISE},     {O_MAX_TIME, FC_STOP_MAX_TIME},
+    {O_MIN_SAMPLES, FC_STOP_MIN_SAMPLES},
+    {O_MIN_TIME, FC_STOP_MIN_TIME},
+    {O_MAX_NOISE, FC_STOP_MAX_NOISE},
+    {O_MAX_TIME, FC_STOP_MAX_TIME},
 };
 
 static void settings_from(const fc_args *a, run_opts *o)
@@ -182,7 +298,8 @@ static int run_opts_from(const fc_args *a, run_opts *o)
     o->dry_run = a->v[O_DRY_RUN].given;
     settings_from(a, o);
     if (a->noperands) return fc_usage_error("unexpected argument '%s' (see 'fusecal run --help')", a->operands[0]);
-    if ((o->stop_set & FC_STOP_MIN_TIME) && (o->stop_set & FC_STOP_MAX_TIME) && o->set.stop.min_time > o->set.stop.max_time)
+    if ((o->stop_set & FC_STOP_MIN_TIME) && (o->stop_set & FC_STOP_MAX_TIME) &&
+        o->set.stop.min_time > o->set.stop.max_time)
         return fc_usage_error("--min-time %g is more than --max-time %g", o->set.stop.min_time, o->set.stop.max_time);
     return 0;
 }
@@ -297,7 +414,8 @@ static int check_fits(const fc_problem *p, double max_memory)
     if (max_memory > 0 && max_memory < avail) avail = max_memory;
     if ((double)need > avail)
         return fc_usage_error("problem '%s' needs %.2f GiB of host memory, %.2f GiB %s", ps, (double)need / (1 << 30),
-                              avail / (1 << 30), max_memory > 0 && max_memory <= avail ? "allowed by --max-memory" : "available");
+                              avail / (1 << 30),
+                              max_memory > 0 && max_memory <= avail ? "allowed by --max-memory" : "available");
     return 0;
 }
 
@@ -350,7 +468,8 @@ static void add_problem(const selection *s, const fc_problem *p, double threshol
         char ps[256];
         fc_problem_string(p, ps, sizeof ps);
         if (!td->n++) snprintf(td->first, sizeof td->first, "%s on %s: %s", ps, s->backends[bi]->name, why);
-        else if (td->say_each) fc_progress_note(pg, "fusecal: note: not measured: %s on %s: %s", ps, s->backends[bi]->name, why);
+        else if (td->say_each)
+            fc_progress_note(pg, "fusecal: note: not measured: %s on %s: %s", ps, s->backends[bi]->name, why);
     }
 }
 
@@ -382,9 +501,9 @@ static int add_jobs(const run_opts *o, const selection *s, const fc_sweep *sw, f
         for (int di = 0; di < (s->ndtypes ? s->ndtypes : 1); di++) {
             fc_problem p = base;
             if (s->ndtypes) p.dtype = s->dtypes[di];
-            double th = o->set.threshold > 0                ? o->set.threshold
+            double th = o->set.threshold > 0           ? o->set.threshold
                         : sw->threshold[p.pat->id] > 0 ? sw->threshold[p.pat->id]
-                                                            : fc_catalog_threshold(p.pat);
+                                                       : fc_catalog_threshold(p.pat);
             add_problem(s, &p, th, plan, &td, pg);
         }
     }
@@ -424,16 +543,20 @@ static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, b
             }
             if (r->status == FC_STATUS_OK && !r->v[v].check.trusted) untrusted++;
         }
-        if (r->throttled) fc_progress_note(pg, "fusecal: warning: %s on %s: clocks dropped during the problem", r->problem, r->backend);
+        if (r->throttled)
+            fc_progress_note(pg, "fusecal: warning: %s on %s: clocks dropped during the problem", r->problem,
+                             r->backend);
     }
     if (!quiet) {
         fc_print_table(stdout, doc);
         fflush(stdout);
     }
-    fc_progress_note(pg, "fusecal: wrote %d records to %s (%d ok, %d failed, %d skipped%s); fuse: %d yes, %d no, %d inconclusive%s%s",
-                     doc->n, out, doc->n - failed - skipped, failed, skipped, doc->complete ? "" : ", INCOMPLETE",
-                     dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE],
-                     fallbacks ? "; fallback implementations flagged" : "", untrusted ? "; untrusted outputs flagged" : "");
+    fc_progress_note(
+        pg,
+        "fusecal: wrote %d records to %s (%d ok, %d failed, %d skipped%s); fuse: %d yes, %d no, %d inconclusive%s%s",
+        doc->n, out, doc->n - failed - skipped, failed, skipped, doc->complete ? "" : ", INCOMPLETE",
+        dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE],
+        fallbacks ? "; fallback implementations flagged" : "", untrusted ? "; untrusted outputs flagged" : "");
     *failed_out = failed;
 }
 
@@ -450,7 +573,8 @@ static void environment_guards(fc_progress *pg, const fc_settings *set, const cJ
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(host, "devices"), "cpu");
     const char *gov = fc_json_str(cpu, "governor", "unknown");
     if (strcmp(gov, "performance") && strcmp(gov, "unknown"))
-        fc_progress_note(pg, "fusecal: warning: CPU frequency governor is '%s', not 'performance': clocks may vary", gov);
+        fc_progress_note(pg, "fusecal: warning: CPU frequency governor is '%s', not 'performance': clocks may vary",
+                         gov);
 }
 
 /* ------------------------------------------------------------------ a run */
@@ -476,8 +600,10 @@ static int replay(const fc_args *args, run_opts *o, run_state *st)
     static const int allowed[] = {O_QUIET, O_DRY_RUN, O_MAX_TIME_TOTAL, O_RESUME, -1};
     const char *name;
     if (fc_args_other_than(&fc_cmd_run, args, allowed, &name))
-        return fc_usage_error("--resume re-runs the command recorded in '%s': give no other measuring options "
-                              "(not --%s)", o->resume, name);
+        return fc_usage_error(
+            "--resume re-runs the command recorded in '%s': give no other measuring options "
+            "(not --%s)",
+            o->resume, name);
     fc_err e;
     int n;
     char **argv;
@@ -563,9 +689,10 @@ static int print_plan(const run_opts *o, const fc_plan *plan)
         printf("%-14s %s (threshold %.3g)\n", plan->jobs[i].backend->name, ps, plan->jobs[i].threshold);
     }
     const fc_stop *st = &o->set.stop;
-    printf("%d problems x backends; sweep %s; stop: at least %d rounds, %d tuples and %.3gs per variant, more rounds "
-           "until the interval's half-width <= %.3g or %.3gs per variant\n",
-           plan->n, o->set.sweep, o->set.rounds, st->min_samples, st->min_time, st->max_noise, st->max_time);
+    printf(
+        "%d problems x backends; sweep %s; stop: at least %d rounds, %d tuples and %.3gs per variant, more rounds "
+        "until the interval's half-width <= %.3g or %.3gs per variant\n",
+        plan->n, o->set.sweep, o->set.rounds, st->min_samples, st->min_time, st->max_noise, st->max_time);
     return FC_EXIT_OK;
 }
 
@@ -591,7 +718,11 @@ static int measure(run_opts *o, run_state *st, int argc, char **argv)
     environment_guards(&st->pg, &o->set, host);
     if (fc_continue_begin(&st->cont, &o->set, host, ceilings, fc_command_line_json(argc, argv), &st->doc, &e) != 0)
         return fc_usage_error("%s", e.msg);
-    fc_writer w = {.path = st->out, .fmt = st->fmt, .t0 = st->t0, .base = st->doc.elapsed_s, .pg = &st->pg,
+    fc_writer w = {.path = st->out,
+                   .fmt = st->fmt,
+                   .t0 = st->t0,
+                   .base = st->doc.elapsed_s,
+                   .pg = &st->pg,
                    .show = {show_start, show_record, &st->pg}};
     if (fc_writer_save(&w, &st->doc) != 0) return fc_fail(FC_EXIT_USAGE, &w.err);
     fc_observer obs = fc_writer_observer(&w);

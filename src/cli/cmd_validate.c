@@ -19,10 +19,11 @@ const fc_cmd_spec fc_cmd_validate = {
     .name = "validate",
     .summary = "check a calibration or catalogue file against its schema",
     .synopsis = "FILE...",
-    .description = "Checks each file against its schema: a calibration document (written by 'fusecal run') against "
-                   "schemas/calibration.schema.json, a catalogue or sweep file against schemas/catalogue.schema.json, a "
-                   "thresholds file (\"schema\": \"fusecal-thresholds\") against schemas/thresholds.schema.json. "
-                   "Reports the first problem of each invalid file on one line.",
+    .description =
+        "Checks each file against its schema: a calibration document (written by 'fusecal run') against "
+        "schemas/calibration.schema.json, a catalogue or sweep file against schemas/catalogue.schema.json, a "
+        "thresholds file (\"schema\": \"fusecal-thresholds\") against schemas/thresholds.schema.json. "
+        "Reports the first problem of each invalid file on one line.",
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
     .exit_status = "0 every file valid, 1 a file invalid, 2 bad usage or unreadable file.",

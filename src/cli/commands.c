@@ -41,8 +41,9 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: fusecal <command> [options]\n\n%s\n\ncommands:\n", fc_tool_summary);
     for (int i = 0; i < fc_ncommands; i++) fprintf(out, "  %-10s %s\n", fc_commands[i]->name, fc_commands[i]->summary);
-    fprintf(out, "\n'fusecal help <command>' or 'fusecal <command> --help' describes a command's options;\n"
-                 "'fusecal --version' names this build.\n");
+    fprintf(out,
+            "\n'fusecal help <command>' or 'fusecal <command> --help' describes a command's options;\n"
+            "'fusecal --version' names this build.\n");
 }
 
 static int unknown_command(const char *name)

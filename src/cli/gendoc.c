@@ -25,8 +25,10 @@ static void roff(fc_str *b, const char *s)
     if (*s == '.' || *s == '\'') fc_str_add(b, "\\&");
     for (; *s; s++) {
         if (*s == '\\') fc_str_add(b, "\\e");
-        else if (*s == '-') fc_str_add(b, "\\-");
-        else fc_str_addf(b, "%c", *s);
+        else if (*s == '-')
+            fc_str_add(b, "\\-");
+        else
+            fc_str_addf(b, "%c", *s);
     }
 }
 
@@ -44,7 +46,8 @@ static void man_label(fc_str *b, const fc_option *o)
     for (int s = 0; s < (o->short_name ? 2 : 1); s++) {
         if (s) fc_str_add(b, ", ");
         if (s) snprintf(name, sizeof name, "-%c", o->short_name);
-        else snprintf(name, sizeof name, "--%s", o->name);
+        else
+            snprintf(name, sizeof name, "--%s", o->name);
         fc_str_add(b, "\\fB");
         roff(b, name);
         fc_str_add(b, "\\fR");
@@ -70,7 +73,8 @@ static void man_paragraphs(fc_str *b, const char *text)
         if (pre != verbatim) fc_str_add(b, pre ? ".nf\n" : ".fi\n");
         verbatim = pre;
         if (!line[0]) fc_str_add(b, ".PP\n");
-        else roff_line(b, line);
+        else
+            roff_line(b, line);
         free(line);
         p += len + (p[len] == '\n');
     }
@@ -103,7 +107,8 @@ static void man_options(fc_str *b, const fc_cmd_spec *c)
 static void man_command(fc_str *b, const fc_cmd_spec *c)
 {
     char upper[64];
-    for (size_t i = 0; i <= strlen(c->name) && i < sizeof upper; i++) upper[i] = (char)toupper((unsigned char)c->name[i]);
+    for (size_t i = 0; i <= strlen(c->name) && i < sizeof upper; i++)
+        upper[i] = (char)toupper((unsigned char)c->name[i]);
     fc_str_addf(b, ".SH \"FUSECAL %s\"\n.B fusecal %s\n", upper, c->name);
     roff_line(b, c->synopsis);
     fc_str_add(b, ".PP\n");
@@ -122,12 +127,14 @@ static void man_command(fc_str *b, const fc_cmd_spec *c)
 
 static void man_page(fc_str *b)
 {
-    fc_str_addf(b, ".\\\" fusecal.1, made by fusecal-gendoc from the commands' option tables\n"
-                   ".TH FUSECAL 1 \"\" \"fusecal %s\" \"fusecal manual\"\n.nh\n.ad l\n.SH NAME\nfusecal \\- ",
+    fc_str_addf(b,
+                ".\\\" fusecal.1, made by fusecal-gendoc from the commands' option tables\n"
+                ".TH FUSECAL 1 \"\" \"fusecal %s\" \"fusecal manual\"\n.nh\n.ad l\n.SH NAME\nfusecal \\- ",
                 fc_version_string);
     roff_line(b, "measured fusion calibration of neural-network op chains");
-    fc_str_add(b, ".SH SYNOPSIS\n.B fusecal\n\\fIcommand\\fR [\\fIoptions\\fR]\n.br\n.B fusecal help\n\\fIcommand\\fR\n"
-                  ".SH DESCRIPTION\n");
+    fc_str_add(b,
+               ".SH SYNOPSIS\n.B fusecal\n\\fIcommand\\fR [\\fIoptions\\fR]\n.br\n.B fusecal help\n\\fIcommand\\fR\n"
+               ".SH DESCRIPTION\n");
     roff_line(b, fc_tool_summary);
     roff_line(b, "Each command is described in a section of its own below:");
     for (int i = 0; i < fc_ncommands; i++) {
@@ -138,11 +145,13 @@ static void man_page(fc_str *b)
     roff_line(b, "Every command takes --help; 'fusecal help COMMAND' says the same.");
     for (int i = 0; i < fc_ncommands; i++) man_command(b, fc_commands[i]);
     fc_str_add(b, ".SH \"EXIT STATUS\"\n");
-    roff_line(b, "0 success, 1 a measured or judged failure, 2 bad usage or input (one line on stderr naming what is "
-                 "wrong), 130 interrupted.");
+    roff_line(b,
+              "0 success, 1 a measured or judged failure, 2 bad usage or input (one line on stderr naming what is "
+              "wrong), 130 interrupted.");
     fc_str_add(b, ".SH FILES\n.TP\n.I share/fusecal/schemas/\n");
-    roff_line(b, "the JSON Schemas of calibration documents, catalogue and sweep files, and thresholds files, beside "
-                 "the bin/ directory that holds fusecal");
+    roff_line(b,
+              "the JSON Schemas of calibration documents, catalogue and sweep files, and thresholds files, beside "
+              "the bin/ directory that holds fusecal");
 }
 
 /* ------------------------------------------------------------------ bash completion */
@@ -186,26 +195,28 @@ static void completion_command(fc_str *b, const fc_cmd_spec *c)
 
 static void completion_script(fc_str *b)
 {
-    fc_str_add(b, "# bash completion for fusecal, made by fusecal-gendoc from the commands' option tables\n\n"
-                  "# _fusecal_reply CUR WORDS COMMA FILES: CUR completed from WORDS (COMMA=1: the last item of a\n"
-                  "# comma-separated list), and from file names when FILES=1\n"
-                  "_fusecal_reply()\n{\n    local cur=$1 prefix=\n"
-                  "    if [[ $3 == 1 && $cur == *,* ]]; then\n        prefix=${cur%,*},\n        cur=${cur##*,}\n    fi\n"
-                  "    COMPREPLY=($(compgen -P \"$prefix\" -W \"$2\" -- \"$cur\"))\n"
-                  "    if [[ $4 == 1 ]]; then COMPREPLY+=($(compgen -f -- \"$cur\")); fi\n}\n");
+    fc_str_add(b,
+               "# bash completion for fusecal, made by fusecal-gendoc from the commands' option tables\n\n"
+               "# _fusecal_reply CUR WORDS COMMA FILES: CUR completed from WORDS (COMMA=1: the last item of a\n"
+               "# comma-separated list), and from file names when FILES=1\n"
+               "_fusecal_reply()\n{\n    local cur=$1 prefix=\n"
+               "    if [[ $3 == 1 && $cur == *,* ]]; then\n        prefix=${cur%,*},\n        cur=${cur##*,}\n    fi\n"
+               "    COMPREPLY=($(compgen -P \"$prefix\" -W \"$2\" -- \"$cur\"))\n"
+               "    if [[ $4 == 1 ]]; then COMPREPLY+=($(compgen -f -- \"$cur\")); fi\n}\n");
     for (int i = 0; i < fc_ncommands; i++) completion_command(b, fc_commands[i]);
     fc_str cmds = {0};
     for (int i = 0; i < fc_ncommands; i++) fc_str_addf(&cmds, "%s ", fc_commands[i]->name);
-    fc_str_addf(b, "\n_fusecal()\n{\n    local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd= i\n"
-                   "    ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}\n"
-                   "    # --option=value: bash splits the word at '='\n"
-                   "    if [[ $cur == = ]]; then cur=; fi\n"
-                   "    if [[ $prev == = ]] && ((COMP_CWORD > 1)); then prev=${COMP_WORDS[COMP_CWORD - 2]}; fi\n"
-                   "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
-                   "        case ${COMP_WORDS[i]} in -*) ;; *) cmd=${COMP_WORDS[i]}; break ;; esac\n    done\n"
-                   "    case $cmd in\n"
-                   "    '') _fusecal_reply \"$cur\" \"%shelp --help --version\" 0 0 ;;\n"
-                   "    help) _fusecal_reply \"$cur\" \"%s\" 0 0 ;;\n",
+    fc_str_addf(b,
+                "\n_fusecal()\n{\n    local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd= i\n"
+                "    ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}\n"
+                "    # --option=value: bash splits the word at '='\n"
+                "    if [[ $cur == = ]]; then cur=; fi\n"
+                "    if [[ $prev == = ]] && ((COMP_CWORD > 1)); then prev=${COMP_WORDS[COMP_CWORD - 2]}; fi\n"
+                "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
+                "        case ${COMP_WORDS[i]} in -*) ;; *) cmd=${COMP_WORDS[i]}; break ;; esac\n    done\n"
+                "    case $cmd in\n"
+                "    '') _fusecal_reply \"$cur\" \"%shelp --help --version\" 0 0 ;;\n"
+                "    help) _fusecal_reply \"$cur\" \"%s\" 0 0 ;;\n",
                 fc_str_cstr(&cmds), fc_str_cstr(&cmds));
     for (int i = 0; i < fc_ncommands; i++)
         fc_str_addf(b, "    %s) _fusecal_%s \"$cur\" \"$prev\" ;;\n", fc_commands[i]->name, fc_commands[i]->name);
@@ -220,9 +231,12 @@ static void md_cell(fc_str *b, const char *s, bool code)
 {
     for (; *s; s++) {
         if (*s == '|') fc_str_add(b, "\\|");
-        else if (*s == '<' && !code) fc_str_add(b, "&lt;");
-        else if (*s == '>' && !code) fc_str_add(b, "&gt;");
-        else fc_str_addf(b, "%c", *s);
+        else if (*s == '<' && !code)
+            fc_str_add(b, "&lt;");
+        else if (*s == '>' && !code)
+            fc_str_add(b, "&gt;");
+        else
+            fc_str_addf(b, "%c", *s);
     }
 }
 
@@ -298,20 +312,26 @@ static int readme(const char *path, fc_str *b, fc_err *e)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: fusecal-gendoc man|completion [-o FILE]\n"
-                    "       fusecal-gendoc markdown COMMAND [-o FILE]\n"
-                    "       fusecal-gendoc readme README.md [-o FILE]\n");
+    fprintf(stderr,
+            "usage: fusecal-gendoc man|completion [-o FILE]\n"
+            "       fusecal-gendoc markdown COMMAND [-o FILE]\n"
+            "       fusecal-gendoc readme README.md [-o FILE]\n");
     return FC_EXIT_USAGE;
 }
 
 static int generate(const char *what, const char *arg, fc_str *b, fc_err *e)
 {
     if (!strcmp(what, "man") && !arg) man_page(b);
-    else if (!strcmp(what, "completion") && !arg) completion_script(b);
-    else if (!strcmp(what, "readme") && arg) return readme(arg, b, e);
-    else if (!strcmp(what, "markdown") && arg && fc_command_find(arg)) markdown_table(b, fc_command_find(arg));
-    else if (!strcmp(what, "markdown") && arg) return fc_errf(e, "unknown command '%s'", arg);
-    else return usage();
+    else if (!strcmp(what, "completion") && !arg)
+        completion_script(b);
+    else if (!strcmp(what, "readme") && arg)
+        return readme(arg, b, e);
+    else if (!strcmp(what, "markdown") && arg && fc_command_find(arg))
+        markdown_table(b, fc_command_find(arg));
+    else if (!strcmp(what, "markdown") && arg)
+        return fc_errf(e, "unknown command '%s'", arg);
+    else
+        return usage();
     return 0;
 }
 
@@ -320,17 +340,22 @@ int main(int argc, char **argv)
     const char *out = NULL, *what = NULL, *arg = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-        else if (!what) what = argv[i];
-        else if (!arg) arg = argv[i];
-        else return usage();
+        else if (!what)
+            what = argv[i];
+        else if (!arg)
+            arg = argv[i];
+        else
+            return usage();
     }
     if (!what) return usage();
     fc_str b = {0};
     fc_err e;
     int rc = generate(what, arg, &b, &e);
     if (rc == -1) rc = fc_fail(FC_EXIT_FAIL, &e);
-    else if (rc == 0 && out && fc_write_file_atomic(out, fc_str_cstr(&b), b.len, &e) != 0) rc = fc_fail(FC_EXIT_FAIL, &e);
-    else if (rc == 0 && !out) fputs(fc_str_cstr(&b), stdout);
+    else if (rc == 0 && out && fc_write_file_atomic(out, fc_str_cstr(&b), b.len, &e) != 0)
+        rc = fc_fail(FC_EXIT_FAIL, &e);
+    else if (rc == 0 && !out)
+        fputs(fc_str_cstr(&b), stdout);
     fc_str_free(&b);
     return rc;
 }

@@ -69,7 +69,8 @@ static bool choice_error(const fc_option *o, const char *value)
     const fc_words *w = fc_option_words(o);
     char what[64];
     if (w && w->what && w->what[0]) fc_strlcpy(what, w->what, sizeof what);
-    else snprintf(what, sizeof what, "--%s", o->name);
+    else
+        snprintf(what, sizeof what, "--%s", o->name);
     return FAIL("unknown %s '%s' (valid: %s)", what, value, valid);
 }
 
@@ -117,8 +118,8 @@ static bool set_number(const fc_option *o, const char *arg, fc_optval *v)
     bool ok = fc_parse_double(arg, &x) && x >= lo && (o->max_excluded ? x < hi : x <= hi);
     if (ok && integer) ok = fc_parse_i64(arg, &v->i);
     if (!ok)
-        return FAIL("bad value for --%s: '%s' (expected %s in [%g, %g%c)", o->name, arg, integer ? "an integer" : "a number",
-                    lo, hi, o->max_excluded ? ')' : ']');
+        return FAIL("bad value for --%s: '%s' (expected %s in [%g, %g%c)", o->name, arg,
+                    integer ? "an integer" : "a number", lo, hi, o->max_excluded ? ')' : ']');
     v->d = x;
     return true;
 }
@@ -158,7 +159,8 @@ static bool set_value(const fc_option *o, const char *arg, fc_optval *v, fc_args
     case FC_OPT_BYTES: return set_bytes(o, arg, v);
     case FC_OPT_SEED: {
         int64_t s;
-        if (!fc_parse_i64(arg, &s) || s < 0) return FAIL("bad value for --%s: '%s' (expected a non-negative integer)", o->name, arg);
+        if (!fc_parse_i64(arg, &s) || s < 0)
+            return FAIL("bad value for --%s: '%s' (expected a non-negative integer)", o->name, arg);
         v->u = (uint64_t)s;
         return true;
     }
@@ -209,7 +211,8 @@ static void option_error(const fc_cmd_spec *spec, const char *arg)
             snprintf(cands + l, sizeof cands - l, "%s--%s", n++ ? ", " : "", spec->options[i].name);
         }
     if (n > 1) fc_usage_error("ambiguous option '%s' (could be %s)", arg, cands);
-    else fc_usage_error("unknown option '%s' (see 'fusecal %s --help')", arg, spec->name);
+    else
+        fc_usage_error("unknown option '%s' (see 'fusecal %s --help')", arg, spec->name);
 }
 
 static int option_index(const fc_cmd_spec *spec, int c)
@@ -292,8 +295,10 @@ bool fc_args_other_than(const fc_cmd_spec *spec, const fc_args *a, const int *ex
 void fc_option_metavar(const fc_option *o, char *buf, size_t n)
 {
     if (o->kind == FC_OPT_FLAG) buf[0] = 0;
-    else if (o->metavar) fc_strlcpy(buf, o->metavar, n);
-    else choices_text(o, "|", buf, n);
+    else if (o->metavar)
+        fc_strlcpy(buf, o->metavar, n);
+    else
+        choices_text(o, "|", buf, n);
 }
 
 void fc_option_label(const fc_option *o, char *buf, size_t n)
@@ -309,7 +314,8 @@ void fc_option_text(const fc_option *o, fc_str *b)
 {
     fc_str_add(b, o->help);
     if (o->def) fc_str_addf(b, " (default: %s)", o->def);
-    else if (o->setting && !isnan(o->setting->def)) fc_str_addf(b, " (default: %g)", o->setting->def);
+    else if (o->setting && !isnan(o->setting->def))
+        fc_str_addf(b, " (default: %g)", o->setting->def);
 }
 
 int fc_wrap(fc_str *b, const char *text, int col, int indent, int width)
@@ -346,7 +352,8 @@ static void paragraphs(fc_str *b, const char *text)
         memcpy(line, p, len);
         line[len] = 0;
         if (line[0] == ' ') fc_str_add(b, line);
-        else fc_wrap(b, line, 0, 0, HELP_WIDTH);
+        else
+            fc_wrap(b, line, 0, 0, HELP_WIDTH);
         fc_str_add(b, "\n");
         free(line);
         p += len + (p[len] == '\n');

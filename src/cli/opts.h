@@ -27,21 +27,21 @@ typedef enum {
 } fc_opt_kind;
 
 typedef struct fc_option {
-    const char *name;      /* the long name, without "--" */
-    char short_name;       /* 'o' for -o, or 0 */
+    const char *name; /* the long name, without "--" */
+    char short_name;  /* 'o' for -o, or 0 */
     fc_opt_kind kind;
-    const char *metavar;   /* "N", "FILE"; NULL: the choices joined by '|' */
-    const char *section;   /* the heading it is listed under in the help */
-    const char *help;      /* what it does: one line of text, no final period */
-    const char *def;       /* the default as the help shows it; NULL: the setting's, if any */
+    const char *metavar;       /* "N", "FILE"; NULL: the choices joined by '|' */
+    const char *section;       /* the heading it is listed under in the help */
+    const char *help;          /* what it does: one line of text, no final period */
+    const char *def;           /* the default as the help shows it; NULL: the setting's, if any */
     const fc_setting *setting; /* numbers: the command-line limits of this setting, or: */
     double min, max;
     bool max_excluded;
     const fc_words *words; /* choices: a vocabulary, or one made on demand: */
     const fc_words *(*words_fn)(void);
-    const char *also;      /* one more choice ("all") */
+    const char *also;           /* one more choice ("all") */
     const char *const *aliases; /* other spellings: {"markdown", "md", NULL}, pairs */
-    bool file;             /* the value may be a file name (completion offers files) */
+    bool file;                  /* the value may be a file name (completion offers files) */
 } fc_option;
 
 /* A positional argument. */
@@ -63,7 +63,7 @@ typedef struct fc_cmd_spec {
     int noperands;
     const fc_option *options;
     int noptions;
-    const char *exit_status; /* "0 …, 1 …, 2 …" */
+    const char *exit_status;         /* "0 …, 1 …, 2 …" */
     int (*run)(const fc_args *args); /* the command, its options parsed: returns the exit status */
 } fc_cmd_spec;
 
@@ -74,15 +74,15 @@ typedef struct fc_optval {
     const char *s;     /* TEXT; CHOICE: the word as the choices spell it */
     const char **list; /* LIST, MULTI */
     int n;
-    int64_t i;         /* INT */
-    double d;          /* NUM, BYTES */
-    uint64_t u;        /* SEED */
+    int64_t i;  /* INT */
+    double d;   /* NUM, BYTES */
+    uint64_t u; /* SEED */
 } fc_optval;
 
 /* What a command line said: a value per option of the table (by index), the
  * operands, and the copies they all point into. */
 struct fc_args {
-    int argc;   /* the command line as given (argv[0] is the command's name) */
+    int argc; /* the command line as given (argv[0] is the command's name) */
     char **argv;
     fc_optval v[FC_MAX_OPTIONS];
     const char **operands;

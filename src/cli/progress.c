@@ -19,8 +19,10 @@ void fc_progress_init(fc_progress *p, FILE *out, bool quiet)
 static void duration(double s, char *buf, size_t n)
 {
     if (s < 60) snprintf(buf, n, "%.0fs", s);
-    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
-    else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+    else if (s < 3600)
+        snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else
+        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
 }
 
 static void clear_line(fc_progress *p)
@@ -40,8 +42,8 @@ void fc_progress_start(fc_progress *p, int i, int n, const fc_job *job)
     if (i > 0) duration(el / i * (n - i), e2, sizeof e2);
     fc_format_dims(&job->prob, dims, sizeof dims);
     clear_line(p);
-    fprintf(p->out, "[%d/%d] %s %s %s  %s elapsed, ~%s left%s%s", i + 1, n, job->prob.pat->name,
-            job->backend->name, dims, e1, e2, p->last[0] ? "  last: " : "", p->last);
+    fprintf(p->out, "[%d/%d] %s %s %s  %s elapsed, ~%s left%s%s", i + 1, n, job->prob.pat->name, job->backend->name,
+            dims, e1, e2, p->last[0] ? "  last: " : "", p->last);
     fflush(p->out);
     p->line_open = true;
 }

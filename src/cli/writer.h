@@ -9,12 +9,12 @@
 #include "progress.h"
 
 typedef struct fc_writer {
-    const char *path;   /* NULL: the document stays in memory */
+    const char *path; /* NULL: the document stays in memory */
     fc_format fmt;
-    double t0;          /* when this run started */
-    double base;        /* seconds spent by the runs it continues */
-    fc_progress *pg;    /* its live line is cleared before an error is printed */
-    fc_observer show;   /* what to display before and after each job (hooks may be NULL) */
+    double t0;        /* when this run started */
+    double base;      /* seconds spent by the runs it continues */
+    fc_progress *pg;  /* its live line is cleared before an error is printed */
+    fc_observer show; /* what to display before and after each job (hooks may be NULL) */
     fc_err err;
 } fc_writer;
 

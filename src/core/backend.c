@@ -23,7 +23,8 @@ const char *fc_backend_names(const fc_registry *r, char *buf, size_t n)
     size_t off = 0;
     buf[0] = 0;
     for (int i = 0; i < FC_NBACKENDS && off < n; i++)
-        if (r->backend[i]) off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", fc_backend_words.names[i]);
+        if (r->backend[i])
+            off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", fc_backend_words.names[i]);
     return buf;
 }
 
@@ -32,7 +33,8 @@ const char *fc_device_names(const fc_registry *r, char *buf, size_t n)
     size_t off = 0;
     buf[0] = 0;
     for (int i = 0; i < FC_NDEVICES && off < n; i++)
-        if (r->device[i]) off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", fc_device_words.names[i]);
+        if (r->device[i])
+            off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", fc_device_words.names[i]);
     return buf;
 }
 
@@ -146,8 +148,8 @@ void fc_impl_add_chain(fc_impl *impl, const fc_op_impl *table, const fc_pattern 
     }
 }
 
-int fc_impl_add_part(fc_impl *impl, const fc_op_impl *table, const fc_pattern *pat, fc_fuse_part part,
-                     const char *open, const char *sep, const char *close)
+int fc_impl_add_part(fc_impl *impl, const fc_op_impl *table, const fc_pattern *pat, fc_fuse_part part, const char *open,
+                     const char *sep, const char *close)
 {
     int n = 0;
     for (int i = 0; i < pat->nops; i++) {

@@ -16,9 +16,9 @@
 
 /* What a variant really ran. */
 typedef struct fc_impl {
-    char name[768];   /* e.g. "cblas_sgemm(openblas 0.3.21 SkylakeX) + bias(omp) + relu(omp)" */
-    int nkernels;     /* library calls or kernels per execution */
-    bool fallback;    /* a reference or generic implementation stood in for a fast one */
+    char name[768]; /* e.g. "cblas_sgemm(openblas 0.3.21 SkylakeX) + bias(omp) + relu(omp)" */
+    int nkernels;   /* library calls or kernels per execution */
+    bool fallback;  /* a reference or generic implementation stood in for a fast one */
     char fallback_why[160];
 } fc_impl;
 
@@ -37,11 +37,11 @@ typedef enum {
 } fc_fuse_part;
 
 typedef struct fc_op_impl {
-    const char *unfused;     /* its own call or kernel in the unfused chain; NULL: no implementation */
-    fc_fuse_part part;       /* what it is in the fused form */
-    const char *fused;       /* its name there */
-    fc_fuse_part also_part;  /* a second piece of the op in the fused form (a conv's own bias) ... */
-    const char *also;        /* ... and its name, or NULL */
+    const char *unfused;    /* its own call or kernel in the unfused chain; NULL: no implementation */
+    fc_fuse_part part;      /* what it is in the fused form */
+    const char *fused;      /* its name there */
+    fc_fuse_part also_part; /* a second piece of the op in the fused form (a conv's own bias) ... */
+    const char *also;       /* ... and its name, or NULL */
 } fc_op_impl;
 
 /* Names the detail of a row's "%s" for op in variant v ("nhwc", an algorithm, the
@@ -72,12 +72,12 @@ void fc_impl_add_chain(fc_impl *impl, const fc_op_impl *table, const fc_pattern 
                        const void *ctx);
 /* Appends the names of the pieces of pat's chain in `part`, in chain order, joined by
  * sep between open and close (nothing at all when there are none); returns how many. */
-int fc_impl_add_part(fc_impl *impl, const fc_op_impl *table, const fc_pattern *pat, fc_fuse_part part,
-                     const char *open, const char *sep, const char *close);
+int fc_impl_add_part(fc_impl *impl, const fc_op_impl *table, const fc_pattern *pat, fc_fuse_part part, const char *open,
+                     const char *sep, const char *close);
 
 typedef struct fc_backend {
-    const char *name;    /* "<device>.<provider>", as in FC_BACKEND_LIST */
-    const char *device;  /* device name, as in FC_DEVICE_LIST */
+    const char *name;   /* "<device>.<provider>", as in FC_BACKEND_LIST */
+    const char *device; /* device name, as in FC_DEVICE_LIST */
     const char *summary;
     /* Whether the library can be used here at run time. */
     bool (*available)(char *why, size_t n);

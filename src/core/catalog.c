@@ -69,7 +69,8 @@ static int parse_entry(const char *name, int idx, const cJSON *en, fc_sweep *sw,
                 fc_problem_init(&p, pat, dt);
                 for (const cJSON *kv = sh->child; kv; kv = kv->next) {
                     char val[32];
-                    if (!cJSON_IsNumber(kv) || kv->valuedouble != floor(kv->valuedouble) || fabs(kv->valuedouble) > 9e15)
+                    if (!cJSON_IsNumber(kv) || kv->valuedouble != floor(kv->valuedouble) ||
+                        fabs(kv->valuedouble) > 9e15)
                         return fc_errf(e, "%s: entry %d: dimension '%s' is not an integer", name, idx, kv->string);
                     snprintf(val, sizeof val, "%lld", (long long)kv->valuedouble);
                     if (fc_problem_set(&p, kv->string, val, &pe) != 0)
@@ -98,11 +99,26 @@ static void parse_stop(const cJSON *st, fc_sweep *sw)
     if (!st) return;
     sw->has_stop = true;
     const cJSON *k;
-    if ((k = cJSON_GetObjectItemCaseSensitive(st, "min_samples"))) { sw->stop.min_samples = fc_json_int_of(k, 0); sw->stop_set |= FC_STOP_MIN_SAMPLES; }
-    if ((k = cJSON_GetObjectItemCaseSensitive(st, "min_time_s"))) { sw->stop.min_time = k->valuedouble; sw->stop_set |= FC_STOP_MIN_TIME; }
-    if ((k = cJSON_GetObjectItemCaseSensitive(st, "max_noise"))) { sw->stop.max_noise = k->valuedouble; sw->stop_set |= FC_STOP_MAX_NOISE; }
-    if ((k = cJSON_GetObjectItemCaseSensitive(st, "max_time_s"))) { sw->stop.max_time = k->valuedouble; sw->stop_set |= FC_STOP_MAX_TIME; }
-    if ((k = cJSON_GetObjectItemCaseSensitive(st, "max_samples"))) { sw->stop.max_samples = fc_json_int_of(k, 0); sw->stop_set |= FC_STOP_MAX_SAMPLES; }
+    if ((k = cJSON_GetObjectItemCaseSensitive(st, "min_samples"))) {
+        sw->stop.min_samples = fc_json_int_of(k, 0);
+        sw->stop_set |= FC_STOP_MIN_SAMPLES;
+    }
+    if ((k = cJSON_GetObjectItemCaseSensitive(st, "min_time_s"))) {
+        sw->stop.min_time = k->valuedouble;
+        sw->stop_set |= FC_STOP_MIN_TIME;
+    }
+    if ((k = cJSON_GetObjectItemCaseSensitive(st, "max_noise"))) {
+        sw->stop.max_noise = k->valuedouble;
+        sw->stop_set |= FC_STOP_MAX_NOISE;
+    }
+    if ((k = cJSON_GetObjectItemCaseSensitive(st, "max_time_s"))) {
+        sw->stop.max_time = k->valuedouble;
+        sw->stop_set |= FC_STOP_MAX_TIME;
+    }
+    if ((k = cJSON_GetObjectItemCaseSensitive(st, "max_samples"))) {
+        sw->stop.max_samples = fc_json_int_of(k, 0);
+        sw->stop_set |= FC_STOP_MAX_SAMPLES;
+    }
     if ((k = cJSON_GetObjectItemCaseSensitive(st, "target_sample_s"))) sw->target_sample = k->valuedouble;
 }
 
@@ -136,7 +152,8 @@ int fc_catalog_check(const char *name, const void *json, fc_err *e)
     const cJSON *th = cJSON_GetObjectItemCaseSensitive(root, "thresholds");
     for (const cJSON *t = th ? th->child : NULL; t; t = t->next)
         if (!fc_pattern_find(t->string))
-            return fc_errf(e, "%s: threshold for unknown pattern '%s' (valid: %s)", name, t->string, fc_pattern_names());
+            return fc_errf(e, "%s: threshold for unknown pattern '%s' (valid: %s)", name, t->string,
+                           fc_pattern_names());
     fc_sweep tmp = {0};
     int rc = parse_entries(name, cJSON_GetObjectItemCaseSensitive(root, "entries"), &tmp, e);
     const cJSON *sweeps = cJSON_GetObjectItemCaseSensitive(root, "sweeps");
@@ -156,10 +173,7 @@ static bool is_builtin(const char *name)
     return false;
 }
 
-static bool embedded_catalogue_file(const fc_embedded_file *f)
-{
-    return !strncmp(f->path, "patterns/", 9);
-}
+static bool embedded_catalogue_file(const fc_embedded_file *f) { return !strncmp(f->path, "patterns/", 9); }
 
 /* The chain of sweeps a built-in sweep extends, most specific first. */
 static int sweep_chain(const char *name, const char *chain[], int max)
@@ -197,7 +211,8 @@ int fc_sweep_load(const char *name, fc_sweep *sw, fc_err *e)
             for (const fc_embedded_file *f = fc_embedded_files; f->path; f++) {
                 if (!embedded_catalogue_file(f)) continue;
                 cJSON *j = fc_json_embedded(f->path);
-                const cJSON *s = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "sweeps"), chain[c]);
+                const cJSON *s = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "sweeps"),
+                                                                  chain[c]);
                 int rc = parse_entries(f->path, cJSON_GetObjectItemCaseSensitive(s, "entries"), sw, e);
                 if (c == 0) parse_stop(cJSON_GetObjectItemCaseSensitive(s, "stop"), sw);
                 parse_thresholds(cJSON_GetObjectItemCaseSensitive(j, "thresholds"), sw);

@@ -14,13 +14,19 @@ typedef struct fc_sweep {
     fc_problem *prob;
     int n, cap;
     bool has_stop;
-    fc_stop stop;          /* fields the sweep sets; others keep their defaults */
-    unsigned stop_set;     /* bit per field set: see FC_STOP_* */
-    double target_sample;  /* 0 = not set */
+    fc_stop stop;                   /* fields the sweep sets; others keep their defaults */
+    unsigned stop_set;              /* bit per field set: see FC_STOP_* */
+    double target_sample;           /* 0 = not set */
     double threshold[FC_NPATTERNS]; /* 0 = not set */
 } fc_sweep;
 
-enum { FC_STOP_MIN_SAMPLES = 1, FC_STOP_MIN_TIME = 2, FC_STOP_MAX_NOISE = 4, FC_STOP_MAX_TIME = 8, FC_STOP_MAX_SAMPLES = 16 };
+enum {
+    FC_STOP_MIN_SAMPLES = 1,
+    FC_STOP_MIN_TIME = 2,
+    FC_STOP_MAX_NOISE = 4,
+    FC_STOP_MAX_TIME = 8,
+    FC_STOP_MAX_SAMPLES = 16
+};
 
 /* "quick", "standard", "full" (the embedded catalogue) or a file path. */
 int fc_sweep_load(const char *name, fc_sweep *sw, fc_err *e);

@@ -21,10 +21,10 @@ typedef struct fc_ceilings {
 
 /* Environment read before and after each problem (clock drops, load). */
 typedef struct fc_sense {
-    double clock_mhz;     /* current processor/SM clock, 0 when unknown */
+    double clock_mhz; /* current processor/SM clock, 0 when unknown */
     double mem_clock_mhz;
     double temperature_c;
-    double loadavg1;      /* host 1-minute load average */
+    double loadavg1; /* host 1-minute load average */
 } fc_sense;
 
 typedef struct fc_device_opts {
@@ -35,7 +35,7 @@ typedef struct fc_device_opts {
 typedef int (*fc_launch_fn)(void *arg, fc_variant v, fc_err *e);
 
 typedef struct fc_device {
-    const char *name;    /* "cpu", "cuda" */
+    const char *name; /* "cpu", "cuda" */
     const char *summary;
     bool (*available)(char *why, size_t n);
     int (*open)(const fc_device_opts *o, void **ctx, fc_err *e);
@@ -49,8 +49,7 @@ typedef struct fc_device {
     /* Free memory for problem buffers on this device, in bytes. */
     size_t (*mem_available)(void *ctx);
     /* Optional: capture `batch` calls into a graph and replay it as one sample. */
-    int (*graph_create)(void *ctx, fc_launch_fn fn, void *arg, fc_variant v, int batch, void **graph,
-                        fc_err *e);
+    int (*graph_create)(void *ctx, fc_launch_fn fn, void *arg, fc_variant v, int batch, void **graph, fc_err *e);
     int (*graph_launch)(void *ctx, void *graph, fc_err *e);
     void (*graph_destroy)(void *graph);
     /* Inventory (adds fields to `out`) and measured ceilings. */

@@ -23,8 +23,8 @@ void fc_format_dims(const fc_problem *p, char *buf, size_t n)
     for (int i = 0; i < f->ndims && off < n; i++) {
         if (f->dims[i].derived) continue;
         /* leave out defaults that say nothing (stride=1, pad=0, causal=0) */
-        if (f->dims[i].def != FC_DIM_REQUIRED && p->d[i] == f->dims[i].def &&
-            strcmp(f->dims[i].name, "r") && strcmp(f->dims[i].name, "s"))
+        if (f->dims[i].def != FC_DIM_REQUIRED && p->d[i] == f->dims[i].def && strcmp(f->dims[i].name, "r") &&
+            strcmp(f->dims[i].name, "s"))
             continue;
         off += (size_t)snprintf(buf + off, n - off, "%s%s=%lld", off ? "," : "", f->dims[i].name, (long long)p->d[i]);
     }
@@ -34,7 +34,8 @@ void fc_format_dims(const fc_problem *p, char *buf, size_t n)
 void fc_format_speedup(const fc_record *r, char *buf, size_t n)
 {
     if (r->status != FC_STATUS_OK) snprintf(buf, n, "-");
-    else snprintf(buf, n, "%.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo, r->speedup.hi);
+    else
+        snprintf(buf, n, "%.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo, r->speedup.hi);
 }
 
 static void csv_field(fc_str *b, const char *s)
@@ -52,9 +53,10 @@ static void csv_field(fc_str *b, const char *s)
 static char *format_csv(const fc_doc *d)
 {
     fc_str b = {0};
-    fc_str_add(&b, "pattern,device,backend,dtype,layout,problem,status,unfused_latency_ms,fused_latency_ms,"
-                   "speedup,speedup_ci_lo,speedup_ci_hi,threshold,decision,memory_reduction,unfused_gflops,"
-                   "fused_gflops,verified,unfused_impl,fused_impl,reason\n");
+    fc_str_add(&b,
+               "pattern,device,backend,dtype,layout,problem,status,unfused_latency_ms,fused_latency_ms,"
+               "speedup,speedup_ci_lo,speedup_ci_hi,threshold,decision,memory_reduction,unfused_gflops,"
+               "fused_gflops,verified,unfused_impl,fused_impl,reason\n");
     for (int i = 0; i < d->n; i++) {
         const fc_record *r = &d->rec[i];
         bool ok = r->status == FC_STATUS_OK;
@@ -67,9 +69,11 @@ static char *format_csv(const fc_doc *d)
                         r->speedup.ratio, r->speedup.lo, r->speedup.hi);
         else
             fc_str_add(&b, ",,,,,");
-        fc_str_addf(&b, "%.6g,%s,%.6g,", r->threshold, ok ? fc_decision_name(r->decision) : "none", r->traffic_reduction);
+        fc_str_addf(&b, "%.6g,%s,%.6g,", r->threshold, ok ? fc_decision_name(r->decision) : "none",
+                    r->traffic_reduction);
         if (ok) fc_str_addf(&b, "%.6g,%.6g,", r->v[FC_UNFUSED].gflops, r->v[FC_FUSED].gflops);
-        else fc_str_add(&b, ",,");
+        else
+            fc_str_add(&b, ",,");
         fc_str_addf(&b, "%s,", r->verified ? "true" : "false");
         csv_field(&b, r->v[FC_UNFUSED].impl.name);
         fc_str_add(&b, ",");
@@ -85,8 +89,10 @@ static void md_escape(fc_str *b, const char *s)
 {
     for (const char *p = s; *p; p++) {
         if (*p == '|') fc_str_add(b, "\\|");
-        else if (*p == '\n') fc_str_add(b, " ");
-        else fc_str_addf(b, "%c", *p);
+        else if (*p == '\n')
+            fc_str_add(b, " ");
+        else
+            fc_str_addf(b, "%c", *p);
     }
 }
 
@@ -95,8 +101,9 @@ static char *format_md(const fc_doc *d)
     fc_str b = {0};
     fc_str_addf(&b, "# fusecal calibration\n\n%s, fusecal %s (%s)%s\n\n", d->created, d->tool_version, d->git_revision,
                 d->complete ? "" : " — **incomplete**");
-    fc_str_add(&b, "| pattern | backend | dtype | dims | unfused ms | fused ms | speedup [95% CI] | traffic saved | "
-                   "fuse | verified |\n|---|---|---|---|---:|---:|---|---:|---|---|\n");
+    fc_str_add(&b,
+               "| pattern | backend | dtype | dims | unfused ms | fused ms | speedup [95% CI] | traffic saved | "
+               "fuse | verified |\n|---|---|---|---|---:|---:|---|---:|---|---|\n");
     for (int i = 0; i < d->n; i++) {
         const fc_record *r = &d->rec[i];
         char dims[256], sp[96];
@@ -162,7 +169,7 @@ void fc_print_table(FILE *out, const fc_doc *d)
                     r->v[FC_FUSED].lat.median, sp, 100 * r->traffic_reduction, fc_decision_name(r->decision),
                     r->v[0].check.trusted && r->v[1].check.trusted ? "ok" : "untrusted");
         else
-            fprintf(out, "%-21s %-12s %-5s %-34s %s: %s\n", r->prob.pat->name, r->backend,
-                    fc_dtype_name(r->prob.dtype), dims, fc_status_name(r->status), r->reason);
+            fprintf(out, "%-21s %-12s %-5s %-34s %s: %s\n", r->prob.pat->name, r->backend, fc_dtype_name(r->prob.dtype),
+                    dims, fc_status_name(r->status), r->reason);
     }
 }

@@ -71,7 +71,9 @@ int fc_json_parse(const char *name, const char *text, size_t len, cJSON **out, f
         if (!at || at < text || at > text + len) at = text + len;
         /* an error at the last non-blank character means the text stopped early */
         size_t last = len;
-        while (last > 0 && (text[last - 1] == ' ' || text[last - 1] == '\t' || text[last - 1] == '\r' || text[last - 1] == '\n')) last--;
+        while (last > 0 &&
+               (text[last - 1] == ' ' || text[last - 1] == '\t' || text[last - 1] == '\r' || text[last - 1] == '\n'))
+            last--;
         if ((size_t)(at - text) + 1 >= last) return fc_errf(e, "%s: truncated JSON (ends inside a value)", name);
         int line, col;
         line_col(text, at, &line, &col);

@@ -84,7 +84,8 @@ static int sub_path(vctx *v, const cJSON *s, const cJSON *j, const char *key, in
 {
     size_t base = strlen(v->path);
     if (key) snprintf(v->path + base, sizeof v->path - base, "/%s", key);
-    else snprintf(v->path + base, sizeof v->path - base, "/%d", index);
+    else
+        snprintf(v->path + base, sizeof v->path - base, "/%d", index);
     int rc = validate(v, s, j);
     v->path[base] = 0;
     return rc;
@@ -100,11 +101,43 @@ static int probe(vctx *v, const cJSON *s, const cJSON *j)
 }
 
 static const char *const known_keywords[] = {
-    "$ref", "$defs", "$schema", "$id", "$comment", "title", "description", "default", "examples", "type",
-    "enum", "const", "properties", "required", "additionalProperties", "propertyNames", "minProperties",
-    "maxProperties", "items", "minItems", "maxItems", "uniqueItems", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "minLength", "maxLength", "pattern", "allOf", "anyOf", "oneOf", "not", "if", "then",
-    "else", "format",
+    "$ref",
+    "$defs",
+    "$schema",
+    "$id",
+    "$comment",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "type",
+    "enum",
+    "const",
+    "properties",
+    "required",
+    "additionalProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "items",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "format",
 };
 
 static int check_numbers(vctx *v, const cJSON *s, const cJSON *j)
@@ -210,7 +243,8 @@ static int validate(vctx *v, const cJSON *s, const cJSON *j)
     int rc = -1;
     for (const cJSON *kw = s->child; kw; kw = kw->next) {
         bool known = false;
-        for (size_t i = 0; i < FC_ARRAY_LEN(known_keywords) && !known; i++) known = !strcmp(kw->string, known_keywords[i]);
+        for (size_t i = 0; i < FC_ARRAY_LEN(known_keywords) && !known; i++)
+            known = !strcmp(kw->string, known_keywords[i]);
         if (!known) {
             fail(v, "schema keyword '%s' is not supported by this validator", kw->string);
             goto out;
@@ -229,7 +263,8 @@ static int validate(vctx *v, const cJSON *s, const cJSON *j)
         bool ok = false;
         if (cJSON_IsString(k)) ok = type_matches(j, k->valuestring);
         else
-            for (const cJSON *t = k->child; t && !ok; t = t->next) ok = cJSON_IsString(t) && type_matches(j, t->valuestring);
+            for (const cJSON *t = k->child; t && !ok; t = t->next)
+                ok = cJSON_IsString(t) && type_matches(j, t->valuestring);
         if (!ok) {
             char want[128] = "";
             if (cJSON_IsString(k)) fc_strlcpy(want, k->valuestring, sizeof want);

@@ -26,16 +26,16 @@ typedef struct fc_stats {
 } fc_stats;
 
 typedef struct fc_ratio_ci {
-    double ratio;   /* the point estimate */
-    double lo, hi;  /* its 95 % interval */
+    double ratio;  /* the point estimate */
+    double lo, hi; /* its 95 % interval */
 } fc_ratio_ci;
 
 /* One round of a record: the medians of its samples, the median of its tuples'
  * ratios, how many tuples and the batch of each variant. */
 typedef struct fc_round_rec {
-    double median_ms[3];   /* unfused, fused, control (0 when absent) */
-    double ratio;          /* median over tuples of unfused/fused */
-    double ratio_graph;    /* the same over graph replays (0 when none) */
+    double median_ms[3]; /* unfused, fused, control (0 when absent) */
+    double ratio;        /* median over tuples of unfused/fused */
+    double ratio_graph;  /* the same over graph replays (0 when none) */
     int pairs;
     int batch[3];
 } fc_round_rec;
@@ -44,14 +44,14 @@ typedef struct fc_round_rec {
 /* One variant's output against the float64 reference. */
 typedef struct fc_check {
     bool passed;
-    bool trusted;       /* passed, and not suspiciously many exact zeros */
-    double rel_err;     /* ‖out − ref‖ / ‖ref‖ over checked elements */
+    bool trusted;   /* passed, and not suspiciously many exact zeros */
+    double rel_err; /* ‖out − ref‖ / ‖ref‖ over checked elements */
     double max_abs_err;
     double tol;
     size_t checked;
     bool sampled;
-    size_t nonfinite;   /* over the whole output */
-    double zero_frac;   /* over the whole output */
+    size_t nonfinite; /* over the whole output */
+    double zero_frac; /* over the whole output */
     char reason[192];
 } fc_check;
 

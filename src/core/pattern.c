@@ -9,19 +9,22 @@
 #define OPS_COUNT(...) ((int)(sizeof((fc_op[]){__VA_ARGS__}) / sizeof(fc_op)))
 
 const fc_pattern fc_patterns[FC_NPATTERNS] = {
-#define X(pname, fam, pmath, ...)                                                                  \
-    {.id = FC_P_##pname, .name = #pname, .family = fam, .math = pmath,                             \
-     .nops = OPS_COUNT(__VA_ARGS__), .ops = {__VA_ARGS__}},
+#define X(pname, fam, pmath, ...)    \
+    {.id = FC_P_##pname,             \
+     .name = #pname,                 \
+     .family = fam,                  \
+     .math = pmath,                  \
+     .nops = OPS_COUNT(__VA_ARGS__), \
+     .ops = {__VA_ARGS__}},
     FC_PATTERN_LIST(X)
 #undef X
 };
 _Static_assert(FC_ARRAY_LEN(fc_patterns) == FC_NPATTERNS, "pattern table size");
 
 static const char *const op_names[FC_NOPS] = {
-    [FC_OP_GEMM] = "gemm",   [FC_OP_CONV] = "conv", [FC_OP_QK] = "qk",
-    [FC_OP_BIAS] = "bias",   [FC_OP_RESID] = "residual", [FC_OP_RELU] = "relu",
-    [FC_OP_GELU] = "gelu",   [FC_OP_BN] = "batchnorm", [FC_OP_SCALE] = "scale",
-    [FC_OP_SOFTMAX] = "softmax", [FC_OP_PV] = "pv",
+    [FC_OP_GEMM] = "gemm",      [FC_OP_CONV] = "conv",       [FC_OP_QK] = "qk",     [FC_OP_BIAS] = "bias",
+    [FC_OP_RESID] = "residual", [FC_OP_RELU] = "relu",       [FC_OP_GELU] = "gelu", [FC_OP_BN] = "batchnorm",
+    [FC_OP_SCALE] = "scale",    [FC_OP_SOFTMAX] = "softmax", [FC_OP_PV] = "pv",
 };
 _Static_assert(FC_ARRAY_LEN(op_names) == FC_NOPS, "op name table size");
 
@@ -95,8 +98,7 @@ static void dim_names(const fc_family *f, char *buf, size_t n)
     size_t off = 0;
     buf[0] = 0;
     for (int i = 0; i < f->ndims && off < n; i++)
-        if (!f->dims[i].derived)
-            off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", f->dims[i].name);
+        if (!f->dims[i].derived) off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? ", " : "", f->dims[i].name);
 }
 
 int fc_problem_set(fc_problem *p, const char *key, const char *val, fc_err *e)

@@ -42,20 +42,17 @@ const char *fc_op_name(fc_op op);
 #define FC_MAX_OPS 6
 
 /* name, family, formula, ops of the chain in order */
-#define FC_PATTERN_LIST(X)                                                                         \
-    X(linear_bias, FC_FAM_LINEAR, "y = x·Wᵀ + b", FC_OP_GEMM, FC_OP_BIAS)                          \
-    X(linear_bias_relu, FC_FAM_LINEAR, "y = relu(x·Wᵀ + b)", FC_OP_GEMM, FC_OP_BIAS, FC_OP_RELU)   \
-    X(linear_bias_gelu, FC_FAM_LINEAR, "y = gelu_tanh(x·Wᵀ + b)", FC_OP_GEMM, FC_OP_BIAS,          \
-      FC_OP_GELU)                                                                                  \
-    X(linear_residual_relu, FC_FAM_LINEAR, "y = relu(x·Wᵀ + b + r)", FC_OP_GEMM, FC_OP_BIAS,       \
-      FC_OP_RESID, FC_OP_RELU)                                                                     \
-    X(conv_relu, FC_FAM_CONV, "y = relu(conv(x, W) + b)", FC_OP_CONV, FC_OP_RELU)                  \
-    X(conv_bn, FC_FAM_CONV, "y = bn(conv(x, W) + b)", FC_OP_CONV, FC_OP_BN)                        \
-    X(conv_bn_relu, FC_FAM_CONV, "y = relu(bn(conv(x, W) + b))", FC_OP_CONV, FC_OP_BN, FC_OP_RELU) \
-    X(qk_scale, FC_FAM_ATTENTION, "S = Q·Kᵀ/√d", FC_OP_QK, FC_OP_SCALE)                            \
-    X(qk_softmax, FC_FAM_ATTENTION, "P = softmax(Q·Kᵀ/√d)", FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX)  \
-    X(attention, FC_FAM_ATTENTION, "O = softmax(Q·Kᵀ/√d)·V", FC_OP_QK, FC_OP_SCALE,               \
-      FC_OP_SOFTMAX, FC_OP_PV)
+#define FC_PATTERN_LIST(X)                                                                                            \
+    X(linear_bias, FC_FAM_LINEAR, "y = x·Wᵀ + b", FC_OP_GEMM, FC_OP_BIAS)                                             \
+    X(linear_bias_relu, FC_FAM_LINEAR, "y = relu(x·Wᵀ + b)", FC_OP_GEMM, FC_OP_BIAS, FC_OP_RELU)                      \
+    X(linear_bias_gelu, FC_FAM_LINEAR, "y = gelu_tanh(x·Wᵀ + b)", FC_OP_GEMM, FC_OP_BIAS, FC_OP_GELU)                 \
+    X(linear_residual_relu, FC_FAM_LINEAR, "y = relu(x·Wᵀ + b + r)", FC_OP_GEMM, FC_OP_BIAS, FC_OP_RESID, FC_OP_RELU) \
+    X(conv_relu, FC_FAM_CONV, "y = relu(conv(x, W) + b)", FC_OP_CONV, FC_OP_RELU)                                     \
+    X(conv_bn, FC_FAM_CONV, "y = bn(conv(x, W) + b)", FC_OP_CONV, FC_OP_BN)                                           \
+    X(conv_bn_relu, FC_FAM_CONV, "y = relu(bn(conv(x, W) + b))", FC_OP_CONV, FC_OP_BN, FC_OP_RELU)                    \
+    X(qk_scale, FC_FAM_ATTENTION, "S = Q·Kᵀ/√d", FC_OP_QK, FC_OP_SCALE)                                               \
+    X(qk_softmax, FC_FAM_ATTENTION, "P = softmax(Q·Kᵀ/√d)", FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX)                     \
+    X(attention, FC_FAM_ATTENTION, "O = softmax(Q·Kᵀ/√d)·V", FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX, FC_OP_PV)
 
 typedef enum {
 #define X(name, fam, math, ...) FC_P_##name,
@@ -93,18 +90,26 @@ const char *fc_pattern_names(void);
 /* Dimension indices of each family, in the order problem strings print them. */
 enum { FC_LIN_M, FC_LIN_K, FC_LIN_N, FC_LIN_NDIMS };
 enum {
-    FC_CONV_N, FC_CONV_C, FC_CONV_H, FC_CONV_W, FC_CONV_K, FC_CONV_R, FC_CONV_S,
-    FC_CONV_STRIDE, FC_CONV_PAD,
-    FC_CONV_P, FC_CONV_Q, /* derived: output height and width */
+    FC_CONV_N,
+    FC_CONV_C,
+    FC_CONV_H,
+    FC_CONV_W,
+    FC_CONV_K,
+    FC_CONV_R,
+    FC_CONV_S,
+    FC_CONV_STRIDE,
+    FC_CONV_PAD,
+    FC_CONV_P,
+    FC_CONV_Q, /* derived: output height and width */
     FC_CONV_NDIMS
 };
 enum { FC_ATT_B, FC_ATT_H, FC_ATT_S, FC_ATT_D, FC_ATT_CAUSAL, FC_ATT_NDIMS };
 
 typedef struct fc_dim {
     const char *name;
-    int64_t def;     /* default; FC_DIM_REQUIRED when the user must give it */
+    int64_t def; /* default; FC_DIM_REQUIRED when the user must give it */
     int64_t min, max;
-    bool derived;    /* computed, never parsed */
+    bool derived; /* computed, never parsed */
     const char *help;
 } fc_dim;
 #define FC_DIM_REQUIRED INT64_MIN
@@ -121,8 +126,15 @@ typedef struct fc_problem {
 /* Input tensors of each family, by index into fc_workload.in[]. */
 enum { FC_LIN_TX, FC_LIN_TW, FC_LIN_TB, FC_LIN_TR, FC_LIN_NT };
 enum {
-    FC_CONV_TX, FC_CONV_TW, FC_CONV_TB, FC_CONV_TGAMMA, FC_CONV_TBETA, FC_CONV_TMEAN, FC_CONV_TVAR,
-    FC_CONV_TWF, FC_CONV_TBF, /* BN folded into W and b (filled by fc_workload_prepare) */
+    FC_CONV_TX,
+    FC_CONV_TW,
+    FC_CONV_TB,
+    FC_CONV_TGAMMA,
+    FC_CONV_TBETA,
+    FC_CONV_TMEAN,
+    FC_CONV_TVAR,
+    FC_CONV_TWF,
+    FC_CONV_TBF, /* BN folded into W and b (filled by fc_workload_prepare) */
     FC_CONV_NT
 };
 enum { FC_ATT_TQ, FC_ATT_TK, FC_ATT_TV, FC_ATT_NT };
@@ -141,18 +153,18 @@ typedef struct fc_workload {
     const fc_problem *prob;
     int nt;
     fc_tensor t[FC_MAX_TENSORS];
-    size_t out_n;   /* elements of the output */
-    size_t out_row; /* elements of one row of the output as a matrix (its innermost extent) */
-    size_t inter_n; /* elements of the chain's intermediate tensor */
+    size_t out_n;      /* elements of the output */
+    size_t out_row;    /* elements of one row of the output as a matrix (its innermost extent) */
+    size_t inter_n;    /* elements of the chain's intermediate tensor */
     double prepare_ms; /* time to fold BN and the like; never counted as latency */
 } fc_workload;
 
 /* Analytic cost of a problem, counted on paper. */
 typedef struct fc_cost {
-    double flops;          /* useful FLOPs of the chain, the same for both variants */
-    double flops_padded;   /* conv: counting the multiply-adds on zero padding too (0 elsewhere) */
-    double bytes[2];       /* bytes read + written by the unfused chain / the fused op */
-    double peak_inter[2];  /* bytes of intermediates alive at once */
+    double flops;         /* useful FLOPs of the chain, the same for both variants */
+    double flops_padded;  /* conv: counting the multiply-adds on zero padding too (0 elsewhere) */
+    double bytes[2];      /* bytes read + written by the unfused chain / the fused op */
+    double peak_inter[2]; /* bytes of intermediates alive at once */
     double op_flops[FC_MAX_OPS];
     double op_bytes[FC_MAX_OPS]; /* per op of the unfused chain */
 } fc_cost;

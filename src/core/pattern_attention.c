@@ -74,10 +74,24 @@ static void attention_cost(const fc_problem *p, fc_cost *c)
     for (int i = 0; i < p->pat->nops; i++) {
         double f = 0, b = 0;
         switch (p->pat->ops[i]) {
-        case FC_OP_QK: f = 2 * B * L * D; b = (2 * B * S * D + B * S * S) * E; fused = b; break;
-        case FC_OP_SCALE: f = B * L; b = 2 * B * S * S * E; break;
-        case FC_OP_SOFTMAX: f = 5 * B * L; b = 2 * B * S * S * E; break;
-        case FC_OP_PV: f = 2 * B * L * D; b = (B * S * S + 2 * B * S * D) * E; fused = 4 * B * S * D * E; break;
+        case FC_OP_QK:
+            f = 2 * B * L * D;
+            b = (2 * B * S * D + B * S * S) * E;
+            fused = b;
+            break;
+        case FC_OP_SCALE:
+            f = B * L;
+            b = 2 * B * S * S * E;
+            break;
+        case FC_OP_SOFTMAX:
+            f = 5 * B * L;
+            b = 2 * B * S * S * E;
+            break;
+        case FC_OP_PV:
+            f = 2 * B * L * D;
+            b = (B * S * S + 2 * B * S * D) * E;
+            fused = 4 * B * S * D * E;
+            break;
         default: break;
         }
         c->op_flops[i] = f;

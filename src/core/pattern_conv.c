@@ -81,9 +81,13 @@ static void conv_fill(const fc_problem *p, fc_workload *w, fc_rng *rng)
 {
     double fan_in = (double)(p->d[FC_CONV_C] * p->d[FC_CONV_R] * p->d[FC_CONV_S]);
     float a = (float)(1.5 / sqrt(fan_in));
-    struct { int t; float lo, hi; } spec[] = {
-        {FC_CONV_TX, -1.f, 1.f},       {FC_CONV_TW, -a, a},          {FC_CONV_TB, -0.25f, 0.75f},
-        {FC_CONV_TGAMMA, 0.5f, 1.5f},  {FC_CONV_TBETA, -0.25f, 0.75f}, {FC_CONV_TMEAN, -0.2f, 0.2f},
+    struct {
+        int t;
+        float lo, hi;
+    } spec[] = {
+        {FC_CONV_TX, -1.f, 1.f},        {FC_CONV_TW, -a, a},
+        {FC_CONV_TB, -0.25f, 0.75f},    {FC_CONV_TGAMMA, 0.5f, 1.5f},
+        {FC_CONV_TBETA, -0.25f, 0.75f}, {FC_CONV_TMEAN, -0.2f, 0.2f},
         {FC_CONV_TVAR, 0.25f, 1.25f},
     };
     for (size_t s = 0; s < FC_ARRAY_LEN(spec); s++) {
@@ -145,8 +149,14 @@ static void conv_cost(const fc_problem *p, fc_cost *c)
             b = (X + Wn + K + Y) * E;
             break;
         }
-        case FC_OP_BN: f = 2 * Y; b = (2 * Y + 4 * K) * E; break;
-        case FC_OP_RELU: f = Y; b = 2 * Y * E; break;
+        case FC_OP_BN:
+            f = 2 * Y;
+            b = (2 * Y + 4 * K) * E;
+            break;
+        case FC_OP_RELU:
+            f = Y;
+            b = 2 * Y * E;
+            break;
         default: break;
         }
         c->op_flops[i] = f;
@@ -175,9 +185,15 @@ static double conv_reference(const fc_problem *p, const fc_workload *w, size_t i
     int64_t H = d[FC_CONV_H], Wd = d[FC_CONV_W], st = d[FC_CONV_STRIDE], pad = d[FC_CONV_PAD];
     size_t n, k, oy, ox;
     if (p->layout == FC_NCHW) {
-        ox = idx % Q; oy = (idx / Q) % P; k = (idx / (Q * P)) % K; n = idx / (Q * P * K);
+        ox = idx % Q;
+        oy = (idx / Q) % P;
+        k = (idx / (Q * P)) % K;
+        n = idx / (Q * P * K);
     } else {
-        k = idx % K; ox = (idx / K) % Q; oy = (idx / (K * Q)) % P; n = idx / (K * Q * P);
+        k = idx % K;
+        ox = (idx / K) % Q;
+        oy = (idx / (K * Q)) % P;
+        n = idx / (K * Q * P);
     }
     const float *x = w->t[FC_CONV_TX].data, *W = w->t[FC_CONV_TW].data;
     double acc = w->t[FC_CONV_TB].data[k];

@@ -61,11 +61,27 @@ static void linear_cost(const fc_problem *p, fc_cost *c)
     for (int i = 0; i < p->pat->nops; i++) {
         double f = 0, b = 0;
         switch (p->pat->ops[i]) {
-        case FC_OP_GEMM: f = 2 * M * N * K; b = (M * K + N * K + MN) * E; break;
-        case FC_OP_BIAS: f = MN; b = (2 * MN + N) * E; break;
-        case FC_OP_RESID: f = MN; b = 3 * MN * E; fused_bytes += MN * E; break;
-        case FC_OP_RELU: f = MN; b = 2 * MN * E; break;
-        case FC_OP_GELU: f = 8 * MN; b = 2 * MN * E; break;
+        case FC_OP_GEMM:
+            f = 2 * M * N * K;
+            b = (M * K + N * K + MN) * E;
+            break;
+        case FC_OP_BIAS:
+            f = MN;
+            b = (2 * MN + N) * E;
+            break;
+        case FC_OP_RESID:
+            f = MN;
+            b = 3 * MN * E;
+            fused_bytes += MN * E;
+            break;
+        case FC_OP_RELU:
+            f = MN;
+            b = 2 * MN * E;
+            break;
+        case FC_OP_GELU:
+            f = 8 * MN;
+            b = 2 * MN * E;
+            break;
         default: break;
         }
         c->op_flops[i] = f;
@@ -78,10 +94,7 @@ static void linear_cost(const fc_problem *p, fc_cost *c)
     c->peak_inter[FC_FUSED] = 0;
 }
 
-double fc_gelu_tanh_ref(double x)
-{
-    return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-}
+double fc_gelu_tanh_ref(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 
 static double linear_reference(const fc_problem *p, const fc_workload *w, size_t idx)
 {

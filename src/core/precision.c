@@ -47,7 +47,7 @@ uint16_t fc_float_to_fp16(float x)
     if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);  /* NaN */
     if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520 (half-way past 65504): Inf */
     if (ax < 0x38800000u) {                                   /* below 2^-14: a multiple of 2^-24 */
-        float a = bits_float(ax) * 0x1p24f;                  /* exact: a power-of-two scale */
+        float a = bits_float(ax) * 0x1p24f;                   /* exact: a power-of-two scale */
         return (uint16_t)(sign | (uint32_t)nearbyintf(a));    /* 1024 is 2^-14, the smallest normal */
     }
     /* rebias the exponent (127 -> 15), then round the 23-bit mantissa to 10 bits; a

@@ -207,7 +207,9 @@ cJSON *fc_record_to_json(const fc_record *r)
         fc_json_add_num(o, "fused_gflops", r->v[FC_FUSED].gflops);
         cJSON_AddItemToObject(o, "speedup", ratio_json(&r->speedup, r->interval_method));
         fc_json_add_num(o, "margin", r->margin);
-        cJSON_AddStringToObject(o, "decided_by", fc_word_name(&fc_timing_words, r->decided_by_graph ? FC_TIMING_GRAPH : FC_TIMING_EAGER));
+        cJSON_AddStringToObject(o, "decided_by",
+                                fc_word_name(&fc_timing_words,
+                                             r->decided_by_graph ? FC_TIMING_GRAPH : FC_TIMING_EAGER));
         if (r->has_control) {
             cJSON *split = cJSON_AddObjectToObject(o, "speedup_split");
             cJSON_AddItemToObject(split, "implementation", ratio_json(&r->split_implementation, NULL));
@@ -265,7 +267,8 @@ static cJSON *settings_json(const fc_settings *s)
     cJSON_AddStringToObject(o, "cache", s->cold ? "cold" : "warm");
     cJSON_AddNumberToObject(o, "threads", s->threads);
     if (s->threshold > 0) fc_json_add_num(o, "threshold", s->threshold);
-    else cJSON_AddStringToObject(o, "threshold", "catalogue");
+    else
+        cJSON_AddStringToObject(o, "threshold", "catalogue");
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)s->seed);
     cJSON_AddStringToObject(o, "seed", seed);
@@ -398,7 +401,8 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     int k = 0;
     for (const cJSON *ro = pr ? pr->child : NULL; ro && k < FC_MAX_ROUNDS; ro = ro->next, k++) {
         fc_round_rec *rr = &r->round[k];
-        const cJSON *med = cJSON_GetObjectItemCaseSensitive(ro, "median_ms"), *batch = cJSON_GetObjectItemCaseSensitive(ro, "batch");
+        const cJSON *med = cJSON_GetObjectItemCaseSensitive(ro, "median_ms"),
+                    *batch = cJSON_GetObjectItemCaseSensitive(ro, "batch");
         for (int v = 0; v < FC_MAX_VARIANTS; v++) {
             rr->median_ms[v] = fc_json_num(med, fc_variant_name((fc_variant)v), 0);
             rr->batch[v] = fc_json_int(batch, fc_variant_name((fc_variant)v), 0);

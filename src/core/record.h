@@ -17,21 +17,21 @@
 
 typedef struct fc_variant_rec {
     fc_impl impl;
-    fc_stats lat;           /* eager launches, ms per call */
+    fc_stats lat; /* eager launches, ms per call */
     bool has_graph;
-    fc_stats lat_graph;     /* replayed graph, ms per call */
+    fc_stats lat_graph; /* replayed graph, ms per call */
     int batch;
     char stop_rule[16];
     int samples_at_stop;
     double sampled_s;
     double gflops, bytes, gbs;
     double pct_peak_flops, pct_peak_bw, pct_roofline;
-    bool over_ceiling;      /* a percentage above 100: faster than the measured ceiling */
-    double intensity;       /* FLOPs per byte of this variant */
-    char bound[8];          /* "memory" or "compute" */
+    bool over_ceiling; /* a percentage above 100: faster than the measured ceiling */
+    double intensity;  /* FLOPs per byte of this variant */
+    char bound[8];     /* "memory" or "compute" */
     double peak_inter_bytes;
     fc_check check;
-    bool stable;            /* output after timing equals the verified output */
+    bool stable; /* output after timing equals the verified output */
 } fc_variant_rec;
 
 typedef struct fc_record {
@@ -43,21 +43,21 @@ typedef struct fc_record {
     char reason[512];
     double threshold;
     fc_decision decision;
-    int rounds;                   /* measurement rounds, each a fresh setup */
+    int rounds; /* measurement rounds, each a fresh setup */
     fc_round_rec round[FC_MAX_ROUNDS];
-    char stop_rule[16];           /* why the rounds stopped */
-    bool has_control;             /* v[FC_CONTROL] was measured */
+    char stop_rule[16]; /* why the rounds stopped */
+    bool has_control;   /* v[FC_CONTROL] was measured */
     fc_variant_rec v[FC_MAX_VARIANTS];
     fc_ratio_ci speedup;
-    double margin;                /* how far the interval clears the threshold (fc_decision_margin) */
+    double margin; /* how far the interval clears the threshold (fc_decision_margin) */
     char interval_method[160];
     fc_ratio_ci split_implementation; /* unfused/control: what the fused form's implementation changes */
     fc_ratio_ci split_fusion;         /* control/fused: what fusion alone saves */
     bool has_graph_speedup;
     fc_ratio_ci speedup_graph;
-    bool decided_by_graph;        /* launch-bound: the graph replay's speedup made the decision */
-    double flops;                 /* useful FLOPs (conv: padding taps excluded) */
-    double flops_padded;          /* conv: FLOPs counting the taps on zero padding (0 elsewhere) */
+    bool decided_by_graph; /* launch-bound: the graph replay's speedup made the decision */
+    double flops;          /* useful FLOPs (conv: padding taps excluded) */
+    double flops_padded;   /* conv: FLOPs counting the taps on zero padding (0 elsewhere) */
     double traffic_reduction;
     double ceil_gflops, ceil_gbs; /* ceilings the percentages are of */
     double fused_vs_unfused;      /* ‖fused − unfused‖/‖unfused‖, checked against the tolerance */
@@ -72,14 +72,14 @@ typedef struct fc_settings {
     char sweep[256];
     bool cold;
     int threads;
-    double threshold;     /* <= 0: per-pattern threshold from the catalogue */
+    double threshold; /* <= 0: per-pattern threshold from the catalogue */
     uint64_t seed;
     fc_stop stop;
-    double target_sample; /* seconds */
-    bool graph;           /* also time CUDA graph replays */
-    int rounds;           /* fresh setups per problem; the stop budget is split among them */
-    double max_time_total;/* seconds, 0 = no limit */
-    double max_memory;    /* bytes, 0 = what is available */
+    double target_sample;  /* seconds */
+    bool graph;            /* also time CUDA graph replays */
+    int rounds;            /* fresh setups per problem; the stop budget is split among them */
+    double max_time_total; /* seconds, 0 = no limit */
+    double max_memory;     /* bytes, 0 = what is available */
 } fc_settings;
 
 void fc_settings_defaults(fc_settings *s);
@@ -91,10 +91,10 @@ typedef struct fc_doc {
     char created[32];
     double elapsed_s; /* from the start of the run to this write */
     bool complete;
-    cJSON *argv;      /* owned */
-    cJSON *host;      /* owned */
-    cJSON *ceilings;  /* owned: {"cpu": {...}, "cuda": {...}} */
-    cJSON *history;   /* owned, may be NULL: later runs that added to it (--resume/--append) */
+    cJSON *argv;     /* owned */
+    cJSON *host;     /* owned */
+    cJSON *ceilings; /* owned: {"cpu": {...}, "cuda": {...}} */
+    cJSON *history;  /* owned, may be NULL: later runs that added to it (--resume/--append) */
     fc_settings settings;
     fc_record *rec;
     int n, cap;

@@ -9,7 +9,7 @@
 #include "backend.h"
 
 typedef struct fc_registry {
-    const fc_device *device[FC_NDEVICES];   /* NULL: not built */
+    const fc_device *device[FC_NDEVICES]; /* NULL: not built */
     const char *device_why_not[FC_NDEVICES];
     const fc_backend *backend[FC_NBACKENDS]; /* NULL: not built */
     const char *backend_why_not[FC_NBACKENDS];

@@ -20,17 +20,17 @@
  *   document: minimum, minimum excluded, maximum (INFINITY: none),
  *   command line: minimum, maximum (both included),
  *   default (NAN: none fixed: threads are the cores, the threshold the catalogue's) */
-#define FC_SETTING_LIST(X)                                                                                         \
-    X(THREADS, "threads", false, true, 1, false, FC_MAX_THREADS, 1, FC_MAX_THREADS, NAN)                           \
-    X(THRESHOLD, "threshold", false, false, 0, true, INFINITY, 1e-6, 1e6, NAN)                                     \
-    X(MIN_SAMPLES, "min_samples", true, true, 1, false, 1e6, 2, 1e6, 15)                                           \
-    X(MIN_TIME, "min_time_s", true, false, 0, false, 86400, 0, 86400, 0.5)                                         \
-    X(MAX_NOISE, "max_noise", true, false, 0, false, 10, 0, 10, 0.01)                                              \
-    X(MAX_TIME, "max_time_s", true, false, 0, true, 86400, 1e-3, 86400, 3)                                         \
-    X(MAX_SAMPLES, "max_samples", true, true, 1, false, 1e8, 2, 1e8, 200000)                                       \
-    X(TARGET_SAMPLE, "target_sample_s", false, false, 0, true, 60, 1e-6, 60, 0.002)                                \
-    X(ROUNDS, "rounds", false, true, 1, false, FC_MAX_ROUNDS, 2, FC_MAX_ROUNDS, 5)                                 \
-    X(MAX_TIME_TOTAL, "max_time_total_s", false, false, 0, false, INFINITY, 1e-3, 1e7, 0)                          \
+#define FC_SETTING_LIST(X)                                                                \
+    X(THREADS, "threads", false, true, 1, false, FC_MAX_THREADS, 1, FC_MAX_THREADS, NAN)  \
+    X(THRESHOLD, "threshold", false, false, 0, true, INFINITY, 1e-6, 1e6, NAN)            \
+    X(MIN_SAMPLES, "min_samples", true, true, 1, false, 1e6, 2, 1e6, 15)                  \
+    X(MIN_TIME, "min_time_s", true, false, 0, false, 86400, 0, 86400, 0.5)                \
+    X(MAX_NOISE, "max_noise", true, false, 0, false, 10, 0, 10, 0.01)                     \
+    X(MAX_TIME, "max_time_s", true, false, 0, true, 86400, 1e-3, 86400, 3)                \
+    X(MAX_SAMPLES, "max_samples", true, true, 1, false, 1e8, 2, 1e8, 200000)              \
+    X(TARGET_SAMPLE, "target_sample_s", false, false, 0, true, 60, 1e-6, 60, 0.002)       \
+    X(ROUNDS, "rounds", false, true, 1, false, FC_MAX_ROUNDS, 2, FC_MAX_ROUNDS, 5)        \
+    X(MAX_TIME_TOTAL, "max_time_total_s", false, false, 0, false, INFINITY, 1e-3, 1e7, 0) \
     X(MAX_MEMORY, "max_memory_bytes", false, false, 0, false, INFINITY, 1, INFINITY, 0)
 
 #define FC_SETTING_ENUM(id, ...) FC_SET_##id,

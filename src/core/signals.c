@@ -29,8 +29,9 @@ static void on_signal(int sig)
         _exit(130);
     }
     fc_interrupted = 1;
-    static const char msg[] = "\nfusecal: interrupted: finishing the current sample and saving what was measured "
-                              "(interrupt again to exit now)\n";
+    static const char msg[] =
+        "\nfusecal: interrupted: finishing the current sample and saving what was measured "
+        "(interrupt again to exit now)\n";
     ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
     (void)w;
 }

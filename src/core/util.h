@@ -50,13 +50,13 @@ typedef struct fc_rng {
 } fc_rng;
 void fc_rng_seed(fc_rng *r, uint64_t seed);
 uint64_t fc_rng_next(fc_rng *r);
-double fc_rng_uniform(fc_rng *r);                 /* [0, 1) */
+double fc_rng_uniform(fc_rng *r);                  /* [0, 1) */
 float fc_rng_range(fc_rng *r, float lo, float hi); /* [lo, hi), never exactly 0 */
-uint64_t fc_rng_below(fc_rng *r, uint64_t n);     /* [0, n) */
+uint64_t fc_rng_below(fc_rng *r, uint64_t n);      /* [0, n) */
 uint64_t fc_seed_mix(uint64_t a, uint64_t b);
 
 /* ---- clocks */
-double fc_now(void);              /* monotonic seconds */
+double fc_now(void);                 /* monotonic seconds */
 void fc_utc_timestamp(char buf[32]); /* 2026-11-22T11:38:13Z */
 
 /* ---- system */

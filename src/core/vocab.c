@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define WORDS(var, what, first, LIST)                                                              \
-    static const char *const var##_names[] = {LIST(FC_VOCAB_NAME)};                               \
+#define WORDS(var, what, first, LIST)                               \
+    static const char *const var##_names[] = {LIST(FC_VOCAB_NAME)}; \
     const fc_words var = {what, var##_names, (int)(sizeof var##_names / sizeof var##_names[0]), first};
 
 WORDS(fc_dtype_words, "dtype", 0, FC_DTYPE_LIST)
@@ -64,13 +64,13 @@ fc_device_id fc_backend_device(fc_backend_id b)
     return FC_DEV_cpu; /* not reached: every backend name starts with its device's */
 }
 
-#define PARSER(fn, type, words)                                                                    \
-    int fn(const char *s, type *out)                                                               \
-    {                                                                                              \
-        int i = fc_word_index(&words, s);                                                          \
-        if (i < 0) return -1;                                                                      \
-        *out = (type)i;                                                                            \
-        return 0;                                                                                  \
+#define PARSER(fn, type, words)           \
+    int fn(const char *s, type *out)      \
+    {                                     \
+        int i = fc_word_index(&words, s); \
+        if (i < 0) return -1;             \
+        *out = (type)i;                   \
+        return 0;                         \
     }
 PARSER(fc_dtype_parse, fc_dtype, fc_dtype_words)
 PARSER(fc_format_parse, fc_format, fc_format_words)

@@ -260,8 +260,8 @@ static int mem(od_state *s, cmd md, void *handle, dnnl_memory_t *out, fc_err *e)
 #endif
 
 /* A memory descriptor owned by the setup: by format tag, or by strides when given. */
-static int md_make(od_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, const dnnl_dim_t *strides,
-                   fc_err *e)
+static int md_make(od_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag,
+                   const dnnl_dim_t *strides, fc_err *e)
 {
     dnnl_status_t st = md_new(&s->mds, md, nd, dims, tag, strides);
     if (st != dnnl_success || fc_fault_backend("onednn"))
@@ -350,8 +350,9 @@ static int eltwise(od_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float
     dnnl_primitive_attr_t attr;
     if (new_attr(&attr, e)) return -1;
     prim *pr = next_prim(s, v);
-    const char *name = alg == dnnl_eltwise_relu ? "eltwise_relu" : alg == dnnl_eltwise_gelu_tanh ? "eltwise_gelu_tanh"
-                                                                                                  : "eltwise_linear";
+    const char *name = alg == dnnl_eltwise_relu        ? "eltwise_relu"
+                       : alg == dnnl_eltwise_gelu_tanh ? "eltwise_gelu_tanh"
+                                                       : "eltwise_linear";
     if (make_prim(s, name, pd_eltwise(&pr->pd, s->eng, alg, md, alpha, attr), attr, pr, e) != 0) return -1;
     dnnl_memory_t ms, md2;
     if (mem(s, md, src, &ms, e) || mem(s, md, dst, &md2, e)) return -1;
@@ -444,7 +445,8 @@ static int build_linear(od_state *s, fc_err *e)
             case FC_OP_RESID: r2 = binary_add(s, FC_UNFUSED, dst_md, dst_md, cur, w->t[FC_LIN_TR].data, out, e); break;
             case FC_OP_RELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e); break;
             case FC_OP_GELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_gelu_tanh, 0, cur, out, e); break;
-            default: return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a matmul", fc_op_name(p->pat->ops[i]));
+            default:
+                return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a matmul", fc_op_name(p->pat->ops[i]));
             }
             if (r2) return -1;
             cur = out;
@@ -501,15 +503,16 @@ static int build_conv(od_state *s, fc_err *e)
         for (int i = 1; i < p->pat->nops; i++) {
             float *out = fc_cpu_chain_dst(&s->ch, i);
             if (p->pat->ops[i] != FC_OP_RELU && p->pat->ops[i] != FC_OP_BN)
-                return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution", fc_op_name(p->pat->ops[i]));
+                return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution",
+                               fc_op_name(p->pat->ops[i]));
             if (p->pat->ops[i] == FC_OP_RELU) {
                 if (eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e)) return -1;
             } else {
                 dnnl_primitive_attr_t battr;
                 if (new_attr(&battr, e)) return -1;
                 prim *bp = next_prim(s, FC_UNFUSED);
-                if (make_prim(s, "batch_normalization", pd_bnorm(&bp->pd, s->eng, dst_md, (float)FC_BN_EPS, battr), battr,
-                              bp, e))
+                if (make_prim(s, "batch_normalization", pd_bnorm(&bp->pd, s->eng, dst_md, (float)FC_BN_EPS, battr),
+                              battr, bp, e))
                     return -1;
                 dnnl_memory_t m0, m1, mm, mv, msc, msh;
                 if (mem(s, dst_md, cur, &m0, e) || mem(s, dst_md, out, &m1, e) ||
@@ -643,8 +646,8 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
         fc_impl_addf(impl, "%s%s[%s]", i ? " -> " : "", pr->op, pr->impl);
         if (!strncmp(pr->impl, "ref", 3) && !impl->fallback) {
             impl->fallback = true;
-            snprintf(impl->fallback_why, sizeof impl->fallback_why, "oneDNN chose its reference implementation '%s' for %s",
-                     pr->impl, pr->op);
+            snprintf(impl->fallback_why, sizeof impl->fallback_why,
+                     "oneDNN chose its reference implementation '%s' for %s", pr->impl, pr->op);
         }
     }
     if (v == FC_FUSED) {
@@ -712,8 +715,10 @@ static double od_gemm_gflops(fc_dtype dt)
         goto out;
     cmd wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     cmd smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    if (dnnl_memory_create(&ma, a_md, eng, DNNL_MEMORY_ALLOCATE) || dnnl_memory_create(&mb, wmd, eng, DNNL_MEMORY_ALLOCATE) ||
-        dnnl_memory_create(&mc, c_md, eng, DNNL_MEMORY_ALLOCATE) || dnnl_memory_create(&ms, smd, eng, DNNL_MEMORY_ALLOCATE))
+    if (dnnl_memory_create(&ma, a_md, eng, DNNL_MEMORY_ALLOCATE) ||
+        dnnl_memory_create(&mb, wmd, eng, DNNL_MEMORY_ALLOCATE) ||
+        dnnl_memory_create(&mc, c_md, eng, DNNL_MEMORY_ALLOCATE) ||
+        dnnl_memory_create(&ms, smd, eng, DNNL_MEMORY_ALLOCATE))
         goto out;
     float *pa, *pb;
     if (dnnl_memory_get_data_handle(ma, (void **)&pa) || dnnl_memory_get_data_handle(mb, (void **)&pb)) goto out;
@@ -721,7 +726,10 @@ static double od_gemm_gflops(fc_dtype dt)
     fc_rng_seed(&r, 7);
     for (dnnl_dim_t i = 0; i < n * n; i++) pa[i] = fc_rng_range(&r, -1, 1);
     for (size_t i = 0; i < dnnl_memory_desc_get_size(wmd) / sizeof(float); i++) pb[i] = fc_rng_range(&r, -1, 1);
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}};
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma},
+                               {DNNL_ARG_WEIGHTS, mb},
+                               {DNNL_ARG_DST, mc},
+                               {DNNL_ARG_SCRATCHPAD, ms}};
     enum { REPS = 7 };
     double t[REPS];
     for (int it = 0; it <= REPS; it++) {
@@ -750,7 +758,8 @@ out:
 const fc_backend fc_backend_onednn = {
     .name = "cpu.onednn",
     .device = "cpu",
-    .summary = "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own scale",
+    .summary =
+        "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own scale",
     .available = od_available,
     .supports = od_supports,
     .device_bytes = NULL,

@@ -26,8 +26,8 @@ typedef struct ob_state {
     /* conv */
     fc_conv_geom g;
     float *wpack[FC_NVARIANTS]; /* original weights for unfused, folded for fused */
-    float *ws;              /* per-thread im2col / flash workspace */
-    size_t block_bytes;     /* C block of a fused GEMM: kept in this thread's share of the LLC */
+    float *ws;                  /* per-thread im2col / flash workspace */
+    size_t block_bytes;         /* C block of a fused GEMM: kept in this thread's share of the LLC */
     float *bn_scratch;
 } ob_state;
 
@@ -118,8 +118,8 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     fc_cpu_chain_alloc(&s->ch, p->pat, w);
     if (p->pat->family == FC_FAM_CONV) {
         const int64_t *d = p->d;
-        s->g = (fc_conv_geom){(int)d[FC_CONV_N], (int)d[FC_CONV_C], (int)d[FC_CONV_H], (int)d[FC_CONV_W],
-                              (int)d[FC_CONV_K], (int)d[FC_CONV_R], (int)d[FC_CONV_S], (int)d[FC_CONV_STRIDE],
+        s->g = (fc_conv_geom){(int)d[FC_CONV_N],   (int)d[FC_CONV_C], (int)d[FC_CONV_H], (int)d[FC_CONV_W],
+                              (int)d[FC_CONV_K],   (int)d[FC_CONV_R], (int)d[FC_CONV_S], (int)d[FC_CONV_STRIDE],
                               (int)d[FC_CONV_PAD], (int)d[FC_CONV_P], (int)d[FC_CONV_Q], p->layout == FC_NHWC};
         size_t wn = w->t[FC_CONV_TW].n;
         s->wpack[FC_UNFUSED] = fc_cpu_buffer(wn);
@@ -168,8 +168,7 @@ static void run_unfused(ob_state *s)
             bool nhwc = p->layout == FC_NHWC;
             fc_cpu_batchnorm(cur, w->t[FC_CONV_TGAMMA].data, w->t[FC_CONV_TBETA].data, w->t[FC_CONV_TMEAN].data,
                              w->t[FC_CONV_TVAR].data, (float)FC_BN_EPS, dst,
-                             nhwc ? (size_t)d[FC_CONV_N] * pq : (size_t)d[FC_CONV_N], K, nhwc ? 1 : pq,
-                             s->bn_scratch);
+                             nhwc ? (size_t)d[FC_CONV_N] * pq : (size_t)d[FC_CONV_N], K, nhwc ? 1 : pq, s->bn_scratch);
             break;
         }
         case FC_OP_SCALE:
@@ -238,7 +237,8 @@ static int ob_run(void *state, fc_variant v, fc_err *e)
 {
     (void)e;
     if (v == FC_UNFUSED) run_unfused(state);
-    else run_fused(state);
+    else
+        run_fused(state);
     return 0;
 }
 

@@ -98,7 +98,8 @@ static void relu_span(const float *in, float *out, size_t n)
 static inline void act_span(float *y, size_t n, fc_act a)
 {
     if (a == FC_ACT_RELU) relu_span(y, y, n);
-    else if (a == FC_ACT_GELU) gelu_span(y, y, n);
+    else if (a == FC_ACT_GELU)
+        gelu_span(y, y, n);
 }
 
 /* ------------------------------------------------------------------ elementwise */
@@ -299,7 +300,8 @@ void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const floa
     if (mb > M) mb = M;
     while (((M + mb - 1) / mb) * ((N + nb - 1) / nb) < nt && (mb > 16 || nb > 16)) {
         if (mb >= nb && mb > 16) mb = round_down((mb + 1) / 2, 16);
-        else nb = round_down((nb + 1) / 2, 16);
+        else
+            nb = round_down((nb + 1) / 2, 16);
     }
     int nblk_n = (N + nb - 1) / nb, nblk_m = (M + mb - 1) / mb;
 #pragma omp parallel for collapse(2) schedule(static)
@@ -317,10 +319,7 @@ void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const floa
 
 /* ------------------------------------------------------------------ convolution */
 
-static bool conv_direct(const fc_conv_geom *g)
-{
-    return g->r == 1 && g->s == 1 && g->stride == 1 && g->pad == 0;
-}
+static bool conv_direct(const fc_conv_geom *g) { return g->r == 1 && g->s == 1 && g->stride == 1 && g->pad == 0; }
 
 /* NHWC: rows of output pixels per block; NCHW: output columns per block. */
 static int conv_block(const fc_conv_geom *g)
@@ -381,7 +380,8 @@ static void conv_nhwc(const fc_conv_geom *g, const float *x, const float *wp, fl
                             if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w)
                                 memset(dst, 0, (size_t)g->c * sizeof(float));
                             else
-                                memcpy(dst, x + (((size_t)nn * g->h + iy) * g->w + ix) * g->c, (size_t)g->c * sizeof(float));
+                                memcpy(dst, x + (((size_t)nn * g->h + iy) * g->w + ix) * g->c,
+                                       (size_t)g->c * sizeof(float));
                         }
                     }
                 }
@@ -422,15 +422,16 @@ static void conv_nchw(const fc_conv_geom *g, const float *x, const float *wp, fl
                                 for (int j = 0; j < cols; j++) {
                                     int pix = j0 + j, oy = pix / g->q, ox = pix % g->q;
                                     int iy = oy * g->stride - g->pad + r, ix = ox * g->stride - g->pad + s;
-                                    dst[j] = (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) ? 0.0f : src[iy * g->w + ix];
+                                    dst[j] = (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) ? 0.0f
+                                                                                            : src[iy * g->w + ix];
                                 }
                             }
                     B = col;
                     ldb = qb;
                 }
                 float *Y = y + (size_t)nn * g->k * pq + j0;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->k, cols, crs, 1.0f, wp, crs, B, ldb, 0.0f,
-                            Y, pq);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->k, cols, crs, 1.0f, wp, crs, B, ldb, 0.0f, Y,
+                            pq);
                 epilogue_block(Y, (size_t)pq, g->k, cols, ep, ep->bias, true, NULL);
             }
     }
@@ -442,7 +443,8 @@ void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wp, float *
     (void)nthreads;
     size_t per = fc_cpu_conv_workspace(g);
     if (g->nhwc) conv_nhwc(g, x, wp, y, ep, ws, per);
-    else conv_nchw(g, x, wp, y, ep, ws, per);
+    else
+        conv_nchw(g, x, wp, y, ep, ws, per);
 }
 
 /* ------------------------------------------------------------------ attention */
@@ -511,8 +513,8 @@ void fc_cpu_qk_softmax_fused(int bh, int s, int d, const float *Q, const float *
 
 size_t fc_cpu_flash_workspace(int d) { return (size_t)FLASH_BR * FLASH_BC + (size_t)FLASH_BR * d + 2 * FLASH_BR; }
 
-void fc_cpu_flash_attention(int bh, int s, int d, const float *Q, const float *K, const float *V, bool causal,
-                            float *O, float *ws, int nthreads)
+void fc_cpu_flash_attention(int bh, int s, int d, const float *Q, const float *K, const float *V, bool causal, float *O,
+                            float *ws, int nthreads)
 {
     (void)nthreads;
     const float alpha = 1.0f / sqrtf((float)d);

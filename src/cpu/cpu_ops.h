@@ -65,7 +65,7 @@ void fc_cpu_pv(int bh, int s, int d, const float *P, const float *V, float *O);
 void fc_cpu_qk_softmax_fused(int bh, int s, int d, const float *Q, const float *K, float alpha, bool causal, float *P);
 /* Flash-style attention: online softmax over K/V blocks; never writes S. */
 size_t fc_cpu_flash_workspace(int d); /* floats per thread */
-void fc_cpu_flash_attention(int bh, int s, int d, const float *Q, const float *K, const float *V, bool causal,
-                            float *O, float *ws, int nthreads);
+void fc_cpu_flash_attention(int bh, int s, int d, const float *Q, const float *K, const float *V, bool causal, float *O,
+                            float *ws, int nthreads);
 
 #endif

@@ -16,7 +16,8 @@ static size_t read_cache_size(int index)
     char unit = 0;
     if (fgets(buf, sizeof buf, f) && sscanf(buf, "%zu%c", &v, &unit) >= 1) {
         if (unit == 'K') v *= 1024;
-        else if (unit == 'M') v *= 1024 * 1024;
+        else if (unit == 'M')
+            v *= 1024 * 1024;
     }
     fclose(f);
     return v;
@@ -73,16 +74,18 @@ void fc_host_inventory(cJSON *cpu)
             while (*val == ' ') val++;
             val[strcspn(val, "\n")] = 0;
             if (!strncmp(line, "model name", 10) && !strcmp(model, "unknown")) fc_strlcpy(model, val, sizeof model);
-            else if (!strncmp(line, "vendor_id", 9) && !strcmp(vendor, "unknown")) fc_strlcpy(vendor, val, sizeof vendor);
-            else if (!strncmp(line, "flags", 5) && !flags[0]) fc_strlcpy(flags, val, sizeof flags);
+            else if (!strncmp(line, "vendor_id", 9) && !strcmp(vendor, "unknown"))
+                fc_strlcpy(vendor, val, sizeof vendor);
+            else if (!strncmp(line, "flags", 5) && !flags[0])
+                fc_strlcpy(flags, val, sizeof flags);
         }
         fclose(f);
     }
     cJSON_AddStringToObject(cpu, "model", model);
     cJSON_AddStringToObject(cpu, "vendor", vendor);
     cJSON_AddNumberToObject(cpu, "cores", fc_online_cpus());
-    static const char *const isa[] = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
-                                      "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
+    static const char *const isa[] = {"sse4_2",   "avx",         "avx2",        "fma",         "avx512f",  "avx512bw",
+                                      "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
     cJSON *arr = cJSON_AddArrayToObject(cpu, "isa");
     char padded[4100];
     snprintf(padded, sizeof padded, " %s ", flags);
@@ -107,4 +110,3 @@ void fc_host_inventory(cJSON *cpu)
     read_line_file("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", gov, sizeof gov);
     cJSON_AddStringToObject(cpu, "governor", gov[0] ? gov : "unknown");
 }
-

@@ -150,7 +150,8 @@ static int lt_build(cb_state *s, lt_plan *pl, cublasLtEpilogue_t epi, const void
     FC_CUBLAS(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     FC_CUBLAS(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     FC_CUBLAS(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-    if (bias) FC_CUBLAS(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    if (bias)
+        FC_CUBLAS(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->la, t, (uint64_t)s->K, (uint64_t)s->N, s->K));
     FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->lb, t, (uint64_t)s->K, (uint64_t)s->M, s->K));
     FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->lc, t, (uint64_t)s->N, (uint64_t)s->M, s->N));
@@ -211,10 +212,11 @@ static int lt_build(cb_state *s, lt_plan *pl, cublasLtEpilogue_t epi, const void
     pl->algo = res[best].algo;
     char at[200];
     algo_text(&pl->algo, at, sizeof at);
-    int len = snprintf(pl->chosen, sizeof pl->chosen,
-             "%s, waves %.2f; fastest of %d heuristic candidates timed at setup (heuristic rank %d, %.4f ms; rank 1 "
-             "%.4f ms)",
-             at, (double)res[best].wavesCount, usable, best + 1, best_ms, first_ms);
+    int len = snprintf(
+        pl->chosen, sizeof pl->chosen,
+        "%s, waves %.2f; fastest of %d heuristic candidates timed at setup (heuristic rank %d, %.4f ms; rank 1 "
+        "%.4f ms)",
+        at, (double)res[best].wavesCount, usable, best + 1, best_ms, first_ms);
     return len > 0 ? 0 : fc_errf(e, "cuda.cublas: describing the algorithm failed");
 }
 
@@ -308,7 +310,8 @@ static void cb_describe(void *state, fc_variant v, fc_impl *impl)
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
     if (v == FC_UNFUSED) fc_impl_add_chain(impl, cb_ops, pat, cb_detail, s);
-    else fc_impl_add_op(impl, cb_ops, pat->ops[0], FC_FUSED, cb_detail, s);
+    else
+        fc_impl_add_op(impl, cb_ops, pat->ops[0], FC_FUSED, cb_detail, s);
     impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
 }
 
@@ -356,8 +359,9 @@ static void cb_inventory(cJSON *libs)
 const fc_backend fc_backend_cublas = {
     .name = "cuda.cublas",
     .device = "cuda",
-    .summary = "cuBLASLt GEMM + fusecal's vectorized elementwise kernels; fused: cuBLASLt epilogues (bias, ReLU, GELU, "
-               "residual as C)",
+    .summary =
+        "cuBLASLt GEMM + fusecal's vectorized elementwise kernels; fused: cuBLASLt epilogues (bias, ReLU, GELU, "
+        "residual as C)",
     .available = fc_cuda_usable,
     .supports = cb_supports,
     .device_bytes = cb_device_bytes,

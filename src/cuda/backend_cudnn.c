@@ -37,8 +37,8 @@ typedef struct cd_state {
     fc_dtype dt;
     int N, C, H, W, K, R, S, stride, pad, P, Q;
     bool nhwc;
-    void *x, *w[FC_NVARIANTS], *b[FC_NVARIANTS]; /* [UNFUSED] original, [FUSED] BN folded */
-    float *bn[4];                                /* gamma, beta, mean, var (fp32) */
+    void *x, *w[FC_NVARIANTS], *b[FC_NVARIANTS];  /* [UNFUSED] original, [FUSED] BN folded */
+    float *bn[4];                                 /* gamma, beta, mean, var (fp32) */
     float *ones, *bias_f32, *bn_scale, *bn_shift; /* for fusecal's channel kernel, when it stands in */
     fc_cuda_chain ch;
     void *zero; /* z of the fused call (alpha2 = 0), kept at zeros */
@@ -179,8 +179,8 @@ static cudnnStatus_t fused_call(cd_state *s, cudnnConvolutionFwdAlgo_t algo)
     const float one = 1.0f, zero = 0.0f;
     /* z: a buffer of zeros rather than y, whose NaN poison 0·z would not clear */
     return cudnnConvolutionBiasActivationForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED],
-                                                 algo, s->ws, s->ws_bytes, &zero, s->yd, s->zero, s->bd,
-                                                 s->b[FC_FUSED], s->fact, s->yd, s->ch.out[FC_FUSED]);
+                                                 algo, s->ws, s->ws_bytes, &zero, s->yd, s->zero, s->bd, s->b[FC_FUSED],
+                                                 s->fact, s->yd, s->ch.out[FC_FUSED]);
 }
 
 static int run_fused(cd_state *s, fc_err *e)
@@ -249,8 +249,7 @@ static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
     const float one = 1.0f, zero = 0.0f;
     cudnnStatus_t st;
     void *y = conv_dst(s), *out = s->ch.out[FC_UNFUSED];
-    if (which == 0)
-        st = cudnnAddTensor(s->c->dnn, &one, s->bd, s->b[FC_UNFUSED], &one, s->yd, y);
+    if (which == 0) st = cudnnAddTensor(s->c->dnn, &one, s->bd, s->b[FC_UNFUSED], &one, s->yd, y);
     else if (which == 1)
         st = cudnnBatchNormalizationForwardInference(s->c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->yd, y, s->yd,
                                                      out, s->bnd, s->bn[0], s->bn[1], s->bn[2], s->bn[3], FC_BN_EPS);
@@ -290,8 +289,8 @@ static int pick_conv_algo(cd_state *s, fc_err *e)
                  (double)perf[i].time);
         return 0;
     }
-    return fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)", fc_dtype_name(s->dt),
-                   found);
+    return fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)",
+                   fc_dtype_name(s->dt), found);
 }
 
 /* Algorithm of the fused call: Find's candidates for the folded convolution, each
@@ -301,9 +300,9 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT + 1];
     int found = 0;
-    FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED], s->yd,
-                                                    s->ch.out[FC_FUSED], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
-                                                    s->ws, s->ws_bytes));
+    FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED],
+                                                    s->yd, s->ch.out[FC_FUSED], CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                    &found, perf, s->ws, s->ws_bytes));
     /* IMPLICIT_PRECOMP_GEMM always among the candidates (last, unless Find listed it) */
     bool listed = false;
     for (int i = 0; i < found; i++)
@@ -459,7 +458,8 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         if (!s->cudnn_bn) {
             float *sc = fc_xmalloc((size_t)s->K * sizeof(float)), *sh = fc_xmalloc((size_t)s->K * sizeof(float));
             for (int k = 0; k < s->K; k++) {
-                double inv = (double)w->t[FC_CONV_TGAMMA].data[k] / sqrt((double)w->t[FC_CONV_TVAR].data[k] + FC_BN_EPS);
+                double inv = (double)w->t[FC_CONV_TGAMMA].data[k] /
+                             sqrt((double)w->t[FC_CONV_TVAR].data[k] + FC_BN_EPS);
                 sc[k] = (float)inv;
                 sh[k] = (float)((double)w->t[FC_CONV_TBETA].data[k] - (double)w->t[FC_CONV_TMEAN].data[k] * inv);
             }
@@ -598,7 +598,8 @@ static void cd_inventory(cJSON *libs)
 const fc_backend fc_backend_cudnn = {
     .name = "cuda.cudnn",
     .device = "cuda",
-    .summary = "cuDNN conv -> add bias -> BN inference -> activation; fused: BN folded + cudnnConvolutionBiasActivationForward",
+    .summary =
+        "cuDNN conv -> add bias -> BN inference -> activation; fused: BN folded + cudnnConvolutionBiasActivationForward",
     .available = cd_available,
     .supports = cd_supports,
     .device_bytes = cd_device_bytes,

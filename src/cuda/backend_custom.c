@@ -68,7 +68,8 @@ static bool cu_supports(const fc_problem *p, char *why, size_t n)
             return false;
         }
         if (!fck_attention_supports((int)d)) {
-            snprintf(why, n, "fusecal's fused attention kernels are built for head dimensions 64 and 128 (asked: d=%lld)",
+            snprintf(why, n,
+                     "fusecal's fused attention kernels are built for head dimensions 64 and 128 (asked: d=%lld)",
                      (long long)d);
             return false;
         }
@@ -236,7 +237,8 @@ static void cu_describe(void *state, fc_variant v, fc_impl *impl)
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
     if (v == FC_UNFUSED) fc_impl_add_chain(impl, cu_ops, pat, cu_detail, s);
-    else fc_impl_add_op(impl, cu_ops, fused_op(pat), FC_FUSED, cu_detail, s);
+    else
+        fc_impl_add_op(impl, cu_ops, fused_op(pat), FC_FUSED, cu_detail, s);
     impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
 }
 
@@ -261,8 +263,9 @@ static void cu_inventory(cJSON *libs)
 const fc_backend fc_backend_custom = {
     .name = "cuda.custom",
     .device = "cuda",
-    .summary = "cuBLAS GEMMs + fusecal softmax kernels; fused: GEMM with alpha, fused QK^T+softmax, flash attention "
-               "(mma.sync)",
+    .summary =
+        "cuBLAS GEMMs + fusecal softmax kernels; fused: GEMM with alpha, fused QK^T+softmax, flash attention "
+        "(mma.sync)",
     .available = fc_cuda_usable,
     .supports = cu_supports,
     .device_bytes = cu_device_bytes,

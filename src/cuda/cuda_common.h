@@ -49,7 +49,7 @@ typedef struct fc_cuda_ctx {
     cudnnHandle_t dnn; /* NULL when cudnnCreate failed (dnn_err says why) */
     char dnn_err[160];
 #endif
-    void *flush;       /* L2 flush buffer, allocated once */
+    void *flush; /* L2 flush buffer, allocated once */
     size_t flush_bytes;
     unsigned flush_count;
     /* NVML, loaded with dlopen; NULL when absent */
@@ -60,47 +60,47 @@ typedef struct fc_cuda_ctx {
 
 /* ---------------------------------------------------------------- checks */
 
-#define FC_CU(call)                                                                                                \
-    do {                                                                                                           \
-        cudaError_t st_ = (call);                                                                                  \
-        if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;                                \
-        if (st_ != cudaSuccess)                                                                                    \
-            return fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,                  \
-                           cudaGetErrorString(st_), cudaGetErrorName(st_));                                        \
+#define FC_CU(call)                                                                               \
+    do {                                                                                          \
+        cudaError_t st_ = (call);                                                                 \
+        if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;               \
+        if (st_ != cudaSuccess)                                                                   \
+            return fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__, \
+                           cudaGetErrorString(st_), cudaGetErrorName(st_));                       \
     } while (0)
 
 /* The same, jumping to a cleanup label instead of returning. */
-#define FC_CU_GO(call, label)                                                                                      \
-    do {                                                                                                           \
-        cudaError_t st_ = (call);                                                                                  \
-        if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;                                \
-        if (st_ != cudaSuccess) {                                                                                  \
-            fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,                         \
-                    cudaGetErrorString(st_), cudaGetErrorName(st_));                                               \
-            goto label;                                                                                            \
-        }                                                                                                          \
+#define FC_CU_GO(call, label)                                                                                       \
+    do {                                                                                                            \
+        cudaError_t st_ = (call);                                                                                   \
+        if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;                                 \
+        if (st_ != cudaSuccess) {                                                                                   \
+            fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__, cudaGetErrorString(st_), \
+                    cudaGetErrorName(st_));                                                                         \
+            goto label;                                                                                             \
+        }                                                                                                           \
     } while (0)
 
-#define FC_CUBLAS(call)                                                                                            \
-    do {                                                                                                           \
-        cublasStatus_t st_ = (call);                                                                               \
-        if (st_ == CUBLAS_STATUS_SUCCESS && fc_fault_backend("cublas")) st_ = CUBLAS_STATUS_EXECUTION_FAILED;      \
-        if (st_ != CUBLAS_STATUS_SUCCESS)                                                                          \
-            return fc_errf(e, "cuBLAS call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,                \
-                           cublasGetStatusString(st_), cublasGetStatusName(st_));                                  \
+#define FC_CUBLAS(call)                                                                                       \
+    do {                                                                                                      \
+        cublasStatus_t st_ = (call);                                                                          \
+        if (st_ == CUBLAS_STATUS_SUCCESS && fc_fault_backend("cublas")) st_ = CUBLAS_STATUS_EXECUTION_FAILED; \
+        if (st_ != CUBLAS_STATUS_SUCCESS)                                                                     \
+            return fc_errf(e, "cuBLAS call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__,           \
+                           cublasGetStatusString(st_), cublasGetStatusName(st_));                             \
     } while (0)
 
 #ifdef FUSECAL_WITH_CUDNN
-#define FC_CUDNN(call)                                                                                             \
-    do {                                                                                                           \
-        cudnnStatus_t st_ = (call);                                                                                \
-        if (st_ == CUDNN_STATUS_SUCCESS && fc_fault_backend("cudnn")) st_ = CUDNN_STATUS_EXECUTION_FAILED;         \
-        if (st_ != CUDNN_STATUS_SUCCESS) {                                                                         \
-            char last_[256];                                                                                       \
-            cudnnGetLastErrorString(last_, sizeof last_);                                                          \
-            return fc_errf(e, "cuDNN call %s failed at %s:%d: %s%s%s", #call, __FILE__, __LINE__,                  \
-                           cudnnGetErrorString(st_), last_[0] ? ": " : "", last_);                                 \
-        }                                                                                                          \
+#define FC_CUDNN(call)                                                                                     \
+    do {                                                                                                   \
+        cudnnStatus_t st_ = (call);                                                                        \
+        if (st_ == CUDNN_STATUS_SUCCESS && fc_fault_backend("cudnn")) st_ = CUDNN_STATUS_EXECUTION_FAILED; \
+        if (st_ != CUDNN_STATUS_SUCCESS) {                                                                 \
+            char last_[256];                                                                               \
+            cudnnGetLastErrorString(last_, sizeof last_);                                                  \
+            return fc_errf(e, "cuDNN call %s failed at %s:%d: %s%s%s", #call, __FILE__, __LINE__,          \
+                           cudnnGetErrorString(st_), last_[0] ? ": " : "", last_);                         \
+        }                                                                                                  \
     } while (0)
 #endif
 

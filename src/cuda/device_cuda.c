@@ -57,8 +57,7 @@ cublasComputeType_t fc_cuda_compute_type(fc_dtype dt)
 int fc_cuda_alloc(void **p, size_t bytes, const char *what, fc_err *e)
 {
     *p = NULL;
-    if (fc_fault("cuda-alloc"))
-        return fc_errf(e, "cudaMalloc of %zu bytes for %s failed: injected fault", bytes, what);
+    if (fc_fault("cuda-alloc")) return fc_errf(e, "cudaMalloc of %zu bytes for %s failed: injected fault", bytes, what);
     cudaError_t st = cudaMalloc(p, bytes ? bytes : 1);
     if (st != cudaSuccess) {
         *p = NULL;
@@ -165,10 +164,10 @@ static void nvml_open(fc_cuda_ctx *c)
     void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
     nvml_api a;
-#define NVML_SYM(field, name)                                                                                      \
-    do {                                                                                                           \
-        void *p_ = dlsym(lib, name);                                                                               \
-        memcpy(&a.field, &p_, sizeof p_);                                                                          \
+#define NVML_SYM(field, name)             \
+    do {                                  \
+        void *p_ = dlsym(lib, name);      \
+        memcpy(&a.field, &p_, sizeof p_); \
     } while (0)
     NVML_SYM(init, "nvmlInit_v2");
     NVML_SYM(shutdown, "nvmlShutdown");
@@ -347,7 +346,8 @@ static int cuda_graph_create(void *ctx, fc_launch_fn fn, void *arg, fc_variant v
     cudaError_t st = cudaGraphInstantiate(&exec, g, 0);
     cudaGraphDestroy(g);
     if (st != cudaSuccess)
-        return fc_errf(e, "CUDA call cudaGraphInstantiate failed at %s:%d: %s", __FILE__, __LINE__, cudaGetErrorString(st));
+        return fc_errf(e, "CUDA call cudaGraphInstantiate failed at %s:%d: %s", __FILE__, __LINE__,
+                       cudaGetErrorString(st));
     cuda_graph *cg = fc_xcalloc(1, sizeof *cg);
     cg->exec = exec;
     cg->stream = c->stream;
@@ -391,7 +391,8 @@ static void cuda_inventory(void *ctx, cJSON *out)
     cJSON_AddNumberToObject(out, "sm_clock_max_mhz", c->sm_clock_khz / 1000.0);
     cJSON_AddNumberToObject(out, "memory_clock_max_mhz", c->mem_clock_khz / 1000.0);
     cJSON_AddNumberToObject(out, "memory_bus_bits", c->mem_bus_bits);
-    if (cudaDeviceGetPCIBusId(buf, (int)sizeof buf, c->device) == cudaSuccess) cJSON_AddStringToObject(out, "pci_bus_id", buf);
+    if (cudaDeviceGetPCIBusId(buf, (int)sizeof buf, c->device) == cudaSuccess)
+        cJSON_AddStringToObject(out, "pci_bus_id", buf);
     int v = 0;
     if (cudaDriverGetVersion(&v) == cudaSuccess) {
         version_string(v, buf, sizeof buf);
@@ -507,7 +508,8 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
     /* device-to-device copy: 2 x 512 MiB, bytes read + written, median of 11 */
     size_t cb = (size_t)512 << 20;
     if (cb > free_b / 4) cb = free_b / 4;
-    if (fc_cuda_alloc(&src, cb, "the bandwidth ceiling's source", e) || fc_cuda_alloc(&dst, cb, "the bandwidth ceiling's copy", e))
+    if (fc_cuda_alloc(&src, cb, "the bandwidth ceiling's source", e) ||
+        fc_cuda_alloc(&dst, cb, "the bandwidth ceiling's copy", e))
         goto done;
     FC_CU_GO(cudaMemsetAsync(src, 0x5a, cb, c->stream), done);
     copy_arg ca = {c, dst, src, cb};

@@ -109,7 +109,8 @@ int fc_bench_round(const fc_device *dev, void *devctx, fc_launch_fn fn, void *ar
     int rc = -1;
     memset(out, 0, FC_MAX_VARIANTS * sizeof *out);
     *interrupted = false;
-    if (cfg->nvar < 2 || cfg->nvar > FC_MAX_VARIANTS) return fc_errf(e, "a round times 2 or 3 variants, not %d", cfg->nvar);
+    if (cfg->nvar < 2 || cfg->nvar > FC_MAX_VARIANTS)
+        return fc_errf(e, "a round times 2 or 3 variants, not %d", cfg->nvar);
     if (cfg->mode == FC_TIMING_GRAPH && !dev->graph_create)
         return fc_errf(e, "device '%s' has no graph replay", dev->name);
     if (prepare(&g, cfg, out, e) != 0) goto done;

@@ -18,7 +18,7 @@
 #include <signal.h>
 
 typedef struct fc_round_cfg {
-    int nvar;             /* variants timed: 2 (unfused, fused) or 3 (and the control) */
+    int nvar; /* variants timed: 2 (unfused, fused) or 3 (and the control) */
     bool cold;
     double target_sample; /* seconds: warm samples batch calls up to at least this */
     int min_pairs;        /* tuples at least, whatever the time */
@@ -31,7 +31,7 @@ typedef struct fc_round_cfg {
 } fc_round_cfg;
 
 typedef struct fc_samples {
-    double *ms;       /* per-call milliseconds of each sample */
+    double *ms; /* per-call milliseconds of each sample */
     int n, cap;
     int batch;        /* calls per sample */
     double sampled_s; /* seconds spent inside timed regions */

@@ -52,7 +52,9 @@ int fc_session_open(fc_session *s, const fc_registry *reg, const fc_plan *plan, 
         const char *dn = plan->jobs[i].backend->device;
         if (session_find(s, dn) >= 0) continue;
         const fc_device *d = fc_device_find(reg, dn);
-        if (!d) return fc_errf(e, "backend '%s' needs device '%s', which this build lacks", plan->jobs[i].backend->name, dn);
+        if (!d)
+            return fc_errf(e, "backend '%s' needs device '%s', which this build lacks", plan->jobs[i].backend->name,
+                           dn);
         if (fc_session_add(s, d, set, e) != 0) {
             fc_session_close(s);
             return -1;
@@ -76,8 +78,8 @@ int fc_session_ceilings(fc_session *s, fc_err *e)
                 double g = b->gemm_gflops((fc_dtype)dt);
                 if (g <= 0) continue;
                 size_t l = strlen(c->method);
-                snprintf(c->method + l, sizeof c->method - l, "; %s %s GEMM %.1f GFLOP/s (its best of repeated runs)", b->name,
-                         fc_dtype_name((fc_dtype)dt), g);
+                snprintf(c->method + l, sizeof c->method - l, "; %s %s GEMM %.1f GFLOP/s (its best of repeated runs)",
+                         b->name, fc_dtype_name((fc_dtype)dt), g);
                 if (g > c->gflops[dt]) c->gflops[dt] = g;
             }
         }
@@ -146,9 +148,9 @@ static void fill_rates(fc_record *r)
 /* Samples of every variant pooled over rounds, and each round's summary. */
 typedef struct pooled {
     fc_samples v[FC_MAX_VARIANTS];
-    double logr[FC_MAX_ROUNDS];           /* log unfused/fused per round */
-    double logr_impl[FC_MAX_ROUNDS];      /* log unfused/control */
-    double logr_fusion[FC_MAX_ROUNDS];    /* log control/fused */
+    double logr[FC_MAX_ROUNDS];        /* log unfused/fused per round */
+    double logr_impl[FC_MAX_ROUNDS];   /* log unfused/control */
+    double logr_fusion[FC_MAX_ROUNDS]; /* log control/fused */
     int nrounds;
 } pooled;
 
@@ -355,9 +357,11 @@ static bool enough_rounds(const job_run *j, const fc_settings *set, int done, in
     double half = (ci.hi - ci.lo) / (2 * ci.ratio);
     fc_stop_rule rule = FC_NSTOP_RULES;
     if (half <= set->stop.max_noise) rule = FC_RULE_PRECISION;
-    else if (j->eager.v[FC_UNFUSED].sampled_s >= set->stop.max_time || j->eager.v[FC_FUSED].sampled_s >= set->stop.max_time)
+    else if (j->eager.v[FC_UNFUSED].sampled_s >= set->stop.max_time ||
+             j->eager.v[FC_FUSED].sampled_s >= set->stop.max_time)
         rule = FC_RULE_MAX_TIME;
-    else if (done >= FC_MAX_ROUNDS) rule = FC_RULE_MAX_ROUNDS;
+    else if (done >= FC_MAX_ROUNDS)
+        rule = FC_RULE_MAX_ROUNDS;
     if (rule == FC_NSTOP_RULES) return false;
     fc_strlcpy(r->stop_rule, fc_stop_rule_name(rule), sizeof r->stop_rule);
     return true;
@@ -455,9 +459,14 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
     const fc_stop *st = &set->stop;
     double round_min = st->min_time / min_rounds;
     j.cfg = (fc_round_cfg){
-        .nvar = 2, .cold = set->cold, .target_sample = set->target_sample,
-        .min_pairs = (st->min_samples + min_rounds - 1) / min_rounds, .min_time = round_min,
-        .max_time = fmax(round_min, st->max_time / min_rounds), .max_pairs = st->max_samples, .interrupt = interrupt,
+        .nvar = 2,
+        .cold = set->cold,
+        .target_sample = set->target_sample,
+        .min_pairs = (st->min_samples + min_rounds - 1) / min_rounds,
+        .min_time = round_min,
+        .max_time = fmax(round_min, st->max_time / min_rounds),
+        .max_pairs = st->max_samples,
+        .interrupt = interrupt,
     };
     if (j.cfg.min_pairs < 2) j.cfg.min_pairs = 2;
     j.graph = set->graph && j.dev->graph_create;

@@ -45,13 +45,14 @@ int fc_select_named_devices(const char *arg, const char *dflt, bool on[FC_NDEVIC
     const char *a = arg ? arg : dflt;
     fc_device_id d = FC_DEV_cpu;
     bool all = !strcmp(a, "all");
-    if (!all && fc_device_id_parse(a, &d) != 0) return fc_errf(e, "unknown device '%s' (valid: %s)", a, fc_device_choices());
+    if (!all && fc_device_id_parse(a, &d) != 0)
+        return fc_errf(e, "unknown device '%s' (valid: %s)", a, fc_device_choices());
     for (int i = 0; i < FC_NDEVICES; i++) on[i] = all || i == (int)d;
     return 0;
 }
 
-int fc_select_devices(const fc_registry *reg, const char *arg, const char *dflt, bool on[FC_NDEVICES],
-                      fc_note_fn note, void *note_ctx, fc_err *e)
+int fc_select_devices(const fc_registry *reg, const char *arg, const char *dflt, bool on[FC_NDEVICES], fc_note_fn note,
+                      void *note_ctx, fc_err *e)
 {
     const char *a = arg ? arg : dflt;
     memset(on, 0, FC_NDEVICES * sizeof *on);
@@ -110,7 +111,8 @@ int fc_select_backends(const fc_registry *reg, const bool dev_on[FC_NDEVICES], b
         const fc_backend *b = reg->backend[id];
         fc_device_id dev = fc_backend_device(id);
         if (device_given && b && !dev_on[dev])
-            return fc_errf(e, "backend '%s' runs on '%s', which --device leaves out", names[i], fc_device_words.names[dev]);
+            return fc_errf(e, "backend '%s' runs on '%s', which --device leaves out", names[i],
+                           fc_device_words.names[dev]);
         if (!fc_backend_usable(reg, names[i], why, sizeof why)) return fc_errf(e, "%s", why);
         bool dup = false;
         for (int k = 0; k < *nout; k++) dup |= out[k] == b;

@@ -16,8 +16,8 @@ int fc_select_named_devices(const char *arg, const char *dflt, bool on[FC_NDEVIC
 /* Parses --device (NULL: `dflt`): a device name or "all". A named device must be
  * built and usable here, else an error; "all" takes every built and usable
  * device and notes the others. */
-int fc_select_devices(const fc_registry *reg, const char *arg, const char *dflt, bool on[FC_NDEVICES],
-                      fc_note_fn note, void *note_ctx, fc_err *e);
+int fc_select_devices(const fc_registry *reg, const char *arg, const char *dflt, bool on[FC_NDEVICES], fc_note_fn note,
+                      void *note_ctx, fc_err *e);
 
 /* The backends to measure: the named ones (each built, usable, on a selected
  * device when --device was given), or else every built and usable backend on

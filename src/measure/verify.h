@@ -17,12 +17,12 @@
 #define FC_VERIFY_FULL_BUDGET 4e7 /* multiply-adds below which every element is checked */
 
 typedef struct fc_reference {
-    size_t n;        /* elements checked */
-    size_t *idx;     /* their indices in the output */
-    double *val;     /* float64 reference values */
-    bool full;       /* every element */
-    double zero_frac;/* fraction of exact zeros in the reference */
-    double ms;       /* time it took */
+    size_t n;         /* elements checked */
+    size_t *idx;      /* their indices in the output */
+    double *val;      /* float64 reference values */
+    bool full;        /* every element */
+    double zero_frac; /* fraction of exact zeros in the reference */
+    double ms;        /* time it took */
 } fc_reference;
 
 int fc_reference_build(const fc_problem *p, const fc_workload *w, uint64_t seed, fc_reference *ref);

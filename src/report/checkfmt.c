@@ -12,8 +12,8 @@
 static int severity(fc_verdict v)
 {
     static const int rank[FC_NVERDICTS] = {
-        [FC_VERDICT_MISSING] = 0,      [FC_VERDICT_FAILED_VERIFICATION] = 1, [FC_VERDICT_BELOW_THRESHOLD] = 2,
-        [FC_VERDICT_REGRESSED] = 3,    [FC_VERDICT_INCONCLUSIVE] = 4,        [FC_VERDICT_IMPROVED] = 5,
+        [FC_VERDICT_MISSING] = 0,   [FC_VERDICT_FAILED_VERIFICATION] = 1, [FC_VERDICT_BELOW_THRESHOLD] = 2,
+        [FC_VERDICT_REGRESSED] = 3, [FC_VERDICT_INCONCLUSIVE] = 4,        [FC_VERDICT_IMPROVED] = 5,
         [FC_VERDICT_PASS] = 6,
     };
     return rank[v];
@@ -31,7 +31,10 @@ int *fc_check_order(const fc_check_result *c)
 
 static const fc_record *rec_of(const fc_check_item *it) { return it->cur ? it->cur : it->base; }
 
-static bool item_fails(const fc_check_result *c, const fc_check_item *it) { return fc_verdict_fails(it->verdict, c->strict); }
+static bool item_fails(const fc_check_result *c, const fc_check_item *it)
+{
+    return fc_verdict_fails(it->verdict, c->strict);
+}
 
 static int nfailing(const fc_check_result *c)
 {
@@ -43,15 +46,16 @@ static int nfailing(const fc_check_result *c)
 /* "3 regressed, 1 inconclusive, 10 pass" (failing ones in bold for markdown) */
 static void counts_text(fc_str *b, const fc_check_result *c, bool md)
 {
-    static const fc_verdict order[] = {FC_VERDICT_MISSING,      FC_VERDICT_FAILED_VERIFICATION, FC_VERDICT_BELOW_THRESHOLD,
-                                       FC_VERDICT_REGRESSED,    FC_VERDICT_INCONCLUSIVE,        FC_VERDICT_IMPROVED,
+    static const fc_verdict order[] = {FC_VERDICT_MISSING,   FC_VERDICT_FAILED_VERIFICATION, FC_VERDICT_BELOW_THRESHOLD,
+                                       FC_VERDICT_REGRESSED, FC_VERDICT_INCONCLUSIVE,        FC_VERDICT_IMPROVED,
                                        FC_VERDICT_PASS};
     int k = 0;
     for (size_t i = 0; i < FC_ARRAY_LEN(order); i++) {
         int n = c->count[order[i]];
         if (!n) continue;
         bool bold = md && fc_verdict_fails(order[i], c->strict);
-        fc_str_addf(b, "%s%s%d %s%s", k++ ? ", " : "", bold ? "**" : "", n, fc_verdict_name(order[i]), bold ? "**" : "");
+        fc_str_addf(b, "%s%s%d %s%s", k++ ? ", " : "", bold ? "**" : "", n, fc_verdict_name(order[i]),
+                    bold ? "**" : "");
     }
     if (!k) fc_str_add(b, "no records");
 }
@@ -59,19 +63,26 @@ static void counts_text(fc_str *b, const fc_check_result *c, bool md)
 static void ci_cell(fc_str *b, const fc_record *r)
 {
     if (!r) fc_str_add(b, "-");
-    else if (r->status != FC_STATUS_OK) fc_str_addf(b, "%s", fc_status_name(r->status));
-    else fc_str_addf(b, "%.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo, r->speedup.hi);
+    else if (r->status != FC_STATUS_OK)
+        fc_str_addf(b, "%s", fc_status_name(r->status));
+    else
+        fc_str_addf(b, "%.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo, r->speedup.hi);
 }
 
 static void md_text(fc_str *b, const char *s)
 {
     for (const char *p = s; *p; p++) {
         if (*p == '|') fc_str_add(b, "\\|");
-        else if (*p == '\n' || *p == '\r') fc_str_add(b, " ");
-        else if (*p == '<') fc_str_add(b, "&lt;");
-        else if (*p == '>') fc_str_add(b, "&gt;");
-        else if (*p == '`') fc_str_add(b, "'");
-        else fc_str_addf(b, "%c", *p);
+        else if (*p == '\n' || *p == '\r')
+            fc_str_add(b, " ");
+        else if (*p == '<')
+            fc_str_add(b, "&lt;");
+        else if (*p == '>')
+            fc_str_add(b, "&gt;");
+        else if (*p == '`')
+            fc_str_add(b, "'");
+        else
+            fc_str_addf(b, "%c", *p);
     }
 }
 
@@ -132,18 +143,21 @@ char *fc_check_markdown(const fc_check_result *c, const fc_check_info *in)
         fc_str_add(&b, "none (no minimum speedup)\n");
     }
     if (in->tolerance >= 0) fc_str_addf(&b, "- allowed regression: %.3g%% (--tolerance)\n", 100 * in->tolerance);
-    else fc_str_addf(&b, "- allowed regression: %s\n", in->thresholds ? "from the thresholds file (5% where it sets none)"
-                                                                       : "5% (built-in)");
+    else
+        fc_str_addf(&b, "- allowed regression: %s\n",
+                    in->thresholds ? "from the thresholds file (5% where it sets none)" : "5% (built-in)");
     if (c->strict) fc_str_add(&b, "- strict: inconclusive records fail\n");
-    if (in->confirm > 0) fc_str_addf(&b, "- regressed and below-threshold records re-measured %d times (--confirm)\n", in->confirm);
+    if (in->confirm > 0)
+        fc_str_addf(&b, "- regressed and below-threshold records re-measured %d times (--confirm)\n", in->confirm);
     if (in->interrupted) fc_str_add(&b, "- **interrupted**: records not measured yet are missing\n");
     for (int i = 0; i < c->nnotes; i++) {
         fc_str_add(&b, "- **note**: ");
         md_text(&b, c->notes[i]);
         fc_str_add(&b, "\n");
     }
-    fc_str_add(&b, "\n| verdict | pattern | backend | dtype | dims | baseline speedup [95% CI] | current speedup [95% CI] "
-                   "| change | min speedup | detail |\n|---|---|---|---|---|---|---|---:|---:|---|\n");
+    fc_str_add(&b,
+               "\n| verdict | pattern | backend | dtype | dims | baseline speedup [95% CI] | current speedup [95% CI] "
+               "| change | min speedup | detail |\n|---|---|---|---|---|---|---|---:|---:|---|\n");
     int *ord = fc_check_order(c);
     for (int k = 0; k < c->n; k++) {
         const fc_check_item *it = &c->items[ord[k]];
@@ -151,7 +165,8 @@ char *fc_check_markdown(const fc_check_result *c, const fc_check_info *in)
         char dims[256];
         fc_format_dims(&r->prob, dims, sizeof dims);
         bool f = item_fails(c, it);
-        fc_str_addf(&b, "| %s%s%s | %s | ", f ? "**" : "", fc_verdict_name(it->verdict), f ? "**" : "", r->prob.pat->name);
+        fc_str_addf(&b, "| %s%s%s | %s | ", f ? "**" : "", fc_verdict_name(it->verdict), f ? "**" : "",
+                    r->prob.pat->name);
         md_text(&b, r->backend);
         fc_str_addf(&b, " | %s | ", fc_dtype_name(r->prob.dtype));
         md_text(&b, dims);
@@ -165,7 +180,8 @@ char *fc_check_markdown(const fc_check_result *c, const fc_check_info *in)
         else
             fc_str_add(&b, "-");
         if (it->lim.min_speedup > 0) fc_str_addf(&b, " | %.3gx | ", it->lim.min_speedup);
-        else fc_str_add(&b, " | - | ");
+        else
+            fc_str_add(&b, " | - | ");
         md_text(&b, it->why);
         fc_str_add(&b, " |\n");
     }
@@ -193,11 +209,13 @@ char *fc_check_junit(const fc_check_result *c, const fc_check_info *in)
     fc_utc_timestamp(now);
     now[19] = 0; /* JUnit timestamps carry no zone */
     fc_str_add(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fc_str_addf(&b, "<testsuites name=\"fusecal check\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\" "
-                    "time=\"%.3f\">\n",
+    fc_str_addf(&b,
+                "<testsuites name=\"fusecal check\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\" "
+                "time=\"%.3f\">\n",
                 c->n, failures, skipped, in->elapsed_s);
-    fc_str_addf(&b, "<testsuite name=\"fusecal check\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\" "
-                    "time=\"%.3f\" timestamp=\"%s\"",
+    fc_str_addf(&b,
+                "<testsuite name=\"fusecal check\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\" "
+                "time=\"%.3f\" timestamp=\"%s\"",
                 c->n, failures, skipped, in->elapsed_s, now);
     if (in->cur_doc) xml_attr(&b, "hostname", fc_json_str(in->cur_doc->host, "hostname", ""));
     fc_str_add(&b, ">\n<properties>\n");
@@ -240,12 +258,15 @@ char *fc_check_junit(const fc_check_result *c, const fc_check_info *in)
             fc_xml_escape(&b, msg);
             fc_str_add(&b, "\nbaseline: ");
             if (it->base && it->base->status == FC_STATUS_OK)
-                fc_str_addf(&b, "%.4g [%.4g, %.4g]", it->base->speedup.ratio, it->base->speedup.lo, it->base->speedup.hi);
-            else fc_str_add(&b, it->base ? fc_status_name(it->base->status) : "none");
+                fc_str_addf(&b, "%.4g [%.4g, %.4g]", it->base->speedup.ratio, it->base->speedup.lo,
+                            it->base->speedup.hi);
+            else
+                fc_str_add(&b, it->base ? fc_status_name(it->base->status) : "none");
             fc_str_add(&b, "\ncurrent: ");
             if (it->cur && it->cur->status == FC_STATUS_OK)
                 fc_str_addf(&b, "%.4g [%.4g, %.4g]", it->cur->speedup.ratio, it->cur->speedup.lo, it->cur->speedup.hi);
-            else fc_str_add(&b, it->cur ? fc_status_name(it->cur->status) : "missing");
+            else
+                fc_str_add(&b, it->cur ? fc_status_name(it->cur->status) : "missing");
             fc_str_add(&b, "\nrepro: fusecal run --shape ");
             fc_xml_escape(&b, ps);
             fc_str_add(&b, " --backend ");
@@ -291,7 +312,8 @@ static cJSON *source_json(const char *path, const fc_doc *d)
 {
     cJSON *o = cJSON_CreateObject();
     if (path) cJSON_AddStringToObject(o, "file", path);
-    else cJSON_AddNullToObject(o, "file");
+    else
+        cJSON_AddNullToObject(o, "file");
     if (d) {
         cJSON_AddStringToObject(o, "fusecal_version", d->tool_version);
         cJSON_AddStringToObject(o, "created_utc", d->created);
@@ -312,13 +334,14 @@ char *fc_check_json(const fc_check_result *c, const fc_check_info *in)
     cJSON_AddNumberToObject(o, "exit_code", code);
     cJSON_AddBoolToObject(o, "strict", c->strict);
     cJSON_AddBoolToObject(o, "interrupted", in->interrupted);
-    cJSON_AddItemToObject(o, "baseline", in->baseline || in->base_doc ? source_json(in->baseline, in->base_doc)
-                                                                       : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "baseline",
+                          in->baseline || in->base_doc ? source_json(in->baseline, in->base_doc) : cJSON_CreateNull());
     cJSON *cur = source_json(in->current, in->cur_doc);
     cJSON_AddBoolToObject(cur, "measured_now", in->current == NULL);
     cJSON_AddItemToObject(o, "current", cur);
     if (in->thresholds) cJSON_AddStringToObject(o, "thresholds", in->thresholds);
-    else cJSON_AddNullToObject(o, "thresholds");
+    else
+        cJSON_AddNullToObject(o, "thresholds");
     cJSON *counts = cJSON_AddObjectToObject(o, "counts");
     for (int v = 0; v < FC_NVERDICTS; v++) cJSON_AddNumberToObject(counts, fc_verdict_name((fc_verdict)v), c->count[v]);
     cJSON_AddNumberToObject(o, "records", c->n);
@@ -345,7 +368,8 @@ char *fc_check_json(const fc_check_result *c, const fc_check_info *in)
         cJSON_AddItemToObject(j, "baseline", ci_json(it->base));
         cJSON_AddItemToObject(j, "current", ci_json(it->cur));
         if (it->lim.min_speedup > 0) fc_json_add_num(j, "min_speedup", it->lim.min_speedup);
-        else cJSON_AddNullToObject(j, "min_speedup");
+        else
+            cJSON_AddNullToObject(j, "min_speedup");
         cJSON_AddStringToObject(j, "min_speedup_from", it->lim.min_from);
         fc_json_add_num(j, "tolerance", it->lim.tolerance);
         cJSON_AddStringToObject(j, "tolerance_from", it->lim.tol_from);

@@ -11,10 +11,10 @@ typedef struct fc_check_info {
     const char *current;    /* path, or NULL when measured now (--run) */
     const char *thresholds; /* path, or NULL */
     const fc_doc *base_doc, *cur_doc;
-    double tolerance;       /* --tolerance, or < 0 */
-    int confirm;            /* --confirm N */
-    double elapsed_s;       /* time the check took */
-    bool interrupted;       /* --run stopped early */
+    double tolerance; /* --tolerance, or < 0 */
+    int confirm;      /* --confirm N */
+    double elapsed_s; /* time the check took */
+    bool interrupted; /* --run stopped early */
 } fc_check_info;
 
 /* Items in the order the outputs list them: failing first, then inconclusive,

@@ -50,8 +50,10 @@ static void md_cell(fc_str *b, const char *s)
 {
     for (; *s; s++) {
         if (*s == '|') fc_str_add(b, "\\|");
-        else if (*s == '\n') fc_str_add(b, " ");
-        else fc_str_addf(b, "%c", *s);
+        else if (*s == '\n')
+            fc_str_add(b, " ");
+        else
+            fc_str_addf(b, "%c", *s);
     }
 }
 
@@ -88,7 +90,8 @@ static void render(fc_str *b, const table *t, fc_compare_format f, int sep_befor
             const char *s = t->rows[r].cell[c];
             int pad = w[c] - width(s);
             if (t->right[c]) fc_str_addf(b, "%*s%s", pad, "", s);
-            else fc_str_addf(b, "%s%*s", s, c + 1 < t->ncols ? pad : 0, "");
+            else
+                fc_str_addf(b, "%s%*s", s, c + 1 < t->ncols ? pad : 0, "");
             fc_str_add(b, c + 1 < t->ncols ? "  " : "\n");
         }
     }
@@ -99,13 +102,15 @@ static void render(fc_str *b, const table *t, fc_compare_format f, int sep_befor
 static void ci_text(const fc_record *r, char *buf, size_t n)
 {
     if (r->status != FC_STATUS_OK) snprintf(buf, n, "%s", fc_status_name(r->status));
-    else snprintf(buf, n, "%.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo, r->speedup.hi);
+    else
+        snprintf(buf, n, "%.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo, r->speedup.hi);
 }
 
 static void ms_text(const fc_record *r, fc_variant v, char *buf, size_t n)
 {
     if (r->status != FC_STATUS_OK) snprintf(buf, n, "-");
-    else snprintf(buf, n, "%.4g", r->v[v].lat.median);
+    else
+        snprintf(buf, n, "%.4g", r->v[v].lat.median);
 }
 
 static const char *decision_of(const fc_record *r)
@@ -130,8 +135,17 @@ static void pair_rows(table *t, const fc_compare *cmp, fc_match_by by)
     const char *head[NCOLS] = {"pattern", c0 ? "A backend" : "backend"};
     int k = 2;
     if (c0) head[k++] = "B backend";
-    const char *rest[] = {"dtype", "dims", "A unfused ms", "A fused ms", "B unfused ms", "B fused ms",
-                          "A speedup [95% CI]", "B speedup [95% CI]", "B/A", "fuse A -> B", "flip"};
+    const char *rest[] = {"dtype",
+                          "dims",
+                          "A unfused ms",
+                          "A fused ms",
+                          "B unfused ms",
+                          "B fused ms",
+                          "A speedup [95% CI]",
+                          "B speedup [95% CI]",
+                          "B/A",
+                          "fuse A -> B",
+                          "flip"};
     for (size_t i = 0; i < FC_ARRAY_LEN(rest); i++) head[k++] = rest[i];
     for (int c = 4 + c0; c <= 7 + c0; c++) t->right[c] = true; /* latencies */
     t->right[10 + c0] = true;                                  /* B/A; CIs read better left-aligned */
@@ -153,7 +167,8 @@ static void pair_rows(table *t, const fc_compare *cmp, fc_match_by by)
         cells[k++] = r->a->prob.pat->name;
         cells[k++] = r->a->backend;
         if (c0) cells[k++] = r->b->backend;
-        const char *more[] = {fc_dtype_name(r->a->prob.dtype), dims, ua, fa, ub, fb, ca, cb, ch, dec, r->flip ? "FLIP" : ""};
+        const char *more[] =
+            {fc_dtype_name(r->a->prob.dtype), dims, ua, fa, ub, fb, ca, cb, ch, dec, r->flip ? "FLIP" : ""};
         for (size_t m = 0; m < FC_ARRAY_LEN(more); m++) cells[k++] = more[m];
         add_row(t, cells);
     }
@@ -199,11 +214,13 @@ static void text_head(fc_str *s, const fc_doc *a, const fc_doc *b, const char *a
 /* the counts, and the records only one side has */
 static void text_tail(fc_str *s, const fc_compare *cmp, bool md)
 {
-    fc_str_addf(s, "\n%d matched; speedup B/A: %d higher, %d lower with non-overlapping intervals (*), %d decision "
-                   "flip%s",
+    fc_str_addf(s,
+                "\n%d matched; speedup B/A: %d higher, %d lower with non-overlapping intervals (*), %d decision "
+                "flip%s",
                 cmp->n, cmp->up, cmp->down, cmp->flips, cmp->flips == 1 ? "" : "s");
     if (cmp->ngeo)
-        fc_str_addf(s, "; geometric mean of fused latency B/A %.3fx, unfused B/A %.3fx", cmp->geo_fused, cmp->geo_unfused);
+        fc_str_addf(s, "; geometric mean of fused latency B/A %.3fx, unfused B/A %.3fx", cmp->geo_fused,
+                    cmp->geo_unfused);
     fc_str_add(s, "\n");
     for (int side = 0; side < 2; side++) {
         int n = side ? cmp->nb : cmp->na;

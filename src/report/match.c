@@ -23,9 +23,11 @@ void fc_record_key(const fc_record *r, fc_match_by by, char *buf, size_t n)
 {
     char ps[256];
     if (r->prob.pat) fc_problem_string(&r->prob, ps, sizeof ps);
-    else fc_strlcpy(ps, r->problem, sizeof ps);
+    else
+        fc_strlcpy(ps, r->problem, sizeof ps);
     if (by == FC_MATCH_PROBLEM) fc_strlcpy(buf, ps, n);
-    else snprintf(buf, n, "%s on %s", ps, r->backend);
+    else
+        snprintf(buf, n, "%s on %s", ps, r->backend);
 }
 
 /* ------------------------------------------------------------------ pairing */
@@ -60,7 +62,8 @@ static int find_first(const keyed *k, int n, const char *key)
     while (lo < hi) {
         int mid = (lo + hi) / 2;
         if (strcmp(k[mid].key, key) < 0) lo = mid + 1;
-        else hi = mid;
+        else
+            hi = mid;
     }
     return lo < n && !strcmp(k[lo].key, key) ? lo : -1;
 }
@@ -158,8 +161,8 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
         return FC_VERDICT_INCONCLUSIVE;
     }
     if (B && C->ratio < floor_) {
-        snprintf(why, n, "speedup %s is below the baseline's %s by more than %.3g%%, but the intervals overlap", cc,
-                 bc, 100 * tol);
+        snprintf(why, n, "speedup %s is below the baseline's %s by more than %.3g%%, but the intervals overlap", cc, bc,
+                 100 * tol);
         return FC_VERDICT_INCONCLUSIVE;
     }
     if (B && C->lo > B->hi * (1 + tol)) {
@@ -167,9 +170,12 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
         return FC_VERDICT_IMPROVED;
     }
     if (B) snprintf(why, n, "speedup %s, baseline %s", cc, bc);
-    else if (base) snprintf(why, n, "speedup %s; the baseline record %s, so only %s", cc, fc_status_name(base->status),
-                            min > 0 ? "the minimum applies" : "its success counts");
-    else snprintf(why, n, "speedup %s%s", cc, min > 0 ? "" : "; nothing to compare it with (not in the baseline, no minimum)");
+    else if (base)
+        snprintf(why, n, "speedup %s; the baseline record %s, so only %s", cc, fc_status_name(base->status),
+                 min > 0 ? "the minimum applies" : "its success counts");
+    else
+        snprintf(why, n, "speedup %s%s", cc,
+                 min > 0 ? "" : "; nothing to compare it with (not in the baseline, no minimum)");
     if (min > 0) {
         size_t l = strlen(why);
         snprintf(why + l, n - l, "; above the minimum %.3gx", min);
@@ -258,7 +264,8 @@ void fc_check_confirm(fc_check_result *c, int i, const fc_record *again)
     char why[512];
     fc_verdict v = fc_judge(it->base, again, &it->lim, why, sizeof why);
     if (again && again->status == FC_STATUS_OK) it->confirm[it->nconfirm] = again->speedup;
-    else it->confirm[it->nconfirm] = (fc_ratio_ci){0};
+    else
+        it->confirm[it->nconfirm] = (fc_ratio_ci){0};
     it->nconfirm++;
     /* a re-measurement confirms a failure when it fails too */
     if (fc_verdict_fails(v, false)) it->nconfirm_failed++;
@@ -342,9 +349,9 @@ void fc_check_free(fc_check_result *c)
 int fc_doc_differences(const fc_doc *a, const fc_doc *b, const char *an, const char *bn, char (*lines)[320], int max)
 {
     int n = 0;
-#define LINE(...)                                                                                                  \
-    do {                                                                                                           \
-        if (n < max) snprintf(lines[n++], 320, __VA_ARGS__);                                                       \
+#define LINE(...)                                            \
+    do {                                                     \
+        if (n < max) snprintf(lines[n++], 320, __VA_ARGS__); \
     } while (0)
     fc_host_summary x, y;
     fc_host_summary_read(a->host, &x);
@@ -406,8 +413,7 @@ void fc_compare_docs(const fc_doc *a, const fc_doc *b, fc_match_by by, fc_compar
         r->a = p[i].a;
         r->b = p[i].b;
         r->both_ok = r->a->status == FC_STATUS_OK && r->b->status == FC_STATUS_OK;
-        if (r->a->status == FC_STATUS_OK && r->b->status == FC_STATUS_OK)
-            r->flip = r->a->decision != r->b->decision;
+        if (r->a->status == FC_STATUS_OK && r->b->status == FC_STATUS_OK) r->flip = r->a->decision != r->b->decision;
         else
             r->flip = r->a->status != r->b->status;
         out->flips += r->flip;

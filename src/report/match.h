@@ -64,7 +64,7 @@ typedef struct fc_check_item {
     char why[512];
     int nconfirm, nconfirm_failed; /* re-measurements (--confirm) and how many failed again */
     fc_ratio_ci confirm[FC_MAX_CONFIRM];
-    fc_verdict first;              /* the verdict before re-measuring */
+    fc_verdict first; /* the verdict before re-measuring */
 } fc_check_item;
 
 typedef struct fc_check_result {
@@ -72,8 +72,8 @@ typedef struct fc_check_result {
     int n;
     int count[FC_NVERDICTS];
     bool have_base, strict;
-    int matched;      /* records in both documents */
-    int only_current; /* current records the baseline lacks (judged against thresholds alone) */
+    int matched;                   /* records in both documents */
+    int only_current;              /* current records the baseline lacks (judged against thresholds alone) */
     char notes[FC_MAX_NOTES][320]; /* a different device, library or settings; other remarks */
     int nnotes;
 } fc_check_result;
@@ -124,11 +124,11 @@ int fc_doc_differences(const fc_doc *a, const fc_doc *b, const char *an, const c
 typedef struct fc_compare_row {
     const fc_record *a, *b;
     bool both_ok;
-    double speedup_change;  /* b's speedup / a's */
-    double fused_ratio;     /* b's fused latency / a's */
-    double unfused_ratio;   /* b's unfused latency / a's */
-    int shift;              /* +1: b's speedup CI wholly above a's, -1 wholly below, 0 overlap */
-    bool flip;              /* the fuse decision differs */
+    double speedup_change; /* b's speedup / a's */
+    double fused_ratio;    /* b's fused latency / a's */
+    double unfused_ratio;  /* b's unfused latency / a's */
+    int shift;             /* +1: b's speedup CI wholly above a's, -1 wholly below, 0 overlap */
+    bool flip;             /* the fuse decision differs */
 } fc_compare_row;
 
 typedef struct fc_compare {
@@ -136,7 +136,7 @@ typedef struct fc_compare {
     int n;
     const fc_record **only_a, **only_b;
     int na, nb;
-    int ngeo;             /* rows in the geometric means (both ok) */
+    int ngeo; /* rows in the geometric means (both ok) */
     double geo_a, geo_b, geo_change, geo_fused, geo_unfused;
     int flips, up, down;
 } fc_compare;

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TIMES "\xC3\x97"  /* × */
+#define TIMES "\xC3\x97"      /* × */
 #define APPROX "\xE2\x89\x88" /* ≈ */
-#define NDASH "\xE2\x80\x93" /* – */
-#define MDASH "\xE2\x80\x94" /* — */
+#define NDASH "\xE2\x80\x93"  /* – */
+#define MDASH "\xE2\x80\x94"  /* — */
 
 #define CHART_W 640
 #define CHART_H 380
@@ -143,8 +143,9 @@ static void speedup_plot(const rpt *R, fc_chart *c, const fc_speedup_data *d)
     for (int i = 0; i < d->nser; i++)
         for (int j = 0; j < d->ser[i].x.n; j++) speedup_crossing(R, c, &d->ser[i], &d->ser[i].x.cross[j], k++);
     if (d->np == 0)
-        fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">no successful "
-                       "measurement to draw</text>\n",
+        fc_str_addf(o,
+                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">no successful "
+                    "measurement to draw</text>\n",
                     (c->left + c->right) / 2, (c->top + c->bottom) / 2);
 }
 
@@ -172,8 +173,9 @@ static void speedup_legend(rpt *R, const fc_speedup_data *d)
 static void speedup_caption(rpt *R, const fc_speedup_data *d)
 {
     fc_str *o = &R->o;
-    fc_str_add(o, "<figcaption>\n<p>Whiskers: 95% confidence interval of the speedup. "
-                  "Filled marker: fuse = yes (the whole interval above the threshold); hollow: no or inconclusive.");
+    fc_str_add(o,
+               "<figcaption>\n<p>Whiskers: 95% confidence interval of the speedup. "
+               "Filled marker: fuse = yes (the whole interval above the threshold); hollow: no or inconclusive.");
     if (d->nbad) fc_str_addf(o, " %d of %d records not drawn (failed or skipped: see the table).", d->nbad, d->total);
     fc_str_add(o, "</p>\n<ul class=\"crossings\">\n");
     for (int i = 0; i < d->nser; i++) {
@@ -191,8 +193,9 @@ static void speedup_caption(rpt *R, const fc_speedup_data *d)
         }
         int np = s->b - s->a;
         if (!s->x.n && s->x.nlines == 0 && np > 1)
-            fc_str_addf(o, "no crossing: no two of the %d measured sizes differ in one dimension alone (fuse: %d yes, "
-                           "%d no, %d inconclusive)",
+            fc_str_addf(o,
+                        "no crossing: no two of the %d measured sizes differ in one dimension alone (fuse: %d yes, "
+                        "%d no, %d inconclusive)",
                         np, s->yes, s->no, s->inconclusive);
         else if (!s->x.n)
             fc_str_addf(o, "no crossing at the %d measured size%s (fuse: %d yes, %d no, %d inconclusive)", np,
@@ -255,7 +258,9 @@ static void traffic_chart(rpt *R, const bool *present)
     const double rowh = 26;
     fc_chart c;
     memset(&c, 0, sizeof c);
-    c.x = (fc_axis){.lo = 0, .hi = 100, .label = "memory traffic saved by fusion (% of the unfused chain's bytes)",
+    c.x = (fc_axis){.lo = 0,
+                    .hi = 100,
+                    .label = "memory traffic saved by fusion (% of the unfused chain's bytes)",
                     .suffix = "%"};
     c.y = (fc_axis){.lo = 0, .hi = nrows, .label = NULL};
     /* a pattern whose fused form moves more than the unfused one goes left of 0 */
@@ -264,8 +269,9 @@ static void traffic_chart(rpt *R, const bool *present)
             double v = 100 * R->in[f].doc->rec[i].traffic_reduction;
             if (isfinite(v) && v < c.x.lo) c.x.lo = v - 5;
         }
-    fc_str_add(o, "<figure class=\"chart traffic\" id=\"traffic\">\n<h3>Memory traffic saved, per pattern</h3>\n"
-                  "<div class=\"plot\">");
+    fc_str_add(o,
+               "<figure class=\"chart traffic\" id=\"traffic\">\n<h3>Memory traffic saved, per pattern</h3>\n"
+               "<div class=\"plot\">");
     fc_chart_begin(&c, o, CHART_W, 14 + nrows * rowh + 46, "memory traffic saved by fusion, per pattern",
                    "Share of the unfused chain's bytes (read and written, counted on paper) that the fused form does "
                    "not move; one dot per problem, the bar spans each pattern's range.",
@@ -299,22 +305,26 @@ static void traffic_chart(rpt *R, const bool *present)
                 if (v > hi) hi = v;
                 char dims[256];
                 fc_format_dims(&r->prob, dims, sizeof dims);
-                fc_str_addf(&dots, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.6\" fill=\"%s\" fill-opacity=\"0.85\"><title>",
+                fc_str_addf(&dots,
+                            "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.6\" fill=\"%s\" fill-opacity=\"0.85\"><title>",
                             fc_chart_px(&c, v), y, col);
-                fc_xml_addf(&dots, "%s %s %s: %.1f%% of %.4g bytes saved", r->prob.pat->name, fc_dtype_name(r->prob.dtype),
-                            dims, v, r->v[FC_UNFUSED].bytes);
+                fc_xml_addf(&dots, "%s %s %s: %.1f%% of %.4g bytes saved", r->prob.pat->name,
+                            fc_dtype_name(r->prob.dtype), dims, v, r->v[FC_UNFUSED].bytes);
                 fc_str_add(&dots, "</title></circle>\n");
                 nd++;
             }
         if (nd) {
-            fc_str_addf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"0.22\"/>\n",
-                        fc_chart_px(&c, lo) - 4, y - 7, fc_chart_px(&c, hi) - fc_chart_px(&c, lo) + 8, 14.0, col);
+            fc_str_addf(
+                o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"0.22\"/>\n",
+                fc_chart_px(&c, lo) - 4, y - 7, fc_chart_px(&c, hi) - fc_chart_px(&c, lo) + 8, 14.0, col);
             fc_str_add(o, fc_str_cstr(&dots));
             bool right = hi < 80;
             char rng[64];
             if (hi - lo < 0.5) snprintf(rng, sizeof rng, "%.0f%%", hi);
-            else snprintf(rng, sizeof rng, "%.0f" NDASH "%.0f%%", lo, hi);
-            fc_str_addf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"11\" fill=\"#333333\">%s</text>\n",
+            else
+                snprintf(rng, sizeof rng, "%.0f" NDASH "%.0f%%", lo, hi);
+            fc_str_addf(o,
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-size=\"11\" fill=\"#333333\">%s</text>\n",
                         right ? fc_chart_px(&c, hi) + 8 : fc_chart_px(&c, lo) - 8, y + 4, right ? "start" : "end", rng);
         }
         fc_str_free(&dots);
@@ -322,9 +332,10 @@ static void traffic_chart(rpt *R, const bool *present)
         row++;
     }
     fc_chart_end(&c);
-    fc_str_add(o, "</div>\n<figcaption><p>Bytes read and written by the unfused chain (every intermediate written and "
-                  "read back) against the fused form (inputs read once, output written once), counted on paper per "
-                  "dtype. One dot per problem; the bar spans the pattern's range.</p></figcaption>\n</figure>\n");
+    fc_str_add(o,
+               "</div>\n<figcaption><p>Bytes read and written by the unfused chain (every intermediate written and "
+               "read back) against the fused form (inputs read once, output written once), counted on paper per "
+               "dtype. One dot per problem; the bar spans the pattern's range.</p></figcaption>\n</figure>\n");
 }
 
 /* ------------------------------------------------------------------ roofline */
@@ -340,8 +351,9 @@ static void roofline_roofs(const fc_chart *c, const fc_roofline_data *d)
             fc_str_addf(o, "%s%.1f,%.1f", i ? " " : "", fc_chart_px(c, r->x[i]), fc_chart_py(c, r->y[i]));
         char ps[32];
         fc_si_unit(d->peak[t] * 1e9, "FLOP/s", ps, sizeof ps);
-        fc_str_addf(o, "\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"#444444\">%s peak "
-                       "%s</text></g>\n",
+        fc_str_addf(o,
+                    "\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"#444444\">%s peak "
+                    "%s</text></g>\n",
                     c->right - 4, fc_chart_py(c, d->peak[t] * 1e9) - 5, fc_dtype_name((fc_dtype)t), ps);
     }
     if (d->bw <= 0) return;
@@ -374,12 +386,14 @@ static void roofline_points(const fc_chart *c, const fc_roofline_data *d)
         char dims[256];
         fc_format_dims(&r->prob, dims, sizeof dims);
         fc_str_add(o, "<g><title>");
-        fc_xml_addf(o, "%s %s %s %s: unfused %.3g GFLOP/s at %.3g FLOP/B (%.0f%% of roofline), fused %.3g GFLOP/s at "
-                       "%.3g FLOP/B (%.0f%% of roofline)",
+        fc_xml_addf(o,
+                    "%s %s %s %s: unfused %.3g GFLOP/s at %.3g FLOP/B (%.0f%% of roofline), fused %.3g GFLOP/s at "
+                    "%.3g FLOP/B (%.0f%% of roofline)",
                     r->prob.pat->name, r->backend, fc_dtype_name(r->prob.dtype), dims, u->gflops, u->intensity,
                     u->pct_roofline, fz->gflops, fz->intensity, fz->pct_roofline);
-        fc_str_addf(o, "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.1\" "
-                       "stroke-opacity=\"0.6\"/>",
+        fc_str_addf(o,
+                    "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.1\" "
+                    "stroke-opacity=\"0.6\"/>",
                     ux, uy, fx, fy, col);
         fc_svg_marker(o, 0, ux, uy, 3.6, col, false);
         fc_svg_marker(o, 0, fx, fy, 3.6, col, true);
@@ -411,8 +425,9 @@ static void roofline_caption(rpt *R, const fc_roofline_data *d)
     fc_si_unit(d->bw * 1e9, "B/s", un, sizeof un);
     fc_str_addf(o, " memory %s, measured on the same machine (", un);
     fc_xml_escape(o, fc_json_str(d->ceilings, "method", "method not recorded"));
-    fc_str_add(o, "). Intensity is FLOPs per byte moved, counted on paper; fusion moves fewer bytes, so the fused point "
-                  "sits to the right of its unfused one.</p></figcaption>\n");
+    fc_str_add(o,
+               "). Intensity is FLOPs per byte moved, counted on paper; fusion moves fewer bytes, so the fused point "
+               "sits to the right of its unfused one.</p></figcaption>\n");
 }
 
 static void roofline_draw(rpt *R, int f, const fc_roofline_data *d)
@@ -481,12 +496,13 @@ static void records_table(rpt *R, int f)
     const fc_doc *d = R->in[f].doc;
     fc_str_add(o, "<h3>");
     fc_xml_escape(o, R->in[f].name);
-    fc_str_addf(o, " (%d record%s)</h3>\n<div class=\"scroll\"><table class=\"records\">\n<thead><tr>"
-                   "<th>pattern</th><th>backend</th><th>dtype</th><th>dims</th><th>status</th>"
-                   "<th>unfused ms</th><th>fused ms</th><th>speedup [95%% CI]</th><th>threshold</th><th>fuse</th>"
-                   "<th>traffic saved</th><th>unfused GFLOP/s</th><th>fused GFLOP/s</th><th>fused %% of roofline</th>"
-                   "<th>verified</th><th>unfused implementation</th><th>fused implementation</th><th>note</th>"
-                   "</tr></thead>\n<tbody>\n",
+    fc_str_addf(o,
+                " (%d record%s)</h3>\n<div class=\"scroll\"><table class=\"records\">\n<thead><tr>"
+                "<th>pattern</th><th>backend</th><th>dtype</th><th>dims</th><th>status</th>"
+                "<th>unfused ms</th><th>fused ms</th><th>speedup [95%% CI]</th><th>threshold</th><th>fuse</th>"
+                "<th>traffic saved</th><th>unfused GFLOP/s</th><th>fused GFLOP/s</th><th>fused %% of roofline</th>"
+                "<th>verified</th><th>unfused implementation</th><th>fused implementation</th><th>note</th>"
+                "</tr></thead>\n<tbody>\n",
                 d->n, d->n == 1 ? "" : "s");
     for (int i = 0; i < d->n; i++) {
         const fc_record *r = &d->rec[i];
@@ -504,7 +520,8 @@ static void records_table(rpt *R, int f)
             fc_str_addf(o, "<td class=\"num\">%.3g%s [%.3g, %.3g]</td>", r->speedup.ratio, TIMES, r->speedup.lo,
                         r->speedup.hi);
         } else {
-            fc_str_add(o, "<td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH "</td>");
+            fc_str_add(o, "<td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH
+                          "</td>");
         }
         fc_str_addf(o, "<td class=\"num\">%.3g%s</td><td>%s</td>", r->threshold, TIMES,
                     ok ? fc_decision_name(r->decision) : NDASH);
@@ -514,9 +531,11 @@ static void records_table(rpt *R, int f)
             num_cell(o, "%.4g", r->v[FC_FUSED].gflops);
             num_cell(o, "%.0f%%", r->v[FC_FUSED].pct_roofline);
         } else {
-            fc_str_add(o, "<td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH "</td>");
+            fc_str_add(o, "<td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH "</td><td class=\"num\">" NDASH
+                          "</td>");
         }
-        fc_str_addf(o, "<td%s>%s</td><td class=\"impl\">", r->verified ? "" : " class=\"bad\"", r->verified ? "yes" : "no");
+        fc_str_addf(o, "<td%s>%s</td><td class=\"impl\">", r->verified ? "" : " class=\"bad\"",
+                    r->verified ? "yes" : "no");
         fc_xml_escape(o, r->v[FC_UNFUSED].impl.name);
         fc_str_add(o, "</td><td class=\"impl\">");
         fc_xml_escape(o, r->v[FC_FUSED].impl.name);
@@ -578,10 +597,7 @@ static void json_inline(fc_str *o, const cJSON *j)
     }
 }
 
-static void kv_row(fc_str *o, const char *k)
-{
-    fc_str_addf(o, "<tr><th>%s</th><td>", k);
-}
+static void kv_row(fc_str *o, const char *k) { fc_str_addf(o, "<tr><th>%s</th><td>", k); }
 
 static void host_block(rpt *R, int f)
 {
@@ -596,8 +612,9 @@ static void host_block(rpt *R, int f)
                 d->elapsed_s, d->complete ? "" : "; INCOMPLETE: the run stopped early");
     fc_str_add(o, "</td></tr>\n");
     kv_row(o, "host");
-    fc_xml_addf(o, "%s %s %s, %s %s", doc_str(d->host, "hostname", NULL, NULL) ? doc_str(d->host, "hostname", NULL, NULL) : "?",
-                MDASH, doc_str(d->host, "distribution", NULL, NULL) ? doc_str(d->host, "distribution", NULL, NULL) : "",
+    fc_xml_addf(o, "%s %s %s, %s %s",
+                doc_str(d->host, "hostname", NULL, NULL) ? doc_str(d->host, "hostname", NULL, NULL) : "?", MDASH,
+                doc_str(d->host, "distribution", NULL, NULL) ? doc_str(d->host, "distribution", NULL, NULL) : "",
                 doc_str(d->host, "os", NULL, NULL) ? doc_str(d->host, "os", NULL, NULL) : "",
                 doc_str(d->host, "kernel", NULL, NULL) ? doc_str(d->host, "kernel", NULL, NULL) : "");
     fc_str_add(o, "</td></tr>\n");
@@ -622,7 +639,8 @@ static void host_block(rpt *R, int f)
             fc_str_addf(o, " %.4g GFLOP/s, ", cJSON_IsNumber(g) ? g->valuedouble : 0);
         }
         fc_str_addf(o, "memory %.4g GB/s", fc_json_num(cd, "bandwidth_gbs", 0));
-        if (fc_json_num(cd, "launch_us", 0) > 0) fc_str_addf(o, ", launch %.3g \xC2\xB5s", fc_json_num(cd, "launch_us", 0));
+        if (fc_json_num(cd, "launch_us", 0) > 0)
+            fc_str_addf(o, ", launch %.3g \xC2\xB5s", fc_json_num(cd, "launch_us", 0));
         fc_str_add(o, "<br/><span class=\"method\">");
         fc_xml_escape(o, fc_json_str(cd, "method", ""));
         fc_str_add(o, "</span></td></tr>\n");
@@ -632,9 +650,11 @@ static void host_block(rpt *R, int f)
     fc_xml_escape(o, s->sweep);
     fc_str_addf(o, "; cache %s; %d threads; threshold ", s->cold ? "cold" : "warm", s->threads);
     if (s->threshold > 0) fc_str_addf(o, "%.3g%s", s->threshold, TIMES);
-    else fc_str_add(o, "from the catalogue");
-    fc_str_addf(o, "; stop: at least %d rounds, %d sample tuples and %.3g s per variant, more rounds until the "
-                   "speedup interval's half-width %s %.3g%s or %.3g s per variant; graph replay %s; seed %llu",
+    else
+        fc_str_add(o, "from the catalogue");
+    fc_str_addf(o,
+                "; stop: at least %d rounds, %d sample tuples and %.3g s per variant, more rounds until the "
+                "speedup interval's half-width %s %.3g%s or %.3g s per variant; graph replay %s; seed %llu",
                 s->rounds, s->stop.min_samples, s->stop.min_time, "\xE2\x89\xA4", 100 * s->stop.max_noise, " %",
                 s->stop.max_time, s->graph ? "on" : "off", (unsigned long long)s->seed);
     fc_str_add(o, "</td></tr>\n");
@@ -730,15 +750,18 @@ char *fc_report_html(const fc_report_input *in, int n, const char *title)
     const char *t = title && title[0] ? title : "fusecal calibration report";
     char now[32];
     fc_utc_timestamp(now);
-    fc_str_add(o, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\" xml:lang=\"en\">\n<head>\n"
-                  "<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n");
+    fc_str_add(
+        o,
+        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\" xml:lang=\"en\">\n<head>\n"
+        "<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n");
     fc_str_addf(o, "<meta name=\"generator\" content=\"fusecal %s\"/>\n<title>", fc_version_string);
     fc_xml_escape(o, t);
     fc_str_addf(o, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>", css);
     fc_xml_escape(o, t);
     fc_str_add(o, "</h1>\n<p class=\"meta\">");
-    fc_xml_addf(o, "%d record%s (%d ok; fuse: %d yes, %d no, %d inconclusive) from %d file%s: ", nrec, nrec == 1 ? "" : "s",
-                nok, dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE], n, n == 1 ? "" : "s");
+    fc_xml_addf(o, "%d record%s (%d ok; fuse: %d yes, %d no, %d inconclusive) from %d file%s: ", nrec,
+                nrec == 1 ? "" : "s", nok, dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE], n,
+                n == 1 ? "" : "s");
     for (int f = 0; f < n; f++) {
         if (f) fc_str_add(o, ", ");
         fc_str_add(o, "<code>");
@@ -751,21 +774,26 @@ char *fc_report_html(const fc_report_input *in, int n, const char *title)
             fc_str_add(o, ")");
         }
     }
-    fc_str_addf(o, ". Made by fusecal %s (%s) on %s.</p>\n</header>\n<nav><ul>\n", fc_version_string, fc_git_revision, now);
+    fc_str_addf(o, ". Made by fusecal %s (%s) on %s.</p>\n</header>\n<nav><ul>\n", fc_version_string, fc_git_revision,
+                now);
     for (int pi = 0; pi < FC_NPATTERNS; pi++)
-        if (present[pi]) fc_str_addf(o, "<li><a href=\"#speedup-%s\">%s</a></li>\n", fc_patterns[pi].name, fc_patterns[pi].name);
-    fc_str_add(o, "<li><a href=\"#traffic\">memory traffic</a></li>\n<li><a href=\"#rooflines\">rooflines</a></li>\n"
-                  "<li><a href=\"#records\">records</a></li>\n<li><a href=\"#hosts\">host and settings</a></li>\n"
-                  "</ul></nav>\n<main>\n");
+        if (present[pi])
+            fc_str_addf(o, "<li><a href=\"#speedup-%s\">%s</a></li>\n", fc_patterns[pi].name, fc_patterns[pi].name);
+    fc_str_add(o,
+               "<li><a href=\"#traffic\">memory traffic</a></li>\n<li><a href=\"#rooflines\">rooflines</a></li>\n"
+               "<li><a href=\"#records\">records</a></li>\n<li><a href=\"#hosts\">host and settings</a></li>\n"
+               "</ul></nav>\n<main>\n");
 
-    fc_str_add(o, "<section id=\"speedups\">\n<h2>Speedup against problem size</h2>\n"
-                  "<p>Speedup = unfused latency / fused latency (ratio of medians of paired, interleaved samples). "
-                  "Fusion pays where the whole interval is above the threshold; where a series crosses the threshold "
-                  "line, fusion stops (or starts) paying. Crossings are found along one dimension at a time, every "
-                  "other dimension fixed, between sizes decided yes and no.</p>\n<div class=\"charts\">\n");
+    fc_str_add(o,
+               "<section id=\"speedups\">\n<h2>Speedup against problem size</h2>\n"
+               "<p>Speedup = unfused latency / fused latency (ratio of medians of paired, interleaved samples). "
+               "Fusion pays where the whole interval is above the threshold; where a series crosses the threshold "
+               "line, fusion stops (or starts) paying. Crossings are found along one dimension at a time, every "
+               "other dimension fixed, between sizes decided yes and no.</p>\n<div class=\"charts\">\n");
     for (int pi = 0; pi < FC_NPATTERNS; pi++)
         if (present[pi]) speedup_chart(&R, &fc_patterns[pi]);
-    fc_str_add(o, "</div>\n</section>\n<section id=\"traffic-section\">\n<h2>Memory traffic</h2>\n<div class=\"charts\">\n");
+    fc_str_add(
+        o, "</div>\n</section>\n<section id=\"traffic-section\">\n<h2>Memory traffic</h2>\n<div class=\"charts\">\n");
     traffic_chart(&R, present);
     fc_str_add(o, "</div>\n</section>\n<section id=\"rooflines\">\n<h2>Rooflines</h2>\n<div class=\"charts\">\n");
     for (int f = 0; f < n; f++) {

@@ -15,12 +15,12 @@ static int utf8_len(const unsigned char *s)
     if (!n) return 0;
     for (int i = 1; i < n; i++)
         if ((s[i] & 0xC0) != 0x80) return 0;
-    unsigned cp = n == 2 ? (c & 0x1F) << 6 | (s[1] & 0x3F)
-                : n == 3 ? (c & 0x0F) << 12 | (s[1] & 0x3F) << 6 | (s[2] & 0x3F)
-                         : (c & 0x07) << 18 | (s[1] & 0x3F) << 12 | (s[2] & 0x3F) << 6 | (s[3] & 0x3F);
+    unsigned cp = n == 2   ? (c & 0x1F) << 6 | (s[1] & 0x3F)
+                  : n == 3 ? (c & 0x0F) << 12 | (s[1] & 0x3F) << 6 | (s[2] & 0x3F)
+                           : (c & 0x07) << 18 | (s[1] & 0x3F) << 12 | (s[2] & 0x3F) << 6 | (s[3] & 0x3F);
     if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0; /* overlong, too big */
-    if (cp >= 0xD800 && cp <= 0xDFFF) return 0;                                            /* surrogates */
-    if (cp == 0xFFFE || cp == 0xFFFF) return 0;                                            /* not XML chars */
+    if (cp >= 0xD800 && cp <= 0xDFFF) return 0;                                          /* surrogates */
+    if (cp == 0xFFFE || cp == 0xFFFF) return 0;                                          /* not XML chars */
     return n;
 }
 
@@ -30,14 +30,32 @@ void fc_xml_escape(fc_str *b, const char *s)
     while (*p) {
         unsigned char c = *p;
         switch (c) {
-        case '&': fc_str_add(b, "&amp;"); p++; continue;
-        case '<': fc_str_add(b, "&lt;"); p++; continue;
-        case '>': fc_str_add(b, "&gt;"); p++; continue;
-        case '"': fc_str_add(b, "&quot;"); p++; continue;
-        case '\'': fc_str_add(b, "&#39;"); p++; continue;
+        case '&':
+            fc_str_add(b, "&amp;");
+            p++;
+            continue;
+        case '<':
+            fc_str_add(b, "&lt;");
+            p++;
+            continue;
+        case '>':
+            fc_str_add(b, "&gt;");
+            p++;
+            continue;
+        case '"':
+            fc_str_add(b, "&quot;");
+            p++;
+            continue;
+        case '\'':
+            fc_str_add(b, "&#39;");
+            p++;
+            continue;
         case '\t':
         case '\n':
-        case '\r': fc_str_addf(b, "&#%d;", c); p++; continue;
+        case '\r':
+            fc_str_addf(b, "&#%d;", c);
+            p++;
+            continue;
         default: break;
         }
         if (c < 0x20 || c == 0x7F) {
@@ -206,7 +224,8 @@ static void tick_label(const fc_axis *a, double v, char *buf, size_t n)
 {
     char num[48];
     if (a->si) fc_si_format(v, num, sizeof num);
-    else snprintf(num, sizeof num, "%g", fabs(v) < 1e-12 ? 0 : v);
+    else
+        snprintf(num, sizeof num, "%g", fabs(v) < 1e-12 ? 0 : v);
     snprintf(buf, n, "%s%s", num, a->suffix ? a->suffix : "");
 }
 
@@ -241,13 +260,15 @@ void fc_chart_axes(fc_chart *c)
     int nx = c->x.label ? ticks(&c->x, t) : 0;
     for (int i = 0; i < nx; i++) {
         double x = fc_chart_px(c, t[i]);
-        fc_str_addf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x, c->top + 0.5, x, c->bottom - 0.5);
+        fc_str_addf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x, c->top + 0.5, x,
+                    c->bottom - 0.5);
     }
     double ty[MAX_TICKS];
     int ny = c->y.label ? ticks(&c->y, ty) : 0;
     for (int i = 0; i < ny; i++) {
         double y = fc_chart_py(c, ty[i]);
-        fc_str_addf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", c->left + 0.5, y, c->right - 0.5, y);
+        fc_str_addf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", c->left + 0.5, y, c->right - 0.5,
+                    y);
     }
     fc_str_add(o, "</g>\n<g class=\"ticks\" fill=\"#333333\">\n");
     for (int i = 0; i < nx; i++) {
@@ -275,8 +296,9 @@ void fc_chart_axes(fc_chart *c)
         fc_str_add(o, "</text>\n");
     }
     if (c->y.label) {
-        fc_str_addf(o, "<text class=\"axis-title\" transform=\"translate(16 %.1f) rotate(-90)\" "
-                       "text-anchor=\"middle\" font-size=\"13\">",
+        fc_str_addf(o,
+                    "<text class=\"axis-title\" transform=\"translate(16 %.1f) rotate(-90)\" "
+                    "text-anchor=\"middle\" font-size=\"13\">",
                     (c->top + c->bottom) / 2);
         fc_xml_escape(o, c->y.label);
         fc_str_add(o, "</text>\n");
@@ -291,34 +313,37 @@ void fc_svg_marker(fc_str *b, int shape, double x, double y, double r, const cha
     const char *fill = filled ? color : "#ffffff";
     switch (((shape % FC_NSHAPES) + FC_NSHAPES) % FC_NSHAPES) {
     case 0:
-        fc_str_addf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\" stroke=\"%s\" stroke-width=\"1.6\"/>", x, y,
-                    r, fill, color);
+        fc_str_addf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\" stroke=\"%s\" stroke-width=\"1.6\"/>", x,
+                    y, r, fill, color);
         break;
     case 1:
-        fc_str_addf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"%s\" "
-                       "stroke-width=\"1.6\"/>",
+        fc_str_addf(b,
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" stroke=\"%s\" "
+                    "stroke-width=\"1.6\"/>",
                     x - r * 0.9, y - r * 0.9, r * 1.8, r * 1.8, fill, color);
         break;
     case 2:
-        fc_str_addf(b, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" stroke=\"%s\" stroke-width=\"1.6\"/>", x,
-                    y - r * 1.15, x + r * 1.05, y + r * 0.75, x - r * 1.05, y + r * 0.75, fill, color);
+        fc_str_addf(b, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" stroke=\"%s\" stroke-width=\"1.6\"/>",
+                    x, y - r * 1.15, x + r * 1.05, y + r * 0.75, x - r * 1.05, y + r * 0.75, fill, color);
         break;
     case 3:
-        fc_str_addf(b, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" stroke=\"%s\" "
-                       "stroke-width=\"1.6\"/>",
+        fc_str_addf(b,
+                    "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" stroke=\"%s\" "
+                    "stroke-width=\"1.6\"/>",
                     x, y - r * 1.25, x + r * 1.1, y, x, y + r * 1.25, x - r * 1.1, y, fill, color);
         break;
     default:
-        fc_str_addf(b, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" stroke=\"%s\" stroke-width=\"1.6\"/>", x,
-                    y + r * 1.15, x + r * 1.05, y - r * 0.75, x - r * 1.05, y - r * 0.75, fill, color);
+        fc_str_addf(b, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" stroke=\"%s\" stroke-width=\"1.6\"/>",
+                    x, y + r * 1.15, x + r * 1.05, y - r * 0.75, x - r * 1.05, y - r * 0.75, fill, color);
         break;
     }
 }
 
 void fc_svg_swatch(fc_str *b, const char *colour, int shape, bool line, bool filled, const char *dash)
 {
-    fc_str_add(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 28 14\" width=\"28\" height=\"14\" "
-                  "aria-hidden=\"true\">");
+    fc_str_add(b,
+               "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 28 14\" width=\"28\" height=\"14\" "
+               "aria-hidden=\"true\">");
     if (line)
         fc_str_addf(b, "<line x1=\"1\" y1=\"7\" x2=\"27\" y2=\"7\" stroke=\"%s\" stroke-width=\"1.6\"%s%s%s/>", colour,
                     dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");

@@ -116,7 +116,8 @@ void fc_shape_string(const fc_problem *p, char *buf, size_t n)
     buf[0] = 0;
     for (int i = 0; i < f->ndims && off < n; i++)
         if (!f->dims[i].derived)
-            off += (size_t)snprintf(buf + off, n - off, "%s%s=%lld", off ? "," : "", f->dims[i].name, (long long)p->d[i]);
+            off += (size_t)snprintf(buf + off, n - off, "%s%s=%lld", off ? "," : "", f->dims[i].name,
+                                    (long long)p->d[i]);
 }
 
 static bool rule_matches(const fc_threshold_rule *x, const fc_record *r, const char *shape)
