@@ -102,6 +102,8 @@ static void check_variant(const conf_case *c, fc_variant v, float *out, float *a
     CHECK_MSG(!impl.fallback, "%s %s %s ran a fallback: %s", bn, ps, vn, impl.fallback_why);
     int nops = c->p->pat->nops;
     if (v == FC_FUSED) CHECK_MSG(impl.nkernels == 1, "%s %s fused runs %d kernels", bn, ps, impl.nkernels);
+    else if (v == FC_CONTROL)
+        CHECK_MSG(impl.nkernels == nops, "%s %s control runs %d kernels", bn, ps, impl.nkernels);
     else
         CHECK_MSG(c->o->exact_kernels ? impl.nkernels == nops : impl.nkernels >= nops, "%s %s unfused runs %d kernels",
                   bn, ps, impl.nkernels);
@@ -167,16 +169,19 @@ static void check_problem(const fc_conf_opts *o, const fc_backend *b, const fc_p
             CHECK_MSG(0, "%s %s setup (seed %llu): %s", b->name, ps, (unsigned long long)o->seed, e.msg);
         }
     } else {
-        float *out[FC_NVARIANTS] = {fc_xmalloc(w.out_n * 4), fc_xmalloc(w.out_n * 4)};
+        /* the control variant, where the backend has one, is checked like the others */
+        int nv = b->has_control && b->has_control(c.state) ? FC_MAX_VARIANTS : FC_NVARIANTS;
+        float *out[FC_MAX_VARIANTS] = {NULL};
         float *again = fc_xmalloc(w.out_n * 4);
-        for (int v = 0; v < FC_NVARIANTS; v++) {
+        for (int v = 0; v < nv; v++) {
+            out[v] = fc_xmalloc(w.out_n * 4);
             check_variant(&c, (fc_variant)v, out[v], again);
             r->checked++;
         }
+        r->controls += nv > FC_NVARIANTS;
         double d = fc_rel_diff(out[FC_FUSED], out[FC_UNFUSED], w.out_n);
         CHECK_MSG(d <= 2 * c.tol, "%s %s: fused vs unfused %g (tol %g)", b->name, ps, d, 2 * c.tol);
-        free(out[0]);
-        free(out[1]);
+        for (int v = 0; v < FC_MAX_VARIANTS; v++) free(out[v]);
         free(again);
     }
     if (c.state) b->teardown(c.state);

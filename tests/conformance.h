@@ -42,6 +42,7 @@ typedef struct fc_conf_result {
     int checked;     /* backend x pattern x shape x dtype x variant combinations that passed through */
     int unsupported; /* problems a backend turned down in supports() (with a reason) */
     int refused;     /* problems a library turned down at setup (library_may_refuse) */
+    int controls;    /* problems checked with a control variant too */
     int failures;    /* failed checks, each printed */
 } fc_conf_result;
 

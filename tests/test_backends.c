@@ -26,6 +26,7 @@ static void cpu_backends_match_reference(void)
     printf("checked %d backend x pattern x shape x dtype x variant combinations, %d problems unsupported (seed %llu)\n",
            r.checked, r.unsupported, (unsigned long long)g_seed);
     CHECK(r.checked > 100);
+    CHECK_MSG(r.controls > 0, "no backend ran a control variant (cpu.openblas's linear problems have one)");
 }
 
 /* The chain's buffers: each op of the unfused chain writes where the one before did

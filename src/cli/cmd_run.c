@@ -529,7 +529,7 @@ static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
 
 static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, bool quiet, int *failed_out)
 {
-    int failed = 0, skipped = 0, fallbacks = 0, untrusted = 0, dec[3] = {0, 0, 0};
+    int failed = 0, skipped = 0, fallbacks = 0, untrusted = 0, over = 0, dec[3] = {0, 0, 0};
     for (int i = 0; i < doc->n; i++) {
         const fc_record *r = &doc->rec[i];
         failed += r->status == FC_STATUS_FAILED;
@@ -542,6 +542,14 @@ static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, b
                                  fc_variant_name((fc_variant)v), r->v[v].impl.fallback_why);
             }
             if (r->status == FC_STATUS_OK && !r->v[v].check.trusted) untrusted++;
+            if (r->status == FC_STATUS_OK && r->v[v].over_ceiling) {
+                over++;
+                fc_progress_note(pg,
+                                 "fusecal: warning: %s %s %s is faster than a measured ceiling (%.0f%% of peak "
+                                 "FLOP/s, %.0f%% of bandwidth): the ceiling or the count of its work is off",
+                                 r->backend, r->problem, fc_variant_name((fc_variant)v), r->v[v].pct_peak_flops,
+                                 r->v[v].pct_peak_bw);
+            }
         }
         if (r->throttled)
             fc_progress_note(pg, "fusecal: warning: %s on %s: clocks dropped during the problem", r->problem,
@@ -553,10 +561,11 @@ static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, b
     }
     fc_progress_note(
         pg,
-        "fusecal: wrote %d records to %s (%d ok, %d failed, %d skipped%s); fuse: %d yes, %d no, %d inconclusive%s%s",
+        "fusecal: wrote %d records to %s (%d ok, %d failed, %d skipped%s); fuse: %d yes, %d no, %d inconclusive%s%s%s",
         doc->n, out, doc->n - failed - skipped, failed, skipped, doc->complete ? "" : ", INCOMPLETE",
         dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE],
-        fallbacks ? "; fallback implementations flagged" : "", untrusted ? "; untrusted outputs flagged" : "");
+        fallbacks ? "; fallback implementations flagged" : "", untrusted ? "; untrusted outputs flagged" : "",
+        over ? "; variants above a ceiling flagged" : "");
     *failed_out = failed;
 }
 

@@ -56,7 +56,8 @@ static char *format_csv(const fc_doc *d)
     fc_str_add(&b,
                "pattern,device,backend,dtype,layout,problem,status,unfused_latency_ms,fused_latency_ms,"
                "speedup,speedup_ci_lo,speedup_ci_hi,threshold,decision,memory_reduction,unfused_gflops,"
-               "fused_gflops,verified,unfused_impl,fused_impl,reason\n");
+               "fused_gflops,verified,unfused_impl,fused_impl,reason,margin,rounds,stop_rule,"
+               "speedup_implementation,speedup_fusion\n");
     for (int i = 0; i < d->n; i++) {
         const fc_record *r = &d->rec[i];
         bool ok = r->status == FC_STATUS_OK;
@@ -80,6 +81,12 @@ static char *format_csv(const fc_doc *d)
         csv_field(&b, r->v[FC_FUSED].impl.name);
         fc_str_add(&b, ",");
         csv_field(&b, r->reason);
+        if (ok) fc_str_addf(&b, ",%.6g,%d,%s,", r->margin, r->rounds, r->stop_rule);
+        else
+            fc_str_add(&b, ",,,,");
+        if (ok && r->has_control) fc_str_addf(&b, "%.6g,%.6g", r->split_implementation.ratio, r->split_fusion.ratio);
+        else
+            fc_str_add(&b, ",");
         fc_str_add(&b, "\n");
     }
     return b.s ? b.s : fc_xstrdup("");
@@ -168,7 +175,13 @@ void fc_print_table(FILE *out, const fc_doc *d)
                     r->backend, fc_dtype_name(r->prob.dtype), dims, r->v[FC_UNFUSED].lat.median,
                     r->v[FC_FUSED].lat.median, sp, 100 * r->traffic_reduction, fc_decision_name(r->decision),
                     r->v[0].check.trusted && r->v[1].check.trusted ? "ok" : "untrusted");
-        else
+        if (r->status == FC_STATUS_OK && r->has_control)
+            fprintf(out,
+                    "%-21s %-12s %-5s %-34s   split: implementation %.3fx [%.3f, %.3f] (unfused/control), fusion "
+                    "%.3fx [%.3f, %.3f] (control/fused)\n",
+                    "", "", "", "", r->split_implementation.ratio, r->split_implementation.lo,
+                    r->split_implementation.hi, r->split_fusion.ratio, r->split_fusion.lo, r->split_fusion.hi);
+        if (r->status != FC_STATUS_OK)
             fprintf(out, "%-21s %-12s %-5s %-34s %s: %s\n", r->prob.pat->name, r->backend, fc_dtype_name(r->prob.dtype),
                     dims, fc_status_name(r->status), r->reason);
     }

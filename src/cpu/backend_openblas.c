@@ -5,6 +5,12 @@
  *            with its bias → BN → ReLU; QKᵀ → scale(+mask) → softmax → ·V.
  *   fused    the same arithmetic with the epilogue applied to each GEMM block while
  *            it is in cache; BN folded into the conv; flash-style attention.
+ *   control  (linear) the fused form's blocked GEMM — per-thread blocks, one
+ *            single-threaded sgemm each, sized to the LLC — without the epilogue,
+ *            then the unfused chain's passes: the fused form partitions the GEMM
+ *            differently from the unfused chain's one threaded sgemm, so the record
+ *            splits the speedup into that (unfused → control) and fusion proper
+ *            (control → fused).
  */
 #include "backend.h"
 #include "cpu_chain.h"
@@ -131,22 +137,31 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     } else if (fused_op(p->pat) == FC_OP_PV) {
         s->ws = fc_cpu_buffer(fc_cpu_flash_workspace((int)p->d[FC_ATT_D]) * (size_t)s->nthreads);
     }
+    if (fused_op(p->pat) == FC_OP_GEMM) fc_cpu_chain_add_control(&s->ch);
     *state = s;
     return 0;
 }
 
-static void run_unfused(ob_state *s)
+/* The unfused chain, or (FC_CONTROL) the same chain with the fused form's blocked
+ * GEMM in place of the one threaded sgemm. */
+static void run_unfused(ob_state *s, fc_variant v)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
     const int64_t *d = p->d;
     const float *cur = NULL;
     for (int i = 0; i < p->pat->nops; i++) {
-        float *dst = fc_cpu_chain_dst(&s->ch, i);
+        float *dst = i == p->pat->nops - 1 ? s->ch.out[v] : fc_cpu_chain_dst(&s->ch, i);
         switch (p->pat->ops[i]) {
         case FC_OP_GEMM:
-            fc_cpu_gemm_nt((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
-                           w->t[FC_LIN_TW].data, dst);
+            if (v == FC_CONTROL) {
+                fc_epilogue none = {NULL, NULL, FC_ACT_NONE};
+                fc_cpu_gemm_nt_fused_blocks((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
+                                            w->t[FC_LIN_TW].data, dst, &none, s->block_bytes);
+            } else {
+                fc_cpu_gemm_nt((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
+                               w->t[FC_LIN_TW].data, dst);
+            }
             break;
         case FC_OP_CONV: {
             fc_epilogue ep = {w->t[FC_CONV_TB].data, NULL, FC_ACT_NONE};
@@ -236,9 +251,9 @@ static void run_fused(ob_state *s)
 static int ob_run(void *state, fc_variant v, fc_err *e)
 {
     (void)e;
-    if (v == FC_UNFUSED) run_unfused(state);
+    if (v == FC_FUSED) run_fused(state);
     else
-        run_fused(state);
+        run_unfused(state, v);
     return 0;
 }
 
@@ -263,9 +278,15 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
     ob_state *s = state;
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
-    impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
+    impl->nkernels = v == FC_FUSED ? 1 : pat->nops;
     if (v == FC_UNFUSED) {
         fc_impl_add_chain(impl, ob_ops, pat, ob_detail, &s->p);
+    } else if (v == FC_CONTROL) {
+        fc_impl_addf(impl, "control: blocked cblas_sgemm without epilogue, C blocks <= %zu KiB", s->block_bytes >> 10);
+        for (int i = 1; i < pat->nops; i++) {
+            fc_impl_addf(impl, " -> ");
+            fc_impl_add_op(impl, ob_ops, pat->ops[i], FC_UNFUSED, ob_detail, &s->p);
+        }
     } else if (fc_op_table_kernel(ob_ops, pat) >= 0) {
         fc_impl_add_op(impl, ob_ops, fused_op(pat), FC_FUSED, ob_detail, &s->p);
     } else {
@@ -288,6 +309,8 @@ static void ob_teardown(void *state)
     free(s);
 }
 
+static bool ob_has_control(void *state) { return ((ob_state *)state)->ch.out[FC_CONTROL] != NULL; }
+
 static void ob_inventory(cJSON *libs)
 {
     cJSON *o = cJSON_AddObjectToObject(libs, "openblas");
@@ -309,6 +332,7 @@ const fc_backend fc_backend_openblas = {
     .output = ob_output,
     .poison = ob_poison,
     .describe = ob_describe,
+    .has_control = ob_has_control,
     .teardown = ob_teardown,
     .inventory = ob_inventory,
 };

@@ -15,6 +15,11 @@ void fc_cpu_chain_alloc(fc_cpu_chain *c, const fc_pattern *pat, const fc_workloa
     for (int i = 0; i < fc_pattern_live_intermediates(pat); i++) c->tmp[i] = fc_cpu_buffer(w->inter_n);
 }
 
+void fc_cpu_chain_add_control(fc_cpu_chain *c)
+{
+    if (!c->out[FC_CONTROL]) c->out[FC_CONTROL] = fc_cpu_buffer(c->out_n);
+}
+
 float *fc_cpu_chain_dst(const fc_cpu_chain *c, int i)
 {
     int slot = fc_pattern_chain_slot(c->pat, i);
@@ -30,7 +35,7 @@ void fc_cpu_chain_output(const fc_cpu_chain *c, fc_variant v, float *dst)
 
 void fc_cpu_chain_free(fc_cpu_chain *c)
 {
-    for (int v = 0; v < FC_NVARIANTS; v++) free(c->out[v]);
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) free(c->out[v]);
     free(c->tmp[0]);
     free(c->tmp[1]);
     memset(c, 0, sizeof *c);

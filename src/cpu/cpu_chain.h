@@ -10,11 +10,13 @@
 typedef struct fc_cpu_chain {
     const fc_pattern *pat;
     size_t out_n, inter_n;
-    float *out[FC_NVARIANTS];
-    float *tmp[2]; /* NULL past the live intermediates */
+    float *out[FC_MAX_VARIANTS]; /* the control's only when asked for */
+    float *tmp[2];               /* NULL past the live intermediates */
 } fc_cpu_chain;
 
 void fc_cpu_chain_alloc(fc_cpu_chain *c, const fc_pattern *pat, const fc_workload *w);
+/* Adds the control variant's output (its intermediates are the unfused chain's). */
+void fc_cpu_chain_add_control(fc_cpu_chain *c);
 /* Where op i of the unfused chain writes (fc_pattern_chain_slot): the unfused output
  * for the last op, else an intermediate. */
 float *fc_cpu_chain_dst(const fc_cpu_chain *c, int i);

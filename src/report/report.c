@@ -555,6 +555,26 @@ static void records_table(rpt *R, int f)
             fc_str_addf(o, "%suntrusted output (many exact zeros)", sep ? "; " : "");
             sep = true;
         }
+        if (ok && r->has_control) {
+            fc_str_addf(o, "%sspeedup split: implementation %.3g%s [%.3g, %.3g] (unfused against the control: ",
+                        sep ? "; " : "", r->split_implementation.ratio, TIMES, r->split_implementation.lo,
+                        r->split_implementation.hi);
+            fc_xml_escape(o, r->v[FC_CONTROL].impl.name);
+            fc_str_addf(o, "), fusion %.3g%s [%.3g, %.3g]", r->split_fusion.ratio, TIMES, r->split_fusion.lo,
+                        r->split_fusion.hi);
+            sep = true;
+        }
+        for (int v = 0; ok && v < (r->has_control ? FC_MAX_VARIANTS : FC_NVARIANTS); v++)
+            if (r->v[v].over_ceiling) {
+                fc_str_addf(o, "%s%s above a measured ceiling (%.0f%% of peak FLOP/s, %.0f%% of bandwidth)",
+                            sep ? "; " : "", fc_variant_name((fc_variant)v), r->v[v].pct_peak_flops,
+                            r->v[v].pct_peak_bw);
+                sep = true;
+            }
+        if (ok && r->decided_by_graph) {
+            fc_str_addf(o, "%slaunch-bound: decided by the graph-replay speedup", sep ? "; " : "");
+            sep = true;
+        }
         if (r->throttled) fc_str_addf(o, "%sclocks dropped during the problem", sep ? "; " : "");
         fc_str_add(o, "</td></tr>\n");
     }
