@@ -268,7 +268,8 @@ static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
     return 0;
 }
 
-/* Algorithm of the unfused convolution: Find's fastest with an acceptable math type. */
+/* Algorithm of the unfused convolution: Find's fastest with an acceptable math type;
+ * FC_DECLINED when Find offers none (cuDNN declines the problem). */
 static int pick_conv_algo(cd_state *s, fc_err *e)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -289,8 +290,9 @@ static int pick_conv_algo(cd_state *s, fc_err *e)
                  (double)perf[i].time);
         return 0;
     }
-    return fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)",
-                   fc_dtype_name(s->dt), found);
+    fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)", fc_dtype_name(s->dt),
+            found);
+    return FC_DECLINED;
 }
 
 /* Algorithm of the fused call: Find's candidates for the folded convolution, each
@@ -438,8 +440,9 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
                                           CUDNN_NOT_PROPAGATE_NAN, 0.0));
 
     /* algorithms */
-    if (pick_conv_algo(s, e) != 0) return -1;
-    int rc = pick_fused_algo(s, identity, e);
+    int rc = pick_conv_algo(s, e);
+    if (rc != 0) return rc;
+    rc = pick_fused_algo(s, identity, e);
     if (rc != 0) return rc;
 
     /* the unfused chain's auxiliary ops under cuDNN, or fusecal's kernel where cuDNN refuses */

@@ -157,6 +157,13 @@ int fc_cuda_chain_poison(fc_cuda_chain *ch, fc_variant v, fc_err *e);
 /* Frees what alloc made (the caller has synchronized the stream); a zeroed chain is fine. */
 void fc_cuda_chain_free(fc_cuda_chain *ch);
 
+/* What cublasLtMatmulAlgoGetHeuristic's answer means for a setup (cuda_status.c): 0
+ * when it found at least one algorithm; FC_DECLINED when it answered
+ * CUBLAS_STATUS_NOT_SUPPORTED or found none — cuBLASLt declining `what` ("a bf16
+ * 7x13x5 matmul with epilogue BIAS"), the record skipped with e's reason; -1 for any
+ * other status. e names the status (cublasGetStatusName) either way. */
+int fc_cublaslt_heuristic_verdict(cublasStatus_t st, int found, const char *what, fc_err *e);
+
 /* Milliseconds of `reps` calls of fn(arg) on the stream, by events (after one warm-up
  * call); the median of `samples` such measurements. Used to pick algorithms at setup. */
 int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
