@@ -73,7 +73,8 @@ static void gpu_support_is_explicit(void)
     }
 }
 
-/* The device: timer brackets work, flush and sync succeed, memory is reported,
+/* The device: timer brackets work, flush and sync succeed (the flush's read writes
+ * nothing), memory is reported,
  * inventory names the GPU, ceilings are plausible, sense reads clocks when NVML is there. */
 static void gpu_device_contract(void)
 {
@@ -84,6 +85,16 @@ static void gpu_device_contract(void)
     CHECK(g_dev->timer_end(g_ctx, &sec, &e) == 0);
     CHECK_MSG(sec > 0 && sec < 1, "a flush took %g s", sec);
     CHECK(g_dev->synchronize(g_ctx, &e) == 0);
+    /* the flush's read pass writes nothing (its sink keeps what it held) and takes
+     * only 16-byte aligned buffers */
+    fc_cuda_ctx *cc = g_ctx;
+    unsigned mark = 0x1234abcdu, got = 0;
+    CHECK(cudaMemcpy(cc->flush_sink, &mark, sizeof mark, cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK(g_dev->flush_cache(g_ctx, &e) == 0);
+    CHECK(g_dev->synchronize(g_ctx, &e) == 0);
+    CHECK(cudaMemcpy(&got, cc->flush_sink, sizeof got, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK_MSG(got == mark, "the flush wrote %#x into its sink", got);
+    CHECK(fck_read_all((const char *)cc->flush_read + 4, 64, 0, cc->flush_sink, cc->stream) == cudaErrorInvalidValue);
     CHECK(g_dev->mem_available(g_ctx) > ((size_t)64 << 20));
     cJSON *inv = cJSON_CreateObject();
     g_dev->inventory(g_ctx, inv);

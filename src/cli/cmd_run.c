@@ -108,8 +108,8 @@ static const fc_option options[] = {
                  .section = HOW,
                  .words = &fc_cache_words,
                  .def = "warm",
-                 .help = "resident data, or caches flushed before every sample (a buffer twice the LLC on the CPU, a "
-                         "memset of L2 on the GPU)"},
+                 .help = "resident data, or caches flushed before every sample (a buffer twice the LLC on the CPU; on "
+                         "the GPU a write, then a read, of buffers twice the L2, leaving clean lines)"},
     [O_THREADS] = {.name = "threads",
                    .kind = FC_OPT_INT,
                    .metavar = "N",

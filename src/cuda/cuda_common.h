@@ -49,7 +49,11 @@ typedef struct fc_cuda_ctx {
     cudnnHandle_t dnn; /* NULL when cudnnCreate failed (dnn_err says why) */
     char dnn_err[160];
 #endif
-    void *flush; /* L2 flush buffer, allocated once */
+    /* L2 flush (cold runs), allocated once: `flush` is written, then `flush_read` read,
+     * each flush_bytes (twice the L2), so that L2 holds clean lines; flush_sink is what
+     * the read may write (it never does) */
+    void *flush, *flush_read;
+    unsigned *flush_sink;
     size_t flush_bytes;
     unsigned flush_count;
     /* NVML, loaded with dlopen; NULL when absent */
