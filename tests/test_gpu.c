@@ -39,8 +39,14 @@ static void gpu_backends_match_reference(void)
     t_failures += r.failures;
     printf(
         "checked %d combinations (seed %llu); %d problems unsupported (reasons given); %d problems refused by a "
-        "library at setup (listed above)\n",
-        r.checked, (unsigned long long)g_seed, r.unsupported, r.refused);
+        "library at setup (listed above); %d with a control variant\n",
+        r.checked, (unsigned long long)g_seed, r.unsupported, r.refused, r.controls);
+    /* cuda.cudnn's conv problems carry the control (the fused call's conv algorithm) */
+    bool cudnn = false;
+    for (int k = 0; k < FC_NBACKENDS; k++)
+        cudnn |= fc_builtin.backend[k] && !strcmp(fc_builtin.backend[k]->name, "cuda.cudnn");
+    if (cudnn && (!g_backends || strstr(g_backends, "cuda.cudnn")))
+        CHECK_MSG(r.controls > 0, "cuda.cudnn ran no control variant");
 }
 
 /* Every pattern of its family is supported by the family's CUDA backend for every

@@ -136,24 +136,29 @@ int fc_cuda_download(fc_cuda_ctx *c, const void *dev, size_t n, fc_dtype dt, voi
 /* Fills n elements with NaN (all bits set: a NaN in fp32, bf16 and fp16 alike). */
 int fc_cuda_poison(fc_cuda_ctx *c, void *dev, size_t n, fc_dtype dt, fc_err *e);
 /* The buffers of a chain on the device (cuda_chain.c): both variants' outputs in
- * the dtype's storage type, the unfused chain's live intermediates
- * (fc_pattern_live_intermediates) and a pinned host buffer to copy an output out. */
+ * the dtype's storage type (and the control's, when asked for), the unfused chain's
+ * live intermediates (fc_pattern_live_intermediates; the control shares them) and a
+ * pinned host buffer to copy an output out. */
 typedef struct fc_cuda_chain {
     fc_cuda_ctx *c;
     fc_dtype dt;
     const fc_pattern *pat;
     size_t out_n, inter_n;
-    void *out[FC_NVARIANTS];
-    void *tmp[2]; /* NULL past the live intermediates */
+    void *out[FC_MAX_VARIANTS]; /* the control's only when asked for */
+    void *tmp[2];               /* NULL past the live intermediates */
     void *stage;
 } fc_cuda_chain;
 
 /* Device bytes of a problem's chain buffers, for device_bytes(). */
 double fc_cuda_chain_bytes(const fc_problem *p);
 int fc_cuda_chain_alloc(fc_cuda_chain *ch, fc_cuda_ctx *c, const fc_problem *p, const fc_workload *w, fc_err *e);
+/* Adds the control variant's output (after fc_cuda_chain_alloc). */
+int fc_cuda_chain_add_control(fc_cuda_chain *ch, fc_err *e);
 /* Where op i of the unfused chain writes (fc_pattern_chain_slot): the unfused output
  * for the last op, else an intermediate. */
 void *fc_cuda_chain_dst(const fc_cuda_chain *ch, int i);
+/* The same for the chain of variant v (FC_UNFUSED or FC_CONTROL): its own output last. */
+void *fc_cuda_chain_dst_v(const fc_cuda_chain *ch, fc_variant v, int i);
 /* Variant v's output as fp32 in dst (waits for the stream). */
 int fc_cuda_chain_output(fc_cuda_chain *ch, fc_variant v, float *dst, fc_err *e);
 /* Fills variant v's output with NaN (queued on the stream). */
