@@ -1,7 +1,7 @@
 /* test_cuda_host.c — the host logic of the CUDA backends, on any machine (no GPU
  * needed; built with CUDA): what a library declining a problem turns into (the
- * record skipped with its reason, recognised by the conformance test), and which
- * problems cuda.custom takes. */
+ * record skipped with its reason, recognised by the conformance test), run
+ * --kernel's names against the kernels', and which problems cuda.custom takes. */
 #include "builtin.h"
 #include "conformance.h"
 #include "cuda_common.h"
@@ -65,8 +65,44 @@ static void conformance_knows_refusals(void)
                                   "backend_cudnn.c:1: CUDNN_STATUS_NOT_SUPPORTED"));
 }
 
+/* run --kernel's words are the kernels' own names, in fck_attn_kernel's order */
+static void attention_kernel_names(void)
+{
+    CHECK(fc_attn_kernel_words.n == FCK_ATTN_NKERNELS);
+    for (int i = 0; i < fc_attn_kernel_words.n; i++) {
+        const char *name = fck_attention_kernel_name((fck_attn_kernel)i);
+        CHECK_MSG(name && !strcmp(name, fc_attn_kernel_words.names[i]), "kernel %d: '%s' vs '%s'", i,
+                  name ? name : "(null)", fc_attn_kernel_words.names[i]);
+        CHECK(fck_attention_kernel_parse(fc_attn_kernel_words.names[i]) == i);
+    }
+    CHECK(fck_attention_kernel_name((fck_attn_kernel)FCK_ATTN_NKERNELS) == NULL);
+    CHECK(fck_attention_kernel_parse("flash3") == -1);
+}
+
+/* cuda.custom: the fused kernels take d = 64 and 128 and as many query tiles as a 1-D
+ * grid holds (2^31 - 1 blocks of 64 queries), not 65535; qk_scale takes any d. */
+static void custom_supports(void)
+{
+    const fc_backend *b = fc_builtin.backend[FC_BK_cuda_custom];
+    CHECK(b != NULL);
+    if (!b) return;
+    char why[256] = "";
+    fc_problem long_s = problem("attention:b=1,h=1,s=4200000,d=64,dtype=bf16"); /* 65625 query tiles */
+    CHECK_MSG(b->supports(&long_s, why, sizeof why), "%s", why);
+    fc_problem too_many = problem("qk_softmax:b=65536,h=1024,s=4096,d=64,dtype=bf16");
+    why[0] = 0;
+    CHECK(!b->supports(&too_many, why, sizeof why));
+    CHECK_STR_CONTAINS(why, "1-D grid");
+    fc_problem d32 = problem("attention:b=1,h=2,s=40,d=32,dtype=fp16");
+    CHECK(!b->supports(&d32, why, sizeof why));
+    CHECK_STR_CONTAINS(why, "head dimensions 64 and 128");
+    fc_problem qks = problem("qk_scale:b=1,h=2,s=40,d=32,dtype=fp16");
+    CHECK(b->supports(&qks, why, sizeof why));
+}
+
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(cublaslt_no_algorithm_declines), T(conformance_knows_refusals)};
+    static const t_case cases[] = {T(cublaslt_no_algorithm_declines), T(conformance_knows_refusals),
+                                   T(attention_kernel_names), T(custom_supports)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -30,6 +30,9 @@
 _Static_assert((int)FCK_FP32 == (int)FC_FP32 && (int)FCK_TF32 == (int)FC_TF32 && (int)FCK_BF16 == (int)FC_BF16 &&
                    (int)FCK_FP16 == (int)FC_FP16,
                "fck_dtype follows fc_dtype");
+_Static_assert((int)FCK_ATTN_REFERENCE == (int)FC_ATTN_REFERENCE && (int)FCK_ATTN_FLASH2 == (int)FC_ATTN_FLASH2 &&
+                   FCK_ATTN_NKERNELS == FC_NATTN_KERNELS,
+               "fck_attn_kernel follows fc_attn_kernel");
 
 #define FC_CUDA_LT_WORKSPACE (32u << 20)   /* cuBLASLt workspace, per the cuBLAS guide for Hopper */
 #define FC_CUDA_BLAS_WORKSPACE (32u << 20) /* cuBLAS workspace (cublasSetWorkspace) */
@@ -40,6 +43,7 @@ typedef struct fc_cuda_ctx {
     int sm_clock_khz, mem_clock_khz, mem_bus_bits; /* peak, from device attributes */
     cudaStream_t stream;
     cudaEvent_t ev_begin, ev_end;
+    fck_attn_kernel attn_kernel; /* cuda.custom's fused attention kernel (fc_device_opts) */
     cublasHandle_t blas;
     void *blas_ws;
     cublasLtHandle_t lt;

@@ -272,9 +272,11 @@ static int open_ctx(fc_cuda_ctx *c, fc_err *e)
 
 static int cuda_open(const fc_device_opts *o, void **out, fc_err *e)
 {
-    (void)o;
     *out = NULL;
+    if ((unsigned)o->attn_kernel >= FC_NATTN_KERNELS)
+        return fc_errf(e, "attention kernel %d is unknown", o->attn_kernel);
     fc_cuda_ctx *c = fc_xcalloc(1, sizeof *c);
+    c->attn_kernel = (fck_attn_kernel)o->attn_kernel;
     if (open_ctx(c, e) != 0) {
         cuda_close(c);
         return -1;
