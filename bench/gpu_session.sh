@@ -64,6 +64,7 @@ BUILD=${FUSECAL_BUILD:-build-gpu}
 FC=$BUILD/fusecal
 mkdir -p "$RESULTS"
 exec > >(tee -a "$OUT/session.log") 2>&1
+TEE=$!
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 BUDGET=${FUSECAL_GPU_BUDGET:-560}
@@ -108,6 +109,8 @@ finish() {
     echo "total $(($(date +%s) - T0)) s"
     cat "$OUT/summary.md"
     [ ${#failed[@]} -gt 0 ] && rc=1
+    exec >&- 2>&- # the log's tee ends with the script, not after it
+    wait "$TEE" 2>/dev/null
     exit "$rc"
 }
 trap finish EXIT
@@ -229,12 +232,9 @@ else
     note "the tests' python ${PY:-python3} lacks jsonschema: cli_gpu_faults checks documents with fusecal validate alone"
 fi
 GPU=0
-if "$FC" list devices --format json | python3 -c \
-    "import json,sys; sys.exit(0 if any(d['name']=='cuda' and d['usable'] for d in json.load(sys.stdin)['devices']) else 1)"; then
-    GPU=1
-else
-    note "no usable CUDA GPU here ($("$FC" list devices 2>&1 | grep -i cuda | head -1)): the GPU steps are skipped"
-fi
+why=$("$FC" list devices --format json | python3 -c \
+    "import json,sys; print(next((d.get('why', '') if not d['usable'] else 'usable') for d in json.load(sys.stdin)['devices'] if d['name'] == 'cuda'), 'CUDA is not in this build'))" 2>&1)
+if [ "$why" = usable ]; then GPU=1; else note "no usable CUDA GPU here (${why:-no answer}): the GPU steps are skipped"; fi
 
 # ------------------------------------------------------------------ the GPU steps
 

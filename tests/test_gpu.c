@@ -53,8 +53,9 @@ static void gpu_backends_match_reference(void)
 
 /* Both fused attention kernels (run --kernel) through cuda.custom: attention and
  * qk_softmax in every dtype, d = 64 and 128, s = 33, 100 and 1024, causal and not, 3
- * heads or more (--quick: each s with both d, causal alternating), eagerly and from a
- * graph; each fused record names the kernel that ran. */
+ * heads or more, for flash2 (--quick, and the reference kernel, which the shared list
+ * covers too: each s with both d, causal alternating), eagerly and from a graph; each
+ * fused record names the kernel that ran. */
 static const char *const kernel_shapes[] = {
     "b=1,h=3,s=33,d=64",   "b=3,h=1,s=33,d=128,causal=1",   "b=1,h=3,s=100,d=64,causal=1",  "b=3,h=1,s=100,d=128",
     "b=1,h=3,s=1024,d=64", "b=1,h=3,s=1024,d=128,causal=1", "b=1,h=3,s=33,d=64,causal=1",   "b=3,h=1,s=33,d=128",
@@ -108,7 +109,8 @@ static void gpu_attention_kernels(void)
                            .devctx = ctx,
                            .backends = "cuda.custom",
                            .shapes = kernel_shapes,
-                           .nshapes = g_quick ? QUICK_KERNEL_SHAPES : FC_ARRAY_LEN(kernel_shapes),
+                           .nshapes = g_quick || k == FC_ATTN_REFERENCE ? QUICK_KERNEL_SHAPES
+                                                                        : FC_ARRAY_LEN(kernel_shapes),
                            .graph = true,
                            .seed = g_seed};
         fc_conf_result r;
