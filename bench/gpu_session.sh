@@ -232,8 +232,9 @@ else
     note "the tests' python ${PY:-python3} lacks jsonschema: cli_gpu_faults checks documents with fusecal validate alone"
 fi
 GPU=0
-why=$("$FC" list devices --format json | python3 -c \
-    "import json,sys; print(next((d.get('why', '') if not d['usable'] else 'usable') for d in json.load(sys.stdin)['devices'] if d['name'] == 'cuda'), 'CUDA is not in this build'))" 2>&1)
+why=$("$FC" list devices --format json | python3 -c "import json,sys
+cuda = [d for d in json.load(sys.stdin)['devices'] if d['name'] == 'cuda']
+print('CUDA is not in this build' if not cuda else 'usable' if cuda[0]['usable'] else cuda[0].get('why', ''))" 2>&1)
 if [ "$why" = usable ]; then GPU=1; else note "no usable CUDA GPU here (${why:-no answer}): the GPU steps are skipped"; fi
 
 # ------------------------------------------------------------------ the GPU steps

@@ -25,7 +25,10 @@ else bad "ctest -L gpu did not run"; fi
 gpu=$("$FUSECAL" list devices --format json | "$PYTHON" -c \
     "import json,sys; print(int(any(d['name']=='cuda' and d['usable'] for d in json.load(sys.stdin)['devices'])))")
 if [ "$gpu" = 0 ]; then
-    grep -q "no usable CUDA GPU here" "$out/summary.md" && ok "the GPU steps said skipped" || bad "no skip note"
+    why=$("$FUSECAL" list devices --format json | "$PYTHON" -c \
+        "import json,sys; print([d.get('why', '') for d in json.load(sys.stdin)['devices'] if d['name'] == 'cuda'][0])")
+    grep -qF "no usable CUDA GPU here (${why:-no answer})" "$out/summary.md" &&
+        ok "the GPU steps said skipped, with the device's reason" || bad "no skip note with '$why'"
     schema_valid "$out"/results/quick-*.json
     s=$(cat "$out/summary.md")
     for want in "# GPU session summary" "quick-bf16: 3 records, 3 ok" "quick-fp32: 2 records, 1 ok, 1 failed" \
