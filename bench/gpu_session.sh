@@ -146,6 +146,7 @@ install_group() {
         # a Breaks (libblas3 against the OpenMP OpenBLAS) stops dpkg: unpack the files
         # alone, all under paths of their own (openblas-openmp/, cjson/)
         for d in "$@"; do dpkg -x "$d" /; done
+        ldconfig
         echo "  dpkg -i refused ($(head -c 300 "$OUT/dpkg.err")); unpacked the files instead"
     fi
     rm -f "$OUT/dpkg.err"
