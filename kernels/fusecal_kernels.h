@@ -104,6 +104,10 @@ int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size
 /* x[i] = lo + (hi - lo)·u(seed, i), u uniform in [0, 1) from a hash of i   [n] */
 cudaError_t fck_fill_uniform(fck_dtype dt, void *x, size_t n, unsigned long long seed, float lo, float hi,
                              cudaStream_t stream);
+/* Reads every byte of x once (16-byte loads; x 16-byte aligned, bytes a multiple of 16)
+ * and writes nothing unless the XOR of what it read equals `never`, then into *sink:
+ * the read half of a cold-cache flush (L2 left holding x's clean lines). */
+cudaError_t fck_read_all(const void *x, size_t bytes, unsigned never, unsigned *sink, cudaStream_t stream);
 /* An empty kernel of one thread (launch latency). */
 cudaError_t fck_empty(cudaStream_t stream);
 /* cudaSuccess when fusecal's kernels can run on the current device (they are

@@ -37,6 +37,7 @@ enum {
     O_MAX_TIME,
     O_ROUNDS,
     O_NO_GRAPH,
+    O_KERNEL,
     O_SEED,
     O_MAX_MEMORY,
     O_MAX_TIME_TOTAL,
@@ -108,8 +109,8 @@ static const fc_option options[] = {
                  .section = HOW,
                  .words = &fc_cache_words,
                  .def = "warm",
-                 .help = "resident data, or caches flushed before every sample (a buffer twice the LLC on the CPU, a "
-                         "memset of L2 on the GPU)"},
+                 .help = "resident data, or caches flushed before every sample (a buffer twice the LLC on the CPU; on "
+                         "the GPU a write, then a read, of buffers twice the L2, leaving clean lines)"},
     [O_THREADS] = {.name = "threads",
                    .kind = FC_OPT_INT,
                    .metavar = "N",
@@ -163,6 +164,14 @@ static const fc_option options[] = {
                     .kind = FC_OPT_FLAG,
                     .section = HOW,
                     .help = "on CUDA, skip the graph-replay timing"},
+    [O_KERNEL] = {.name = "kernel",
+                  .kind = FC_OPT_CHOICE,
+                  .section = HOW,
+                  .words = &fc_attn_kernel_words,
+                  .def = "reference",
+                  .help = "cuda.custom's fused attention kernel (attention, qk_softmax): reference (64x64 tiles) or "
+                          "flash2 (FlashAttention-2 class: 128 queries per block, double-buffered K/V); recorded in "
+                          "the settings and in each record that ran it"},
     [O_SEED] = {.name = "seed",
                 .kind = FC_OPT_SEED,
                 .metavar = "N",
@@ -269,6 +278,7 @@ static void settings_from(const fc_args *a, run_opts *o)
     if (a->v[O_MAX_TIME].given) s->stop.max_time = a->v[O_MAX_TIME].d;
     if (a->v[O_ROUNDS].given) s->rounds = (int)a->v[O_ROUNDS].i;
     if (a->v[O_NO_GRAPH].given) s->graph = false;
+    if (a->v[O_KERNEL].given) s->attn_kernel = (fc_attn_kernel)fc_word_index(&fc_attn_kernel_words, a->v[O_KERNEL].s);
     if (a->v[O_MAX_MEMORY].given) s->max_memory = a->v[O_MAX_MEMORY].d;
     if (a->v[O_MAX_TIME_TOTAL].given) s->max_time_total = a->v[O_MAX_TIME_TOTAL].d;
     if ((o->seed_set = a->v[O_SEED].given)) s->seed = a->v[O_SEED].u;

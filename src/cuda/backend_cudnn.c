@@ -17,6 +17,11 @@
  * the fastest of Find's candidates that cuDNN accepts for the fused call, each timed
  * at setup. A workspace (at most 256 MiB, and a quarter of free memory) is allocated
  * at setup and serves the search and the runs.
+ *   control  the unfused chain with its convolution forced to the fused call's
+ *            algorithm and math type (IMPLICIT_PRECOMP_GEMM for conv_bn, whose
+ *            IDENTITY activation cuDNN fuses with no other): the record splits the
+ *            speedup into implementation (unfused → control: Find's fastest against
+ *            the fused call's algorithm) and fusion (control → fused).
  * When cuDNN refuses an auxiliary op of the unfused chain for a dtype/layout
  * (cudnnAddTensor, BN or activation returning NOT_SUPPORTED at setup), fusecal's
  * equivalent kernel runs instead and describe() names it and cuDNN's answer.
@@ -46,14 +51,16 @@ typedef struct cd_state {
     size_t ws_bytes;
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
     cudnnFilterDescriptor_t wd;
-    cudnnConvolutionDescriptor_t cd[FC_NVARIANTS];
+    /* per variant: the convolution's descriptor (its math type), algorithm and
+     * workspace; [FC_CONTROL] the unfused convolution with the fused call's choice */
+    cudnnConvolutionDescriptor_t cd[FC_MAX_VARIANTS];
     cudnnActivationDescriptor_t relu, fact;
-    cudnnConvolutionFwdAlgo_t algo[FC_NVARIANTS];
-    cudnnMathType_t math[FC_NVARIANTS];
-    size_t algo_ws[FC_NVARIANTS];
+    cudnnConvolutionFwdAlgo_t algo[FC_MAX_VARIANTS];
+    cudnnMathType_t math[FC_MAX_VARIANTS];
+    size_t algo_ws[FC_MAX_VARIANTS];
     bool cudnn_bias, cudnn_bn, cudnn_relu; /* false: fusecal's kernel stands in */
     char aux_why[3][128];
-    char chosen[FC_NVARIANTS][256];
+    char chosen[FC_MAX_VARIANTS][256];
 } cd_state;
 
 static bool cd_available(char *why, size_t n)
@@ -93,7 +100,8 @@ static int cd_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
     double X = (double)d[FC_CONV_N] * (double)d[FC_CONV_C] * (double)d[FC_CONV_H] * (double)d[FC_CONV_W];
     double Wn = K * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
     double Y = (double)d[FC_CONV_N] * K * (double)d[FC_CONV_P] * (double)d[FC_CONV_Q];
-    double b = (X + 2 * Wn + 2 * K + Y) * E + fc_cuda_chain_bytes(p) + 8 * K * 4 + (double)WS_LIMIT;
+    /* x, W and b twice (original, folded), z, the control's output, the chain */
+    double b = (X + 2 * Wn + 2 * K + 2 * Y) * E + fc_cuda_chain_bytes(p) + 8 * K * 4 + (double)WS_LIMIT;
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -166,11 +174,18 @@ static int upload_f32(cd_state *s, const float *host, size_t n, float **dev, con
 /* Where the unfused chain's conv writes (also the scratch of setup's trials). */
 static void *conv_dst(const cd_state *s) { return fc_cuda_chain_dst(&s->ch, 0); }
 
-static int run_conv(cd_state *s, void *dst, fc_err *e)
+/* The convolution of variant v's chain (FC_UNFUSED or FC_CONTROL) on the original
+ * weights, with that variant's descriptor and algorithm. */
+static cudnnStatus_t conv_call(cd_state *s, fc_variant v, void *dst)
 {
     const float one = 1.0f, zero = 0.0f;
-    FC_CUDNN(cudnnConvolutionForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[FC_UNFUSED],
-                                     s->algo[FC_UNFUSED], s->ws, s->ws_bytes, &zero, s->yd, dst));
+    return cudnnConvolutionForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[v], s->algo[v], s->ws,
+                                   s->ws_bytes, &zero, s->yd, dst);
+}
+
+static int run_conv(cd_state *s, fc_variant v, void *dst, fc_err *e)
+{
+    FC_CUDNN(conv_call(s, v, dst));
     return 0;
 }
 
@@ -237,7 +252,7 @@ typedef struct time_arg {
 static int time_one(void *arg, fc_err *e)
 {
     time_arg *a = arg;
-    if (a->which == 0) return run_conv(a->s, conv_dst(a->s), e);
+    if (a->which == 0) return run_conv(a->s, FC_UNFUSED, conv_dst(a->s), e);
     FC_CUDNN(fused_call(a->s, a->algo));
     return 0;
 }
@@ -268,7 +283,8 @@ static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
     return 0;
 }
 
-/* Algorithm of the unfused convolution: Find's fastest with an acceptable math type. */
+/* Algorithm of the unfused convolution: Find's fastest with an acceptable math type;
+ * FC_DECLINED when Find offers none (cuDNN declines the problem). */
 static int pick_conv_algo(cd_state *s, fc_err *e)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -289,8 +305,9 @@ static int pick_conv_algo(cd_state *s, fc_err *e)
                  (double)perf[i].time);
         return 0;
     }
-    return fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)",
-                   fc_dtype_name(s->dt), found);
+    fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)", fc_dtype_name(s->dt),
+            found);
+    return FC_DECLINED;
 }
 
 /* Algorithm of the fused call: Find's candidates for the folded convolution, each
@@ -358,6 +375,35 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
              algo_name(perf[best].algo), math_name(perf[best].mathType), (double)perf[best].memory / (1 << 20), timed,
              best_ms, identity ? "; IDENTITY runs with IMPLICIT_PRECOMP_GEMM only" : "");
     return 0;
+}
+
+/* The control: the unfused chain with its convolution forced to the fused call's
+ * algorithm and math type (on the original weights), with an output of its own; one
+ * trial call at setup. cuDNN refusing it is an error, not a quiet record without it. */
+static int setup_control(cd_state *s, fc_err *e)
+{
+    cudnnConvolutionDescriptor_t *cd = &s->cd[FC_CONTROL];
+    FC_CUDNN(cudnnCreateConvolutionDescriptor(cd));
+    FC_CUDNN(cudnnSetConvolution2dDescriptor(*cd, s->pad, s->pad, s->stride, s->stride, 1, 1, CUDNN_CROSS_CORRELATION,
+                                             CUDNN_DATA_FLOAT));
+    s->algo[FC_CONTROL] = s->algo[FC_FUSED];
+    s->math[FC_CONTROL] = s->math[FC_FUSED];
+    FC_CUDNN(cudnnSetConvolutionMathType(*cd, s->math[FC_CONTROL]));
+    FC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(s->c->dnn, s->xd, s->wd, *cd, s->yd, s->algo[FC_CONTROL],
+                                                     &s->algo_ws[FC_CONTROL]));
+    const char *an = algo_name(s->algo[FC_CONTROL]), *mn = math_name(s->math[FC_CONTROL]);
+    if (s->algo_ws[FC_CONTROL] > s->ws_bytes)
+        return fc_errf(e, "the control's cudnnConvolutionForward with %s/%s needs %.1f MiB of workspace, %.1f MiB held",
+                       an, mn, (double)s->algo_ws[FC_CONTROL] / (1 << 20), (double)s->ws_bytes / (1 << 20));
+    cudnnStatus_t st = conv_call(s, FC_CONTROL, conv_dst(s));
+    FC_CU(cudaStreamSynchronize(s->c->stream));
+    if (st != CUDNN_STATUS_SUCCESS)
+        return fc_errf(e, "cudnnConvolutionForward refused the fused call's algorithm %s/%s for the control: %s", an,
+                       mn, cudnnGetErrorString(st));
+    snprintf(s->chosen[FC_CONTROL], sizeof s->chosen[FC_CONTROL],
+             "algo %s, %s, workspace %.2f MiB; the fused call's algorithm and math type, forced", an, mn,
+             (double)s->algo_ws[FC_CONTROL] / (1 << 20));
+    return fc_cuda_chain_add_control(&s->ch, e);
 }
 
 static void cd_teardown(void *state);
@@ -438,12 +484,14 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
                                           CUDNN_NOT_PROPAGATE_NAN, 0.0));
 
     /* algorithms */
-    if (pick_conv_algo(s, e) != 0) return -1;
-    int rc = pick_fused_algo(s, identity, e);
+    int rc = pick_conv_algo(s, e);
     if (rc != 0) return rc;
+    rc = pick_fused_algo(s, identity, e);
+    if (rc != 0) return rc;
+    if (setup_control(s, e) != 0) return -1;
 
     /* the unfused chain's auxiliary ops under cuDNN, or fusecal's kernel where cuDNN refuses */
-    if (run_conv(s, conv_dst(s), e) != 0) return -1;
+    if (run_conv(s, FC_UNFUSED, conv_dst(s), e) != 0) return -1;
     if (try_aux(s, 0, &s->cudnn_bias, e) != 0) return -1;
     if (!s->cudnn_bias) {
         float *ones = fc_xmalloc((size_t)s->K * sizeof(float));
@@ -477,16 +525,17 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
 
 /* ------------------------------------------------------------------ run */
 
+/* The fused call, or the unfused chain (FC_CONTROL: with the control's convolution). */
 static int cd_run(void *state, fc_variant v, fc_err *e)
 {
     cd_state *s = state;
     if (v == FC_FUSED) return run_fused(s, e);
     const void *cur = NULL;
     for (int i = 0; i < s->p.pat->nops; i++) {
-        void *dst = fc_cuda_chain_dst(&s->ch, i);
+        void *dst = fc_cuda_chain_dst_v(&s->ch, v, i);
         switch (s->p.pat->ops[i]) {
         case FC_OP_CONV:
-            if (run_conv(s, dst, e) != 0 || run_bias(s, dst, e) != 0) return -1;
+            if (run_conv(s, v, dst, e) != 0 || run_bias(s, dst, e) != 0) return -1;
             break;
         case FC_OP_BN:
             if (run_bn(s, cur, dst, e) != 0) return -1;
@@ -516,16 +565,21 @@ static int cd_poison(void *state, fc_variant v, fc_err *e)
 static const char *layout_name(const cd_state *s) { return s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter"; }
 static const char *io_name(const cd_state *s) { return s->dt == FC_TF32 ? "fp32 (tf32 math)" : fc_dtype_name(s->dt); }
 
+/* The convolution of variant v's chain (FC_UNFUSED, FC_CONTROL) with its bias add. */
+static const char *conv_text(const cd_state *s, fc_variant v, char *buf, size_t n)
+{
+    snprintf(buf, n, "cudnnConvolutionForward(%s, %s) [%s] -> %s", layout_name(s), io_name(s), s->chosen[v],
+             s->cudnn_bias ? "cudnnAddTensor(bias)" : "bias kernel(fusecal)");
+    return buf;
+}
+
 /* Which call or kernel ran an op of the unfused chain (the conv with its bias add). */
 static const char *cd_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
 {
     (void)v;
     const cd_state *s = ctx;
     switch (op) {
-    case FC_OP_CONV:
-        snprintf(buf, n, "cudnnConvolutionForward(%s, %s) [%s] -> %s", layout_name(s), io_name(s),
-                 s->chosen[FC_UNFUSED], s->cudnn_bias ? "cudnnAddTensor(bias)" : "bias kernel(fusecal)");
-        return buf;
+    case FC_OP_CONV: return conv_text(s, FC_UNFUSED, buf, n);
     case FC_OP_BN: return s->cudnn_bn ? "cudnnBatchNormalizationForwardInference(spatial)" : "BN kernel(fusecal)";
     case FC_OP_RELU: return s->cudnn_relu ? "cudnnActivationForward(relu)" : "relu kernel(fusecal)";
     default: return "?";
@@ -544,7 +598,15 @@ static void cd_describe(void *state, fc_variant v, fc_impl *impl)
         fc_impl_addf(impl, ") [%s]", s->chosen[FC_FUSED]);
         impl->nkernels = 1;
     } else {
-        fc_impl_add_chain(impl, cd_ops, pat, cd_detail, s);
+        if (v == FC_UNFUSED) fc_impl_add_chain(impl, cd_ops, pat, cd_detail, s);
+        else {
+            char buf[512];
+            fc_impl_addf(impl, "control: %s", conv_text(s, FC_CONTROL, buf, sizeof buf));
+            for (int i = 1; i < pat->nops; i++) {
+                fc_impl_addf(impl, " -> ");
+                fc_impl_add_op(impl, cd_ops, pat->ops[i], FC_UNFUSED, cd_detail, s);
+            }
+        }
         for (int i = 0; i < 3; i++)
             if (s->aux_why[i][0]) fc_impl_addf(impl, " (cuDNN refused %s)", s->aux_why[i]);
         impl->nkernels = pat->nops + 1; /* the conv's bias is a call of its own */
@@ -563,8 +625,9 @@ static void cd_teardown(void *state)
     if (s->bd) cudnnDestroyTensorDescriptor(s->bd);
     if (s->bnd) cudnnDestroyTensorDescriptor(s->bnd);
     if (s->wd) cudnnDestroyFilterDescriptor(s->wd);
-    for (int v = 0; v < FC_NVARIANTS; v++) {
+    for (int v = 0; v < FC_MAX_VARIANTS; v++)
         if (s->cd[v]) cudnnDestroyConvolutionDescriptor(s->cd[v]);
+    for (int v = 0; v < FC_NVARIANTS; v++) {
         fc_cuda_free(s->w[v]);
         fc_cuda_free(s->b[v]);
     }
@@ -581,6 +644,8 @@ static void cd_teardown(void *state)
     fc_cuda_free(s->zero);
     free(s);
 }
+
+static bool cd_has_control(void *state) { return ((cd_state *)state)->ch.out[FC_CONTROL] != NULL; }
 
 static void cd_inventory(cJSON *libs)
 {
@@ -599,7 +664,8 @@ const fc_backend fc_backend_cudnn = {
     .name = "cuda.cudnn",
     .device = "cuda",
     .summary =
-        "cuDNN conv -> add bias -> BN inference -> activation; fused: BN folded + cudnnConvolutionBiasActivationForward",
+        "cuDNN conv -> add bias -> BN inference -> activation; fused: BN folded + cudnnConvolutionBiasActivationForward; "
+        "control: the unfused chain with the fused call's conv algorithm",
     .available = cd_available,
     .supports = cd_supports,
     .device_bytes = cd_device_bytes,
@@ -608,6 +674,7 @@ const fc_backend fc_backend_cudnn = {
     .output = cd_output,
     .poison = cd_poison,
     .describe = cd_describe,
+    .has_control = cd_has_control,
     .teardown = cd_teardown,
     .inventory = cd_inventory,
 };
