@@ -159,7 +159,7 @@ void fc_model_estimate(const fc_fit fit[FC_NVARIANTS], double flops, const doubl
     double s = ms[FC_UNFUSED] / ms[FC_FUSED], share = 1 - fu->k / s;
     int n = fu->n < ff->n ? fu->n : ff->n;
     double sd = sqrt(fu->spread * fu->spread + share * share * ff->spread * ff->spread);
-    double half = fc_t975(n - 3) * sd * sqrt(1 + 1.0 / n);
+    double half = fc_t975(n - 3) * sd;
     speedup->ratio = s;
     speedup->lo = s * exp(-half);
     speedup->hi = s * exp(half);

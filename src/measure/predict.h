@@ -19,8 +19,8 @@
  * minimising a Huber loss of the log residuals (δ = 0.05: noise below 5 % counts
  * quadratically, misfits linearly), with weak priors that keep an efficiency the
  * data cannot see at the ceiling and k near 1. Fitting the unfused chain on the
- * measured fused time makes its residuals the residuals of the log speedup, whose
- * spread gives the speedup's interval. */
+ * measured fused time makes its residuals the residuals of the log speedup; their
+ * spread, each record held out of the fit in turn, gives the speedup's interval. */
 #ifndef FC_PREDICT_H
 #define FC_PREDICT_H
 
@@ -54,7 +54,8 @@ typedef struct fc_fit {
     double eff_flops;
     double eff_bw;
     double k;
-    double spread; /* 1.4826 × the median absolute log residual: a robust standard deviation */
+    double spread; /* 1.4826 × the median absolute leave-one-out log residual: a robust standard
+                    * deviation of the error at a problem the fit has not seen */
     int n;
 } fc_fit;
 
@@ -68,9 +69,9 @@ double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double cei
 
 /* The model's estimate for a problem of cost (flops, bytes) under the given
  * ceilings: both latencies and the speedup with its 95 % prediction interval,
- * exp(± t(n − 3) · √(s_u² + (1 − k/ŝ)²·s_f²) · √(1 + 1/n)) around ŝ = t_u/t_f, s_u
- * and s_f the variants' residual spreads (s_u is the spread of the log speedup;
- * the fused form's error moves ŝ by the share of t_u that is not k·t_f). */
+ * exp(± t(n − 3) · √(s_u² + (1 − k/ŝ)²·s_f²)) around ŝ = t_u/t_f, s_u and s_f the
+ * variants' held-out residual spreads (s_u is the spread of the log speedup; the
+ * fused form's error moves ŝ by the share of t_u that is not k·t_f). */
 void fc_model_estimate(const fc_fit fit[FC_NVARIANTS], double flops, const double bytes[FC_NVARIANTS],
                        double ceil_gflops, double ceil_gbs, double ms[FC_NVARIANTS], fc_ratio_ci *speedup);
 /* Whether FLOPs and both variants' bytes lie within FC_PREDICT_SPAN of the

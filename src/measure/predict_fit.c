@@ -174,31 +174,71 @@ static double robust_spread(const double *r, int n)
     return s;
 }
 
-static void fused_spread(const fc_obs *o, int n, fc_fit *f)
+/* A variant's form: its loss, its parameters from x, its log residual at one
+ * record, its starting points. */
+typedef struct form {
+    objective loss;
+    void (*params)(const double *x, fc_fit *f);
+    double (*residual)(const fc_fit *f, const fc_obs *o);
+    void (*starts)(const fc_obs *o, int n, fit_ctx *c, double start[6][NPAR]);
+} form;
+
+/* The fit to all records, and its spread from the leave-one-out residuals: each
+ * record against the form refitted to the others (from the full fit's
+ * parameters). Residuals of records the fit has seen are smaller than the errors
+ * at problems it has not; the held-out ones are those errors. */
+static void fit_form(const form *fm, const fc_obs *o, int n, fc_fit *f)
 {
+    memset(f, 0, sizeof *f);
+    fit_ctx c;
+    double start[6][NPAR], x[NPAR];
+    fm->starts(o, n, &c, start);
+    minimise(fm->loss, &c, (const double(*)[NPAR])start, 6, x);
+    fm->params(x, f);
+    f->n = n;
+    fc_obs *train = fc_xmalloc((size_t)n * sizeof *train);
     double *r = fc_xmalloc((size_t)n * sizeof *r);
-    for (int i = 0; i < n; i++)
-        r[i] = log(o[i].ms[FC_FUSED]) -
-               log(fc_fit_fused_ms(f, o[i].flops, o[i].bytes[FC_FUSED], o[i].ceil_gflops, o[i].ceil_gbs));
+    for (int i = 0; i < n; i++) {
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (j != i) train[m++] = o[j];
+        fit_ctx ci = c;
+        ci.o = train;
+        ci.n = m;
+        double xi[NPAR];
+        memcpy(xi, x, sizeof xi);
+        nelder_mead(fm->loss, &ci, xi, 0.1, 300);
+        fc_fit fi;
+        fm->params(xi, &fi);
+        r[i] = fm->residual(&fi, &o[i]);
+    }
     f->spread = robust_spread(r, n);
     free(r);
+    free(train);
+}
+
+static double fused_residual(const fc_fit *f, const fc_obs *o)
+{
+    return log(o->ms[FC_FUSED]) - log(fc_fit_fused_ms(f, o->flops, o->bytes[FC_FUSED], o->ceil_gflops, o->ceil_gbs));
+}
+
+static void fused_starts(const fc_obs *o, int n, fit_ctx *c, double start[6][NPAR])
+{
+    double lo, hi;
+    ms_range(o, n, FC_FUSED, &lo, &hi);
+    *c = (fit_ctx){.o = o, .n = n, .lo_o = log(1e-9), .hi_o = log(hi)};
+    const double eff[3][2] = {{0, 0}, {-1, -1}, {-0.5, -2}};
+    for (int s = 0; s < 6; s++) {
+        start[s][0] = log((s < 3 ? 0.1 : 0.5) * lo);
+        start[s][1] = eff[s % 3][0];
+        start[s][2] = eff[s % 3][1];
+    }
 }
 
 void fc_fit_fused(const fc_obs *o, int n, fc_fit *f)
 {
-    memset(f, 0, sizeof *f);
-    f->n = n;
-    double lo, hi;
-    ms_range(o, n, FC_FUSED, &lo, &hi);
-    fit_ctx c = {.o = o, .n = n, .lo_o = log(1e-9), .hi_o = log(hi)};
-    const double start[6][NPAR] = {
-        {log(0.1 * lo), 0, 0}, {log(0.1 * lo), -1, -1}, {log(0.1 * lo), -0.5, -2},
-        {log(0.5 * lo), 0, 0}, {log(0.5 * lo), -1, -1}, {log(0.5 * lo), -0.5, -2},
-    };
-    double x[NPAR];
-    minimise(fused_loss, &c, start, 6, x);
-    fused_params(x, f);
-    fused_spread(o, n, f);
+    static const form fm = {fused_loss, fused_params, fused_residual, fused_starts};
+    fit_form(&fm, o, n, f);
 }
 
 /* ------------------------------------------------------------------ the unfused chain */
@@ -229,24 +269,26 @@ static double unfused_loss(const double *x, const void *ctxp)
     return s;
 }
 
-void fc_fit_unfused(const fc_obs *o, int n, fc_fit *f)
+static double unfused_residual(const fc_fit *f, const fc_obs *o)
 {
-    memset(f, 0, sizeof *f);
-    f->n = n;
+    return log(o->ms[FC_UNFUSED]) - log(fc_fit_unfused_ms(f, o->ms[FC_FUSED], removed_bytes(o), o->ceil_gbs));
+}
+
+static void unfused_starts(const fc_obs *o, int n, fit_ctx *c, double start[6][NPAR])
+{
     double lo, hi;
     ms_range(o, n, FC_UNFUSED, &lo, &hi);
-    fit_ctx c = {.o = o, .n = n, .lo_o = log(1e-9), .hi_o = log(hi)};
-    const double start[6][NPAR] = {
-        {log(0.01 * lo), 0, 0}, {log(0.01 * lo), -1, 0}, {log(0.01 * lo), -3, 0},
-        {log(0.1 * lo), 0, 0},  {log(0.1 * lo), -1, 0},  {log(0.1 * lo), -3, 0},
-    };
-    double x[NPAR];
-    minimise(unfused_loss, &c, start, 6, x);
-    unfused_params(x, f);
-    double *r = fc_xmalloc((size_t)n * sizeof *r);
-    for (int i = 0; i < n; i++)
-        r[i] = log(o[i].ms[FC_UNFUSED]) -
-               log(fc_fit_unfused_ms(f, o[i].ms[FC_FUSED], removed_bytes(&o[i]), o[i].ceil_gbs));
-    f->spread = robust_spread(r, n);
-    free(r);
+    *c = (fit_ctx){.o = o, .n = n, .lo_o = log(1e-9), .hi_o = log(hi)};
+    const double eff[3] = {0, -1, -3};
+    for (int s = 0; s < 6; s++) {
+        start[s][0] = log((s < 3 ? 0.01 : 0.1) * lo);
+        start[s][1] = eff[s % 3];
+        start[s][2] = 0;
+    }
+}
+
+void fc_fit_unfused(const fc_obs *o, int n, fc_fit *f)
+{
+    static const form fm = {unfused_loss, unfused_params, unfused_residual, unfused_starts};
+    fit_form(&fm, o, n, f);
 }

@@ -46,8 +46,8 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
     cJSON_AddStringToObject(model, "fit",
                             "Huber loss (delta 0.05) of the log residuals, per machine, backend and class");
     cJSON_AddStringToObject(model, "interval",
-                            "95 % prediction interval from the robust spread (1.4826 x median |log residual|) of the "
-                            "log speedup: exp(+-t(n-3) * spread * sqrt(1 + 1/n))");
+                            "95 % prediction interval from the robust spread (1.4826 x median |log residual|, each "
+                            "record held out of the fit in turn) of the log speedup: exp(+-t(n-3) * spread)");
     cJSON_AddNumberToObject(model, "min_records", FC_PREDICT_MIN_RECORDS);
     cJSON_AddNumberToObject(model, "span_factor", FC_PREDICT_SPAN);
     cJSON *ms = cJSON_AddArrayToObject(o, "machines");

@@ -28,7 +28,7 @@ static void roofline_row(const fc_obs *train, int n, const fc_obs *o, fc_loo_row
                         fc_roofline_ms(t->flops, t->bytes[FC_FUSED], t->ceil_gflops, t->ceil_gbs);
             a[i] = fabs(log(measured_speedup(t->rec)) - log(sr));
         }
-        half = fc_t975(n - 1) * 1.4826 * fc_median(a, n) * sqrt(1 + 1.0 / n);
+        half = fc_t975(n - 1) * 1.4826 * fc_median(a, n);
         free(a);
     }
     fc_ratio_ci *ci = &row->speedup[FC_LOO_ROOFLINE];
