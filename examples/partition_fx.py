@@ -103,34 +103,85 @@ def linear_site(gm, node, lin, dtype):
     return f"{pattern}:m={m},k={lin.in_features},n={lin.out_features},dtype={dtype}", note
 
 
-def attention_site(node, mha, dtype):
-    q = shape(node.args[0])
+def attention_site(q, mha, dtype):
+    """q: the query's shape."""
     if mha.batch_first:
         b, s = q[0], q[1]
     else:
         s, b = q[0], q[1]
-    return f"attention:b={b},h={mha.num_heads},s={s},d={mha.embed_dim // mha.num_heads},causal=0,dtype={dtype}", ""
+    return f"attention:b={b},h={mha.num_heads},s={s},d={mha.embed_dim // mha.num_heads},causal=0,dtype={dtype}"
+
+
+def traced_parts(model, example):
+    """[(prefix, GraphModule with shapes, or None)] covering the model: the model
+    itself when torch.fx traces it, else its children, recursively (a model whose
+    forward reads shapes in Python, such as torchvision's ViT, traces by parts).
+    A multi-head attention, conv or linear met on the way is a part of its own
+    (None); the outputs
+    returned beside give its shape (the query's: it may be called with keywords,
+    which forward hooks do not see)."""
+    inputs, outputs, hooks = {}, {}, []
+
+    def keep(name):
+        def hook(module, args, output):
+            inputs.setdefault(name, args)  # returns None: the output stays
+            outputs.setdefault(name, output)
+        return hook
+
+    for name, m in model.named_modules():
+        hooks.append(m.register_forward_hook(keep(name)))
+    with torch.no_grad():
+        model(example)
+    for h in hooks:
+        h.remove()
+    parts = []
+
+    def visit(name, m):
+        if name not in inputs:
+            return  # never called
+        if isinstance(m, (torch.nn.MultiheadAttention, torch.nn.Conv2d, torch.nn.Linear)):
+            parts.append((name, None))  # a site met alone: what follows it is not in a graph
+            return
+        try:
+            gm = torch.fx.symbolic_trace(m)
+        except Exception:  # torch.fx raises several kinds for code it cannot trace
+            for child, c in m.named_children():
+                visit(f"{name}.{child}" if name else child, c)
+            return
+        ShapeProp(gm).propagate(*inputs[name])
+        parts.append((name, gm))
+
+    visit("", model)
+    return parts, outputs
 
 
 def sites(model, batch, image, layout, dtype):
     """OrderedDict problem -> [(name, note)], and [(name, why)] of the sites left out."""
-    gm = torch.fx.symbolic_trace(model)
-    ShapeProp(gm).propagate(torch.randn(batch, 3, image, image))
     found, skipped = OrderedDict(), []
-    for node in gm.graph.nodes:
-        m = module_of(gm, node)
-        if isinstance(m, torch.nn.Conv2d):
-            problem, why = conv_site(gm, node, m, layout, dtype)
-        elif isinstance(m, torch.nn.Linear):
-            problem, why = linear_site(gm, node, m, dtype)
-        elif isinstance(m, torch.nn.MultiheadAttention):
-            problem, why = attention_site(node, m, dtype)
-        else:
+    parts, outputs = traced_parts(model, torch.randn(batch, 3, image, image))
+    for prefix, gm in parts:
+        if gm is None:
+            m = model.get_submodule(prefix)
+            if isinstance(m, torch.nn.MultiheadAttention):
+                found.setdefault(attention_site(tuple(outputs[prefix][0].shape), m, dtype), []).append((prefix, ""))
+            else:
+                skipped.append((prefix, "met outside a traced graph: the ops after it are unknown"))
             continue
-        if problem is None:
-            skipped.append((node.target, why))
-        else:
-            found.setdefault(problem, []).append((node.target, why))
+        for node in gm.graph.nodes:
+            m = module_of(gm, node)
+            if isinstance(m, torch.nn.Conv2d):
+                problem, why = conv_site(gm, node, m, layout, dtype)
+            elif isinstance(m, torch.nn.Linear):
+                problem, why = linear_site(gm, node, m, dtype)
+            elif isinstance(m, torch.nn.MultiheadAttention):
+                problem, why = attention_site(shape(node.args[0]), m, dtype), ""
+            else:
+                continue
+            name = f"{prefix}.{node.target}" if prefix else node.target
+            if problem is None:
+                skipped.append((name, why))
+            else:
+                found.setdefault(problem, []).append((name, why))
     return found, skipped
 
 

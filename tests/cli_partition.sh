@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# examples/partition_fx.py on torchvision's resnet18 (random weights) against a
-# small synthetic calibration: the sites found, each named with its problem and
-# multiplicity, answered measured, predicted (through fusecal predict) or
-# unknown, the decisions, the summary. Skipped (77) without torch.
+# examples/partition_fx.py on torchvision's resnet18 and vit_b_16 (random weights)
+# against a small synthetic calibration: the sites found, each named with its
+# problem and multiplicity, answered measured, predicted (through fusecal predict)
+# or unknown, the decisions, the summary. Skipped (77) without torch.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK" || exit 1
 "$PYTHON" -c "import torch, torchvision" 2>/dev/null || { echo "torch or torchvision missing: skipped"; exit 77; }
@@ -35,4 +35,11 @@ expect 0 "partition_fx.py without fusecal predict" -- "$PYTHON" "$SRC/examples/p
 if grep -q ": predicted," "$WORK/out"; then bad "predicted without --fusecal"; else ok "no predictions without --fusecal"; fi
 if grep -qF "cpu.onednn: 6 of 16 problems answered" "$WORK/out"; then ok "the 6 measured problems answered"
 else bad "summary: $(grep answered "$WORK/out")"; fi
+# a model torch.fx traces by parts (ViT reads shapes in Python): attention and MLP sites
+expect 0 "partition_fx.py on vit_b_16" -- "$PYTHON" "$SRC/examples/partition_fx.py" cal.json --model vit_b_16
+for s in "encoder.layers.encoder_layer_0.self_attention (+11 more)  x12" "attention:b=1,h=12,s=197,d=64,causal=0,dtype=fp32" \
+    "encoder.layers.encoder_layer_0.mlp.0 (+11 more)  x12" "linear_bias_gelu:m=197,k=768,n=3072,dtype=fp32" \
+    "heads.head  x1" "conv_proj: met outside a traced graph"; do
+    if grep -qF -- "$s" "$WORK/out"; then ok "vit plan has: $s"; else bad "vit plan lacks: $s"; fi
+done
 finish
