@@ -6,7 +6,9 @@
 
 /* Shapes of every family: tiny and odd (m=1,k=1,n=1; odd channel counts in both
  * layouts, strides, paddings, 1x1 and 5x3 filters; s=1, s=33 with d=64 and d=128,
- * causal on and off, several tiles, head dimensions the fused GPU kernels lack). */
+ * causal on and off, several tiles, head dimensions the fused GPU kernels lack;
+ * rows of 1 and 13, rows no whole number of vectors, rows longer than a block holds,
+ * heads of 2, 10, 66 and 128). */
 static const char *const shapes[] = {
     /* linear */
     "m=7,k=13,n=5",
@@ -36,6 +38,16 @@ static const char *const shapes[] = {
     "b=1,h=2,s=70,d=16,causal=1",
     "b=2,h=1,s=300,d=32,causal=1",
     "b=1,h=1,s=1,d=8",
+    /* norm */
+    "m=7,n=13",
+    "m=1,n=1",
+    "m=3,n=1030",
+    "m=17,n=4096",
+    "m=2,n=12290",
+    "m=7,h=3,d=10",
+    "m=5,h=1,d=2",
+    "m=9,h=4,d=128",
+    "m=3,h=5,d=66",
 };
 static const char *const quick_shapes[] = {
     "m=7,k=13,n=5",
@@ -44,6 +56,8 @@ static const char *const quick_shapes[] = {
     "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw",
     "b=1,h=2,s=33,d=64,causal=1",
     "b=1,h=1,s=130,d=128",
+    "m=7,n=13",
+    "m=7,h=3,d=10",
 };
 
 static bool name_listed(const char *list, const char *name)

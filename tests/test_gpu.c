@@ -145,7 +145,8 @@ static void gpu_support_is_explicit(void)
                     CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words.names[k], fc_patterns[pi].name);
                 bool mine = (!strcmp(fc_backend_words.names[k], "cuda.cublas") && f == &fc_family_linear) ||
                             (!strcmp(fc_backend_words.names[k], "cuda.cudnn") && f == &fc_family_conv) ||
-                            (!strcmp(fc_backend_words.names[k], "cuda.custom") && f == &fc_family_attention);
+                            (!strcmp(fc_backend_words.names[k], "cuda.custom") &&
+                             (f == &fc_family_attention || fc_patterns[pi].family == FC_FAM_NORM));
                 CHECK_MSG(ok == mine, "%s %s %s: supports() = %d", fc_backend_words.names[k], fc_patterns[pi].name,
                           fc_dtype_name((fc_dtype)dt), ok);
             }

@@ -3,12 +3,16 @@
  *   unfused  one primitive per op, each writing to memory: matmul → binary add
  *            (bias, residual) → eltwise; convolution (with its bias) →
  *            batch_normalization (inference, global stats) → eltwise; matmul →
- *            eltwise linear (the 1/√d scale).
+ *            eltwise linear (the 1/√d scale); binary add → layer_normalization (the
+ *            add_rmsnorm and qk_norm_rope chains: see "norm" below).
  *   fused    post-ops: matmul with bias + binary add + eltwise; convolution with
  *            BN folded into weights and bias + eltwise relu; matmul with an output
  *            scale.
  * oneDNN's primitive API has no primitive that fuses softmax with the matmuls around
  * it, so qk_softmax and attention are not offered here (cpu.openblas implements them).
+ * Nor does it fuse an add before a normalization, or have RMSNorm (before 3.9) or a
+ * rotary embedding: those steps are fusecal's host kernels (norm_ops.c), each named
+ * so in the record.
  * Weights take the layout the primitive asks for ("any"), reordered once at setup
  * as an inference framework does; activations keep the problem's layout. Every
  * primitive's implementation string is recorded, and a reference ("ref:")
@@ -23,6 +27,7 @@
 #include "backend.h"
 #include "cpu_chain.h"
 #include "cpu_ops.h"
+#include "norm_ops.h"
 #include "stats.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -54,10 +59,13 @@ typedef const dnnl_memory_desc_t *cmd;
         }                                                                                      \
     } while (0)
 
+struct od_state;
+
 typedef struct prim {
     const char *op;
     dnnl_primitive_desc_t pd;
     dnnl_primitive_t p;
+    void (*host)(struct od_state *s, fc_variant v); /* a fusecal host kernel in place of a primitive */
     dnnl_exec_arg_t args[10];
     int nargs;
     char impl[96];
@@ -81,6 +89,7 @@ typedef struct od_state {
     dnnl_memory_t mems[MAX_MEMS];
     int nmems;
     fc_cpu_chain ch;
+    float *rope;   /* qk_norm_rope's cos/sin table, made at setup */
     bool declined; /* oneDNN has no implementation for a primitive of the chain */
 } od_state;
 
@@ -95,9 +104,18 @@ static bool od_available(char *why, size_t n)
     return true;
 }
 
+/* oneDNN 3.9 and later normalize by the RMS with layer_normalization's rms_norm flag;
+ * before, RMSNorm has no primitive and fusecal's host kernel runs it. */
+#if DNNL_VERSION_MAJOR > 3 || (DNNL_VERSION_MAJOR == 3 && DNNL_VERSION_MINOR >= 9)
+#define FC_DNNL_RMS 1
+#else
+#define FC_DNNL_RMS 0
+#endif
+
 /* How cpu.onednn runs each op: its primitive in the unfused chain, and its part in
  * the fused primitive: an argument of the call (" with ..."; BN folded into the
- * weights and bias takes the conv's own bias along), or a post-op. */
+ * weights and bias takes the conv's own bias along), or a post-op. The norms' fused
+ * forms are host kernels of their own (named with their reason at setup). */
 static const fc_op_impl od_ops[FC_NOPS] = {
     [FC_OP_GEMM] = {"matmul", FC_FUSE_CALL, "matmul"},
     [FC_OP_CONV] = {"convolution", FC_FUSE_CALL, "convolution", FC_FUSE_FOLD, " with bias"},
@@ -109,6 +127,11 @@ static const fc_op_impl od_ops[FC_NOPS] = {
     [FC_OP_BN] = {"batch_normalization", FC_FUSE_FOLD, " with BN folded into weights/bias"},
     [FC_OP_SCALE] = {"eltwise_linear", FC_FUSE_FOLD,
                      FC_DNNL3 ? " with weights scale 1/sqrt(d)" : " with output scale 1/sqrt(d)"},
+    [FC_OP_ADD] = {"binary_add", FC_FUSE_CALL, "add"},
+    [FC_OP_LAYERNORM] = {"layer_normalization", FC_FUSE_KERNEL, "add+layernorm"},
+    [FC_OP_RMSNORM] = {FC_DNNL_RMS ? "layer_normalization(rms_norm)" : "rmsnorm", FC_FUSE_KERNEL, "add+rmsnorm"},
+    [FC_OP_HEAD_RMSNORM] = {FC_DNNL_RMS ? "layer_normalization(rms_norm)" : "rmsnorm", FC_FUSE_CALL, "rmsnorm"},
+    [FC_OP_ROPE] = {"rope", FC_FUSE_KERNEL, "rmsnorm+rope"},
 };
 
 static bool od_supports(const fc_problem *p, char *why, size_t n)
@@ -586,6 +609,143 @@ static int build_qk(od_state *s, fc_err *e)
     return 0;
 }
 
+/* ------------------------------------------------------------------ norm
+ *
+ * unfused  add_layernorm: binary_add → layer_normalization (scale and shift; one
+ *          primitive, as PyTorch's layer_norm is one kernel); add_rmsnorm: binary_add
+ *          writing h where the output holds it → RMSNorm; qk_norm_rope: RMSNorm per
+ *          head → rope. RMSNorm is layer_normalization with rms_norm from oneDNN 3.9,
+ *          fusecal's host kernel before; rope is always fusecal's.
+ * fused    fusecal's one-pass host kernel: layer_normalization's post-ops act after
+ *          the norm, so oneDNN fuses no add before it (nor RMSNorm with a rotation). */
+
+static dnnl_status_t pd_lnorm(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd md, float eps, bool rms,
+                              const_dnnl_primitive_attr_t attr)
+{
+    unsigned flags = dnnl_use_scale | (rms ? 0u : (unsigned)dnnl_use_shift);
+#if FC_DNNL_RMS
+    if (rms) flags |= dnnl_rms_norm;
+#endif
+#if FC_DNNL3
+    return dnnl_layer_normalization_forward_primitive_desc_create(pd, eng, dnnl_forward_inference, md, md, NULL, eps,
+                                                                  flags, attr);
+#else
+    dnnl_layer_normalization_desc_t d;
+    dnnl_status_t st = dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, md, NULL, eps, flags);
+    return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
+/* layer_normalization of the rows of md (γ [cols]; β when not rms) from src into dst */
+static int lnorm(od_state *s, cmd md, dnnl_dim_t cols, float *src, float *dst, bool rms, fc_err *e)
+{
+    const fc_workload *w = s->w;
+    cmd c_md;
+    dnnl_primitive_attr_t attr;
+    if (md_tag(s, &c_md, 1, (dnnl_dims_t){cols}, dnnl_a, e) || new_attr(&attr, e)) return -1;
+    prim *pr = next_prim(s, FC_UNFUSED);
+    float eps = (float)(rms ? FC_RMS_EPS : FC_LN_EPS);
+    const char *name = fc_op_name(rms ? FC_OP_RMSNORM : FC_OP_LAYERNORM);
+    if (make_prim(s, name, pd_lnorm(&pr->pd, s->eng, md, eps, rms, attr), attr, pr, e)) return -1;
+    pr->op = rms ? "layer_normalization(rms_norm)" : "layer_normalization";
+    dnnl_memory_t m0, m1, msc, msh;
+    if (mem(s, md, src, &m0, e) || mem(s, md, dst, &m1, e) || mem(s, c_md, w->t[FC_NORM_TGAMMA].data, &msc, e))
+        return -1;
+    arg(pr, DNNL_ARG_SRC, m0);
+    arg(pr, DNNL_ARG_DST, m1);
+    arg(pr, DNNL_ARG_SCALE, msc);
+    if (!rms) {
+        if (mem(s, c_md, w->t[FC_NORM_TBETA].data, &msh, e)) return -1;
+        arg(pr, DNNL_ARG_SHIFT, msh);
+    }
+    return 0;
+}
+
+static void host_fused(od_state *s, fc_variant v)
+{
+    const fc_workload *w = s->w;
+    const int64_t *d = s->p.d;
+    size_t M = (size_t)d[FC_NORM_M], N = (size_t)d[FC_NORM_N], D = (size_t)d[FC_NORM_D];
+    const float *x = w->t[FC_NORM_TX].data, *r = w->t[FC_NORM_TR].data, *g = w->t[FC_NORM_TGAMMA].data;
+    float *out = s->ch.out[v];
+    if (fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM))
+        fc_cpu_add_layernorm(x, r, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, out, M, N);
+    else if (fc_pattern_has_op(s->p.pat, FC_OP_RMSNORM))
+        fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N);
+    else
+        fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D);
+}
+
+/* add_rmsnorm's RMSNorm, from h (after y in the output) into y */
+static void host_rmsnorm(od_state *s, fc_variant v)
+{
+    size_t M = (size_t)s->p.d[FC_NORM_M], N = (size_t)s->p.d[FC_NORM_N];
+    fc_cpu_rmsnorm_rows(s->ch.out[v] + M * N, s->w->t[FC_NORM_TGAMMA].data, (float)FC_RMS_EPS, s->ch.out[v], M, N);
+}
+
+static void host_head_rmsnorm(od_state *s, fc_variant v)
+{
+    (void)v;
+    size_t rows = (size_t)(s->p.d[FC_NORM_M] * s->p.d[FC_NORM_H]), D = (size_t)s->p.d[FC_NORM_D];
+    fc_cpu_rmsnorm_rows(s->w->t[FC_NORM_TX].data, s->w->t[FC_NORM_TGAMMA].data, (float)FC_RMS_EPS,
+                        fc_cpu_chain_dst(&s->ch, 0), rows, D);
+}
+
+static void host_rope(od_state *s, fc_variant v)
+{
+    const int64_t *d = s->p.d;
+    fc_cpu_rope(fc_cpu_chain_dst(&s->ch, 0), s->rope, s->ch.out[v], (size_t)d[FC_NORM_M], (size_t)d[FC_NORM_H],
+                (size_t)d[FC_NORM_D]);
+}
+
+/* A step of the chain that fusecal's host kernel runs, named with why. */
+static void host_step(od_state *s, fc_variant v, const char *op, const char *why, void (*fn)(od_state *, fc_variant))
+{
+    prim *pr = next_prim(s, v);
+    pr->op = op;
+    pr->host = fn;
+    snprintf(pr->impl, sizeof pr->impl, "fusecal host kernel: %s", why);
+}
+
+#define NO_RMS_PRIMITIVE "no RMSNorm primitive before oneDNN 3.9"
+
+/* qk_norm_rope: RMSNorm per head (rows of d) → rope */
+static int build_qk_norm(od_state *s, fc_err *e)
+{
+    const int64_t *d = s->p.d;
+    dnnl_dim_t M = d[FC_NORM_M], N = d[FC_NORM_N], D = d[FC_NORM_D];
+    s->rope = fc_cpu_buffer((size_t)(M * D));
+    fc_rope_table(M, D, s->rope);
+    host_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused);
+    cmd md;
+    if (md_tag(s, &md, 2, (dnnl_dims_t){M * N / D, D}, dnnl_ab, e)) return -1;
+    if (!FC_DNNL_RMS) host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_head_rmsnorm);
+    else if (lnorm(s, md, D, s->w->t[FC_NORM_TX].data, fc_cpu_chain_dst(&s->ch, 0), true, e))
+        return -1;
+    host_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope);
+    return 0;
+}
+
+/* add_layernorm: x + r → layer norm; add_rmsnorm: x + r into h (the output's second
+ * half) → RMSNorm into y */
+static int build_add_norm(od_state *s, fc_err *e)
+{
+    const fc_workload *w = s->w;
+    dnnl_dim_t M = s->p.d[FC_NORM_M], N = s->p.d[FC_NORM_N];
+    bool ln = fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM);
+    host_step(s, FC_FUSED, ln ? "add+layernorm" : "add+rmsnorm", "one pass, oneDNN fuses no add before a norm",
+              host_fused);
+    float *x = w->t[FC_NORM_TX].data, *out = s->ch.out[FC_UNFUSED];
+    float *h = ln ? fc_cpu_chain_dst(&s->ch, 0) : out + M * N;
+    cmd md;
+    if (md_tag(s, &md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) ||
+        binary_add(s, FC_UNFUSED, md, md, x, w->t[FC_NORM_TR].data, h, e))
+        return -1;
+    if (ln || FC_DNNL_RMS) return lnorm(s, md, N, h, out, !ln, e);
+    host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ vtable */
 
 static void od_teardown(void *state);
@@ -605,6 +765,8 @@ static int od_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     case FC_OP_GEMM: rc = build_linear(s, e); break;
     case FC_OP_CONV: rc = build_conv(s, e); break;
     case FC_OP_QK: rc = build_qk(s, e); break;
+    case FC_OP_ADD: rc = build_add_norm(s, e); break;
+    case FC_OP_HEAD_RMSNORM: rc = build_qk_norm(s, e); break;
     default: rc = fc_errf(e, "cpu.onednn: no primitive for op '%s'", fc_op_name(p->pat->ops[0])); break;
     }
     return rc != 0 && s->declined ? FC_DECLINED : rc;
@@ -615,6 +777,11 @@ static int od_run(void *state, fc_variant v, fc_err *e)
     od_state *s = state;
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
+        if (pr->host) { /* after the primitives before it */
+            FC_DNNL(dnnl_stream_wait(s->stream));
+            pr->host(s, v);
+            continue;
+        }
         FC_DNNL(dnnl_primitive_execute(pr->p, s->stream, pr->nargs, pr->args));
     }
     FC_DNNL(dnnl_stream_wait(s->stream));
@@ -676,6 +843,7 @@ static void od_teardown(void *state)
     if (s->stream) dnnl_stream_destroy(s->stream);
     if (s->eng) dnnl_engine_destroy(s->eng);
     fc_cpu_chain_free(&s->ch);
+    free(s->rope);
     free(s);
 }
 
@@ -759,7 +927,8 @@ const fc_backend fc_backend_onednn = {
     .name = "cpu.onednn",
     .device = "cpu",
     .summary =
-        "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own scale",
+        "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own "
+        "scale; norms: layer_normalization, fusecal host kernels where oneDNN has no primitive or fusion",
     .available = od_available,
     .supports = od_supports,
     .device_bytes = NULL,

@@ -71,6 +71,11 @@ static cublasLtEpilogue_t fused_epilogue(const fc_pattern *pat)
 
 static bool cb_supports(const fc_problem *p, char *why, size_t n)
 {
+    if (p->pat->family == FC_FAM_NORM) {
+        snprintf(why, n, "cuda.cublas runs GEMMs and their epilogues; pattern '%s' has no GEMM (cuda.custom runs it)",
+                 p->pat->name);
+        return false;
+    }
     return fc_op_table_fits(cb_ops, p->pat, "cuda.cublas", why, n);
 }
 

@@ -85,6 +85,13 @@ static const fc_op_impl cd_ops[FC_NOPS] = {
 
 static bool cd_supports(const fc_problem *p, char *why, size_t n)
 {
+    if (p->pat->family == FC_FAM_NORM) {
+        snprintf(why, n,
+                 "cuda.cudnn runs convolutions and their fused forms; its normalization graphs are not built here "
+                 "(fusecal's norm kernels run pattern '%s' on cuda.custom)",
+                 p->pat->name);
+        return false;
+    }
     if (!fc_op_table_fits(cd_ops, p->pat, "cuda.cudnn", why, n)) return false;
     if (p->layout != FC_NCHW && p->layout != FC_NHWC) {
         snprintf(why, n, "cuda.cudnn needs layout nchw or nhwc");

@@ -1,5 +1,6 @@
-/* backend_custom.c — cuda.custom: the attention family, where no library fuses the
- * chain, on cuBLAS and fusecal's own kernels (kernels/attention.cu, elementwise.cu).
+/* backend_custom.c — cuda.custom's attention part (custom_parts.h): the attention
+ * family, where no library fuses the chain, on cuBLAS and fusecal's own kernels
+ * (kernels/attention.cu, elementwise.cu).
  *
  *   unfused  as an eager framework runs it, every intermediate [b·h, s, s] written to
  *            memory in the dtype: cublasGemmStridedBatchedEx S = Q·Kᵀ → fusecal
@@ -25,6 +26,7 @@
  * those two); qk_scale takes any d.
  */
 #include "cuda_common.h"
+#include "custom_parts.h"
 #include "kernel_logic.h"
 
 #include <math.h>
@@ -287,7 +289,7 @@ static void cu_inventory(cJSON *libs)
     cJSON_AddStringToObject(o, "built_for", fck_arch());
 }
 
-const fc_backend fc_backend_custom = {
+const fc_backend fc_custom_attention = {
     .name = "cuda.custom",
     .device = "cuda",
     .summary =
