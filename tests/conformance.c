@@ -5,10 +5,10 @@
 #include "verify.h"
 
 /* Shapes of every family: tiny and odd (m=1,k=1,n=1; odd channel counts in both
- * layouts, strides, paddings, 1x1 and 5x3 filters; s=1, s=33 with d=64 and d=128,
- * causal on and off, several tiles, head dimensions the fused GPU kernels lack;
- * rows of 1 and 13, rows no whole number of vectors, rows longer than a block holds,
- * heads of 2, 10, 66 and 128). */
+ * layouts, strides, paddings, 1x1 and 5x3 filters, groups and depthwise; s=1, s=33
+ * with d=64 and d=128, causal on and off, several tiles, head dimensions the fused GPU
+ * kernels lack; rows of 1 and 13, rows no whole number of vectors, rows longer than a
+ * block holds, heads of 2, 10, 66 and 128). */
 static const char *const shapes[] = {
     /* linear */
     "m=7,k=13,n=5",
@@ -25,6 +25,16 @@ static const char *const shapes[] = {
     "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw",
     "n=2,c=16,h=8,w=8,k=32,r=3,s=3,pad=1,layout=nhwc",
     "n=2,c=16,h=8,w=8,k=32,r=3,s=3,pad=1,layout=nchw",
+    /* conv with groups: c = 6 in 3 groups (k = 9), 1x1 groups, groups = c (depthwise:
+     * dwconv_bn_relu takes g = c from c = k), stride 2, more channels than a vector */
+    "n=2,c=6,h=7,w=7,k=9,g=3,r=3,s=3,pad=1,layout=nhwc",
+    "n=2,c=6,h=7,w=7,k=9,g=3,r=3,s=3,pad=1,layout=nchw",
+    "n=1,c=8,h=5,w=5,k=12,g=4,r=1,s=1,layout=nhwc",
+    "n=1,c=8,h=5,w=5,k=12,g=4,r=1,s=1,layout=nchw",
+    "n=2,c=6,h=9,w=7,k=6,r=3,s=3,pad=1,layout=nhwc",
+    "n=2,c=6,h=9,w=7,k=6,g=6,r=3,s=3,stride=2,pad=1,layout=nchw",
+    "n=1,c=83,h=5,w=6,k=83,g=83,r=3,s=3,stride=2,pad=1,layout=nhwc",
+    "n=1,c=32,h=9,w=9,k=32,r=3,s=3,stride=1,pad=1,layout=nchw",
     /* attention */
     "b=2,h=3,s=33,d=64",
     "b=1,h=2,s=33,d=128",
@@ -54,6 +64,9 @@ static const char *const quick_shapes[] = {
     "m=64,k=128,n=256",
     "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc",
     "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw",
+    "n=2,c=6,h=7,w=7,k=9,g=3,r=3,s=3,pad=1,layout=nhwc",
+    "n=1,c=83,h=5,w=6,k=83,g=83,r=3,s=3,stride=2,pad=1,layout=nhwc",
+    "n=2,c=6,h=9,w=7,k=6,g=6,r=3,s=3,stride=2,pad=1,layout=nchw",
     "b=1,h=2,s=33,d=64,causal=1",
     "b=1,h=1,s=130,d=128",
     "m=7,n=13",

@@ -239,8 +239,10 @@ static void norm_references(void)
 static void bn_folding(void)
 {
     const char *probs[] = {"conv_bn_relu:n=2,c=5,h=7,w=6,k=3,r=3,s=3,pad=1,layout=nchw",
-                           "conv_bn:n=1,c=4,h=5,w=5,k=7,r=1,s=1,layout=nhwc"};
-    for (size_t t = 0; t < 2; t++) {
+                           "conv_bn:n=1,c=4,h=5,w=5,k=7,r=1,s=1,layout=nhwc",
+                           "conv_bn_add_relu:n=2,c=6,h=7,w=5,k=9,g=3,r=3,s=3,pad=1,layout=nhwc",
+                           "dwconv_bn_relu:n=1,c=5,h=7,w=8,k=5,r=3,s=3,stride=2,pad=1,layout=nchw"};
+    for (size_t t = 0; t < FC_ARRAY_LEN(probs); t++) {
         fc_problem p = parse_ok(probs[t]);
         fc_workload w;
         fc_err e;
@@ -248,8 +250,9 @@ static void bn_folding(void)
         const int64_t *d = p.d;
         size_t C = (size_t)d[FC_CONV_C], R = (size_t)d[FC_CONV_R], S = (size_t)d[FC_CONV_S];
         size_t K = (size_t)d[FC_CONV_K], P = (size_t)d[FC_CONV_P], Q = (size_t)d[FC_CONV_Q];
-        size_t H = (size_t)d[FC_CONV_H], W = (size_t)d[FC_CONV_W];
-        bool relu = fc_pattern_has_op(p.pat, FC_OP_RELU);
+        size_t H = (size_t)d[FC_CONV_H], W = (size_t)d[FC_CONV_W], st = (size_t)d[FC_CONV_STRIDE];
+        size_t Cg = C / (size_t)d[FC_CONV_G], Kg = K / (size_t)d[FC_CONV_G];
+        bool relu = fc_pattern_has_op(p.pat, FC_OP_RELU), resid = fc_pattern_has_op(p.pat, FC_OP_RESID);
         double maxrel = 0;
         for (size_t idx = 0; idx < w.out_n; idx++) {
             size_t n, k, oy, ox;
@@ -265,16 +268,19 @@ static void bn_folding(void)
                 n = idx / (K * Q * P);
             }
             double acc = w.t[FC_CONV_TBF].data[k];
-            for (size_t c = 0; c < C; c++)
+            for (size_t cl = 0; cl < Cg; cl++)
                 for (size_t r = 0; r < R; r++)
                     for (size_t s = 0; s < S; s++) {
-                        long iy = (long)oy - (long)d[FC_CONV_PAD] + (long)r,
-                             ix = (long)ox - (long)d[FC_CONV_PAD] + (long)s;
+                        long iy = (long)(oy * st) - (long)d[FC_CONV_PAD] + (long)r,
+                             ix = (long)(ox * st) - (long)d[FC_CONV_PAD] + (long)s;
                         if (iy < 0 || ix < 0 || iy >= (long)H || ix >= (long)W) continue;
+                        size_t c = k / Kg * Cg + cl; /* the group's channels */
                         size_t xi = p.layout == FC_NCHW ? ((n * C + c) * H + (size_t)iy) * W + (size_t)ix
                                                         : ((n * H + (size_t)iy) * W + (size_t)ix) * C + c;
-                        acc += (double)w.t[FC_CONV_TX].data[xi] * w.t[FC_CONV_TWF].data[((k * C + c) * R + r) * S + s];
+                        acc += (double)w.t[FC_CONV_TX].data[xi] *
+                               w.t[FC_CONV_TWF].data[((k * Cg + cl) * R + r) * S + s];
                     }
+            if (resid) acc += w.t[FC_CONV_TR].data[idx];
             if (relu && acc < 0) acc = 0;
             double ref = fc_family_of(p.pat)->reference(&p, &w, idx);
             double rel = fabs(acc - ref) / (fabs(ref) + 1e-3);
@@ -512,12 +518,85 @@ static void op_tables(void)
     CHECK(strlen(impl.name) == sizeof impl.name - 1);
 }
 
+/* Groups (g divides c and k, printed only when it is not 1, and not for the
+ * depthwise pattern, whose g is c) and the residual: strings, errors, costs. */
+static void groups_and_residual(void)
+{
+    char buf[256], again[256];
+    fc_problem p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,pad=1,g=4");
+    CHECK(p.d[FC_CONV_G] == 4);
+    fc_problem_string(&p, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1,g=4,layout=nhwc,dtype=fp32"),
+              "%s", buf);
+    fc_problem q = parse_ok(buf);
+    CHECK(q.d[FC_CONV_G] == 4);
+    p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,pad=1,g=1");
+    fc_problem_string(&p, buf, sizeof buf);
+    CHECK_MSG(!strstr(buf, "g="), "%s", buf);
+    /* depthwise: g follows c, given or not; the string leaves it out */
+    const char *dw[] = {"dwconv_bn_relu:n=1,c=32,h=112,w=112,k=32,pad=1",
+                        "dwconv_bn_relu:n=1,c=32,h=112,w=112,k=32,pad=1,g=32"};
+    for (size_t i = 0; i < FC_ARRAY_LEN(dw); i++) {
+        p = parse_ok(dw[i]);
+        CHECK(p.d[FC_CONV_G] == 32 && p.d[FC_CONV_K] == 32);
+        fc_problem_string(&p, buf, sizeof buf);
+        CHECK_MSG(!strcmp(buf,
+                          "dwconv_bn_relu:n=1,c=32,h=112,w=112,k=32,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32"),
+                  "%s", buf);
+        q = parse_ok(buf);
+        fc_problem_string(&q, again, sizeof again);
+        CHECK(!strcmp(buf, again) && q.d[FC_CONV_G] == 32);
+    }
+    p = parse_ok("dwconv_bn_relu:n=1,c=1,h=5,w=5,k=1");
+    CHECK(p.d[FC_CONV_G] == 1);
+    parse_fails("dwconv_bn_relu:n=1,c=32,h=8,w=8,k=64", "is depthwise: k must equal c (got c=32, k=64)");
+    parse_fails("dwconv_bn_relu:n=1,c=32,h=8,w=8,k=32,g=8", "is depthwise: g must equal c (got c=32, g=8)");
+    parse_fails("conv_bn_relu:n=1,c=6,h=8,w=8,k=8,g=4", "groups 'g=4' must divide c=6 and k=8");
+    parse_fails("conv_bn_relu:n=1,c=8,h=8,w=8,k=6,g=4", "must divide");
+    parse_fails("conv_bn_relu:n=1,c=8,h=8,w=8,k=8,g=0", "'g=0' out of range");
+
+    /* grouped: the conv of conv_bn_relu at 56x56 with c/g = 16 (166 useful taps per axis);
+     * W is k·c/g·r·s = 9216 */
+    fc_cost c = {0};
+    p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,pad=1,g=4");
+    fc_family_of(p.pat)->cost(&p, &c);
+    CHECK_NEAR(c.flops, 2.0 * 64 * 16 * 166 * 166 + 200704 + 401408 + 200704, 0);
+    CHECK_NEAR(c.flops_padded, 2.0 * 200704 * 16 * 9 + 200704 + 401408 + 200704, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], (200704.0 + 9216 + 64 + 200704) * 4, 0);
+    /* depthwise 112x112x32: 334 useful taps per axis, one input channel each */
+    memset(&c, 0, sizeof c);
+    p = parse_ok("dwconv_bn_relu:n=1,c=32,h=112,w=112,k=32,pad=1");
+    fc_family_of(p.pat)->cost(&p, &c);
+    CHECK_NEAR(c.flops, 2.0 * 32 * 334 * 334 + 4 * 401408.0, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], (401408.0 + 288 + 32 + 401408) * 4, 0);
+    /* residual: 1x1 64 -> 256 at 56x56, Y = 802816; the add reads y and r and writes y
+     * unfused (3Y), the fused form reads r once more (Y) */
+    memset(&c, 0, sizeof c);
+    p = parse_ok("conv_bn_add_relu:n=1,c=64,h=56,w=56,k=256,r=1,s=1");
+    fc_family_of(p.pat)->cost(&p, &c);
+    double Y = 802816, X = 200704, Wn = 16384, K = 256;
+    CHECK_NEAR(c.flops, 2 * 256 * 64 * 3136.0 + Y + 2 * Y + Y + Y, 0);
+    CHECK_NEAR(c.bytes[FC_UNFUSED], ((X + Wn + K + Y) + (2 * Y + 4 * K) + 3 * Y + 2 * Y) * 4, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], (X + Wn + K + Y + Y) * 4, 0);
+    CHECK_NEAR(c.op_bytes[2], 3 * Y * 4, 0);
+    fc_workload w;
+    fc_err e;
+    CHECK(fc_workload_create(&p, 3, 0, &w, &e) == 0);
+    CHECK(w.t[FC_CONV_TR].n == w.out_n && !strcmp(w.t[FC_CONV_TR].name, "r"));
+    fc_workload_free(&w);
+    p = parse_ok("conv_bn_relu:n=1,c=4,h=5,w=5,k=4");
+    CHECK(fc_workload_create(&p, 3, 0, &w, &e) == 0);
+    CHECK(w.t[FC_CONV_TR].n == 0);
+    fc_workload_free(&w);
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(problem_strings),
                                    T(norm_problem_strings),
                                    T(problem_string_errors),
                                    T(cost_on_paper),
+                                   T(groups_and_residual),
                                    T(norm_references),
                                    T(bn_folding),
                                    T(inputs_never_zero_and_seeded),

@@ -168,6 +168,7 @@ static void subnormals(void)
 static void workload_rounds_inputs(void)
 {
     static const char *const probs[] = {"conv_bn_relu:n=1,c=5,h=6,w=6,k=4,r=3,s=3,pad=1,layout=nhwc",
+                                        "conv_bn_add_relu:n=1,c=6,h=5,w=5,k=9,g=3,r=3,s=3,pad=1,layout=nchw",
                                         "linear_residual_relu:m=9,k=17,n=5", "attention:b=1,h=2,s=9,d=8"};
     static const uint32_t low[FC_NDTYPES] =
         {[FC_FP32] = 0, [FC_TF32] = 0x1fffu, [FC_BF16] = 0xffffu, [FC_FP16] = 0x1fffu};
@@ -255,6 +256,9 @@ static void tolerance_order(void)
         CHECK(tol_of("conv_bn_relu:" CONV, d) >= tol_of("conv_bn:" CONV, d));
         /* a layer norm magnifies the write before it; RMSNorm does not */
         CHECK(tol_of("add_layernorm:" NORM, d) > tol_of("add_rmsnorm:" NORM, d));
+        CHECK(tol_of("conv_bn_add_relu:" CONV, d) >= tol_of("conv_bn_relu:" CONV, d));
+        /* groups shorten the sum, never lengthen it */
+        CHECK(tol_of("conv_bn_relu:" CONV ",g=8", d) <= tol_of("conv_bn_relu:" CONV, d));
         if (d != FC_TF32) CHECK(tol_of("qk_softmax:" ATT, d) > 1.5 * tol_of("qk_scale:" ATT, d));
     }
     /* the simulated 8.6e-3 of the unfused bf16 attention fits twice over */
@@ -325,11 +329,12 @@ static void sim_gemm(const sim *s, float *y)
 }
 
 /* conv with the original weights (unfused: then its bias, written apart) or the
- * folded ones and their bias (fused) */
+ * folded ones and their bias (fused); output channel k sees its group's c/g inputs */
 static void sim_conv(const sim *s, float *y)
 {
     const int64_t *d = s->p->d;
     int64_t C = d[FC_CONV_C], H = d[FC_CONV_H], Wd = d[FC_CONV_W], K = d[FC_CONV_K], R = d[FC_CONV_R];
+    int64_t Cg = C / d[FC_CONV_G], Kg = K / d[FC_CONV_G];
     int64_t S = d[FC_CONV_S], P = d[FC_CONV_P], Q = d[FC_CONV_Q], st = d[FC_CONV_STRIDE], pad = d[FC_CONV_PAD];
     bool nhwc = s->p->layout == FC_NHWC;
     const float *x = s->w->t[FC_CONV_TX].data;
@@ -340,13 +345,13 @@ static void sim_conv(const sim *s, float *y)
             for (int64_t oy = 0; oy < P; oy++)
                 for (int64_t ox = 0; ox < Q; ox++) {
                     float acc = 0;
-                    for (int64_t c = 0; c < C; c++)
+                    for (int64_t cl = 0; cl < Cg; cl++)
                         for (int64_t r = 0; r < R; r++)
                             for (int64_t t = 0; t < S; t++) {
-                                int64_t iy = oy * st - pad + r, ix = ox * st - pad + t;
+                                int64_t iy = oy * st - pad + r, ix = ox * st - pad + t, c = k / Kg * Cg + cl;
                                 if (iy < 0 || iy >= H || ix < 0 || ix >= Wd) continue;
                                 int64_t xi = nhwc ? ((n * H + iy) * Wd + ix) * C + c : ((n * C + c) * H + iy) * Wd + ix;
-                                acc += x[xi] * W[((k * C + c) * R + r) * S + t];
+                                acc += x[xi] * W[((k * Cg + cl) * R + r) * S + t];
                             }
                     int64_t yi = nhwc ? ((n * P + oy) * Q + ox) * K + k : ((n * K + k) * P + oy) * Q + ox;
                     y[yi] = s->fused ? acc + b[k] : store(s, store(s, acc) + b[k]);
@@ -454,9 +459,11 @@ static size_t sim_op(const sim *s, fc_op op, const float *cur, float *dst, size_
     case FC_OP_BIAS:
         for (size_t i = 0; i < n; i++) dst[i] = cur[i] + w->t[FC_LIN_TB].data[channel(p, i)];
         break;
-    case FC_OP_RESID:
-        for (size_t i = 0; i < n; i++) dst[i] = cur[i] + w->t[FC_LIN_TR].data[i];
+    case FC_OP_RESID: {
+        const float *r = w->t[p->pat->family == FC_FAM_CONV ? FC_CONV_TR : FC_LIN_TR].data;
+        for (size_t i = 0; i < n; i++) dst[i] = cur[i] + r[i];
         break;
+    }
     case FC_OP_RELU:
         for (size_t i = 0; i < n; i++) dst[i] = cur[i] > 0 ? cur[i] : 0;
         break;
@@ -531,6 +538,9 @@ static const struct {
     {"m=5,k=3,n=7", -1},
     {"n=2,c=16,h=10,w=10,k=24,r=3,s=3,pad=1,layout=nhwc", -1},
     {"n=1,c=8,h=11,w=9,k=12,r=3,s=3,stride=2,pad=1,layout=nchw", -1},
+    {"n=2,c=16,h=10,w=10,k=16,r=3,s=3,pad=1,layout=nhwc", -1},              /* dwconv_bn_relu: g = c */
+    {"n=1,c=12,h=11,w=9,k=12,g=12,r=3,s=3,stride=2,pad=1,layout=nchw", -1}, /* every conv depthwise */
+    {"n=1,c=12,h=9,w=9,k=18,g=3,r=3,s=3,pad=1,layout=nhwc", -1},
     {"b=1,h=2,s=128,d=64", -1},
     {"b=1,h=2,s=96,d=128,causal=1", -1},
     {"b=1,h=1,s=1024,d=128", FC_BF16},

@@ -371,8 +371,23 @@ static int select_dtypes(const run_opts *o, selection *s)
     return 0;
 }
 
+/* Whether another pattern of pat's family takes the shape "k=v,...": then a shape pat
+ * turns down (dwconv_bn_relu's g = c = k) was meant for its siblings. */
+static bool sibling_takes(const fc_pattern *pat, const char *shape)
+{
+    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+        fc_problem p;
+        fc_err e;
+        if (&fc_patterns[pi] != pat && fc_patterns[pi].family == pat->family &&
+            fc_problem_parse(shape, &fc_patterns[pi], &p, &e) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Problems from --shape: a whole problem string, or k=v applied to every selected
- * pattern whose family has all the keys. */
+ * pattern whose family has all the keys (and, unless --pattern names it, that takes
+ * the shape where another pattern of its family does). */
 static int shape_problems(const run_opts *o, const selection *s, fc_sweep *sw)
 {
     fc_err e;
@@ -395,8 +410,9 @@ static int shape_problems(const run_opts *o, const selection *s, fc_sweep *sw)
             snprintf(spec, sizeof spec, "%s:%s", fc_patterns[pi].name, sh);
             fc_problem p;
             if (fc_problem_parse(spec, &fc_patterns[pi], &p, &e) != 0) {
-                /* a key of another family: this pattern is not meant */
-                if (strstr(e.msg, "unknown dimension")) {
+                /* a key of another family, or a shape for its siblings: this pattern is not meant */
+                if (strstr(e.msg, "unknown dimension") ||
+                    (!s->explicit_patterns && sibling_takes(&fc_patterns[pi], sh))) {
                     if (!first_err[0]) fc_strlcpy(first_err, e.msg, sizeof first_err);
                     continue;
                 }

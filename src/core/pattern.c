@@ -192,12 +192,18 @@ int fc_problem_parse(const char *s, const fc_pattern *pattern, fc_problem *out, 
     return fc_problem_finish(out, e);
 }
 
+bool fc_problem_dim_shown(const fc_problem *p, int i)
+{
+    const fc_family *f = fc_family_of(p->pat);
+    return !f->dims[i].derived && (!f->shown || f->shown(p, i));
+}
+
 void fc_problem_string(const fc_problem *p, char *buf, size_t n)
 {
     const fc_family *f = fc_family_of(p->pat);
     size_t off = (size_t)snprintf(buf, n, "%s:", p->pat->name);
     for (int i = 0; i < f->ndims && off < n; i++)
-        if (!f->dims[i].derived)
+        if (fc_problem_dim_shown(p, i))
             off += (size_t)snprintf(buf + off, n - off, "%s=%lld,", f->dims[i].name, (long long)p->d[i]);
     if (f->has_layout && off < n) off += (size_t)snprintf(buf + off, n - off, "layout=%s,", fc_layout_name(p->layout));
     if (off < n) snprintf(buf + off, n - off, "dtype=%s", fc_dtype_name(p->dtype));

@@ -60,6 +60,9 @@ const char *fc_op_name(fc_op op);
     X(conv_relu, FC_FAM_CONV, "y = relu(conv(x, W) + b)", FC_OP_CONV, FC_OP_RELU)                                     \
     X(conv_bn, FC_FAM_CONV, "y = bn(conv(x, W) + b)", FC_OP_CONV, FC_OP_BN)                                           \
     X(conv_bn_relu, FC_FAM_CONV, "y = relu(bn(conv(x, W) + b))", FC_OP_CONV, FC_OP_BN, FC_OP_RELU)                    \
+    X(dwconv_bn_relu, FC_FAM_CONV, "y = relu(bn(dwconv(x, W) + b))", FC_OP_CONV, FC_OP_BN, FC_OP_RELU)                \
+    X(conv_bn_add_relu, FC_FAM_CONV, "y = relu(bn(conv(x, W) + b) + r)", FC_OP_CONV, FC_OP_BN, FC_OP_RESID,           \
+      FC_OP_RELU)                                                                                                     \
     X(qk_scale, FC_FAM_ATTENTION, "S = Q·Kᵀ/√d", FC_OP_QK, FC_OP_SCALE)                                               \
     X(qk_softmax, FC_FAM_ATTENTION, "P = softmax(Q·Kᵀ/√d)", FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX)                     \
     X(attention, FC_FAM_ATTENTION, "O = softmax(Q·Kᵀ/√d)·V", FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX, FC_OP_PV)          \
@@ -112,6 +115,7 @@ enum {
     FC_CONV_S,
     FC_CONV_STRIDE,
     FC_CONV_PAD,
+    FC_CONV_G, /* groups: c and k split into g independent convolutions */
     FC_CONV_P,
     FC_CONV_Q, /* derived: output height and width */
     FC_CONV_NDIMS
@@ -150,6 +154,7 @@ enum {
     FC_CONV_TVAR,
     FC_CONV_TWF,
     FC_CONV_TBF, /* BN folded into W and b (filled by fc_workload_prepare) */
+    FC_CONV_TR,  /* residual r, the output's shape and layout (empty without FC_OP_RESID) */
     FC_CONV_NT
 };
 enum { FC_ATT_TQ, FC_ATT_TK, FC_ATT_TV, FC_ATT_NT };
@@ -204,9 +209,13 @@ typedef struct fc_family {
     double (*reference)(const fc_problem *p, const fc_workload *w, size_t idx);
     /* Multiply-adds per reference element, to decide between full and sampled checks. */
     double (*ref_cost)(const fc_problem *p);
-    /* Length of the chain's longest sum (a GEMM's k, a conv's c·r·s, attention's d,
+    /* Length of the chain's longest sum (a GEMM's k, a conv's c/g·r·s, attention's d,
      * or s for a softmax and P·V), for the tolerance (precision.h). */
     double (*reduction)(const fc_problem *p);
+    /* Whether the canonical string names dim i: one the others imply (a depthwise
+     * conv's g) or at a default that leaves the problem as it was before the dim
+     * existed (g = 1) may be left out. NULL: every dim. */
+    bool (*shown)(const fc_problem *p, int i);
 } fc_family;
 
 extern const fc_family fc_family_linear, fc_family_conv, fc_family_attention;
@@ -228,6 +237,8 @@ void fc_problem_init(fc_problem *p, const fc_pattern *pat, fc_dtype dtype);
 int fc_problem_finish(fc_problem *p, fc_err *e);
 /* The canonical, re-runnable string. */
 void fc_problem_string(const fc_problem *p, char *buf, size_t n);
+/* Whether the canonical string and shape strings name dim i (never a derived one). */
+bool fc_problem_dim_shown(const fc_problem *p, int i);
 /* Looks a dim up by name; -1 when the family has none of that name. */
 int fc_problem_dim_index(const fc_problem *p, const char *name);
 

@@ -1,13 +1,23 @@
 /* backend_onednn.c — cpu.onednn: oneDNN primitives through its C API (2.x or 3.x).
  *
  *   unfused  one primitive per op, each writing to memory: matmul → binary add
- *            (bias, residual) → eltwise; convolution (with its bias) →
- *            batch_normalization (inference, global stats) → eltwise; matmul →
- *            eltwise linear (the 1/√d scale); binary add → layer_normalization (the
- *            add_rmsnorm and qk_norm_rope chains: see "norm" below).
+ *            (bias, residual) → eltwise; convolution (with its bias; groups in the
+ *            weights, GOIHW) → batch_normalization (inference, global stats) →
+ *            binary add (residual) → eltwise; matmul → eltwise linear (the 1/√d scale);
+ *            binary add → layer_normalization (the add_rmsnorm and qk_norm_rope chains:
+ *            see "norm" below).
  *   fused    post-ops: matmul with bias + binary add + eltwise; convolution with
- *            BN folded into weights and bias + eltwise relu; matmul with an output
- *            scale.
+ *            BN folded into weights and bias + binary add (the residual) + eltwise
+ *            relu; matmul with an output scale.
+ *   control  (conv) when the post-ops make oneDNN choose another convolution
+ *            implementation than the unfused chain's (oneDNN 2.6's brgemm convolutions
+ *            take eltwise and sum post-ops but not a binary add, so conv_bn_add_relu
+ *            runs jit_1x1 or jit_dw where the unfused conv ran brgconv_1x1 or
+ *            brdgmm_dw): that implementation without post-ops, then the unfused
+ *            passes, so that the record splits implementation from fusion.
+ * The residual is a binary add post-op reading r, not a sum post-op: a sum
+ * accumulates into dst, which would have to be refilled with r before every run (an
+ * extra pass over y that the in-place network op does not make).
  * oneDNN's primitive API has no primitive that fuses softmax with the matmuls around
  * it, so qk_softmax and attention are not offered here (cpu.openblas implements them).
  * Nor does it fuse an add before a normalization, or have RMSNorm (before 3.9) or a
@@ -84,8 +94,8 @@ typedef struct od_state {
     const fc_workload *w;
     dnnl_engine_t eng;
     dnnl_stream_t stream;
-    prim chain[FC_NVARIANTS][MAX_PRIMS];
-    int nprims[FC_NVARIANTS];
+    prim chain[FC_MAX_VARIANTS][MAX_PRIMS]; /* the control's only when built */
+    int nprims[FC_MAX_VARIANTS];
     dnnl_memory_t mems[MAX_MEMS];
     int nmems;
     fc_cpu_chain ch;
@@ -227,6 +237,51 @@ static dnnl_status_t pd_conv(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd s
     dnnl_status_t st = dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, src, wei,
                                                           bias, dst, strides, pad_l, pad_r);
     return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
+/* Whether pd's implementation is the one named `want` (NULL: any). */
+static bool impl_is(const_dnnl_primitive_desc_t pd, const char *want)
+{
+    const char *impl = NULL;
+    return !want || (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl &&
+                     !strcmp(impl, want));
+}
+
+/* A convolution whose implementation is `want` (NULL: oneDNN's first choice), by
+ * walking the implementations oneDNN has for it in its order of preference; none of
+ * that name: dnnl_unimplemented. */
+static dnnl_status_t pd_conv_impl(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd src, cmd wei, cmd bias, cmd dst,
+                                  const dnnl_dims_t strides, const dnnl_dims_t pad_l, const dnnl_dims_t pad_r,
+                                  const_dnnl_primitive_attr_t attr, const char *want)
+{
+    if (!want) return pd_conv(pd, eng, src, wei, bias, dst, strides, pad_l, pad_r, attr);
+#if FC_DNNL3
+    dnnl_status_t st = pd_conv(pd, eng, src, wei, bias, dst, strides, pad_l, pad_r, attr);
+    while (st == dnnl_success && !impl_is(*pd, want)) st = dnnl_primitive_desc_next_impl(*pd);
+    if (st != dnnl_success && *pd) {
+        dnnl_primitive_desc_destroy(*pd);
+        *pd = NULL;
+    }
+    return st == dnnl_last_impl_reached ? dnnl_unimplemented : st;
+#else
+    *pd = NULL;
+    dnnl_convolution_desc_t d;
+    dnnl_primitive_desc_iterator_t it = NULL;
+    dnnl_status_t st = dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, src, wei,
+                                                          bias, dst, strides, pad_l, pad_r);
+    if (st == dnnl_success) st = dnnl_primitive_desc_iterator_create(&it, &d, attr, eng, NULL);
+    while (st == dnnl_success) {
+        dnnl_primitive_desc_t c = dnnl_primitive_desc_iterator_fetch(it);
+        if (c && impl_is(c, want)) {
+            *pd = c;
+            break;
+        }
+        if (c) dnnl_primitive_desc_destroy(c);
+        st = dnnl_primitive_desc_iterator_next(it);
+    }
+    if (it) dnnl_primitive_desc_iterator_destroy(it);
+    return st == dnnl_iterator_ends ? dnnl_unimplemented : st;
 #endif
 }
 
@@ -480,79 +535,139 @@ static int build_linear(od_state *s, fc_err *e)
 
 /* ------------------------------------------------------------------ conv */
 
-static int build_conv(od_state *s, fc_err *e)
+/* The descriptors of a problem's convolution. */
+typedef struct conv_mds {
+    cmd src, wuser, wany, b, dst;
+    dnnl_dims_t strides, pad_l, pad_r;
+} conv_mds;
+
+static int conv_descriptors(od_state *s, conv_mds *cm, fc_err *e)
 {
-    const fc_problem *p = &s->p;
-    const fc_workload *w = s->w;
-    const int64_t *d = p->d;
-    dnnl_format_tag_t act_tag = p->layout == FC_NHWC ? dnnl_nhwc : dnnl_nchw;
-    cmd src_md, wuser_md, wany_md, b_md, dst_md;
-    if (md_tag(s, &src_md, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_C], d[FC_CONV_H], d[FC_CONV_W]}, act_tag, e) ||
-        md_tag(s, &wuser_md, 4, (dnnl_dims_t){d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]}, dnnl_oihw, e) ||
-        md_tag(s, &wany_md, 4, (dnnl_dims_t){d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]},
-               dnnl_format_tag_any, e) ||
-        md_tag(s, &b_md, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e) ||
-        md_tag(s, &dst_md, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]}, act_tag, e))
+    const int64_t *d = s->p.d;
+    dnnl_format_tag_t act_tag = s->p.layout == FC_NHWC ? dnnl_nhwc : dnnl_nchw;
+    /* weights OIHW, or with groups GOIHW [g][k/g][c/g][r][s]: the same memory */
+    int64_t G = d[FC_CONV_G];
+    dnnl_dims_t wdims = {0};
+    int wnd = 0;
+    if (G > 1) wdims[wnd++] = G;
+    wdims[wnd++] = d[FC_CONV_K] / G;
+    wdims[wnd++] = d[FC_CONV_C] / G;
+    wdims[wnd++] = d[FC_CONV_R];
+    wdims[wnd++] = d[FC_CONV_S];
+    if (md_tag(s, &cm->src, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_C], d[FC_CONV_H], d[FC_CONV_W]}, act_tag, e) ||
+        md_tag(s, &cm->wuser, wnd, wdims, G > 1 ? dnnl_goihw : dnnl_oihw, e) ||
+        md_tag(s, &cm->wany, wnd, wdims, dnnl_format_tag_any, e) ||
+        md_tag(s, &cm->b, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e) ||
+        md_tag(s, &cm->dst, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]}, act_tag, e))
         return -1;
-    cmd c_md = b_md; /* per-channel BN parameters: one value per output channel, like the bias */
-    dnnl_dims_t strides = {d[FC_CONV_STRIDE], d[FC_CONV_STRIDE]};
-    dnnl_dims_t pad_l = {d[FC_CONV_PAD], d[FC_CONV_PAD]};
-    /* right padding so that the output is exactly p x q */
-    dnnl_dims_t pad_r = {(d[FC_CONV_P] - 1) * d[FC_CONV_STRIDE] + d[FC_CONV_R] - d[FC_CONV_H] - d[FC_CONV_PAD],
-                         (d[FC_CONV_Q] - 1) * d[FC_CONV_STRIDE] + d[FC_CONV_S] - d[FC_CONV_W] - d[FC_CONV_PAD]};
-    bool relu = fc_pattern_has_op(p->pat, FC_OP_RELU);
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        bool fused = v == FC_FUSED;
-        dnnl_primitive_attr_t attr;
-        if (new_attr(&attr, e)) return -1;
-        if (fused && relu && set_post_ops(attr, NULL, dnnl_eltwise_relu, e)) return -1;
-        prim *pr = next_prim(s, (fc_variant)v);
-        dnnl_status_t st = pd_conv(&pr->pd, s->eng, src_md, wany_md, b_md, dst_md, strides, pad_l, pad_r, attr);
-        if (make_prim(s, "convolution", st, attr, pr, e)) return -1;
-        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
-        dnnl_memory_t ms, mw, mb, md;
-        float *wsrc = fused ? w->t[FC_CONV_TWF].data : w->t[FC_CONV_TW].data;
-        float *bsrc = fused ? w->t[FC_CONV_TBF].data : w->t[FC_CONV_TB].data;
-        if (mem(s, src_md, w->t[FC_CONV_TX].data, &ms, e) ||
-            reorder_weights(s, wuser_md, wsrc, pr->pd, dnnl_query_weights_md, &mw, e) || mem(s, b_md, bsrc, &mb, e) ||
-            mem(s, dst_md, dst, &md, e))
-            return -1;
-        arg(pr, DNNL_ARG_SRC, ms);
-        arg(pr, DNNL_ARG_WEIGHTS, mw);
-        arg(pr, DNNL_ARG_BIAS, mb);
-        arg(pr, DNNL_ARG_DST, md);
-        if (fused) continue;
-        float *cur = dst;
-        for (int i = 1; i < p->pat->nops; i++) {
-            float *out = fc_cpu_chain_dst(&s->ch, i);
-            if (p->pat->ops[i] != FC_OP_RELU && p->pat->ops[i] != FC_OP_BN)
-                return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution",
-                               fc_op_name(p->pat->ops[i]));
-            if (p->pat->ops[i] == FC_OP_RELU) {
-                if (eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e)) return -1;
-            } else {
-                dnnl_primitive_attr_t battr;
-                if (new_attr(&battr, e)) return -1;
-                prim *bp = next_prim(s, FC_UNFUSED);
-                if (make_prim(s, "batch_normalization", pd_bnorm(&bp->pd, s->eng, dst_md, (float)FC_BN_EPS, battr),
-                              battr, bp, e))
-                    return -1;
-                dnnl_memory_t m0, m1, mm, mv, msc, msh;
-                if (mem(s, dst_md, cur, &m0, e) || mem(s, dst_md, out, &m1, e) ||
-                    mem(s, c_md, w->t[FC_CONV_TMEAN].data, &mm, e) || mem(s, c_md, w->t[FC_CONV_TVAR].data, &mv, e) ||
-                    mem(s, c_md, w->t[FC_CONV_TGAMMA].data, &msc, e) || mem(s, c_md, w->t[FC_CONV_TBETA].data, &msh, e))
-                    return -1;
-                arg(bp, DNNL_ARG_SRC, m0);
-                arg(bp, DNNL_ARG_DST, m1);
-                arg(bp, DNNL_ARG_MEAN, mm);
-                arg(bp, DNNL_ARG_VARIANCE, mv);
-                arg(bp, DNNL_ARG_SCALE, msc);
-                arg(bp, DNNL_ARG_SHIFT, msh);
-            }
-            cur = out;
-        }
+    for (int i = 0; i < 2; i++) {
+        int64_t in = d[i ? FC_CONV_W : FC_CONV_H], out = d[i ? FC_CONV_Q : FC_CONV_P], f = d[i ? FC_CONV_S : FC_CONV_R];
+        cm->strides[i] = d[FC_CONV_STRIDE];
+        cm->pad_l[i] = d[FC_CONV_PAD];
+        cm->pad_r[i] = (out - 1) * d[FC_CONV_STRIDE] + f - in -
+                       d[FC_CONV_PAD]; /* so that the output is exactly p x q */
     }
     return 0;
+}
+
+/* The convolution of variant v: original weights and bias (unfused, control) or the
+ * BN-folded ones (fused), attributes `attr` (post-ops; taken), writing dst; `impl`
+ * names the implementation to take (NULL: oneDNN's first choice). */
+static int conv_prim(od_state *s, fc_variant v, const conv_mds *cm, dnnl_primitive_attr_t attr, const char *impl,
+                     float *dst, fc_err *e)
+{
+    const fc_workload *w = s->w;
+    prim *pr = next_prim(s, v);
+    dnnl_status_t st = pd_conv_impl(&pr->pd, s->eng, cm->src, cm->wany, cm->b, cm->dst, cm->strides, cm->pad_l,
+                                    cm->pad_r, attr, impl);
+    if (make_prim(s, "convolution", st, attr, pr, e)) return -1;
+    bool folded = v == FC_FUSED;
+    dnnl_memory_t ms, mw, mb, md;
+    if (mem(s, cm->src, w->t[FC_CONV_TX].data, &ms, e) ||
+        reorder_weights(s, cm->wuser, w->t[folded ? FC_CONV_TWF : FC_CONV_TW].data, pr->pd, dnnl_query_weights_md, &mw,
+                        e) ||
+        mem(s, cm->b, w->t[folded ? FC_CONV_TBF : FC_CONV_TB].data, &mb, e) || mem(s, cm->dst, dst, &md, e))
+        return -1;
+    arg(pr, DNNL_ARG_SRC, ms);
+    arg(pr, DNNL_ARG_WEIGHTS, mw);
+    arg(pr, DNNL_ARG_BIAS, mb);
+    arg(pr, DNNL_ARG_DST, md);
+    return 0;
+}
+
+/* Inference batch normalization of variant v's chain, from cur into out. */
+static int bnorm(od_state *s, fc_variant v, cmd md, cmd c_md, float *cur, float *out, fc_err *e)
+{
+    const fc_workload *w = s->w;
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e)) return -1;
+    prim *bp = next_prim(s, v);
+    if (make_prim(s, "batch_normalization", pd_bnorm(&bp->pd, s->eng, md, (float)FC_BN_EPS, attr), attr, bp, e))
+        return -1;
+    dnnl_memory_t m0, m1, mm, mv, msc, msh;
+    if (mem(s, md, cur, &m0, e) || mem(s, md, out, &m1, e) || mem(s, c_md, w->t[FC_CONV_TMEAN].data, &mm, e) ||
+        mem(s, c_md, w->t[FC_CONV_TVAR].data, &mv, e) || mem(s, c_md, w->t[FC_CONV_TGAMMA].data, &msc, e) ||
+        mem(s, c_md, w->t[FC_CONV_TBETA].data, &msh, e))
+        return -1;
+    arg(bp, DNNL_ARG_SRC, m0);
+    arg(bp, DNNL_ARG_DST, m1);
+    arg(bp, DNNL_ARG_MEAN, mm);
+    arg(bp, DNNL_ARG_VARIANCE, mv);
+    arg(bp, DNNL_ARG_SCALE, msc);
+    arg(bp, DNNL_ARG_SHIFT, msh);
+    return 0;
+}
+
+/* The primitives after the convolution in variant v's chain (unfused, control): one
+ * per op, each writing an intermediate, the last v's output. */
+static int conv_passes(od_state *s, fc_variant v, const conv_mds *cm, float *cur, fc_err *e)
+{
+    const fc_pattern *pat = s->p.pat;
+    for (int i = 1; i < pat->nops; i++) {
+        float *out = i == pat->nops - 1 ? s->ch.out[v] : fc_cpu_chain_dst(&s->ch, i);
+        int rc;
+        switch (pat->ops[i]) {
+        case FC_OP_BN: rc = bnorm(s, v, cm->dst, cm->b, cur, out, e); break;
+        case FC_OP_RESID: rc = binary_add(s, v, cm->dst, cm->dst, cur, s->w->t[FC_CONV_TR].data, out, e); break;
+        case FC_OP_RELU: rc = eltwise(s, v, cm->dst, dnnl_eltwise_relu, 0, cur, out, e); break;
+        default: return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution", fc_op_name(pat->ops[i]));
+        }
+        if (rc) return -1;
+        cur = out;
+    }
+    return 0;
+}
+
+/* Unfused: convolution → the passes. Fused: the convolution with BN folded and the
+ * residual (binary add) and ReLU as post-ops. Control, when the post-ops made oneDNN
+ * pick another convolution implementation than the unfused chain's: that
+ * implementation without them, then the unfused passes. */
+static int build_conv(od_state *s, fc_err *e)
+{
+    const fc_pattern *pat = s->p.pat;
+    conv_mds cm;
+    if (conv_descriptors(s, &cm, e)) return -1;
+    bool relu = fc_pattern_has_op(pat, FC_OP_RELU), resid = fc_pattern_has_op(pat, FC_OP_RESID);
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e) || conv_prim(s, FC_UNFUSED, &cm, attr, NULL, fc_cpu_chain_dst(&s->ch, 0), e) ||
+        conv_passes(s, FC_UNFUSED, &cm, fc_cpu_chain_dst(&s->ch, 0), e))
+        return -1;
+    if (new_attr(&attr, e)) return -1;
+    if ((relu || resid) && set_post_ops(attr, resid ? cm.dst : NULL, relu ? dnnl_eltwise_relu : dnnl_alg_kind_undef, e))
+        return -1;
+    if (conv_prim(s, FC_FUSED, &cm, attr, NULL, s->ch.out[FC_FUSED], e)) return -1;
+    if (resid) {
+        dnnl_memory_t mr;
+        if (mem(s, cm.dst, s->w->t[FC_CONV_TR].data, &mr, e)) return -1;
+        arg(&s->chain[FC_FUSED][0], DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mr);
+    }
+    const char *fused_impl = s->chain[FC_FUSED][0].impl;
+    if (!strcmp(fused_impl, s->chain[FC_UNFUSED][0].impl)) return 0;
+    fc_cpu_chain_add_control(&s->ch);
+    return new_attr(&attr, e) || conv_prim(s, FC_CONTROL, &cm, attr, fused_impl, fc_cpu_chain_dst(&s->ch, 0), e) ||
+                   conv_passes(s, FC_CONTROL, &cm, fc_cpu_chain_dst(&s->ch, 0), e)
+               ? -1
+               : 0;
 }
 
 /* ------------------------------------------------------------------ attention */
@@ -808,6 +923,8 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
 {
     od_state *s = state;
     memset(impl, 0, sizeof *impl);
+    if (v == FC_CONTROL)
+        fc_impl_addf(impl, "control: the fused form's convolution without post-ops, then the passes: ");
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
         fc_impl_addf(impl, "%s%s[%s]", i ? " -> " : "", pr->op, pr->impl);
@@ -833,7 +950,7 @@ static void od_teardown(void *state)
 {
     od_state *s = state;
     if (!s) return;
-    for (int v = 0; v < FC_NVARIANTS; v++)
+    for (int v = 0; v < FC_MAX_VARIANTS; v++)
         for (int i = 0; i < MAX_PRIMS; i++) {
             if (s->chain[v][i].p) dnnl_primitive_destroy(s->chain[v][i].p);
             if (s->chain[v][i].pd) dnnl_primitive_desc_destroy(s->chain[v][i].pd);
@@ -846,6 +963,8 @@ static void od_teardown(void *state)
     free(s->rope);
     free(s);
 }
+
+static bool od_has_control(void *state) { return ((od_state *)state)->ch.out[FC_CONTROL] != NULL; }
 
 static void od_inventory(cJSON *libs)
 {
@@ -937,6 +1056,7 @@ const fc_backend fc_backend_onednn = {
     .output = od_output,
     .poison = od_poison,
     .describe = od_describe,
+    .has_control = od_has_control,
     .teardown = od_teardown,
     .inventory = od_inventory,
     .gemm_gflops = od_gemm_gflops,

@@ -63,8 +63,7 @@ static bool ob_available(char *why, size_t n)
  * what is folded into it, its in-cache epilogue, or a kernel of its own. */
 static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_GEMM] = {"cblas_sgemm", FC_FUSE_CALL, "blocked cblas_sgemm"},
-    [FC_OP_CONV] = {"conv(blocked im2col+cblas_sgemm, %s, +bias)", FC_FUSE_CALL, "conv(blocked im2col+cblas_sgemm)",
-                    FC_FUSE_EPILOGUE, "bias"},
+    [FC_OP_CONV] = {"conv(%s, +bias)", FC_FUSE_CALL, "conv(%s)", FC_FUSE_EPILOGUE, "bias"},
     [FC_OP_QK] = {"cblas_sgemm(QK^T, per head)", FC_FUSE_CALL, "cblas_sgemm"},
     [FC_OP_BIAS] = {"bias pass(omp)", FC_FUSE_EPILOGUE, "bias"},
     [FC_OP_RESID] = {"residual pass(omp)", FC_FUSE_EPILOGUE, "residual"},
@@ -88,10 +87,16 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
 static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
 {
     (void)v;
-    (void)buf;
-    (void)n;
-    const fc_problem *p = ctx;
-    if (op == FC_OP_CONV) return fc_layout_name(p->layout);
+    const ob_state *s = ctx;
+    const fc_problem *p = &s->p;
+    if (op == FC_OP_CONV) {
+        if (fc_cpu_conv_is_depthwise(&s->g)) snprintf(buf, n, "direct depthwise, %s", fc_layout_name(p->layout));
+        else if (s->g.g > 1)
+            snprintf(buf, n, "blocked im2col+cblas_sgemm per group, g=%d, %s", s->g.g, fc_layout_name(p->layout));
+        else
+            snprintf(buf, n, "blocked im2col+cblas_sgemm, %s", fc_layout_name(p->layout));
+        return buf;
+    }
     if (op == FC_OP_SCALE && p->d[FC_ATT_CAUSAL]) return "+causal-mask";
     return "";
 }
@@ -136,9 +141,19 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     fc_cpu_chain_alloc(&s->ch, p->pat, w);
     if (p->pat->family == FC_FAM_CONV) {
         const int64_t *d = p->d;
-        s->g = (fc_conv_geom){(int)d[FC_CONV_N],   (int)d[FC_CONV_C], (int)d[FC_CONV_H], (int)d[FC_CONV_W],
-                              (int)d[FC_CONV_K],   (int)d[FC_CONV_R], (int)d[FC_CONV_S], (int)d[FC_CONV_STRIDE],
-                              (int)d[FC_CONV_PAD], (int)d[FC_CONV_P], (int)d[FC_CONV_Q], p->layout == FC_NHWC};
+        s->g = (fc_conv_geom){.n = (int)d[FC_CONV_N],
+                              .c = (int)d[FC_CONV_C],
+                              .h = (int)d[FC_CONV_H],
+                              .w = (int)d[FC_CONV_W],
+                              .k = (int)d[FC_CONV_K],
+                              .r = (int)d[FC_CONV_R],
+                              .s = (int)d[FC_CONV_S],
+                              .stride = (int)d[FC_CONV_STRIDE],
+                              .pad = (int)d[FC_CONV_PAD],
+                              .p = (int)d[FC_CONV_P],
+                              .q = (int)d[FC_CONV_Q],
+                              .nhwc = p->layout == FC_NHWC,
+                              .g = (int)d[FC_CONV_G]};
         size_t wn = w->t[FC_CONV_TW].n;
         s->wpack[FC_UNFUSED] = fc_cpu_buffer(wn);
         s->wpack[FC_FUSED] = fc_cpu_buffer(wn);
@@ -179,6 +194,13 @@ static float *norm_pass(ob_state *s, fc_variant v, fc_op op, const float *cur, f
     return dst;
 }
 
+/* The residual tensor of the problem's family, or NULL when the chain has none. */
+static const float *resid_of(const fc_problem *p, const fc_workload *w)
+{
+    if (!fc_pattern_has_op(p->pat, FC_OP_RESID)) return NULL;
+    return w->t[p->pat->family == FC_FAM_CONV ? FC_CONV_TR : FC_LIN_TR].data;
+}
+
 /* The unfused chain, or (FC_CONTROL) the same chain with the fused form's blocked
  * GEMM in place of the one threaded sgemm. */
 static void run_unfused(ob_state *s, fc_variant v)
@@ -212,7 +234,7 @@ static void run_unfused(ob_state *s, fc_variant v)
         case FC_OP_BIAS:
             fc_cpu_bias(cur, w->t[FC_LIN_TB].data, dst, (size_t)d[FC_LIN_M], (size_t)d[FC_LIN_N], 1);
             break;
-        case FC_OP_RESID: fc_cpu_add(cur, w->t[FC_LIN_TR].data, dst, w->out_n); break;
+        case FC_OP_RESID: fc_cpu_add(cur, resid_of(p, w), dst, w->out_n); break;
         case FC_OP_RELU: fc_cpu_relu(cur, dst, w->inter_n); break;
         case FC_OP_GELU: fc_cpu_gelu(cur, dst, w->inter_n); break;
         case FC_OP_BN: {
@@ -287,7 +309,7 @@ static void run_fused(ob_state *s)
         break;
     }
     case FC_OP_CONV: {
-        fc_epilogue ep = {w->t[FC_CONV_TBF].data, NULL, pattern_act(p->pat)};
+        fc_epilogue ep = {w->t[FC_CONV_TBF].data, resid_of(p, w), pattern_act(p->pat)};
         fc_cpu_conv(&s->g, w->t[FC_CONV_TX].data, s->wpack[FC_FUSED], out, &ep, s->ws, s->nthreads);
         break;
     }
@@ -339,17 +361,17 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
     memset(impl, 0, sizeof *impl);
     impl->nkernels = v == FC_FUSED ? 1 : pat->nops;
     if (v == FC_UNFUSED) {
-        fc_impl_add_chain(impl, ob_ops, pat, ob_detail, &s->p);
+        fc_impl_add_chain(impl, ob_ops, pat, ob_detail, s);
     } else if (v == FC_CONTROL) {
         fc_impl_addf(impl, "control: blocked cblas_sgemm without epilogue, C blocks <= %zu KiB", s->block_bytes >> 10);
         for (int i = 1; i < pat->nops; i++) {
             fc_impl_addf(impl, " -> ");
-            fc_impl_add_op(impl, ob_ops, pat->ops[i], FC_UNFUSED, ob_detail, &s->p);
+            fc_impl_add_op(impl, ob_ops, pat->ops[i], FC_UNFUSED, ob_detail, s);
         }
     } else if (fc_op_table_kernel(ob_ops, pat) >= 0) {
-        fc_impl_add_op(impl, ob_ops, fused_op(pat), FC_FUSED, ob_detail, &s->p);
+        fc_impl_add_op(impl, ob_ops, fused_op(pat), FC_FUSED, ob_detail, s);
     } else {
-        fc_impl_add_op(impl, ob_ops, pat->ops[0], FC_FUSED, ob_detail, &s->p);
+        fc_impl_add_op(impl, ob_ops, pat->ops[0], FC_FUSED, ob_detail, s);
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_FOLD, "", "", "");
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
         if (pat->ops[0] == FC_OP_GEMM) fc_impl_addf(impl, ", C blocks <= %zu KiB", s->block_bytes >> 10);

@@ -2,13 +2,17 @@
  *
  *   unfused  cudnnConvolutionForward → cudnnAddTensor (the conv's own bias, in place,
  *            counted as a kernel) → cudnnBatchNormalizationForwardInference (spatial,
- *            running statistics) → cudnnActivationForward (ReLU); each writes its
- *            tensor to memory, as an eager framework runs it.
+ *            running statistics) → cudnnOpTensor (ADD, the residual) →
+ *            cudnnActivationForward (ReLU); each writes its tensor to memory, as an
+ *            eager framework runs it.
  *   fused    BN folded into the weights and bias by fusecal (workload tensors
  *            W_folded, b_folded, prepared once per deployment), then one
- *            cudnnConvolutionBiasActivationForward: y = act(conv(x, W') + b') with
- *            act = ReLU, or IDENTITY for conv_bn (which cuDNN runs only with
- *            IMPLICIT_PRECOMP_GEMM, so that is the only candidate there).
+ *            cudnnConvolutionBiasActivationForward: y = act(conv(x, W') + alpha2·z + b')
+ *            with act = ReLU, or IDENTITY for conv_bn (which cuDNN runs only with
+ *            IMPLICIT_PRECOMP_GEMM, so that is the only candidate there); z is the
+ *            residual r with alpha2 = 1 (conv_bn_add_relu), else zeros with alpha2 = 0.
+ * Groups (and depthwise, g = c = k) are the convolution descriptor's group count,
+ * with a filter of c/g input channels; both variants use it.
  * Activations in the problem's layout (NCHW or NHWC); weights are OIHW for NCHW and
  * reordered once at setup to KRSC (cuDNN's NHWC filter format) for NHWC. Compute in
  * fp32 for every dtype (CUDNN_DATA_FLOAT convolution; math type FMA for fp32, DEFAULT
@@ -47,6 +51,7 @@ typedef struct cd_state {
     float *ones, *bias_f32, *bn_scale, *bn_shift; /* for fusecal's channel kernel, when it stands in */
     fc_cuda_chain ch;
     void *zero; /* z of the fused call (alpha2 = 0), kept at zeros */
+    void *r;    /* the residual: z of the fused call (alpha2 = 1), an operand of the unfused add */
     void *ws;
     size_t ws_bytes;
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
@@ -55,12 +60,14 @@ typedef struct cd_state {
      * workspace; [FC_CONTROL] the unfused convolution with the fused call's choice */
     cudnnConvolutionDescriptor_t cd[FC_MAX_VARIANTS];
     cudnnActivationDescriptor_t relu, fact;
+    cudnnOpTensorDescriptor_t add;
     cudnnConvolutionFwdAlgo_t algo[FC_MAX_VARIANTS];
     cudnnMathType_t math[FC_MAX_VARIANTS];
     size_t algo_ws[FC_MAX_VARIANTS];
-    bool cudnn_bias, cudnn_bn, cudnn_relu; /* false: fusecal's kernel stands in */
-    char aux_why[3][128];
+    bool cudnn_bias, cudnn_bn, cudnn_relu, cudnn_add; /* false: fusecal's kernel stands in */
+    char aux_why[4][128];
     char chosen[FC_MAX_VARIANTS][256];
+    char layout[64]; /* "nhwc, KRSC filter" and the group count, for describe() */
 } cd_state;
 
 static bool cd_available(char *why, size_t n)
@@ -80,6 +87,7 @@ static bool cd_available(char *why, size_t n)
 static const fc_op_impl cd_ops[FC_NOPS] = {
     [FC_OP_CONV] = {"%s", FC_FUSE_CALL, "cudnnConvolutionBiasActivationForward"},
     [FC_OP_BN] = {"%s", FC_FUSE_FOLD, ", BN folded into W and b"},
+    [FC_OP_RESID] = {"%s", FC_FUSE_FOLD, ", residual as z with alpha2=1"},
     [FC_OP_RELU] = {"%s", FC_FUSE_EPILOGUE, "RELU"},
 };
 
@@ -105,10 +113,11 @@ static int cd_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
     const int64_t *d = p->d;
     double E = (double)fc_dtype_size(p->dtype), K = (double)d[FC_CONV_K];
     double X = (double)d[FC_CONV_N] * (double)d[FC_CONV_C] * (double)d[FC_CONV_H] * (double)d[FC_CONV_W];
-    double Wn = K * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
+    double Wn = K * (double)(d[FC_CONV_C] / d[FC_CONV_G]) * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
     double Y = (double)d[FC_CONV_N] * K * (double)d[FC_CONV_P] * (double)d[FC_CONV_Q];
-    /* x, W and b twice (original, folded), z, the control's output, the chain */
-    double b = (X + 2 * Wn + 2 * K + 2 * Y) * E + fc_cuda_chain_bytes(p) + 8 * K * 4 + (double)WS_LIMIT;
+    /* x, W and b twice (original, folded), z, r, the control's output, the chain */
+    double R = fc_pattern_has_op(p->pat, FC_OP_RESID) ? Y : 0;
+    double b = (X + 2 * Wn + 2 * K + 2 * Y + R) * E + fc_cuda_chain_bytes(p) + 8 * K * 4 + (double)WS_LIMIT;
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -199,10 +208,12 @@ static int run_conv(cd_state *s, fc_variant v, void *dst, fc_err *e)
 static cudnnStatus_t fused_call(cd_state *s, cudnnConvolutionFwdAlgo_t algo)
 {
     const float one = 1.0f, zero = 0.0f;
-    /* z: a buffer of zeros rather than y, whose NaN poison 0·z would not clear */
+    /* z: the residual with alpha2 = 1, else a buffer of zeros rather than y, whose NaN
+     * poison 0·z would not clear */
     return cudnnConvolutionBiasActivationForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED],
-                                                 algo, s->ws, s->ws_bytes, &zero, s->yd, s->zero, s->bd, s->b[FC_FUSED],
-                                                 s->fact, s->yd, s->ch.out[FC_FUSED]);
+                                                 algo, s->ws, s->ws_bytes, s->r ? &one : &zero, s->yd,
+                                                 s->r ? s->r : s->zero, s->bd, s->b[FC_FUSED], s->fact, s->yd,
+                                                 s->ch.out[FC_FUSED]);
 }
 
 static int run_fused(cd_state *s, fc_err *e)
@@ -233,6 +244,17 @@ static int run_bn(cd_state *s, const void *x, void *y, fc_err *e)
     } else {
         FC_CU(fck_channel_affine(fc_cuda_kdt(s->dt), x, s->bn_scale, s->bn_shift, y, (size_t)s->N, (size_t)s->K,
                                  (size_t)s->P * (size_t)s->Q, s->nhwc, 0, s->c->stream));
+    }
+    return 0;
+}
+
+static int run_add(cd_state *s, const void *x, void *y, fc_err *e)
+{
+    const float one = 1.0f, zero = 0.0f;
+    if (s->cudnn_add) {
+        FC_CUDNN(cudnnOpTensor(s->c->dnn, s->add, &one, s->yd, x, &one, s->yd, s->r, &zero, s->yd, y));
+    } else {
+        FC_CU(fck_add(fc_cuda_kdt(s->dt), x, s->r, y, s->ch.out_n, s->c->stream));
     }
     return 0;
 }
@@ -275,13 +297,15 @@ static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
     else if (which == 1)
         st = cudnnBatchNormalizationForwardInference(s->c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->yd, y, s->yd,
                                                      out, s->bnd, s->bn[0], s->bn[1], s->bn[2], s->bn[3], FC_BN_EPS);
-    else
+    else if (which == 2)
         st = cudnnActivationForward(s->c->dnn, s->relu, &one, s->yd, y, &zero, s->yd, out);
+    else
+        st = cudnnOpTensor(s->c->dnn, s->add, &one, s->yd, y, &one, s->yd, s->r, &zero, s->yd, out);
     FC_CU(cudaStreamSynchronize(s->c->stream));
     *ok = st == CUDNN_STATUS_SUCCESS;
     if (!*ok) {
         static const char *const names[] = {"cudnnAddTensor", "cudnnBatchNormalizationForwardInference",
-                                            "cudnnActivationForward"};
+                                            "cudnnActivationForward", "cudnnOpTensor(ADD)"};
         int category = (int)st / 1000; /* 2: BAD_PARAM..., 3: NOT_SUPPORTED... */
         if (category != 2 && category != 3)
             return fc_errf(e, "cuDNN call %s failed at setup: %s", names[which], cudnnGetErrorString(st));
@@ -396,6 +420,7 @@ static int setup_control(cd_state *s, fc_err *e)
     s->algo[FC_CONTROL] = s->algo[FC_FUSED];
     s->math[FC_CONTROL] = s->math[FC_FUSED];
     FC_CUDNN(cudnnSetConvolutionMathType(*cd, s->math[FC_CONTROL]));
+    FC_CUDNN(cudnnSetConvolutionGroupCount(*cd, (int)s->p.d[FC_CONV_G]));
     FC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(s->c->dnn, s->xd, s->wd, *cd, s->yd, s->algo[FC_CONTROL],
                                                      &s->algo_ws[FC_CONTROL]));
     const char *an = algo_name(s->algo[FC_CONTROL]), *mn = math_name(s->math[FC_CONTROL]);
@@ -435,6 +460,9 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->P = (int)d[FC_CONV_P];
     s->Q = (int)d[FC_CONV_Q];
     s->nhwc = p->layout == FC_NHWC;
+    int G = (int)d[FC_CONV_G], Cg = s->C / G;
+    snprintf(s->layout, sizeof s->layout, "%s", s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter");
+    if (G > 1) snprintf(s->layout + strlen(s->layout), sizeof s->layout - strlen(s->layout), ", %d groups", G);
     if (!s->c->dnn) return fc_errf(e, "cuDNN is not usable: %s", s->c->dnn_err);
     size_t E = fc_dtype_size(s->dt);
     cudnnDataType_t t = dnn_type(s->dt);
@@ -445,7 +473,7 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     static const int wt[FC_NVARIANTS] = {FC_CONV_TW, FC_CONV_TWF}, bt[FC_NVARIANTS] = {FC_CONV_TB, FC_CONV_TBF};
     for (int v = 0; v < FC_NVARIANTS; v++) {
         const fc_tensor *tw = &w->t[wt[v]];
-        float *krsc = s->nhwc ? to_krsc(tw->data, s->K, s->C, s->R, s->S) : NULL;
+        float *krsc = s->nhwc ? to_krsc(tw->data, s->K, Cg, s->R, s->S) : NULL;
         int rc = fc_cuda_upload(s->c, krsc ? krsc : tw->data, tw->n, s->dt, &s->w[v], "W", e);
         free(krsc);
         if (rc || fc_cuda_upload(s->c, w->t[bt[v]].data, w->t[bt[v]].n, s->dt, &s->b[v], "b", e)) return -1;
@@ -453,6 +481,9 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     static const int bnt[4] = {FC_CONV_TGAMMA, FC_CONV_TBETA, FC_CONV_TMEAN, FC_CONV_TVAR};
     for (int i = 0; i < 4; i++)
         if (upload_f32(s, w->t[bnt[i]].data, (size_t)s->K, &s->bn[i], "BN parameters", e)) return -1;
+    if (fc_pattern_has_op(p->pat, FC_OP_RESID) &&
+        fc_cuda_upload(s->c, w->t[FC_CONV_TR].data, w->t[FC_CONV_TR].n, s->dt, &s->r, "r", e))
+        return -1;
     if (fc_cuda_chain_alloc(&s->ch, s->c, p, w, e) != 0) return -1;
     if (fc_cuda_alloc(&s->zero, w->out_n * E, "the fused call's z", e)) return -1;
     FC_CU(cudaMemsetAsync(s->zero, 0, w->out_n * E, s->c->stream));
@@ -471,12 +502,13 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     FC_CUDNN(cudnnCreateTensorDescriptor(&s->bnd));
     FC_CUDNN(cudnnDeriveBNTensorDescriptor(s->bnd, s->yd, CUDNN_BATCHNORM_SPATIAL));
     FC_CUDNN(cudnnCreateFilterDescriptor(&s->wd));
-    FC_CUDNN(cudnnSetFilter4dDescriptor(s->wd, t, fmt, s->K, s->C, s->R, s->S));
+    FC_CUDNN(cudnnSetFilter4dDescriptor(s->wd, t, fmt, s->K, Cg, s->R, s->S));
     for (int v = 0; v < FC_NVARIANTS; v++) {
         FC_CUDNN(cudnnCreateConvolutionDescriptor(&s->cd[v]));
         FC_CUDNN(cudnnSetConvolution2dDescriptor(s->cd[v], s->pad, s->pad, s->stride, s->stride, 1, 1,
                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         FC_CUDNN(cudnnSetConvolutionMathType(s->cd[v], want_math(s->dt)));
+        FC_CUDNN(cudnnSetConvolutionGroupCount(s->cd[v], G));
     }
     int on, oc, oh, ow;
     FC_CUDNN(cudnnGetConvolution2dForwardOutputDim(s->cd[0], s->xd, s->wd, &on, &oc, &oh, &ow));
@@ -526,6 +558,11 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         }
     }
     if (fc_pattern_has_op(p->pat, FC_OP_RELU) && try_aux(s, 2, &s->cudnn_relu, e) != 0) return -1;
+    if (s->r) {
+        FC_CUDNN(cudnnCreateOpTensorDescriptor(&s->add));
+        FC_CUDNN(cudnnSetOpTensorDescriptor(s->add, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN));
+        if (try_aux(s, 3, &s->cudnn_add, e) != 0) return -1;
+    }
     FC_CU(cudaStreamSynchronize(s->c->stream));
     return 0;
 }
@@ -546,6 +583,9 @@ static int cd_run(void *state, fc_variant v, fc_err *e)
             break;
         case FC_OP_BN:
             if (run_bn(s, cur, dst, e) != 0) return -1;
+            break;
+        case FC_OP_RESID:
+            if (run_add(s, cur, dst, e) != 0) return -1;
             break;
         case FC_OP_RELU:
             if (run_relu(s, cur, dst, e) != 0) return -1;
@@ -569,7 +609,7 @@ static int cd_poison(void *state, fc_variant v, fc_err *e)
     return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
-static const char *layout_name(const cd_state *s) { return s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter"; }
+static const char *layout_name(const cd_state *s) { return s->layout; }
 static const char *io_name(const cd_state *s) { return s->dt == FC_TF32 ? "fp32 (tf32 math)" : fc_dtype_name(s->dt); }
 
 /* The convolution of variant v's chain (FC_UNFUSED, FC_CONTROL) with its bias add. */
@@ -588,6 +628,7 @@ static const char *cd_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
     switch (op) {
     case FC_OP_CONV: return conv_text(s, FC_UNFUSED, buf, n);
     case FC_OP_BN: return s->cudnn_bn ? "cudnnBatchNormalizationForwardInference(spatial)" : "BN kernel(fusecal)";
+    case FC_OP_RESID: return s->cudnn_add ? "cudnnOpTensor(ADD, residual)" : "residual add kernel(fusecal)";
     case FC_OP_RELU: return s->cudnn_relu ? "cudnnActivationForward(relu)" : "relu kernel(fusecal)";
     default: return "?";
     }
@@ -614,7 +655,7 @@ static void cd_describe(void *state, fc_variant v, fc_impl *impl)
                 fc_impl_add_op(impl, cd_ops, pat->ops[i], FC_UNFUSED, cd_detail, s);
             }
         }
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 4; i++)
             if (s->aux_why[i][0]) fc_impl_addf(impl, " (cuDNN refused %s)", s->aux_why[i]);
         impl->nkernels = pat->nops + 1; /* the conv's bias is a call of its own */
     }
@@ -640,6 +681,8 @@ static void cd_teardown(void *state)
     }
     if (s->relu) cudnnDestroyActivationDescriptor(s->relu);
     if (s->fact) cudnnDestroyActivationDescriptor(s->fact);
+    if (s->add) cudnnDestroyOpTensorDescriptor(s->add);
+    fc_cuda_free(s->r);
     for (int i = 0; i < 4; i++) fc_cuda_free(s->bn[i]);
     fc_cuda_free(s->ones);
     fc_cuda_free(s->bias_f32);
