@@ -33,20 +33,42 @@ from collections import namedtuple
 
 __all__ = ["Answer", "Calibration", "canonical", "load", "predict"]
 
-# pattern -> family, and each family's dims in the order problem strings print
-# them, with their defaults (None: required). tests/cli_predict.sh checks them
-# against `fusecal list patterns --format json`.
-PATTERNS = {
-    "linear_bias": "linear", "linear_bias_relu": "linear", "linear_bias_gelu": "linear",
-    "linear_residual_relu": "linear", "conv_relu": "conv", "conv_bn": "conv", "conv_bn_relu": "conv",
-    "qk_scale": "attention", "qk_softmax": "attention", "attention": "attention",
+# pattern -> family; each pattern's dims in the order problem strings print them,
+# with their defaults (None: required). tests/cli_predict.sh checks them against
+# `fusecal list patterns --format json`.
+_FAMILY_PATTERNS = {
+    "linear": ("linear_bias", "linear_bias_relu", "linear_bias_gelu", "linear_residual_relu"),
+    "conv": ("conv_relu", "conv_bn", "conv_bn_relu", "dwconv_bn_relu", "conv_bn_add_relu"),
+    "attention": ("qk_scale", "qk_softmax", "attention"),
+    "norm": ("add_layernorm", "add_rmsnorm", "qk_norm_rope"),
 }
-DIMS = {
+PATTERNS = {pat: fam for fam, pats in _FAMILY_PATTERNS.items() for pat in pats}
+_FAMILY_DIMS = {
     "linear": [("m", None), ("k", None), ("n", None)],
     "conv": [("n", None), ("c", None), ("h", None), ("w", None), ("k", None), ("r", 3), ("s", 3),
-             ("stride", 1), ("pad", 0)],
+             ("stride", 1), ("pad", 0), ("g", 1)],
     "attention": [("b", None), ("h", None), ("s", None), ("d", None), ("causal", 0)],
+    "norm": [("m", None), ("n", None)],
 }
+DIMS = {pat: _FAMILY_DIMS[fam] for pat, fam in PATTERNS.items()}
+DIMS["qk_norm_rope"] = [("m", None), ("h", None), ("d", None)]
+
+
+def _shown(pattern, name, dims):
+    """Whether a dim is printed: the conv family's g only where it is not implied
+    (not 1, and not the depthwise pattern's c) - pattern_conv.c's conv_shown."""
+    if PATTERNS[pattern] == "conv" and name == "g":
+        return dims["g"] != 1 and pattern != "dwconv_bn_relu"
+    return True
+
+
+def _default(pattern, name, given):
+    """A dim's default where it follows another dim (dwconv_bn_relu's g is c)."""
+    if pattern == "dwconv_bn_relu" and name == "g":
+        return given.get("c")
+    return dict(DIMS[pattern])[name]
+
+
 LAYOUT = {"conv": "nhwc"}  # families with a layout, and its default
 DTYPES = ("fp32", "tf32", "bf16", "fp16")
 
@@ -69,15 +91,17 @@ def canonical(problem):
         key, eq, val = tok.partition("=")
         if not eq or not key or not val:
             raise ValueError(f"bad token '{tok}' in problem '{problem}': expected k=v")
+        key = key.lower()
         if key in given:
             raise ValueError(f"'{key}' given twice in problem '{problem}'")
         given[key] = val.strip()
-    out = []
-    for name, default in DIMS[family]:
-        val = given.pop(name, default)
+    dims = {}
+    for name, _ in DIMS[pattern]:
+        val = given.pop(name, _default(pattern, name, dims))
         if val is None:
             raise ValueError(f"problem '{problem}' lacks dimension '{name}'")
-        out.append(f"{name}={int(val)}")
+        dims[name] = int(val)
+    out = [f"{n}={v}" for n, v in dims.items() if _shown(pattern, n, dims)]
     if family in LAYOUT:
         out.append("layout=" + given.pop("layout", LAYOUT[family]))
     dtype = given.pop("dtype", "fp32")

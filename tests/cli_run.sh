@@ -6,10 +6,11 @@
 out=$WORK/cal.json
 expect 0 "run tiny problems of every family on every CPU backend" -- \
     "$FUSECAL" run --shape m=7,k=13,n=5 --shape n=2,c=3,h=7,w=6,k=3,r=3,s=3,pad=1 --shape b=1,h=2,s=33,d=64 \
-    "${FAST[@]}" --out "$out"
+    --shape n=1,c=4,h=6,w=5,k=4 --shape m=5,n=24 --shape m=3,h=2,d=8 "${FAST[@]}" --out "$out"
 schema_valid "$out"
 n_expected=$(grep -c '' < <("$FUSECAL" run --shape m=7,k=13,n=5 --shape n=2,c=3,h=7,w=6,k=3,r=3,s=3,pad=1 \
-    --shape b=1,h=2,s=33,d=64 --dry-run | grep -v 'problems x backends'))
+    --shape b=1,h=2,s=33,d=64 \
+    --shape n=1,c=4,h=6,w=5,k=4 --shape m=5,n=24 --shape m=3,h=2,d=8 --dry-run | grep -v 'problems x backends'))
 check_eq "one record per problem and backend" "$(pyq "$out" "len(d['records'])")" "$n_expected"
 check_eq "every record ok and verified" \
     "$(pyq "$out" "all(r['status']=='ok' and r['verification']['passed'] for r in d['records'])")" True
@@ -70,8 +71,22 @@ check_eq "settings recorded" "$(pyq "$WORK/cold.json" "d['settings']['cache'], d
 
 # the quick sweep's plan holds every pattern on both backends (dry run: no measuring)
 expect 0 "dry run of the quick sweep" -- "$FUSECAL" run --dry-run
-check_eq "quick sweep jobs: 32 on OpenBLAS, 26 on oneDNN (no softmax)" \
-    "$(grep -c '^cpu\.openblas' "$WORK/out") $(grep -c '^cpu\.onednn' "$WORK/out")" "32 $((26 * onednn))"
+"$FUSECAL" list backends --format json > "$WORK/backends.json"
+cp "$WORK/out" "$WORK/plan.txt"
+plan_check='
+import json, sys
+plan = [l.split() for l in open(sys.argv[1]) if l.startswith("cpu.")]
+problems = {p for _, p, *_ in plan}
+pats = {p.split(":")[0] for p in problems}
+be = {b["name"]: set(b["supports"]["fp32"]) for b in json.load(open(sys.argv[2]))["backends"]}
+every = json.load(open(sys.argv[3]))["patterns"]
+out = [pats == {p["name"] for p in every}]
+for name in ("cpu.openblas", "cpu.onednn"):
+    want = {p for p in problems if p.split(":")[0] in be.get(name, ())}
+    out.append({p for b, p, *_ in plan if b == name} == want)
+print(*out)'
+check_eq "quick sweep plan: every pattern, every problem on each backend that implements it" \
+    "$("$PYTHON" -c "$plan_check" "$WORK/plan.txt" "$WORK/backends.json" "$WORK/patterns.json")" "True True True"
 
 # list and info
 expect 0 "list" -- "$FUSECAL" list

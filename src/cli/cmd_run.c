@@ -371,23 +371,22 @@ static int select_dtypes(const run_opts *o, selection *s)
     return 0;
 }
 
-/* Whether another pattern of pat's family takes the shape "k=v,...": then a shape pat
- * turns down (dwconv_bn_relu's g = c = k) was meant for its siblings. */
+/* Whether another pattern takes the shape "k=v,...": then a shape pat turns down
+ * (dwconv_bn_relu's g = c = k; linear's m,k,n lacking k where the norm family's m,n is
+ * whole) was meant for the others. */
 static bool sibling_takes(const fc_pattern *pat, const char *shape)
 {
     for (int pi = 0; pi < FC_NPATTERNS; pi++) {
         fc_problem p;
         fc_err e;
-        if (&fc_patterns[pi] != pat && fc_patterns[pi].family == pat->family &&
-            fc_problem_parse(shape, &fc_patterns[pi], &p, &e) == 0)
-            return true;
+        if (&fc_patterns[pi] != pat && fc_problem_parse(shape, &fc_patterns[pi], &p, &e) == 0) return true;
     }
     return false;
 }
 
 /* Problems from --shape: a whole problem string, or k=v applied to every selected
  * pattern whose family has all the keys (and, unless --pattern names it, that takes
- * the shape where another pattern of its family does). */
+ * the shape where another pattern does). */
 static int shape_problems(const run_opts *o, const selection *s, fc_sweep *sw)
 {
     fc_err e;
