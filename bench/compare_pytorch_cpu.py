@@ -20,7 +20,8 @@ form, named), fusecal unfused and fused (each the best backend, named), the rati
 fusecal fused / PyTorch fused, and both fused forms as a percentage of the ceiling
 that bounds the problem (GEMM GFLOP/s for a compute-bound fused form, bandwidth for a
 memory-bound one: the ceilings `fusecal run` measures, as `fusecal info` does, kept in
-the document). The table goes to stdout and, with --out, to DIR/compare.md and
+the document; the bandwidth ceiling is DRAM's, so a memory-bound problem that fits in
+the LLC shows above 100 %). The table goes to stdout and, with --out, to DIR/compare.md and
 DIR/compare.json. Problems no usable CPU backend of this fusecal computes in the dtype (`fusecal list
 backends`) are left out, and said so.
 
@@ -78,16 +79,18 @@ PROBLEMS = [
     "qk_softmax:b=4,h=12,s=512,d=64,causal=1",
     "attention:b=8,h=16,s=1024,d=64",
     "attention:b=1,h=32,hkv=8,s=1,skv=4096,d=128",
-    # norm: BERT and LLaMA hidden sizes, LLaMA heads
-    "add_layernorm:m=512,n=768",
-    "add_rmsnorm:m=128,n=4096",
-    "qk_norm_rope:m=128,h=32,d=128",
+    # norm: BERT and LLaMA hidden sizes, LLaMA heads; prefills of 4096 and 1024 tokens,
+    # whose tensors are larger than the LLC (the bandwidth ceiling is DRAM's: a warm
+    # problem that fits in cache runs above it)
+    "add_layernorm:m=4096,n=768",
+    "add_rmsnorm:m=1024,n=4096",
+    "qk_norm_rope:m=1024,h=32,d=128",
 ]
 QUICK = [
     "linear_bias_relu:m=256,k=512,n=512",
     "conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1,layout=nhwc",
     "attention:b=2,h=8,s=256,d=64,causal=1",
-    "add_rmsnorm:m=128,n=4096",
+    "add_rmsnorm:m=1024,n=4096",
 ]
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 31)}
 CONV_DEFAULTS = {"r": 3, "s": 3, "stride": 1, "pad": 0, "g": 1}
