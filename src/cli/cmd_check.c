@@ -284,8 +284,7 @@ static int open_session(check_state *st, int argc, char **argv)
     signal(SIGPIPE, SIG_IGN); /* a closed terminal or pipe must not end a measurement */
     if (fc_session_open(&st->ses, &fc_builtin, &st->plan, &st->set, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
     if (st->plan.n) {
-        fc_progress_note(&st->pg, "fusecal: measuring this machine's ceilings");
-        if (fc_session_ceilings(&st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
+        if (fc_progress_ceilings(&st->pg, &st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
     }
     st->cur.settings = st->set;
     st->cur.argv = fc_command_line_json(argc, argv);

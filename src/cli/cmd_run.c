@@ -720,8 +720,7 @@ static int measure(run_opts *o, run_state *st, int argc, char **argv)
 {
     fc_err e;
     if (fc_session_open(&st->ses, &fc_builtin, &st->plan, &o->set, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
-    fc_progress_note(&st->pg, "fusecal: measuring this machine's ceilings");
-    if (fc_session_ceilings(&st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
+    if (fc_progress_ceilings(&st->pg, &st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
     cJSON *host, *ceilings;
     fc_session_describe(&st->ses, &host, &ceilings);
     environment_guards(&st->pg, &o->set, host);

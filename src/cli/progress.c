@@ -85,3 +85,18 @@ void fc_progress_note(fc_progress *p, const char *fmt, ...)
     fputc('\n', p->out);
     fflush(p->out);
 }
+
+int fc_progress_ceilings(fc_progress *p, fc_session *s, fc_err *e)
+{
+    double age;
+    int reused = fc_session_reuse_ceilings(s, &age);
+    if (reused == s->ndev) {
+        fc_progress_note(p,
+                         "fusecal: this machine's ceilings as measured %.0f min ago on this boot ('fusecal info' "
+                         "measures them again)",
+                         age / 60);
+        return 0;
+    }
+    fc_progress_note(p, "fusecal: measuring this machine's ceilings (kept for an hour for later runs)");
+    return fc_session_ceilings(s, e);
+}

@@ -75,6 +75,10 @@ cJSON *fc_ceilings_json(const fc_ceilings *c)
     if (c->launch_us > 0) fc_json_add_num(o, "launch_us", c->launch_us);
     if (c->graph_launch_us > 0) fc_json_add_num(o, "graph_launch_us", c->graph_launch_us);
     cJSON_AddStringToObject(o, "method", c->method);
+    if (c->measured_utc[0]) {
+        cJSON_AddStringToObject(o, "measured_utc", c->measured_utc);
+        cJSON_AddBoolToObject(o, "cached", c->cached);
+    }
     return o;
 }
 

@@ -43,7 +43,12 @@ typedef struct fc_session {
 int fc_session_open(fc_session *s, const fc_registry *reg, const fc_plan *plan, const fc_settings *set, fc_err *e);
 /* Opens one more device (no-op when it is open). */
 int fc_session_add(fc_session *s, const fc_device *d, const fc_settings *set, fc_err *e);
-/* Measures the ceilings of every open device (done once per run). */
+/* Takes the ceilings an earlier command kept (src/measure/ceilcache.h) for every
+ * open device they are still usable for; returns how many devices got them, and
+ * in *age_s how old the oldest are. */
+int fc_session_reuse_ceilings(fc_session *s, double *age_s);
+/* Measures the ceilings of every open device that has none yet (once per run)
+ * and keeps them for later commands. */
 int fc_session_ceilings(fc_session *s, fc_err *e);
 void fc_session_close(fc_session *s);
 /* The host block and ceilings of an open session, for a document. */
