@@ -2,7 +2,9 @@
 # What a first run costs: the ceilings a command measures are kept in
 # $XDG_CACHE_HOME/fusecal for an hour and used again by later runs on the same
 # boot, host and build (src/measure/ceilcache.h); a record says whether its
-# ceilings were measured or kept; `info` always measures.
+# ceilings were measured or kept; `info` always measures. `--quick` takes the
+# quick sweep's stopping rule; a run that may take long says what its stopping
+# rule does.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK" || exit 1
 ONE=(--shape linear_bias:m=8,k=8,n=8 --backend cpu.openblas "${FAST[@]}" --rounds 2)
@@ -51,6 +53,27 @@ check_eq "check --run uses the kept ceilings" "$(ceil now.json cached)" True
 expect 0 "info --format json" -- "$FUSECAL" info --format json --device cpu
 echo "$(cat "$WORK/out")" >info.json
 check_eq "info measures afresh" "$(ceil info.json cached)" False
+
+# ---- --quick: the quick sweep's stopping rule, whatever the sweep; the command line still wins
+stop() { pyq "$1" "' '.join(str(d['settings']['stop'][k]) for k in ('min_samples', 'min_time_s', 'max_noise', 'max_time_s'))"; }
+quick=$("$PYTHON" -c "import json,sys; s=json.load(open(sys.argv[1]))['sweeps']['quick']['stop']; print(' '.join(str(s[k]) for k in ('min_samples', 'min_time_s', 'max_noise', 'max_time_s')))" "$SRC/patterns/sweeps.json")
+TINY=(--shape linear_bias:m=8,k=8,n=8 --backend cpu.openblas --seed 1)
+expect 0 "run --quick" -- "$FUSECAL" run "${TINY[@]}" --quick --out quick.json
+check_eq "--quick: the quick sweep's stopping rule" "$(stop quick.json)" "$quick"
+echo '{"schema_version": 1, "stop": {"min_samples": 3, "min_time_s": 2, "max_noise": 0.1, "max_time_s": 4},
+ "entries": [{"problems": ["linear_bias:m=8,k=8,n=8"]}]}' >mine.json
+expect 0 "run --quick --sweep FILE" -- "$FUSECAL" run --sweep mine.json --backend cpu.openblas --seed 1 --quick --max-time 0.3 --out quick-mine.json
+check_eq "--quick over a sweep of its own: the quick sweep's rule, the command line's --max-time" "$(stop quick-mine.json)" "${quick% *} 0.3"
+
+# ---- a run that may take long says what its stopping rule does; a short one does not
+if grep -qF -- "--quick trades precision for time" "$WORK/err"; then bad "a short run's note: $(cat "$WORK/err")"
+else ok "a short run: no note on the stopping rule"; fi
+expect 0 "a run with long time caps" -- "$FUSECAL" run "${TINY[@]}" --max-time 6 --max-noise 0.5 --min-time 0 --min-samples 2 --rounds 2 --out long.json
+if grep -F "rounds or more" "$WORK/err" | grep -qF "at most 6 s of samples per variant" &&
+    grep -qF -- "--quick trades precision for time" "$WORK/err"; then ok "a long run says what its stopping rule does"
+else bad "long run: $(cat "$WORK/err")"; fi
+expect 0 "the same, --quiet" -- "$FUSECAL" run "${TINY[@]}" --max-time 6 --max-noise 0.5 --min-time 0 --min-samples 2 --rounds 2 --out long.json --quiet
+check_eq "--quiet: no note" "$(grep -c 'rounds or more' "$WORK/err")" 0
 
 # ---- no cache directory to write: the run goes on, measuring
 : >not-a-dir

@@ -100,3 +100,18 @@ int fc_progress_ceilings(fc_progress *p, fc_session *s, fc_err *e)
     fc_progress_note(p, "fusecal: measuring this machine's ceilings (kept for an hour for later runs)");
     return fc_session_ceilings(s, e);
 }
+
+void fc_progress_stop_rule(fc_progress *p, const fc_plan *plan, const fc_settings *set)
+{
+    const fc_stop *st = &set->stop;
+    double cap = 2 * st->max_time * plan->n; /* at least two variants a record, each up to its cap */
+    if (cap < FC_LONG_RUN_S) return;
+    char total[32];
+    duration(cap, total, sizeof total);
+    fc_progress_note(p,
+                     "fusecal: note: each record: %d rounds or more (up to %d) until the speedup's 95%% interval is "
+                     "within \xC2\xB1%.3g%%, at most %.3g s of samples per variant: up to %s of samples for %d "
+                     "record%s; --quick trades precision for time",
+                     set->rounds, FC_MAX_ROUNDS, 100 * st->max_noise, st->max_time, total, plan->n,
+                     plan->n == 1 ? "" : "s");
+}

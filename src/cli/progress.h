@@ -27,5 +27,10 @@ void fc_progress_note(fc_progress *p, const char *fmt, ...) __attribute__((forma
 /* The session's ceilings: those an earlier command kept when still usable, else
  * measured now; a note says which. */
 int fc_progress_ceilings(fc_progress *p, fc_session *s, fc_err *e);
+/* When the plan may take long (its variants' time caps add up to more than
+ * FC_LONG_RUN_S), one note on what the stopping rule does and how to trade
+ * precision for time. */
+#define FC_LONG_RUN_S 10.0
+void fc_progress_stop_rule(fc_progress *p, const fc_plan *plan, const fc_settings *set);
 
 #endif
