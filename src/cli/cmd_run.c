@@ -698,6 +698,7 @@ static int settle(run_opts *o, run_state *st)
     fc_err e;
     if (!o->seed_set) o->set.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     if (!o->set.threads) o->set.threads = fc_online_cpus();
+    fc_progress_test_fast(&st->pg, &o->set, true);
     if (!st->cont.path) return 0;
     if (fc_continue_check_settings(&st->cont, &o->set, &e) != 0) return fc_usage_error("%s", e.msg);
     int dropped = fc_continue_drop_measured(&st->cont, &st->plan);

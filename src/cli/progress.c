@@ -115,3 +115,14 @@ void fc_progress_stop_rule(fc_progress *p, const fc_plan *plan, const fc_setting
                      set->rounds, FC_MAX_ROUNDS, 100 * st->max_noise, st->max_time, total, plan->n,
                      plan->n == 1 ? "" : "s");
 }
+
+void fc_progress_test_fast(fc_progress *p, fc_settings *set, bool sweep)
+{
+    if (!fc_test_fast_settings(set)) return;
+    if (sweep && (set->max_time_total <= 0 || set->max_time_total > FC_TEST_FAST_TOTAL_S))
+        set->max_time_total = FC_TEST_FAST_TOTAL_S;
+    fc_progress_note(p,
+                     "fusecal: note: FUSECAL_TEST_FAST=1: the shortest stopping settings%s, for tests; these "
+                     "numbers mean nothing",
+                     sweep ? " and a sweep ended after a few seconds" : "");
+}

@@ -125,6 +125,18 @@ void fc_session_describe(const fc_session *s, cJSON **host, cJSON **ceilings)
         if (s->measured[i]) cJSON_AddItemToObject(*ceilings, s->dev[i]->name, fc_ceilings_json(&s->ceil[i]));
 }
 
+bool fc_test_fast_settings(fc_settings *s)
+{
+    const char *v = getenv("FUSECAL_TEST_FAST");
+    if (!v || strcmp(v, "1") != 0) return false;
+    s->rounds = 2;
+    s->stop.min_samples = 2;
+    s->stop.min_time = 0;
+    s->stop.max_noise = fc_settings_table[FC_SET_MAX_NOISE].max;
+    s->stop.max_time = 1e-3;
+    return true;
+}
+
 /* ------------------------------------------------------------------ one job */
 
 static uint64_t hash_str(const char *s)

@@ -68,6 +68,16 @@ typedef struct fc_observer {
 int fc_calibrate(fc_session *s, const fc_plan *plan, const fc_settings *set, fc_doc *doc, const fc_observer *obs,
                  volatile sig_atomic_t *interrupt, fc_err *e);
 
+/* The test hook FUSECAL_TEST_FAST=1: the shortest stopping settings (2 rounds of
+ * 2 sample tuples, no minimum time, 1 ms of samples per variant) replace whatever
+ * the command line, a sweep or a baseline says, and `run` ends a sweep after
+ * FC_TEST_FAST_TOTAL_S (its records so far kept, complete: false). For tests of
+ * what the commands do (tests/cli_readme.sh runs README.md's commands with it),
+ * never of what they measure: the commands say so on stderr. Returns whether it
+ * applied. */
+#define FC_TEST_FAST_TOTAL_S 5.0
+bool fc_test_fast_settings(fc_settings *s);
+
 /* Measures one job into r (used by fc_calibrate and by tests). */
 void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, const fc_workload *w,
                     const fc_reference *ref, volatile sig_atomic_t *interrupt, fc_record *r, bool *interrupted);
