@@ -80,6 +80,7 @@ typedef struct enum_case {
 #define INF "schemas/info.schema.json"
 #define CHK "schemas/check.schema.json"
 #define CMP "schemas/compare.schema.json"
+#define PRD "schemas/predict.schema.json"
 
 static const enum_case cases[] = {
     {CAL, "/$defs/record/properties/pattern", NULL, false, pattern_names, NULL, NULL},
@@ -93,6 +94,8 @@ static const enum_case cases[] = {
      "none: a record that is not ok has no decision", NULL},
     {CAL, "/$defs/record/then/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/settings/properties/cache", &fc_cache_words, false, NULL, NULL, NULL},
+    {CAL, "/$defs/settings/properties/attention_kernel", &fc_attn_kernel_words, false, NULL, NULL, NULL},
+    {CAL, "/$defs/variant/properties/attention_kernel", &fc_attn_kernel_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/variant/properties/bound", &fc_bound_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/variant/properties/stop_rule", &fc_stop_rule_words, false, NULL, NULL,
      "interrupted: an interrupted record is dropped, never written"},
@@ -114,6 +117,12 @@ static const enum_case cases[] = {
     {CHK, "/$defs/item/properties/first_verdict", &fc_verdict_words, false, NULL, NULL, NULL},
     {CMP, "/$defs/side/properties/status", &fc_status_words, false, NULL, NULL, NULL},
     {CMP, "/$defs/side/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
+    {PRD, "/properties/machines/items/properties/device", &fc_device_words, false, NULL, NULL, NULL},
+    {PRD, "/$defs/prediction/properties/device", &fc_device_words, false, NULL, NULL, NULL},
+    {PRD, "/$defs/decision", &fc_decision_words, false, NULL, "unknown: a problem no record and no model answers",
+     NULL},
+    {PRD, "/$defs/prediction/else/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
+    {PRD, "/$defs/estimate/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
 };
 
 /* enums that mirror no list */
@@ -126,6 +135,8 @@ static const struct {
     {CMP, "/properties/by", "compare's --by choices (src/cli/cmd_compare.c)"},
     {CMP, "/$defs/row/properties/shift", "where B's interval lies against A's"},
     {CMP, "/$defs/move/properties/direction", "which way a threshold crossing goes"},
+    {PRD, "/properties/kind", "what a predict document holds: predictions or their validation"},
+    {PRD, "/$defs/prediction/properties/source", "where an answer comes from: a record, the model, or neither"},
 };
 
 /* The node at a JSON pointer ("/a/b/0"; ~0 and ~1 unescaped), or NULL. */

@@ -29,6 +29,7 @@
     X(thresholds, 1, "thresholds file (minimum speedups and allowed regressions for 'fusecal check')")    \
     X(check, 1, "check summary ('fusecal check --format json')")                                          \
     X(compare, 1, "comparison of two calibrations ('fusecal compare --format json')")                     \
+    X(predict, 1, "predictions or their validation ('fusecal predict --format json')")                    \
     X(catalogue, 1, "catalogue or sweep file (patterns/*.json, 'fusecal run --sweep FILE')")
 /* clang-format on */
 
