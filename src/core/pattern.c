@@ -22,9 +22,10 @@ const fc_pattern fc_patterns[FC_NPATTERNS] = {
 _Static_assert(FC_ARRAY_LEN(fc_patterns) == FC_NPATTERNS, "pattern table size");
 
 static const char *const op_names[FC_NOPS] = {
-    [FC_OP_GEMM] = "gemm",      [FC_OP_CONV] = "conv",       [FC_OP_QK] = "qk",     [FC_OP_BIAS] = "bias",
-    [FC_OP_RESID] = "residual", [FC_OP_RELU] = "relu",       [FC_OP_GELU] = "gelu", [FC_OP_BN] = "batchnorm",
-    [FC_OP_SCALE] = "scale",    [FC_OP_SOFTMAX] = "softmax", [FC_OP_PV] = "pv",
+    [FC_OP_GEMM] = "gemm",       [FC_OP_CONV] = "conv",       [FC_OP_QK] = "qk",     [FC_OP_BIAS] = "bias",
+    [FC_OP_RESID] = "residual",  [FC_OP_RELU] = "relu",       [FC_OP_GELU] = "gelu", [FC_OP_BN] = "batchnorm",
+    [FC_OP_SCALE] = "scale",     [FC_OP_SOFTMAX] = "softmax", [FC_OP_PV] = "pv",     [FC_OP_SILU] = "silu",
+    [FC_OP_GLU_MUL] = "glu_mul", [FC_OP_GELU_IN] = "gelu_in",
 };
 _Static_assert(FC_ARRAY_LEN(op_names) == FC_NOPS, "op name table size");
 
