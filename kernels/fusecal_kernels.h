@@ -54,6 +54,19 @@ int fck_softmax_rows_describe(fck_dtype dt, size_t cols, char *buf, size_t n);
 cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, const float *shift, void *y, size_t n,
                                size_t c, size_t hw, int nhwc, int relu, cudaStream_t stream);
 
+/* ---------------------------------------------------------------- gated unit
+ * gu [rows, 2n]: a gated unit's GEMM output, the gate g in columns 0..n-1 of each row and
+ * the up half u in n..2n-1; s, y [rows, n]. silu(x) = x/(1 + e^−x). 16-byte vectors
+ * where n is a whole number of them, scalars otherwise. */
+
+/* s = silu(g) */
+cudaError_t fck_glu_silu(fck_dtype dt, const void *gu, void *s, size_t rows, size_t n, cudaStream_t stream);
+/* y = s·u */
+cudaError_t fck_glu_mul(fck_dtype dt, const void *s, const void *gu, void *y, size_t rows, size_t n,
+                        cudaStream_t stream);
+/* y = silu(g)·u in one pass (act-and-mul) */
+cudaError_t fck_glu_act_mul(fck_dtype dt, const void *gu, void *y, size_t rows, size_t n, cudaStream_t stream);
+
 /* ---------------------------------------------------------------- attention
  * Q, K, V, O [bh, s, d]; P [bh, s, s]. Heads of dimension d = 64 or 128 (others:
  * cudaErrorInvalidValue; see fck_attention_supports). Tensor cores: mma.sync m16n8k16
