@@ -78,6 +78,19 @@ cudaError_t fck_rmsnorm_rows(fck_dtype dt, const void *x, const void *r, const v
 cudaError_t fck_head_norm_rope(fck_dtype dt, const void *q, const void *gamma, const float *cs, float eps, void *y,
                                size_t m, size_t heads, size_t d, int norm, int rope, cudaStream_t stream);
 
+/* ---------------------------------------------------------------- gated unit
+ * gu [rows, 2n]: a gated unit's GEMM output, the gate g in columns 0..n-1 of each row and
+ * the up half u in n..2n-1; s, y [rows, n]. silu(x) = x/(1 + e^−x). 16-byte vectors
+ * where n is a whole number of them, scalars otherwise. */
+
+/* s = silu(g) */
+cudaError_t fck_glu_silu(fck_dtype dt, const void *gu, void *s, size_t rows, size_t n, cudaStream_t stream);
+/* y = s·u */
+cudaError_t fck_glu_mul(fck_dtype dt, const void *s, const void *gu, void *y, size_t rows, size_t n,
+                        cudaStream_t stream);
+/* y = silu(g)·u in one pass (act-and-mul) */
+cudaError_t fck_glu_act_mul(fck_dtype dt, const void *gu, void *y, size_t rows, size_t n, cudaStream_t stream);
+
 /* ---------------------------------------------------------------- attention
  * Q, K, V, O [bh, s, d]; P [bh, s, s]. Heads of dimension d = 64 or 128 (others:
  * cudaErrorInvalidValue; see fck_attention_supports). Tensor cores: mma.sync m16n8k16

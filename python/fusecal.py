@@ -37,7 +37,8 @@ __all__ = ["Answer", "Calibration", "canonical", "load", "predict"]
 # with their defaults (None: required). tests/cli_predict.sh checks them against
 # `fusecal list patterns --format json`.
 _FAMILY_PATTERNS = {
-    "linear": ("linear_bias", "linear_bias_relu", "linear_bias_gelu", "linear_residual_relu"),
+    "linear": ("linear_bias", "linear_bias_relu", "linear_bias_gelu", "linear_residual_relu", "linear_swiglu",
+               "gelu_linear"),
     "conv": ("conv_relu", "conv_bn", "conv_bn_relu", "dwconv_bn_relu", "conv_bn_add_relu"),
     "attention": ("qk_scale", "qk_softmax", "attention"),
     "norm": ("add_layernorm", "add_rmsnorm", "qk_norm_rope"),

@@ -6,7 +6,9 @@
  *   softmax     rows on both sides of every plan boundary (warp, block, two-pass;
  *               16-byte vectors and scalars), with -inf entries;
  *   affine      channel_affine in nchw and nhwc, each way it reads scale and shift,
- *               and the 64-bit path for unaligned tensors.
+ *               and the 64-bit path for unaligned tensors;
+ *   gated unit  silu, mul and act-and-mul over [rows, 2n] products, n a whole number of
+ *               16-byte vectors or not.
  * Outputs are poisoned with NaN first, so an element never written fails. Exits 77
  * (skipped) without a usable GPU.
  *   test_kernels_gpu [CASE] */
@@ -310,6 +312,54 @@ static void test_channel_affine(void)
                 }
 }
 
+/* ---------------------------------------------------------------- gated unit */
+
+static double silu_ref(double x) { return x / (1.0 + exp(-x)); }
+
+static void check_glu(fck_dtype dt, size_t rows, size_t n)
+{
+    double *gu, *sh;
+    void *dgu = dev_random(dt, rows * 2 * n, 11 + n, &gu), *ds = dev_random(dt, rows * n, 12 + n, &sh);
+    double *ref[3] = {malloc(rows * n * sizeof(double)), malloc(rows * n * sizeof(double)),
+                      malloc(rows * n * sizeof(double))};
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < n; j++) {
+            const double g = gu[i * 2 * n + j], u = gu[i * 2 * n + n + j];
+            ref[0][i * n + j] = silu_ref(g);
+            ref[1][i * n + j] = sh[i * n + j] * u;
+            ref[2][i * n + j] = silu_ref(g) * u;
+        }
+    static const char *const names[3] = {"silu", "mul", "act-and-mul"};
+    for (int op = 0; op < 3; op++) {
+        void *y = dev_poisoned(dt, rows * n + 1); /* one element past the end: never written */
+        cudaError_t st = op == 0   ? fck_glu_silu(dt, dgu, y, rows, n, 0)
+                         : op == 1 ? fck_glu_mul(dt, ds, dgu, y, rows, n, 0)
+                                   : fck_glu_act_mul(dt, dgu, y, rows, n, 0);
+        CU(st);
+        double *out = download(dt, y, rows * n + 1);
+        const double err = rel_err(out, ref[op], rows * n), tol = esize(dt) == 4 ? 1e-6 : dt == FCK_FP16 ? 1e-3 : 8e-3;
+        CHECK_MSG(err <= tol, "glu %s %s rows=%zu n=%zu: error %.3g", names[op], dt_names[dt], rows, n, err);
+        CHECK_MSG(isnan(out[rows * n]), "glu %s %s n=%zu wrote past the end", names[op], dt_names[dt], n);
+        free(out);
+        cudaFree(y);
+    }
+    for (int op = 0; op < 3; op++) free(ref[op]);
+    free(gu), free(sh);
+    cudaFree(dgu), cudaFree(ds);
+}
+
+static void test_glu(void)
+{
+    const fck_dtype dts[] = {FCK_FP32, FCK_BF16, FCK_FP16};
+    const size_t ns[] = {1, 7, 8, 13, 64, 1000, 4096, 11008};
+    for (int di = 0; di < 3; di++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+            check_glu(dts[di], 3, ns[ni]);
+            check_glu(dts[di], 1, ns[ni]);
+        }
+    check_glu(FCK_BF16, 257, 11008); /* many rows of LLaMA-7B's FFN width */
+}
+
 int main(int argc, char **argv)
 {
     int count = 0;
@@ -325,6 +375,6 @@ int main(int argc, char **argv)
         return 77;
     }
     static const t_case cases[] = {T(test_attention_args), T(test_attention), T(test_softmax_rows),
-                                   T(test_channel_affine)};
+                                   T(test_channel_affine), T(test_glu)};
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

@@ -290,6 +290,7 @@ typedef struct sim {
     const fc_problem *p;
     const fc_workload *w;
     bool fused;
+    const float *gemm_out; /* the GEMM's output, where a gated unit's mul reads its up half */
 } sim;
 
 static float store(const sim *s, float x)
@@ -315,18 +316,26 @@ static size_t channel(const fc_problem *p, size_t i)
     return p->layout == FC_NHWC ? i % K : (i / PQ) % K;
 }
 
-static void sim_gemm(const sim *s, float *y)
+/* y = x·Wᵀ [M, N'] (N' = 2N for a gated unit); x is the prologue's output where
+ * there is one, entering the GEMM rounded to nearest in the operand type */
+static size_t sim_gemm(const sim *s, const float *prologue, float *y)
 {
     const int64_t *d = s->p->d;
-    size_t M = (size_t)d[FC_LIN_M], K = (size_t)d[FC_LIN_K], N = (size_t)d[FC_LIN_N];
-    const float *x = s->w->t[FC_LIN_TX].data, *W = s->w->t[FC_LIN_TW].data;
+    size_t M = (size_t)d[FC_LIN_M], K = (size_t)d[FC_LIN_K], N = (size_t)fc_linear_gemm_n(s->p);
+    const float *x = prologue ? prologue : s->w->t[FC_LIN_TX].data, *W = s->w->t[FC_LIN_TW].data;
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < N; j++) {
             float acc = 0;
-            for (size_t k = 0; k < K; k++) acc += x[i * K + k] * W[j * K + k];
+            for (size_t k = 0; k < K; k++) {
+                float a = prologue ? fc_round_to_dtype(x[i * K + k], s->p->dtype) : x[i * K + k];
+                acc += a * W[j * K + k];
+            }
             y[i * N + j] = acc;
         }
+    return M * N;
 }
+
+static float silu(float x) { return x / (1.0f + expf(-x)); }
 
 /* conv with the original weights (unfused: then its bias, written apart) or the
  * folded ones and their bias (fused); output channel k sees its group's c/g inputs */
@@ -443,12 +452,22 @@ static void sim_rope(const sim *s, const float *a, float *y)
 
 /* One op from cur into dst (n elements when elementwise); the elements it wrote, 0
  * for an op it cannot simulate. */
-static size_t sim_op(const sim *s, fc_op op, const float *cur, float *dst, size_t n)
+static size_t sim_op(sim *s, fc_op op, const float *cur, float *dst, size_t n)
 {
     const fc_problem *p = s->p;
     const fc_workload *w = s->w;
+    size_t N = p->pat->family == FC_FAM_LINEAR ? (size_t)p->d[FC_LIN_N] : 0;
     switch (op) {
-    case FC_OP_GEMM: sim_gemm(s, dst); break;
+    case FC_OP_GEMM: s->gemm_out = dst; return sim_gemm(s, cur, dst);
+    case FC_OP_GELU_IN:
+        for (size_t i = 0; i < w->t[FC_LIN_TX].n; i++) dst[i] = gelu(w->t[FC_LIN_TX].data[i]);
+        return w->t[FC_LIN_TX].n;
+    case FC_OP_SILU: /* the gate half of [M, 2N] into [M, N] */
+        for (size_t i = 0; i < w->out_n; i++) dst[i] = silu(cur[i / N * 2 * N + i % N]);
+        return w->out_n;
+    case FC_OP_GLU_MUL:
+        for (size_t i = 0; i < n; i++) dst[i] = cur[i] * s->gemm_out[i / N * 2 * N + N + i % N];
+        return n;
     case FC_OP_CONV: sim_conv(s, dst); break;
     case FC_OP_QK: sim_qk(s, dst); break;
     case FC_OP_PV: sim_pv(s, cur, dst); break;
@@ -504,16 +523,16 @@ static size_t sim_op(const sim *s, fc_op op, const float *cur, float *dst, size_
 }
 
 /* The chain, unfused (every op's result written in the storage type) or fused
- * (written once); the output lands in out. */
-static bool simulate(const sim *s, float *out)
+ * (written once); the output lands in out. Each op writes a buffer of its own. */
+static bool simulate(sim *s, float *out)
 {
     const fc_pattern *pat = s->p->pat;
     size_t cap = s->w->out_n > s->w->inter_n ? s->w->out_n : s->w->inter_n;
-    float *buf[2] = {fc_xmalloc(cap * sizeof(float)), fc_xmalloc(cap * sizeof(float))};
+    float *buf[FC_MAX_OPS] = {NULL};
     const float *cur = NULL;
     bool ok = true;
     for (int i = 0; i < pat->nops && ok; i++) {
-        float *dst = buf[i % 2];
+        float *dst = buf[i] = fc_xmalloc(cap * sizeof(float));
         bool last = i == pat->nops - 1;
         size_t n = sim_op(s, pat->ops[i], cur, dst, last ? s->w->out_n : s->w->inter_n);
         ok = n > 0;
@@ -523,8 +542,7 @@ static bool simulate(const sim *s, float *out)
         cur = dst;
     }
     if (ok) memcpy(out, cur, s->w->out_n * sizeof(float));
-    free(buf[0]);
-    free(buf[1]);
+    for (int i = 0; i < pat->nops; i++) free(buf[i]);
     return ok;
 }
 
@@ -571,7 +589,7 @@ static void tolerances_hold_in_simulation(void)
                 fc_problem_string(&p, ps, sizeof ps);
                 float *out = fc_xmalloc(w.out_n * sizeof(float));
                 for (int v = 0; v < FC_NVARIANTS; v++) {
-                    sim s = {&p, &w, v == FC_FUSED};
+                    sim s = {&p, &w, v == FC_FUSED, NULL};
                     if (!simulate(&s, out)) continue;
                     fc_check c;
                     fc_check_output(&ref, out, w.out_n, tol, &c);

@@ -28,7 +28,8 @@ static const char *const op_names[FC_NOPS] = {
     [FC_OP_GELU] = "gelu",           [FC_OP_BN] = "batchnorm",    [FC_OP_SCALE] = "scale",
     [FC_OP_SOFTMAX] = "softmax",     [FC_OP_PV] = "pv",           [FC_OP_ADD] = "add",
     [FC_OP_LAYERNORM] = "layernorm", [FC_OP_RMSNORM] = "rmsnorm", [FC_OP_HEAD_RMSNORM] = "head_rmsnorm",
-    [FC_OP_ROPE] = "rope",
+    [FC_OP_ROPE] = "rope",           [FC_OP_SILU] = "silu",       [FC_OP_GLU_MUL] = "glu_mul",
+    [FC_OP_GELU_IN] = "gelu_in",
 };
 _Static_assert(FC_ARRAY_LEN(op_names) == FC_NOPS, "op name table size");
 

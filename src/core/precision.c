@@ -92,18 +92,22 @@ float fc_round_to_dtype(float x, fc_dtype dt)
  * u/√3 the RMS relative error of one rounding to nearest, the independent sources
  * add in quadrature:
  *
- *   accumulation  a = u32·√(L/6). A length-L dot product summed in fp32, in every
+ *   accumulation  a = u32·√(G·L/6). A length-L dot product summed in fp32, in every
  *                 dtype: tensor cores take products of bf16, fp16 and tf32 values
  *                 exactly and accumulate them in fp32. √(L/6) is the random walk of
  *                 plain recursive summation; blocked BLAS and tensor-core kernels
- *                 sum in shorter runs and do better.
+ *                 sum in shorter runs and do better. G = 2 for a gated unit, whose
+ *                 output is the product of two such sums (silu(g)·u), else 1.
  *   writes        w = r(u_st)·√n. The unfused chain writes each op's result in the
  *                 storage type (bf16, fp16; fp32 for fp32 and tf32): n = its ops,
- *                 plus one for a conv whose bias a library adds by a call of its own.
- *                 The fused form writes once and stays inside this.
+ *                 plus one for a conv whose bias a library adds by a call of its own,
+ *                 plus one for a gated unit, whose GEMM's write rounds both factors
+ *                 of the product. The fused form writes once and stays inside this.
  *   operand       o = r(u_op). One operand the reference does not see, rounded to
- *                 the compute type: the BN-folded weights, or what a library computes
- *                 from an input (a transformed or split operand).
+ *                 the compute type: the BN-folded weights, what a library computes
+ *                 from an input (a transformed or split operand), or gelu(x) of a
+ *                 GELU prologue, which enters the GEMM rounded to nearest in its
+ *                 operand type (bf16, fp16, tf32) whether written or not.
  *   softmax       s = A·r(u_st)·√k. Logits written k times before the softmax (Q·Kᵀ,
  *                 then scaled) carry absolute errors of |x|·r, and an absolute error
  *                 δ in a logit is a relative error δ in its probability. A is the RMS
@@ -183,8 +187,9 @@ double fc_problem_tolerance(const fc_problem *p)
     const fc_pattern *pat = p->pat;
     double ust = fc_dtype_storage_roundoff(p->dtype), uop = fc_dtype_operand_roundoff(p->dtype);
     double rst = ust / sqrt(3.0), rop = uop / sqrt(3.0);
-    double a = 0x1p-24 * sqrt(fc_family_of(pat)->reduction(p) / 6.0);
-    double writes = pat->nops + fc_pattern_has_op(pat, FC_OP_CONV);
+    int gated = fc_pattern_has_op(pat, FC_OP_GLU_MUL);
+    double a = 0x1p-24 * sqrt(fc_family_of(pat)->reduction(p) / 6.0 * (1 + gated));
+    double writes = pat->nops + fc_pattern_has_op(pat, FC_OP_CONV) + gated;
     writes += (FC_LN_KAPPA * FC_LN_KAPPA - 1) * ops_before(pat, FC_OP_LAYERNORM);
     double w = rst * sqrt(writes);
     double o = rop;

@@ -5,8 +5,12 @@
  *            with its bias → BN → ReLU; QKᵀ → scale(+mask) → softmax → ·V; add →
  *            layer norm or RMSNorm, RMSNorm per head → rope (norm_ops.c).
  *   fused    the same arithmetic with the epilogue applied to each GEMM block while
- *            it is in cache; BN folded into the conv; flash-style attention; the
- *            norms in one pass over their inputs, the row kept in cache.
+ *            it is in cache (a gated unit's silu(gate)·up from one sgemm per block
+ *            on W laid out as matching gate and up row blocks at setup), a GELU
+ *            prologue applied to each block of x rows in a per-thread buffer before
+ *            its sgemm calls (linear_ops.h); BN folded into the conv; flash-style
+ *            attention; the norms in one pass over their inputs, the row kept in
+ *            cache.
  *   control  (linear) the fused form's blocked GEMM — per-thread blocks, one
  *            single-threaded sgemm each, sized to the LLC — without the epilogue,
  *            then the unfused chain's passes: the fused form partitions the GEMM
@@ -18,6 +22,7 @@
 #include "cpu_chain.h"
 #include "cpu_ops.h"
 #include "cpuinfo.h"
+#include "linear_ops.h"
 #include "norm_ops.h"
 
 #include <cblas.h>
@@ -38,6 +43,10 @@ typedef struct ob_state {
     float *ws;                  /* per-thread im2col / flash workspace */
     size_t block_bytes;         /* C block of a fused GEMM: kept in this thread's share of the LLC */
     float *bn_scratch;
+    /* linear gated units and prologues: the fused form's blocks, W in the gated
+     * unit's block layout */
+    fc_lin_plan lin;
+    float *wglu;
     float *rope; /* qk_norm_rope's cos/sin table, made at setup */
 } ob_state;
 
@@ -82,6 +91,9 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_HEAD_RMSNORM] = {"rmsnorm pass(omp, per head)", FC_FUSE_CALL, "rmsnorm"},
     [FC_OP_ROPE] = {"rope pass(omp, rotate-half, fp32 cos/sin table)", FC_FUSE_KERNEL,
                     "fused rmsnorm+rope(omp simd: each head read once, normalized and rotated in L1)"},
+    [FC_OP_SILU] = {"silu pass(omp, gate half)", FC_FUSE_EPILOGUE, "silu(gate)"},
+    [FC_OP_GLU_MUL] = {"mul pass(omp, by the up half)", FC_FUSE_EPILOGUE, "* up"},
+    [FC_OP_GELU_IN] = {"gelu pass(omp, x)", FC_FUSE_PROLOGUE, "gelu_tanh of each block of x rows"},
 };
 
 static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
@@ -105,7 +117,7 @@ static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
 static fc_op fused_op(const fc_pattern *pat)
 {
     int k = fc_op_table_kernel(ob_ops, pat);
-    return pat->ops[k >= 0 ? k : 0];
+    return pat->ops[k >= 0 ? k : fc_op_table_call(ob_ops, pat)];
 }
 
 static bool ob_supports(const fc_problem *p, char *why, size_t n)
@@ -122,6 +134,23 @@ static bool ob_supports(const fc_problem *p, char *why, size_t n)
     return true;
 }
 
+
+/* A gated unit's blocks and its W laid out block by block (timed with the setup,
+ * as a deployment lays weights out once), or a prologue's blocks and buffers. */
+static void setup_linear(ob_state *s)
+{
+    const int64_t *d = s->p.d;
+    int M = (int)d[FC_LIN_M], K = (int)d[FC_LIN_K], N = (int)d[FC_LIN_N];
+    if (fc_pattern_has_op(s->p.pat, FC_OP_GLU_MUL)) {
+        fc_cpu_glu_plan(M, N, K, s->block_bytes, s->nthreads, &s->lin);
+        s->wglu = fc_cpu_buffer(s->w->t[FC_LIN_TW].n);
+        fc_cpu_glu_pack(&s->lin, s->w->t[FC_LIN_TW].data, s->wglu);
+        s->ws = fc_cpu_buffer(fc_cpu_glu_workspace(&s->lin) * (size_t)s->nthreads);
+    } else if (fc_pattern_has_op(s->p.pat, FC_OP_GELU_IN)) {
+        fc_cpu_prologue_plan(M, N, K, s->block_bytes, s->nthreads, &s->lin);
+        s->ws = fc_cpu_buffer(fc_cpu_prologue_workspace(&s->lin) * (size_t)s->nthreads);
+    }
+}
 
 static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
 {
@@ -167,9 +196,30 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         s->rope = fc_cpu_buffer((size_t)(p->d[FC_NORM_M] * p->d[FC_NORM_D]));
         fc_rope_table(p->d[FC_NORM_M], p->d[FC_NORM_D], s->rope);
     }
-    if (fused_op(p->pat) == FC_OP_GEMM) fc_cpu_chain_add_control(&s->ch);
+    if (fused_op(p->pat) == FC_OP_GEMM) {
+        fc_cpu_chain_add_control(&s->ch);
+        setup_linear(s);
+    }
     *state = s;
     return 0;
+}
+
+/* The unfused chain's GEMM: one threaded sgemm (on gelu(x) after a prologue's pass,
+ * to [m, 2n] for a gated unit); or the control's: the fused form's blocked calls
+ * without their epilogue or prologue. */
+static void run_gemm(ob_state *s, fc_variant v, const float *in, float *dst)
+{
+    const int64_t *d = s->p.d;
+    int M = (int)d[FC_LIN_M], K = (int)d[FC_LIN_K], N = (int)fc_linear_gemm_n(&s->p);
+    const float *x = in ? in : s->w->t[FC_LIN_TX].data, *W = s->w->t[FC_LIN_TW].data;
+    fc_epilogue none = {NULL, NULL, FC_ACT_NONE};
+    if (v != FC_CONTROL) fc_cpu_gemm_nt(M, N, K, x, W, dst);
+    else if (s->wglu)
+        fc_cpu_glu_gemm(&s->lin, x, s->wglu, dst);
+    else if (in)
+        fc_cpu_prologue_gemm(&s->lin, x, W, NULL, false, dst, NULL);
+    else
+        fc_cpu_gemm_nt_fused_blocks(M, N, K, x, W, dst, &none, s->block_bytes);
 }
 
 /* One pass of a norm chain from cur into dst; returns where it wrote (add_rmsnorm's
@@ -202,25 +252,23 @@ static const float *resid_of(const fc_problem *p, const fc_workload *w)
 }
 
 /* The unfused chain, or (FC_CONTROL) the same chain with the fused form's blocked
- * GEMM in place of the one threaded sgemm. */
+ * GEMM in place of the one threaded sgemm (a gated unit's output then in its blocks). */
 static void run_unfused(ob_state *s, fc_variant v)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
     const int64_t *d = p->d;
     const float *cur = NULL;
+    /* the gated unit's [m, 2n] in blocks of nb: the control's as its blocked GEMM writes it */
+    int glu_nb = v == FC_CONTROL ? s->lin.nb : (int)d[FC_LIN_N];
     for (int i = 0; i < p->pat->nops; i++) {
         float *dst = i == p->pat->nops - 1 ? s->ch.out[v] : fc_cpu_chain_dst(&s->ch, i);
         switch (p->pat->ops[i]) {
-        case FC_OP_GEMM:
-            if (v == FC_CONTROL) {
-                fc_epilogue none = {NULL, NULL, FC_ACT_NONE};
-                fc_cpu_gemm_nt_fused_blocks((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
-                                            w->t[FC_LIN_TW].data, dst, &none, s->block_bytes);
-            } else {
-                fc_cpu_gemm_nt((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
-                               w->t[FC_LIN_TW].data, dst);
-            }
+        case FC_OP_GEMM: run_gemm(s, v, cur, dst); break;
+        case FC_OP_GELU_IN: fc_cpu_gelu(w->t[FC_LIN_TX].data, dst, w->t[FC_LIN_TX].n); break;
+        case FC_OP_SILU: fc_cpu_glu_silu(cur, dst, (int)d[FC_LIN_M], (int)d[FC_LIN_N], glu_nb); break;
+        case FC_OP_GLU_MUL:
+            fc_cpu_glu_mul(cur, fc_cpu_chain_dst(&s->ch, 0), dst, (int)d[FC_LIN_M], (int)d[FC_LIN_N], glu_nb);
             break;
         case FC_OP_CONV: {
             fc_epilogue ep = {w->t[FC_CONV_TB].data, NULL, FC_ACT_NONE};
@@ -302,10 +350,15 @@ static void run_fused(ob_state *s)
     }
     switch (fused_op(p->pat)) {
     case FC_OP_GEMM: {
-        fc_epilogue ep = {fc_pattern_has_op(p->pat, FC_OP_BIAS) ? w->t[FC_LIN_TB].data : NULL,
+        const float *x = w->t[FC_LIN_TX].data, *W = w->t[FC_LIN_TW].data, *b = w->t[FC_LIN_TB].data;
+        fc_epilogue ep = {fc_pattern_has_op(p->pat, FC_OP_BIAS) ? b : NULL,
                           fc_pattern_has_op(p->pat, FC_OP_RESID) ? w->t[FC_LIN_TR].data : NULL, pattern_act(p->pat)};
-        fc_cpu_gemm_nt_fused_blocks((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
-                                    w->t[FC_LIN_TW].data, out, &ep, s->block_bytes);
+        if (s->wglu) fc_cpu_swiglu_fused(&s->lin, x, s->wglu, out, s->ws);
+        else if (fc_pattern_has_op(p->pat, FC_OP_GELU_IN))
+            fc_cpu_prologue_gemm(&s->lin, x, W, b, true, out, s->ws);
+        else
+            fc_cpu_gemm_nt_fused_blocks((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], x, W, out, &ep,
+                                        s->block_bytes);
         break;
     }
     case FC_OP_CONV: {
@@ -354,27 +407,56 @@ static int ob_poison(void *state, fc_variant v, fc_err *e)
     return 0;
 }
 
+/* The blocks of a linear fused form (and of its control). */
+static void describe_blocks(const ob_state *s, fc_impl *impl)
+{
+    const fc_lin_plan *l = &s->lin;
+    if (s->wglu)
+        fc_impl_addf(impl, ", W laid out at setup as %d gate rows then the same %d up rows per block, %dx%d C blocks",
+                     l->nb, l->nb, l->mb, 2 * l->nb);
+    else if (fc_pattern_has_op(s->p.pat, FC_OP_GELU_IN))
+        fc_impl_addf(impl, ", %dx%d blocks of x rows, %dx%d C blocks", l->mb, l->K, l->mb, l->nb);
+    else
+        fc_impl_addf(impl, ", C blocks <= %zu KiB", s->block_bytes >> 10);
+}
+
+/* The unfused chain with the fused form's blocked GEMM in place of its sgemm. */
+static void describe_control(const ob_state *s, fc_impl *impl)
+{
+    const fc_pattern *pat = s->p.pat;
+    int call = fc_op_table_call(ob_ops, pat);
+    fc_impl_addf(impl, "control: ");
+    for (int i = 0; i < pat->nops; i++) {
+        if (i) fc_impl_addf(impl, " -> ");
+        if (i != call) {
+            fc_impl_add_op(impl, ob_ops, pat->ops[i], FC_UNFUSED, ob_detail, s);
+            continue;
+        }
+        fc_impl_addf(impl, "blocked cblas_sgemm without %s",
+                     fc_op_table_count(ob_ops, pat, FC_FUSE_PROLOGUE) ? "prologue or epilogue" : "epilogue");
+        describe_blocks(s, impl);
+    }
+}
+
 static void ob_describe(void *state, fc_variant v, fc_impl *impl)
 {
     ob_state *s = state;
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
-    impl->nkernels = v == FC_FUSED ? 1 : pat->nops;
+    impl->nkernels = v == FC_FUSED ? fc_op_table_fused_kernels(ob_ops, pat) : pat->nops;
     if (v == FC_UNFUSED) {
         fc_impl_add_chain(impl, ob_ops, pat, ob_detail, s);
     } else if (v == FC_CONTROL) {
-        fc_impl_addf(impl, "control: blocked cblas_sgemm without epilogue, C blocks <= %zu KiB", s->block_bytes >> 10);
-        for (int i = 1; i < pat->nops; i++) {
-            fc_impl_addf(impl, " -> ");
-            fc_impl_add_op(impl, ob_ops, pat->ops[i], FC_UNFUSED, ob_detail, s);
-        }
+        describe_control(s, impl);
     } else if (fc_op_table_kernel(ob_ops, pat) >= 0) {
         fc_impl_add_op(impl, ob_ops, fused_op(pat), FC_FUSED, ob_detail, s);
     } else {
-        fc_impl_add_op(impl, ob_ops, pat->ops[0], FC_FUSED, ob_detail, s);
+        fc_op call = fused_op(pat);
+        fc_impl_add_op(impl, ob_ops, call, FC_FUSED, ob_detail, s);
+        fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_PROLOGUE, " + in-cache prologue [", ", ", "]");
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_FOLD, "", "", "");
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
-        if (pat->ops[0] == FC_OP_GEMM) fc_impl_addf(impl, ", C blocks <= %zu KiB", s->block_bytes >> 10);
+        if (call == FC_OP_GEMM) describe_blocks(s, impl);
     }
     fc_impl_addf(impl, " [OpenBLAS %s, %s, %d threads]", openblas_get_corename(), parallel_name(), s->nthreads);
 }
@@ -387,6 +469,7 @@ static void ob_teardown(void *state)
     for (int v = 0; v < FC_NVARIANTS; v++) free(s->wpack[v]);
     free(s->ws);
     free(s->bn_scratch);
+    free(s->wglu);
     free(s->rope);
     free(s);
 }

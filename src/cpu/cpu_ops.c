@@ -93,6 +93,27 @@ static inline void act_span(float *y, size_t n, fc_act a)
         gelu_span(y, y, n);
 }
 
+/* silu(x) = x / (1 + e^−x); e^−x clamps at e^88 for x < −88, which leaves x·~1e-38 */
+static inline v16f vsilu(v16f x) { return x / (vsplat(1.0f) + vexp(-x)); }
+
+static inline float silu(float x) { return vsilu(vsplat(x))[0]; }
+
+void fc_cpu_gelu_span(const float *in, float *out, size_t n) { gelu_span(in, out, n); }
+
+void fc_cpu_silu_span(const float *in, float *out, size_t n)
+{
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) vstore(out + j, vsilu(vload(in + j)));
+    for (; j < n; j++) out[j] = silu(in[j]);
+}
+
+void fc_cpu_silu_mul_span(const float *g, const float *u, float *out, size_t n)
+{
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) vstore(out + j, vsilu(vload(g + j)) * vload(u + j));
+    for (; j < n; j++) out[j] = silu(g[j]) * u[j];
+}
+
 /* ------------------------------------------------------------------ elementwise */
 
 float *fc_cpu_buffer(size_t n)

@@ -37,6 +37,11 @@ void fc_cpu_scale_mask(const float *in, float *out, size_t bh, size_t s, float a
 /* row softmax of [rows, cols] */
 void fc_cpu_softmax_rows(const float *in, float *out, size_t rows, size_t cols);
 
+/* ---- serial vector spans, for blocked kernels inside their own parallel loop */
+void fc_cpu_gelu_span(const float *in, float *out, size_t n);                    /* out = gelu_tanh(in) */
+void fc_cpu_silu_span(const float *in, float *out, size_t n);                    /* out = in/(1 + e^−in) */
+void fc_cpu_silu_mul_span(const float *g, const float *u, float *out, size_t n); /* out = silu(g)·u */
+
 /* ---- GEMM: C[M,N] = A[M,K] · B[N,K]ᵀ (row-major), plain (OpenBLAS threads) */
 void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *C);
 /* The same in cache-sized blocks, each finished by the epilogue while hot. */
