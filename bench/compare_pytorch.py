@@ -16,8 +16,17 @@ PyTorch's variants, as fusecal defines them:
              (linear_bias: unfused mm + add, fused addmm)
   conv       unfused: conv2d(x, W, b) -> batch_norm (eval) -> relu
              fused: conv2d(x, W_folded, b_folded) -> relu (BN folded), channels_last
-  attention  unfused: Q @ K^T -> * 1/sqrt(d) -> softmax -> @ V
-             fused: F.scaled_dot_product_attention (whichever backend PyTorch picks)
+  attention  unfused: Q @ K^T -> * 1/sqrt(d) -> (causal mask) -> softmax -> @ V; with
+             hkv < h (grouped-query) K and V are first repeated over each group's query
+             heads, repeat_interleave(h/hkv, dim=1), as eager GQA code does
+             fused: F.scaled_dot_product_attention (whichever backend PyTorch picks), with
+             enable_gqa=True where PyTorch has it (2.5+; older: the repeated K and V);
+             causal with skv != s passes the mask aligned at the end (query i sees keys
+             j <= i + skv - s) as attn_mask, since is_causal aligns it at the start
+  A CPU comparison uses the same definitions on torch's CPU tensors with
+  torch.set_num_threads(fusecal's --threads); PyTorch 1.13 (Debian's) has no
+  scaled_dot_product_attention, so there only the unfused chain (matmul -> softmax ->
+  matmul with repeat_interleave for GQA) is compared.
 fp32 runs with TF32 off in PyTorch (its default for matmul; set for cuDNN too), as
 in fusecal's fp32.
 """
@@ -158,21 +167,32 @@ def torch_conv(torch, kv, dt):
 def torch_attention(torch, kv, dt):
     F = torch.nn.functional
     B, H, S, D = (int(kv[i]) for i in ("b", "h", "s", "d"))
+    HKV, SKV = int(kv.get("hkv", H)), int(kv.get("skv", S))
     causal = kv.get("causal", "0") == "1"
+    g = H // HKV
     q = torch.rand(B, H, S, D, device="cuda", dtype=dt) * 4 - 2
-    k = torch.rand(B, H, S, D, device="cuda", dtype=dt) * 4 - 2
-    v = torch.rand(B, H, S, D, device="cuda", dtype=dt) * 2 - 1
+    k = torch.rand(B, HKV, SKV, D, device="cuda", dtype=dt) * 4 - 2
+    v = torch.rand(B, HKV, SKV, D, device="cuda", dtype=dt) * 2 - 1
     scale = 1.0 / math.sqrt(D)
-    mask = torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1) if causal else None
+    # True where masked: key j > query i + (skv - s)
+    mask = torch.ones(S, SKV, device="cuda", dtype=torch.bool).triu(SKV - S + 1) if causal else None
+    rep = (lambda t: t.repeat_interleave(g, dim=1)) if g > 1 else (lambda t: t)
 
     def unfused():
-        s = torch.matmul(q, k.transpose(-1, -2))
+        s = torch.matmul(q, rep(k).transpose(-1, -2))
         s = s * scale
         if mask is not None:
             s = s.masked_fill(mask, float("-inf"))
-        return torch.matmul(torch.softmax(s, dim=-1), v)
+        return torch.matmul(torch.softmax(s, dim=-1), rep(v))
 
-    fused = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    sdpa_mask = ~mask if causal and SKV != S else None
+    is_causal = causal and SKV == S
+    try:
+        F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_mask, is_causal=is_causal, enable_gqa=g > 1)
+        fused = lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_mask, is_causal=is_causal,
+                                                       enable_gqa=g > 1)
+    except TypeError:  # no enable_gqa
+        fused = lambda: F.scaled_dot_product_attention(q, rep(k), rep(v), attn_mask=sdpa_mask, is_causal=is_causal)
     return torch_time(torch, unfused), torch_time(torch, fused), ("matmul -> scale -> softmax -> matmul",
                                                                    "scaled_dot_product_attention")
 
@@ -197,7 +217,8 @@ def run_torch(prob):
 
 def attention_flops(kv):
     B, H, S, D = (int(kv[i]) for i in ("b", "h", "s", "d"))
-    L = S * (S + 1) / 2 if kv.get("causal", "0") == "1" else S * S
+    SKV = int(kv.get("skv", S))
+    L = S * (SKV - S) + S * (S + 1) / 2 if kv.get("causal", "0") == "1" else S * SKV
     return 4.0 * B * H * L * D
 
 

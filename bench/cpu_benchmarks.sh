@@ -25,6 +25,7 @@ run "$fusecal" run --device cpu --seed 7 --max-time 5 --min-time 1 \
     --shape attention:b=1,h=8,s=1024,d=64 --shape attention:b=8,h=16,s=1024,d=64 \
     --shape attention:b=1,h=8,s=2048,d=64 --shape attention:b=1,h=4,s=4096,d=64 \
     --shape attention:b=1,h=8,s=256,d=64 --shape attention:b=1,h=8,s=512,d=64 \
+    --shape attention:b=1,h=32,hkv=8,s=512,d=128,causal=1 --shape attention:b=1,h=32,hkv=8,s=1,skv=4096,d=128 \
     --out "$out/targets.json" --quiet
 if [ "${FUSECAL_STANDARD:-0}" = 1 ]; then
     run "$fusecal" run --sweep standard --seed 11 --out "$out/standard.json" --quiet
