@@ -2,7 +2,7 @@
 """fusecal against PyTorch on the same GPU, same shapes, same definitions of the
 unfused chain and the fused form (issue 3's targets).
 
-    bench/compare_pytorch.py FUSECAL [--out DIR] [--max-time S] [--only NAME[,NAME]]
+    bench/compare_pytorch.py FUSECAL [--out DIR] [--max-time S] [--only NAME[,NAME]] [--kernel K]
 
 Runs `FUSECAL run --device cuda` on the target problems (one JSON document,
 DIR/targets.json), then times PyTorch eagerly on the same shapes with CUDA events:
@@ -16,19 +16,28 @@ PyTorch's variants, as fusecal defines them:
              (linear_bias: unfused mm + add, fused addmm)
   conv       unfused: conv2d(x, W, b) -> batch_norm (eval) -> relu
              fused: conv2d(x, W_folded, b_folded) -> relu (BN folded), channels_last
-  attention  unfused: Q @ K^T -> * 1/sqrt(d) -> (causal mask) -> softmax -> @ V; with
-             hkv < h (grouped-query) K and V are first repeated over each group's query
-             heads, repeat_interleave(h/hkv, dim=1), as eager GQA code does
-             fused: F.scaled_dot_product_attention (whichever backend PyTorch picks), with
-             enable_gqa=True where PyTorch has it (2.5+; older: the repeated K and V);
-             causal with skv != s passes the mask aligned at the end (query i sees keys
-             j <= i + skv - s) as attn_mask, since is_causal aligns it at the start
-  A CPU comparison uses the same definitions on torch's CPU tensors with
+  attention  unfused: Q @ K^T -> * 1/sqrt(d) -> softmax -> @ V
+             fused: F.scaled_dot_product_attention, timed as PyTorch dispatches it
+             (the backend it chose is recorded: torch._fused_sdp_choice) and under
+             torch.nn.attention.sdpa_kernel with each of CUDNN_ATTENTION,
+             FLASH_ATTENTION and EFFICIENT_ATTENTION alone (a backend that refuses
+             the problem is recorded with its reason). "SDPA" in the attention
+             targets is the faster of cuDNN attention and FlashAttention, each timed
+             on its own; the record keeps every time, so the comparison has one
+             meaning whatever PyTorch's dispatch picks.
+  Problems with grouped-query heads or a key/value length of their own (hkv, skv; none
+  among the targets below) compare against: unfused, K and V repeated over each group's
+  query heads (repeat_interleave(h/hkv, dim=1)) as eager GQA code does, and the causal
+  mask aligned at the end (query i sees keys j <= i + skv - s); fused, SDPA on K and V
+  repeated once outside the timing (enable_gqa=True in PyTorch 2.5+ takes them as they
+  are) and that mask as attn_mask where skv != s (is_causal aligns it at the start).
+  A CPU comparison uses the same definitions on CPU tensors with
   torch.set_num_threads(fusecal's --threads); PyTorch 1.13 (Debian's) has no
   scaled_dot_product_attention, so there only the unfused chain (matmul -> softmax ->
-  matmul with repeat_interleave for GQA) is compared.
+  matmul, repeat_interleave for GQA) is compared.
 fp32 runs with TF32 off in PyTorch (its default for matmul; set for cuDNN too), as
-in fusecal's fp32.
+in fusecal's fp32. --kernel picks fusecal's fused attention kernel (run --kernel:
+reference or flash2); the results name it.
 """
 import argparse
 import json
@@ -61,9 +70,9 @@ def parse_problem(s):
     return pat, kv
 
 
-def run_fusecal(binary, out, max_time, names):
+def run_fusecal(binary, out, max_time, names, kernel):
     cmd = [binary, "run", "--device", "cuda", "--out", str(out), "--quiet", "--seed", "11",
-           "--max-time", str(max_time), "--min-time", "0.5", "--rounds", "2"]
+           "--max-time", str(max_time), "--min-time", "0.5", "--rounds", "2", "--kernel", kernel]
     for name, prob, _, _ in TARGETS:
         if name in names:
             cmd += ["--shape", prob]
@@ -138,7 +147,7 @@ def torch_linear(torch, kv, dt, relu):
         fused = lambda: torch.addmm(b, x, W.t())
         unfused = lambda: torch.add(torch.mm(x, W.t()), b)
         names = ("mm -> + b", "addmm")
-    return torch_time(torch, unfused), torch_time(torch, fused), names
+    return torch_time(torch, unfused), torch_time(torch, fused), names, {}
 
 
 def torch_conv(torch, kv, dt):
@@ -161,7 +170,35 @@ def torch_conv(torch, kv, dt):
                                               training=False, eps=1e-5))
     fused = lambda: torch.relu(F.conv2d(x, Wf, bf, stride=stride, padding=pad))
     return torch_time(torch, unfused), torch_time(torch, fused), ("conv2d -> batch_norm -> relu",
-                                                                   "conv2d(BN folded) -> relu")
+                                                                   "conv2d(BN folded) -> relu"), {}
+
+
+SDPA_BACKENDS = ("CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION")
+
+
+def sdpa_choice(torch, q, k, v, causal):
+    """The SDPA backend PyTorch's dispatch picks for these inputs, by name."""
+    try:
+        from torch.nn.attention import SDPBackend
+        return SDPBackend(torch._fused_sdp_choice(q, k, v, None, 0.0, causal)).name
+    except Exception as ex:  # noqa: BLE001 (a private API: say why it is unknown)
+        return f"unknown ({type(ex).__name__}: {ex})"[:200]
+
+
+def time_sdpa_backends(torch, fused):
+    """Median ms of fused() under each SDPA backend alone, or why it did not run."""
+    times, why = {}, {}
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError as ex:
+        return times, {b: f"torch.nn.attention.sdpa_kernel unavailable: {ex}" for b in SDPA_BACKENDS}
+    for name in SDPA_BACKENDS:
+        try:
+            with sdpa_kernel(getattr(SDPBackend, name)):
+                times[name] = torch_time(torch, fused)
+        except Exception as ex:  # noqa: BLE001 (a backend refusing these inputs)
+            why[name] = f"{type(ex).__name__}: {str(ex).splitlines()[0] if str(ex) else ''}"[:300]
+    return times, why
 
 
 def torch_attention(torch, kv, dt):
@@ -185,16 +222,23 @@ def torch_attention(torch, kv, dt):
             s = s.masked_fill(mask, float("-inf"))
         return torch.matmul(torch.softmax(s, dim=-1), rep(v))
 
+    # SDPA on as many key/value heads as query heads (repeated once, outside the timing);
+    # causal with skv != s as an explicit mask aligned at the end
+    kr, vr = rep(k), rep(v)
     sdpa_mask = ~mask if causal and SKV != S else None
     is_causal = causal and SKV == S
-    try:
-        F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_mask, is_causal=is_causal, enable_gqa=g > 1)
-        fused = lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=sdpa_mask, is_causal=is_causal,
-                                                       enable_gqa=g > 1)
-    except TypeError:  # no enable_gqa
-        fused = lambda: F.scaled_dot_product_attention(q, rep(k), rep(v), attn_mask=sdpa_mask, is_causal=is_causal)
-    return torch_time(torch, unfused), torch_time(torch, fused), ("matmul -> scale -> softmax -> matmul",
-                                                                   "scaled_dot_product_attention")
+    fused = lambda: F.scaled_dot_product_attention(q, kr, vr, attn_mask=sdpa_mask, is_causal=is_causal)
+    extra = {"sdpa_dispatch": sdpa_choice(torch, q, kr, vr, causal), "sdpa_dispatch_ms": torch_time(torch, fused)}
+    extra["sdpa_ms"], extra["sdpa_refused"] = time_sdpa_backends(torch, fused)
+    best = [extra["sdpa_ms"][b] for b in ("CUDNN_ATTENTION", "FLASH_ATTENTION") if b in extra["sdpa_ms"]]
+    # SDPA as the targets mean it: the faster of cuDNN attention and FlashAttention;
+    # PyTorch's own dispatch where neither takes the problem (fp32)
+    ref = min(best) if best else extra["sdpa_dispatch_ms"]
+    extra["sdpa_reference"] = (min((b for b in ("CUDNN_ATTENTION", "FLASH_ATTENTION") if b in extra["sdpa_ms"]),
+                                   key=lambda b: extra["sdpa_ms"][b]) if best else
+                               f"dispatch ({extra['sdpa_dispatch']})")
+    return torch_time(torch, unfused), ref, ("matmul -> scale -> softmax -> matmul",
+                                             f"scaled_dot_product_attention [{extra['sdpa_reference']}]"), extra
 
 
 def run_torch(prob):
@@ -228,11 +272,13 @@ def main():
     ap.add_argument("--out", default="results/h100")
     ap.add_argument("--max-time", type=float, default=2.0, help="fusecal's --max-time per variant (s)")
     ap.add_argument("--only", default="", help="comma-separated target names")
+    ap.add_argument("--kernel", default="reference", choices=("reference", "flash2"),
+                    help="fusecal's fused attention kernel (run --kernel)")
     a = ap.parse_args()
     names = set(a.only.split(",")) if a.only else {t[0] for t in TARGETS}
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    doc, recs = run_fusecal(a.fusecal, out / "targets.json", a.max_time, names)
+    doc, recs = run_fusecal(a.fusecal, out / "targets.json", a.max_time, names, a.kernel)
     gpu = doc.get("host", {}).get("devices", {}).get("cuda", {}).get("name", "?")
     try:
         import torch
@@ -246,10 +292,10 @@ def main():
         r = find_record(recs, prob)
         pat, kv = parse_problem(prob)
         try:
-            tu, tf, tnames = run_torch(prob)
+            tu, tf, tnames, extra = run_torch(prob)
         except Exception as ex:  # noqa: BLE001
             tu = tf = float("nan")
-            tnames = (f"failed: {ex}", "")
+            tnames, extra = (f"failed: {ex}", ""), {}
         if r is None or r["status"] != "ok":
             why = "no record" if r is None else f"{r['status']}: {r.get('reason', '')}"
             fu = ff = fug = ffg = float("nan")
@@ -267,20 +313,28 @@ def main():
             ratio = tf / ff  # throughput ratio fusecal / torch
             met = ratio >= thr
             what += f" (torch {fl / tf / 1e9:.0f} TFLOP/s, fusecal {fl / ff / 1e9:.0f} TFLOP/s)"
+        if extra:
+            what += (f" [SDPA = {extra['sdpa_reference']}; dispatch picks {extra['sdpa_dispatch']}: "
+                     f"{extra['sdpa_dispatch_ms']:.4g} ms; "
+                     + ", ".join(f"{b} {t:.4g} ms" for b, t in extra["sdpa_ms"].items())
+                     + "".join(f"; {b} refused" for b in extra["sdpa_refused"]) + "]")
         else:
             ratio = ff / tf
             met = ratio <= thr
         res = dict(name=name, problem=prob, fusecal_unfused_ms=fu, fusecal_fused_ms=ff, fusecal_unfused_graph_ms=fug,
                    fusecal_fused_graph_ms=ffg, torch_unfused_ms=tu, torch_fused_ms=tf, ratio_fused=ff / tf,
                    ratio_unfused=fu / tu, target=what, target_value=ratio, met=bool(met), torch_unfused=tnames[0],
-                   torch_fused=tnames[1], note=why,
+                   torch_fused=tnames[1], note=why, torch_sdpa=extra or None,
+                   fusecal_kernel=a.kernel if pat in ("attention", "qk_softmax") else None,
                    fusecal_fused_impl=r["variants"]["fused"]["impl"] if r and r["status"] == "ok" else "")
         results.append(res)
         rows.append(f"| {name} | {fu:.4g} | {ff:.4g} | {tu:.4g} | {tf:.4g} | {ff / tf:.3f} | {fu / tu:.3f} | "
                     f"{what}: {ratio:.3f} | {'yes' if met else 'NO'}{(' (' + why + ')') if why else ''} |")
     head = [f"# fusecal vs PyTorch on {gpu}", "",
-            f"{tv}; fusecal {doc['tool']['version']} ({doc['tool']['git_revision']}). Eager latencies, median ms per "
-            "call; ratio = fusecal / PyTorch (lower is better).", "",
+            f"{tv}; fusecal {doc['tool']['version']} ({doc['tool']['git_revision']}), attention kernel {a.kernel}. "
+            "Eager latencies, median ms per call; ratio = fusecal / PyTorch (lower is better). Attention's torch "
+            "fused time is the faster of cuDNN attention and FlashAttention, each timed alone (sdpa_kernel); the "
+            "target cell lists every SDPA backend's time and the one PyTorch's dispatch picks.", "",
             "| target | fusecal unfused | fusecal fused | torch unfused | torch fused | ratio fused | ratio unfused | "
             "target: value | met |",
             "|---|---:|---:|---:|---:|---:|---:|---|---|"]

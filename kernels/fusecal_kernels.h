@@ -55,6 +55,30 @@ int fck_softmax_rows_describe(fck_dtype dt, size_t cols, char *buf, size_t n);
 cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, const float *shift, void *y, size_t n,
                                size_t c, size_t hw, int nhwc, int relu, cudaStream_t stream);
 
+/* ---------------------------------------------------------------- norms
+ * Rows [rows, n] of x, r, h, y; gamma, beta [n] in the storage type of dt; sums in fp32.
+ * A row sits in registers between its statistics and its normalization (the row
+ * softmax's layout, fck_norm_plan_make): n up to 16384 in 16-byte vectors, 8192 where a
+ * row is not a whole number of them; longer rows: cudaErrorInvalidValue. */
+
+/* h = x + r, row by row (the unfused chain's add; any alignment of h) */
+cudaError_t fck_add_rows(fck_dtype dt, const void *x, const void *r, void *h, size_t rows, size_t n,
+                         cudaStream_t stream);
+/* y = (h − mean)/√(var + eps)·gamma + beta per row, with h = x (r NULL: the unfused
+ * pass) or h = x + r (the fused form, h never written) */
+cudaError_t fck_layernorm_rows(fck_dtype dt, const void *x, const void *r, const void *gamma, const void *beta,
+                               float eps, void *y, size_t rows, size_t n, cudaStream_t stream);
+/* y = h/√(mean(h²) + eps)·gamma per row, with h = x (r and h NULL: the unfused pass) or
+ * h = x + r, written to h as well (the fused add + RMSNorm) */
+cudaError_t fck_rmsnorm_rows(fck_dtype dt, const void *x, const void *r, const void *gamma, float eps, void *y, void *h,
+                             size_t rows, size_t n, cudaStream_t stream);
+/* Per head of q [m, heads, d] (d even, up to 1024; fck_head_plan_make): RMSNorm over d
+ * with gamma [d] when norm, then, when rope, the rotate-half rotary embedding at position
+ * m' (the head's token) from the fp32 table cs [m, d] (d/2 cosines, then d/2 sines per
+ * position). norm and rope: the fused form, each head read once. */
+cudaError_t fck_head_norm_rope(fck_dtype dt, const void *q, const void *gamma, const float *cs, float eps, void *y,
+                               size_t m, size_t heads, size_t d, int norm, int rope, cudaStream_t stream);
+
 /* ---------------------------------------------------------------- attention
  * Q, O [bh, s, d]; K, V [bh/group, skv, d]; P [bh, s, skv] (fck_attn_shape). Heads of
  * dimension d = 64 or 128 (others: cudaErrorInvalidValue; see fck_attention_supports). Tensor cores: mma.sync m16n8k16
@@ -112,6 +136,10 @@ int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size
 /* x[i] = lo + (hi - lo)·u(seed, i), u uniform in [0, 1) from a hash of i   [n] */
 cudaError_t fck_fill_uniform(fck_dtype dt, void *x, size_t n, unsigned long long seed, float lo, float hi,
                              cudaStream_t stream);
+/* Reads every byte of x once (16-byte loads; x 16-byte aligned, bytes a multiple of 16)
+ * and writes nothing unless the XOR of what it read equals `never`, then into *sink:
+ * the read half of a cold-cache flush (L2 left holding x's clean lines). */
+cudaError_t fck_read_all(const void *x, size_t bytes, unsigned never, unsigned *sink, cudaStream_t stream);
 /* An empty kernel of one thread (launch latency). */
 cudaError_t fck_empty(cudaStream_t stream);
 /* cudaSuccess when fusecal's kernels can run on the current device (they are

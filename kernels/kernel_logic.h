@@ -338,6 +338,74 @@ FCK_HD int fck_softmax_col(int j, int tr, int threads, int vec) { return (j * th
 /* Rows of one block: 256 threads' worth for narrow rows, one row from 256 threads up. */
 FCK_HD int fck_softmax_rows_per_block(int threads) { return threads < 256 ? 256 / threads : 1; }
 
+/* ================================================================ norm row plan
+ * The norm kernels keep a row in registers like the softmax, with half its elements per
+ * thread (fck_norm_ept: 16 in 16-byte vectors, 8 as scalars): the fused add + norm also
+ * holds the addresses of x, r, γ, β and the output for each, and 1024 threads leave 64
+ * registers each. So a warp takes a row of up to 32·ept elements, longer rows 64 to 1024
+ * threads, and rows beyond 1024·ept (16384, or 8192 not in whole vectors) get threads = 0. */
+FCK_CX int fck_norm_ept(int vec) { return vec > 1 ? 16 : 8; }
+FCK_HD size_t fck_norm_max_cols(int vec) { return (size_t)FCK_SOFTMAX_MAX_THREADS * (size_t)fck_norm_ept(vec); }
+
+FCK_HD fck_softmax_plan fck_norm_plan_make(size_t cols, int esize)
+{
+    fck_softmax_plan p;
+    p.vec = (cols * (size_t)esize) % 16 == 0 ? 16 / esize : 1;
+    p.threads = 0;
+    p.nvec = 0;
+    const size_t ept = (size_t)fck_norm_ept(p.vec);
+    if (cols == 0 || cols > fck_norm_max_cols(p.vec)) return p;
+    p.threads = 32;
+    p.nvec = 1;
+    while ((size_t)p.threads * p.nvec * p.vec < cols) {
+        if (p.threads == 32 && (size_t)(p.nvec * 2 * p.vec) <= ept) p.nvec *= 2;
+        else
+            p.threads *= 2;
+    }
+    if (p.threads > 32) p.nvec = (int)ept / p.vec;
+    return p;
+}
+
+/* ================================================================ head plan
+ * qk_norm_rope's kernels take a head of d (even) as d/2 rotate-half pairs (i, i + d/2):
+ * thread t of a head holds np pairs of vectors, its j-th starting at column
+ * fck_head_col(j, t, tph, vec) and its partner d/2 later, so normalizing and rotating
+ * need no exchange but the sum of squares. vec is 16 bytes' worth where d/2 is a whole
+ * number of 16-byte vectors (each head then starts 16-byte aligned), else 1. tph, the
+ * threads per head, is the power of two that covers the half's vectors, up to 32 (a
+ * head never straddles a warp: its sum is shuffles within tph lanes); past 32 vectors a
+ * thread holds np pairs, a power of two, at most 32 elements (2·np·vec). Heads longer
+ * than that (d > 1024) get tph = 0. */
+typedef struct {
+    int tph; /* threads per head; 0: too long */
+    int vec; /* elements per vector */
+    int np;  /* pairs of vectors per thread */
+} fck_head_plan;
+
+FCK_HD fck_head_plan fck_head_plan_make(int d, int esize)
+{
+    fck_head_plan p;
+    p.tph = 0;
+    p.np = 0;
+    p.vec = 1;
+    if (d <= 0 || d % 2) return p;
+    const int half = d / 2;
+    p.vec = (half * esize) % 16 == 0 ? 16 / esize : 1;
+    const int hv = half / p.vec;
+    p.np = 1;
+    while (32 * p.np < hv) p.np *= 2;
+    if (2 * p.np * p.vec > 32) {
+        p.np = 0;
+        return p;
+    }
+    p.tph = 1;
+    while (p.tph < hv && p.tph < 32) p.tph *= 2;
+    return p;
+}
+/* First column of pair j of thread t (its partner is d/2 further): the threads of a head
+ * read consecutive vectors. */
+FCK_HD int fck_head_col(int j, int t, int tph, int vec) { return (j * tph + t) * vec; }
+
 /* ================================================================ napkin math */
 /* FLOPs of attention, 2·s²·d for Q·Kᵀ and as many for P·V per head, the s x s matrix
  * counted whole (a causal kernel skips about half of it). */

@@ -5,16 +5,19 @@
 
 out=$WORK/cal.json
 expect 0 "run tiny problems of every family on every CPU backend" -- \
-    "$FUSECAL" run --shape m=7,k=13,n=5 --shape n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1 --shape b=1,h=2,s=33,d=64 \
-    "${FAST[@]}" --out "$out"
+    "$FUSECAL" run --shape m=7,k=13,n=5 --shape n=2,c=3,h=7,w=6,k=3,r=3,s=3,pad=1 --shape b=1,h=2,s=33,d=64 \
+    --shape n=1,c=4,h=6,w=5,k=4 --shape m=5,n=24 --shape m=3,h=2,d=8 "${FAST[@]}" --out "$out"
 schema_valid "$out"
-n_expected=$(grep -c '' < <("$FUSECAL" run --shape m=7,k=13,n=5 --shape n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1 \
-    --shape b=1,h=2,s=33,d=64 --dry-run | grep -v 'problems x backends'))
+n_expected=$(grep -c '' < <("$FUSECAL" run --shape m=7,k=13,n=5 --shape n=2,c=3,h=7,w=6,k=3,r=3,s=3,pad=1 \
+    --shape b=1,h=2,s=33,d=64 \
+    --shape n=1,c=4,h=6,w=5,k=4 --shape m=5,n=24 --shape m=3,h=2,d=8 --dry-run | grep -v 'problems x backends'))
 check_eq "one record per problem and backend" "$(pyq "$out" "len(d['records'])")" "$n_expected"
 check_eq "every record ok and verified" \
     "$(pyq "$out" "all(r['status']=='ok' and r['verification']['passed'] for r in d['records'])")" True
 check_eq "document complete" "$(pyq "$out" "d['complete']")" True
-check_eq "every pattern measured" "$(pyq "$out" "len({r['pattern'] for r in d['records']})")" 10
+"$FUSECAL" list patterns --format json > "$WORK/patterns.json"
+check_eq "every pattern measured" "$(pyq "$out" "len({r['pattern'] for r in d['records']})")" \
+    "$(pyq "$WORK/patterns.json" "len(d['patterns'])")"
 check_eq "flat partitioner fields" \
     "$(pyq "$out" "all(k in r for r in d['records'] for k in ('fusion_pattern','unfused_latency_ms','fused_latency_ms','speedup_factor','memory_reduction','unfused_gflops','fused_gflops'))")" True
 check_eq "speedup CI brackets the ratio" \
@@ -26,6 +29,13 @@ check_eq "implementations named, unfused kernels per op" \
 check_eq "ceilings measured" "$(pyq "$out" "d['ceilings']['cpu']['gflops']['fp32'] > 1 and d['ceilings']['cpu']['bandwidth_gbs'] > 1")" True
 check_eq "host block" "$(pyq "$out" "'openblas' in d['host']['libraries'] and d['host']['devices']['cpu']['cores'] >= 1")" True
 check_eq "BN folding time reported apart" "$(pyq "$out" "all(r['prepare_ms'] >= 0 for r in d['records'] if r['pattern']=='conv_bn_relu')")" True
+
+# a conv shape with k != c is for every conv pattern but the depthwise one; with k = c,
+# the depthwise one takes it too (g = c)
+dry() { "$FUSECAL" run --shape "$1" --backend cpu.openblas --dry-run | awk -F'[ :]+' '/^cpu/ {print $2}' | sort | tr '\n' ' '; }
+check_eq "k != c: no depthwise problem" "$(dry n=1,c=4,h=5,w=5,k=8)" "conv_bn conv_bn_add_relu conv_bn_relu conv_relu "
+check_eq "k = c: a depthwise problem too" "$(dry n=1,c=4,h=5,w=5,k=4)" \
+    "conv_bn conv_bn_add_relu conv_bn_relu conv_relu dwconv_bn_relu "
 
 # the problem string re-runs the same problem
 p=$(pyq "$out" "[r['problem'] for r in d['records'] if r['pattern']=='conv_bn_relu'][0]")
@@ -61,8 +71,22 @@ check_eq "settings recorded" "$(pyq "$WORK/cold.json" "d['settings']['cache'], d
 
 # the quick sweep's plan holds every pattern on both backends (dry run: no measuring)
 expect 0 "dry run of the quick sweep" -- "$FUSECAL" run --dry-run
-check_eq "quick sweep jobs: 30 on OpenBLAS, 23 on oneDNN (no softmax)" \
-    "$(grep -c '^cpu\.openblas' "$WORK/out") $(grep -c '^cpu\.onednn' "$WORK/out")" "30 $((23 * onednn))"
+"$FUSECAL" list backends --format json > "$WORK/backends.json"
+cp "$WORK/out" "$WORK/plan.txt"
+plan_check='
+import json, sys
+plan = [l.split() for l in open(sys.argv[1]) if l.startswith("cpu.")]
+problems = {p for _, p, *_ in plan}
+pats = {p.split(":")[0] for p in problems}
+be = {b["name"]: set(b.get("supports", {}).get("fp32", ())) for b in json.load(open(sys.argv[2]))["backends"]}
+every = json.load(open(sys.argv[3]))["patterns"]
+out = [pats == {p["name"] for p in every}]
+for name in ("cpu.openblas", "cpu.onednn"):
+    want = {p for p in problems if p.split(":")[0] in be.get(name, ())}
+    out.append({p for b, p, *_ in plan if b == name} == want)
+print(*out)'
+check_eq "quick sweep plan: every pattern, every problem on each backend that implements it" \
+    "$("$PYTHON" -c "$plan_check" "$WORK/plan.txt" "$WORK/backends.json" "$WORK/patterns.json")" "True True True"
 
 # list and info
 expect 0 "list" -- "$FUSECAL" list

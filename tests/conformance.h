@@ -33,7 +33,8 @@ typedef struct fc_conf_opts {
     bool graph;              /* also replay each variant from a captured graph */
     bool exact_kernels;      /* the unfused chain runs exactly one kernel per op */
     bool library_may_refuse; /* a library turning a 16-bit or tf32 problem with a dimension not a
-                                        multiple of 8 down at setup is reported, not failed */
+                                multiple of 8 down at setup is reported, not failed
+                                (fc_conf_library_refusal) */
     uint64_t seed;
 } fc_conf_opts;
 
@@ -47,5 +48,11 @@ typedef struct fc_conf_result {
 } fc_conf_result;
 
 void fc_conformance(const fc_conf_opts *o, fc_conf_result *r);
+
+/* Whether a setup that returned rc with message msg is a library turning the problem
+ * down (rc FC_DECLINED: no algorithm for this dtype, layout and shape; or a call
+ * answering NOT_SUPPORTED) where that is allowed: a 16-bit or tf32 problem with a
+ * channel-like dimension (c, k, m, n; not conv's batch n) not a multiple of 8. */
+bool fc_conf_library_refusal(const fc_problem *p, int rc, const char *msg);
 
 #endif

@@ -36,6 +36,21 @@ schema_valid() { # FILE...: both validators accept it
     else bad "schema-invalid: $* $(cat "$WORK/verr")"; fi
 }
 
+# schema_valid_anywhere FILE...: schema_valid where python's jsonschema is installed;
+# elsewhere (the GPU machine may lack it) fusecal validate alone, the skip said once
+schema_valid_anywhere() {
+    if "$PYTHON" -c "import jsonschema" >/dev/null 2>&1; then
+        schema_valid "$@"
+        return
+    fi
+    if [ -z "${SAID_NO_JSONSCHEMA:-}" ]; then
+        echo "skip: python's jsonschema is not installed for $PYTHON: documents are checked by fusecal validate alone"
+        SAID_NO_JSONSCHEMA=1
+    fi
+    if "$FUSECAL" validate "$@" >/dev/null 2>"$WORK/verr"; then ok "fusecal validate: $*"; else
+        bad "schema-invalid: $* $(cat "$WORK/verr")"; fi
+}
+
 # jq-like field checks with python: pyq FILE 'python expression over d' → prints result
 pyq() { "$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 

@@ -7,7 +7,9 @@
  *   test_gpu [SEED] [--quick] [--backend NAME[,NAME]] [--probe] [CASE]
  *
  * Exits 77 (skipped) when there is no usable GPU. --probe only answers that (0: a
- * GPU is usable). --quick takes fewer shapes (for compute-sanitizer runs).
+ * GPU is usable). --quick takes fewer shapes (for compute-sanitizer runs). Both
+ * fused attention kernels (reference, flash2) run through cuda.custom on their own
+ * list of shapes, --quick included.
  */
 #include "builtin.h"
 #include "conformance.h"
@@ -39,8 +41,85 @@ static void gpu_backends_match_reference(void)
     t_failures += r.failures;
     printf(
         "checked %d combinations (seed %llu); %d problems unsupported (reasons given); %d problems refused by a "
-        "library at setup (listed above)\n",
-        r.checked, (unsigned long long)g_seed, r.unsupported, r.refused);
+        "library at setup (listed above); %d with a control variant\n",
+        r.checked, (unsigned long long)g_seed, r.unsupported, r.refused, r.controls);
+    /* cuda.cudnn's conv problems carry the control (the fused call's conv algorithm) */
+    bool cudnn = false;
+    for (int k = 0; k < FC_NBACKENDS; k++)
+        cudnn |= fc_builtin.backend[k] && !strcmp(fc_builtin.backend[k]->name, "cuda.cudnn");
+    if (cudnn && (!g_backends || strstr(g_backends, "cuda.cudnn")))
+        CHECK_MSG(r.controls > 0, "cuda.cudnn ran no control variant");
+}
+
+/* Both fused attention kernels (run --kernel) through cuda.custom: attention and
+ * qk_softmax in every dtype, d = 64 and 128, s = 33, 100 and 1024, causal and not, 3
+ * heads or more, for flash2 (--quick, and the reference kernel, which the shared list
+ * covers too: each s with both d, causal alternating), eagerly and from a graph; each
+ * fused record names the kernel that ran. */
+static const char *const kernel_shapes[] = {
+    "b=1,h=3,s=33,d=64",   "b=3,h=1,s=33,d=128,causal=1",   "b=1,h=3,s=100,d=64,causal=1",  "b=3,h=1,s=100,d=128",
+    "b=1,h=3,s=1024,d=64", "b=1,h=3,s=1024,d=128,causal=1", "b=1,h=3,s=33,d=64,causal=1",   "b=3,h=1,s=33,d=128",
+    "b=1,h=3,s=100,d=64",  "b=3,h=1,s=100,d=128,causal=1",  "b=1,h=3,s=1024,d=64,causal=1", "b=1,h=3,s=1024,d=128",
+};
+enum { QUICK_KERNEL_SHAPES = 6 };
+
+/* A set-up cuda.custom problem's fused form names kernel k (impl and field). */
+static void names_its_kernel(void *ctx, fc_attn_kernel k)
+{
+    const fc_backend *b = fc_builtin.backend[FC_BK_cuda_custom];
+    const char *want = fc_word_name(&fc_attn_kernel_words, k);
+    fc_problem p;
+    fc_err e = {{0}};
+    CHECK(fc_problem_parse("attention:b=1,h=3,s=100,d=64,dtype=bf16", NULL, &p, &e) == 0);
+    fc_workload w;
+    if (fc_workload_create(&p, g_seed, 0, &w, &e) != 0) {
+        CHECK_MSG(0, "%s", e.msg);
+        return;
+    }
+    void *state = NULL;
+    if (b->setup(&p, &w, ctx, &state, &e) != 0) {
+        CHECK_MSG(0, "cuda.custom setup with kernel %s: %s", want, e.msg);
+    } else {
+        fc_impl impl;
+        b->describe(state, FC_FUSED, &impl);
+        CHECK_MSG(!strcmp(impl.kernel, want), "fused kernel field '%s', expected '%s'", impl.kernel, want);
+        CHECK_MSG(strstr(impl.name, want) != NULL, "impl does not name %s: %s", want, impl.name);
+        b->describe(state, FC_UNFUSED, &impl);
+        CHECK_MSG(!impl.kernel[0], "the unfused chain names a kernel: %s", impl.kernel);
+        printf("%s: %s\n", want, impl.name);
+    }
+    if (state) b->teardown(state);
+    fc_workload_free(&w);
+}
+
+static void gpu_attention_kernels(void)
+{
+    if (g_backends && !strstr(g_backends, "cuda.custom")) return;
+    for (int k = 0; k < FC_NATTN_KERNELS; k++) {
+        fc_device_opts o = {.attn_kernel = (fc_attn_kernel)k};
+        void *ctx = NULL;
+        fc_err e = {{0}};
+        if (g_dev->open(&o, &ctx, &e) != 0) {
+            CHECK_MSG(0, "opening the CUDA device for kernel %d: %s", k, e.msg);
+            continue;
+        }
+        names_its_kernel(ctx, (fc_attn_kernel)k);
+        fc_conf_opts co = {.device = "cuda",
+                           .dev = g_dev,
+                           .devctx = ctx,
+                           .backends = "cuda.custom",
+                           .shapes = kernel_shapes,
+                           .nshapes = g_quick || k == FC_ATTN_REFERENCE ? QUICK_KERNEL_SHAPES
+                                                                        : FC_ARRAY_LEN(kernel_shapes),
+                           .graph = true,
+                           .seed = g_seed};
+        fc_conf_result r;
+        fc_conformance(&co, &r);
+        t_failures += r.failures;
+        printf("kernel %s: %d combinations checked (seed %llu)\n", fc_word_name(&fc_attn_kernel_words, k), r.checked,
+               (unsigned long long)g_seed);
+        g_dev->close(ctx);
+    }
 }
 
 /* Every pattern of its family is supported by the family's CUDA backend for every
@@ -66,14 +145,16 @@ static void gpu_support_is_explicit(void)
                     CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words.names[k], fc_patterns[pi].name);
                 bool mine = (!strcmp(fc_backend_words.names[k], "cuda.cublas") && f == &fc_family_linear) ||
                             (!strcmp(fc_backend_words.names[k], "cuda.cudnn") && f == &fc_family_conv) ||
-                            (!strcmp(fc_backend_words.names[k], "cuda.custom") && f == &fc_family_attention);
+                            (!strcmp(fc_backend_words.names[k], "cuda.custom") &&
+                             (f == &fc_family_attention || fc_patterns[pi].family == FC_FAM_NORM));
                 CHECK_MSG(ok == mine, "%s %s %s: supports() = %d", fc_backend_words.names[k], fc_patterns[pi].name,
                           fc_dtype_name((fc_dtype)dt), ok);
             }
     }
 }
 
-/* The device: timer brackets work, flush and sync succeed, memory is reported,
+/* The device: timer brackets work, flush and sync succeed (the flush's read writes
+ * nothing), memory is reported,
  * inventory names the GPU, ceilings are plausible, sense reads clocks when NVML is there. */
 static void gpu_device_contract(void)
 {
@@ -84,6 +165,16 @@ static void gpu_device_contract(void)
     CHECK(g_dev->timer_end(g_ctx, &sec, &e) == 0);
     CHECK_MSG(sec > 0 && sec < 1, "a flush took %g s", sec);
     CHECK(g_dev->synchronize(g_ctx, &e) == 0);
+    /* the flush's read pass writes nothing (its sink keeps what it held) and takes
+     * only 16-byte aligned buffers */
+    fc_cuda_ctx *cc = g_ctx;
+    unsigned mark = 0x1234abcdu, got = 0;
+    CHECK(cudaMemcpy(cc->flush_sink, &mark, sizeof mark, cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK(g_dev->flush_cache(g_ctx, &e) == 0);
+    CHECK(g_dev->synchronize(g_ctx, &e) == 0);
+    CHECK(cudaMemcpy(&got, cc->flush_sink, sizeof got, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK_MSG(got == mark, "the flush wrote %#x into its sink", got);
+    CHECK(fck_read_all((const char *)cc->flush_read + 4, 64, 0, cc->flush_sink, cc->stream) == cudaErrorInvalidValue);
     CHECK(g_dev->mem_available(g_ctx) > ((size_t)64 << 20));
     cJSON *inv = cJSON_CreateObject();
     g_dev->inventory(g_ctx, inv);
@@ -215,7 +306,7 @@ int main(int argc, char **argv)
     }
     printf("seed %llu%s\n", (unsigned long long)g_seed, g_quick ? " (quick)" : "");
     static const t_case cases[] = {T(gpu_device_contract), T(gpu_support_is_explicit), T(gpu_backends_match_reference),
-                                   T(gpu_elementwise_bandwidth)};
+                                   T(gpu_attention_kernels), T(gpu_elementwise_bandwidth)};
     int rc = t_run(cases, FC_ARRAY_LEN(cases), nrest, rest);
     g_dev->close(g_ctx);
     return rc;

@@ -50,6 +50,26 @@ static void problem_strings(void)
     CHECK(p.d[FC_LIN_M] == 7 && p.d[FC_LIN_K] == 13 && p.d[FC_LIN_N] == 5);
 }
 
+/* The norm family's two sets of dims: m, n; and m, h, d with n = h·d derived. */
+static void norm_problem_strings(void)
+{
+    char buf[256];
+    fc_problem p = parse_ok("qk_norm_rope:m=512,h=32,d=128");
+    CHECK(p.d[FC_NORM_N] == 4096 && p.d[FC_NORM_H] == 32 && p.d[FC_NORM_D] == 128);
+    fc_problem_string(&p, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "qk_norm_rope:m=512,h=32,d=128,dtype=fp32"), "%s", buf);
+    p = parse_ok("add_rmsnorm:n=4096,m=7,dtype=bf16");
+    fc_problem_string(&p, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "add_rmsnorm:m=7,n=4096,dtype=bf16"), "%s", buf);
+    CHECK(!strcmp(fc_family_of(p.pat)->name, "norm") &&
+          !strcmp(fc_family_of(fc_pattern_find("qk_norm_rope"))->name, "norm"));
+    parse_fails("qk_norm_rope:m=4,h=2,d=7", "d=7 must be even");
+    parse_fails("qk_norm_rope:m=4,n=64", "unknown dimension 'n'");
+    parse_fails("add_layernorm:m=4,n=8,h=2", "unknown dimension 'h'");
+    parse_fails("add_layernorm:m=4", "missing dimension 'n'");
+    parse_fails("qk_norm_rope:m=1,h=65536,d=65536", "too large");
+}
+
 static void problem_string_errors(void)
 {
     parse_fails("nope:m=1", "unknown pattern 'nope'");
@@ -129,14 +149,100 @@ static void cost_on_paper(void)
     p = parse_ok("qk_scale:b=2,h=1,s=3,d=5");
     fc_family_of(p.pat)->cost(&p, &c);
     CHECK_NEAR(c.bytes[FC_FUSED], (2 * 2 * 15.0 + 2 * 9) * 4, 0);
+
+    /* MN = 3·8 = 24, E = 2: add 3·24·2; LN (2·24 + 2·8)·2; fused (3·24 + 2·8)·2 */
+    memset(&c, 0, sizeof c);
+    p = parse_ok("add_layernorm:m=3,n=8,dtype=bf16");
+    fc_family_of(p.pat)->cost(&p, &c);
+    CHECK_NEAR(c.flops, 24 + 8 * 24, 0);
+    CHECK_NEAR(c.bytes[FC_UNFUSED], 144 + 128, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], 176, 0);
+    CHECK_NEAR(c.peak_inter[FC_UNFUSED], 24 * 2, 0);
+    /* add_rmsnorm writes y and h: fused (4·24 + 8)·4; its h is an output, no intermediate */
+    memset(&c, 0, sizeof c);
+    p = parse_ok("add_rmsnorm:m=3,n=8");
+    fc_family_of(p.pat)->cost(&p, &c);
+    CHECK_NEAR(c.bytes[FC_UNFUSED], (72 + 48 + 8) * 4, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], (96 + 8) * 4, 0);
+    CHECK_NEAR(c.peak_inter[FC_UNFUSED], 0, 0);
+    /* MN = 2·3·4 = 24, D = 4: norm (48 + 4)·4, rope 48·4 + 4·2·4 (the fp32 table), fused (24·2 + 4)·4 + 32 */
+    memset(&c, 0, sizeof c);
+    p = parse_ok("qk_norm_rope:m=2,h=3,d=4");
+    fc_family_of(p.pat)->cost(&p, &c);
+    CHECK_NEAR(c.flops, 4 * 24 + 3 * 24, 0);
+    CHECK_NEAR(c.bytes[FC_UNFUSED], 208 + 192 + 32, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], 208 + 32, 0);
+}
+
+/* The norm references against properties of the math: a layer-normed row has mean
+ * zero and unit variance before γ and β, an RMS-normed one unit mean square; the
+ * rotary embedding keeps each pair's length and leaves position 0 alone; add_rmsnorm's
+ * second output is x + r. */
+static void norm_references(void)
+{
+    fc_err e;
+    fc_workload w;
+    fc_problem p = parse_ok("add_layernorm:m=3,n=50");
+    CHECK(fc_workload_create(&p, 11, 0, &w, &e) == 0);
+    const fc_family *f = fc_family_of(p.pat);
+    for (size_t row = 0; row < 3; row++) {
+        double sum = 0, sq = 0;
+        for (size_t j = 0; j < 50; j++) {
+            double z = (f->reference(&p, &w, row * 50 + j) - w.t[FC_NORM_TBETA].data[j]) / w.t[FC_NORM_TGAMMA].data[j];
+            sum += z;
+            sq += z * z;
+        }
+        CHECK_NEAR(sum / 50, 0, 1e-12);
+        CHECK_NEAR(sq / 50, 1, 1e-4); /* ε = 1e-5 against a variance near 0.6 */
+    }
+    fc_workload_free(&w);
+
+    p = parse_ok("add_rmsnorm:m=2,n=40");
+    CHECK(fc_workload_create(&p, 12, 0, &w, &e) == 0);
+    f = fc_family_of(p.pat);
+    CHECK(w.out_n == 160);
+    double sq = 0;
+    for (size_t j = 0; j < 40; j++) {
+        double z = f->reference(&p, &w, 40 + j) / w.t[FC_NORM_TGAMMA].data[j];
+        sq += z * z;
+        CHECK(f->reference(&p, &w, 120 + j) == (double)w.t[FC_NORM_TX].data[40 + j] + w.t[FC_NORM_TR].data[40 + j]);
+    }
+    CHECK_NEAR(sq / 40, 1, 1e-5);
+    fc_workload_free(&w);
+
+    p = parse_ok("qk_norm_rope:m=3,h=2,d=8");
+    CHECK(fc_workload_create(&p, 13, 0, &w, &e) == 0);
+    f = fc_family_of(p.pat);
+    for (size_t t = 0; t < 3; t++)
+        for (size_t hh = 0; hh < 2; hh++) {
+            const float *q = w.t[FC_NORM_TX].data + (t * 2 + hh) * 8, *g = w.t[FC_NORM_TGAMMA].data;
+            double ms = 0;
+            for (size_t i = 0; i < 8; i++) ms += (double)q[i] * q[i] / 8;
+            double inv = 1 / sqrt(ms + FC_RMS_EPS);
+            for (size_t i = 0; i < 4; i++) {
+                size_t base = (t * 2 + hh) * 8;
+                double y0 = f->reference(&p, &w, base + i), y1 = f->reference(&p, &w, base + i + 4);
+                double a0 = q[i] * inv * g[i], a1 = q[i + 4] * inv * g[i + 4];
+                CHECK_NEAR(y0 * y0 + y1 * y1, a0 * a0 + a1 * a1, 1e-12);
+                if (t == 0) CHECK(fabs(y0 - a0) < 1e-15 && fabs(y1 - a1) < 1e-15);
+                if (t == 1 && i == 0) CHECK_NEAR(y0, a0 * cos(1.0) - a1 * sin(1.0), 1e-12); /* θ₀ = 1 */
+            }
+        }
+    fc_workload_free(&w);
+    float cs[3 * 8];
+    fc_rope_table(3, 8, cs);
+    CHECK(cs[0] == 1.0f && cs[4] == 0.0f && cs[8 + 4] == (float)sin(1.0));
+    CHECK_NEAR(cs[16 + 1], cos(0.2), 1e-7); /* position 2, θ₁ = 10000^(-1/4) = 0.1 */
 }
 
 /* Folded weights give the same function as conv → BN (float64 both ways). */
 static void bn_folding(void)
 {
     const char *probs[] = {"conv_bn_relu:n=2,c=5,h=7,w=6,k=3,r=3,s=3,pad=1,layout=nchw",
-                           "conv_bn:n=1,c=4,h=5,w=5,k=7,r=1,s=1,layout=nhwc"};
-    for (size_t t = 0; t < 2; t++) {
+                           "conv_bn:n=1,c=4,h=5,w=5,k=7,r=1,s=1,layout=nhwc",
+                           "conv_bn_add_relu:n=2,c=6,h=7,w=5,k=9,g=3,r=3,s=3,pad=1,layout=nhwc",
+                           "dwconv_bn_relu:n=1,c=5,h=7,w=8,k=5,r=3,s=3,stride=2,pad=1,layout=nchw"};
+    for (size_t t = 0; t < FC_ARRAY_LEN(probs); t++) {
         fc_problem p = parse_ok(probs[t]);
         fc_workload w;
         fc_err e;
@@ -144,8 +250,9 @@ static void bn_folding(void)
         const int64_t *d = p.d;
         size_t C = (size_t)d[FC_CONV_C], R = (size_t)d[FC_CONV_R], S = (size_t)d[FC_CONV_S];
         size_t K = (size_t)d[FC_CONV_K], P = (size_t)d[FC_CONV_P], Q = (size_t)d[FC_CONV_Q];
-        size_t H = (size_t)d[FC_CONV_H], W = (size_t)d[FC_CONV_W];
-        bool relu = fc_pattern_has_op(p.pat, FC_OP_RELU);
+        size_t H = (size_t)d[FC_CONV_H], W = (size_t)d[FC_CONV_W], st = (size_t)d[FC_CONV_STRIDE];
+        size_t Cg = C / (size_t)d[FC_CONV_G], Kg = K / (size_t)d[FC_CONV_G];
+        bool relu = fc_pattern_has_op(p.pat, FC_OP_RELU), resid = fc_pattern_has_op(p.pat, FC_OP_RESID);
         double maxrel = 0;
         for (size_t idx = 0; idx < w.out_n; idx++) {
             size_t n, k, oy, ox;
@@ -161,16 +268,19 @@ static void bn_folding(void)
                 n = idx / (K * Q * P);
             }
             double acc = w.t[FC_CONV_TBF].data[k];
-            for (size_t c = 0; c < C; c++)
+            for (size_t cl = 0; cl < Cg; cl++)
                 for (size_t r = 0; r < R; r++)
                     for (size_t s = 0; s < S; s++) {
-                        long iy = (long)oy - (long)d[FC_CONV_PAD] + (long)r,
-                             ix = (long)ox - (long)d[FC_CONV_PAD] + (long)s;
+                        long iy = (long)(oy * st) - (long)d[FC_CONV_PAD] + (long)r,
+                             ix = (long)(ox * st) - (long)d[FC_CONV_PAD] + (long)s;
                         if (iy < 0 || ix < 0 || iy >= (long)H || ix >= (long)W) continue;
+                        size_t c = k / Kg * Cg + cl; /* the group's channels */
                         size_t xi = p.layout == FC_NCHW ? ((n * C + c) * H + (size_t)iy) * W + (size_t)ix
                                                         : ((n * H + (size_t)iy) * W + (size_t)ix) * C + c;
-                        acc += (double)w.t[FC_CONV_TX].data[xi] * w.t[FC_CONV_TWF].data[((k * C + c) * R + r) * S + s];
+                        acc += (double)w.t[FC_CONV_TX].data[xi] *
+                               w.t[FC_CONV_TWF].data[((k * Cg + cl) * R + r) * S + s];
                     }
+            if (resid) acc += w.t[FC_CONV_TR].data[idx];
             if (relu && acc < 0) acc = 0;
             double ref = fc_family_of(p.pat)->reference(&p, &w, idx);
             double rel = fabs(acc - ref) / (fabs(ref) + 1e-3);
@@ -330,6 +440,11 @@ static void op_tables(void)
         [FC_OP_SCALE] = {"scale()", FC_FUSE_FOLD, "+alpha"},
         [FC_OP_SOFTMAX] = {"softmax()", FC_FUSE_KERNEL, "SOFTMAX[%s]"},
         [FC_OP_PV] = {"pv()", FC_FUSE_KERNEL, "FLASH"},
+        [FC_OP_ADD] = {"add()", FC_FUSE_CALL, "ADD"},
+        [FC_OP_LAYERNORM] = {"ln()", FC_FUSE_KERNEL, "ADD_LN"},
+        [FC_OP_RMSNORM] = {"rms()", FC_FUSE_KERNEL, "ADD_RMS"},
+        [FC_OP_HEAD_RMSNORM] = {"head_rms()", FC_FUSE_CALL, "HEAD_RMS"},
+        [FC_OP_ROPE] = {"rope()", FC_FUSE_KERNEL, "RMS_ROPE"},
     };
     char why[256] = "";
     CHECK(fc_op_table_fits(t, fc_pattern_find("linear_bias_relu"), "test", why, sizeof why));
@@ -376,6 +491,7 @@ static void op_tables(void)
     CHECK(fc_op_table_kernel(t, fc_pattern_find("attention")) == 3);
     CHECK(fc_op_table_kernel(t, fc_pattern_find("qk_softmax")) == 2);
     CHECK(fc_op_table_kernel(t, fc_pattern_find("qk_scale")) == -1);
+    CHECK(fc_op_table_kernel(t, fc_pattern_find("qk_norm_rope")) == 1);
     const fc_pattern *cbr = fc_pattern_find("conv_bn_relu"), *cr = fc_pattern_find("conv_relu");
     CHECK(fc_op_table_count(t, cbr, FC_FUSE_EPILOGUE) == 2);
     CHECK(fc_op_table_count(t, cr, FC_FUSE_FOLD) == 0);
@@ -402,11 +518,86 @@ static void op_tables(void)
     CHECK(strlen(impl.name) == sizeof impl.name - 1);
 }
 
+/* Groups (g divides c and k, printed only when it is not 1, and not for the
+ * depthwise pattern, whose g is c) and the residual: strings, errors, costs. */
+static void groups_and_residual(void)
+{
+    char buf[256], again[256];
+    fc_problem p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,pad=1,g=4");
+    CHECK(p.d[FC_CONV_G] == 4);
+    fc_problem_string(&p, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1,g=4,layout=nhwc,dtype=fp32"),
+              "%s", buf);
+    fc_problem q = parse_ok(buf);
+    CHECK(q.d[FC_CONV_G] == 4);
+    p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,pad=1,g=1");
+    fc_problem_string(&p, buf, sizeof buf);
+    CHECK_MSG(!strstr(buf, "g="), "%s", buf);
+    /* depthwise: g follows c, given or not; the string leaves it out */
+    const char *dw[] = {"dwconv_bn_relu:n=1,c=32,h=112,w=112,k=32,pad=1",
+                        "dwconv_bn_relu:n=1,c=32,h=112,w=112,k=32,pad=1,g=32"};
+    for (size_t i = 0; i < FC_ARRAY_LEN(dw); i++) {
+        p = parse_ok(dw[i]);
+        CHECK(p.d[FC_CONV_G] == 32 && p.d[FC_CONV_K] == 32);
+        fc_problem_string(&p, buf, sizeof buf);
+        CHECK_MSG(!strcmp(buf,
+                          "dwconv_bn_relu:n=1,c=32,h=112,w=112,k=32,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32"),
+                  "%s", buf);
+        q = parse_ok(buf);
+        fc_problem_string(&q, again, sizeof again);
+        CHECK(!strcmp(buf, again) && q.d[FC_CONV_G] == 32);
+    }
+    p = parse_ok("dwconv_bn_relu:n=1,c=1,h=5,w=5,k=1");
+    CHECK(p.d[FC_CONV_G] == 1);
+    parse_fails("dwconv_bn_relu:n=1,c=32,h=8,w=8,k=64", "is depthwise: k must equal c (got c=32, k=64)");
+    parse_fails("dwconv_bn_relu:n=1,c=32,h=8,w=8,k=32,g=8", "is depthwise: g must equal c (got c=32, g=8)");
+    parse_fails("conv_bn_relu:n=1,c=6,h=8,w=8,k=8,g=4", "groups 'g=4' must divide c=6 and k=8");
+    parse_fails("conv_bn_relu:n=1,c=8,h=8,w=8,k=6,g=4", "must divide");
+    parse_fails("conv_bn_relu:n=1,c=8,h=8,w=8,k=8,g=0", "'g=0' out of range");
+
+    /* grouped: the conv of conv_bn_relu at 56x56 with c/g = 16 (166 useful taps per axis);
+     * W is k·c/g·r·s = 9216 */
+    fc_cost c = {0};
+    p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,pad=1,g=4");
+    fc_family_of(p.pat)->cost(&p, &c);
+    CHECK_NEAR(c.flops, 2.0 * 64 * 16 * 166 * 166 + 200704 + 401408 + 200704, 0);
+    CHECK_NEAR(c.flops_padded, 2.0 * 200704 * 16 * 9 + 200704 + 401408 + 200704, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], (200704.0 + 9216 + 64 + 200704) * 4, 0);
+    /* depthwise 112x112x32: 334 useful taps per axis, one input channel each */
+    memset(&c, 0, sizeof c);
+    p = parse_ok("dwconv_bn_relu:n=1,c=32,h=112,w=112,k=32,pad=1");
+    fc_family_of(p.pat)->cost(&p, &c);
+    CHECK_NEAR(c.flops, 2.0 * 32 * 334 * 334 + 4 * 401408.0, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], (401408.0 + 288 + 32 + 401408) * 4, 0);
+    /* residual: 1x1 64 -> 256 at 56x56, Y = 802816; the add reads y and r and writes y
+     * unfused (3Y), the fused form reads r once more (Y) */
+    memset(&c, 0, sizeof c);
+    p = parse_ok("conv_bn_add_relu:n=1,c=64,h=56,w=56,k=256,r=1,s=1");
+    fc_family_of(p.pat)->cost(&p, &c);
+    double Y = 802816, X = 200704, Wn = 16384, K = 256;
+    CHECK_NEAR(c.flops, 2 * 256 * 64 * 3136.0 + Y + 2 * Y + Y + Y, 0);
+    CHECK_NEAR(c.bytes[FC_UNFUSED], ((X + Wn + K + Y) + (2 * Y + 4 * K) + 3 * Y + 2 * Y) * 4, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], (X + Wn + K + Y + Y) * 4, 0);
+    CHECK_NEAR(c.op_bytes[2], 3 * Y * 4, 0);
+    fc_workload w;
+    fc_err e;
+    CHECK(fc_workload_create(&p, 3, 0, &w, &e) == 0);
+    CHECK(w.t[FC_CONV_TR].n == w.out_n && !strcmp(w.t[FC_CONV_TR].name, "r"));
+    fc_workload_free(&w);
+    p = parse_ok("conv_bn_relu:n=1,c=4,h=5,w=5,k=4");
+    CHECK(fc_workload_create(&p, 3, 0, &w, &e) == 0);
+    CHECK(w.t[FC_CONV_TR].n == 0);
+    fc_workload_free(&w);
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(problem_strings),
+                                   T(norm_problem_strings),
                                    T(problem_string_errors),
                                    T(cost_on_paper),
+                                   T(groups_and_residual),
+                                   T(norm_references),
                                    T(bn_folding),
                                    T(inputs_never_zero_and_seeded),
                                    T(memory_guard),

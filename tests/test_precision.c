@@ -168,6 +168,7 @@ static void subnormals(void)
 static void workload_rounds_inputs(void)
 {
     static const char *const probs[] = {"conv_bn_relu:n=1,c=5,h=6,w=6,k=4,r=3,s=3,pad=1,layout=nhwc",
+                                        "conv_bn_add_relu:n=1,c=6,h=5,w=5,k=9,g=3,r=3,s=3,pad=1,layout=nchw",
                                         "linear_residual_relu:m=9,k=17,n=5", "attention:b=1,h=2,s=9,d=8"};
     static const uint32_t low[FC_NDTYPES] =
         {[FC_FP32] = 0, [FC_TF32] = 0x1fffu, [FC_BF16] = 0xffffu, [FC_FP16] = 0x1fffu};
@@ -213,12 +214,25 @@ static double tol_of(const char *prob, fc_dtype dt)
 #define LIN "m=64,k=512,n=64"
 #define CONV "n=1,c=64,h=8,w=8,k=64,r=3,s=3,pad=1"
 #define ATT "b=1,h=8,s=512,d=64"
+#define NORM "m=64,n=4096"
+#define HEADS "m=64,h=32,d=128"
+
+/* dims of a pattern's family for the table */
+static const char *family_dims(const fc_pattern *pat)
+{
+    switch (pat->family) {
+    case FC_FAM_LINEAR: return LIN;
+    case FC_FAM_CONV: return CONV;
+    case FC_FAM_NORM: return fc_family_of(pat) == &fc_family_norm_heads ? HEADS : NORM;
+    default: return ATT;
+    }
+}
 
 static void tolerance_order(void)
 {
     for (int pi = 0; pi < FC_NPATTERNS; pi++) {
         const fc_pattern *pat = &fc_patterns[pi];
-        const char *dims = pat->family == FC_FAM_LINEAR ? LIN : pat->family == FC_FAM_CONV ? CONV : ATT;
+        const char *dims = family_dims(pat);
         char prob[128];
         snprintf(prob, sizeof prob, "%s:%s", pat->name, dims);
         double t[FC_NDTYPES];
@@ -240,6 +254,11 @@ static void tolerance_order(void)
         CHECK(tol_of("linear_residual_relu:" LIN, d) >= tol_of("linear_bias_relu:" LIN, d));
         CHECK(tol_of("linear_bias_relu:" LIN, d) >= tol_of("linear_bias:" LIN, d));
         CHECK(tol_of("conv_bn_relu:" CONV, d) >= tol_of("conv_bn:" CONV, d));
+        /* a layer norm magnifies the write before it; RMSNorm does not */
+        CHECK(tol_of("add_layernorm:" NORM, d) > tol_of("add_rmsnorm:" NORM, d));
+        CHECK(tol_of("conv_bn_add_relu:" CONV, d) >= tol_of("conv_bn_relu:" CONV, d));
+        /* groups shorten the sum, never lengthen it */
+        CHECK(tol_of("conv_bn_relu:" CONV ",g=8", d) <= tol_of("conv_bn_relu:" CONV, d));
         if (d != FC_TF32) CHECK(tol_of("qk_softmax:" ATT, d) > 1.5 * tol_of("qk_scale:" ATT, d));
     }
     /* the softmax's term grows with the keys per row (skv) and levels off by 2048 */
@@ -282,7 +301,8 @@ static void tolerance_order(void)
  * fp32 for tf32), a conv's bias added by a call of its own; the fused form keeps
  * everything in registers, runs the conv on the folded weights and writes once. P
  * enters P·V as the tensor core reads it: tf32 truncated (Hopper), bf16 and fp16
- * rounded. */
+ * rounded. The norms sum their rows in float; the fused add_rmsnorm normalizes the
+ * unrounded h and writes both outputs once; the rotary table is float. */
 
 typedef struct sim {
     const fc_problem *p;
@@ -327,11 +347,12 @@ static void sim_gemm(const sim *s, float *y)
 }
 
 /* conv with the original weights (unfused: then its bias, written apart) or the
- * folded ones and their bias (fused) */
+ * folded ones and their bias (fused); output channel k sees its group's c/g inputs */
 static void sim_conv(const sim *s, float *y)
 {
     const int64_t *d = s->p->d;
     int64_t C = d[FC_CONV_C], H = d[FC_CONV_H], Wd = d[FC_CONV_W], K = d[FC_CONV_K], R = d[FC_CONV_R];
+    int64_t Cg = C / d[FC_CONV_G], Kg = K / d[FC_CONV_G];
     int64_t S = d[FC_CONV_S], P = d[FC_CONV_P], Q = d[FC_CONV_Q], st = d[FC_CONV_STRIDE], pad = d[FC_CONV_PAD];
     bool nhwc = s->p->layout == FC_NHWC;
     const float *x = s->w->t[FC_CONV_TX].data;
@@ -342,13 +363,13 @@ static void sim_conv(const sim *s, float *y)
             for (int64_t oy = 0; oy < P; oy++)
                 for (int64_t ox = 0; ox < Q; ox++) {
                     float acc = 0;
-                    for (int64_t c = 0; c < C; c++)
+                    for (int64_t cl = 0; cl < Cg; cl++)
                         for (int64_t r = 0; r < R; r++)
                             for (int64_t t = 0; t < S; t++) {
-                                int64_t iy = oy * st - pad + r, ix = ox * st - pad + t;
+                                int64_t iy = oy * st - pad + r, ix = ox * st - pad + t, c = k / Kg * Cg + cl;
                                 if (iy < 0 || iy >= H || ix < 0 || ix >= Wd) continue;
                                 int64_t xi = nhwc ? ((n * H + iy) * Wd + ix) * C + c : ((n * C + c) * H + iy) * Wd + ix;
-                                acc += x[xi] * W[((k * C + c) * R + r) * S + t];
+                                acc += x[xi] * W[((k * Cg + cl) * R + r) * S + t];
                             }
                     int64_t yi = nhwc ? ((n * P + oy) * Q + ox) * K + k : ((n * K + k) * P + oy) * Q + ox;
                     y[yi] = s->fused ? acc + b[k] : store(s, store(s, acc) + b[k]);
@@ -409,9 +430,52 @@ static void sim_pv(const sim *s, const float *P, float *O)
             }
 }
 
-/* One op from cur into dst (n elements when elementwise); false for an op it cannot
- * simulate. */
-static bool sim_op(const sim *s, fc_op op, const float *cur, float *dst, size_t n)
+/* norm family: rows of `len` (a row of n, or a head of d) */
+static size_t norm_rows(const sim *s, size_t *len)
+{
+    const int64_t *d = s->p->d;
+    bool heads = fc_pattern_has_op(s->p->pat, FC_OP_HEAD_RMSNORM);
+    *len = (size_t)(heads ? d[FC_NORM_D] : d[FC_NORM_N]);
+    return (size_t)(d[FC_NORM_M] * d[FC_NORM_N]) / *len;
+}
+
+/* layer norm (beta non-NULL) or RMSNorm of each row, the sums in float */
+static void sim_norm(const sim *s, const float *h, float *y, bool layer)
+{
+    size_t len, rows = norm_rows(s, &len);
+    const float *g = s->w->t[FC_NORM_TGAMMA].data, *b = s->w->t[FC_NORM_TBETA].data;
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = h + r * len;
+        float mean = 0, sq = 0;
+        if (layer) {
+            for (size_t j = 0; j < len; j++) mean += x[j];
+            mean /= (float)len;
+        }
+        for (size_t j = 0; j < len; j++) sq += (x[j] - mean) * (x[j] - mean);
+        float rstd = 1.0f / sqrtf(sq / (float)len + (float)(layer ? FC_LN_EPS : FC_RMS_EPS));
+        for (size_t j = 0; j < len; j++) y[r * len + j] = (x[j] - mean) * rstd * g[j] + (layer ? b[j] : 0.0f);
+    }
+}
+
+/* rotate-half rotary embedding of each head, with the float table */
+static void sim_rope(const sim *s, const float *a, float *y)
+{
+    size_t D, rows = norm_rows(s, &D), H = (size_t)s->p->d[FC_NORM_H], half = D / 2;
+    float *cs = fc_xmalloc((size_t)s->p->d[FC_NORM_M] * D * sizeof(float));
+    fc_rope_table(s->p->d[FC_NORM_M], (int64_t)D, cs);
+    for (size_t r = 0; r < rows; r++) {
+        const float *c = cs + r / H * D, *x = a + r * D;
+        for (size_t i = 0; i < half; i++) {
+            y[r * D + i] = x[i] * c[i] - x[i + half] * c[half + i];
+            y[r * D + half + i] = x[i + half] * c[i] + x[i] * c[half + i];
+        }
+    }
+    free(cs);
+}
+
+/* One op from cur into dst (n elements when elementwise); the elements it wrote, 0
+ * for an op it cannot simulate. */
+static size_t sim_op(const sim *s, fc_op op, const float *cur, float *dst, size_t n)
 {
     const fc_problem *p = s->p;
     const fc_workload *w = s->w;
@@ -427,9 +491,11 @@ static bool sim_op(const sim *s, fc_op op, const float *cur, float *dst, size_t 
     case FC_OP_BIAS:
         for (size_t i = 0; i < n; i++) dst[i] = cur[i] + w->t[FC_LIN_TB].data[channel(p, i)];
         break;
-    case FC_OP_RESID:
-        for (size_t i = 0; i < n; i++) dst[i] = cur[i] + w->t[FC_LIN_TR].data[i];
+    case FC_OP_RESID: {
+        const float *r = w->t[p->pat->family == FC_FAM_CONV ? FC_CONV_TR : FC_LIN_TR].data;
+        for (size_t i = 0; i < n; i++) dst[i] = cur[i] + r[i];
         break;
+    }
     case FC_OP_RELU:
         for (size_t i = 0; i < n; i++) dst[i] = cur[i] > 0 ? cur[i] : 0;
         break;
@@ -452,9 +518,21 @@ static bool sim_op(const sim *s, fc_op op, const float *cur, float *dst, size_t 
         }
         break;
     }
-    default: return false;
+    case FC_OP_ADD: /* h, which add_rmsnorm keeps as its second output */
+        n = (size_t)(p->d[FC_NORM_M] * p->d[FC_NORM_N]);
+        for (size_t i = 0; i < n; i++) dst[i] = w->t[FC_NORM_TX].data[i] + w->t[FC_NORM_TR].data[i];
+        break;
+    case FC_OP_LAYERNORM: sim_norm(s, cur, dst, true); break;
+    case FC_OP_RMSNORM: /* y, then h as the add wrote it */
+        n = (size_t)(p->d[FC_NORM_M] * p->d[FC_NORM_N]);
+        sim_norm(s, cur, dst, false);
+        memcpy(dst + n, cur, n * sizeof *dst);
+        return 2 * n;
+    case FC_OP_HEAD_RMSNORM: sim_norm(s, w->t[FC_NORM_TX].data, dst, false); break;
+    case FC_OP_ROPE: sim_rope(s, cur, dst); break;
+    default: return 0;
     }
-    return true;
+    return n;
 }
 
 /* The chain, unfused (every op's result written in the storage type) or fused
@@ -469,8 +547,8 @@ static bool simulate(const sim *s, float *out)
     for (int i = 0; i < pat->nops && ok; i++) {
         float *dst = buf[i % 2];
         bool last = i == pat->nops - 1;
-        size_t n = last ? s->w->out_n : s->w->inter_n;
-        ok = sim_op(s, pat->ops[i], cur, dst, n);
+        size_t n = sim_op(s, pat->ops[i], cur, dst, last ? s->w->out_n : s->w->inter_n);
+        ok = n > 0;
         if (!ok) CHECK_MSG(0, "no simulation of op '%s' (pattern '%s')", fc_op_name(pat->ops[i]), pat->name);
         if (!s->fused || last)
             for (size_t j = 0; j < n; j++) dst[j] = store(s, dst[j]);
@@ -492,6 +570,9 @@ static const struct {
     {"m=5,k=3,n=7", -1},
     {"n=2,c=16,h=10,w=10,k=24,r=3,s=3,pad=1,layout=nhwc", -1},
     {"n=1,c=8,h=11,w=9,k=12,r=3,s=3,stride=2,pad=1,layout=nchw", -1},
+    {"n=2,c=16,h=10,w=10,k=16,r=3,s=3,pad=1,layout=nhwc", -1},              /* dwconv_bn_relu: g = c */
+    {"n=1,c=12,h=11,w=9,k=12,g=12,r=3,s=3,stride=2,pad=1,layout=nchw", -1}, /* every conv depthwise */
+    {"n=1,c=12,h=9,w=9,k=18,g=3,r=3,s=3,pad=1,layout=nhwc", -1},
     {"b=1,h=2,s=128,d=64", -1},
     {"b=1,h=2,s=96,d=128,causal=1", -1},
     {"b=1,h=1,s=1024,d=128", FC_BF16},
@@ -499,6 +580,10 @@ static const struct {
     {"b=1,h=4,hkv=2,s=48,skv=80,d=64,causal=1", -1},
     {"b=1,h=2,hkv=1,s=16,skv=8,d=32", -1},
     {"b=2,h=16,hkv=4,s=1,skv=2048,d=128", -1},
+    {"m=7,n=13", -1},
+    {"m=24,n=4096", -1},
+    {"m=5,h=3,d=10", -1},
+    {"m=40,h=8,d=128", -1},
 };
 
 static void tolerances_hold_in_simulation(void)

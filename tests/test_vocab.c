@@ -88,6 +88,8 @@ static const enum_case cases[] = {
      "none: a record that is not ok has no decision", NULL},
     {CAL, "/$defs/record/then/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/settings/properties/cache", &fc_cache_words, false, NULL, NULL, NULL},
+    {CAL, "/$defs/settings/properties/attention_kernel", &fc_attn_kernel_words, false, NULL, NULL, NULL},
+    {CAL, "/$defs/variant/properties/attention_kernel", &fc_attn_kernel_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/variant/properties/bound", &fc_bound_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/variant/properties/stop_rule", &fc_stop_rule_words, false, NULL, NULL,
      "interrupted: an interrupted record is dropped, never written"},

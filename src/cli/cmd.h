@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 extern const fc_cmd_spec fc_cmd_run, fc_cmd_list, fc_cmd_info, fc_cmd_validate, fc_cmd_check, fc_cmd_compare,
-    fc_cmd_report;
+    fc_cmd_report, fc_cmd_predict;
 
 /* Every command, in the order `fusecal help` lists them. */
 extern const fc_cmd_spec *const fc_commands[];

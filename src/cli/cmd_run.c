@@ -37,6 +37,7 @@ enum {
     O_MAX_TIME,
     O_ROUNDS,
     O_NO_GRAPH,
+    O_KERNEL,
     O_SEED,
     O_MAX_MEMORY,
     O_MAX_TIME_TOTAL,
@@ -108,8 +109,8 @@ static const fc_option options[] = {
                  .section = HOW,
                  .words = &fc_cache_words,
                  .def = "warm",
-                 .help = "resident data, or caches flushed before every sample (a buffer twice the LLC on the CPU, a "
-                         "memset of L2 on the GPU)"},
+                 .help = "resident data, or caches flushed before every sample (a buffer twice the LLC on the CPU; on "
+                         "the GPU a write, then a read, of buffers twice the L2, leaving clean lines)"},
     [O_THREADS] = {.name = "threads",
                    .kind = FC_OPT_INT,
                    .metavar = "N",
@@ -163,6 +164,14 @@ static const fc_option options[] = {
                     .kind = FC_OPT_FLAG,
                     .section = HOW,
                     .help = "on CUDA, skip the graph-replay timing"},
+    [O_KERNEL] = {.name = "kernel",
+                  .kind = FC_OPT_CHOICE,
+                  .section = HOW,
+                  .words = &fc_attn_kernel_words,
+                  .def = "reference",
+                  .help = "cuda.custom's fused attention kernel (attention, qk_softmax): reference (64x64 tiles) or "
+                          "flash2 (FlashAttention-2 class: 128 queries per block, double-buffered K/V); recorded in "
+                          "the settings and in each record that ran it"},
     [O_SEED] = {.name = "seed",
                 .kind = FC_OPT_SEED,
                 .metavar = "N",
@@ -269,6 +278,7 @@ static void settings_from(const fc_args *a, run_opts *o)
     if (a->v[O_MAX_TIME].given) s->stop.max_time = a->v[O_MAX_TIME].d;
     if (a->v[O_ROUNDS].given) s->rounds = (int)a->v[O_ROUNDS].i;
     if (a->v[O_NO_GRAPH].given) s->graph = false;
+    if (a->v[O_KERNEL].given) s->attn_kernel = (fc_attn_kernel)fc_word_index(&fc_attn_kernel_words, a->v[O_KERNEL].s);
     if (a->v[O_MAX_MEMORY].given) s->max_memory = a->v[O_MAX_MEMORY].d;
     if (a->v[O_MAX_TIME_TOTAL].given) s->max_time_total = a->v[O_MAX_TIME_TOTAL].d;
     if ((o->seed_set = a->v[O_SEED].given)) s->seed = a->v[O_SEED].u;
@@ -361,8 +371,22 @@ static int select_dtypes(const run_opts *o, selection *s)
     return 0;
 }
 
+/* Whether another pattern takes the shape "k=v,...": then a shape pat turns down
+ * (dwconv_bn_relu's g = c = k; linear's m,k,n lacking k where the norm family's m,n is
+ * whole) was meant for the others. */
+static bool sibling_takes(const fc_pattern *pat, const char *shape)
+{
+    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+        fc_problem p;
+        fc_err e;
+        if (&fc_patterns[pi] != pat && fc_problem_parse(shape, &fc_patterns[pi], &p, &e) == 0) return true;
+    }
+    return false;
+}
+
 /* Problems from --shape: a whole problem string, or k=v applied to every selected
- * pattern whose family has all the keys. */
+ * pattern whose family has all the keys (and, unless --pattern names it, that takes
+ * the shape where another pattern does). */
 static int shape_problems(const run_opts *o, const selection *s, fc_sweep *sw)
 {
     fc_err e;
@@ -385,8 +409,9 @@ static int shape_problems(const run_opts *o, const selection *s, fc_sweep *sw)
             snprintf(spec, sizeof spec, "%s:%s", fc_patterns[pi].name, sh);
             fc_problem p;
             if (fc_problem_parse(spec, &fc_patterns[pi], &p, &e) != 0) {
-                /* a key of another family: this pattern is not meant */
-                if (strstr(e.msg, "unknown dimension")) {
+                /* a key of another family, or a shape for its siblings: this pattern is not meant */
+                if (strstr(e.msg, "unknown dimension") ||
+                    (!s->explicit_patterns && sibling_takes(&fc_patterns[pi], sh))) {
                     if (!first_err[0]) fc_strlcpy(first_err, e.msg, sizeof first_err);
                     continue;
                 }

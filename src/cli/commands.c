@@ -9,7 +9,8 @@
 const char fc_tool_summary[] = "Measures whether fusing a chain of neural-network ops pays on this machine.";
 
 const fc_cmd_spec *const fc_commands[] = {
-    &fc_cmd_run, &fc_cmd_list, &fc_cmd_info, &fc_cmd_validate, &fc_cmd_check, &fc_cmd_compare, &fc_cmd_report,
+    &fc_cmd_run,   &fc_cmd_list,    &fc_cmd_info,   &fc_cmd_validate,
+    &fc_cmd_check, &fc_cmd_compare, &fc_cmd_report, &fc_cmd_predict,
 };
 const int fc_ncommands = (int)FC_ARRAY_LEN(fc_commands);
 

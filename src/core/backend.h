@@ -20,6 +20,7 @@ typedef struct fc_impl {
     int nkernels;   /* library calls or kernels per execution */
     bool fallback;  /* a reference or generic implementation stood in for a fast one */
     char fallback_why[160];
+    char kernel[16]; /* the kernel design an option chose (fc_attn_kernel_words), or "" */
 } fc_impl;
 
 /* ---- How a backend runs each op: its op table.

@@ -28,7 +28,8 @@ typedef struct fc_sense {
 } fc_sense;
 
 typedef struct fc_device_opts {
-    int threads; /* host threads (CPU); 0 = all cores */
+    int threads;                /* host threads (CPU); 0 = all cores */
+    fc_attn_kernel attn_kernel; /* cuda.custom's fused attention kernel (CUDA) */
 } fc_device_opts;
 
 /* One call of a variant, as the engine launches it. */

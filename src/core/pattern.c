@@ -22,9 +22,12 @@ const fc_pattern fc_patterns[FC_NPATTERNS] = {
 _Static_assert(FC_ARRAY_LEN(fc_patterns) == FC_NPATTERNS, "pattern table size");
 
 static const char *const op_names[FC_NOPS] = {
-    [FC_OP_GEMM] = "gemm",      [FC_OP_CONV] = "conv",       [FC_OP_QK] = "qk",     [FC_OP_BIAS] = "bias",
-    [FC_OP_RESID] = "residual", [FC_OP_RELU] = "relu",       [FC_OP_GELU] = "gelu", [FC_OP_BN] = "batchnorm",
-    [FC_OP_SCALE] = "scale",    [FC_OP_SOFTMAX] = "softmax", [FC_OP_PV] = "pv",
+    [FC_OP_GEMM] = "gemm",           [FC_OP_CONV] = "conv",       [FC_OP_QK] = "qk",
+    [FC_OP_BIAS] = "bias",           [FC_OP_RESID] = "residual",  [FC_OP_RELU] = "relu",
+    [FC_OP_GELU] = "gelu",           [FC_OP_BN] = "batchnorm",    [FC_OP_SCALE] = "scale",
+    [FC_OP_SOFTMAX] = "softmax",     [FC_OP_PV] = "pv",           [FC_OP_ADD] = "add",
+    [FC_OP_LAYERNORM] = "layernorm", [FC_OP_RMSNORM] = "rmsnorm", [FC_OP_HEAD_RMSNORM] = "head_rmsnorm",
+    [FC_OP_ROPE] = "rope",
 };
 _Static_assert(FC_ARRAY_LEN(op_names) == FC_NOPS, "op name table size");
 
@@ -69,6 +72,7 @@ const fc_family *fc_family_of(const fc_pattern *pat)
     case FC_FAM_LINEAR: return &fc_family_linear;
     case FC_FAM_CONV: return &fc_family_conv;
     case FC_FAM_ATTENTION: return &fc_family_attention;
+    case FC_FAM_NORM: return fc_pattern_has_op(pat, FC_OP_HEAD_RMSNORM) ? &fc_family_norm_heads : &fc_family_norm;
     default: return NULL;
     }
 }
@@ -206,12 +210,18 @@ int fc_problem_parse(const char *s, const fc_pattern *pattern, fc_problem *out, 
     return fc_problem_finish(out, e);
 }
 
+bool fc_problem_dim_shown(const fc_problem *p, int i)
+{
+    const fc_family *f = fc_family_of(p->pat);
+    return !f->dims[i].derived && (!f->shown || f->shown(p, i));
+}
+
 void fc_problem_string(const fc_problem *p, char *buf, size_t n)
 {
     const fc_family *f = fc_family_of(p->pat);
     size_t off = (size_t)snprintf(buf, n, "%s:", p->pat->name);
     for (int i = 0; i < f->ndims && off < n; i++)
-        if (!f->dims[i].derived)
+        if (fc_problem_dim_shown(p, i))
             off += (size_t)snprintf(buf + off, n - off, "%s=%lld,", f->dims[i].name, (long long)p->d[i]);
     if (f->has_layout && off < n) off += (size_t)snprintf(buf + off, n - off, "layout=%s,", fc_layout_name(p->layout));
     if (off < n) snprintf(buf + off, n - off, "dtype=%s", fc_dtype_name(p->dtype));

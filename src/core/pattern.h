@@ -1,7 +1,7 @@
 /* pattern.h — the pattern registry and problems.
  *
  * A pattern is an op chain (GEMM → bias → ReLU, conv → BN → ReLU, QKᵀ → scale →
- * softmax → ·V). Its family (linear, conv, attention) knows the dimensions, the
+ * softmax → ·V, add → norm). Its family (linear, conv, attention, norm) knows the dimensions, the
  * FLOPs and bytes on paper, how to make inputs, and a float64 reference.
  *
  * Adding a pattern: one FC_PATTERN_LIST line here, its ops in the family file if
@@ -18,7 +18,7 @@
 #include "fusecal.h"
 #include "util.h"
 
-typedef enum { FC_FAM_LINEAR, FC_FAM_CONV, FC_FAM_ATTENTION, FC_NFAMILIES } fc_family_id;
+typedef enum { FC_FAM_LINEAR, FC_FAM_CONV, FC_FAM_ATTENTION, FC_FAM_NORM, FC_NFAMILIES } fc_family_id;
 
 /* The ops a chain is made of. In the unfused variant each is its own library call or
  * kernel and writes its result to memory. */
@@ -34,6 +34,16 @@ typedef enum {
     FC_OP_SCALE,   /* S = S/√d (and the causal mask when asked)               */
     FC_OP_SOFTMAX, /* P = softmax(S) along the last axis                      */
     FC_OP_PV,      /* O = P·V                                                 */
+
+    /* the norm family's: the residual add h = x + r (a chain's first op); the layer
+     * norm (h − mean)/√(var + ε)·γ + β and RMSNorm h/√(mean(h²) + ε)·γ over each row
+     * of n; RMSNorm over each head of d with one γ [d]; the rotary embedding of each
+     * head (rotate-half: pairs i, i + d/2) */
+    FC_OP_ADD,
+    FC_OP_LAYERNORM,
+    FC_OP_RMSNORM,
+    FC_OP_HEAD_RMSNORM,
+    FC_OP_ROPE,
     FC_NOPS
 } fc_op;
 
@@ -50,9 +60,15 @@ const char *fc_op_name(fc_op op);
     X(conv_relu, FC_FAM_CONV, "y = relu(conv(x, W) + b)", FC_OP_CONV, FC_OP_RELU)                                     \
     X(conv_bn, FC_FAM_CONV, "y = bn(conv(x, W) + b)", FC_OP_CONV, FC_OP_BN)                                           \
     X(conv_bn_relu, FC_FAM_CONV, "y = relu(bn(conv(x, W) + b))", FC_OP_CONV, FC_OP_BN, FC_OP_RELU)                    \
+    X(dwconv_bn_relu, FC_FAM_CONV, "y = relu(bn(dwconv(x, W) + b))", FC_OP_CONV, FC_OP_BN, FC_OP_RELU)                \
+    X(conv_bn_add_relu, FC_FAM_CONV, "y = relu(bn(conv(x, W) + b) + r)", FC_OP_CONV, FC_OP_BN, FC_OP_RESID,           \
+      FC_OP_RELU)                                                                                                     \
     X(qk_scale, FC_FAM_ATTENTION, "S = Q·Kᵀ/√d", FC_OP_QK, FC_OP_SCALE)                                               \
     X(qk_softmax, FC_FAM_ATTENTION, "P = softmax(Q·Kᵀ/√d)", FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX)                     \
-    X(attention, FC_FAM_ATTENTION, "O = softmax(Q·Kᵀ/√d)·V", FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX, FC_OP_PV)
+    X(attention, FC_FAM_ATTENTION, "O = softmax(Q·Kᵀ/√d)·V", FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX, FC_OP_PV)          \
+    X(add_layernorm, FC_FAM_NORM, "y = LN(x + r)·γ + β", FC_OP_ADD, FC_OP_LAYERNORM)                                  \
+    X(add_rmsnorm, FC_FAM_NORM, "y = RMSNorm(x + r)·γ; h = x + r", FC_OP_ADD, FC_OP_RMSNORM)                          \
+    X(qk_norm_rope, FC_FAM_NORM, "q' = rope(RMSNorm_d(q)·γ)", FC_OP_HEAD_RMSNORM, FC_OP_ROPE)
 
 typedef enum {
 #define X(name, fam, math, ...) FC_P_##name,
@@ -99,11 +115,14 @@ enum {
     FC_CONV_S,
     FC_CONV_STRIDE,
     FC_CONV_PAD,
+    FC_CONV_G, /* groups: c and k split into g independent convolutions */
     FC_CONV_P,
     FC_CONV_Q, /* derived: output height and width */
     FC_CONV_NDIMS
 };
 enum { FC_ATT_B, FC_ATT_H, FC_ATT_HKV, FC_ATT_S, FC_ATT_SKV, FC_ATT_D, FC_ATT_CAUSAL, FC_ATT_NDIMS };
+/* norm: m rows (tokens), n hidden; qk_norm_rope gives h heads of d instead, n = h·d */
+enum { FC_NORM_M, FC_NORM_N, FC_NORM_H, FC_NORM_D, FC_NORM_NDIMS };
 
 typedef struct fc_dim {
     const char *name;
@@ -137,9 +156,12 @@ enum {
     FC_CONV_TVAR,
     FC_CONV_TWF,
     FC_CONV_TBF, /* BN folded into W and b (filled by fc_workload_prepare) */
+    FC_CONV_TR,  /* residual r, the output's shape and layout (empty without FC_OP_RESID) */
     FC_CONV_NT
 };
 enum { FC_ATT_TQ, FC_ATT_TK, FC_ATT_TV, FC_ATT_NT };
+/* norm: x (q for qk_norm_rope) and r [m, n], γ and β [n] (γ [d] per head) */
+enum { FC_NORM_TX, FC_NORM_TR, FC_NORM_TGAMMA, FC_NORM_TBETA, FC_NORM_NT };
 #define FC_MAX_TENSORS 10
 
 /* Host copies of a problem's inputs, in float32 (values already rounded to the
@@ -189,12 +211,20 @@ typedef struct fc_family {
     double (*reference)(const fc_problem *p, const fc_workload *w, size_t idx);
     /* Multiply-adds per reference element, to decide between full and sampled checks. */
     double (*ref_cost)(const fc_problem *p);
-    /* Length of the chain's longest sum (a GEMM's k, a conv's c·r·s, attention's d,
+    /* Length of the chain's longest sum (a GEMM's k, a conv's c/g·r·s, attention's d,
      * or s for a softmax and P·V), for the tolerance (precision.h). */
     double (*reduction)(const fc_problem *p);
+    /* Whether the canonical string names dim i: one the others imply (a depthwise
+     * conv's g) or at a default that leaves the problem as it was before the dim
+     * existed (g = 1) may be left out. NULL: every dim. */
+    bool (*shown)(const fc_problem *p, int i);
 } fc_family;
 
 extern const fc_family fc_family_linear, fc_family_conv, fc_family_attention;
+/* The norm family's patterns differ in their dims: m, n for add_layernorm and
+ * add_rmsnorm; m, h, d for qk_norm_rope (n = h·d derived). fc_family_of answers
+ * with the pattern's; both are named "norm". */
+extern const fc_family fc_family_norm, fc_family_norm_heads;
 const fc_family *fc_family_of(const fc_pattern *pat);
 
 /* Parses "pattern:k=v,k=v" (dims, and the keys dtype= and layout=). With pattern
@@ -209,6 +239,8 @@ void fc_problem_init(fc_problem *p, const fc_pattern *pat, fc_dtype dtype);
 int fc_problem_finish(fc_problem *p, fc_err *e);
 /* The canonical, re-runnable string. */
 void fc_problem_string(const fc_problem *p, char *buf, size_t n);
+/* Whether the canonical string and shape strings name dim i (never a derived one). */
+bool fc_problem_dim_shown(const fc_problem *p, int i);
 /* Looks a dim up by name; -1 when the family has none of that name. */
 int fc_problem_dim_index(const fc_problem *p, const char *name);
 /* The dim whose value dim i takes by default (attention's hkv: h, skv: s), or -1. */
@@ -228,6 +260,13 @@ int fc_problem_host_bytes(const fc_problem *p, size_t *bytes, fc_err *e);
 /* float64 references shared by the families and the tests */
 double fc_gelu_tanh_ref(double x);
 #define FC_BN_EPS 1e-5
+#define FC_LN_EPS 1e-5  /* PyTorch's layer_norm default */
+#define FC_RMS_EPS 1e-6 /* LLaMA's and Qwen3's rms_norm_eps */
+#define FC_ROPE_BASE 10000.0
+/* The rotary table an engine precomputes: for each position p < m, cs[p·d + i] =
+ * cos(p·θᵢ) and cs[p·d + d/2 + i] = sin(p·θᵢ), θᵢ = base^(−2i/d), i < d/2; float32
+ * whatever the dtype (computed in float64, rounded once). cs holds m·d floats. */
+void fc_rope_table(int64_t m, int64_t d, float *cs);
 /* Folds BN into the conv's weights and bias (fills W_folded, b_folded). */
 void fc_conv_fold_bn(const fc_problem *p, fc_workload *w);
 

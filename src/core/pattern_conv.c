@@ -1,16 +1,20 @@
 /* pattern_conv.c — conv family: y = epilogue(conv(x, W) + b).
  *
- * x [n,c,h,w] (nchw) or [n,h,w,c] (nhwc); W [k,c,r,s] (OIHW, always); b, γ, β, μ, σ² [k];
- * y [n,k,p,q] or [n,p,q,k], p = (h + 2·pad − r)/stride + 1, q likewise.
+ * x [n,c,h,w] (nchw) or [n,h,w,c] (nhwc); W [k,c/g,r,s] (OIHW, always; output channel
+ * k of group k/(k/g) sees that group's c/g input channels); b, γ, β, μ, σ² [k];
+ * y and the residual r [n,k,p,q] or [n,p,q,k], p = (h + 2·pad − r)/stride + 1, q likewise.
+ * dwconv_bn_relu is the depthwise case g = c = k (g follows c when not given).
  *
- * Napkin math (E = bytes per element, Y = n·k·p·q):
- *   conv      2·n·k·c·T + Y FLOPs (with its bias), T the filter taps that land inside the
- *             input summed over output positions (taps on zero padding do no useful work;
- *             T = p·q·r·s without padding); reads x, W, b; writes y
+ * Napkin math (E = bytes per element, Y = n·k·p·q, Wn = k·c/g·r·s):
+ *   conv      2·n·k·(c/g)·T + Y FLOPs (with its bias), T the filter taps that land inside
+ *             the input summed over output positions (taps on zero padding do no useful
+ *             work; T = p·q·r·s without padding); reads x, W, b; writes y
  *   BN        2·Y FLOPs (scale and shift); reads y and 4k parameters, writes y
+ *   residual  Y FLOPs; reads y and r, writes y
  *   ReLU      Y FLOPs; reads and writes y
  *   fused     BN folded into W and b once (W' = W·γ/√(σ²+ε), b' = (b−μ)·γ/√(σ²+ε)+β),
- *             then one conv that applies ReLU to its output: reads x, W', b'; writes y.
+ *             then one conv that adds r and applies ReLU to its output: reads x, W', b'
+ *             (and r); writes y.
  */
 #include "pattern.h"
 
@@ -27,10 +31,37 @@ static const fc_dim conv_dims[] = {
     [FC_CONV_S] = {"s", 3, 1, 4096, false, "filter width"},
     [FC_CONV_STRIDE] = {"stride", 1, 1, 4096, false, "stride (both axes)"},
     [FC_CONV_PAD] = {"pad", 0, 0, 4096, false, "zero padding (both axes)"},
+    [FC_CONV_G] = {"g", 1, 1, INT32_MAX, false, "groups, dividing c and k (dwconv_bn_relu: c)"},
     [FC_CONV_P] = {"p", 0, 0, INT32_MAX, true, "output height"},
     [FC_CONV_Q] = {"q", 0, 0, INT32_MAX, true, "output width"},
 };
 _Static_assert(FC_ARRAY_LEN(conv_dims) == FC_CONV_NDIMS, "conv dims");
+_Static_assert(FC_CONV_NDIMS <= FC_MAX_DIMS && FC_CONV_NT <= FC_MAX_TENSORS, "conv dims and tensors fit a problem");
+
+/* The depthwise pattern: one input channel per group, as many outputs (g = c = k). */
+static bool depthwise(const fc_pattern *pat) { return pat->id == FC_P_dwconv_bn_relu; }
+
+/* Input channels each output channel sees. */
+static int64_t group_c(const fc_problem *p) { return p->d[FC_CONV_C] / p->d[FC_CONV_G]; }
+
+/* Groups: g divides c and k; the depthwise pattern takes g = c (its default) and k = c. */
+static int check_groups(fc_problem *p, fc_err *e)
+{
+    int64_t *d = p->d;
+    if (depthwise(p->pat)) {
+        if (d[FC_CONV_K] != d[FC_CONV_C])
+            return fc_errf(e, "pattern '%s' is depthwise: k must equal c (got c=%lld, k=%lld)", p->pat->name,
+                           (long long)d[FC_CONV_C], (long long)d[FC_CONV_K]);
+        if (d[FC_CONV_G] == 1) d[FC_CONV_G] = d[FC_CONV_C];
+        if (d[FC_CONV_G] != d[FC_CONV_C])
+            return fc_errf(e, "pattern '%s' is depthwise: g must equal c (got c=%lld, g=%lld)", p->pat->name,
+                           (long long)d[FC_CONV_C], (long long)d[FC_CONV_G]);
+    }
+    if (d[FC_CONV_C] % d[FC_CONV_G] || d[FC_CONV_K] % d[FC_CONV_G])
+        return fc_errf(e, "groups 'g=%lld' must divide c=%lld and k=%lld", (long long)d[FC_CONV_G],
+                       (long long)d[FC_CONV_C], (long long)d[FC_CONV_K]);
+    return 0;
+}
 
 static int conv_check(fc_problem *p, fc_err *e)
 {
@@ -41,10 +72,11 @@ static int conv_check(fc_problem *p, fc_err *e)
                        (long long)d[FC_CONV_S], (long long)hp, (long long)wp);
     if (d[FC_CONV_PAD] >= d[FC_CONV_R] || d[FC_CONV_PAD] >= d[FC_CONV_S])
         return fc_errf(e, "padding %lld must be smaller than the filter", (long long)d[FC_CONV_PAD]);
+    if (check_groups(p, e) != 0) return -1;
     p->d[FC_CONV_P] = (hp - d[FC_CONV_R]) / d[FC_CONV_STRIDE] + 1;
     p->d[FC_CONV_Q] = (wp - d[FC_CONV_S]) / d[FC_CONV_STRIDE] + 1;
     int64_t x[4] = {d[FC_CONV_N], d[FC_CONV_C], d[FC_CONV_H], d[FC_CONV_W]};
-    int64_t wt[4] = {d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]};
+    int64_t wt[4] = {d[FC_CONV_K], group_c(p), d[FC_CONV_R], d[FC_CONV_S]};
     int64_t y[4] = {d[FC_CONV_N], d[FC_CONV_K], p->d[FC_CONV_P], p->d[FC_CONV_Q]};
     int64_t col[4] = {d[FC_CONV_C] * d[FC_CONV_R] * d[FC_CONV_S], p->d[FC_CONV_P], p->d[FC_CONV_Q], 1};
     size_t n;
@@ -60,8 +92,9 @@ static void conv_shapes(const fc_problem *p, fc_workload *w)
     const int64_t *d = p->d;
     size_t K = (size_t)d[FC_CONV_K];
     size_t X = (size_t)d[FC_CONV_N] * (size_t)d[FC_CONV_C] * (size_t)d[FC_CONV_H] * (size_t)d[FC_CONV_W];
-    size_t Wn = K * (size_t)d[FC_CONV_C] * (size_t)d[FC_CONV_R] * (size_t)d[FC_CONV_S];
+    size_t Wn = K * (size_t)group_c(p) * (size_t)d[FC_CONV_R] * (size_t)d[FC_CONV_S];
     size_t Y = (size_t)d[FC_CONV_N] * K * (size_t)d[FC_CONV_P] * (size_t)d[FC_CONV_Q];
+    bool resid = fc_pattern_has_op(p->pat, FC_OP_RESID);
     w->nt = FC_CONV_NT;
     w->t[FC_CONV_TX] = (fc_tensor){"x", NULL, X, false};
     w->t[FC_CONV_TW] = (fc_tensor){"W", NULL, Wn, false};
@@ -72,6 +105,7 @@ static void conv_shapes(const fc_problem *p, fc_workload *w)
     w->t[FC_CONV_TVAR] = (fc_tensor){"var", NULL, K, false};
     w->t[FC_CONV_TWF] = (fc_tensor){"W_folded", NULL, Wn, true};
     w->t[FC_CONV_TBF] = (fc_tensor){"b_folded", NULL, K, true};
+    w->t[FC_CONV_TR] = (fc_tensor){"r", NULL, resid ? Y : 0, false};
     w->out_n = Y;
     w->out_row = p->layout == FC_NCHW ? (size_t)d[FC_CONV_P] * (size_t)d[FC_CONV_Q] : K;
     w->inter_n = Y;
@@ -79,7 +113,7 @@ static void conv_shapes(const fc_problem *p, fc_workload *w)
 
 static void conv_fill(const fc_problem *p, fc_workload *w, fc_rng *rng)
 {
-    double fan_in = (double)(p->d[FC_CONV_C] * p->d[FC_CONV_R] * p->d[FC_CONV_S]);
+    double fan_in = (double)(group_c(p) * p->d[FC_CONV_R] * p->d[FC_CONV_S]);
     float a = (float)(1.5 / sqrt(fan_in));
     struct {
         int t;
@@ -88,7 +122,7 @@ static void conv_fill(const fc_problem *p, fc_workload *w, fc_rng *rng)
         {FC_CONV_TX, -1.f, 1.f},        {FC_CONV_TW, -a, a},
         {FC_CONV_TB, -0.25f, 0.75f},    {FC_CONV_TGAMMA, 0.5f, 1.5f},
         {FC_CONV_TBETA, -0.25f, 0.75f}, {FC_CONV_TMEAN, -0.2f, 0.2f},
-        {FC_CONV_TVAR, 0.25f, 1.25f},
+        {FC_CONV_TVAR, 0.25f, 1.25f},   {FC_CONV_TR, -0.5f, 0.5f},
     };
     for (size_t s = 0; s < FC_ARRAY_LEN(spec); s++) {
         fc_tensor *t = &w->t[spec[s].t];
@@ -135,23 +169,28 @@ static void conv_cost(const fc_problem *p, fc_cost *c)
     const int64_t *d = p->d;
     double E = (double)fc_dtype_size(p->dtype), K = (double)d[FC_CONV_K];
     double X = (double)d[FC_CONV_N] * (double)d[FC_CONV_C] * (double)d[FC_CONV_H] * (double)d[FC_CONV_W];
-    double Wn = K * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
+    double Cg = (double)group_c(p), Wn = K * Cg * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
     double Y = (double)d[FC_CONV_N] * K * (double)d[FC_CONV_P] * (double)d[FC_CONV_Q];
-    double pad_extra = 0;
+    double pad_extra = 0, fused_bytes = (X + Wn + K + Y) * E;
     for (int i = 0; i < p->pat->nops; i++) {
         double f = 0, b = 0;
         switch (p->pat->ops[i]) {
         case FC_OP_CONV: {
             double taps = valid_taps(d[FC_CONV_P], d[FC_CONV_R], d[FC_CONV_H], d[FC_CONV_STRIDE], d[FC_CONV_PAD]) *
                           valid_taps(d[FC_CONV_Q], d[FC_CONV_S], d[FC_CONV_W], d[FC_CONV_STRIDE], d[FC_CONV_PAD]);
-            f = 2 * (double)d[FC_CONV_N] * K * (double)d[FC_CONV_C] * taps + Y;
-            pad_extra = 2 * Y * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S] + Y - f;
+            f = 2 * (double)d[FC_CONV_N] * K * Cg * taps + Y;
+            pad_extra = 2 * Y * Cg * (double)d[FC_CONV_R] * (double)d[FC_CONV_S] + Y - f;
             b = (X + Wn + K + Y) * E;
             break;
         }
         case FC_OP_BN:
             f = 2 * Y;
             b = (2 * Y + 4 * K) * E;
+            break;
+        case FC_OP_RESID:
+            f = Y;
+            b = 3 * Y * E;
+            fused_bytes += Y * E;
             break;
         case FC_OP_RELU:
             f = Y;
@@ -165,7 +204,7 @@ static void conv_cost(const fc_problem *p, fc_cost *c)
         c->bytes[FC_UNFUSED] += b;
     }
     c->flops_padded = c->flops + pad_extra;
-    c->bytes[FC_FUSED] = (X + Wn + K + Y) * E;
+    c->bytes[FC_FUSED] = fused_bytes;
     c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * Y * E;
     c->peak_inter[FC_FUSED] = 0;
 }
@@ -181,7 +220,7 @@ static double conv_reference(const fc_problem *p, const fc_workload *w, size_t i
 {
     const int64_t *d = p->d;
     size_t K = (size_t)d[FC_CONV_K], P = (size_t)d[FC_CONV_P], Q = (size_t)d[FC_CONV_Q];
-    size_t C = (size_t)d[FC_CONV_C], R = (size_t)d[FC_CONV_R], S = (size_t)d[FC_CONV_S];
+    size_t R = (size_t)d[FC_CONV_R], S = (size_t)d[FC_CONV_S];
     int64_t H = d[FC_CONV_H], Wd = d[FC_CONV_W], st = d[FC_CONV_STRIDE], pad = d[FC_CONV_PAD];
     size_t n, k, oy, ox;
     if (p->layout == FC_NCHW) {
@@ -195,16 +234,18 @@ static double conv_reference(const fc_problem *p, const fc_workload *w, size_t i
         oy = (idx / (K * Q)) % P;
         n = idx / (K * Q * P);
     }
+    size_t Cg = (size_t)group_c(p), c0 = k / (K / (size_t)d[FC_CONV_G]) * Cg; /* the group's first channel */
     const float *x = w->t[FC_CONV_TX].data, *W = w->t[FC_CONV_TW].data;
     double acc = w->t[FC_CONV_TB].data[k];
-    for (size_t c = 0; c < C; c++)
+    for (size_t c = 0; c < Cg; c++)
         for (size_t r = 0; r < R; r++) {
             int64_t iy = (int64_t)oy * st - pad + (int64_t)r;
             if (iy < 0 || iy >= H) continue;
             for (size_t s = 0; s < S; s++) {
                 int64_t ix = (int64_t)ox * st - pad + (int64_t)s;
                 if (ix < 0 || ix >= Wd) continue;
-                acc += (double)x[x_index(p, n, c, (size_t)iy, (size_t)ix)] * (double)W[((k * C + c) * R + r) * S + s];
+                acc += (double)x[x_index(p, n, c0 + c, (size_t)iy, (size_t)ix)] *
+                       (double)W[((k * Cg + c) * R + r) * S + s];
             }
         }
     for (int o = 1; o < p->pat->nops; o++) {
@@ -212,6 +253,8 @@ static double conv_reference(const fc_problem *p, const fc_workload *w, size_t i
             double g = w->t[FC_CONV_TGAMMA].data[k], be = w->t[FC_CONV_TBETA].data[k];
             double mu = w->t[FC_CONV_TMEAN].data[k], var = w->t[FC_CONV_TVAR].data[k];
             acc = (acc - mu) / sqrt(var + FC_BN_EPS) * g + be;
+        } else if (p->pat->ops[o] == FC_OP_RESID) {
+            acc += w->t[FC_CONV_TR].data[idx];
         } else if (p->pat->ops[o] == FC_OP_RELU) {
             acc = acc > 0 ? acc : 0;
         }
@@ -219,12 +262,12 @@ static double conv_reference(const fc_problem *p, const fc_workload *w, size_t i
     return acc;
 }
 
-static double conv_ref_cost(const fc_problem *p)
-{
-    return (double)(p->d[FC_CONV_C] * p->d[FC_CONV_R] * p->d[FC_CONV_S]);
-}
+static double conv_ref_cost(const fc_problem *p) { return (double)(group_c(p) * p->d[FC_CONV_R] * p->d[FC_CONV_S]); }
 
 static double conv_reduction(const fc_problem *p) { return conv_ref_cost(p); }
+
+/* g only where it is not implied: not 1, and not the depthwise pattern's c */
+static bool conv_shown(const fc_problem *p, int i) { return i != FC_CONV_G || (p->d[i] != 1 && !depthwise(p->pat)); }
 
 const fc_family fc_family_conv = {
     .name = "conv",
@@ -239,4 +282,5 @@ const fc_family fc_family_conv = {
     .reference = conv_reference,
     .ref_cost = conv_ref_cost,
     .reduction = conv_reduction,
+    .shown = conv_shown,
 };

@@ -120,6 +120,12 @@ float fc_round_to_dtype(float x, fc_dtype dt)
  *                 P's storage (tf32 reading fp32 P): Hopper truncates, an error in
  *                 (−2u, 0] whose RMS is √(u² + u²/3). The fused kernels round to
  *                 nearest and stay inside this.
+ *   layer norm    a write before a layer norm (the add's h) reaches y as δh/σ against
+ *                 outputs of about one, where the writes' model takes δh/|h|: it counts
+ *                 κ² times in w², κ = √(σ² + μ²)/σ over the row (the RMS of h against
+ *                 its spread). fusecal's rows have μ = 0.25 and σ ≈ 0.78: κ ≈ 1.05.
+ *                 RMSNorm divides by the RMS itself (κ = 1); the norms' sums are the
+ *                 accumulation term over the row (n) or the head (d).
  *
  *   tolerance = max(1e-5, 3·√(a² + w² + o² + s² + p²))
  *
@@ -129,18 +135,20 @@ float fc_round_to_dtype(float x, fc_dtype dt)
  * the tolerance grows as √L. The table this gives (tests/test_precision.c checks it
  * and simulates every pattern in float32 with rounded writes and truncated P):
  *
- *             linear, conv, qk_scale      qk_softmax, attention (skv = 32 .. 2048 and up)
- *     fp32    1e-5                        1e-5
- *     tf32    8.5e-4                      8.5e-4, 1.9e-3 (with P·V)
- *     fp16    1.5e-3 .. 1.9e-3            2.9e-3 .. 4.9e-3
- *     bf16    1.2e-2 .. 1.5e-2            2.3e-2 .. 3.9e-2
+ *             linear, conv, qk_scale      qk_softmax, attention         norm
+ *                                         (skv = 32 .. 2048 and up)
+ *     fp32    1e-5                        1e-5                          1e-5
+ *     tf32    8.5e-4                      8.5e-4, 1.9e-3 (with P·V)     8.5e-4
+ *     fp16    1.5e-3 .. 1.9e-3            2.9e-3 .. 4.9e-3              1.5e-3
+ *     bf16    1.2e-2 .. 1.5e-2            2.3e-2 .. 3.9e-2              1.2e-2
  *
  * Against these, simulations give: bf16 unfused attention 5.1e-3 at s = 128, d = 64
  * and 8.8e-3 at s = 4096, d = 128 (a scale of 1/√d that is not a power of two rounds
  * the logits twice); bf16 unfused qk_softmax at s = 1024 up to 1.4e-2 and fp16 unfused
  * decode attention (s = 1, skv = 2048) 2.5e-3, both from the long rows' A(n); tf32
  * attention with truncated P 4.2e-4; bf16 linear 2.2e-3 to 3.2e-3; tf32 linear, with
- * inputs rounded to nearest, 2e-7.
+ * inputs rounded to nearest, 2e-7; the norms in bf16 1.5e-3 to 2.4e-3, at most a fifth
+ * of theirs.
  * Not modelled: a library algorithm that rounds an operand more than once (a fp16
  * Winograd transform, say); its record then fails verification and names the
  * algorithm it ran.
@@ -158,6 +166,7 @@ static double logit_rms(double n)
     double a2 = tilted * (f < 1 ? f : 1);
     return sqrt(a2 > FC_LOGIT_SIGMA2 ? a2 : FC_LOGIT_SIGMA2);
 }
+#define FC_LN_KAPPA 1.05
 
 double fc_dtype_storage_roundoff(fc_dtype dt)
 {
@@ -178,11 +187,12 @@ double fc_dtype_operand_roundoff(fc_dtype dt)
     }
 }
 
-/* Ops of the chain before its softmax (the logit writes), 0 without one. */
-static int ops_before_softmax(const fc_pattern *pat)
+/* Ops of the chain before op (the writes it reads: logits before a softmax, h before
+ * a layer norm), 0 without one. */
+static int ops_before(const fc_pattern *pat, fc_op op)
 {
     for (int i = 0; i < pat->nops; i++)
-        if (pat->ops[i] == FC_OP_SOFTMAX) return i;
+        if (pat->ops[i] == op) return i;
     return 0;
 }
 
@@ -192,9 +202,11 @@ double fc_problem_tolerance(const fc_problem *p)
     double ust = fc_dtype_storage_roundoff(p->dtype), uop = fc_dtype_operand_roundoff(p->dtype);
     double rst = ust / sqrt(3.0), rop = uop / sqrt(3.0);
     double a = 0x1p-24 * sqrt(fc_family_of(pat)->reduction(p) / 6.0);
-    double w = rst * sqrt((double)(pat->nops + fc_pattern_has_op(pat, FC_OP_CONV)));
+    double writes = pat->nops + fc_pattern_has_op(pat, FC_OP_CONV);
+    writes += (FC_LN_KAPPA * FC_LN_KAPPA - 1) * ops_before(pat, FC_OP_LAYERNORM);
+    double w = rst * sqrt(writes);
     double o = rop;
-    int before = ops_before_softmax(pat);
+    int before = ops_before(pat, FC_OP_SOFTMAX);
     double keys = pat->family == FC_FAM_ATTENTION ? (double)p->d[FC_ATT_SKV] : INFINITY; /* per softmax row */
     double s = before ? logit_rms(keys) * rst * sqrt((double)before) : 0;
     double pv = fc_pattern_has_op(pat, FC_OP_PV) && uop > ust ? sqrt(4.0 / 3.0) * uop : 0;

@@ -155,6 +155,7 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
     cJSON_AddNumberToObject(o, "kernels", v->impl.nkernels);
     cJSON_AddBoolToObject(o, "fallback", v->impl.fallback);
     if (v->impl.fallback) cJSON_AddStringToObject(o, "fallback_reason", v->impl.fallback_why);
+    if (v->impl.kernel[0]) cJSON_AddStringToObject(o, "attention_kernel", v->impl.kernel);
     fc_json_add_num(o, "bytes", v->bytes);
     fc_json_add_num(o, "peak_intermediate_bytes", v->peak_inter_bytes);
     fc_json_add_num(o, "intensity_flop_per_byte", v->intensity);
@@ -280,6 +281,7 @@ static cJSON *settings_json(const fc_settings *s)
     cJSON_AddNumberToObject(st, "max_samples", s->stop.max_samples);
     fc_json_add_num(o, "target_sample_s", s->target_sample);
     cJSON_AddBoolToObject(o, "graph", s->graph);
+    cJSON_AddStringToObject(o, "attention_kernel", fc_word_name(&fc_attn_kernel_words, s->attn_kernel));
     cJSON_AddNumberToObject(o, "rounds", s->rounds);
     fc_json_add_num(o, "max_time_total_s", s->max_time_total);
     fc_json_add_num(o, "max_memory_bytes", s->max_memory);
@@ -432,6 +434,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         vr->impl.nkernels = fc_json_int(vo, "kernels", 0);
         vr->impl.fallback = fc_json_bool(vo, "fallback", false);
         fc_strlcpy(vr->impl.fallback_why, fc_json_str(vo, "fallback_reason", ""), sizeof vr->impl.fallback_why);
+        fc_strlcpy(vr->impl.kernel, fc_json_str(vo, "attention_kernel", ""), sizeof vr->impl.kernel);
         const cJSON *lat = cJSON_GetObjectItemCaseSensitive(vo, "latency_ms");
         if (lat) stats_read(lat, &vr->lat);
         const cJSON *latg = cJSON_GetObjectItemCaseSensitive(vo, "latency_graph_ms");
@@ -492,6 +495,8 @@ static void settings_read(const cJSON *o, fc_settings *s)
     s->stop.max_samples = fc_setting_read_int(st, FC_SET_MAX_SAMPLES, s->stop.max_samples);
     s->target_sample = fc_json_num(o, "target_sample_s", s->target_sample);
     s->graph = fc_json_bool(o, "graph", s->graph);
+    int ak = fc_word_index(&fc_attn_kernel_words, fc_json_str(o, "attention_kernel", "reference"));
+    s->attn_kernel = ak < 0 ? FC_ATTN_REFERENCE : (fc_attn_kernel)ak;
     s->rounds = fc_setting_read_int(o, FC_SET_ROUNDS, s->rounds);
     s->max_time_total = fc_json_num(o, "max_time_total_s", 0);
     s->max_memory = fc_json_num(o, "max_memory_bytes", 0);
@@ -586,6 +591,11 @@ bool fc_settings_compatible(const fc_settings *a, const fc_settings *b, char *wh
     }
     if (a->rounds != b->rounds) {
         snprintf(why, n, "rounds differ (%d vs %d)", a->rounds, b->rounds);
+        return false;
+    }
+    if (a->attn_kernel != b->attn_kernel) {
+        snprintf(why, n, "attention kernel differs (%s vs %s)", fc_word_name(&fc_attn_kernel_words, a->attn_kernel),
+                 fc_word_name(&fc_attn_kernel_words, b->attn_kernel));
         return false;
     }
     return true;

@@ -75,11 +75,12 @@ typedef struct fc_settings {
     double threshold; /* <= 0: per-pattern threshold from the catalogue */
     uint64_t seed;
     fc_stop stop;
-    double target_sample;  /* seconds */
-    bool graph;            /* also time CUDA graph replays */
-    int rounds;            /* fresh setups per problem; the stop budget is split among them */
-    double max_time_total; /* seconds, 0 = no limit */
-    double max_memory;     /* bytes, 0 = what is available */
+    double target_sample;       /* seconds */
+    bool graph;                 /* also time CUDA graph replays */
+    fc_attn_kernel attn_kernel; /* cuda.custom's fused attention kernel */
+    int rounds;                 /* fresh setups per problem; the stop budget is split among them */
+    double max_time_total;      /* seconds, 0 = no limit */
+    double max_memory;          /* bytes, 0 = what is available */
 } fc_settings;
 
 void fc_settings_defaults(fc_settings *s);

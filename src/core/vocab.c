@@ -19,6 +19,7 @@ WORDS(fc_decision_words, "decision", 0, FC_DECISION_LIST)
 WORDS(fc_stop_rule_words, "stop rule", 0, FC_STOP_RULE_LIST)
 WORDS(fc_timing_words, "timing", 0, FC_TIMING_LIST)
 WORDS(fc_cache_words, "cache mode", 0, FC_CACHE_LIST)
+WORDS(fc_attn_kernel_words, "attention kernel", 0, FC_ATTN_KERNEL_LIST)
 WORDS(fc_bound_words, "bound", 0, FC_BOUND_LIST)
 WORDS(fc_verdict_words, "verdict", 0, FC_VERDICT_LIST)
 

@@ -115,6 +115,14 @@ typedef enum { FC_TIMING_LIST(FC_VOCAB_ENUM) FC_NTIMINGS } fc_timing_mode;
     X(FC_CACHE_, COLD, "cold")
 typedef enum { FC_CACHE_LIST(FC_VOCAB_ENUM) FC_NCACHES } fc_cache;
 
+/* cuda.custom's fused attention kernels (attention, qk_softmax), in the order of
+ * fck_attn_kernel (kernels/fusecal_kernels.h; tests/test_cuda_host.c checks the
+ * names): the reference design (64x64 tiles) and the FlashAttention-2 class one. */
+#define FC_ATTN_KERNEL_LIST(X)          \
+    X(FC_ATTN_, REFERENCE, "reference") \
+    X(FC_ATTN_, FLASH2, "flash2")
+typedef enum { FC_ATTN_KERNEL_LIST(FC_VOCAB_ENUM) FC_NATTN_KERNELS } fc_attn_kernel;
+
 /* What bounds a variant on the roofline. */
 #define FC_BOUND_LIST(X)           \
     X(FC_BOUND_, MEMORY, "memory") \
@@ -136,7 +144,7 @@ typedef enum { FC_VERDICT_LIST(FC_VOCAB_ENUM) FC_NVERDICTS } fc_verdict;
 
 extern const fc_words fc_dtype_words, fc_layout_words, fc_variant_words, fc_device_words, fc_backend_words,
     fc_format_words, fc_status_words, fc_decision_words, fc_stop_rule_words, fc_timing_words, fc_cache_words,
-    fc_bound_words, fc_verdict_words;
+    fc_attn_kernel_words, fc_bound_words, fc_verdict_words;
 
 /* The device a backend runs on. */
 fc_device_id fc_backend_device(fc_backend_id b);

@@ -1,15 +1,29 @@
 /* backend_onednn.c — cpu.onednn: oneDNN primitives through its C API (2.x or 3.x).
  *
  *   unfused  one primitive per op, each writing to memory: matmul → binary add
- *            (bias, residual) → eltwise; convolution (with its bias) →
- *            batch_normalization (inference, global stats) → eltwise; matmul →
- *            eltwise linear (the 1/√d scale).
+ *            (bias, residual) → eltwise; convolution (with its bias; groups in the
+ *            weights, GOIHW) → batch_normalization (inference, global stats) →
+ *            binary add (residual) → eltwise; matmul → eltwise linear (the 1/√d scale);
+ *            binary add → layer_normalization (the add_rmsnorm and qk_norm_rope chains:
+ *            see "norm" below).
  *   fused    post-ops: matmul with bias + binary add + eltwise; convolution with
- *            BN folded into weights and bias + eltwise relu; matmul with an output
- *            scale.
+ *            BN folded into weights and bias + binary add (the residual) + eltwise
+ *            relu; matmul with an output scale.
+ *   control  (conv) when the post-ops make oneDNN choose another convolution
+ *            implementation than the unfused chain's (oneDNN 2.6's brgemm convolutions
+ *            take eltwise and sum post-ops but not a binary add, so conv_bn_add_relu
+ *            runs jit_1x1 or jit_dw where the unfused conv ran brgconv_1x1 or
+ *            brdgmm_dw): that implementation without post-ops, then the unfused
+ *            passes, so that the record splits implementation from fusion.
+ * The residual is a binary add post-op reading r, not a sum post-op: a sum
+ * accumulates into dst, which would have to be refilled with r before every run (an
+ * extra pass over y that the in-place network op does not make).
  * oneDNN's primitive API has no primitive that fuses softmax with the matmuls around
  * it, so qk_softmax and attention are not offered here (cpu.openblas implements them);
  * qk_scale runs grouped-query heads as one matmul batched over the key/value heads.
+ * Nor does it fuse an add before a normalization, or have RMSNorm (before 3.9) or a
+ * rotary embedding: those steps are fusecal's host kernels (norm_ops.c), each named
+ * so in the record.
  * Weights take the layout the primitive asks for ("any"), reordered once at setup
  * as an inference framework does; activations keep the problem's layout. Every
  * primitive's implementation string is recorded, and a reference ("ref:")
@@ -24,6 +38,7 @@
 #include "backend.h"
 #include "cpu_chain.h"
 #include "cpu_ops.h"
+#include "norm_ops.h"
 #include "stats.h"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -55,10 +70,13 @@ typedef const dnnl_memory_desc_t *cmd;
         }                                                                                      \
     } while (0)
 
+struct od_state;
+
 typedef struct prim {
     const char *op;
     dnnl_primitive_desc_t pd;
     dnnl_primitive_t p;
+    void (*host)(struct od_state *s, fc_variant v); /* a fusecal host kernel in place of a primitive */
     dnnl_exec_arg_t args[10];
     int nargs;
     char impl[96];
@@ -77,11 +95,12 @@ typedef struct od_state {
     const fc_workload *w;
     dnnl_engine_t eng;
     dnnl_stream_t stream;
-    prim chain[FC_NVARIANTS][MAX_PRIMS];
-    int nprims[FC_NVARIANTS];
+    prim chain[FC_MAX_VARIANTS][MAX_PRIMS]; /* the control's only when built */
+    int nprims[FC_MAX_VARIANTS];
     dnnl_memory_t mems[MAX_MEMS];
     int nmems;
     fc_cpu_chain ch;
+    float *rope;   /* qk_norm_rope's cos/sin table, made at setup */
     bool declined; /* oneDNN has no implementation for a primitive of the chain */
 } od_state;
 
@@ -96,9 +115,18 @@ static bool od_available(char *why, size_t n)
     return true;
 }
 
+/* oneDNN 3.9 and later normalize by the RMS with layer_normalization's rms_norm flag;
+ * before, RMSNorm has no primitive and fusecal's host kernel runs it. */
+#if DNNL_VERSION_MAJOR > 3 || (DNNL_VERSION_MAJOR == 3 && DNNL_VERSION_MINOR >= 9)
+#define FC_DNNL_RMS 1
+#else
+#define FC_DNNL_RMS 0
+#endif
+
 /* How cpu.onednn runs each op: its primitive in the unfused chain, and its part in
  * the fused primitive: an argument of the call (" with ..."; BN folded into the
- * weights and bias takes the conv's own bias along), or a post-op. */
+ * weights and bias takes the conv's own bias along), or a post-op. The norms' fused
+ * forms are host kernels of their own (named with their reason at setup). */
 static const fc_op_impl od_ops[FC_NOPS] = {
     [FC_OP_GEMM] = {"matmul", FC_FUSE_CALL, "matmul"},
     [FC_OP_CONV] = {"convolution", FC_FUSE_CALL, "convolution", FC_FUSE_FOLD, " with bias"},
@@ -110,6 +138,11 @@ static const fc_op_impl od_ops[FC_NOPS] = {
     [FC_OP_BN] = {"batch_normalization", FC_FUSE_FOLD, " with BN folded into weights/bias"},
     [FC_OP_SCALE] = {"eltwise_linear", FC_FUSE_FOLD,
                      FC_DNNL3 ? " with weights scale 1/sqrt(d)" : " with output scale 1/sqrt(d)"},
+    [FC_OP_ADD] = {"binary_add", FC_FUSE_CALL, "add"},
+    [FC_OP_LAYERNORM] = {"layer_normalization", FC_FUSE_KERNEL, "add+layernorm"},
+    [FC_OP_RMSNORM] = {FC_DNNL_RMS ? "layer_normalization(rms_norm)" : "rmsnorm", FC_FUSE_KERNEL, "add+rmsnorm"},
+    [FC_OP_HEAD_RMSNORM] = {FC_DNNL_RMS ? "layer_normalization(rms_norm)" : "rmsnorm", FC_FUSE_CALL, "rmsnorm"},
+    [FC_OP_ROPE] = {"rope", FC_FUSE_KERNEL, "rmsnorm+rope"},
 };
 
 static bool od_supports(const fc_problem *p, char *why, size_t n)
@@ -205,6 +238,51 @@ static dnnl_status_t pd_conv(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd s
     dnnl_status_t st = dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, src, wei,
                                                           bias, dst, strides, pad_l, pad_r);
     return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
+/* Whether pd's implementation is the one named `want` (NULL: any). */
+static bool impl_is(const_dnnl_primitive_desc_t pd, const char *want)
+{
+    const char *impl = NULL;
+    return !want || (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl &&
+                     !strcmp(impl, want));
+}
+
+/* A convolution whose implementation is `want` (NULL: oneDNN's first choice), by
+ * walking the implementations oneDNN has for it in its order of preference; none of
+ * that name: dnnl_unimplemented. */
+static dnnl_status_t pd_conv_impl(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd src, cmd wei, cmd bias, cmd dst,
+                                  const dnnl_dims_t strides, const dnnl_dims_t pad_l, const dnnl_dims_t pad_r,
+                                  const_dnnl_primitive_attr_t attr, const char *want)
+{
+    if (!want) return pd_conv(pd, eng, src, wei, bias, dst, strides, pad_l, pad_r, attr);
+#if FC_DNNL3
+    dnnl_status_t st = pd_conv(pd, eng, src, wei, bias, dst, strides, pad_l, pad_r, attr);
+    while (st == dnnl_success && !impl_is(*pd, want)) st = dnnl_primitive_desc_next_impl(*pd);
+    if (st != dnnl_success && *pd) {
+        dnnl_primitive_desc_destroy(*pd);
+        *pd = NULL;
+    }
+    return st == dnnl_last_impl_reached ? dnnl_unimplemented : st;
+#else
+    *pd = NULL;
+    dnnl_convolution_desc_t d;
+    dnnl_primitive_desc_iterator_t it = NULL;
+    dnnl_status_t st = dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, src, wei,
+                                                          bias, dst, strides, pad_l, pad_r);
+    if (st == dnnl_success) st = dnnl_primitive_desc_iterator_create(&it, &d, attr, eng, NULL);
+    while (st == dnnl_success) {
+        dnnl_primitive_desc_t c = dnnl_primitive_desc_iterator_fetch(it);
+        if (c && impl_is(c, want)) {
+            *pd = c;
+            break;
+        }
+        if (c) dnnl_primitive_desc_destroy(c);
+        st = dnnl_primitive_desc_iterator_next(it);
+    }
+    if (it) dnnl_primitive_desc_iterator_destroy(it);
+    return st == dnnl_iterator_ends ? dnnl_unimplemented : st;
 #endif
 }
 
@@ -458,79 +536,139 @@ static int build_linear(od_state *s, fc_err *e)
 
 /* ------------------------------------------------------------------ conv */
 
-static int build_conv(od_state *s, fc_err *e)
+/* The descriptors of a problem's convolution. */
+typedef struct conv_mds {
+    cmd src, wuser, wany, b, dst;
+    dnnl_dims_t strides, pad_l, pad_r;
+} conv_mds;
+
+static int conv_descriptors(od_state *s, conv_mds *cm, fc_err *e)
 {
-    const fc_problem *p = &s->p;
-    const fc_workload *w = s->w;
-    const int64_t *d = p->d;
-    dnnl_format_tag_t act_tag = p->layout == FC_NHWC ? dnnl_nhwc : dnnl_nchw;
-    cmd src_md, wuser_md, wany_md, b_md, dst_md;
-    if (md_tag(s, &src_md, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_C], d[FC_CONV_H], d[FC_CONV_W]}, act_tag, e) ||
-        md_tag(s, &wuser_md, 4, (dnnl_dims_t){d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]}, dnnl_oihw, e) ||
-        md_tag(s, &wany_md, 4, (dnnl_dims_t){d[FC_CONV_K], d[FC_CONV_C], d[FC_CONV_R], d[FC_CONV_S]},
-               dnnl_format_tag_any, e) ||
-        md_tag(s, &b_md, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e) ||
-        md_tag(s, &dst_md, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]}, act_tag, e))
+    const int64_t *d = s->p.d;
+    dnnl_format_tag_t act_tag = s->p.layout == FC_NHWC ? dnnl_nhwc : dnnl_nchw;
+    /* weights OIHW, or with groups GOIHW [g][k/g][c/g][r][s]: the same memory */
+    int64_t G = d[FC_CONV_G];
+    dnnl_dims_t wdims = {0};
+    int wnd = 0;
+    if (G > 1) wdims[wnd++] = G;
+    wdims[wnd++] = d[FC_CONV_K] / G;
+    wdims[wnd++] = d[FC_CONV_C] / G;
+    wdims[wnd++] = d[FC_CONV_R];
+    wdims[wnd++] = d[FC_CONV_S];
+    if (md_tag(s, &cm->src, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_C], d[FC_CONV_H], d[FC_CONV_W]}, act_tag, e) ||
+        md_tag(s, &cm->wuser, wnd, wdims, G > 1 ? dnnl_goihw : dnnl_oihw, e) ||
+        md_tag(s, &cm->wany, wnd, wdims, dnnl_format_tag_any, e) ||
+        md_tag(s, &cm->b, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e) ||
+        md_tag(s, &cm->dst, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]}, act_tag, e))
         return -1;
-    cmd c_md = b_md; /* per-channel BN parameters: one value per output channel, like the bias */
-    dnnl_dims_t strides = {d[FC_CONV_STRIDE], d[FC_CONV_STRIDE]};
-    dnnl_dims_t pad_l = {d[FC_CONV_PAD], d[FC_CONV_PAD]};
-    /* right padding so that the output is exactly p x q */
-    dnnl_dims_t pad_r = {(d[FC_CONV_P] - 1) * d[FC_CONV_STRIDE] + d[FC_CONV_R] - d[FC_CONV_H] - d[FC_CONV_PAD],
-                         (d[FC_CONV_Q] - 1) * d[FC_CONV_STRIDE] + d[FC_CONV_S] - d[FC_CONV_W] - d[FC_CONV_PAD]};
-    bool relu = fc_pattern_has_op(p->pat, FC_OP_RELU);
-    for (int v = 0; v < FC_NVARIANTS; v++) {
-        bool fused = v == FC_FUSED;
-        dnnl_primitive_attr_t attr;
-        if (new_attr(&attr, e)) return -1;
-        if (fused && relu && set_post_ops(attr, NULL, dnnl_eltwise_relu, e)) return -1;
-        prim *pr = next_prim(s, (fc_variant)v);
-        dnnl_status_t st = pd_conv(&pr->pd, s->eng, src_md, wany_md, b_md, dst_md, strides, pad_l, pad_r, attr);
-        if (make_prim(s, "convolution", st, attr, pr, e)) return -1;
-        float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
-        dnnl_memory_t ms, mw, mb, md;
-        float *wsrc = fused ? w->t[FC_CONV_TWF].data : w->t[FC_CONV_TW].data;
-        float *bsrc = fused ? w->t[FC_CONV_TBF].data : w->t[FC_CONV_TB].data;
-        if (mem(s, src_md, w->t[FC_CONV_TX].data, &ms, e) ||
-            reorder_weights(s, wuser_md, wsrc, pr->pd, dnnl_query_weights_md, &mw, e) || mem(s, b_md, bsrc, &mb, e) ||
-            mem(s, dst_md, dst, &md, e))
-            return -1;
-        arg(pr, DNNL_ARG_SRC, ms);
-        arg(pr, DNNL_ARG_WEIGHTS, mw);
-        arg(pr, DNNL_ARG_BIAS, mb);
-        arg(pr, DNNL_ARG_DST, md);
-        if (fused) continue;
-        float *cur = dst;
-        for (int i = 1; i < p->pat->nops; i++) {
-            float *out = fc_cpu_chain_dst(&s->ch, i);
-            if (p->pat->ops[i] != FC_OP_RELU && p->pat->ops[i] != FC_OP_BN)
-                return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution",
-                               fc_op_name(p->pat->ops[i]));
-            if (p->pat->ops[i] == FC_OP_RELU) {
-                if (eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e)) return -1;
-            } else {
-                dnnl_primitive_attr_t battr;
-                if (new_attr(&battr, e)) return -1;
-                prim *bp = next_prim(s, FC_UNFUSED);
-                if (make_prim(s, "batch_normalization", pd_bnorm(&bp->pd, s->eng, dst_md, (float)FC_BN_EPS, battr),
-                              battr, bp, e))
-                    return -1;
-                dnnl_memory_t m0, m1, mm, mv, msc, msh;
-                if (mem(s, dst_md, cur, &m0, e) || mem(s, dst_md, out, &m1, e) ||
-                    mem(s, c_md, w->t[FC_CONV_TMEAN].data, &mm, e) || mem(s, c_md, w->t[FC_CONV_TVAR].data, &mv, e) ||
-                    mem(s, c_md, w->t[FC_CONV_TGAMMA].data, &msc, e) || mem(s, c_md, w->t[FC_CONV_TBETA].data, &msh, e))
-                    return -1;
-                arg(bp, DNNL_ARG_SRC, m0);
-                arg(bp, DNNL_ARG_DST, m1);
-                arg(bp, DNNL_ARG_MEAN, mm);
-                arg(bp, DNNL_ARG_VARIANCE, mv);
-                arg(bp, DNNL_ARG_SCALE, msc);
-                arg(bp, DNNL_ARG_SHIFT, msh);
-            }
-            cur = out;
-        }
+    for (int i = 0; i < 2; i++) {
+        int64_t in = d[i ? FC_CONV_W : FC_CONV_H], out = d[i ? FC_CONV_Q : FC_CONV_P], f = d[i ? FC_CONV_S : FC_CONV_R];
+        cm->strides[i] = d[FC_CONV_STRIDE];
+        cm->pad_l[i] = d[FC_CONV_PAD];
+        cm->pad_r[i] = (out - 1) * d[FC_CONV_STRIDE] + f - in -
+                       d[FC_CONV_PAD]; /* so that the output is exactly p x q */
     }
     return 0;
+}
+
+/* The convolution of variant v: original weights and bias (unfused, control) or the
+ * BN-folded ones (fused), attributes `attr` (post-ops; taken), writing dst; `impl`
+ * names the implementation to take (NULL: oneDNN's first choice). */
+static int conv_prim(od_state *s, fc_variant v, const conv_mds *cm, dnnl_primitive_attr_t attr, const char *impl,
+                     float *dst, fc_err *e)
+{
+    const fc_workload *w = s->w;
+    prim *pr = next_prim(s, v);
+    dnnl_status_t st = pd_conv_impl(&pr->pd, s->eng, cm->src, cm->wany, cm->b, cm->dst, cm->strides, cm->pad_l,
+                                    cm->pad_r, attr, impl);
+    if (make_prim(s, "convolution", st, attr, pr, e)) return -1;
+    bool folded = v == FC_FUSED;
+    dnnl_memory_t ms, mw, mb, md;
+    if (mem(s, cm->src, w->t[FC_CONV_TX].data, &ms, e) ||
+        reorder_weights(s, cm->wuser, w->t[folded ? FC_CONV_TWF : FC_CONV_TW].data, pr->pd, dnnl_query_weights_md, &mw,
+                        e) ||
+        mem(s, cm->b, w->t[folded ? FC_CONV_TBF : FC_CONV_TB].data, &mb, e) || mem(s, cm->dst, dst, &md, e))
+        return -1;
+    arg(pr, DNNL_ARG_SRC, ms);
+    arg(pr, DNNL_ARG_WEIGHTS, mw);
+    arg(pr, DNNL_ARG_BIAS, mb);
+    arg(pr, DNNL_ARG_DST, md);
+    return 0;
+}
+
+/* Inference batch normalization of variant v's chain, from cur into out. */
+static int bnorm(od_state *s, fc_variant v, cmd md, cmd c_md, float *cur, float *out, fc_err *e)
+{
+    const fc_workload *w = s->w;
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e)) return -1;
+    prim *bp = next_prim(s, v);
+    if (make_prim(s, "batch_normalization", pd_bnorm(&bp->pd, s->eng, md, (float)FC_BN_EPS, attr), attr, bp, e))
+        return -1;
+    dnnl_memory_t m0, m1, mm, mv, msc, msh;
+    if (mem(s, md, cur, &m0, e) || mem(s, md, out, &m1, e) || mem(s, c_md, w->t[FC_CONV_TMEAN].data, &mm, e) ||
+        mem(s, c_md, w->t[FC_CONV_TVAR].data, &mv, e) || mem(s, c_md, w->t[FC_CONV_TGAMMA].data, &msc, e) ||
+        mem(s, c_md, w->t[FC_CONV_TBETA].data, &msh, e))
+        return -1;
+    arg(bp, DNNL_ARG_SRC, m0);
+    arg(bp, DNNL_ARG_DST, m1);
+    arg(bp, DNNL_ARG_MEAN, mm);
+    arg(bp, DNNL_ARG_VARIANCE, mv);
+    arg(bp, DNNL_ARG_SCALE, msc);
+    arg(bp, DNNL_ARG_SHIFT, msh);
+    return 0;
+}
+
+/* The primitives after the convolution in variant v's chain (unfused, control): one
+ * per op, each writing an intermediate, the last v's output. */
+static int conv_passes(od_state *s, fc_variant v, const conv_mds *cm, float *cur, fc_err *e)
+{
+    const fc_pattern *pat = s->p.pat;
+    for (int i = 1; i < pat->nops; i++) {
+        float *out = i == pat->nops - 1 ? s->ch.out[v] : fc_cpu_chain_dst(&s->ch, i);
+        int rc;
+        switch (pat->ops[i]) {
+        case FC_OP_BN: rc = bnorm(s, v, cm->dst, cm->b, cur, out, e); break;
+        case FC_OP_RESID: rc = binary_add(s, v, cm->dst, cm->dst, cur, s->w->t[FC_CONV_TR].data, out, e); break;
+        case FC_OP_RELU: rc = eltwise(s, v, cm->dst, dnnl_eltwise_relu, 0, cur, out, e); break;
+        default: return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution", fc_op_name(pat->ops[i]));
+        }
+        if (rc) return -1;
+        cur = out;
+    }
+    return 0;
+}
+
+/* Unfused: convolution → the passes. Fused: the convolution with BN folded and the
+ * residual (binary add) and ReLU as post-ops. Control, when the post-ops made oneDNN
+ * pick another convolution implementation than the unfused chain's: that
+ * implementation without them, then the unfused passes. */
+static int build_conv(od_state *s, fc_err *e)
+{
+    const fc_pattern *pat = s->p.pat;
+    conv_mds cm;
+    if (conv_descriptors(s, &cm, e)) return -1;
+    bool relu = fc_pattern_has_op(pat, FC_OP_RELU), resid = fc_pattern_has_op(pat, FC_OP_RESID);
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e) || conv_prim(s, FC_UNFUSED, &cm, attr, NULL, fc_cpu_chain_dst(&s->ch, 0), e) ||
+        conv_passes(s, FC_UNFUSED, &cm, fc_cpu_chain_dst(&s->ch, 0), e))
+        return -1;
+    if (new_attr(&attr, e)) return -1;
+    if ((relu || resid) && set_post_ops(attr, resid ? cm.dst : NULL, relu ? dnnl_eltwise_relu : dnnl_alg_kind_undef, e))
+        return -1;
+    if (conv_prim(s, FC_FUSED, &cm, attr, NULL, s->ch.out[FC_FUSED], e)) return -1;
+    if (resid) {
+        dnnl_memory_t mr;
+        if (mem(s, cm.dst, s->w->t[FC_CONV_TR].data, &mr, e)) return -1;
+        arg(&s->chain[FC_FUSED][0], DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mr);
+    }
+    const char *fused_impl = s->chain[FC_FUSED][0].impl;
+    if (!strcmp(fused_impl, s->chain[FC_UNFUSED][0].impl)) return 0;
+    fc_cpu_chain_add_control(&s->ch);
+    return new_attr(&attr, e) || conv_prim(s, FC_CONTROL, &cm, attr, fused_impl, fc_cpu_chain_dst(&s->ch, 0), e) ||
+                   conv_passes(s, FC_CONTROL, &cm, fc_cpu_chain_dst(&s->ch, 0), e)
+               ? -1
+               : 0;
 }
 
 /* ------------------------------------------------------------------ attention */
@@ -591,6 +729,143 @@ static int build_qk(od_state *s, fc_err *e)
     return 0;
 }
 
+/* ------------------------------------------------------------------ norm
+ *
+ * unfused  add_layernorm: binary_add → layer_normalization (scale and shift; one
+ *          primitive, as PyTorch's layer_norm is one kernel); add_rmsnorm: binary_add
+ *          writing h where the output holds it → RMSNorm; qk_norm_rope: RMSNorm per
+ *          head → rope. RMSNorm is layer_normalization with rms_norm from oneDNN 3.9,
+ *          fusecal's host kernel before; rope is always fusecal's.
+ * fused    fusecal's one-pass host kernel: layer_normalization's post-ops act after
+ *          the norm, so oneDNN fuses no add before it (nor RMSNorm with a rotation). */
+
+static dnnl_status_t pd_lnorm(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd md, float eps, bool rms,
+                              const_dnnl_primitive_attr_t attr)
+{
+    unsigned flags = dnnl_use_scale | (rms ? 0u : (unsigned)dnnl_use_shift);
+#if FC_DNNL_RMS
+    if (rms) flags |= dnnl_rms_norm;
+#endif
+#if FC_DNNL3
+    return dnnl_layer_normalization_forward_primitive_desc_create(pd, eng, dnnl_forward_inference, md, md, NULL, eps,
+                                                                  flags, attr);
+#else
+    dnnl_layer_normalization_desc_t d;
+    dnnl_status_t st = dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, md, NULL, eps, flags);
+    return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
+/* layer_normalization of the rows of md (γ [cols]; β when not rms) from src into dst */
+static int lnorm(od_state *s, cmd md, dnnl_dim_t cols, float *src, float *dst, bool rms, fc_err *e)
+{
+    const fc_workload *w = s->w;
+    cmd c_md;
+    dnnl_primitive_attr_t attr;
+    if (md_tag(s, &c_md, 1, (dnnl_dims_t){cols}, dnnl_a, e) || new_attr(&attr, e)) return -1;
+    prim *pr = next_prim(s, FC_UNFUSED);
+    float eps = (float)(rms ? FC_RMS_EPS : FC_LN_EPS);
+    const char *name = fc_op_name(rms ? FC_OP_RMSNORM : FC_OP_LAYERNORM);
+    if (make_prim(s, name, pd_lnorm(&pr->pd, s->eng, md, eps, rms, attr), attr, pr, e)) return -1;
+    pr->op = rms ? "layer_normalization(rms_norm)" : "layer_normalization";
+    dnnl_memory_t m0, m1, msc, msh;
+    if (mem(s, md, src, &m0, e) || mem(s, md, dst, &m1, e) || mem(s, c_md, w->t[FC_NORM_TGAMMA].data, &msc, e))
+        return -1;
+    arg(pr, DNNL_ARG_SRC, m0);
+    arg(pr, DNNL_ARG_DST, m1);
+    arg(pr, DNNL_ARG_SCALE, msc);
+    if (!rms) {
+        if (mem(s, c_md, w->t[FC_NORM_TBETA].data, &msh, e)) return -1;
+        arg(pr, DNNL_ARG_SHIFT, msh);
+    }
+    return 0;
+}
+
+static void host_fused(od_state *s, fc_variant v)
+{
+    const fc_workload *w = s->w;
+    const int64_t *d = s->p.d;
+    size_t M = (size_t)d[FC_NORM_M], N = (size_t)d[FC_NORM_N], D = (size_t)d[FC_NORM_D];
+    const float *x = w->t[FC_NORM_TX].data, *r = w->t[FC_NORM_TR].data, *g = w->t[FC_NORM_TGAMMA].data;
+    float *out = s->ch.out[v];
+    if (fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM))
+        fc_cpu_add_layernorm(x, r, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, out, M, N);
+    else if (fc_pattern_has_op(s->p.pat, FC_OP_RMSNORM))
+        fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N);
+    else
+        fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D);
+}
+
+/* add_rmsnorm's RMSNorm, from h (after y in the output) into y */
+static void host_rmsnorm(od_state *s, fc_variant v)
+{
+    size_t M = (size_t)s->p.d[FC_NORM_M], N = (size_t)s->p.d[FC_NORM_N];
+    fc_cpu_rmsnorm_rows(s->ch.out[v] + M * N, s->w->t[FC_NORM_TGAMMA].data, (float)FC_RMS_EPS, s->ch.out[v], M, N);
+}
+
+static void host_head_rmsnorm(od_state *s, fc_variant v)
+{
+    (void)v;
+    size_t rows = (size_t)(s->p.d[FC_NORM_M] * s->p.d[FC_NORM_H]), D = (size_t)s->p.d[FC_NORM_D];
+    fc_cpu_rmsnorm_rows(s->w->t[FC_NORM_TX].data, s->w->t[FC_NORM_TGAMMA].data, (float)FC_RMS_EPS,
+                        fc_cpu_chain_dst(&s->ch, 0), rows, D);
+}
+
+static void host_rope(od_state *s, fc_variant v)
+{
+    const int64_t *d = s->p.d;
+    fc_cpu_rope(fc_cpu_chain_dst(&s->ch, 0), s->rope, s->ch.out[v], (size_t)d[FC_NORM_M], (size_t)d[FC_NORM_H],
+                (size_t)d[FC_NORM_D]);
+}
+
+/* A step of the chain that fusecal's host kernel runs, named with why. */
+static void host_step(od_state *s, fc_variant v, const char *op, const char *why, void (*fn)(od_state *, fc_variant))
+{
+    prim *pr = next_prim(s, v);
+    pr->op = op;
+    pr->host = fn;
+    snprintf(pr->impl, sizeof pr->impl, "fusecal host kernel: %s", why);
+}
+
+#define NO_RMS_PRIMITIVE "no RMSNorm primitive before oneDNN 3.9"
+
+/* qk_norm_rope: RMSNorm per head (rows of d) → rope */
+static int build_qk_norm(od_state *s, fc_err *e)
+{
+    const int64_t *d = s->p.d;
+    dnnl_dim_t M = d[FC_NORM_M], N = d[FC_NORM_N], D = d[FC_NORM_D];
+    s->rope = fc_cpu_buffer((size_t)(M * D));
+    fc_rope_table(M, D, s->rope);
+    host_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused);
+    cmd md;
+    if (md_tag(s, &md, 2, (dnnl_dims_t){M * N / D, D}, dnnl_ab, e)) return -1;
+    if (!FC_DNNL_RMS) host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_head_rmsnorm);
+    else if (lnorm(s, md, D, s->w->t[FC_NORM_TX].data, fc_cpu_chain_dst(&s->ch, 0), true, e))
+        return -1;
+    host_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope);
+    return 0;
+}
+
+/* add_layernorm: x + r → layer norm; add_rmsnorm: x + r into h (the output's second
+ * half) → RMSNorm into y */
+static int build_add_norm(od_state *s, fc_err *e)
+{
+    const fc_workload *w = s->w;
+    dnnl_dim_t M = s->p.d[FC_NORM_M], N = s->p.d[FC_NORM_N];
+    bool ln = fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM);
+    host_step(s, FC_FUSED, ln ? "add+layernorm" : "add+rmsnorm", "one pass, oneDNN fuses no add before a norm",
+              host_fused);
+    float *x = w->t[FC_NORM_TX].data, *out = s->ch.out[FC_UNFUSED];
+    float *h = ln ? fc_cpu_chain_dst(&s->ch, 0) : out + M * N;
+    cmd md;
+    if (md_tag(s, &md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) ||
+        binary_add(s, FC_UNFUSED, md, md, x, w->t[FC_NORM_TR].data, h, e))
+        return -1;
+    if (ln || FC_DNNL_RMS) return lnorm(s, md, N, h, out, !ln, e);
+    host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ vtable */
 
 static void od_teardown(void *state);
@@ -610,6 +885,8 @@ static int od_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     case FC_OP_GEMM: rc = build_linear(s, e); break;
     case FC_OP_CONV: rc = build_conv(s, e); break;
     case FC_OP_QK: rc = build_qk(s, e); break;
+    case FC_OP_ADD: rc = build_add_norm(s, e); break;
+    case FC_OP_HEAD_RMSNORM: rc = build_qk_norm(s, e); break;
     default: rc = fc_errf(e, "cpu.onednn: no primitive for op '%s'", fc_op_name(p->pat->ops[0])); break;
     }
     return rc != 0 && s->declined ? FC_DECLINED : rc;
@@ -620,6 +897,11 @@ static int od_run(void *state, fc_variant v, fc_err *e)
     od_state *s = state;
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
+        if (pr->host) { /* after the primitives before it */
+            FC_DNNL(dnnl_stream_wait(s->stream));
+            pr->host(s, v);
+            continue;
+        }
         FC_DNNL(dnnl_primitive_execute(pr->p, s->stream, pr->nargs, pr->args));
     }
     FC_DNNL(dnnl_stream_wait(s->stream));
@@ -646,6 +928,8 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
 {
     od_state *s = state;
     memset(impl, 0, sizeof *impl);
+    if (v == FC_CONTROL)
+        fc_impl_addf(impl, "control: the fused form's convolution without post-ops, then the passes: ");
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
         fc_impl_addf(impl, "%s%s[%s]", i ? " -> " : "", pr->op, pr->impl);
@@ -671,7 +955,7 @@ static void od_teardown(void *state)
 {
     od_state *s = state;
     if (!s) return;
-    for (int v = 0; v < FC_NVARIANTS; v++)
+    for (int v = 0; v < FC_MAX_VARIANTS; v++)
         for (int i = 0; i < MAX_PRIMS; i++) {
             if (s->chain[v][i].p) dnnl_primitive_destroy(s->chain[v][i].p);
             if (s->chain[v][i].pd) dnnl_primitive_desc_destroy(s->chain[v][i].pd);
@@ -681,8 +965,11 @@ static void od_teardown(void *state)
     if (s->stream) dnnl_stream_destroy(s->stream);
     if (s->eng) dnnl_engine_destroy(s->eng);
     fc_cpu_chain_free(&s->ch);
+    free(s->rope);
     free(s);
 }
+
+static bool od_has_control(void *state) { return ((od_state *)state)->ch.out[FC_CONTROL] != NULL; }
 
 static void od_inventory(cJSON *libs)
 {
@@ -764,7 +1051,8 @@ const fc_backend fc_backend_onednn = {
     .name = "cpu.onednn",
     .device = "cpu",
     .summary =
-        "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own scale",
+        "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own "
+        "scale; norms: layer_normalization, fusecal host kernels where oneDNN has no primitive or fusion",
     .available = od_available,
     .supports = od_supports,
     .device_bytes = NULL,
@@ -773,6 +1061,7 @@ const fc_backend fc_backend_onednn = {
     .output = od_output,
     .poison = od_poison,
     .describe = od_describe,
+    .has_control = od_has_control,
     .teardown = od_teardown,
     .inventory = od_inventory,
     .gemm_gflops = od_gemm_gflops,

@@ -2,9 +2,11 @@
  *
  *   unfused  one library call or OpenMP pass per op, each writing its result to
  *            memory: cblas_sgemm → bias → ReLU/GELU/residual; blocked im2col conv
- *            with its bias → BN → ReLU; QKᵀ → scale(+mask) → softmax → ·V.
+ *            with its bias → BN → ReLU; QKᵀ → scale(+mask) → softmax → ·V; add →
+ *            layer norm or RMSNorm, RMSNorm per head → rope (norm_ops.c).
  *   fused    the same arithmetic with the epilogue applied to each GEMM block while
- *            it is in cache; BN folded into the conv; flash-style attention.
+ *            it is in cache; BN folded into the conv; flash-style attention; the
+ *            norms in one pass over their inputs, the row kept in cache.
  *   control  (linear) the fused form's blocked GEMM — per-thread blocks, one
  *            single-threaded sgemm each, sized to the LLC — without the epilogue,
  *            then the unfused chain's passes: the fused form partitions the GEMM
@@ -17,6 +19,7 @@
 #include "cpu_chain.h"
 #include "cpu_ops.h"
 #include "cpuinfo.h"
+#include "norm_ops.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -37,6 +40,7 @@ typedef struct ob_state {
     float *ws;                  /* per-thread im2col / flash workspace */
     size_t block_bytes;         /* C block of a fused GEMM: kept in this thread's share of the LLC */
     float *bn_scratch;
+    float *rope; /* qk_norm_rope's cos/sin table, made at setup */
 } ob_state;
 
 static const char *parallel_name(void)
@@ -61,8 +65,7 @@ static bool ob_available(char *why, size_t n)
  * what is folded into it, its in-cache epilogue, or a kernel of its own. */
 static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_GEMM] = {"cblas_sgemm", FC_FUSE_CALL, "blocked cblas_sgemm"},
-    [FC_OP_CONV] = {"conv(blocked im2col+cblas_sgemm, %s, +bias)", FC_FUSE_CALL, "conv(blocked im2col+cblas_sgemm)",
-                    FC_FUSE_EPILOGUE, "bias"},
+    [FC_OP_CONV] = {"conv(%s, +bias)", FC_FUSE_CALL, "conv(%s)", FC_FUSE_EPILOGUE, "bias"},
     [FC_OP_QK] = {"cblas_sgemm(QK^T, per key/value head)", FC_FUSE_CALL, "cblas_sgemm"},
     [FC_OP_BIAS] = {"bias pass(omp)", FC_FUSE_EPILOGUE, "bias"},
     [FC_OP_RESID] = {"residual pass(omp)", FC_FUSE_EPILOGUE, "residual"},
@@ -73,15 +76,29 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_SOFTMAX] = {"softmax pass(omp)", FC_FUSE_KERNEL, "row-blocked cblas_sgemm + in-cache softmax"},
     [FC_OP_PV] = {"cblas_sgemm(PV, per key/value head)", FC_FUSE_KERNEL,
                   "flash attention or split-KV decode (fusecal), online softmax, S never stored"},
+    [FC_OP_ADD] = {"add pass(omp)", FC_FUSE_CALL, "add"},
+    [FC_OP_LAYERNORM] = {"layernorm pass(omp: mean, variance and normalization over the cached row)", FC_FUSE_KERNEL,
+                         "fused add+layernorm(omp simd: x and r read once, x+r kept in the output row in cache)"},
+    [FC_OP_RMSNORM] = {"rmsnorm pass(omp)", FC_FUSE_KERNEL,
+                       "fused add+rmsnorm(omp simd: x and r read once, h written once and normalized from cache)"},
+    [FC_OP_HEAD_RMSNORM] = {"rmsnorm pass(omp, per head)", FC_FUSE_CALL, "rmsnorm"},
+    [FC_OP_ROPE] = {"rope pass(omp, rotate-half, fp32 cos/sin table)", FC_FUSE_KERNEL,
+                    "fused rmsnorm+rope(omp simd: each head read once, normalized and rotated in L1)"},
 };
 
 static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
 {
     (void)v;
-    (void)buf;
-    (void)n;
-    const fc_problem *p = ctx;
-    if (op == FC_OP_CONV) return fc_layout_name(p->layout);
+    const ob_state *s = ctx;
+    const fc_problem *p = &s->p;
+    if (op == FC_OP_CONV) {
+        if (fc_cpu_conv_is_depthwise(&s->g)) snprintf(buf, n, "direct depthwise, %s", fc_layout_name(p->layout));
+        else if (s->g.g > 1)
+            snprintf(buf, n, "blocked im2col+cblas_sgemm per group, g=%d, %s", s->g.g, fc_layout_name(p->layout));
+        else
+            snprintf(buf, n, "blocked im2col+cblas_sgemm, %s", fc_layout_name(p->layout));
+        return buf;
+    }
     if (op == FC_OP_SCALE && p->d[FC_ATT_CAUSAL]) return "+causal-mask";
     return "";
 }
@@ -126,9 +143,19 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     fc_cpu_chain_alloc(&s->ch, p->pat, w);
     if (p->pat->family == FC_FAM_CONV) {
         const int64_t *d = p->d;
-        s->g = (fc_conv_geom){(int)d[FC_CONV_N],   (int)d[FC_CONV_C], (int)d[FC_CONV_H], (int)d[FC_CONV_W],
-                              (int)d[FC_CONV_K],   (int)d[FC_CONV_R], (int)d[FC_CONV_S], (int)d[FC_CONV_STRIDE],
-                              (int)d[FC_CONV_PAD], (int)d[FC_CONV_P], (int)d[FC_CONV_Q], p->layout == FC_NHWC};
+        s->g = (fc_conv_geom){.n = (int)d[FC_CONV_N],
+                              .c = (int)d[FC_CONV_C],
+                              .h = (int)d[FC_CONV_H],
+                              .w = (int)d[FC_CONV_W],
+                              .k = (int)d[FC_CONV_K],
+                              .r = (int)d[FC_CONV_R],
+                              .s = (int)d[FC_CONV_S],
+                              .stride = (int)d[FC_CONV_STRIDE],
+                              .pad = (int)d[FC_CONV_PAD],
+                              .p = (int)d[FC_CONV_P],
+                              .q = (int)d[FC_CONV_Q],
+                              .nhwc = p->layout == FC_NHWC,
+                              .g = (int)d[FC_CONV_G]};
         size_t wn = w->t[FC_CONV_TW].n;
         s->wpack[FC_UNFUSED] = fc_cpu_buffer(wn);
         s->wpack[FC_FUSED] = fc_cpu_buffer(wn);
@@ -139,10 +166,42 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     } else if (p->pat->family == FC_FAM_ATTENTION) {
         s->ag = fc_att_geom_of(p);
         if (fused_op(p->pat) == FC_OP_PV) s->ws = fc_cpu_buffer(fc_cpu_att_workspace(&s->ag, s->nthreads));
+    } else if (fc_pattern_has_op(p->pat, FC_OP_ROPE)) {
+        s->rope = fc_cpu_buffer((size_t)(p->d[FC_NORM_M] * p->d[FC_NORM_D]));
+        fc_rope_table(p->d[FC_NORM_M], p->d[FC_NORM_D], s->rope);
     }
     if (fused_op(p->pat) == FC_OP_GEMM) fc_cpu_chain_add_control(&s->ch);
     *state = s;
     return 0;
+}
+
+/* One pass of a norm chain from cur into dst; returns where it wrote (add_rmsnorm's
+ * add writes h where the output holds it, after y). */
+static float *norm_pass(ob_state *s, fc_variant v, fc_op op, const float *cur, float *dst)
+{
+    const fc_workload *w = s->w;
+    const int64_t *d = s->p.d;
+    size_t M = (size_t)d[FC_NORM_M], N = (size_t)d[FC_NORM_N], D = (size_t)d[FC_NORM_D];
+    const float *x = w->t[FC_NORM_TX].data, *g = w->t[FC_NORM_TGAMMA].data;
+    switch (op) {
+    case FC_OP_ADD:
+        if (fc_pattern_has_op(s->p.pat, FC_OP_RMSNORM)) dst = s->ch.out[v] + M * N;
+        fc_cpu_add(x, w->t[FC_NORM_TR].data, dst, M * N);
+        break;
+    case FC_OP_LAYERNORM: fc_cpu_layernorm_rows(cur, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, dst, M, N); break;
+    case FC_OP_RMSNORM: fc_cpu_rmsnorm_rows(cur, g, (float)FC_RMS_EPS, dst, M, N); break;
+    case FC_OP_HEAD_RMSNORM: fc_cpu_rmsnorm_rows(x, g, (float)FC_RMS_EPS, dst, M * N / D, D); break;
+    case FC_OP_ROPE: fc_cpu_rope(cur, s->rope, dst, M, N / D, D); break;
+    default: break;
+    }
+    return dst;
+}
+
+/* The residual tensor of the problem's family, or NULL when the chain has none. */
+static const float *resid_of(const fc_problem *p, const fc_workload *w)
+{
+    if (!fc_pattern_has_op(p->pat, FC_OP_RESID)) return NULL;
+    return w->t[p->pat->family == FC_FAM_CONV ? FC_CONV_TR : FC_LIN_TR].data;
 }
 
 /* The unfused chain, or (FC_CONTROL) the same chain with the fused form's blocked
@@ -175,7 +234,7 @@ static void run_unfused(ob_state *s, fc_variant v)
         case FC_OP_BIAS:
             fc_cpu_bias(cur, w->t[FC_LIN_TB].data, dst, (size_t)d[FC_LIN_M], (size_t)d[FC_LIN_N], 1);
             break;
-        case FC_OP_RESID: fc_cpu_add(cur, w->t[FC_LIN_TR].data, dst, w->out_n); break;
+        case FC_OP_RESID: fc_cpu_add(cur, resid_of(p, w), dst, w->out_n); break;
         case FC_OP_RELU: fc_cpu_relu(cur, dst, w->inter_n); break;
         case FC_OP_GELU: fc_cpu_gelu(cur, dst, w->inter_n); break;
         case FC_OP_BN: {
@@ -191,6 +250,11 @@ static void run_unfused(ob_state *s, fc_variant v)
             fc_cpu_softmax_rows(cur, dst, (size_t)(d[FC_ATT_B] * d[FC_ATT_H] * d[FC_ATT_S]), (size_t)d[FC_ATT_SKV]);
             break;
         case FC_OP_PV: fc_cpu_att_pv(&s->ag, cur, w->t[FC_ATT_TV].data, dst); break;
+        case FC_OP_ADD:
+        case FC_OP_LAYERNORM:
+        case FC_OP_RMSNORM:
+        case FC_OP_HEAD_RMSNORM:
+        case FC_OP_ROPE: dst = norm_pass(s, v, p->pat->ops[i], cur, dst); break;
         default: break;
         }
         cur = dst;
@@ -202,6 +266,20 @@ static fc_act pattern_act(const fc_pattern *pat)
     if (fc_pattern_has_op(pat, FC_OP_RELU)) return FC_ACT_RELU;
     if (fc_pattern_has_op(pat, FC_OP_GELU)) return FC_ACT_GELU;
     return FC_ACT_NONE;
+}
+
+static void run_fused_norm(ob_state *s, float *out)
+{
+    const fc_workload *w = s->w;
+    const int64_t *d = s->p.d;
+    size_t M = (size_t)d[FC_NORM_M], N = (size_t)d[FC_NORM_N], D = (size_t)d[FC_NORM_D];
+    const float *x = w->t[FC_NORM_TX].data, *r = w->t[FC_NORM_TR].data, *g = w->t[FC_NORM_TGAMMA].data;
+    switch (fused_op(s->p.pat)) {
+    case FC_OP_LAYERNORM: fc_cpu_add_layernorm(x, r, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, out, M, N); break;
+    case FC_OP_RMSNORM: fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N); break;
+    case FC_OP_ROPE: fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D); break;
+    default: break;
+    }
 }
 
 static void run_fused(ob_state *s)
@@ -222,7 +300,7 @@ static void run_fused(ob_state *s)
         break;
     }
     case FC_OP_CONV: {
-        fc_epilogue ep = {w->t[FC_CONV_TBF].data, NULL, pattern_act(p->pat)};
+        fc_epilogue ep = {w->t[FC_CONV_TBF].data, resid_of(p, w), pattern_act(p->pat)};
         fc_cpu_conv(&s->g, w->t[FC_CONV_TX].data, s->wpack[FC_FUSED], out, &ep, s->ws, s->nthreads);
         break;
     }
@@ -232,6 +310,9 @@ static void run_fused(ob_state *s)
         fc_cpu_att_flash(&s->ag, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, w->t[FC_ATT_TV].data, out, s->ws,
                          s->nthreads);
         break;
+    case FC_OP_LAYERNORM:
+    case FC_OP_RMSNORM:
+    case FC_OP_ROPE: run_fused_norm(s, out); break;
     default: break;
     }
 }
@@ -268,21 +349,21 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
     memset(impl, 0, sizeof *impl);
     impl->nkernels = v == FC_FUSED ? 1 : pat->nops;
     if (v == FC_UNFUSED) {
-        fc_impl_add_chain(impl, ob_ops, pat, ob_detail, &s->p);
+        fc_impl_add_chain(impl, ob_ops, pat, ob_detail, s);
     } else if (v == FC_CONTROL) {
         fc_impl_addf(impl, "control: blocked cblas_sgemm without epilogue, C blocks <= %zu KiB", s->block_bytes >> 10);
         for (int i = 1; i < pat->nops; i++) {
             fc_impl_addf(impl, " -> ");
-            fc_impl_add_op(impl, ob_ops, pat->ops[i], FC_UNFUSED, ob_detail, &s->p);
+            fc_impl_add_op(impl, ob_ops, pat->ops[i], FC_UNFUSED, ob_detail, s);
         }
     } else if (fused_op(pat) == FC_OP_PV) {
         char buf[512];
         fc_cpu_att_describe(&s->ag, s->nthreads, buf, sizeof buf);
         fc_impl_addf(impl, "%s", buf);
     } else if (fc_op_table_kernel(ob_ops, pat) >= 0) {
-        fc_impl_add_op(impl, ob_ops, fused_op(pat), FC_FUSED, ob_detail, &s->p);
+        fc_impl_add_op(impl, ob_ops, fused_op(pat), FC_FUSED, ob_detail, s);
     } else {
-        fc_impl_add_op(impl, ob_ops, pat->ops[0], FC_FUSED, ob_detail, &s->p);
+        fc_impl_add_op(impl, ob_ops, pat->ops[0], FC_FUSED, ob_detail, s);
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_FOLD, "", "", "");
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
         if (pat->ops[0] == FC_OP_GEMM) fc_impl_addf(impl, ", C blocks <= %zu KiB", s->block_bytes >> 10);
@@ -298,6 +379,7 @@ static void ob_teardown(void *state)
     for (int v = 0; v < FC_NVARIANTS; v++) free(s->wpack[v]);
     free(s->ws);
     free(s->bn_scratch);
+    free(s->rope);
     free(s);
 }
 
@@ -315,7 +397,8 @@ static void ob_inventory(cJSON *libs)
 const fc_backend fc_backend_openblas = {
     .name = "cpu.openblas",
     .device = "cpu",
-    .summary = "OpenBLAS sgemm + OpenMP passes; fused: in-cache GEMM epilogues, folded BN, flash attention",
+    .summary =
+        "OpenBLAS sgemm + OpenMP passes; fused: in-cache GEMM epilogues, folded BN, flash attention, one-pass norms",
     .available = ob_available,
     .supports = ob_supports,
     .device_bytes = NULL,

@@ -3,6 +3,7 @@
  * Block sizes aim at the private L2 (1 MiB per core on the machines measured): an
  * output block of at most 512 KiB is still resident when its epilogue runs. */
 #include "cpu_ops.h"
+#include "cpu_vec.h"
 #include "util.h"
 
 #include <cblas.h>
@@ -17,18 +18,8 @@
 
 /* ------------------------------------------------------------------ math */
 
-/* exp, softmax and GELU are written on 16-float vectors (GCC vector extensions):
- * the compiler maps them to one zmm register with AVX-512, two ymm with AVX2, and
- * so on, where `omp simd` over the scalar form left the exponential scalar. */
-typedef float v16f __attribute__((vector_size(64)));
-typedef int32_t v16i __attribute__((vector_size(64)));
-typedef float v16fu __attribute__((vector_size(64), aligned(4), may_alias)); /* unaligned access */
-
-static inline v16f vload(const float *p) { return *(const v16fu *)p; }
-static inline void vstore(float *p, v16f v) { *(v16fu *)p = v; }
-static inline v16f vsplat(float x) { return (v16f){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
-static inline v16f vsel(v16i mask, v16f a, v16f b) { return (v16f)((mask & (v16i)a) | (~mask & (v16i)b)); }
-static inline v16f vmax(v16f a, v16f b) { return vsel(a > b, a, b); }
+/* exp, softmax and GELU are written on 16-float vectors (cpu_vec.h), where `omp
+ * simd` over the scalar form left the exponential scalar. */
 static inline float vhmax(v16f v)
 {
     float m = v[0];
@@ -307,39 +298,74 @@ void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const floa
 
 static bool conv_direct(const fc_conv_geom *g) { return g->r == 1 && g->s == 1 && g->stride == 1 && g->pad == 0; }
 
+/* Input channels per group, and the length of one group's dot products. */
+static int conv_cg(const fc_conv_geom *g) { return g->c / g->g; }
+static int conv_rsc(const fc_conv_geom *g) { return g->r * g->s * conv_cg(g); }
+
 /* NHWC: rows of output pixels per block; NCHW: output columns per block. */
 static int conv_block(const fc_conv_geom *g)
 {
-    int rsc = g->r * g->s * g->c;
-    int b = round_down((int)(L2_BLOCK_BYTES / sizeof(float) / (size_t)rsc), 16);
+    int b = round_down((int)(L2_BLOCK_BYTES / sizeof(float) / (size_t)conv_rsc(g)), 16);
     if (b < 32) b = 32;
     if (b > 256) b = 256;
     return b;
 }
 
+bool fc_cpu_conv_is_depthwise(const fc_conv_geom *g) { return g->g == g->c && g->k == g->c; }
+
 size_t fc_cpu_conv_workspace(const fc_conv_geom *g)
 {
-    return conv_direct(g) ? 0 : (size_t)conv_block(g) * (size_t)(g->r * g->s * g->c);
+    if (fc_cpu_conv_is_depthwise(g) || conv_direct(g)) return 0;
+    return (size_t)conv_block(g) * (size_t)conv_rsc(g);
 }
 
 void fc_cpu_conv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
 {
+    const int cg = conv_cg(g);
+    if (fc_cpu_conv_is_depthwise(g)) {
+        fc_cpu_dwconv_pack_weights(g, w, packed);
+        return;
+    }
     if (!g->nhwc) {
-        memcpy(packed, w, (size_t)g->k * g->c * g->r * g->s * sizeof(float));
+        memcpy(packed, w, (size_t)g->k * cg * g->r * g->s * sizeof(float));
         return;
     }
     for (int k = 0; k < g->k; k++)
-        for (int c = 0; c < g->c; c++)
+        for (int c = 0; c < cg; c++)
             for (int r = 0; r < g->r; r++)
                 for (int s = 0; s < g->s; s++)
-                    packed[(((size_t)k * g->r + r) * g->s + s) * g->c + c] =
-                        w[(((size_t)k * g->c + c) * g->r + r) * g->s + s];
+                    packed[(((size_t)k * g->r + r) * g->s + s) * cg + c] =
+                        w[(((size_t)k * cg + c) * g->r + r) * g->s + s];
 }
 
+/* NHWC im2col of `rows` output pixels from row0, the channels [c0, c0 + cg) of each
+ * tap: col [rows][r][s][cg]. */
+static void im2col_nhwc(const fc_conv_geom *g, const float *x, size_t row0, int rows, int c0, float *col)
+{
+    const int cg = conv_cg(g);
+    for (int i = 0; i < rows; i++) {
+        size_t pix = row0 + (size_t)i;
+        int ox = (int)(pix % g->q), oy = (int)(pix / g->q % g->p), nn = (int)(pix / ((size_t)g->q * g->p));
+        float *dst = col + (size_t)i * conv_rsc(g);
+        for (int r = 0; r < g->r; r++) {
+            int iy = oy * g->stride - g->pad + r;
+            for (int s = 0; s < g->s; s++, dst += cg) {
+                int ix = ox * g->stride - g->pad + s;
+                if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) memset(dst, 0, (size_t)cg * sizeof(float));
+                else
+                    memcpy(dst, x + (((size_t)nn * g->h + iy) * g->w + ix) * g->c + c0, (size_t)cg * sizeof(float));
+            }
+        }
+    }
+}
+
+/* Blocks of output pixels; per block and group one sgemm [rows, k/g, r·s·c/g] on the
+ * group's im2col columns (or x itself for a 1x1 conv), then the epilogue on the
+ * group's block while it is in cache. */
 static void conv_nhwc(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
                       float *ws, size_t ws_per)
 {
-    const int rsc = g->r * g->s * g->c;
+    const int rsc = conv_rsc(g), cg = conv_cg(g), kg = g->k / g->g;
     const size_t total = (size_t)g->n * g->p * g->q;
     const int mb = conv_block(g);
     const size_t nblk = (total + (size_t)mb - 1) / (size_t)mb;
@@ -351,39 +377,46 @@ static void conv_nhwc(const fc_conv_geom *g, const float *x, const float *wp, fl
         for (size_t blk = 0; blk < nblk; blk++) {
             size_t row0 = blk * (size_t)mb;
             int rows = (int)(total - row0 < (size_t)mb ? total - row0 : (size_t)mb);
-            const float *A;
-            if (direct) {
-                A = x + row0 * g->c;
-            } else {
-                for (int i = 0; i < rows; i++) {
-                    size_t pix = row0 + (size_t)i;
-                    int ox = (int)(pix % g->q), oy = (int)(pix / g->q % g->p), nn = (int)(pix / ((size_t)g->q * g->p));
-                    float *dst = col + (size_t)i * rsc;
-                    for (int r = 0; r < g->r; r++) {
-                        int iy = oy * g->stride - g->pad + r;
-                        for (int s = 0; s < g->s; s++, dst += g->c) {
-                            int ix = ox * g->stride - g->pad + s;
-                            if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w)
-                                memset(dst, 0, (size_t)g->c * sizeof(float));
-                            else
-                                memcpy(dst, x + (((size_t)nn * g->h + iy) * g->w + ix) * g->c,
-                                       (size_t)g->c * sizeof(float));
-                        }
-                    }
+            for (int grp = 0; grp < g->g; grp++) {
+                const float *A = x + row0 * g->c + (size_t)grp * cg;
+                int lda = g->c;
+                if (!direct) {
+                    im2col_nhwc(g, x, row0, rows, grp * cg, col);
+                    A = col;
+                    lda = rsc;
                 }
-                A = col;
+                size_t k0 = (size_t)grp * kg;
+                float *Y = y + row0 * g->k + k0;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, kg, rsc, 1.0f, A, lda, wp + k0 * rsc, rsc,
+                            0.0f, Y, g->k);
+                epilogue_block(Y, (size_t)g->k, rows, kg, ep, ep->bias ? ep->bias + k0 : NULL, false,
+                               ep->resid ? ep->resid + row0 * g->k + k0 : NULL);
             }
-            float *Y = y + row0 * g->k;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, g->k, rsc, 1.0f, A, rsc, wp, rsc, 0.0f, Y, g->k);
-            epilogue_block(Y, (size_t)g->k, rows, g->k, ep, ep->bias, false, NULL);
         }
     }
+}
+
+/* NCHW im2col of output columns [j0, j0 + cols) of image nn, channels [c0, c0 + cg):
+ * col [cg][r][s][qb]. */
+static void im2col_nchw(const fc_conv_geom *g, const float *x, int nn, int c0, int j0, int cols, int qb, float *col)
+{
+    for (int c = 0; c < conv_cg(g); c++)
+        for (int r = 0; r < g->r; r++)
+            for (int s = 0; s < g->s; s++) {
+                float *dst = col + ((size_t)(c * g->r + r) * g->s + s) * qb;
+                const float *src = x + ((size_t)nn * g->c + c0 + c) * g->h * g->w;
+                for (int j = 0; j < cols; j++) {
+                    int pix = j0 + j, oy = pix / g->q, ox = pix % g->q;
+                    int iy = oy * g->stride - g->pad + r, ix = ox * g->stride - g->pad + s;
+                    dst[j] = (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) ? 0.0f : src[iy * g->w + ix];
+                }
+            }
 }
 
 static void conv_nchw(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
                       float *ws, size_t ws_per)
 {
-    const int crs = g->c * g->r * g->s, pq = g->p * g->q;
+    const int crs = conv_rsc(g), cg = conv_cg(g), kg = g->k / g->g, pq = g->p * g->q;
     const int qb = conv_block(g) < pq ? conv_block(g) : pq;
     const int nchunk = (pq + qb - 1) / qb;
     const bool direct = conv_direct(g);
@@ -394,31 +427,20 @@ static void conv_nchw(const fc_conv_geom *g, const float *x, const float *wp, fl
         for (int nn = 0; nn < g->n; nn++)
             for (int ch = 0; ch < nchunk; ch++) {
                 int j0 = ch * qb, cols = pq - j0 < qb ? pq - j0 : qb;
-                const float *B;
-                int ldb;
-                if (direct) {
-                    B = x + (size_t)nn * g->c * pq + j0;
-                    ldb = pq;
-                } else {
-                    for (int c = 0; c < g->c; c++)
-                        for (int r = 0; r < g->r; r++)
-                            for (int s = 0; s < g->s; s++) {
-                                float *dst = col + ((size_t)(c * g->r + r) * g->s + s) * qb;
-                                const float *src = x + ((size_t)nn * g->c + c) * g->h * g->w;
-                                for (int j = 0; j < cols; j++) {
-                                    int pix = j0 + j, oy = pix / g->q, ox = pix % g->q;
-                                    int iy = oy * g->stride - g->pad + r, ix = ox * g->stride - g->pad + s;
-                                    dst[j] = (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) ? 0.0f
-                                                                                            : src[iy * g->w + ix];
-                                }
-                            }
-                    B = col;
-                    ldb = qb;
+                for (int grp = 0; grp < g->g; grp++) {
+                    const float *B = x + ((size_t)nn * g->c + (size_t)grp * cg) * pq + j0;
+                    int ldb = pq;
+                    if (!direct) {
+                        im2col_nchw(g, x, nn, grp * cg, j0, cols, qb, col);
+                        B = col;
+                        ldb = qb;
+                    }
+                    size_t k0 = (size_t)grp * kg, off = ((size_t)nn * g->k + k0) * pq + j0;
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kg, cols, crs, 1.0f, wp + k0 * crs, crs, B,
+                                ldb, 0.0f, y + off, pq);
+                    epilogue_block(y + off, (size_t)pq, kg, cols, ep, ep->bias ? ep->bias + k0 : NULL, true,
+                                   ep->resid ? ep->resid + off : NULL);
                 }
-                float *Y = y + (size_t)nn * g->k * pq + j0;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->k, cols, crs, 1.0f, wp, crs, B, ldb, 0.0f, Y,
-                            pq);
-                epilogue_block(Y, (size_t)pq, g->k, cols, ep, ep->bias, true, NULL);
             }
     }
 }
@@ -428,7 +450,9 @@ void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wp, float *
 {
     (void)nthreads;
     size_t per = fc_cpu_conv_workspace(g);
-    if (g->nhwc) conv_nhwc(g, x, wp, y, ep, ws, per);
+    if (fc_cpu_conv_is_depthwise(g)) fc_cpu_dwconv(g, x, wp, y, ep);
+    else if (g->nhwc)
+        conv_nhwc(g, x, wp, y, ep, ws, per);
     else
         conv_nchw(g, x, wp, y, ep, ws, per);
 }

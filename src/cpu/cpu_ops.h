@@ -43,17 +43,26 @@ void fc_cpu_gemm_nt_fused(int M, int N, int K, const float *A, const float *B, f
 void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep,
                                  size_t block_bytes);
 
-/* ---- convolution by blocked im2col + sgemm; the same driver serves the unfused
- * conv (epilogue = its bias) and the fused one (folded bias + activation). */
+/* ---- convolution by blocked im2col + sgemm, one sgemm per group; the same driver
+ * serves the unfused conv (epilogue = its bias) and the fused one (folded bias,
+ * residual, activation). A depthwise conv (g = c = k) runs fusecal's direct kernel
+ * instead (im2col would copy each input nine times for nine multiply-adds). */
 typedef struct fc_conv_geom {
     int n, c, h, w, k, r, s, stride, pad, p, q;
     bool nhwc;
+    int g; /* groups */
 } fc_conv_geom;
-/* Weights in the order the driver wants: [k][r][s][c] for NHWC, [k][c][r][s] for NCHW. */
+bool fc_cpu_conv_is_depthwise(const fc_conv_geom *g);
+/* Weights (OIHW, [k][c/g][r][s]) in the order the driver wants: [k][r][s][c/g] for
+ * NHWC, as given for NCHW; depthwise: [r][s][c] for NHWC, [c][r][s] for NCHW. */
 void fc_cpu_conv_pack_weights(const fc_conv_geom *g, const float *w_kcrs, float *packed);
 /* Floats of im2col workspace the driver needs per thread. */
 size_t fc_cpu_conv_workspace(const fc_conv_geom *g);
 void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
                  float *ws, int nthreads);
+/* The direct depthwise conv (cpu_dwconv.c): y = act(conv(x, W) + bias + resid), act
+ * none or ReLU, the epilogue applied as each output vector is made. */
+void fc_cpu_dwconv_pack_weights(const fc_conv_geom *g, const float *w_crs, float *packed);
+void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep);
 
 #endif

@@ -14,6 +14,9 @@
  * and the fastest is kept; describe() names it (algo id, tile, stages, split-k,
  * swizzle, cluster) and its rank among the heuristic's candidates.
  * Accumulation is fp32 for every dtype; tf32 uses CUBLAS_COMPUTE_32F_FAST_TF32.
+ * cuBLASLt declining a matmul — its heuristic answering CUBLAS_STATUS_NOT_SUPPORTED or
+ * no candidate — is the library turning the problem down: setup returns FC_DECLINED
+ * and the record is skipped with that reason (fc_cublaslt_heuristic_verdict).
  */
 #include "cuda_common.h"
 
@@ -68,6 +71,11 @@ static cublasLtEpilogue_t fused_epilogue(const fc_pattern *pat)
 
 static bool cb_supports(const fc_problem *p, char *why, size_t n)
 {
+    if (p->pat->family == FC_FAM_NORM) {
+        snprintf(why, n, "cuda.cublas runs GEMMs and their epilogues; pattern '%s' has no GEMM (cuda.custom runs it)",
+                 p->pat->name);
+        return false;
+    }
     return fc_op_table_fits(cb_ops, p->pat, "cuda.cublas", why, n);
 }
 
@@ -163,18 +171,19 @@ static int lt_build(cb_state *s, lt_plan *pl, cublasLtEpilogue_t epi, const void
     int found = 0;
     cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                              &s->c->lt_ws_bytes, sizeof s->c->lt_ws_bytes);
-    if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulAlgoGetHeuristic(s->c->lt, pl->desc, pl->la, pl->lb, pl->lc, pl->ld, pref, MAX_CANDIDATES,
-                                            res, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
-    if (st != CUBLAS_STATUS_SUCCESS)
-        return fc_errf(e, "cublasLtMatmulAlgoGetHeuristic failed for %s epilogue %s: %s", fc_dtype_name(s->dt),
-                       epi_name(epi), cublasGetStatusString(st));
-    if (found < 1) {
-        fc_errf(e, "cuBLASLt has no algorithm for a %s %dx%dx%d matmul with epilogue %s", fc_dtype_name(s->dt), s->M,
-                s->K, s->N, epi_name(epi));
-        return FC_DECLINED;
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        cublasLtMatmulPreferenceDestroy(pref);
+        return fc_errf(e, "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES) failed: %s (%s)",
+                       cublasGetStatusString(st), cublasGetStatusName(st));
     }
+    st = cublasLtMatmulAlgoGetHeuristic(s->c->lt, pl->desc, pl->la, pl->lb, pl->lc, pl->ld, pref, MAX_CANDIDATES, res,
+                                        &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    char what[160];
+    snprintf(what, sizeof what, "a %s %dx%dx%d matmul with epilogue %s", fc_dtype_name(s->dt), s->M, s->K, s->N,
+             epi_name(epi));
+    int verdict = fc_cublaslt_heuristic_verdict(st, found, what, e);
+    if (verdict != 0) return verdict;
 
     /* one timed sample of each candidate: enough calls to last ~0.3 ms */
     int best = -1, usable = 0;

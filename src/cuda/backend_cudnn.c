@@ -2,13 +2,17 @@
  *
  *   unfused  cudnnConvolutionForward → cudnnAddTensor (the conv's own bias, in place,
  *            counted as a kernel) → cudnnBatchNormalizationForwardInference (spatial,
- *            running statistics) → cudnnActivationForward (ReLU); each writes its
- *            tensor to memory, as an eager framework runs it.
+ *            running statistics) → cudnnOpTensor (ADD, the residual) →
+ *            cudnnActivationForward (ReLU); each writes its tensor to memory, as an
+ *            eager framework runs it.
  *   fused    BN folded into the weights and bias by fusecal (workload tensors
  *            W_folded, b_folded, prepared once per deployment), then one
- *            cudnnConvolutionBiasActivationForward: y = act(conv(x, W') + b') with
- *            act = ReLU, or IDENTITY for conv_bn (which cuDNN runs only with
- *            IMPLICIT_PRECOMP_GEMM, so that is the only candidate there).
+ *            cudnnConvolutionBiasActivationForward: y = act(conv(x, W') + alpha2·z + b')
+ *            with act = ReLU, or IDENTITY for conv_bn (which cuDNN runs only with
+ *            IMPLICIT_PRECOMP_GEMM, so that is the only candidate there); z is the
+ *            residual r with alpha2 = 1 (conv_bn_add_relu), else zeros with alpha2 = 0.
+ * Groups (and depthwise, g = c = k) are the convolution descriptor's group count,
+ * with a filter of c/g input channels; both variants use it.
  * Activations in the problem's layout (NCHW or NHWC); weights are OIHW for NCHW and
  * reordered once at setup to KRSC (cuDNN's NHWC filter format) for NHWC. Compute in
  * fp32 for every dtype (CUDNN_DATA_FLOAT convolution; math type FMA for fp32, DEFAULT
@@ -17,6 +21,11 @@
  * the fastest of Find's candidates that cuDNN accepts for the fused call, each timed
  * at setup. A workspace (at most 256 MiB, and a quarter of free memory) is allocated
  * at setup and serves the search and the runs.
+ *   control  the unfused chain with its convolution forced to the fused call's
+ *            algorithm and math type (IMPLICIT_PRECOMP_GEMM for conv_bn, whose
+ *            IDENTITY activation cuDNN fuses with no other): the record splits the
+ *            speedup into implementation (unfused → control: Find's fastest against
+ *            the fused call's algorithm) and fusion (control → fused).
  * When cuDNN refuses an auxiliary op of the unfused chain for a dtype/layout
  * (cudnnAddTensor, BN or activation returning NOT_SUPPORTED at setup), fusecal's
  * equivalent kernel runs instead and describe() names it and cuDNN's answer.
@@ -42,18 +51,23 @@ typedef struct cd_state {
     float *ones, *bias_f32, *bn_scale, *bn_shift; /* for fusecal's channel kernel, when it stands in */
     fc_cuda_chain ch;
     void *zero; /* z of the fused call (alpha2 = 0), kept at zeros */
+    void *r;    /* the residual: z of the fused call (alpha2 = 1), an operand of the unfused add */
     void *ws;
     size_t ws_bytes;
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
     cudnnFilterDescriptor_t wd;
-    cudnnConvolutionDescriptor_t cd[FC_NVARIANTS];
+    /* per variant: the convolution's descriptor (its math type), algorithm and
+     * workspace; [FC_CONTROL] the unfused convolution with the fused call's choice */
+    cudnnConvolutionDescriptor_t cd[FC_MAX_VARIANTS];
     cudnnActivationDescriptor_t relu, fact;
-    cudnnConvolutionFwdAlgo_t algo[FC_NVARIANTS];
-    cudnnMathType_t math[FC_NVARIANTS];
-    size_t algo_ws[FC_NVARIANTS];
-    bool cudnn_bias, cudnn_bn, cudnn_relu; /* false: fusecal's kernel stands in */
-    char aux_why[3][128];
-    char chosen[FC_NVARIANTS][256];
+    cudnnOpTensorDescriptor_t add;
+    cudnnConvolutionFwdAlgo_t algo[FC_MAX_VARIANTS];
+    cudnnMathType_t math[FC_MAX_VARIANTS];
+    size_t algo_ws[FC_MAX_VARIANTS];
+    bool cudnn_bias, cudnn_bn, cudnn_relu, cudnn_add; /* false: fusecal's kernel stands in */
+    char aux_why[4][128];
+    char chosen[FC_MAX_VARIANTS][256];
+    char layout[64]; /* "nhwc, KRSC filter" and the group count, for describe() */
 } cd_state;
 
 static bool cd_available(char *why, size_t n)
@@ -73,11 +87,19 @@ static bool cd_available(char *why, size_t n)
 static const fc_op_impl cd_ops[FC_NOPS] = {
     [FC_OP_CONV] = {"%s", FC_FUSE_CALL, "cudnnConvolutionBiasActivationForward"},
     [FC_OP_BN] = {"%s", FC_FUSE_FOLD, ", BN folded into W and b"},
+    [FC_OP_RESID] = {"%s", FC_FUSE_FOLD, ", residual as z with alpha2=1"},
     [FC_OP_RELU] = {"%s", FC_FUSE_EPILOGUE, "RELU"},
 };
 
 static bool cd_supports(const fc_problem *p, char *why, size_t n)
 {
+    if (p->pat->family == FC_FAM_NORM) {
+        snprintf(why, n,
+                 "cuda.cudnn runs convolutions and their fused forms; its normalization graphs are not built here "
+                 "(fusecal's norm kernels run pattern '%s' on cuda.custom)",
+                 p->pat->name);
+        return false;
+    }
     if (!fc_op_table_fits(cd_ops, p->pat, "cuda.cudnn", why, n)) return false;
     if (p->layout != FC_NCHW && p->layout != FC_NHWC) {
         snprintf(why, n, "cuda.cudnn needs layout nchw or nhwc");
@@ -91,9 +113,11 @@ static int cd_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
     const int64_t *d = p->d;
     double E = (double)fc_dtype_size(p->dtype), K = (double)d[FC_CONV_K];
     double X = (double)d[FC_CONV_N] * (double)d[FC_CONV_C] * (double)d[FC_CONV_H] * (double)d[FC_CONV_W];
-    double Wn = K * (double)d[FC_CONV_C] * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
+    double Wn = K * (double)(d[FC_CONV_C] / d[FC_CONV_G]) * (double)d[FC_CONV_R] * (double)d[FC_CONV_S];
     double Y = (double)d[FC_CONV_N] * K * (double)d[FC_CONV_P] * (double)d[FC_CONV_Q];
-    double b = (X + 2 * Wn + 2 * K + Y) * E + fc_cuda_chain_bytes(p) + 8 * K * 4 + (double)WS_LIMIT;
+    /* x, W and b twice (original, folded), z, r, the control's output, the chain */
+    double R = fc_pattern_has_op(p->pat, FC_OP_RESID) ? Y : 0;
+    double b = (X + 2 * Wn + 2 * K + 2 * Y + R) * E + fc_cuda_chain_bytes(p) + 8 * K * 4 + (double)WS_LIMIT;
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -166,21 +190,30 @@ static int upload_f32(cd_state *s, const float *host, size_t n, float **dev, con
 /* Where the unfused chain's conv writes (also the scratch of setup's trials). */
 static void *conv_dst(const cd_state *s) { return fc_cuda_chain_dst(&s->ch, 0); }
 
-static int run_conv(cd_state *s, void *dst, fc_err *e)
+/* The convolution of variant v's chain (FC_UNFUSED or FC_CONTROL) on the original
+ * weights, with that variant's descriptor and algorithm. */
+static cudnnStatus_t conv_call(cd_state *s, fc_variant v, void *dst)
 {
     const float one = 1.0f, zero = 0.0f;
-    FC_CUDNN(cudnnConvolutionForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[FC_UNFUSED],
-                                     s->algo[FC_UNFUSED], s->ws, s->ws_bytes, &zero, s->yd, dst));
+    return cudnnConvolutionForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[v], s->algo[v], s->ws,
+                                   s->ws_bytes, &zero, s->yd, dst);
+}
+
+static int run_conv(cd_state *s, fc_variant v, void *dst, fc_err *e)
+{
+    FC_CUDNN(conv_call(s, v, dst));
     return 0;
 }
 
 static cudnnStatus_t fused_call(cd_state *s, cudnnConvolutionFwdAlgo_t algo)
 {
     const float one = 1.0f, zero = 0.0f;
-    /* z: a buffer of zeros rather than y, whose NaN poison 0·z would not clear */
+    /* z: the residual with alpha2 = 1, else a buffer of zeros rather than y, whose NaN
+     * poison 0·z would not clear */
     return cudnnConvolutionBiasActivationForward(s->c->dnn, &one, s->xd, s->x, s->wd, s->w[FC_FUSED], s->cd[FC_FUSED],
-                                                 algo, s->ws, s->ws_bytes, &zero, s->yd, s->zero, s->bd, s->b[FC_FUSED],
-                                                 s->fact, s->yd, s->ch.out[FC_FUSED]);
+                                                 algo, s->ws, s->ws_bytes, s->r ? &one : &zero, s->yd,
+                                                 s->r ? s->r : s->zero, s->bd, s->b[FC_FUSED], s->fact, s->yd,
+                                                 s->ch.out[FC_FUSED]);
 }
 
 static int run_fused(cd_state *s, fc_err *e)
@@ -215,6 +248,17 @@ static int run_bn(cd_state *s, const void *x, void *y, fc_err *e)
     return 0;
 }
 
+static int run_add(cd_state *s, const void *x, void *y, fc_err *e)
+{
+    const float one = 1.0f, zero = 0.0f;
+    if (s->cudnn_add) {
+        FC_CUDNN(cudnnOpTensor(s->c->dnn, s->add, &one, s->yd, x, &one, s->yd, s->r, &zero, s->yd, y));
+    } else {
+        FC_CU(fck_add(fc_cuda_kdt(s->dt), x, s->r, y, s->ch.out_n, s->c->stream));
+    }
+    return 0;
+}
+
 static int run_relu(cd_state *s, const void *x, void *y, fc_err *e)
 {
     const float one = 1.0f, zero = 0.0f;
@@ -237,7 +281,7 @@ typedef struct time_arg {
 static int time_one(void *arg, fc_err *e)
 {
     time_arg *a = arg;
-    if (a->which == 0) return run_conv(a->s, conv_dst(a->s), e);
+    if (a->which == 0) return run_conv(a->s, FC_UNFUSED, conv_dst(a->s), e);
     FC_CUDNN(fused_call(a->s, a->algo));
     return 0;
 }
@@ -253,13 +297,15 @@ static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
     else if (which == 1)
         st = cudnnBatchNormalizationForwardInference(s->c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, s->yd, y, s->yd,
                                                      out, s->bnd, s->bn[0], s->bn[1], s->bn[2], s->bn[3], FC_BN_EPS);
-    else
+    else if (which == 2)
         st = cudnnActivationForward(s->c->dnn, s->relu, &one, s->yd, y, &zero, s->yd, out);
+    else
+        st = cudnnOpTensor(s->c->dnn, s->add, &one, s->yd, y, &one, s->yd, s->r, &zero, s->yd, out);
     FC_CU(cudaStreamSynchronize(s->c->stream));
     *ok = st == CUDNN_STATUS_SUCCESS;
     if (!*ok) {
         static const char *const names[] = {"cudnnAddTensor", "cudnnBatchNormalizationForwardInference",
-                                            "cudnnActivationForward"};
+                                            "cudnnActivationForward", "cudnnOpTensor(ADD)"};
         int category = (int)st / 1000; /* 2: BAD_PARAM..., 3: NOT_SUPPORTED... */
         if (category != 2 && category != 3)
             return fc_errf(e, "cuDNN call %s failed at setup: %s", names[which], cudnnGetErrorString(st));
@@ -268,7 +314,8 @@ static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
     return 0;
 }
 
-/* Algorithm of the unfused convolution: Find's fastest with an acceptable math type. */
+/* Algorithm of the unfused convolution: Find's fastest with an acceptable math type;
+ * FC_DECLINED when Find offers none (cuDNN declines the problem). */
 static int pick_conv_algo(cd_state *s, fc_err *e)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -289,8 +336,9 @@ static int pick_conv_algo(cd_state *s, fc_err *e)
                  (double)perf[i].time);
         return 0;
     }
-    return fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)",
-                   fc_dtype_name(s->dt), found);
+    fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)", fc_dtype_name(s->dt),
+            found);
+    return FC_DECLINED;
 }
 
 /* Algorithm of the fused call: Find's candidates for the folded convolution, each
@@ -360,6 +408,36 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
     return 0;
 }
 
+/* The control: the unfused chain with its convolution forced to the fused call's
+ * algorithm and math type (on the original weights), with an output of its own; one
+ * trial call at setup. cuDNN refusing it is an error, not a quiet record without it. */
+static int setup_control(cd_state *s, fc_err *e)
+{
+    cudnnConvolutionDescriptor_t *cd = &s->cd[FC_CONTROL];
+    FC_CUDNN(cudnnCreateConvolutionDescriptor(cd));
+    FC_CUDNN(cudnnSetConvolution2dDescriptor(*cd, s->pad, s->pad, s->stride, s->stride, 1, 1, CUDNN_CROSS_CORRELATION,
+                                             CUDNN_DATA_FLOAT));
+    s->algo[FC_CONTROL] = s->algo[FC_FUSED];
+    s->math[FC_CONTROL] = s->math[FC_FUSED];
+    FC_CUDNN(cudnnSetConvolutionMathType(*cd, s->math[FC_CONTROL]));
+    FC_CUDNN(cudnnSetConvolutionGroupCount(*cd, (int)s->p.d[FC_CONV_G]));
+    FC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(s->c->dnn, s->xd, s->wd, *cd, s->yd, s->algo[FC_CONTROL],
+                                                     &s->algo_ws[FC_CONTROL]));
+    const char *an = algo_name(s->algo[FC_CONTROL]), *mn = math_name(s->math[FC_CONTROL]);
+    if (s->algo_ws[FC_CONTROL] > s->ws_bytes)
+        return fc_errf(e, "the control's cudnnConvolutionForward with %s/%s needs %.1f MiB of workspace, %.1f MiB held",
+                       an, mn, (double)s->algo_ws[FC_CONTROL] / (1 << 20), (double)s->ws_bytes / (1 << 20));
+    cudnnStatus_t st = conv_call(s, FC_CONTROL, conv_dst(s));
+    FC_CU(cudaStreamSynchronize(s->c->stream));
+    if (st != CUDNN_STATUS_SUCCESS)
+        return fc_errf(e, "cudnnConvolutionForward refused the fused call's algorithm %s/%s for the control: %s", an,
+                       mn, cudnnGetErrorString(st));
+    snprintf(s->chosen[FC_CONTROL], sizeof s->chosen[FC_CONTROL],
+             "algo %s, %s, workspace %.2f MiB; the fused call's algorithm and math type, forced", an, mn,
+             (double)s->algo_ws[FC_CONTROL] / (1 << 20));
+    return fc_cuda_chain_add_control(&s->ch, e);
+}
+
 static void cd_teardown(void *state);
 
 static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
@@ -382,6 +460,9 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->P = (int)d[FC_CONV_P];
     s->Q = (int)d[FC_CONV_Q];
     s->nhwc = p->layout == FC_NHWC;
+    int G = (int)d[FC_CONV_G], Cg = s->C / G;
+    snprintf(s->layout, sizeof s->layout, "%s", s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter");
+    if (G > 1) snprintf(s->layout + strlen(s->layout), sizeof s->layout - strlen(s->layout), ", %d groups", G);
     if (!s->c->dnn) return fc_errf(e, "cuDNN is not usable: %s", s->c->dnn_err);
     size_t E = fc_dtype_size(s->dt);
     cudnnDataType_t t = dnn_type(s->dt);
@@ -392,7 +473,7 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     static const int wt[FC_NVARIANTS] = {FC_CONV_TW, FC_CONV_TWF}, bt[FC_NVARIANTS] = {FC_CONV_TB, FC_CONV_TBF};
     for (int v = 0; v < FC_NVARIANTS; v++) {
         const fc_tensor *tw = &w->t[wt[v]];
-        float *krsc = s->nhwc ? to_krsc(tw->data, s->K, s->C, s->R, s->S) : NULL;
+        float *krsc = s->nhwc ? to_krsc(tw->data, s->K, Cg, s->R, s->S) : NULL;
         int rc = fc_cuda_upload(s->c, krsc ? krsc : tw->data, tw->n, s->dt, &s->w[v], "W", e);
         free(krsc);
         if (rc || fc_cuda_upload(s->c, w->t[bt[v]].data, w->t[bt[v]].n, s->dt, &s->b[v], "b", e)) return -1;
@@ -400,6 +481,9 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     static const int bnt[4] = {FC_CONV_TGAMMA, FC_CONV_TBETA, FC_CONV_TMEAN, FC_CONV_TVAR};
     for (int i = 0; i < 4; i++)
         if (upload_f32(s, w->t[bnt[i]].data, (size_t)s->K, &s->bn[i], "BN parameters", e)) return -1;
+    if (fc_pattern_has_op(p->pat, FC_OP_RESID) &&
+        fc_cuda_upload(s->c, w->t[FC_CONV_TR].data, w->t[FC_CONV_TR].n, s->dt, &s->r, "r", e))
+        return -1;
     if (fc_cuda_chain_alloc(&s->ch, s->c, p, w, e) != 0) return -1;
     if (fc_cuda_alloc(&s->zero, w->out_n * E, "the fused call's z", e)) return -1;
     FC_CU(cudaMemsetAsync(s->zero, 0, w->out_n * E, s->c->stream));
@@ -418,12 +502,13 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     FC_CUDNN(cudnnCreateTensorDescriptor(&s->bnd));
     FC_CUDNN(cudnnDeriveBNTensorDescriptor(s->bnd, s->yd, CUDNN_BATCHNORM_SPATIAL));
     FC_CUDNN(cudnnCreateFilterDescriptor(&s->wd));
-    FC_CUDNN(cudnnSetFilter4dDescriptor(s->wd, t, fmt, s->K, s->C, s->R, s->S));
+    FC_CUDNN(cudnnSetFilter4dDescriptor(s->wd, t, fmt, s->K, Cg, s->R, s->S));
     for (int v = 0; v < FC_NVARIANTS; v++) {
         FC_CUDNN(cudnnCreateConvolutionDescriptor(&s->cd[v]));
         FC_CUDNN(cudnnSetConvolution2dDescriptor(s->cd[v], s->pad, s->pad, s->stride, s->stride, 1, 1,
                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         FC_CUDNN(cudnnSetConvolutionMathType(s->cd[v], want_math(s->dt)));
+        FC_CUDNN(cudnnSetConvolutionGroupCount(s->cd[v], G));
     }
     int on, oc, oh, ow;
     FC_CUDNN(cudnnGetConvolution2dForwardOutputDim(s->cd[0], s->xd, s->wd, &on, &oc, &oh, &ow));
@@ -438,12 +523,14 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
                                           CUDNN_NOT_PROPAGATE_NAN, 0.0));
 
     /* algorithms */
-    if (pick_conv_algo(s, e) != 0) return -1;
-    int rc = pick_fused_algo(s, identity, e);
+    int rc = pick_conv_algo(s, e);
     if (rc != 0) return rc;
+    rc = pick_fused_algo(s, identity, e);
+    if (rc != 0) return rc;
+    if (setup_control(s, e) != 0) return -1;
 
     /* the unfused chain's auxiliary ops under cuDNN, or fusecal's kernel where cuDNN refuses */
-    if (run_conv(s, conv_dst(s), e) != 0) return -1;
+    if (run_conv(s, FC_UNFUSED, conv_dst(s), e) != 0) return -1;
     if (try_aux(s, 0, &s->cudnn_bias, e) != 0) return -1;
     if (!s->cudnn_bias) {
         float *ones = fc_xmalloc((size_t)s->K * sizeof(float));
@@ -471,25 +558,34 @@ static int cd_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         }
     }
     if (fc_pattern_has_op(p->pat, FC_OP_RELU) && try_aux(s, 2, &s->cudnn_relu, e) != 0) return -1;
+    if (s->r) {
+        FC_CUDNN(cudnnCreateOpTensorDescriptor(&s->add));
+        FC_CUDNN(cudnnSetOpTensorDescriptor(s->add, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN));
+        if (try_aux(s, 3, &s->cudnn_add, e) != 0) return -1;
+    }
     FC_CU(cudaStreamSynchronize(s->c->stream));
     return 0;
 }
 
 /* ------------------------------------------------------------------ run */
 
+/* The fused call, or the unfused chain (FC_CONTROL: with the control's convolution). */
 static int cd_run(void *state, fc_variant v, fc_err *e)
 {
     cd_state *s = state;
     if (v == FC_FUSED) return run_fused(s, e);
     const void *cur = NULL;
     for (int i = 0; i < s->p.pat->nops; i++) {
-        void *dst = fc_cuda_chain_dst(&s->ch, i);
+        void *dst = fc_cuda_chain_dst_v(&s->ch, v, i);
         switch (s->p.pat->ops[i]) {
         case FC_OP_CONV:
-            if (run_conv(s, dst, e) != 0 || run_bias(s, dst, e) != 0) return -1;
+            if (run_conv(s, v, dst, e) != 0 || run_bias(s, dst, e) != 0) return -1;
             break;
         case FC_OP_BN:
             if (run_bn(s, cur, dst, e) != 0) return -1;
+            break;
+        case FC_OP_RESID:
+            if (run_add(s, cur, dst, e) != 0) return -1;
             break;
         case FC_OP_RELU:
             if (run_relu(s, cur, dst, e) != 0) return -1;
@@ -513,8 +609,16 @@ static int cd_poison(void *state, fc_variant v, fc_err *e)
     return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
-static const char *layout_name(const cd_state *s) { return s->nhwc ? "nhwc, KRSC filter" : "nchw, KCRS filter"; }
+static const char *layout_name(const cd_state *s) { return s->layout; }
 static const char *io_name(const cd_state *s) { return s->dt == FC_TF32 ? "fp32 (tf32 math)" : fc_dtype_name(s->dt); }
+
+/* The convolution of variant v's chain (FC_UNFUSED, FC_CONTROL) with its bias add. */
+static const char *conv_text(const cd_state *s, fc_variant v, char *buf, size_t n)
+{
+    snprintf(buf, n, "cudnnConvolutionForward(%s, %s) [%s] -> %s", layout_name(s), io_name(s), s->chosen[v],
+             s->cudnn_bias ? "cudnnAddTensor(bias)" : "bias kernel(fusecal)");
+    return buf;
+}
 
 /* Which call or kernel ran an op of the unfused chain (the conv with its bias add). */
 static const char *cd_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
@@ -522,11 +626,9 @@ static const char *cd_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
     (void)v;
     const cd_state *s = ctx;
     switch (op) {
-    case FC_OP_CONV:
-        snprintf(buf, n, "cudnnConvolutionForward(%s, %s) [%s] -> %s", layout_name(s), io_name(s),
-                 s->chosen[FC_UNFUSED], s->cudnn_bias ? "cudnnAddTensor(bias)" : "bias kernel(fusecal)");
-        return buf;
+    case FC_OP_CONV: return conv_text(s, FC_UNFUSED, buf, n);
     case FC_OP_BN: return s->cudnn_bn ? "cudnnBatchNormalizationForwardInference(spatial)" : "BN kernel(fusecal)";
+    case FC_OP_RESID: return s->cudnn_add ? "cudnnOpTensor(ADD, residual)" : "residual add kernel(fusecal)";
     case FC_OP_RELU: return s->cudnn_relu ? "cudnnActivationForward(relu)" : "relu kernel(fusecal)";
     default: return "?";
     }
@@ -544,8 +646,16 @@ static void cd_describe(void *state, fc_variant v, fc_impl *impl)
         fc_impl_addf(impl, ") [%s]", s->chosen[FC_FUSED]);
         impl->nkernels = 1;
     } else {
-        fc_impl_add_chain(impl, cd_ops, pat, cd_detail, s);
-        for (int i = 0; i < 3; i++)
+        if (v == FC_UNFUSED) fc_impl_add_chain(impl, cd_ops, pat, cd_detail, s);
+        else {
+            char buf[512];
+            fc_impl_addf(impl, "control: %s", conv_text(s, FC_CONTROL, buf, sizeof buf));
+            for (int i = 1; i < pat->nops; i++) {
+                fc_impl_addf(impl, " -> ");
+                fc_impl_add_op(impl, cd_ops, pat->ops[i], FC_UNFUSED, cd_detail, s);
+            }
+        }
+        for (int i = 0; i < 4; i++)
             if (s->aux_why[i][0]) fc_impl_addf(impl, " (cuDNN refused %s)", s->aux_why[i]);
         impl->nkernels = pat->nops + 1; /* the conv's bias is a call of its own */
     }
@@ -563,13 +673,16 @@ static void cd_teardown(void *state)
     if (s->bd) cudnnDestroyTensorDescriptor(s->bd);
     if (s->bnd) cudnnDestroyTensorDescriptor(s->bnd);
     if (s->wd) cudnnDestroyFilterDescriptor(s->wd);
-    for (int v = 0; v < FC_NVARIANTS; v++) {
+    for (int v = 0; v < FC_MAX_VARIANTS; v++)
         if (s->cd[v]) cudnnDestroyConvolutionDescriptor(s->cd[v]);
+    for (int v = 0; v < FC_NVARIANTS; v++) {
         fc_cuda_free(s->w[v]);
         fc_cuda_free(s->b[v]);
     }
     if (s->relu) cudnnDestroyActivationDescriptor(s->relu);
     if (s->fact) cudnnDestroyActivationDescriptor(s->fact);
+    if (s->add) cudnnDestroyOpTensorDescriptor(s->add);
+    fc_cuda_free(s->r);
     for (int i = 0; i < 4; i++) fc_cuda_free(s->bn[i]);
     fc_cuda_free(s->ones);
     fc_cuda_free(s->bias_f32);
@@ -581,6 +694,8 @@ static void cd_teardown(void *state)
     fc_cuda_free(s->zero);
     free(s);
 }
+
+static bool cd_has_control(void *state) { return ((cd_state *)state)->ch.out[FC_CONTROL] != NULL; }
 
 static void cd_inventory(cJSON *libs)
 {
@@ -599,7 +714,8 @@ const fc_backend fc_backend_cudnn = {
     .name = "cuda.cudnn",
     .device = "cuda",
     .summary =
-        "cuDNN conv -> add bias -> BN inference -> activation; fused: BN folded + cudnnConvolutionBiasActivationForward",
+        "cuDNN conv -> add bias -> BN inference -> activation; fused: BN folded + cudnnConvolutionBiasActivationForward; "
+        "control: the unfused chain with the fused call's conv algorithm",
     .available = cd_available,
     .supports = cd_supports,
     .device_bytes = cd_device_bytes,
@@ -608,6 +724,7 @@ const fc_backend fc_backend_cudnn = {
     .output = cd_output,
     .poison = cd_poison,
     .describe = cd_describe,
+    .has_control = cd_has_control,
     .teardown = cd_teardown,
     .inventory = cd_inventory,
 };

@@ -1,15 +1,21 @@
-/* backend_custom.c — cuda.custom: the attention family, where no library fuses the
- * chain, on cuBLAS and fusecal's own kernels (kernels/attention.cu, elementwise.cu).
+/* backend_custom.c — cuda.custom's attention part (custom_parts.h): the attention
+ * family, where no library fuses the chain, on cuBLAS and fusecal's own kernels
+ * (kernels/attention.cu, elementwise.cu).
  *
  *   unfused  as an eager framework runs it, every intermediate [b·h, s, skv] written to
  *            memory in the dtype: cublasGemmStridedBatchedEx S = Q·Kᵀ → fusecal
- *            scale(+causal mask) kernel → fusecal row-softmax kernel (a warp per row)
- *            → cublasGemmStridedBatchedEx O = P·V.
+ *            scale(+causal mask) kernel → fusecal row-softmax kernel (each row read
+ *            once; fck_softmax_rows_describe says how) → cublasGemmStridedBatchedEx
+ *            O = P·V.
  *   fused    qk_scale:   one strided-batched GEMM with alpha = 1/√d;
  *            qk_softmax: one fusecal kernel that computes QKᵀ tiles on tensor cores
  *                        and writes only P (two sweeps over the key tiles);
- *            attention:  fusecal's flash-attention kernel (64x64 tiles, online
- *                        softmax, S never written), mma.sync tensor cores.
+ *            attention:  fusecal's flash-attention kernel (online softmax, S never
+ *                        written), mma.sync tensor cores.
+ *            The two kernels are the device's choice (run --kernel, fc_device_opts):
+ *            the reference design or flash2 (fusecal_kernels.h); describe() names the
+ *            one that ran with its tiling and resources (fck_attention_resources_v)
+ *            and the record carries its name (fc_impl.kernel).
  * Q [b, h, s, d], K and V [b, hkv, skv, d] row-major. Grouped-query heads: the g = h/hkv
  * query heads that read one key/value head are adjacent, so their Q (and S, P, O) rows
  * are one matrix of g·s rows, and each GEMM is batched over the b·hkv key/value heads:
@@ -27,6 +33,8 @@
  * kernel (keys shared out over blocks, partial results combined), which is not here.
  */
 #include "cuda_common.h"
+#include "custom_parts.h"
+#include "kernel_logic.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,20 +46,21 @@ typedef struct cu_state {
     fc_cuda_ctx *c;
     fc_dtype dt;
     int bh, S, SKV, D, causal;
-    int bkv, group; /* key/value heads in all (b·hkv); query heads per key/value head */
+    int bkv, group;         /* key/value heads in all (b·hkv); query heads per key/value head */
+    fck_attn_kernel kernel; /* the fused attention kernel (qk_softmax, attention) */
     void *q, *k, *v;
     fc_cuda_chain ch;
 } cu_state;
 
 /* How cuda.custom runs each op: cuBLAS GEMMs ("%s": dtype and compute type) and
- * fusecal's kernels ("%s": the causal mask) in the unfused chain, and its part in the
- * fused form: the GEMM with the scale as its alpha, or one of fusecal's kernels that
- * runs the chain up to it (named with its tiles, tensor-core instructions and
- * resources). */
+ * fusecal's kernels ("%s": the causal mask; the softmax's plan for the row length) in
+ * the unfused chain, and its part in the fused form: the GEMM with the scale as its
+ * alpha, or one of fusecal's kernels that runs the chain up to it (named with its
+ * tiles, tensor-core instructions and resources). */
 static const fc_op_impl cu_ops[FC_NOPS] = {
     [FC_OP_QK] = {"cublasGemmStridedBatchedEx(QK^T, %s)", FC_FUSE_CALL, "%s"},
     [FC_OP_SCALE] = {"%s kernel(fusecal, 16-byte vectors)", FC_FUSE_FOLD, "alpha=1/sqrt(d)"},
-    [FC_OP_SOFTMAX] = {"softmax kernel(fusecal, a warp per row)", FC_FUSE_KERNEL, "%s"},
+    [FC_OP_SOFTMAX] = {"%s", FC_FUSE_KERNEL, "%s"},
     [FC_OP_PV] = {"cublasGemmStridedBatchedEx(PV, %s)", FC_FUSE_KERNEL, "%s"},
 };
 
@@ -84,8 +93,11 @@ static bool cu_supports(const fc_problem *p, char *why, size_t n)
                      (long long)d);
             return false;
         }
-        if ((s + 63) / 64 > 65535) {
-            snprintf(why, n, "s = %lld needs more than 65535 query tiles of 64", (long long)s);
+        /* the finer tiling (the reference kernel's 64 queries) makes the larger grid */
+        if (fck_attn_grid_blocks(bh, s, FCK_REF_BR) < 0) {
+            snprintf(why, n,
+                     "b*h = %lld heads of s = %lld need more query tiles of %d than a 1-D grid takes (2^31 - 1)",
+                     (long long)bh, (long long)s, FCK_REF_BR);
             return false;
         }
         if (s < 16) {
@@ -127,6 +139,7 @@ static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->bkv = (int)(p->d[FC_ATT_B] * p->d[FC_ATT_HKV]);
     s->group = (int)(p->d[FC_ATT_H] / p->d[FC_ATT_HKV]);
     s->causal = p->d[FC_ATT_CAUSAL] != 0;
+    s->kernel = s->c->attn_kernel;
     bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
     if (fc_cuda_upload(s->c, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TQ].n, s->dt, &s->q, "Q", e) ||
         fc_cuda_upload(s->c, w->t[FC_ATT_TK].data, w->t[FC_ATT_TK].n, s->dt, &s->k, "K", e))
@@ -172,8 +185,8 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
         void *out = s->ch.out[FC_FUSED];
         switch (fused_op(s->p.pat)) {
         case FC_OP_QK: return gemm_qk(s, fc_pattern_has_op(s->p.pat, FC_OP_SCALE) ? scale : 1.0f, out, e);
-        case FC_OP_SOFTMAX: FC_CU(fck_qk_softmax(kd, s->q, s->k, out, sh, st)); return 0;
-        case FC_OP_PV: FC_CU(fck_flash_attention(kd, s->q, s->k, s->v, out, sh, st)); return 0;
+        case FC_OP_SOFTMAX: FC_CU(fck_qk_softmax_v(s->kernel, kd, s->q, s->k, out, sh, st)); return 0;
+        case FC_OP_PV: FC_CU(fck_flash_attention_v(s->kernel, kd, s->q, s->k, s->v, out, sh, st)); return 0;
         default: return fc_errf(e, "cuda.custom: no fused kernel ends with op '%s'", fc_op_name(fused_op(s->p.pat)));
         }
     }
@@ -211,22 +224,33 @@ static int cu_poison(void *state, fc_variant v, fc_err *e)
     return fc_cuda_chain_poison(&s->ch, v, e);
 }
 
-/* The dtype and compute type of the GEMMs, the mask of the scale kernel, and the
- * fused form's GEMM or kernel. */
-static const char *cu_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
+/* The unfused chain's detail: the GEMMs' dtype and compute type, the scale kernel's
+ * mask, the softmax kernel's plan for rows of s. */
+static const char *unfused_detail(const cu_state *s, fc_op op, char *buf, size_t n)
 {
-    const cu_state *s = ctx;
+    if (op == FC_OP_SCALE) return s->causal ? "scale+causal-mask" : "scale";
+    if (op == FC_OP_SOFTMAX) {
+        fck_softmax_rows_describe(fc_cuda_kdt(s->dt), (size_t)s->SKV, buf, n);
+        return buf;
+    }
+    snprintf(buf, n, "%s, %s, batch %d key/value heads x %d query rows",
+             s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt),
+             s->dt == FC_TF32 ? "COMPUTE_32F_FAST_TF32" : "COMPUTE_32F", s->bkv, s->group * s->S);
+    return buf;
+}
+
+/* The fused form's GEMM (qk_scale), or its kernel: which one (run --kernel), what it
+ * computes, its tensor-core instructions, and its tiling and resources as
+ * fck_attention_resources_v reads them from the built kernel. */
+static const char *fused_detail(const cu_state *s, fc_op op, char *buf, size_t n)
+{
     const char *io = s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt);
     const char *ct = s->dt == FC_TF32 ? "COMPUTE_32F_FAST_TF32" : "COMPUTE_32F";
     const char *mma = s->dt == FC_FP32   ? "mma.sync m16n8k8 tf32, 3 products of split operands (fp32 accuracy)"
                       : s->dt == FC_TF32 ? "mma.sync m16n8k8 tf32"
                                          : "mma.sync m16n8k16 + ldmatrix";
-    char res[160] = "";
-    if (v == FC_UNFUSED) {
-        if (op == FC_OP_SCALE) return s->causal ? "scale+causal-mask" : "scale";
-        snprintf(buf, n, "%s, %s, batch %d key/value heads x %d query rows", io, ct, s->bkv, s->group * s->S);
-        return buf;
-    }
+    const char *name = fck_attention_kernel_name(s->kernel);
+    char res[256] = "";
     switch (op) {
     case FC_OP_QK: {
         const char *alpha = fc_op_table_last(cu_ops, s->p.pat, FC_FUSE_FOLD);
@@ -235,25 +259,27 @@ static const char *cu_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
                      ct);
         else
             snprintf(buf, n, "cublasGemmStridedBatchedEx(QK^T, %s, %s)", io, ct);
-        break;
+        return buf;
     }
     case FC_OP_SOFTMAX:
-        fck_attention_resources(fc_cuda_kdt(s->dt), s->D, 1, res, sizeof res);
+        fck_attention_resources_v(s->kernel, fc_cuda_kdt(s->dt), s->D, 1, res, sizeof res);
         snprintf(buf, n,
-                 "fusecal qk_softmax kernel: 64x64 tiles of QK^T on tensor cores (%s), row max/sum in a first sweep, "
-                 "P written in a second%s [%s]",
-                 mma, s->causal ? ", causal" : "", res);
-        break;
+                 "fusecal qk_softmax kernel (%s): QK^T tiles on tensor cores (%s), row max/sum in a first sweep, P "
+                 "written in a second%s [%s]",
+                 name, mma, s->causal ? ", causal" : "", res);
+        return buf;
     case FC_OP_PV:
-        fck_attention_resources(fc_cuda_kdt(s->dt), s->D, 0, res, sizeof res);
-        snprintf(buf, n,
-                 "fusecal flash attention: 64-query x 64-key tiles, online softmax, S never written, tensor cores "
-                 "(%s)%s [%s]",
-                 mma, s->causal ? ", causal (tiles above the diagonal skipped)" : "", res);
-        break;
+        fck_attention_resources_v(s->kernel, fc_cuda_kdt(s->dt), s->D, 0, res, sizeof res);
+        snprintf(buf, n, "fusecal flash attention (%s): online softmax, S never written, tensor cores (%s)%s [%s]",
+                 name, mma, s->causal ? ", causal (tiles above the diagonal skipped)" : "", res);
+        return buf;
     default: return "?";
     }
-    return buf;
+}
+
+static const char *cu_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
+{
+    return v == FC_UNFUSED ? unfused_detail(ctx, op, buf, n) : fused_detail(ctx, op, buf, n);
 }
 
 static void cu_describe(void *state, fc_variant v, fc_impl *impl)
@@ -265,6 +291,8 @@ static void cu_describe(void *state, fc_variant v, fc_impl *impl)
     else
         fc_impl_add_op(impl, cu_ops, fused_op(pat), FC_FUSED, cu_detail, s);
     impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
+    if (v == FC_FUSED && fc_op_table_kernel(cu_ops, pat) >= 0)
+        fc_strlcpy(impl->kernel, fck_attention_kernel_name(s->kernel), sizeof impl->kernel);
 }
 
 static void cu_teardown(void *state)
@@ -285,12 +313,12 @@ static void cu_inventory(cJSON *libs)
     cJSON_AddStringToObject(o, "built_for", fck_arch());
 }
 
-const fc_backend fc_backend_custom = {
+const fc_backend fc_custom_attention = {
     .name = "cuda.custom",
     .device = "cuda",
     .summary =
         "cuBLAS GEMMs + fusecal softmax kernels; fused: GEMM with alpha, fused QK^T+softmax, flash attention "
-        "(mma.sync)",
+        "(mma.sync; --kernel reference or flash2)",
     .available = fc_cuda_usable,
     .supports = cu_supports,
     .device_bytes = cu_device_bytes,

@@ -29,10 +29,17 @@ int fc_cuda_chain_alloc(fc_cuda_chain *ch, fc_cuda_ctx *c, const fc_problem *p, 
     return 0;
 }
 
-void *fc_cuda_chain_dst(const fc_cuda_chain *ch, int i)
+int fc_cuda_chain_add_control(fc_cuda_chain *ch, fc_err *e)
+{
+    return fc_cuda_alloc(&ch->out[FC_CONTROL], ch->out_n * fc_dtype_size(ch->dt), "the control's output", e);
+}
+
+void *fc_cuda_chain_dst(const fc_cuda_chain *ch, int i) { return fc_cuda_chain_dst_v(ch, FC_UNFUSED, i); }
+
+void *fc_cuda_chain_dst_v(const fc_cuda_chain *ch, fc_variant v, int i)
 {
     int slot = fc_pattern_chain_slot(ch->pat, i);
-    return slot < 0 ? ch->out[FC_UNFUSED] : ch->tmp[slot];
+    return slot < 0 ? ch->out[v] : ch->tmp[slot];
 }
 
 int fc_cuda_chain_output(fc_cuda_chain *ch, fc_variant v, float *dst, fc_err *e)
@@ -47,7 +54,7 @@ int fc_cuda_chain_poison(fc_cuda_chain *ch, fc_variant v, fc_err *e)
 
 void fc_cuda_chain_free(fc_cuda_chain *ch)
 {
-    for (int v = 0; v < FC_NVARIANTS; v++) fc_cuda_free(ch->out[v]);
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) fc_cuda_free(ch->out[v]);
     fc_cuda_free(ch->tmp[0]);
     fc_cuda_free(ch->tmp[1]);
     if (ch->stage) cudaFreeHost(ch->stage);

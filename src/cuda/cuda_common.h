@@ -30,6 +30,9 @@
 _Static_assert((int)FCK_FP32 == (int)FC_FP32 && (int)FCK_TF32 == (int)FC_TF32 && (int)FCK_BF16 == (int)FC_BF16 &&
                    (int)FCK_FP16 == (int)FC_FP16,
                "fck_dtype follows fc_dtype");
+_Static_assert((int)FCK_ATTN_REFERENCE == (int)FC_ATTN_REFERENCE && (int)FCK_ATTN_FLASH2 == (int)FC_ATTN_FLASH2 &&
+                   FCK_ATTN_NKERNELS == FC_NATTN_KERNELS,
+               "fck_attn_kernel follows fc_attn_kernel");
 
 #define FC_CUDA_LT_WORKSPACE (32u << 20)   /* cuBLASLt workspace, per the cuBLAS guide for Hopper */
 #define FC_CUDA_BLAS_WORKSPACE (32u << 20) /* cuBLAS workspace (cublasSetWorkspace) */
@@ -40,6 +43,7 @@ typedef struct fc_cuda_ctx {
     int sm_clock_khz, mem_clock_khz, mem_bus_bits; /* peak, from device attributes */
     cudaStream_t stream;
     cudaEvent_t ev_begin, ev_end;
+    fck_attn_kernel attn_kernel; /* cuda.custom's fused attention kernel (fc_device_opts) */
     cublasHandle_t blas;
     void *blas_ws;
     cublasLtHandle_t lt;
@@ -49,7 +53,11 @@ typedef struct fc_cuda_ctx {
     cudnnHandle_t dnn; /* NULL when cudnnCreate failed (dnn_err says why) */
     char dnn_err[160];
 #endif
-    void *flush; /* L2 flush buffer, allocated once */
+    /* L2 flush (cold runs), allocated once: `flush` is written, then `flush_read` read,
+     * each flush_bytes (twice the L2), so that L2 holds clean lines; flush_sink is what
+     * the read may write (it never does) */
+    void *flush, *flush_read;
+    unsigned *flush_sink;
     size_t flush_bytes;
     unsigned flush_count;
     /* NVML, loaded with dlopen; NULL when absent */
@@ -132,30 +140,42 @@ int fc_cuda_download(fc_cuda_ctx *c, const void *dev, size_t n, fc_dtype dt, voi
 /* Fills n elements with NaN (all bits set: a NaN in fp32, bf16 and fp16 alike). */
 int fc_cuda_poison(fc_cuda_ctx *c, void *dev, size_t n, fc_dtype dt, fc_err *e);
 /* The buffers of a chain on the device (cuda_chain.c): both variants' outputs in
- * the dtype's storage type, the unfused chain's live intermediates
- * (fc_pattern_live_intermediates) and a pinned host buffer to copy an output out. */
+ * the dtype's storage type (and the control's, when asked for), the unfused chain's
+ * live intermediates (fc_pattern_live_intermediates; the control shares them) and a
+ * pinned host buffer to copy an output out. */
 typedef struct fc_cuda_chain {
     fc_cuda_ctx *c;
     fc_dtype dt;
     const fc_pattern *pat;
     size_t out_n, inter_n;
-    void *out[FC_NVARIANTS];
-    void *tmp[2]; /* NULL past the live intermediates */
+    void *out[FC_MAX_VARIANTS]; /* the control's only when asked for */
+    void *tmp[2];               /* NULL past the live intermediates */
     void *stage;
 } fc_cuda_chain;
 
 /* Device bytes of a problem's chain buffers, for device_bytes(). */
 double fc_cuda_chain_bytes(const fc_problem *p);
 int fc_cuda_chain_alloc(fc_cuda_chain *ch, fc_cuda_ctx *c, const fc_problem *p, const fc_workload *w, fc_err *e);
+/* Adds the control variant's output (after fc_cuda_chain_alloc). */
+int fc_cuda_chain_add_control(fc_cuda_chain *ch, fc_err *e);
 /* Where op i of the unfused chain writes (fc_pattern_chain_slot): the unfused output
  * for the last op, else an intermediate. */
 void *fc_cuda_chain_dst(const fc_cuda_chain *ch, int i);
+/* The same for the chain of variant v (FC_UNFUSED or FC_CONTROL): its own output last. */
+void *fc_cuda_chain_dst_v(const fc_cuda_chain *ch, fc_variant v, int i);
 /* Variant v's output as fp32 in dst (waits for the stream). */
 int fc_cuda_chain_output(fc_cuda_chain *ch, fc_variant v, float *dst, fc_err *e);
 /* Fills variant v's output with NaN (queued on the stream). */
 int fc_cuda_chain_poison(fc_cuda_chain *ch, fc_variant v, fc_err *e);
 /* Frees what alloc made (the caller has synchronized the stream); a zeroed chain is fine. */
 void fc_cuda_chain_free(fc_cuda_chain *ch);
+
+/* What cublasLtMatmulAlgoGetHeuristic's answer means for a setup (cuda_status.c): 0
+ * when it found at least one algorithm; FC_DECLINED when it answered
+ * CUBLAS_STATUS_NOT_SUPPORTED or found none — cuBLASLt declining `what` ("a bf16
+ * 7x13x5 matmul with epilogue BIAS"), the record skipped with e's reason; -1 for any
+ * other status. e names the status (cublasGetStatusName) either way. */
+int fc_cublaslt_heuristic_verdict(cublasStatus_t st, int found, const char *what, fc_err *e);
 
 /* Milliseconds of `reps` calls of fn(arg) on the stream, by events (after one warm-up
  * call); the median of `samples` such measurements. Used to pick algorithms at setup. */

@@ -37,7 +37,7 @@ int fc_session_add(fc_session *s, const fc_device *d, const fc_settings *set, fc
     if (session_find(s, d->name) >= 0) return 0;
     if (!d->available(why, sizeof why)) return fc_errf(e, "device '%s' is not usable here: %s", d->name, why);
     if (s->ndev >= FC_MAX_DEVICES) return fc_errf(e, "too many devices");
-    fc_device_opts o = {.threads = set ? set->threads : 0};
+    fc_device_opts o = {.threads = set ? set->threads : 0, .attn_kernel = set ? set->attn_kernel : FC_ATTN_REFERENCE};
     if (d->open(&o, &s->ctx[s->ndev], e) != 0) return -1;
     s->dev[s->ndev++] = d;
     return 0;

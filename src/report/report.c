@@ -571,8 +571,10 @@ static void records_table(rpt *R, int f)
                             r->v[v].pct_peak_bw);
                 sep = true;
             }
-        if (ok && r->decided_by_graph) {
-            fc_str_addf(o, "%slaunch-bound: decided by the graph-replay speedup", sep ? "; " : "");
+        if (ok && r->has_graph_speedup) { /* which timing decided, where there were two */
+            fc_str_addf(o, "%sgraph-replay speedup %.3g%s [%.3g, %.3g]; decided by %s", sep ? "; " : "",
+                        r->speedup_graph.ratio, TIMES, r->speedup_graph.lo, r->speedup_graph.hi,
+                        r->decided_by_graph ? "the graph replay (launch-bound)" : "eager launches");
             sep = true;
         }
         if (r->throttled) fc_str_addf(o, "%sclocks dropped during the problem", sep ? "; " : "");

@@ -115,7 +115,7 @@ void fc_shape_string(const fc_problem *p, char *buf, size_t n)
     size_t off = 0;
     buf[0] = 0;
     for (int i = 0; i < f->ndims && off < n; i++)
-        if (!f->dims[i].derived)
+        if (fc_problem_dim_shown(p, i))
             off += (size_t)snprintf(buf + off, n - off, "%s%s=%lld", off ? "," : "", f->dims[i].name,
                                     (long long)p->d[i]);
 }

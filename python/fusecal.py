@@ -1,0 +1,280 @@
+"""fusecal.py - fusecal's answers for a graph partitioner, from Python.
+
+Standard library only, no build step: copy this file next to your code, or put
+python/ on sys.path. It reads the documents fusecal writes and answers, for a
+problem on a backend, whether fusing pays (decision), by how much (speedup) and
+what fusing a list of sites saves (network_summary):
+
+    import fusecal
+    cal = fusecal.load("results/cpu-amd-epyc-2c/standard.json", "predict.json")
+    cal.decision("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,pad=1")         # 'no'
+    cal.speedup("linear_bias_relu:m=512,k=1024,n=1024", "cpu.onednn")  # (1.032, 1.024, 1.048)
+    cal.network_summary([("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,pad=1", 4),
+                         ("linear_bias:m=1,k=512,n=1000", 1)])
+
+Two kinds of document:
+  - calibration documents ("schema": "fusecal-calibration", from `fusecal run`):
+    each record with status ok answers for its problem (source "measured");
+  - predict documents ("schema": "fusecal-predict", kind "predictions", from
+    `fusecal predict --format json`): the model's answers (source "predicted" or
+    "unknown") for problems nobody measured. `predict()` runs the command.
+
+It reads the fields the C code reads (record: problem, backend, status,
+threshold, decision, decided_by, speedup or speedup_graph, variants.<v>.bytes,
+variants.<v>.latency_ms.median, flops, roofline ceilings; host: hostname,
+devices.cpu.model or devices.cuda.name; settings: threads, cache) and only the
+fields schemas/predict.schema.json marks stable. A later document's answer for
+the same problem, machine and backend replaces an earlier one's, as in C.
+"""
+
+import json
+import subprocess
+from collections import namedtuple
+
+__all__ = ["Answer", "Calibration", "canonical", "load", "predict"]
+
+# pattern -> family; each pattern's dims in the order problem strings print them,
+# with their defaults (None: required). tests/cli_predict.sh checks them against
+# `fusecal list patterns --format json`.
+_FAMILY_PATTERNS = {
+    "linear": ("linear_bias", "linear_bias_relu", "linear_bias_gelu", "linear_residual_relu"),
+    "conv": ("conv_relu", "conv_bn", "conv_bn_relu", "dwconv_bn_relu", "conv_bn_add_relu"),
+    "attention": ("qk_scale", "qk_softmax", "attention"),
+    "norm": ("add_layernorm", "add_rmsnorm", "qk_norm_rope"),
+}
+PATTERNS = {pat: fam for fam, pats in _FAMILY_PATTERNS.items() for pat in pats}
+_FAMILY_DIMS = {
+    "linear": [("m", None), ("k", None), ("n", None)],
+    "conv": [("n", None), ("c", None), ("h", None), ("w", None), ("k", None), ("r", 3), ("s", 3),
+             ("stride", 1), ("pad", 0), ("g", 1)],
+    "attention": [("b", None), ("h", None), ("hkv", "h"), ("s", None), ("skv", "s"), ("d", None), ("causal", 0)],
+    "norm": [("m", None), ("n", None)],
+}
+DIMS = {pat: _FAMILY_DIMS[fam] for pat, fam in PATTERNS.items()}
+DIMS["qk_norm_rope"] = [("m", None), ("h", None), ("d", None)]
+
+
+def _shown(pattern, name, dims):
+    """Whether a dim is printed: the conv family's g only where it is not implied
+    (not 1, and not the depthwise pattern's c) - pattern_conv.c's conv_shown."""
+    if PATTERNS[pattern] == "conv" and name == "g":
+        return dims["g"] != 1 and pattern != "dwconv_bn_relu"
+    return True
+
+
+def _default(pattern, name, given):
+    """A dim's default where it follows another dim (dwconv_bn_relu's g is c; attention's
+    hkv is h and skv is s, named as their default: pattern_attention.c's FC_DIM_FOLLOWS)."""
+    if pattern == "dwconv_bn_relu" and name == "g":
+        return given.get("c")
+    default = dict(DIMS[pattern])[name]
+    return given.get(default) if isinstance(default, str) else default
+
+
+LAYOUT = {"conv": "nhwc"}  # families with a layout, and its default
+DTYPES = ("fp32", "tf32", "bf16", "fp16")
+
+Answer = namedtuple("Answer", "problem machine backend source decision unfused_ms fused_ms speedup ci95 "
+                              "threshold reason nearest")
+Answer.__doc__ = """One problem on one machine and backend. source: 'measured', 'predicted' or
+'unknown'; decision: 'yes', 'no', 'inconclusive' or 'unknown'; unfused_ms,
+fused_ms, speedup, ci95 (low, high) and threshold are None when unknown."""
+
+
+def canonical(problem):
+    """The canonical problem string fusecal's records carry: every dim (defaults
+    filled in) in the family's order, then layout= (conv) and dtype=."""
+    pattern, _, body = problem.partition(":")
+    if pattern not in PATTERNS:
+        raise ValueError(f"unknown pattern '{pattern}' in problem '{problem}'")
+    family = PATTERNS[pattern]
+    given = {}
+    for tok in filter(None, body.split(",")):
+        key, eq, val = tok.partition("=")
+        if not eq or not key or not val:
+            raise ValueError(f"bad token '{tok}' in problem '{problem}': expected k=v")
+        key = key.lower()
+        if key in given:
+            raise ValueError(f"'{key}' given twice in problem '{problem}'")
+        given[key] = val.strip()
+    dims = {}
+    for name, _ in DIMS[pattern]:
+        val = given.pop(name, _default(pattern, name, dims))
+        if val is None:
+            raise ValueError(f"problem '{problem}' lacks dimension '{name}'")
+        dims[name] = int(val)
+    out = [f"{n}={v}" for n, v in dims.items() if _shown(pattern, n, dims)]
+    if family in LAYOUT:
+        out.append("layout=" + given.pop("layout", LAYOUT[family]))
+    dtype = given.pop("dtype", "fp32")
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype '{dtype}' in problem '{problem}'")
+    out.append("dtype=" + dtype)
+    if given:
+        raise ValueError(f"unknown key '{next(iter(given))}' in problem '{problem}'")
+    return f"{pattern}:{','.join(out)}"
+
+
+def _machine_name(doc, device):
+    """What the C code calls a machine (predict.c, machine_name)."""
+    host, settings = doc.get("host", {}), doc.get("settings", {})
+    devices = host.get("devices", {})
+    hostname = host.get("hostname") or "unknown host"
+    cache = "cold" if settings.get("cache") == "cold" else "warm"
+    if device == "cuda":
+        gpu = devices.get("cuda", {}).get("name") or "unknown GPU"
+        return f"{gpu} ({hostname}, {cache} cache)"
+    cpu = devices.get("cpu", {}).get("model") or "unknown CPU"
+    return f"{cpu} ({hostname}, {int(settings.get('threads', 0))} threads, {cache} cache)"
+
+
+def _usable(r):
+    """A record the C model uses: ok, both latencies, ceilings and counts."""
+    v = r.get("variants", {})
+    roof = r.get("roofline", {})
+    try:
+        return (r.get("status") == "ok" and v["unfused"]["latency_ms"]["median"] > 0 and
+                v["fused"]["latency_ms"]["median"] > 0 and roof.get("ceiling_gflops", 0) > 0 and
+                roof.get("ceiling_gbs", 0) > 0 and r.get("flops", 0) > 0 and v["unfused"]["bytes"] > 0 and
+                v["fused"]["bytes"] > 0)
+    except (KeyError, TypeError):
+        return False
+
+
+def _record_answer(machine, r):
+    sp = r["speedup_graph"] if r.get("decided_by") == "graph" else r["speedup"]
+    v = r["variants"]
+    return Answer(r["problem"], machine, r["backend"], "measured", r["decision"],
+                  v["unfused"]["latency_ms"]["median"], v["fused"]["latency_ms"]["median"], sp["ratio"],
+                  tuple(sp["ci95"]), r["threshold"], "a record of this problem", ())
+
+
+def _predicted_answer(p):
+    known = p["source"] != "unknown"
+    sp = p.get("speedup", {})
+    return Answer(p["problem"], p["machine"], p["backend"], p["source"], p["decision"],
+                  p.get("unfused_ms"), p.get("fused_ms"), sp.get("ratio"),
+                  tuple(sp["ci95"]) if known else None, p.get("threshold"), p.get("reason", ""),
+                  tuple(p.get("nearest", ())))
+
+
+class Calibration:
+    """Answers from calibration and predict documents (see the module's doc)."""
+
+    def __init__(self):
+        self._answers = {}  # (problem, machine, backend) -> Answer, in the order first seen
+        self.pairs = []     # (machine, backend) with an answer, in the order first seen
+
+    def add(self, doc):
+        """Adds a parsed document."""
+        kind = doc.get("schema")
+        if kind == "fusecal-calibration":
+            for r in doc.get("records", []):
+                if _usable(r):
+                    self._put(_record_answer(_machine_name(doc, r["device"]), r))
+        elif kind == "fusecal-predict" and doc.get("kind") == "predictions":
+            for p in doc.get("predictions", []):
+                self._put(_predicted_answer(p))
+        else:
+            raise ValueError(f"not a fusecal calibration or predictions document (schema '{kind}')")
+        return self
+
+    def add_file(self, path):
+        with open(path) as f:
+            return self.add(json.load(f))
+
+    def _put(self, a):
+        key = (a.problem, a.machine, a.backend)
+        if key in self._answers and self._answers[key].source != "unknown" and a.source == "unknown":
+            return  # a later unknown never hides an answer
+        self._answers[key] = a
+        if (a.machine, a.backend) not in self.pairs:
+            self.pairs.append((a.machine, a.backend))
+
+    def answers(self, problem):
+        """Every machine's and backend's answer for a problem (unknown ones made up
+        for the pairs nothing answers)."""
+        p = canonical(problem)
+        out = []
+        for machine, backend in self.pairs:
+            a = self._answers.get((p, machine, backend))
+            out.append(a or Answer(p, machine, backend, "unknown", "unknown", None, None, None, None, None,
+                                   "neither measured nor predicted in the documents loaded", ()))
+        return out
+
+    def answer(self, problem, backend=None, machine=None):
+        """The answer on one backend (and machine). Without a backend: of the
+        backends with an answer, the one whose fused form is fastest (the one a
+        deployment of the fused chain would use); unknown when none has one."""
+        cands = [a for a in self.answers(problem)
+                 if (backend is None or a.backend == backend) and (machine is None or a.machine == machine)]
+        known = [a for a in cands if a.source != "unknown"]
+        if known:
+            return min(known, key=lambda a: a.fused_ms)
+        if cands:
+            return cands[0]
+        return Answer(canonical(problem), machine, backend, "unknown", "unknown", None, None, None, None, None,
+                      "no document names this backend", ())
+
+    def decision(self, problem, backend=None, machine=None):
+        """'yes', 'no', 'inconclusive' or 'unknown'."""
+        return self.answer(problem, backend, machine).decision
+
+    def speedup(self, problem, backend=None, machine=None):
+        """(ratio, low, high) of unfused/fused with the 95 % interval, or None."""
+        a = self.answer(problem, backend, machine)
+        return None if a.source == "unknown" else (a.speedup, a.ci95[0], a.ci95[1])
+
+    def network_summary(self, sites):
+        """What fusing the sites saves, per machine and backend, as the C summary
+        computes it: sites are (problem, multiplicity) or (problem, multiplicity,
+        name); a yes site saves multiplicity x (unfused_ms - fused_ms) per
+        inference, its interval bounds multiplicity x unfused_ms x (1 - 1/speedup)
+        at the interval's ends, added up site by site. Returns a list of dicts
+        with the fields of the predict document's summary, plus 'sites_detail'."""
+        out = []
+        for machine, backend in self.pairs:
+            s = {"machine": machine, "backend": backend, "sites": 0, "known": 0, "unfused_ms": 0.0,
+                 "saving_ms": 0.0, "saving_ci95": [0.0, 0.0], "fuse": [], "losing": [], "sites_detail": []}
+            for site in sites:
+                problem, mult = site[0], float(site[1])
+                a = self.answer(problem, backend, machine)
+                s["sites"] += 1
+                s["sites_detail"].append({"name": site[2] if len(site) > 2 else None, "problem": a.problem,
+                                          "multiplicity": mult, "answer": a})
+                if a.source == "unknown":
+                    continue
+                s["known"] += 1
+                s["unfused_ms"] += mult * a.unfused_ms
+                if a.ci95[1] < 1:
+                    s["losing"].append(a.problem)
+                if a.decision != "yes":
+                    continue
+                s["fuse"].append(a.problem)
+                s["saving_ms"] += mult * (a.unfused_ms - a.fused_ms)
+                s["saving_ci95"][0] += mult * a.unfused_ms * (1 - 1 / a.ci95[0])
+                s["saving_ci95"][1] += mult * a.unfused_ms * (1 - 1 / a.ci95[1])
+            out.append(s)
+        return out
+
+
+def load(*paths):
+    """A Calibration from calibration and predict documents, later ones first in
+    precedence."""
+    cal = Calibration()
+    for p in paths:
+        cal.add_file(p)
+    return cal
+
+
+def predict(calibrations, problems, fusecal="fusecal"):
+    """Runs `fusecal predict --format json` on the calibration files for the
+    problems and returns the predict document (a dict). Exit status 1 (a problem
+    unknown everywhere) is an answer too; 2 raises."""
+    cmd = [fusecal, "predict", *calibrations, "--format", "json"]
+    for p in problems:
+        cmd += ["--problem", p]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd[:2])}: {r.stderr.strip()}")
+    return json.loads(r.stdout)

@@ -1,0 +1,331 @@
+/* predict.c — the model's classes from documents, and predictions for sites
+ * (predict.h). */
+#include "predict.h"
+#include "host_summary.h"
+#include "stats.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const source_names[] = {FC_PRED_SOURCE_LIST(FC_VOCAB_NAME)};
+
+const char *fc_pred_source_name(fc_pred_source s) { return s < FC_NSOURCES ? source_names[s] : "?"; }
+
+const char *fc_prediction_decision(const fc_prediction *p)
+{
+    return p->source == FC_SRC_UNKNOWN ? "unknown" : fc_decision_name(p->decision);
+}
+
+/* A dim that switches the implementation (causal) rather than sizing it. */
+static bool is_switch(const fc_dim *d) { return !d->derived && d->min == 0 && d->max == 1; }
+
+void fc_problem_class(const fc_problem *p, char *buf, size_t n)
+{
+    const fc_family *f = fc_family_of(p->pat);
+    size_t off = (size_t)snprintf(buf, n, "%s %s", p->pat->name, fc_dtype_name(p->dtype));
+    if (f->has_layout && off < n) off += (size_t)snprintf(buf + off, n - off, " %s", fc_layout_name(p->layout));
+    for (int i = 0; i < f->ndims && off < n; i++)
+        if (is_switch(&f->dims[i]))
+            off += (size_t)snprintf(buf + off, n - off, " %s=%lld", f->dims[i].name, (long long)p->d[i]);
+}
+
+/* ------------------------------------------------------------------ building */
+
+/* "AMD EPYC (vm, 2 threads, warm cache)", "NVIDIA H100 80GB HBM3 (gpu-1, warm cache)" */
+static void machine_name(const fc_doc *d, const char *device, char *buf, size_t n)
+{
+    fc_host_summary h;
+    fc_host_summary_read(d->host, &h);
+    const char *host = h.hostname ? h.hostname : "unknown host", *cache = d->settings.cold ? "cold" : "warm";
+    if (!strcmp(device, "cuda"))
+        snprintf(buf, n, "%s (%s, %s cache)", h.gpu_name ? h.gpu_name : "unknown GPU", host, cache);
+    else
+        snprintf(buf, n, "%s (%s, %d threads, %s cache)", h.cpu_model ? h.cpu_model : "unknown CPU", host,
+                 d->settings.threads, cache);
+    fc_host_summary_free(&h);
+}
+
+static int find_machine(fc_model *m, const char *name, const char *device)
+{
+    for (int i = 0; i < m->nmachines; i++)
+        if (!strcmp(m->machine[i].name, name)) return i;
+    m->machine = fc_xrealloc(m->machine, (size_t)(m->nmachines + 1) * sizeof *m->machine);
+    fc_strlcpy(m->machine[m->nmachines].name, name, sizeof m->machine[0].name);
+    fc_strlcpy(m->machine[m->nmachines].device, device, sizeof m->machine[0].device);
+    return m->nmachines++;
+}
+
+static void add_pair(fc_model *m, int machine, const char *backend)
+{
+    for (int i = 0; i < m->npairs; i++)
+        if (m->pair[i].machine == machine && !strcmp(m->pair[i].backend, backend)) return;
+    m->pair = fc_xrealloc(m->pair, (size_t)(m->npairs + 1) * sizeof *m->pair);
+    m->pair[m->npairs].machine = machine;
+    fc_strlcpy(m->pair[m->npairs].backend, backend, sizeof m->pair[0].backend);
+    m->npairs++;
+}
+
+static fc_model_class *find_class(const fc_model *m, int machine, const char *backend, const char *cls)
+{
+    for (int i = 0; i < m->ncls; i++) {
+        fc_model_class *c = &m->cls[i];
+        if (c->machine == machine && !strcmp(c->backend, backend) && !strcmp(c->cls, cls)) return c;
+    }
+    return NULL;
+}
+
+static fc_model_class *class_for(fc_model *m, int machine, const char *backend, const char *cls)
+{
+    fc_model_class *c = find_class(m, machine, backend, cls);
+    if (c) return c;
+    m->cls = fc_xrealloc(m->cls, (size_t)(m->ncls + 1) * sizeof *m->cls);
+    c = &m->cls[m->ncls++];
+    memset(c, 0, sizeof *c);
+    c->machine = machine;
+    fc_strlcpy(c->backend, backend, sizeof c->backend);
+    fc_strlcpy(c->cls, cls, sizeof c->cls);
+    return c;
+}
+
+/* A record the model can use: measured, verified, with its ceilings and counts. */
+static bool usable(const fc_record *r)
+{
+    return r->status == FC_STATUS_OK && r->v[FC_UNFUSED].lat.median > 0 && r->v[FC_FUSED].lat.median > 0 &&
+           r->ceil_gflops > 0 && r->ceil_gbs > 0 && r->flops > 0 && r->v[FC_UNFUSED].bytes > 0 &&
+           r->v[FC_FUSED].bytes > 0;
+}
+
+static void add_obs(fc_model_class *c, const fc_record *r)
+{
+    fc_obs o = {.rec = r, .flops = r->flops, .ceil_gflops = r->ceil_gflops, .ceil_gbs = r->ceil_gbs};
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        o.bytes[v] = r->v[v].bytes;
+        o.ms[v] = r->v[v].lat.median;
+    }
+    for (int i = 0; i < c->n; i++)
+        if (!strcmp(c->obs[i].rec->problem, r->problem)) {
+            c->obs[i] = o; /* measured again later: the later record */
+            return;
+        }
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 16;
+        c->obs = fc_xrealloc(c->obs, (size_t)c->cap * sizeof *c->obs);
+    }
+    c->obs[c->n++] = o;
+}
+
+void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs)
+{
+    memset(m, 0, sizeof *m);
+    for (int d = 0; d < ndocs; d++)
+        for (int i = 0; i < docs[d].n; i++) {
+            const fc_record *r = &docs[d].rec[i];
+            if (!usable(r)) continue;
+            char name[sizeof m->machine[0].name], cls[sizeof m->cls[0].cls];
+            machine_name(&docs[d], r->device, name, sizeof name);
+            int mi = find_machine(m, name, r->device);
+            add_pair(m, mi, r->backend);
+            fc_problem_class(&r->prob, cls, sizeof cls);
+            add_obs(class_for(m, mi, r->backend, cls), r);
+        }
+    for (int i = 0; i < m->ncls; i++) {
+        fc_model_class *c = &m->cls[i];
+        if (c->n < FC_PREDICT_MIN_RECORDS) continue;
+        fc_fit_fused(c->obs, c->n, &c->fit[FC_FUSED]);
+        fc_fit_unfused(c->obs, c->n, &c->fit[FC_UNFUSED]);
+        c->fitted = true;
+    }
+}
+
+void fc_model_free(fc_model *m)
+{
+    for (int i = 0; i < m->ncls; i++) free(m->cls[i].obs);
+    free(m->cls);
+    free(m->machine);
+    free(m->pair);
+    memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------ the estimate */
+
+void fc_model_estimate(const fc_fit fit[FC_NVARIANTS], double flops, const double bytes[FC_NVARIANTS],
+                       double ceil_gflops, double ceil_gbs, double ms[FC_NVARIANTS], fc_ratio_ci *speedup)
+{
+    const fc_fit *ff = &fit[FC_FUSED], *fu = &fit[FC_UNFUSED];
+    ms[FC_FUSED] = fc_fit_fused_ms(ff, flops, bytes[FC_FUSED], ceil_gflops, ceil_gbs);
+    ms[FC_UNFUSED] = fc_fit_unfused_ms(fu, ms[FC_FUSED], bytes[FC_UNFUSED] - bytes[FC_FUSED], ceil_gbs);
+    double s = ms[FC_UNFUSED] / ms[FC_FUSED], share = 1 - fu->k / s;
+    int n = fu->n < ff->n ? fu->n : ff->n;
+    double sd = sqrt(fu->spread * fu->spread + share * share * ff->spread * ff->spread);
+    double half = fc_t975(n - 3) * sd;
+    speedup->ratio = s;
+    speedup->lo = s * exp(-half);
+    speedup->hi = s * exp(half);
+}
+
+static void span_of(const fc_obs *o, int n, int what, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = 0;
+    for (int i = 0; i < n; i++) {
+        double x = what == 0 ? o[i].flops : o[i].bytes[what - 1];
+        *lo = fmin(*lo, x);
+        *hi = fmax(*hi, x);
+    }
+}
+
+bool fc_model_within_span(const fc_obs *o, int n, double flops, const double bytes[FC_NVARIANTS], char *why,
+                          size_t nwhy)
+{
+    static const char *const what_name[] = {"FLOPs", "unfused bytes", "fused bytes"};
+    for (int w = 0; w < 3; w++) {
+        double x = w == 0 ? flops : bytes[w - 1], lo, hi;
+        span_of(o, n, w, &lo, &hi);
+        if (x >= lo / FC_PREDICT_SPAN && x <= hi * FC_PREDICT_SPAN) continue;
+        snprintf(why, nwhy, "%s %.3g lie %.1fx %s the measured %.3g to %.3g; the model goes %gx beyond at most",
+                 what_name[w], x, x < lo ? lo / x : x / hi, x < lo ? "below" : "above", lo, hi, FC_PREDICT_SPAN);
+        return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ predictions */
+
+/* Distance between two problems of a class: over the log sizes of their dims. */
+static double dim_distance(const fc_problem *a, const fc_problem *b)
+{
+    const fc_family *f = fc_family_of(a->pat);
+    double s = 0;
+    for (int i = 0; i < f->ndims; i++) {
+        if (f->dims[i].derived || is_switch(&f->dims[i])) continue;
+        double d = log2(1.0 + (double)a->d[i]) - log2(1.0 + (double)b->d[i]);
+        s += d * d;
+    }
+    return sqrt(s);
+}
+
+static void nearest(const fc_model_class *c, const fc_problem *p, fc_prediction *out)
+{
+    double best[FC_PREDICT_NEAREST];
+    out->nnearest = 0;
+    for (int i = 0; i < c->n; i++) {
+        double d = dim_distance(p, &c->obs[i].rec->prob);
+        int k = out->nnearest;
+        if (k == FC_PREDICT_NEAREST) {
+            if (d >= best[k - 1]) continue;
+            k--; /* the farthest drops out */
+        } else {
+            out->nnearest++;
+        }
+        for (; k > 0 && d < best[k - 1]; k--) {
+            best[k] = best[k - 1];
+            out->nearest[k] = out->nearest[k - 1];
+        }
+        best[k] = d;
+        out->nearest[k] = c->obs[i].rec;
+    }
+}
+
+static void measured(const fc_record *r, fc_prediction *out)
+{
+    out->source = FC_SRC_MEASURED;
+    out->record = r;
+    out->unfused_ms = r->v[FC_UNFUSED].lat.median;
+    out->fused_ms = r->v[FC_FUSED].lat.median;
+    out->speedup = r->decided_by_graph ? r->speedup_graph : r->speedup;
+    out->threshold = r->threshold;
+    out->decision = r->decision;
+    snprintf(out->reason, sizeof out->reason, "a record of this problem");
+}
+
+static void predicted(const fc_model_class *c, const fc_problem *p, fc_prediction *out)
+{
+    fc_cost cost = {0};
+    fc_family_of(p->pat)->cost(p, &cost);
+    nearest(c, p, out);
+    const fc_record *near = out->nearest[0];
+    if (!fc_model_within_span(c->obs, c->n, cost.flops, cost.bytes, out->reason, sizeof out->reason)) return;
+    double ms[FC_NVARIANTS];
+    fc_model_estimate(c->fit, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs, ms, &out->speedup);
+    out->source = FC_SRC_PREDICTED;
+    out->cls = c;
+    out->unfused_ms = ms[FC_UNFUSED];
+    out->fused_ms = ms[FC_FUSED];
+    out->threshold = near->threshold;
+    out->decision = fc_decide(&out->speedup, out->threshold);
+    snprintf(out->reason, sizeof out->reason, "fitted to %d records of %s", c->n, c->cls);
+}
+
+static void predict_one(const fc_model *m, const fc_site *s, const fc_model_backend *pair, fc_prediction *out)
+{
+    char cls[sizeof m->cls[0].cls], problem[256];
+    fc_problem_class(&s->prob, cls, sizeof cls);
+    fc_problem_string(&s->prob, problem, sizeof problem);
+    out->machine = pair->machine;
+    fc_strlcpy(out->backend, pair->backend, sizeof out->backend);
+    out->source = FC_SRC_UNKNOWN;
+    const fc_model_class *c = find_class(m, pair->machine, pair->backend, cls);
+    if (!c) {
+        snprintf(out->reason, sizeof out->reason, "no record of %s", cls);
+        return;
+    }
+    for (int i = 0; i < c->n; i++)
+        if (!strcmp(c->obs[i].rec->problem, problem)) {
+            measured(c->obs[i].rec, out);
+            return;
+        }
+    if (!c->fitted) {
+        nearest(c, &s->prob, out);
+        snprintf(out->reason, sizeof out->reason, "%d record%s of %s; the model needs %d", c->n, c->n == 1 ? "" : "s",
+                 cls, FC_PREDICT_MIN_RECORDS);
+        return;
+    }
+    predicted(c, &s->prob, out);
+}
+
+int fc_predict_sites(const fc_model *m, const fc_site *sites, int nsites, fc_prediction **out)
+{
+    int np = nsites * m->npairs;
+    *out = fc_xcalloc(np > 0 ? (size_t)np : 1, sizeof **out);
+    for (int s = 0; s < nsites; s++)
+        for (int k = 0; k < m->npairs; k++) {
+            fc_prediction *p = &(*out)[s * m->npairs + k];
+            p->site = s;
+            predict_one(m, &sites[s], &m->pair[k], p);
+        }
+    return np;
+}
+
+/* ------------------------------------------------------------------ summary */
+
+static void summarize_one(const fc_site *site, const fc_prediction *p, fc_predict_summary *s)
+{
+    s->sites++;
+    if (p->source == FC_SRC_UNKNOWN) return;
+    double mult = site->multiplicity, tu = p->unfused_ms;
+    s->known++;
+    s->unfused_ms += mult * tu;
+    if (p->speedup.hi < 1) s->losing++;
+    if (p->decision != FC_DECIDE_YES) return;
+    s->fuse++;
+    s->saving_ms += mult * (tu - p->fused_ms);
+    s->saving_lo += mult * tu * (1 - 1 / p->speedup.lo);
+    s->saving_hi += mult * tu * (isinf(p->speedup.hi) ? 1 : 1 - 1 / p->speedup.hi);
+}
+
+int fc_predict_summarize(const fc_model *m, const fc_site *sites, const fc_prediction *p, int np,
+                         fc_predict_summary **out)
+{
+    *out = fc_xcalloc(m->npairs > 0 ? (size_t)m->npairs : 1, sizeof **out);
+    for (int k = 0; k < m->npairs; k++) {
+        fc_predict_summary *s = &(*out)[k];
+        s->machine = m->pair[k].machine;
+        fc_strlcpy(s->backend, m->pair[k].backend, sizeof s->backend);
+        for (int i = 0; i < np; i++)
+            if (p[i].machine == s->machine && !strcmp(p[i].backend, s->backend))
+                summarize_one(&sites[p[i].site], &p[i], s);
+    }
+    return m->npairs;
+}

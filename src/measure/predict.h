@@ -1,0 +1,224 @@
+/* predict.h — what fusion does at problems nobody measured, from calibration
+ * records: a latency model per machine, backend and problem class fitted to the
+ * records, its predictions with intervals and decisions, a summary over a list of
+ * sites with multiplicities (the problems of a network), and the model's
+ * leave-one-out validation against the uncalibrated roofline.
+ *
+ * The model, per machine, backend and class (pattern, dtype, layout and switches
+ * such as causal=1: what changes the implementation, not the size):
+ *
+ *   fused   t_f = o_f + max(F / (e_F·C_F), B_f / (e_B·C_B))
+ *   unfused t_u = k·t_f + o_u + (B_u − B_f) / (e_u·C_B)
+ *
+ * F the useful FLOPs, B_f and B_u the bytes each variant moves on paper, C_F and
+ * C_B the measured ceilings the record names. The fused form is a roofline with
+ * fitted efficiencies and a fixed per-call cost; the unfused chain is the fused
+ * form's work (k: how the library's unfused main op compares with the fused one)
+ * plus the passes fusion removes, which write and re-read the intermediates
+ * (memory-bound) and cost launches of their own. Parameters are fitted by
+ * minimising a Huber loss of the log residuals (δ = 0.05: noise below 5 % counts
+ * quadratically, misfits linearly), with weak priors that keep an efficiency the
+ * data cannot see at the ceiling and k near 1. Fitting the unfused chain on the
+ * measured fused time makes its residuals the residuals of the log speedup; their
+ * spread, each record held out of the fit in turn, gives the speedup's interval. */
+#ifndef FC_PREDICT_H
+#define FC_PREDICT_H
+
+#include "record.h"
+
+/* Records a class needs before the model predicts: three parameters per variant
+ * and one degree of freedom for the residual spread. */
+enum { FC_PREDICT_MIN_RECORDS = 4 };
+/* How far the model goes beyond the measured span: FLOPs and each variant's bytes
+ * within [smallest / 4, largest · 4] of the class's records. Leave-one-out on the
+ * committed standard CPU calibration predicted problems up to 4x beyond the others
+ * as well as those inside (median speedup error 1–4 %); at 8x below the smallest
+ * (128³ GEMMs, where the per-call cost dominates) latency errors reached 30–90 %. */
+#define FC_PREDICT_SPAN 4.0
+/* How many nearest measured problems a prediction names. */
+enum { FC_PREDICT_NEAREST = 2 };
+
+/* One record as the model sees it. */
+typedef struct fc_obs {
+    const fc_record *rec;
+    double flops;
+    double bytes[FC_NVARIANTS]; /* on paper, unfused and fused */
+    double ceil_gflops, ceil_gbs;
+    double ms[FC_NVARIANTS]; /* measured medians */
+} fc_obs;
+
+/* A fitted variant. Fused: overhead_ms, eff_flops, eff_bw. Unfused: k,
+ * overhead_ms and eff_bw of the removed passes. */
+typedef struct fc_fit {
+    double overhead_ms;
+    double eff_flops;
+    double eff_bw;
+    double k;
+    double spread; /* 1.4826 × the median absolute leave-one-out log residual: a robust standard
+                    * deviation of the error at a problem the fit has not seen */
+    int n;
+} fc_fit;
+
+/* predict_fit.c: the two forms, their fits and their values. */
+void fc_fit_fused(const fc_obs *o, int n, fc_fit *f);
+void fc_fit_unfused(const fc_obs *o, int n, fc_fit *f);
+double fc_fit_fused_ms(const fc_fit *f, double flops, double bytes_fused, double ceil_gflops, double ceil_gbs);
+double fc_fit_unfused_ms(const fc_fit *f, double fused_ms, double bytes_removed, double ceil_gbs);
+/* The uncalibrated roofline: max(F / C_F, B / C_B), in ms. */
+double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double ceil_gbs);
+
+/* The model's estimate for a problem of cost (flops, bytes) under the given
+ * ceilings: both latencies and the speedup with its 95 % prediction interval,
+ * exp(± t(n − 3) · √(s_u² + (1 − k/ŝ)²·s_f²)) around ŝ = t_u/t_f, s_u and s_f the
+ * variants' held-out residual spreads (s_u is the spread of the log speedup; the
+ * fused form's error moves ŝ by the share of t_u that is not k·t_f). */
+void fc_model_estimate(const fc_fit fit[FC_NVARIANTS], double flops, const double bytes[FC_NVARIANTS],
+                       double ceil_gflops, double ceil_gbs, double ms[FC_NVARIANTS], fc_ratio_ci *speedup);
+/* Whether FLOPs and both variants' bytes lie within FC_PREDICT_SPAN of the
+ * records' span; when not, why in why[n]. */
+bool fc_model_within_span(const fc_obs *o, int n, double flops, const double bytes[FC_NVARIANTS], char *why,
+                          size_t nwhy);
+
+/* The records of one machine, backend and class. */
+typedef struct fc_model_class {
+    int machine;
+    char backend[32];
+    char cls[96]; /* "linear_bias_relu fp32", "conv_bn nhwc fp32", "attention fp32 causal=1" */
+    fc_obs *obs;
+    int n, cap;
+    bool fitted;
+    fc_fit fit[FC_NVARIANTS];
+} fc_model_class;
+
+typedef struct fc_model_machine {
+    char name[192]; /* "AMD EPYC (vm, 2 threads, warm cache)" */
+    char device[16];
+} fc_model_machine;
+
+typedef struct fc_model_backend {
+    int machine;
+    char backend[32];
+} fc_model_backend;
+
+typedef struct fc_model {
+    fc_model_machine *machine;
+    int nmachines;
+    fc_model_backend *pair; /* every machine and backend with a record */
+    int npairs;
+    fc_model_class *cls;
+    int ncls;
+} fc_model;
+
+/* Gathers the usable records of the documents (status ok, both variants timed,
+ * ceilings known; of a problem measured twice on one machine and backend, the
+ * later document's) and fits each class with enough of them. The documents must
+ * outlive the model. */
+void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs);
+void fc_model_free(fc_model *m);
+/* The class a problem belongs to, as fc_model_class.cls spells it. */
+void fc_problem_class(const fc_problem *p, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ predictions */
+
+/* A problem a network (or the command line) asks about. */
+typedef struct fc_site {
+    fc_problem prob;
+    double multiplicity; /* how many times it runs per inference */
+    const char *name;    /* its name in the model, or NULL */
+} fc_site;
+
+#define FC_PRED_SOURCE_LIST(X)         \
+    X(FC_SRC_, MEASURED, "measured")   \
+    X(FC_SRC_, PREDICTED, "predicted") \
+    X(FC_SRC_, UNKNOWN, "unknown")
+typedef enum { FC_PRED_SOURCE_LIST(FC_VOCAB_ENUM) FC_NSOURCES } fc_pred_source;
+const char *fc_pred_source_name(fc_pred_source s);
+
+typedef struct fc_prediction {
+    int site;    /* index into the sites */
+    int machine; /* index into the model's machines */
+    char backend[32];
+    fc_pred_source source;
+    double unfused_ms, fused_ms; /* 0 when unknown */
+    fc_ratio_ci speedup;
+    double threshold;
+    fc_decision decision; /* meaningless when unknown */
+    char reason[320];     /* unknown: why; predicted: which class and how many records */
+    int nnearest;
+    const fc_record *nearest[FC_PREDICT_NEAREST]; /* the closest measured problems of the class */
+    const fc_record *record;                      /* measured: the record */
+    const fc_model_class *cls;                    /* predicted: the fitted class */
+} fc_prediction;
+
+/* "yes", "no", "inconclusive" or "unknown". */
+const char *fc_prediction_decision(const fc_prediction *p);
+
+/* For each site and each machine and backend of the model, in that order: the
+ * record when there is one, else the model's prediction, else unknown with the
+ * reason. *out is allocated (free it); returns the count. */
+int fc_predict_sites(const fc_model *m, const fc_site *sites, int nsites, fc_prediction **out);
+
+/* What fusing a list of sites saves on one machine and backend. Savings are per
+ * inference: multiplicity × (unfused − fused). The interval adds the sites'
+ * interval bounds (saving at the speedup's low and high ends): sites of one class
+ * share the model's error, so none is assumed to cancel another. */
+typedef struct fc_predict_summary {
+    int machine;
+    char backend[32];
+    int sites, known, fuse, losing; /* sites; with an answer; decided yes; whose speedup interval lies below 1 */
+    double unfused_ms;              /* the known sites' unfused time */
+    double saving_ms, saving_lo, saving_hi; /* fusing every yes site */
+} fc_predict_summary;
+
+/* One summary per machine and backend of the predictions; *out is allocated. */
+int fc_predict_summarize(const fc_model *m, const fc_site *sites, const fc_prediction *p, int np,
+                         fc_predict_summary **out);
+
+/* ------------------------------------------------------------------ validation */
+
+/* Figures of one predictor over the held-out records. */
+typedef struct fc_loo_figures {
+    int n;                                            /* records it predicted (errors are over these) */
+    double median_err[3], p90_err[3];                 /* |predicted/measured − 1|: unfused, fused, speedup */
+    int decided;                                      /* records decided yes or no */
+    int reproduced, contradicted, undecided, unknown; /* of the decided: same, opposite, inconclusive, none */
+    int point_reproduced; /* decided records whose speedup estimate falls on the record's side */
+    double coverage;      /* held-out speedups inside the predicted 95 % interval */
+} fc_loo_figures;
+
+enum { FC_LOO_MODEL, FC_LOO_ROOFLINE, FC_LOO_NPREDICTORS };
+
+typedef struct fc_loo_row {
+    const fc_model_class *cls;
+    const fc_record *rec;
+    bool known;                                  /* the model predicted it */
+    char reason[320];                            /* why not */
+    double ms[FC_LOO_NPREDICTORS][FC_NVARIANTS]; /* predicted unfused, fused */
+    fc_ratio_ci speedup[FC_LOO_NPREDICTORS];
+    fc_decision decision[FC_LOO_NPREDICTORS];
+} fc_loo_row;
+
+typedef struct fc_validation {
+    fc_loo_row *row;
+    int n;
+    fc_loo_figures fig[FC_LOO_NPREDICTORS];
+} fc_validation;
+
+/* Leave-one-out over every record of the model's classes: each record predicted
+ * by the model fitted to the others of its class (the same span and record rules
+ * as a prediction), and by the uncalibrated roofline, whose interval is its
+ * residual spread over the same others. */
+void fc_predict_validate(const fc_model *m, fc_validation *v);
+void fc_validation_free(fc_validation *v);
+
+/* ------------------------------------------------------------------ JSON */
+
+/* The documents (schemas/predict.schema.json): predictions with their summary, or
+ * a validation. inputs names the calibration files; query[i] is site i as given. */
+cJSON *fc_predict_json(const fc_model *m, const char *const *inputs, int ninputs, const fc_site *sites,
+                       const char *const *query, int nsites, const fc_prediction *p, int np);
+cJSON *fc_validation_json(const fc_model *m, const char *const *inputs, int ninputs, const fc_validation *v);
+
+#define FC_PREDICT_VERSION 1
+
+#endif

@@ -1,0 +1,294 @@
+/* predict_fit.c — the model's two forms (predict.h), fitted robustly in log space
+ * by Nelder–Mead over the logs of the parameters, from several starts. */
+#include "predict.h"
+#include "stats.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HUBER_DELTA 0.05
+#define PRIOR_EFF 1e-3 /* on log(efficiency)²: an efficiency the data cannot see stays at the ceiling */
+#define PRIOR_K 0.1    /* on log(k)² */
+#define OUT_OF_BOX 1e30
+
+enum { NPAR = 3 };
+
+double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double ceil_gbs)
+{
+    return fmax(flops / (ceil_gflops * 1e6), bytes / (ceil_gbs * 1e6));
+}
+
+double fc_fit_fused_ms(const fc_fit *f, double flops, double bytes_fused, double ceil_gflops, double ceil_gbs)
+{
+    return f->overhead_ms + fc_roofline_ms(flops / f->eff_flops, bytes_fused / f->eff_bw, ceil_gflops, ceil_gbs);
+}
+
+double fc_fit_unfused_ms(const fc_fit *f, double fused_ms, double bytes_removed, double ceil_gbs)
+{
+    return f->k * fused_ms + f->overhead_ms + fmax(bytes_removed, 0) / (f->eff_bw * ceil_gbs * 1e6);
+}
+
+static double huber(double r)
+{
+    double a = fabs(r);
+    return a < HUBER_DELTA ? 0.5 * r * r / HUBER_DELTA : a - 0.5 * HUBER_DELTA;
+}
+
+/* ------------------------------------------------------------------ Nelder–Mead */
+
+typedef double (*objective)(const double *x, const void *ctx);
+
+/* Minimises f from x (updated in place) with a simplex of the given step; returns
+ * the minimum. Deterministic: the same input gives the same answer. */
+static double nelder_mead(objective f, const void *ctx, double *x, double step, int iters)
+{
+    double p[NPAR + 1][NPAR], v[NPAR + 1];
+    for (int i = 0; i <= NPAR; i++) {
+        memcpy(p[i], x, sizeof p[i]);
+        if (i) p[i][i - 1] += step;
+        v[i] = f(p[i], ctx);
+    }
+    for (int it = 0; it < iters; it++) {
+        /* order: best first (insertion sort of four) */
+        for (int i = 1; i <= NPAR; i++)
+            for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+                double t = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = t;
+                double tp[NPAR];
+                memcpy(tp, p[j], sizeof tp);
+                memcpy(p[j], p[j - 1], sizeof tp);
+                memcpy(p[j - 1], tp, sizeof tp);
+            }
+        if (fabs(v[NPAR] - v[0]) < 1e-12 * (1 + fabs(v[0]))) break;
+        double c[NPAR] = {0}, xr[NPAR], xe[NPAR], xc[NPAR];
+        for (int i = 0; i < NPAR; i++)
+            for (int d = 0; d < NPAR; d++) c[d] += p[i][d] / NPAR;
+        for (int d = 0; d < NPAR; d++) xr[d] = c[d] + (c[d] - p[NPAR][d]);
+        double fr = f(xr, ctx);
+        if (fr < v[0]) {
+            for (int d = 0; d < NPAR; d++) xe[d] = c[d] + 2 * (c[d] - p[NPAR][d]);
+            double fe = f(xe, ctx);
+            memcpy(p[NPAR], fe < fr ? xe : xr, sizeof xr);
+            v[NPAR] = fe < fr ? fe : fr;
+        } else if (fr < v[NPAR - 1]) {
+            memcpy(p[NPAR], xr, sizeof xr);
+            v[NPAR] = fr;
+        } else {
+            for (int d = 0; d < NPAR; d++) xc[d] = c[d] + 0.5 * (p[NPAR][d] - c[d]);
+            double fc = f(xc, ctx);
+            if (fc < v[NPAR]) {
+                memcpy(p[NPAR], xc, sizeof xc);
+                v[NPAR] = fc;
+            } else {
+                for (int i = 1; i <= NPAR; i++) {
+                    for (int d = 0; d < NPAR; d++) p[i][d] = p[0][d] + 0.5 * (p[i][d] - p[0][d]);
+                    v[i] = f(p[i], ctx);
+                }
+            }
+        }
+    }
+    int best = 0;
+    for (int i = 1; i <= NPAR; i++)
+        if (v[i] < v[best]) best = i;
+    memcpy(x, p[best], sizeof p[best]);
+    return v[best];
+}
+
+/* Tries each start, polishes each result once more with a small simplex, keeps
+ * the best. */
+static void minimise(objective f, const void *ctx, const double (*start)[NPAR], int nstart, double *best)
+{
+    double bv = INFINITY;
+    memcpy(best, start[0], sizeof start[0]);
+    for (int s = 0; s < nstart; s++) {
+        double x[NPAR];
+        memcpy(x, start[s], sizeof x);
+        nelder_mead(f, ctx, x, 0.5, 400);
+        double v = nelder_mead(f, ctx, x, 0.1, 400);
+        if (v < bv) {
+            bv = v;
+            memcpy(best, x, sizeof x);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ the fused form */
+
+typedef struct fit_ctx {
+    const fc_obs *o;
+    int n;
+    double lo_o, hi_o; /* the per-call cost's box, in log ms */
+} fit_ctx;
+
+static bool in_box(const double *x, const fit_ctx *c, double lo1, double hi1, double lo2, double hi2)
+{
+    return x[0] >= c->lo_o && x[0] <= c->hi_o && x[1] >= lo1 && x[1] <= hi1 && x[2] >= lo2 && x[2] <= hi2;
+}
+
+/* x = log(overhead_ms), log(eff_flops), log(eff_bw) */
+static void fused_params(const double *x, fc_fit *f)
+{
+    f->overhead_ms = exp(x[0]);
+    f->eff_flops = exp(x[1]);
+    f->eff_bw = exp(x[2]);
+    f->k = 1;
+}
+
+static double fused_loss(const double *x, const void *ctxp)
+{
+    const fit_ctx *c = ctxp;
+    if (!in_box(x, c, log(1e-4), log(10), log(1e-4), log(10))) return OUT_OF_BOX;
+    fc_fit f;
+    fused_params(x, &f);
+    double s = PRIOR_EFF * (x[1] * x[1] + x[2] * x[2]);
+    for (int i = 0; i < c->n; i++) {
+        const fc_obs *o = &c->o[i];
+        double m = fc_fit_fused_ms(&f, o->flops, o->bytes[FC_FUSED], o->ceil_gflops, o->ceil_gbs);
+        s += huber(log(o->ms[FC_FUSED]) - log(m));
+    }
+    return s;
+}
+
+static void ms_range(const fc_obs *o, int n, fc_variant v, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = 0;
+    for (int i = 0; i < n; i++) {
+        *lo = fmin(*lo, o[i].ms[v]);
+        *hi = fmax(*hi, o[i].ms[v]);
+    }
+}
+
+/* 1.4826 × the median of |r|: the standard deviation of normal residuals, robust
+ * to the few a roofline cannot explain. About zero, not the median: a model's
+ * bias is part of its error. */
+static double robust_spread(const double *r, int n)
+{
+    double *a = fc_xmalloc((size_t)n * sizeof *a);
+    for (int i = 0; i < n; i++) a[i] = fabs(r[i]);
+    double s = 1.4826 * fc_median(a, n);
+    free(a);
+    return s;
+}
+
+/* A variant's form: its loss, its parameters from x, its log residual at one
+ * record, its starting points. */
+typedef struct form {
+    objective loss;
+    void (*params)(const double *x, fc_fit *f);
+    double (*residual)(const fc_fit *f, const fc_obs *o);
+    void (*starts)(const fc_obs *o, int n, fit_ctx *c, double start[6][NPAR]);
+} form;
+
+/* The fit to all records, and its spread from the leave-one-out residuals: each
+ * record against the form refitted to the others (from the full fit's
+ * parameters). Residuals of records the fit has seen are smaller than the errors
+ * at problems it has not; the held-out ones are those errors. */
+static void fit_form(const form *fm, const fc_obs *o, int n, fc_fit *f)
+{
+    memset(f, 0, sizeof *f);
+    fit_ctx c;
+    double start[6][NPAR], x[NPAR];
+    fm->starts(o, n, &c, start);
+    minimise(fm->loss, &c, (const double(*)[NPAR])start, 6, x);
+    fm->params(x, f);
+    f->n = n;
+    fc_obs *train = fc_xmalloc((size_t)n * sizeof *train);
+    double *r = fc_xmalloc((size_t)n * sizeof *r);
+    for (int i = 0; i < n; i++) {
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (j != i) train[m++] = o[j];
+        fit_ctx ci = c;
+        ci.o = train;
+        ci.n = m;
+        double xi[NPAR];
+        memcpy(xi, x, sizeof xi);
+        nelder_mead(fm->loss, &ci, xi, 0.1, 300);
+        fc_fit fi;
+        fm->params(xi, &fi);
+        r[i] = fm->residual(&fi, &o[i]);
+    }
+    f->spread = robust_spread(r, n);
+    free(r);
+    free(train);
+}
+
+static double fused_residual(const fc_fit *f, const fc_obs *o)
+{
+    return log(o->ms[FC_FUSED]) - log(fc_fit_fused_ms(f, o->flops, o->bytes[FC_FUSED], o->ceil_gflops, o->ceil_gbs));
+}
+
+static void fused_starts(const fc_obs *o, int n, fit_ctx *c, double start[6][NPAR])
+{
+    double lo, hi;
+    ms_range(o, n, FC_FUSED, &lo, &hi);
+    *c = (fit_ctx){.o = o, .n = n, .lo_o = log(1e-9), .hi_o = log(hi)};
+    const double eff[3][2] = {{0, 0}, {-1, -1}, {-0.5, -2}};
+    for (int s = 0; s < 6; s++) {
+        start[s][0] = log((s < 3 ? 0.1 : 0.5) * lo);
+        start[s][1] = eff[s % 3][0];
+        start[s][2] = eff[s % 3][1];
+    }
+}
+
+void fc_fit_fused(const fc_obs *o, int n, fc_fit *f)
+{
+    static const form fm = {fused_loss, fused_params, fused_residual, fused_starts};
+    fit_form(&fm, o, n, f);
+}
+
+/* ------------------------------------------------------------------ the unfused chain */
+
+/* x = log(overhead_ms), log(eff_bw), log(k) */
+static void unfused_params(const double *x, fc_fit *f)
+{
+    f->overhead_ms = exp(x[0]);
+    f->eff_bw = exp(x[1]);
+    f->k = exp(x[2]);
+    f->eff_flops = 0;
+}
+
+static double removed_bytes(const fc_obs *o) { return o->bytes[FC_UNFUSED] - o->bytes[FC_FUSED]; }
+
+static double unfused_loss(const double *x, const void *ctxp)
+{
+    const fit_ctx *c = ctxp;
+    if (!in_box(x, c, log(1e-4), log(10), log(0.2), log(5))) return OUT_OF_BOX;
+    fc_fit f;
+    unfused_params(x, &f);
+    double s = PRIOR_EFF * x[1] * x[1] + PRIOR_K * x[2] * x[2];
+    for (int i = 0; i < c->n; i++) {
+        const fc_obs *o = &c->o[i];
+        double m = fc_fit_unfused_ms(&f, o->ms[FC_FUSED], removed_bytes(o), o->ceil_gbs);
+        s += huber(log(o->ms[FC_UNFUSED]) - log(m));
+    }
+    return s;
+}
+
+static double unfused_residual(const fc_fit *f, const fc_obs *o)
+{
+    return log(o->ms[FC_UNFUSED]) - log(fc_fit_unfused_ms(f, o->ms[FC_FUSED], removed_bytes(o), o->ceil_gbs));
+}
+
+static void unfused_starts(const fc_obs *o, int n, fit_ctx *c, double start[6][NPAR])
+{
+    double lo, hi;
+    ms_range(o, n, FC_UNFUSED, &lo, &hi);
+    *c = (fit_ctx){.o = o, .n = n, .lo_o = log(1e-9), .hi_o = log(hi)};
+    const double eff[3] = {0, -1, -3};
+    for (int s = 0; s < 6; s++) {
+        start[s][0] = log((s < 3 ? 0.01 : 0.1) * lo);
+        start[s][1] = eff[s % 3];
+        start[s][2] = 0;
+    }
+}
+
+void fc_fit_unfused(const fc_obs *o, int n, fc_fit *f)
+{
+    static const form fm = {unfused_loss, unfused_params, unfused_residual, unfused_starts};
+    fit_form(&fm, o, n, f);
+}

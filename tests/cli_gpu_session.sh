@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# bench/gpu_session.sh --dry-run, on this build: every step that needs no GPU runs
+# (the environment, the carried packages' check, the build reused, ctest -L gpu
+# through its skip paths), the GPU steps say they are skipped where there is no GPU,
+# and the summary is written from a fake result of schema version 2 — into $OUT
+# alone. Then bench/summarize_gpu.py on its own: a document of another schema
+# version is named, not summarized, and a broken folder still gives a summary.
+. "$(dirname "$0")/lib.sh"
+: "${BUILD:?}"
+
+out=$WORK/session
+OUT=$out FUSECAL_BUILD=$BUILD bash "$SRC/bench/gpu_session.sh" --dry-run >"$WORK/log" 2>&1
+rc=$?
+check_eq "the dry run exits 0" "$rc" 0
+[ "$rc" = 0 ] || tail -30 "$WORK/log" | sed 's/^/    /'
+for f in session.log summary.md results-h100.tar.gz results/SUMMARY.md; do
+    if [ -s "$out/$f" ]; then ok "wrote $f"; else bad "no $f"; fi
+done
+grep -q "uid $(id -u)" "$WORK/log" && grep -qi "cmake version" "$WORK/log" && ok "environment printed first" ||
+    bad "no uid or cmake version in the log"
+grep -q "reusing $BUILD as it is" "$WORK/log" && ok "the build reused" || bad "the build not reused"
+if [ -e "$out/ctest.log" ] && grep -qE "tests passed|No tests were found" "$out/ctest.log"; then
+    ok "ctest -L gpu ran"
+else bad "ctest -L gpu did not run"; fi
+gpu=$("$FUSECAL" list devices --format json | "$PYTHON" -c \
+    "import json,sys; print(int(any(d['name']=='cuda' and d['usable'] for d in json.load(sys.stdin)['devices'])))")
+if [ "$gpu" = 0 ]; then
+    why=$("$FUSECAL" list devices --format json | "$PYTHON" -c \
+        "import json,sys; print([d.get('why', '') for d in json.load(sys.stdin)['devices'] if d['name'] == 'cuda'][0])")
+    grep -qF "no usable CUDA GPU here (${why:-no answer})" "$out/summary.md" &&
+        ok "the GPU steps said skipped, with the device's reason" || bad "no skip note with '$why'"
+    schema_valid "$out"/results/quick-*.json
+    s=$(cat "$out/summary.md")
+    for want in "# GPU session summary" "quick-bf16: 3 records, 3 ok" "quick-fp32: 2 records, 1 ok, 1 failed" \
+        "| attention:b=8,h=16,s=1024,d=64,dtype=bf16 | cuda.custom |" "| decided by |" \
+        "Stability (quick-fp32 against quick-fp32-2, 1 records)" "compare.json (Targets against PyTorch): missing" \
+        "- dry run: no GPU step ran"; do
+        case $s in *"$want"*) ok "summary: $want" ;; *) bad "summary lacks: $want" ;; esac
+    done
+else
+    echo "skip: a GPU is usable here, so the dry run measured instead of faking"
+fi
+
+# summarize_gpu.py alone: another schema version is named, and the summary survives
+mkdir -p "$WORK/old"
+"$PYTHON" "$TESTS/make_records.py" --schema-version 1 --no-validate "$WORK/old/quick-fp32.json" \
+    "linear_bias:m=8,k=8,n=8,dtype=fp32@cuda.cublas:1,1.1,1.2"
+echo "not json" >"$WORK/old/quick-bf16.json"
+expect 0 "summarize_gpu.py on a broken folder" -- "$PYTHON" "$SRC/bench/summarize_gpu.py" "$WORK/old" "$WORK/none.log"
+s=$(cat "$WORK/out")
+for want in "quick-fp32: schema version 1, this summary reads 2" "quick-bf16: unreadable" "info.json: missing" \
+    "none.log: no ctest verdict"; do
+    case $s in *"$want"*) ok "summary: $want" ;; *) bad "summary lacks: $want" ;; esac
+done
+
+finish

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# fusecal predict on a synthetic calibration: measured, predicted and unknown
+# answers in text and JSON, the JSON against schemas/predict.schema.json (with
+# python3-jsonschema), --validate, the exit codes, bad input (one line, exit 2),
+# and python/fusecal.py against the C output on the same file.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK" || exit 1
+
+schema_ok() { # FILE: valid against the predict schema
+    if "$PYTHON" "$TESTS/validate_schema.py" "$SRC/schemas/predict.schema.json" "$1" 2>"$WORK/verr"; then
+        ok "schema-valid: $1"
+    else bad "schema-invalid: $1 $(head -3 "$WORK/verr")"; fi
+}
+
+# A ladder of linear_bias_relu problems on two backends whose speedup falls with
+# size, and three conv_bn_relu records (too few for the model).
+mapfile -t recs < <("$PYTHON" - <<'EOF'
+for backend, base in (("cpu.openblas", 1.0), ("cpu.onednn", 0.6)):
+    for kn in (256, 1024):
+        for m in (16, 32, 64, 128, 256, 512, 1024):
+            r = 1 + base * 8.0 / (m ** 0.5 * (kn / 256) ** 0.5)
+            print(f"linear_bias_relu:m={m},k={kn},n={kn},dtype=fp32@{backend}:{r * 0.98:.4f},{r:.4f},{r * 1.02:.4f}")
+for h in (14, 28, 56):
+    print(f"conv_bn_relu:n=1,c=64,h={h},w={h},k=64,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32@cpu.onednn:1.0,1.05,1.1")
+EOF
+)
+"$PYTHON" "$TESTS/make_records.py" cal.json "${recs[@]}" || bad "make_records.py"
+"$PYTHON" "$TESTS/make_records.py" none.json "linear_bias:m=8,k=8,n=8,dtype=fp32@cpu.openblas:1,1.1,1.2:failed" ||
+    bad "make_records.py"
+MEASURED="linear_bias_relu:m=64,k=1024,n=1024"
+INSIDE="linear_bias_relu:m=96,k=512,n=512"
+FAR="linear_bias_relu:m=65536,k=8192,n=8192"
+CONV="conv_bn_relu:n=1,c=64,h=40,w=40,k=64,pad=1"
+
+# ---- text (the conv problem has an answer on no backend: exit 1)
+expect 1 "predict, text" -- "$FUSECAL" predict cal.json -p "$MEASURED" --problem "$INSIDE" -p "$CONV"
+for s in "machine: Test CPU 9000 (ci-host, 2 threads, warm cache)" \
+    "linear_bias_relu:m=64,k=1024,n=1024,dtype=fp32" "cpu.openblas  measured" "cpu.onednn    predicted" \
+    "nearest: linear_bias_relu:m=128,k=256,n=256,dtype=fp32" "3 records of conv_bn_relu fp32 nhwc; the model needs 4" \
+    "no record of conv_bn_relu fp32 nhwc" "summary, each problem once:"; do
+    if grep -qF -- "$s" "$WORK/out"; then ok "text has: $s"; else bad "text lacks: $s"; fi
+done
+
+# ---- JSON
+expect 1 "predict, json to a file" -- "$FUSECAL" predict cal.json -p "$MEASURED" -p "$INSIDE" -p "$CONV" \
+    --format json -o pred.json
+schema_ok pred.json
+check_eq "sources per problem and backend" \
+    "$(pyq pred.json "[(p['backend'][4:], p['source']) for p in d['predictions']]")" \
+    "[('openblas', 'measured'), ('onednn', 'measured'), ('openblas', 'predicted'), ('onednn', 'predicted'), ('openblas', 'unknown'), ('onednn', 'unknown')]"
+check_eq "query and canonical problem" "$(pyq pred.json "d['predictions'][2]['query'], d['predictions'][2]['problem']")" \
+    "$INSIDE linear_bias_relu:m=96,k=512,n=512,dtype=fp32"
+check_eq "a predicted speedup inside its interval, with a decision by the threshold" \
+    "$(pyq pred.json "[(p['speedup']['ci95'][0] <= p['speedup']['ratio'] <= p['speedup']['ci95'][1]) and p['decision'] == ('yes' if p['speedup']['ci95'][0] > p['threshold'] else 'no' if p['speedup']['ci95'][1] < p['threshold'] else 'inconclusive') for p in d['predictions'] if p['source'] == 'predicted']")" \
+    "[True, True]"
+check_eq "the measured answer is the record's" \
+    "$(pyq pred.json "d['predictions'][0]['speedup']['ratio'], d['predictions'][0]['nearest']")" \
+    "$(pyq cal.json "next(r['speedup']['ratio'] for r in d['records'] if r['problem'] == 'linear_bias_relu:m=64,k=1024,n=1024,dtype=fp32' and r['backend'] == 'cpu.openblas'), []")"
+expect 0 "every problem answered somewhere: exit 0" -- "$FUSECAL" predict cal.json -p "$MEASURED" -p "$INSIDE"
+check_eq "summary per backend" "$(pyq pred.json "[(s['backend'], s['sites'], s['known']) for s in d['summary']]")" \
+    "[('cpu.openblas', 3, 2), ('cpu.onednn', 3, 2)]"
+
+# far beyond the measured span: unknown everywhere, exit 1, the document still written
+expect 1 "a problem unknown on every backend" -- "$FUSECAL" predict cal.json -p "$INSIDE" -p "$FAR" --format json -o far.json
+schema_ok far.json
+check_eq "refused with the reason" "$(pyq far.json "[p['decision'] for p in d['predictions'] if p['query'] == '$FAR']")" \
+    "['unknown', 'unknown']"
+if grep -q "above the measured" far.json; then ok "the reason names the span"; else bad "no span in: $(grep reason far.json)"; fi
+
+# ---- validate
+expect 0 "validate, text" -- "$FUSECAL" predict --validate cal.json
+for s in "leave-one-out over 31 records" "uncalibrated roofline" "unfused latency error" "decisions reproduced" \
+    "not predicted: conv_bn_relu"; do
+    if grep -qF -- "$s" "$WORK/out"; then ok "validate text has: $s"; else bad "validate text lacks: $s"; fi
+done
+expect 0 "validate, json" -- "$FUSECAL" predict --validate cal.json --format json -o val.json
+schema_ok val.json
+check_eq "validation rows and figures" \
+    "$(pyq val.json "d['kind'], d['validation']['records'], len(d['validation']['rows']), d['validation']['model']['decisions']['decided'] == d['validation']['roofline']['decisions']['decided']")" \
+    "validation 31 31 True"
+check_eq "the model beats the uncalibrated roofline on fused latency" \
+    "$(pyq val.json "d['validation']['model']['abs_rel_error']['fused_ms']['median'] < d['validation']['roofline']['abs_rel_error']['fused_ms']['median']")" "True"
+
+# ---- bad input: one line, exit 2
+expect 2 "no calibration" -- "$FUSECAL" predict -p "$INSIDE"
+err_says "predict needs a calibration file"
+expect 2 "neither --problem nor --validate" -- "$FUSECAL" predict cal.json
+err_says "predict needs --problem P or --validate"
+expect 2 "both" -- "$FUSECAL" predict cal.json --validate -p "$INSIDE"
+err_says "--problem and --validate exclude each other"
+expect 2 "a bad problem" -- "$FUSECAL" predict cal.json -p "linear_bias_relu:m=8,k=8"
+err_says "bad --problem 'linear_bias_relu:m=8,k=8'"
+expect 2 "an unknown pattern" -- "$FUSECAL" predict cal.json -p "nonesuch:m=8"
+err_says "bad --problem 'nonesuch:m=8'"
+expect 2 "a missing file" -- "$FUSECAL" predict nonesuch.json -p "$INSIDE"
+err_says "bad input" "nonesuch.json"
+expect 2 "not a calibration" -- "$FUSECAL" predict "$SRC/patterns/linear.json" -p "$INSIDE"
+err_says "bad input" "linear.json"
+expect 2 "no measured record" -- "$FUSECAL" predict none.json -p "$INSIDE"
+err_says "no measured record in none.json"
+expect 2 "a bad format" -- "$FUSECAL" predict cal.json -p "$INSIDE" --format xml
+err_says "xml"
+expect 2 "an unwritable output" -- "$FUSECAL" predict cal.json -p "$INSIDE" -o /nonexistent/dir/p.json
+err_says "/nonexistent/dir/p.json"
+
+# ---- python/fusecal.py reads what the C code reads
+if "$PYTHON" "$TESTS/fusecal_py_check.py" "$FUSECAL" "$SRC" cal.json "$MEASURED" "$INSIDE" "$CONV" \
+    "linear_bias_relu:m=16,k=256,n=256" "linear_bias_relu:m=700,k=1024,n=1024,dtype=fp32" "$FAR" >py.log 2>&1; then
+    ok "python/fusecal.py agrees with fusecal predict ($(tail -1 py.log))"
+else
+    bad "python/fusecal.py: $(grep -E 'FAIL|Error|error' py.log | head -5)"
+fi
+finish

@@ -1,0 +1,278 @@
+/* test_calibrate.c — a calibration end to end (fc_measure_job: rounds, verification,
+ * eager and graph-replay timing, intervals, decision) on a simulated device with
+ * graphs and a simulated backend, on the CPU. The device's clock is virtual: an
+ * eager call of a variant costs a launch per kernel plus its kernels' time; a replayed
+ * graph of `batch` calls costs one launch plus the kernels' time alone. So a chain of
+ * short kernels is launch-bound, and its decision must come from the graph replay; a
+ * chain of long kernels is decided by eager launches. The record, its JSON and the
+ * report say which timing decided.
+ */
+#include "calibrate.h"
+#include "report.h"
+#include "test.h"
+
+/* ------------------------------------------------------------------ the simulation */
+
+typedef struct sim {
+    double now, t0;
+    double launch_s;                  /* host cost of one eager launch */
+    double kernel_s[FC_MAX_VARIANTS]; /* device time of one kernel of the variant */
+    int kernels[FC_MAX_VARIANTS];     /* kernels per call of the variant */
+    long calls;                       /* jitter: every call differs a little */
+    int graphs_made, graph_launches;
+} sim;
+
+static sim g_sim;
+static const fc_reference *g_ref; /* what the backend's output holds */
+
+static double jitter(void) { return 1.0 + 0.004 * (double)((g_sim.calls++ % 5) - 2); }
+
+static int sim_begin(void *ctx, fc_err *e)
+{
+    (void)e;
+    sim *s = ctx;
+    s->t0 = s->now;
+    return 0;
+}
+
+static int sim_end(void *ctx, double *sec, fc_err *e)
+{
+    (void)e;
+    sim *s = ctx;
+    *sec = s->now - s->t0;
+    return 0;
+}
+
+static int sim_nothing(void *ctx, fc_err *e)
+{
+    (void)ctx;
+    (void)e;
+    return 0;
+}
+
+static size_t sim_mem(void *ctx)
+{
+    (void)ctx;
+    return (size_t)1 << 30;
+}
+
+typedef struct sim_graph {
+    fc_variant v;
+    int batch;
+} sim_graph;
+
+/* Capturing records what the graph holds; nothing runs. */
+static int sim_graph_create(void *ctx, fc_launch_fn fn, void *arg, fc_variant v, int batch, void **graph, fc_err *e)
+{
+    (void)fn;
+    (void)arg;
+    (void)e;
+    sim *s = ctx;
+    sim_graph *g = fc_xcalloc(1, sizeof *g);
+    g->v = v;
+    g->batch = batch;
+    s->graphs_made++;
+    *graph = g;
+    return 0;
+}
+
+static int sim_graph_launch(void *ctx, void *graph, fc_err *e)
+{
+    (void)e;
+    sim *s = ctx;
+    const sim_graph *g = graph;
+    s->now += s->launch_s + g->batch * s->kernels[g->v] * s->kernel_s[g->v] * jitter();
+    s->graph_launches++;
+    return 0;
+}
+
+static void sim_graph_destroy(void *graph) { free(graph); }
+
+static const fc_device sim_device = {
+    .name = "sim",
+    .timer_begin = sim_begin,
+    .timer_end = sim_end,
+    .flush_cache = sim_nothing,
+    .synchronize = sim_nothing,
+    .mem_available = sim_mem,
+    .graph_create = sim_graph_create,
+    .graph_launch = sim_graph_launch,
+    .graph_destroy = sim_graph_destroy,
+};
+
+/* The backend: every call costs its variant's launches and kernels on the virtual
+ * clock; its output is the reference itself (rounded to float). */
+static int fake_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
+{
+    (void)p;
+    (void)devctx;
+    (void)e;
+    *state = fc_xcalloc(1, sizeof(size_t));
+    *(size_t *)*state = w->out_n;
+    return 0;
+}
+
+static int fake_run(void *state, fc_variant v, fc_err *e)
+{
+    (void)state;
+    (void)e;
+    g_sim.now += g_sim.kernels[v] * (g_sim.launch_s + g_sim.kernel_s[v] * jitter());
+    return 0;
+}
+
+static int fake_output(void *state, fc_variant v, float *dst, fc_err *e)
+{
+    (void)v;
+    (void)e;
+    size_t n = *(size_t *)state;
+    for (size_t i = 0; i < n; i++) dst[i] = 0;
+    for (size_t i = 0; i < g_ref->n; i++) dst[g_ref->idx[i]] = (float)g_ref->val[i];
+    return 0;
+}
+
+static int fake_poison(void *state, fc_variant v, fc_err *e)
+{
+    (void)state;
+    (void)v;
+    (void)e;
+    return 0;
+}
+
+static void fake_describe(void *state, fc_variant v, fc_impl *impl)
+{
+    (void)state;
+    memset(impl, 0, sizeof *impl);
+    snprintf(impl->name, sizeof impl->name, "simulated %s: %d kernels", fc_variant_name(v), g_sim.kernels[v]);
+    impl->nkernels = g_sim.kernels[v];
+}
+
+static void fake_teardown(void *state) { free(state); }
+
+static const fc_backend fake_backend = {
+    .name = "sim.fake",
+    .device = "sim",
+    .setup = fake_setup,
+    .run = fake_run,
+    .output = fake_output,
+    .poison = fake_poison,
+    .describe = fake_describe,
+    .teardown = fake_teardown,
+};
+
+/* ------------------------------------------------------------------ one job */
+
+/* Measures linear_bias_relu:m=8,k=8,n=8 (three kernels unfused, one fused) on the
+ * simulation with threshold 1.1; graph: time graph replays too. */
+static void measure(bool graph, fc_record *r)
+{
+    fc_problem p;
+    fc_err e = {{0}};
+    CHECK(fc_problem_parse("linear_bias_relu:m=8,k=8,n=8,dtype=fp32", NULL, &p, &e) == 0);
+    fc_workload w;
+    CHECK(fc_workload_create(&p, 7, 0, &w, &e) == 0);
+    fc_reference ref;
+    fc_reference_build(&p, &w, 7, &ref);
+    g_ref = &ref;
+    fc_session ses = {.ndev = 1, .dev = {&sim_device}, .ctx = {&g_sim}};
+    fc_job job = {p, &fake_backend, 1.1};
+    fc_settings set;
+    fc_settings_defaults(&set);
+    set.graph = graph;
+    set.rounds = 3;
+    set.stop.min_samples = 6;
+    set.stop.min_time = 0.03;
+    set.stop.max_time = 0.09;
+    set.stop.max_noise = 0.05;
+    set.seed = 11;
+    bool interrupted = true;
+    fc_measure_job(&ses, &job, &set, &w, &ref, NULL, r, &interrupted);
+    CHECK(!interrupted);
+    CHECK_MSG(r->status == FC_STATUS_OK, "record %s: %s", fc_status_name(r->status), r->reason);
+    fc_reference_free(&ref);
+    fc_workload_free(&w);
+}
+
+static const char *json_decided_by(const fc_record *r, char *buf, size_t n)
+{
+    cJSON *o = fc_record_to_json(r);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "decided_by");
+    snprintf(buf, n, "%s", cJSON_IsString(d) ? d->valuestring : "(absent)");
+    cJSON_Delete(o);
+    return buf;
+}
+
+static char *report_of(const fc_record *r)
+{
+    fc_doc doc;
+    fc_doc_init(&doc);
+    *fc_doc_add(&doc) = *r;
+    fc_report_input in = {"sim.json", &doc};
+    char *html = fc_report_html(&in, 1, NULL);
+    fc_doc_free(&doc);
+    return html;
+}
+
+/* 5 µs per launch, three 1 µs kernels unfused, one 3.3 µs kernel fused: eagerly the
+ * fused form wins (18 µs against 8.3), replayed it loses (3 µs against 3.3). Graph
+ * replay removes most of the unfused chain's eager time, so the graph decides: no. */
+static void launch_bound_decided_by_graph(void)
+{
+    memset(&g_sim, 0, sizeof g_sim);
+    g_sim.launch_s = 5e-6;
+    g_sim.kernels[FC_UNFUSED] = 3;
+    g_sim.kernels[FC_FUSED] = 1;
+    g_sim.kernel_s[FC_UNFUSED] = 1e-6;
+    g_sim.kernel_s[FC_FUSED] = 3.3e-6;
+    fc_record *r = fc_xcalloc(1, sizeof *r);
+    measure(true, r);
+    CHECK(g_sim.graphs_made >= 2 * r->rounds && g_sim.graph_launches > 0);
+    CHECK(r->has_graph_speedup && r->v[FC_UNFUSED].has_graph);
+    CHECK_MSG(fabs(r->speedup.ratio - 18.0 / 8.3) < 0.05, "eager speedup %g", r->speedup.ratio);
+    CHECK_MSG(fabs(r->speedup_graph.ratio - 3.0 / 3.3) < 0.03, "graph speedup %g", r->speedup_graph.ratio);
+    CHECK(r->decided_by_graph);
+    CHECK_MSG(r->decision == FC_DECIDE_NO, "decision %s", fc_decision_name(r->decision));
+    CHECK_NEAR(r->margin, fc_decision_margin(&r->speedup_graph, 1.1), 1e-12);
+    char buf[32];
+    CHECK(!strcmp(json_decided_by(r, buf, sizeof buf), "graph"));
+    char *html = report_of(r);
+    CHECK_STR_CONTAINS(html, "decided by the graph replay");
+    free(html);
+
+    /* without graph replay the eager speedup decides: yes */
+    measure(false, r);
+    CHECK(!r->has_graph_speedup && !r->decided_by_graph);
+    CHECK_MSG(r->decision == FC_DECIDE_YES, "decision %s", fc_decision_name(r->decision));
+    CHECK(!strcmp(json_decided_by(r, buf, sizeof buf), "eager"));
+    free(r);
+}
+
+/* 5 µs per launch, three 200 µs kernels unfused, one 400 µs kernel fused: replay
+ * removes under a quarter of the unfused chain's time, so the eager speedup decides. */
+static void kernel_bound_decided_eagerly(void)
+{
+    memset(&g_sim, 0, sizeof g_sim);
+    g_sim.launch_s = 5e-6;
+    g_sim.kernels[FC_UNFUSED] = 3;
+    g_sim.kernels[FC_FUSED] = 1;
+    g_sim.kernel_s[FC_UNFUSED] = 200e-6;
+    g_sim.kernel_s[FC_FUSED] = 400e-6;
+    fc_record *r = fc_xcalloc(1, sizeof *r);
+    measure(true, r);
+    CHECK(r->has_graph_speedup);
+    CHECK_MSG(fabs(r->speedup.ratio - 615.0 / 405.0) < 0.05, "eager speedup %g", r->speedup.ratio);
+    CHECK_MSG(fabs(r->speedup_graph.ratio - 1.5) < 0.05, "graph speedup %g", r->speedup_graph.ratio);
+    CHECK(!r->decided_by_graph);
+    CHECK_MSG(r->decision == FC_DECIDE_YES, "decision %s", fc_decision_name(r->decision));
+    char buf[32];
+    CHECK(!strcmp(json_decided_by(r, buf, sizeof buf), "eager"));
+    char *html = report_of(r);
+    CHECK_STR_CONTAINS(html, "decided by eager launches");
+    free(html);
+    free(r);
+}
+
+int main(int argc, char **argv)
+{
+    static const t_case cases[] = {T(launch_bound_decided_by_graph), T(kernel_bound_decided_eagerly)};
+    return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
+}

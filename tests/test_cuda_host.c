@@ -1,0 +1,108 @@
+/* test_cuda_host.c — the host logic of the CUDA backends, on any machine (no GPU
+ * needed; built with CUDA): what a library declining a problem turns into (the
+ * record skipped with its reason, recognised by the conformance test), run
+ * --kernel's names against the kernels', and which problems cuda.custom takes. */
+#include "builtin.h"
+#include "conformance.h"
+#include "cuda_common.h"
+#include "test.h"
+
+static fc_problem problem(const char *s)
+{
+    fc_problem p;
+    fc_err e;
+    if (fc_problem_parse(s, NULL, &p, &e) != 0) {
+        fprintf(stderr, "bad problem '%s': %s\n", s, e.msg);
+        exit(1);
+    }
+    return p;
+}
+
+/* cuBLASLt's heuristic: an algorithm found is setup going on; NOT_SUPPORTED or none
+ * found is the library declining (FC_DECLINED, the status named); anything else is
+ * an error naming the status. */
+static void cublaslt_no_algorithm_declines(void)
+{
+    fc_err e = {{0}};
+    CHECK(fc_cublaslt_heuristic_verdict(CUBLAS_STATUS_SUCCESS, 3, "a matmul", &e) == 0);
+
+    CHECK(fc_cublaslt_heuristic_verdict(CUBLAS_STATUS_NOT_SUPPORTED, 0, "a bf16 7x13x5 matmul", &e) == FC_DECLINED);
+    CHECK_STR_CONTAINS(e.msg, "has no algorithm for a bf16 7x13x5 matmul");
+    CHECK_STR_CONTAINS(e.msg, "CUBLAS_STATUS_NOT_SUPPORTED");
+
+    CHECK(fc_cublaslt_heuristic_verdict(CUBLAS_STATUS_SUCCESS, 0, "a matmul", &e) == FC_DECLINED);
+    CHECK_STR_CONTAINS(e.msg, "has no algorithm");
+    CHECK_STR_CONTAINS(e.msg, "CUBLAS_STATUS_SUCCESS, 0 candidates");
+
+    CHECK(fc_cublaslt_heuristic_verdict(CUBLAS_STATUS_INVALID_VALUE, 0, "a matmul", &e) == -1);
+    CHECK_STR_CONTAINS(e.msg, "CUBLAS_STATUS_INVALID_VALUE");
+    CHECK_STR_CONTAINS(e.msg, cublasGetStatusString(CUBLAS_STATUS_INVALID_VALUE));
+}
+
+/* The conformance test lets a library decline only 16-bit or tf32 problems with a
+ * channel-like dimension that is not a multiple of 8. */
+static void conformance_knows_refusals(void)
+{
+    fc_err e = {{0}};
+    int rc = fc_cublaslt_heuristic_verdict(CUBLAS_STATUS_NOT_SUPPORTED, 0, "a matmul", &e);
+    fc_problem odd = problem("linear_bias:m=7,k=13,n=5,dtype=bf16");
+    CHECK(fc_conf_library_refusal(&odd, rc, e.msg));
+    fc_problem odd_tf32 = problem("linear_bias_gelu:m=33,k=65,n=17,dtype=tf32");
+    CHECK(fc_conf_library_refusal(&odd_tf32, rc, e.msg));
+    fc_problem fp32 = problem("linear_bias:m=7,k=13,n=5,dtype=fp32");
+    CHECK(!fc_conf_library_refusal(&fp32, rc, e.msg));
+    fc_problem even = problem("linear_bias:m=64,k=128,n=256,dtype=bf16");
+    CHECK(!fc_conf_library_refusal(&even, rc, e.msg));
+    /* a conv's batch is not a channel */
+    fc_problem conv = problem("conv_bn:n=3,c=16,h=7,w=7,k=32,r=3,s=3,pad=1,layout=nhwc,dtype=fp16");
+    CHECK(!fc_conf_library_refusal(&conv, FC_DECLINED, "cuDNN found no usable fp16 convolution algorithm"));
+    fc_problem conv_odd = problem("conv_bn:n=2,c=3,h=7,w=7,k=5,r=3,s=3,pad=1,layout=nhwc,dtype=fp16");
+    CHECK(fc_conf_library_refusal(&conv_odd, FC_DECLINED, "cuDNN found no usable fp16 convolution algorithm"));
+    /* an error is not a refusal, whatever the shape */
+    CHECK(!fc_conf_library_refusal(&odd, -1, "CUDA call cudaMalloc failed at x.c:1: out of memory"));
+    CHECK(fc_conf_library_refusal(&odd, -1,
+                                  "cuDNN call cudnnFindConvolutionForwardAlgorithmEx failed at "
+                                  "backend_cudnn.c:1: CUDNN_STATUS_NOT_SUPPORTED"));
+}
+
+/* run --kernel's words are the kernels' own names, in fck_attn_kernel's order */
+static void attention_kernel_names(void)
+{
+    CHECK(fc_attn_kernel_words.n == FCK_ATTN_NKERNELS);
+    for (int i = 0; i < fc_attn_kernel_words.n; i++) {
+        const char *name = fck_attention_kernel_name((fck_attn_kernel)i);
+        CHECK_MSG(name && !strcmp(name, fc_attn_kernel_words.names[i]), "kernel %d: '%s' vs '%s'", i,
+                  name ? name : "(null)", fc_attn_kernel_words.names[i]);
+        CHECK(fck_attention_kernel_parse(fc_attn_kernel_words.names[i]) == i);
+    }
+    CHECK(fck_attention_kernel_name((fck_attn_kernel)FCK_ATTN_NKERNELS) == NULL);
+    CHECK(fck_attention_kernel_parse("flash3") == -1);
+}
+
+/* cuda.custom: the fused kernels take d = 64 and 128 and as many query tiles as a 1-D
+ * grid holds (2^31 - 1 blocks of 64 queries), not 65535; qk_scale takes any d. */
+static void custom_supports(void)
+{
+    const fc_backend *b = fc_builtin.backend[FC_BK_cuda_custom];
+    CHECK(b != NULL);
+    if (!b) return;
+    char why[256] = "";
+    fc_problem long_s = problem("attention:b=1,h=1,s=4200000,d=64,dtype=bf16"); /* 65625 query tiles */
+    CHECK_MSG(b->supports(&long_s, why, sizeof why), "%s", why);
+    fc_problem too_many = problem("qk_softmax:b=65536,h=1024,s=4096,d=64,dtype=bf16");
+    why[0] = 0;
+    CHECK(!b->supports(&too_many, why, sizeof why));
+    CHECK_STR_CONTAINS(why, "1-D grid");
+    fc_problem d32 = problem("attention:b=1,h=2,s=40,d=32,dtype=fp16");
+    CHECK(!b->supports(&d32, why, sizeof why));
+    CHECK_STR_CONTAINS(why, "head dimensions 64 and 128");
+    fc_problem qks = problem("qk_scale:b=1,h=2,s=40,d=32,dtype=fp16");
+    CHECK(b->supports(&qks, why, sizeof why));
+}
+
+int main(int argc, char **argv)
+{
+    static const t_case cases[] = {T(cublaslt_no_algorithm_declines), T(conformance_knows_refusals),
+                                   T(attention_kernel_names), T(custom_supports)};
+    return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
+}

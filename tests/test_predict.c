@@ -1,0 +1,425 @@
+/* test_predict.c — the latency model of `fusecal predict` on synthetic
+ * calibrations whose latencies follow a known roofline: an unmeasured problem
+ * predicted within 1 %, the records' own numbers for a measured one, refusal
+ * beyond the measured span and below the minimum of records, classes kept apart,
+ * the later document's record, the summary's arithmetic, leave-one-out on exact
+ * and on noisy data, and the JSON documents against schemas/predict.schema.json. */
+#include "embedded.h"
+#include "jsonfile.h"
+#include "jsonschema.h"
+#include "predict.h"
+#include "stats.h"
+#include "test.h"
+
+/* The machine: ceilings 100 GFLOP/s and 20 GB/s. The truth: fused reaches 60 % of
+ * the FLOP ceiling and 50 % of the bandwidth after 0.05 ms per call; the unfused
+ * chain takes 1.05 x the fused work, 0.02 ms more per call, and moves the bytes
+ * fusion removes at 80 % of the bandwidth. */
+#define CEIL_GF 100.0
+#define CEIL_GBS 20.0
+static const fc_fit truth_fused = {.overhead_ms = 0.05, .eff_flops = 0.6, .eff_bw = 0.5, .k = 1};
+static const fc_fit truth_unfused = {.overhead_ms = 0.02, .eff_bw = 0.8, .k = 1.05};
+
+static fc_problem problem(const char *s)
+{
+    fc_problem p;
+    fc_err e;
+    if (fc_problem_parse(s, NULL, &p, &e) != 0) {
+        fprintf(stderr, "bad test problem '%s': %s\n", s, e.msg);
+        abort();
+    }
+    return p;
+}
+
+/* The truth written out, not through the model's functions, so that a broken form
+ * cannot agree with itself: ms = FLOPs / (GFLOP/s · 1e6), bytes / (GB/s · 1e6). */
+static void truth(const fc_problem *p, double ms[FC_NVARIANTS])
+{
+    fc_cost c = {0};
+    fc_family_of(p->pat)->cost(p, &c);
+    const fc_fit *f = &truth_fused, *u = &truth_unfused;
+    double compute = c.flops / (f->eff_flops * CEIL_GF * 1e6);
+    double memory = c.bytes[FC_FUSED] / (f->eff_bw * CEIL_GBS * 1e6);
+    ms[FC_FUSED] = f->overhead_ms + (compute > memory ? compute : memory);
+    ms[FC_UNFUSED] = u->k * ms[FC_FUSED] + u->overhead_ms +
+                     (c.bytes[FC_UNFUSED] - c.bytes[FC_FUSED]) / (u->eff_bw * CEIL_GBS * 1e6);
+}
+
+/* A record of problem s on backend b whose latencies are the truth times noise. */
+static void add_record(fc_doc *d, const char *s, const char *backend, double noise_u, double noise_f)
+{
+    fc_record *r = fc_doc_add(d);
+    r->prob = problem(s);
+    fc_problem_string(&r->prob, r->problem, sizeof r->problem);
+    fc_strlcpy(r->device, "cpu", sizeof r->device);
+    fc_strlcpy(r->backend, backend, sizeof r->backend);
+    r->status = FC_STATUS_OK;
+    r->threshold = 1.1;
+    r->ceil_gflops = CEIL_GF;
+    r->ceil_gbs = CEIL_GBS;
+    fc_cost c = {0};
+    fc_family_of(r->prob.pat)->cost(&r->prob, &c);
+    r->flops = c.flops;
+    double ms[FC_NVARIANTS];
+    truth(&r->prob, ms);
+    ms[FC_UNFUSED] *= noise_u;
+    ms[FC_FUSED] *= noise_f;
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        r->v[v].bytes = c.bytes[v];
+        r->v[v].lat.median = ms[v];
+    }
+    double sp = ms[FC_UNFUSED] / ms[FC_FUSED];
+    r->speedup = (fc_ratio_ci){sp, sp * 0.99, sp * 1.01};
+    r->decision = fc_decide(&r->speedup, r->threshold);
+    r->rounds = 3;
+}
+
+static void doc_init(fc_doc *d, const char *hostname)
+{
+    fc_doc_init(d);
+    d->settings.threads = 2;
+    d->host = cJSON_Parse("{\"devices\": {\"cpu\": {\"model\": \"Test CPU 9000\"}}}");
+    cJSON_AddStringToObject(d->host, "hostname", hostname);
+}
+
+/* A ladder of linear_bias_relu problems spanning memory- and compute-bound:
+ * m from 8 to 2048 at two widths, and a few other shapes. */
+static const char *const ladder[] = {
+    "linear_bias_relu:m=8,k=1024,n=1024",    "linear_bias_relu:m=32,k=1024,n=1024",
+    "linear_bias_relu:m=128,k=1024,n=1024",  "linear_bias_relu:m=512,k=1024,n=1024",
+    "linear_bias_relu:m=2048,k=1024,n=1024", "linear_bias_relu:m=8,k=4096,n=4096",
+    "linear_bias_relu:m=64,k=4096,n=4096",   "linear_bias_relu:m=512,k=4096,n=4096",
+    "linear_bias_relu:m=256,k=256,n=256",    "linear_bias_relu:m=1024,k=512,n=2048",
+};
+
+static void ladder_doc(fc_doc *d, int n, const char *backend)
+{
+    doc_init(d, "host-a");
+    for (int i = 0; i < n; i++) add_record(d, ladder[i], backend, 1, 1);
+}
+
+static fc_site site(const char *s, double mult) { return (fc_site){.prob = problem(s), .multiplicity = mult}; }
+
+static void predict_one(const fc_doc *d, int nd, const char *s, fc_prediction *out)
+{
+    fc_model m;
+    fc_model_build(&m, d, nd);
+    fc_site st = site(s, 1);
+    fc_prediction *p;
+    int np = fc_predict_sites(&m, &st, 1, &p);
+    CHECK(np == 1);
+    *out = p[0];
+    free(p);
+    fc_model_free(&m);
+}
+
+/* ------------------------------------------------------------------ cases */
+
+static void known_roofline_within_1pct(void)
+{
+    fc_doc d;
+    ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
+    const char *queries[] = {"linear_bias_relu:m=96,k=2048,n=2048", "linear_bias_relu:m=16,k=4096,n=2048",
+                             "linear_bias_relu:m=1536,k=1024,n=1024", "linear_bias_relu:m=300,k=700,n=900",
+                             "linear_bias_relu:m=32,k=256,n=512"};
+    for (size_t i = 0; i < FC_ARRAY_LEN(queries); i++) {
+        fc_prediction p;
+        predict_one(&d, 1, queries[i], &p);
+        fc_problem q = problem(queries[i]);
+        double ms[FC_NVARIANTS];
+        truth(&q, ms);
+        CHECK_MSG(p.source == FC_SRC_PREDICTED, "%s: %s (%s)", queries[i], fc_pred_source_name(p.source), p.reason);
+        CHECK_MSG(fabs(p.unfused_ms / ms[FC_UNFUSED] - 1) < 0.01, "%s: unfused %g, truth %g", queries[i], p.unfused_ms,
+                  ms[FC_UNFUSED]);
+        CHECK_MSG(fabs(p.fused_ms / ms[FC_FUSED] - 1) < 0.01, "%s: fused %g, truth %g", queries[i], p.fused_ms,
+                  ms[FC_FUSED]);
+        double s = ms[FC_UNFUSED] / ms[FC_FUSED];
+        CHECK_MSG(fabs(p.speedup.ratio / s - 1) < 0.01, "%s: speedup %g, truth %g", queries[i], p.speedup.ratio, s);
+        CHECK(p.speedup.lo <= p.speedup.ratio && p.speedup.ratio <= p.speedup.hi);
+        CHECK(p.decision == fc_decide(&p.speedup, 1.1));
+        CHECK(p.nnearest == FC_PREDICT_NEAREST);
+    }
+    fc_doc_free(&d);
+}
+
+/* the fitted parameters are the truth's */
+static void fit_recovers_parameters(void)
+{
+    fc_doc d;
+    ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
+    fc_model m;
+    fc_model_build(&m, &d, 1);
+    CHECK(m.ncls == 1 && m.cls[0].fitted && m.cls[0].n == (int)FC_ARRAY_LEN(ladder));
+    const fc_fit *f = &m.cls[0].fit[FC_FUSED], *u = &m.cls[0].fit[FC_UNFUSED];
+    CHECK_NEAR(f->eff_flops, truth_fused.eff_flops, 0.01 * truth_fused.eff_flops);
+    CHECK_NEAR(f->eff_bw, truth_fused.eff_bw, 0.01 * truth_fused.eff_bw);
+    CHECK_NEAR(u->k, truth_unfused.k, 0.01);
+    CHECK(f->spread < 1e-3 && u->spread < 1e-3);
+    fc_model_free(&m);
+    fc_doc_free(&d);
+}
+
+static void measured_problem_is_its_record(void)
+{
+    fc_doc d;
+    ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
+    fc_prediction p;
+    predict_one(&d, 1, "linear_bias_relu:m=512,k=1024,n=1024,dtype=fp32", &p);
+    CHECK(p.source == FC_SRC_MEASURED && p.record == &d.rec[3]);
+    CHECK(p.unfused_ms == d.rec[3].v[FC_UNFUSED].lat.median && p.fused_ms == d.rec[3].v[FC_FUSED].lat.median);
+    CHECK(p.speedup.lo == d.rec[3].speedup.lo && p.decision == d.rec[3].decision);
+    fc_doc_free(&d);
+}
+
+static void refuses_beyond_span(void)
+{
+    fc_doc d;
+    ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
+    fc_prediction p;
+    /* 4x above the largest FLOPs is the edge; beyond it, unknown */
+    predict_one(&d, 1, "linear_bias_relu:m=8192,k=4096,n=4096", &p);
+    CHECK(p.source == FC_SRC_UNKNOWN);
+    CHECK_STR_CONTAINS(p.reason, "above the measured");
+    CHECK_STR_CONTAINS(p.reason, "4x beyond at most");
+    CHECK(!strcmp(fc_prediction_decision(&p), "unknown"));
+    predict_one(&d, 1, "linear_bias_relu:m=1,k=64,n=64", &p);
+    CHECK(p.source == FC_SRC_UNKNOWN);
+    CHECK_STR_CONTAINS(p.reason, "below the measured");
+    /* within 4x of the largest FLOPs (3x): predicted */
+    predict_one(&d, 1, "linear_bias_relu:m=1536,k=4096,n=4096", &p);
+    CHECK_MSG(p.source == FC_SRC_PREDICTED, "%s", p.reason);
+    fc_doc_free(&d);
+}
+
+static void needs_min_records(void)
+{
+    fc_doc d;
+    ladder_doc(&d, FC_PREDICT_MIN_RECORDS - 1, "cpu.openblas");
+    fc_prediction p;
+    predict_one(&d, 1, "linear_bias_relu:m=64,k=1024,n=1024", &p);
+    CHECK(p.source == FC_SRC_UNKNOWN);
+    CHECK_STR_CONTAINS(p.reason, "3 records of linear_bias_relu fp32; the model needs 4");
+    CHECK(p.nnearest == 2 && !strcmp(p.nearest[0]->problem, "linear_bias_relu:m=32,k=1024,n=1024,dtype=fp32"));
+    /* another pattern or dtype: no record of its class */
+    predict_one(&d, 1, "linear_bias_gelu:m=64,k=1024,n=1024", &p);
+    CHECK(p.source == FC_SRC_UNKNOWN);
+    CHECK_STR_CONTAINS(p.reason, "no record of linear_bias_gelu fp32");
+    fc_doc_free(&d);
+}
+
+static void classes_apart(void)
+{
+    char a[96], b[96];
+    fc_problem p = problem("conv_bn_relu:n=1,c=8,h=8,w=8,k=8,layout=nchw");
+    fc_problem_class(&p, a, sizeof a);
+    CHECK(!strcmp(a, "conv_bn_relu fp32 nchw"));
+    p = problem("conv_bn_relu:n=1,c=8,h=8,w=8,k=8");
+    fc_problem_class(&p, b, sizeof b);
+    CHECK(!strcmp(b, "conv_bn_relu fp32 nhwc"));
+    p = problem("attention:b=1,h=2,s=64,d=64,causal=1");
+    fc_problem_class(&p, a, sizeof a);
+    CHECK(!strcmp(a, "attention fp32 causal=1"));
+    p = problem("attention:b=1,h=2,s=64,d=64,dtype=bf16");
+    fc_problem_class(&p, a, sizeof a);
+    CHECK(!strcmp(a, "attention bf16 causal=0"));
+    /* two backends and two hosts: a class each, a prediction per machine and backend */
+    fc_doc d[2];
+    ladder_doc(&d[0], (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
+    for (size_t i = 0; i < FC_ARRAY_LEN(ladder); i++) add_record(&d[0], ladder[i], "cpu.onednn", 1, 1);
+    doc_init(&d[1], "host-b");
+    for (size_t i = 0; i < FC_ARRAY_LEN(ladder); i++) add_record(&d[1], ladder[i], "cpu.openblas", 1, 1);
+    fc_model m;
+    fc_model_build(&m, d, 2);
+    CHECK(m.nmachines == 2 && m.npairs == 3 && m.ncls == 3);
+    CHECK_STR_CONTAINS(m.machine[0].name, "Test CPU 9000 (host-a, 2 threads, warm cache)");
+    fc_site s = site("linear_bias_relu:m=100,k=1000,n=1000", 1);
+    fc_prediction *pr;
+    CHECK(fc_predict_sites(&m, &s, 1, &pr) == 3);
+    for (int i = 0; i < 3; i++) CHECK(pr[i].source == FC_SRC_PREDICTED);
+    CHECK(pr[0].machine == 0 && pr[2].machine == 1 && !strcmp(pr[1].backend, "cpu.onednn"));
+    free(pr);
+    fc_model_free(&m);
+    fc_doc_free(&d[0]);
+    fc_doc_free(&d[1]);
+}
+
+/* the same problem in two documents of one machine: the later's record, once */
+static void later_record_wins(void)
+{
+    fc_doc d[2];
+    ladder_doc(&d[0], (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
+    doc_init(&d[1], "host-a");
+    add_record(&d[1], ladder[2], "cpu.openblas", 1.5, 1);
+    fc_model m;
+    fc_model_build(&m, d, 2);
+    CHECK(m.ncls == 1 && m.cls[0].n == (int)FC_ARRAY_LEN(ladder));
+    fc_site s = site(ladder[2], 1);
+    fc_prediction *p;
+    fc_predict_sites(&m, &s, 1, &p);
+    CHECK(p[0].source == FC_SRC_MEASURED && p[0].record == &d[1].rec[0]);
+    free(p);
+    fc_model_free(&m);
+    fc_doc_free(&d[0]);
+    fc_doc_free(&d[1]);
+}
+
+/* savings per inference: multiplicity x (unfused − fused) over the yes sites,
+ * the interval from the speedups' ends, the losing sites counted */
+static void summary_adds_sites(void)
+{
+    fc_doc d;
+    ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
+    d.rec[0].speedup = (fc_ratio_ci){2.0, 1.8, 2.2}; /* yes */
+    d.rec[0].decision = FC_DECIDE_YES;
+    d.rec[1].speedup = (fc_ratio_ci){0.9, 0.85, 0.95}; /* no, slower fused */
+    d.rec[1].decision = FC_DECIDE_NO;
+    fc_model m;
+    fc_model_build(&m, &d, 1);
+    fc_site s[3] = {site(ladder[0], 3), site(ladder[1], 2), site("linear_bias_gelu:m=8,k=8,n=8", 1)};
+    fc_prediction *p;
+    int np = fc_predict_sites(&m, s, 3, &p);
+    fc_predict_summary *sum;
+    CHECK(fc_predict_summarize(&m, s, p, np, &sum) == 1);
+    const fc_record *r0 = &d.rec[0], *r1 = &d.rec[1];
+    double u0 = r0->v[FC_UNFUSED].lat.median, f0 = r0->v[FC_FUSED].lat.median;
+    CHECK(sum[0].sites == 3 && sum[0].known == 2 && sum[0].fuse == 1 && sum[0].losing == 1);
+    CHECK_NEAR(sum[0].unfused_ms, 3 * u0 + 2 * r1->v[FC_UNFUSED].lat.median, 1e-12);
+    CHECK_NEAR(sum[0].saving_ms, 3 * (u0 - f0), 1e-12);
+    CHECK_NEAR(sum[0].saving_lo, 3 * u0 * (1 - 1 / 1.8), 1e-12);
+    CHECK_NEAR(sum[0].saving_hi, 3 * u0 * (1 - 1 / 2.2), 1e-12);
+    free(sum);
+    free(p);
+    fc_model_free(&m);
+    fc_doc_free(&d);
+}
+
+static void loo_exact_data(void)
+{
+    fc_doc d;
+    ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
+    fc_model m;
+    fc_model_build(&m, &d, 1);
+    fc_validation v;
+    fc_predict_validate(&m, &v);
+    CHECK(v.n == (int)FC_ARRAY_LEN(ladder));
+    const fc_loo_figures *f = &v.fig[FC_LOO_MODEL], *r = &v.fig[FC_LOO_ROOFLINE];
+    CHECK(f->n >= 6);
+    for (int q = 0; q <= FC_NVARIANTS; q++) CHECK_MSG(f->p90_err[q] < 0.01, "p90 error %d: %g", q, f->p90_err[q]);
+    CHECK(f->median_err[FC_FUSED] < r->median_err[FC_FUSED]);
+    CHECK(f->reproduced + f->unknown + f->undecided == f->decided && f->contradicted == 0);
+    CHECK(f->unknown == (int)FC_ARRAY_LEN(ladder) - f->n); /* the ladder's ends lie beyond the others' span */
+    for (int i = 0; i < v.n; i++)
+        if (!v.row[i].known) CHECK_STR_CONTAINS(v.row[i].reason, "the model goes 4x beyond at most");
+    fc_validation_free(&v);
+    fc_model_free(&m);
+    fc_doc_free(&d);
+}
+
+/* noise of a few percent: errors of that order, the interval covers most records */
+static void loo_noisy_data(void)
+{
+    fc_doc d;
+    doc_init(&d, "host-a");
+    fc_rng rng;
+    fc_rng_seed(&rng, 7);
+    for (int rep = 0; rep < 3; rep++)
+        for (size_t i = 0; i < FC_ARRAY_LEN(ladder); i++) {
+            char s[128];
+            snprintf(s, sizeof s, "%s", ladder[i]);
+            if (rep) snprintf(s, sizeof s, "linear_bias_relu:m=%d,k=1024,n=%d", 8 << i, 512 << rep);
+            double nu = exp(0.03 * (2 * fc_rng_uniform(&rng) - 1)), nf = exp(0.03 * (2 * fc_rng_uniform(&rng) - 1));
+            add_record(&d, s, "cpu.openblas", nu, nf);
+        }
+    fc_model m;
+    fc_model_build(&m, &d, 1);
+    fc_validation v;
+    fc_predict_validate(&m, &v);
+    const fc_loo_figures *f = &v.fig[FC_LOO_MODEL];
+    CHECK(f->n >= 20);
+    CHECK_MSG(f->median_err[FC_FUSED] < 0.04 && f->median_err[FC_UNFUSED] < 0.04, "median errors %g %g",
+              f->median_err[FC_FUSED], f->median_err[FC_UNFUSED]);
+    CHECK_MSG(f->coverage > 0.8, "coverage %g", f->coverage);
+    fc_validation_free(&v);
+    fc_model_free(&m);
+    fc_doc_free(&d);
+}
+
+/* ------------------------------------------------------------------ the documents */
+
+#define SCHEMA "schemas/predict.schema.json"
+
+static void json_valid(void)
+{
+    fc_doc d;
+    ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
+    fc_model m;
+    fc_model_build(&m, &d, 1);
+    fc_site s[3] = {site(ladder[0], 1), site("linear_bias_relu:m=100,k=1000,n=1000", 2),
+                    site("linear_bias_relu:m=1,k=8,n=8", 1)};
+    s[1].name = "layer1.fc";
+    const char *query[3] = {"q0", "q1", "q2"}, *inputs[1] = {"synthetic.json"};
+    fc_prediction *p;
+    int np = fc_predict_sites(&m, s, 3, &p);
+    cJSON *o = fc_predict_json(&m, inputs, 1, s, query, 3, p, np);
+    fc_err e;
+    CHECK_MSG(fc_schema_check(SCHEMA, o, "predictions", &e) == 0, "%s", e.msg);
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "predictions");
+    CHECK(cJSON_GetArraySize(arr) == 3);
+    CHECK(!strcmp(fc_json_str(cJSON_GetArrayItem(arr, 0), "source", ""), "measured"));
+    CHECK(!strcmp(fc_json_str(cJSON_GetArrayItem(arr, 1), "name", ""), "layer1.fc"));
+    CHECK(!strcmp(fc_json_str(cJSON_GetArrayItem(arr, 2), "decision", ""), "unknown"));
+    /* the schema can fail: a prediction without its decision */
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetArrayItem(arr, 1), "decision");
+    CHECK(fc_schema_check(SCHEMA, o, "broken", &e) != 0);
+    cJSON_Delete(o);
+    free(p);
+    fc_validation v;
+    fc_predict_validate(&m, &v);
+    o = fc_validation_json(&m, inputs, 1, &v);
+    CHECK_MSG(fc_schema_check(SCHEMA, o, "validation", &e) == 0, "%s", e.msg);
+    cJSON_Delete(o);
+    fc_validation_free(&v);
+    fc_model_free(&m);
+    fc_doc_free(&d);
+}
+
+/* the schema's enums hold the words the code writes */
+static void schema_enums(void)
+{
+    cJSON *schema = NULL;
+    const fc_embedded_file *f = fc_embedded_find(SCHEMA);
+    fc_err e;
+    CHECK(f && fc_json_parse(SCHEMA, f->data, f->len, &schema, &e) == 0);
+    const cJSON *defs = cJSON_GetObjectItemCaseSensitive(schema, "$defs");
+    const cJSON *pred = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(defs, "prediction"),
+                                                         "properties");
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pred, "source"), "enum");
+    CHECK(cJSON_GetArraySize(src) == FC_NSOURCES);
+    for (int i = 0; i < FC_NSOURCES; i++)
+        CHECK(!strcmp(cJSON_GetArrayItem(src, i)->valuestring, fc_pred_source_name((fc_pred_source)i)));
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(defs, "decision"), "enum");
+    CHECK(cJSON_GetArraySize(dec) == FC_NDECISIONS + 1);
+    for (int i = 0; i < FC_NDECISIONS; i++)
+        CHECK(!strcmp(cJSON_GetArrayItem(dec, i)->valuestring, fc_decision_name((fc_decision)i)));
+    CHECK(!strcmp(cJSON_GetArrayItem(dec, FC_NDECISIONS)->valuestring, "unknown"));
+    cJSON_Delete(schema);
+}
+
+int main(int argc, char **argv)
+{
+    static const t_case tests[] = {
+        T(known_roofline_within_1pct),
+        T(fit_recovers_parameters),
+        T(measured_problem_is_its_record),
+        T(refuses_beyond_span),
+        T(needs_min_records),
+        T(classes_apart),
+        T(later_record_wins),
+        T(summary_adds_sites),
+        T(loo_exact_data),
+        T(loo_noisy_data),
+        T(json_valid),
+        T(schema_enums),
+    };
+    return t_run(tests, FC_ARRAY_LEN(tests), argc, argv);
+}
