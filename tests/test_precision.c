@@ -579,7 +579,7 @@ static const struct {
     /* grouped-query heads, queries after a cache (causal aligned at the end), decode */
     {"b=1,h=4,hkv=2,s=48,skv=80,d=64,causal=1", -1},
     {"b=1,h=2,hkv=1,s=16,skv=8,d=32", -1},
-    {"b=2,h=16,hkv=4,s=1,skv=2048,d=128", -1},
+    {"b=1,h=2,hkv=1,s=1,skv=2048,d=64", -1},
     {"m=7,n=13", -1},
     {"m=24,n=4096", -1},
     {"m=5,h=3,d=10", -1},

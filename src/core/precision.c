@@ -145,7 +145,7 @@ float fc_round_to_dtype(float x, fc_dtype dt)
  * Against these, simulations give: bf16 unfused attention 5.1e-3 at s = 128, d = 64
  * and 8.8e-3 at s = 4096, d = 128 (a scale of 1/√d that is not a power of two rounds
  * the logits twice); bf16 unfused qk_softmax at s = 1024 up to 1.4e-2 and fp16 unfused
- * decode attention (s = 1, skv = 2048) 2.5e-3, both from the long rows' A(n); tf32
+ * decode attention (s = 1, skv = 2048) 1.1e-3, both from the long rows' A(n); tf32
  * attention with truncated P 4.2e-4; bf16 linear 2.2e-3 to 3.2e-3; tf32 linear, with
  * inputs rounded to nearest, 2e-7; the norms in bf16 1.5e-3 to 2.4e-3, at most a fifth
  * of theirs.
