@@ -7,8 +7,8 @@
 /* Shapes of every family: tiny and odd (m=1,k=1,n=1; odd channel counts in both
  * layouts, strides, paddings, 1x1 and 5x3 filters, groups and depthwise; s=1, s=33
  * with d=64 and d=128, causal on and off, several tiles, head dimensions the fused GPU
- * kernels lack; rows of 1 and 13, rows no whole number of vectors, rows longer than a
- * block holds, heads of 2, 10, 66 and 128). */
+ * kernels lack; grouped-query heads, skv != s, decode; rows of 1 and 13, rows no whole
+ * number of vectors, rows longer than a block holds, heads of 2, 10, 66 and 128). */
 static const char *const shapes[] = {
     /* linear */
     "m=7,k=13,n=5",
@@ -49,6 +49,15 @@ static const char *const shapes[] = {
     "b=1,h=2,s=70,d=16,causal=1",
     "b=2,h=1,s=300,d=32,causal=1",
     "b=1,h=1,s=1,d=8",
+    /* grouped-query heads, key/value lengths of their own, decode */
+    "b=1,h=4,hkv=2,s=33,skv=50,d=64,causal=1",
+    "b=2,h=6,hkv=3,s=40,skv=97,d=32",
+    "b=1,h=4,hkv=2,s=50,skv=20,d=32",
+    "b=1,h=2,hkv=1,s=17,skv=17,d=16,causal=1",
+    "b=2,h=4,hkv=1,s=1,skv=300,d=64",
+    "b=1,h=8,hkv=2,s=1,skv=1100,d=128,causal=1",
+    "b=1,h=4,hkv=2,s=3,skv=600,d=72,causal=1",
+    "b=1,h=2,hkv=2,s=5,skv=1500,d=64",
     /* norm */
     "m=7,n=13",
     "m=1,n=1",
@@ -70,6 +79,8 @@ static const char *const quick_shapes[] = {
     "n=2,c=6,h=9,w=7,k=6,g=6,r=3,s=3,stride=2,pad=1,layout=nchw",
     "b=1,h=2,s=33,d=64,causal=1",
     "b=1,h=1,s=130,d=128",
+    "b=1,h=4,hkv=2,s=33,skv=50,d=64,causal=1",
+    "b=1,h=8,hkv=2,s=1,skv=1100,d=128,causal=1",
     "m=7,n=13",
     "m=7,h=3,d=10",
 };

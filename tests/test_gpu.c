@@ -226,7 +226,7 @@ static int ew_once(void *arg, fc_err *e)
     case 1: FC_CU(fck_add(a->dt, a->x, a->r, a->y, a->n, st)); break;
     case 2: FC_CU(fck_relu(a->dt, a->x, a->y, a->n, st)); break;
     case 3: FC_CU(fck_gelu_tanh(a->dt, a->x, a->y, a->n, st)); break;
-    case 4: FC_CU(fck_scale_mask(a->dt, a->x, a->y, a->n / (1024 * 1024), 1024, 0.125f, 1, st)); break;
+    case 4: FC_CU(fck_scale_mask(a->dt, a->x, a->y, a->n / (1024 * 1024), 1024, 1024, 0.125f, 1, st)); break;
     default: FC_CU(fck_softmax_rows(a->dt, a->x, a->y, a->n / 4096, 4096, st)); break;
     }
     return 0;

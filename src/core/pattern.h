@@ -125,18 +125,20 @@ enum {
     FC_CONV_Q, /* derived: output height and width */
     FC_CONV_NDIMS
 };
-enum { FC_ATT_B, FC_ATT_H, FC_ATT_S, FC_ATT_D, FC_ATT_CAUSAL, FC_ATT_NDIMS };
+enum { FC_ATT_B, FC_ATT_H, FC_ATT_HKV, FC_ATT_S, FC_ATT_SKV, FC_ATT_D, FC_ATT_CAUSAL, FC_ATT_NDIMS };
 /* norm: m rows (tokens), n hidden; qk_norm_rope gives h heads of d instead, n = h·d */
 enum { FC_NORM_M, FC_NORM_N, FC_NORM_H, FC_NORM_D, FC_NORM_NDIMS };
 
 typedef struct fc_dim {
     const char *name; /* lower case, unique in its family regardless of case */
-    int64_t def;      /* default; FC_DIM_REQUIRED when the user must give it */
+    int64_t def;      /* default; FC_DIM_REQUIRED when the user must give it, FC_DIM_FOLLOWS for another dim's value */
     int64_t min, max;
     bool derived; /* computed, never parsed */
     const char *help;
+    const char *follows; /* with FC_DIM_FOLLOWS: the dim whose value is the default (hkv: h), else NULL */
 } fc_dim;
 #define FC_DIM_REQUIRED INT64_MIN
+#define FC_DIM_FOLLOWS (INT64_MIN + 1)
 
 /* ---------------------------------------------------------------- problems */
 
@@ -252,6 +254,12 @@ void fc_problem_string(const fc_problem *p, char *buf, size_t n);
 bool fc_problem_dim_shown(const fc_problem *p, int i);
 /* Looks a dim up by name, regardless of case; -1 when the family has none. */
 int fc_problem_dim_index(const fc_problem *p, const char *name);
+/* The dim whose value dim i takes by default (attention's hkv: h, skv: s), or -1. */
+int fc_family_dim_follows(const fc_family *f, int i);
+/* Whether dim i of a finished problem holds its default: its fixed default, or the
+ * value of the dim it follows (false for required dims). Problem strings print every
+ * dim; tables leave such dims out. */
+bool fc_problem_dim_is_default(const fc_problem *p, int i);
 
 /* Workload: allocates and fills host inputs; fails before allocating when the
  * problem would not fit in host memory (limit 0 = what the kernel reports). */

@@ -27,9 +27,9 @@
 #include <math.h>
 
 static const fc_dim linear_dims[] = {
-    [FC_LIN_M] = {"m", FC_DIM_REQUIRED, 1, INT32_MAX, false, "rows of x and y (tokens × batch)"},
-    [FC_LIN_K] = {"k", FC_DIM_REQUIRED, 1, INT32_MAX, false, "input features"},
-    [FC_LIN_N] = {"n", FC_DIM_REQUIRED, 1, INT32_MAX, false, "output features"},
+    [FC_LIN_M] = {"m", FC_DIM_REQUIRED, 1, INT32_MAX, false, "rows of x and y (tokens × batch)", NULL},
+    [FC_LIN_K] = {"k", FC_DIM_REQUIRED, 1, INT32_MAX, false, "input features", NULL},
+    [FC_LIN_N] = {"n", FC_DIM_REQUIRED, 1, INT32_MAX, false, "output features", NULL},
 };
 _Static_assert(FC_ARRAY_LEN(linear_dims) == FC_LIN_NDIMS, "linear dims");
 

@@ -23,7 +23,8 @@
  * A GELU prologue (gelu_linear) is declined: oneDNN's post-ops act on a primitive's
  * output, and it has no prologue on the matmul's input.
  * oneDNN's primitive API has no primitive that fuses softmax with the matmuls around
- * it, so qk_softmax and attention are not offered here (cpu.openblas implements them).
+ * it, so qk_softmax and attention are not offered here (cpu.openblas implements them);
+ * qk_scale runs grouped-query heads as one matmul batched over the key/value heads.
  * Nor does it fuse an add before a normalization, or have RMSNorm (before 3.9) or a
  * rotary embedding: those steps are fusecal's host kernels (norm_ops.c), each named
  * so in the record.
@@ -772,14 +773,18 @@ static int build_qk(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
-    dnnl_dim_t B = p->d[FC_ATT_B] * p->d[FC_ATT_H], S = p->d[FC_ATT_S], D = p->d[FC_ATT_D];
+    /* Grouped-query heads: the h/hkv query heads of a key/value head are adjacent, so
+     * Q is [B·hkv, (h/hkv)·s, d] against K [B·hkv, skv, d]: one batched matmul. */
+    dnnl_dim_t B = p->d[FC_ATT_B] * p->d[FC_ATT_HKV], M = p->d[FC_ATT_H] / p->d[FC_ATT_HKV] * p->d[FC_ATT_S];
+    dnnl_dim_t SKV = p->d[FC_ATT_SKV], D = p->d[FC_ATT_D];
     s->scale = 1.0f / sqrtf((float)D);
     cmd q_md, k_md, s_md, sc_md;
-    if (md_tag(s, &q_md, 3, (dnnl_dims_t){B, S, D}, dnnl_abc, e) ||
-        md_tag(s, &s_md, 3, (dnnl_dims_t){B, S, S}, dnnl_abc, e) || md_tag(s, &sc_md, 1, (dnnl_dims_t){1}, dnnl_a, e))
+    if (md_tag(s, &q_md, 3, (dnnl_dims_t){B, M, D}, dnnl_abc, e) ||
+        md_tag(s, &s_md, 3, (dnnl_dims_t){B, M, SKV}, dnnl_abc, e) || md_tag(s, &sc_md, 1, (dnnl_dims_t){1}, dnnl_a, e))
         return -1;
-    /* K [B,S,D] seen as the weights Kᵀ [B,D,S] through its strides: no copy */
-    if (md_make(s, &k_md, 3, (dnnl_dims_t){B, D, S}, dnnl_format_tag_undef, (dnnl_dims_t){S * D, 1, D}, e)) return -1;
+    /* K [B,skv,D] seen as the weights Kᵀ [B,D,skv] through its strides: no copy */
+    if (md_make(s, &k_md, 3, (dnnl_dims_t){B, D, SKV}, dnnl_format_tag_undef, (dnnl_dims_t){SKV * D, 1, D}, e))
+        return -1;
     for (int v = 0; v < FC_NVARIANTS; v++) {
         bool fused = v == FC_FUSED;
         dnnl_primitive_attr_t attr;

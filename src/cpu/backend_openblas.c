@@ -18,6 +18,7 @@
  *            splits the speedup into that (unfused → control) and fusion proper
  *            (control → fused).
  */
+#include "attention_ops.h"
 #include "backend.h"
 #include "cpu_chain.h"
 #include "cpu_ops.h"
@@ -39,6 +40,7 @@ typedef struct ob_state {
     fc_cpu_chain ch;
     /* conv */
     fc_conv_geom g;
+    fc_att_geom ag;             /* attention */
     float *wpack[FC_NVARIANTS]; /* original weights for unfused, folded for fused */
     float *ws;                  /* per-thread im2col / flash workspace */
     size_t block_bytes;         /* C block of a fused GEMM: kept in this thread's share of the LLC */
@@ -73,7 +75,7 @@ static bool ob_available(char *why, size_t n)
 static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_GEMM] = {"cblas_sgemm", FC_FUSE_CALL, "blocked cblas_sgemm"},
     [FC_OP_CONV] = {"conv(%s, +bias)", FC_FUSE_CALL, "conv(%s)", FC_FUSE_EPILOGUE, "bias"},
-    [FC_OP_QK] = {"cblas_sgemm(QK^T, per head)", FC_FUSE_CALL, "cblas_sgemm"},
+    [FC_OP_QK] = {"cblas_sgemm(QK^T, per key/value head)", FC_FUSE_CALL, "cblas_sgemm"},
     [FC_OP_BIAS] = {"bias pass(omp)", FC_FUSE_EPILOGUE, "bias"},
     [FC_OP_RESID] = {"residual pass(omp)", FC_FUSE_EPILOGUE, "residual"},
     [FC_OP_RELU] = {"relu pass(omp)", FC_FUSE_EPILOGUE, "relu"},
@@ -81,8 +83,8 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_BN] = {"batchnorm pass(omp)", FC_FUSE_FOLD, ", BN folded"},
     [FC_OP_SCALE] = {"scale%s pass(omp)", FC_FUSE_FOLD, " with alpha=1/sqrt(d) (scale folded into the GEMM)"},
     [FC_OP_SOFTMAX] = {"softmax pass(omp)", FC_FUSE_KERNEL, "row-blocked cblas_sgemm + in-cache softmax"},
-    [FC_OP_PV] = {"cblas_sgemm(PV, per head)", FC_FUSE_KERNEL,
-                  "flash-style attention: 128x512 tiles, online softmax, S never stored"},
+    [FC_OP_PV] = {"cblas_sgemm(PV, per key/value head)", FC_FUSE_KERNEL,
+                  "flash attention or split-KV decode (fusecal), online softmax, S never stored"},
     [FC_OP_ADD] = {"add pass(omp)", FC_FUSE_CALL, "add"},
     [FC_OP_LAYERNORM] = {"layernorm pass(omp: mean, variance and normalization over the cached row)", FC_FUSE_KERNEL,
                          "fused add+layernorm(omp simd: x and r read once, x+r kept in the output row in cache)"},
@@ -190,8 +192,9 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         fc_cpu_conv_pack_weights(&s->g, w->t[FC_CONV_TWF].data, s->wpack[FC_FUSED]);
         s->ws = fc_cpu_buffer(fc_cpu_conv_workspace(&s->g) * (size_t)s->nthreads + 1);
         s->bn_scratch = fc_cpu_buffer(2 * (size_t)d[FC_CONV_K]);
-    } else if (fused_op(p->pat) == FC_OP_PV) {
-        s->ws = fc_cpu_buffer(fc_cpu_flash_workspace((int)p->d[FC_ATT_D]) * (size_t)s->nthreads);
+    } else if (p->pat->family == FC_FAM_ATTENTION) {
+        s->ag = fc_att_geom_of(p);
+        if (fused_op(p->pat) == FC_OP_PV) s->ws = fc_cpu_buffer(fc_cpu_att_workspace(&s->ag, s->nthreads));
     } else if (fc_pattern_has_op(p->pat, FC_OP_ROPE)) {
         s->rope = fc_cpu_buffer((size_t)(p->d[FC_NORM_M] * p->d[FC_NORM_D]));
         fc_rope_table(p->d[FC_NORM_M], p->d[FC_NORM_D], s->rope);
@@ -275,10 +278,7 @@ static void run_unfused(ob_state *s, fc_variant v)
             fc_cpu_conv(&s->g, w->t[FC_CONV_TX].data, s->wpack[FC_UNFUSED], dst, &ep, s->ws, s->nthreads);
             break;
         }
-        case FC_OP_QK:
-            fc_cpu_qk((int)(d[FC_ATT_B] * d[FC_ATT_H]), (int)d[FC_ATT_S], (int)d[FC_ATT_D], w->t[FC_ATT_TQ].data,
-                      w->t[FC_ATT_TK].data, 1.0f, dst);
-            break;
+        case FC_OP_QK: fc_cpu_att_qk(&s->ag, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, 1.0f, dst); break;
         case FC_OP_BIAS:
             fc_cpu_bias(cur, w->t[FC_LIN_TB].data, dst, (size_t)d[FC_LIN_M], (size_t)d[FC_LIN_N], 1);
             break;
@@ -293,17 +293,11 @@ static void run_unfused(ob_state *s, fc_variant v)
                              nhwc ? (size_t)d[FC_CONV_N] * pq : (size_t)d[FC_CONV_N], K, nhwc ? 1 : pq, s->bn_scratch);
             break;
         }
-        case FC_OP_SCALE:
-            fc_cpu_scale_mask(cur, dst, (size_t)(d[FC_ATT_B] * d[FC_ATT_H]), (size_t)d[FC_ATT_S],
-                              1.0f / sqrtf((float)d[FC_ATT_D]), d[FC_ATT_CAUSAL] != 0);
-            break;
+        case FC_OP_SCALE: fc_cpu_att_scale_mask(&s->ag, cur, dst, 1.0f / sqrtf((float)d[FC_ATT_D])); break;
         case FC_OP_SOFTMAX:
-            fc_cpu_softmax_rows(cur, dst, (size_t)(d[FC_ATT_B] * d[FC_ATT_H] * d[FC_ATT_S]), (size_t)d[FC_ATT_S]);
+            fc_cpu_softmax_rows(cur, dst, (size_t)(d[FC_ATT_B] * d[FC_ATT_H] * d[FC_ATT_S]), (size_t)d[FC_ATT_SKV]);
             break;
-        case FC_OP_PV:
-            fc_cpu_pv((int)(d[FC_ATT_B] * d[FC_ATT_H]), (int)d[FC_ATT_S], (int)d[FC_ATT_D], cur, w->t[FC_ATT_TV].data,
-                      dst);
-            break;
+        case FC_OP_PV: fc_cpu_att_pv(&s->ag, cur, w->t[FC_ATT_TV].data, dst); break;
         case FC_OP_ADD:
         case FC_OP_LAYERNORM:
         case FC_OP_RMSNORM:
@@ -342,12 +336,9 @@ static void run_fused(ob_state *s)
     const fc_workload *w = s->w;
     const int64_t *d = p->d;
     float *out = s->ch.out[FC_FUSED];
-    int bh = 0, S = 0, D = 0;
     float alpha = 1.0f;
-    if (p->pat->family == FC_FAM_ATTENTION) {
-        bh = (int)(d[FC_ATT_B] * d[FC_ATT_H]), S = (int)d[FC_ATT_S], D = (int)d[FC_ATT_D];
-        if (fc_pattern_has_op(p->pat, FC_OP_SCALE)) alpha = 1.0f / sqrtf((float)D);
-    }
+    if (p->pat->family == FC_FAM_ATTENTION && fc_pattern_has_op(p->pat, FC_OP_SCALE))
+        alpha = 1.0f / sqrtf((float)d[FC_ATT_D]);
     switch (fused_op(p->pat)) {
     case FC_OP_GEMM: {
         const float *x = w->t[FC_LIN_TX].data, *W = w->t[FC_LIN_TW].data, *b = w->t[FC_LIN_TB].data;
@@ -366,14 +357,11 @@ static void run_fused(ob_state *s)
         fc_cpu_conv(&s->g, w->t[FC_CONV_TX].data, s->wpack[FC_FUSED], out, &ep, s->ws, s->nthreads);
         break;
     }
-    case FC_OP_QK: fc_cpu_qk(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, out); break;
-    case FC_OP_SOFTMAX:
-        fc_cpu_qk_softmax_fused(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, d[FC_ATT_CAUSAL] != 0,
-                                out);
-        break;
+    case FC_OP_QK: fc_cpu_att_qk(&s->ag, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, out); break;
+    case FC_OP_SOFTMAX: fc_cpu_att_qk_softmax(&s->ag, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, out); break;
     case FC_OP_PV:
-        fc_cpu_flash_attention(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, w->t[FC_ATT_TV].data,
-                               d[FC_ATT_CAUSAL] != 0, out, s->ws, s->nthreads);
+        fc_cpu_att_flash(&s->ag, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, w->t[FC_ATT_TV].data, out, s->ws,
+                         s->nthreads);
         break;
     case FC_OP_LAYERNORM:
     case FC_OP_RMSNORM:
@@ -448,6 +436,10 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
         fc_impl_add_chain(impl, ob_ops, pat, ob_detail, s);
     } else if (v == FC_CONTROL) {
         describe_control(s, impl);
+    } else if (fused_op(pat) == FC_OP_PV) {
+        char buf[512];
+        fc_cpu_att_describe(&s->ag, s->nthreads, buf, sizeof buf);
+        fc_impl_addf(impl, "%s", buf);
     } else if (fc_op_table_kernel(ob_ops, pat) >= 0) {
         fc_impl_add_op(impl, ob_ops, fused_op(pat), FC_FUSED, ob_detail, s);
     } else {
