@@ -25,6 +25,16 @@ PyTorch's variants, as fusecal defines them:
              targets is the faster of cuDNN attention and FlashAttention, each timed
              on its own; the record keeps every time, so the comparison has one
              meaning whatever PyTorch's dispatch picks.
+  Problems with grouped-query heads or a key/value length of their own (hkv, skv; none
+  among the targets below) compare against: unfused, K and V repeated over each group's
+  query heads (repeat_interleave(h/hkv, dim=1)) as eager GQA code does, and the causal
+  mask aligned at the end (query i sees keys j <= i + skv - s); fused, SDPA on K and V
+  repeated once outside the timing (enable_gqa=True in PyTorch 2.5+ takes them as they
+  are) and that mask as attn_mask where skv != s (is_causal aligns it at the start).
+  A CPU comparison uses the same definitions on CPU tensors with
+  torch.set_num_threads(fusecal's --threads); PyTorch 1.13 (Debian's) has no
+  scaled_dot_product_attention, so there only the unfused chain (matmul -> softmax ->
+  matmul, repeat_interleave for GQA) is compared.
 fp32 runs with TF32 off in PyTorch (its default for matmul; set for cuDNN too), as
 in fusecal's fp32. --kernel picks fusecal's fused attention kernel (run --kernel:
 reference or flash2); the results name it.
@@ -194,22 +204,31 @@ def time_sdpa_backends(torch, fused):
 def torch_attention(torch, kv, dt):
     F = torch.nn.functional
     B, H, S, D = (int(kv[i]) for i in ("b", "h", "s", "d"))
+    HKV, SKV = int(kv.get("hkv", H)), int(kv.get("skv", S))
     causal = kv.get("causal", "0") == "1"
+    g = H // HKV
     q = torch.rand(B, H, S, D, device="cuda", dtype=dt) * 4 - 2
-    k = torch.rand(B, H, S, D, device="cuda", dtype=dt) * 4 - 2
-    v = torch.rand(B, H, S, D, device="cuda", dtype=dt) * 2 - 1
+    k = torch.rand(B, HKV, SKV, D, device="cuda", dtype=dt) * 4 - 2
+    v = torch.rand(B, HKV, SKV, D, device="cuda", dtype=dt) * 2 - 1
     scale = 1.0 / math.sqrt(D)
-    mask = torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1) if causal else None
+    # True where masked: key j > query i + (skv - s)
+    mask = torch.ones(S, SKV, device="cuda", dtype=torch.bool).triu(SKV - S + 1) if causal else None
+    rep = (lambda t: t.repeat_interleave(g, dim=1)) if g > 1 else (lambda t: t)
 
     def unfused():
-        s = torch.matmul(q, k.transpose(-1, -2))
+        s = torch.matmul(q, rep(k).transpose(-1, -2))
         s = s * scale
         if mask is not None:
             s = s.masked_fill(mask, float("-inf"))
-        return torch.matmul(torch.softmax(s, dim=-1), v)
+        return torch.matmul(torch.softmax(s, dim=-1), rep(v))
 
-    fused = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    extra = {"sdpa_dispatch": sdpa_choice(torch, q, k, v, causal), "sdpa_dispatch_ms": torch_time(torch, fused)}
+    # SDPA on as many key/value heads as query heads (repeated once, outside the timing);
+    # causal with skv != s as an explicit mask aligned at the end
+    kr, vr = rep(k), rep(v)
+    sdpa_mask = ~mask if causal and SKV != S else None
+    is_causal = causal and SKV == S
+    fused = lambda: F.scaled_dot_product_attention(q, kr, vr, attn_mask=sdpa_mask, is_causal=is_causal)
+    extra = {"sdpa_dispatch": sdpa_choice(torch, q, kr, vr, causal), "sdpa_dispatch_ms": torch_time(torch, fused)}
     extra["sdpa_ms"], extra["sdpa_refused"] = time_sdpa_backends(torch, fused)
     best = [extra["sdpa_ms"][b] for b in ("CUDNN_ATTENTION", "FLASH_ATTENTION") if b in extra["sdpa_ms"]]
     # SDPA as the targets mean it: the faster of cuDNN attention and FlashAttention;
@@ -242,7 +261,8 @@ def run_torch(prob):
 
 def attention_flops(kv):
     B, H, S, D = (int(kv[i]) for i in ("b", "h", "s", "d"))
-    L = S * (S + 1) / 2 if kv.get("causal", "0") == "1" else S * S
+    SKV = int(kv.get("skv", S))
+    L = S * (SKV - S) + S * (S + 1) / 2 if kv.get("causal", "0") == "1" else S * SKV
     return 4.0 * B * H * L * D
 
 

@@ -34,6 +34,7 @@ run "$fusecal" run --device cpu --seed 7 --max-time 5 --min-time 1 \
     --shape attention:b=1,h=8,s=1024,d=64 --shape attention:b=8,h=16,s=1024,d=64 \
     --shape attention:b=1,h=8,s=2048,d=64 --shape attention:b=1,h=4,s=4096,d=64 \
     --shape attention:b=1,h=8,s=256,d=64 --shape attention:b=1,h=8,s=512,d=64 \
+    --shape attention:b=1,h=32,hkv=8,s=512,d=128,causal=1 --shape attention:b=1,h=32,hkv=8,s=1,skv=4096,d=128 \
     --out "$out/targets.json" --quiet
 # the conv family beside PyTorch's eager and frozen forms (Debian's python3-torch)
 torch_py=${TORCH_PYTHON:-/usr/bin/python3}

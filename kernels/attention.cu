@@ -1,9 +1,10 @@
 /* attention.cu — fusecal's fused attention kernels: flash attention (O = softmax(Q·Kᵀ/√d)·V
  * with an online softmax) and a fused QKᵀ + softmax that writes only P.
  *
- * Shapes: Q, K, V, O [bh, s, d], P [bh, s, s], row-major, d = 64 or 128. A block of
+ * Shapes: Q, O [bh, s, d], K, V [bh/group, skv, d], P [bh, s, skv], row-major, d = 64 or
+ * 128; query head n reads key/value head n / group (grouped-query attention). A block of
  * 4 warps takes 64 queries of one head; each warp owns 16 query rows; the keys come
- * in tiles of 64 through shared memory (cp.async, zero-filled past s).
+ * in tiles of 64 through shared memory (cp.async, zero-filled past skv).
  *
  * Tensor cores, mma.sync (fp32 accumulation in every case):
  *   bf16, fp16  m16n8k16; fragments with ldmatrix (.trans for V); P goes from the
@@ -29,8 +30,9 @@
  *
  * Softmax: scores scaled by log2(e)/√d and exponentiated with exp2f; each row's max
  * and sum are held by the 4 lanes that share the row and merged with shuffles.
- * Causal: key j > query i is masked; key tiles wholly above the block's last query
- * are skipped (qk_softmax writes their zeros without computing them).
+ * Causal: query i sees keys j <= i + skv − s (fck_attn_last_key: the queries aligned with
+ * the end of the keys), later keys are masked; key tiles wholly past the block's last
+ * query's last key are skipped (qk_softmax writes their zeros without computing them).
  */
 #include "attention_common.cuh"
 
@@ -209,10 +211,11 @@ __device__ __forceinline__ void pv_tile(float (&o)[D / 8][4], const float (&s)[8
     }
 }
 
-/* Scales a tile's scores by sl2 (log2(e)/√d) and masks keys past s and, when causal,
- * keys after the query; returns the max of rows g and g+8 over the 4 lanes of a row. */
-__device__ __forceinline__ void scale_mask(float (&s)[8][4], float sl2, bool need_mask, int k0, int S, int causal,
-                                           int qi0, int qi1, int t, float &mx0, float &mx1)
+/* Scales a tile's scores by sl2 (log2(e)/√d) and masks keys past skv and, when causal,
+ * keys after the query's last key (kl0, kl1 for rows g and g+8); returns the max of rows
+ * g and g+8 over the 4 lanes of a row. */
+__device__ __forceinline__ void scale_mask(float (&s)[8][4], float sl2, bool need_mask, int k0, int SKV, int causal,
+                                           int kl0, int kl1, int t, float &mx0, float &mx1)
 {
     mx0 = -INFINITY;
     mx1 = -INFINITY;
@@ -223,8 +226,8 @@ __device__ __forceinline__ void scale_mask(float (&s)[8][4], float sl2, bool nee
             float v0 = s[nt][e] * sl2, v1 = s[nt][2 + e] * sl2;
             if (need_mask) {
                 int kj = k0 + nt * 8 + 2 * t + e;
-                if (kj >= S || (causal && kj > qi0)) v0 = -INFINITY;
-                if (kj >= S || (causal && kj > qi1)) v1 = -INFINITY;
+                if (fck_attn_masked(kj, kl0, SKV, causal)) v0 = -INFINITY;
+                if (fck_attn_masked(kj, kl1, SKV, causal)) v1 = -INFINITY;
             }
             s[nt][e] = v0;
             s[nt][2 + e] = v1;
@@ -270,8 +273,8 @@ __device__ __forceinline__ void online_softmax(float (&s)[8][4], float mx0, floa
 template <int KIND, int D>
 __global__ void __launch_bounds__(NT)
     flash_kernel(const typename Kind<KIND>::T *__restrict__ Q, const typename Kind<KIND>::T *__restrict__ K,
-                 const typename Kind<KIND>::T *__restrict__ V, typename Kind<KIND>::T *__restrict__ O, int S,
-                 int ntiles, float sl2, int causal)
+                 const typename Kind<KIND>::T *__restrict__ V, typename Kind<KIND>::T *__restrict__ O, int S, int SKV,
+                 int group, int ntiles, float sl2, int causal)
 {
     typedef typename Kind<KIND>::T T;
     typedef Geo<KIND, D> G;
@@ -284,15 +287,17 @@ __global__ void __launch_bounds__(NT)
     fck_attn_block(blockIdx.x, (uint32_t)ntiles, &head, &qt);
     const int q0 = (int)qt * BR;
     const size_t hoff = (size_t)head * (size_t)S * D;
-    const T *Qh = Q + hoff, *Kh = K + hoff, *Vh = V + hoff;
+    const size_t kvoff = (size_t)fck_attn_kv_head(head, (uint32_t)group) * (size_t)SKV * D;
+    const T *Qh = Q + hoff, *Kh = K + kvoff, *Vh = V + kvoff;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int r0 = warp * 16, qi0 = q0 + r0 + g, qi1 = qi0 + 8;
-    int nkt = (S + BC - 1) / BC;
-    if (causal) nkt = min(nkt, (q0 + BR - 1) / BC + 1);
+    /* rows g and g + 8 of the warp by their queries' last keys (the loop needs no more;
+     * the queries come back for the output) */
+    const int r0 = warp * 16, klo = fck_attn_last_key(q0, S, SKV), kl0 = klo + r0 + g;
+    const int nkt = fck_attn_key_tiles(q0, BR, BC, S, SKV, causal);
 
     load_tile<T, D, G::QS>(Qs, Qh, q0, S);
     cp_async_commit();
-    load_tile<T, D, G::KS>(Ks, Kh, 0, S);
+    load_tile<T, D, G::KS>(Ks, Kh, 0, SKV);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
@@ -308,7 +313,7 @@ __global__ void __launch_bounds__(NT)
 
     for (int kt = 0; kt < nkt; kt++) {
         const int k0 = kt * BC;
-        load_tile<T, D, G::VS>(Vs, Vh, k0, S);
+        load_tile<T, D, G::VS>(Vs, Vh, k0, SKV);
         cp_async_commit();
         if (kt > 0) {
             cp_async_wait<1>(); /* this tile's K */
@@ -316,9 +321,9 @@ __global__ void __launch_bounds__(NT)
         }
         float s[8][4];
         qk_tile<KIND, D, QF>(s, qf, Qs, Ks, r0, lane);
-        const bool need_mask = k0 + BC > S || (causal && k0 + BC - 1 > q0);
+        const bool need_mask = fck_attn_tile_needs_mask(k0, BC, SKV, causal, klo);
         float mx0, mx1, al0, al1;
-        scale_mask(s, sl2, need_mask, k0, S, causal, qi0, qi1, t, mx0, mx1);
+        scale_mask(s, sl2, need_mask, k0, SKV, causal, kl0, kl0 + 8, t, mx0, mx1);
         online_softmax(s, mx0, mx1, m0, m1, l0, l1, al0, al1);
 #pragma unroll
         for (int i = 0; i < D / 8; i++) {
@@ -330,7 +335,7 @@ __global__ void __launch_bounds__(NT)
         cp_async_wait<0>(); /* this tile's V */
         __syncthreads();    /* ... and every warp is done with K */
         if (kt + 1 < nkt) {
-            load_tile<T, D, G::KS>(Ks, Kh, k0 + BC, S);
+            load_tile<T, D, G::KS>(Ks, Kh, k0 + BC, SKV);
             cp_async_commit();
         }
         pv_tile<KIND, D>(o, s, Vs, lane);
@@ -342,6 +347,7 @@ __global__ void __launch_bounds__(NT)
     l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
     l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
     const float inv0 = 1.0f / l0, inv1 = 1.0f / l1;
+    const int qi0 = kl0 - (SKV - S), qi1 = qi0 + 8;
     T *Oh = O + hoff;
 #pragma unroll
     for (int i = 0; i < D / 8; i++) {
@@ -375,7 +381,8 @@ __global__ void __launch_bounds__(NT)
 template <int KIND, int D>
 __global__ void __launch_bounds__(NT, 1)
     qk_softmax_kernel(const typename Kind<KIND>::T *__restrict__ Q, const typename Kind<KIND>::T *__restrict__ K,
-                      typename Kind<KIND>::T *__restrict__ P, int S, int ntiles, float sl2, int causal)
+                      typename Kind<KIND>::T *__restrict__ P, int S, int SKV, int group, int ntiles, float sl2,
+                      int causal)
 {
     typedef typename Kind<KIND>::T T;
     typedef Geo<KIND, D> G;
@@ -388,17 +395,17 @@ __global__ void __launch_bounds__(NT, 1)
     fck_attn_block(blockIdx.x, (uint32_t)ntiles, &head, &qt);
     const int q0 = (int)qt * BR;
     const size_t hoff = (size_t)head * (size_t)S * D;
-    const T *Qh = Q + hoff, *Kh = K + hoff;
-    T *Ph = P + (size_t)head * (size_t)S * (size_t)S;
+    const T *Qh = Q + hoff, *Kh = K + (size_t)fck_attn_kv_head(head, (uint32_t)group) * (size_t)SKV * D;
+    T *Ph = P + (size_t)head * (size_t)S * (size_t)SKV;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int r0 = warp * 16, qi0 = q0 + r0 + g, qi1 = qi0 + 8;
-    const int nkt_all = (S + BC - 1) / BC;
-    const int nkt = causal ? min(nkt_all, (q0 + BR - 1) / BC + 1) : nkt_all;
+    const int r0 = warp * 16, klo = fck_attn_last_key(q0, S, SKV), kl0 = klo + r0 + g;
+    const int nkt_all = fck_attn_key_tiles(0, 1, BC, 1, SKV, 0);
+    const int nkt = fck_attn_key_tiles(q0, BR, BC, S, SKV, causal);
     T *st = Stage + warp * 16 * G::OS;
 
     load_tile<T, D, G::QS>(Qs, Qh, q0, S);
     cp_async_commit();
-    load_tile<T, D, G::KS>(Kb0, Kh, 0, S);
+    load_tile<T, D, G::KS>(Kb0, Kh, 0, SKV);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
@@ -412,14 +419,14 @@ __global__ void __launch_bounds__(NT, 1)
     for (int kt = 0; kt < nkt; kt++) {
         const int k0 = kt * BC;
         if (kt + 1 < nkt) {
-            load_tile<T, D, G::KS>(Kb0 + ((kt + 1) & 1) * (BC * G::KS), Kh, k0 + BC, S);
+            load_tile<T, D, G::KS>(Kb0 + ((kt + 1) & 1) * (BC * G::KS), Kh, k0 + BC, SKV);
             cp_async_commit();
         }
         float s[8][4];
         qk_tile<KIND, D, QF>(s, qf, Qs, Kb0 + (kt & 1) * (BC * G::KS), r0, lane);
-        const bool need_mask = k0 + BC > S || (causal && k0 + BC - 1 > q0);
+        const bool need_mask = fck_attn_tile_needs_mask(k0, BC, SKV, causal, klo);
         float mx0, mx1, al0, al1;
-        scale_mask(s, sl2, need_mask, k0, S, causal, qi0, qi1, t, mx0, mx1);
+        scale_mask(s, sl2, need_mask, k0, SKV, causal, kl0, kl0 + 8, t, mx0, mx1);
         online_softmax(s, mx0, mx1, m0, m1, l0, l1, al0, al1);
         cp_async_wait<0>();
         __syncthreads();
@@ -432,24 +439,24 @@ __global__ void __launch_bounds__(NT, 1)
     const float b0 = m0 == -INFINITY ? 0.0f : m0, b1 = m1 == -INFINITY ? 0.0f : m1;
 
     /* sweep 2: P, tile by tile */
-    load_tile<T, D, G::KS>(Kb0, Kh, 0, S);
+    load_tile<T, D, G::KS>(Kb0, Kh, 0, SKV);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
     constexpr int EPC = 16 / sizeof(T);
-    const bool vec = ((size_t)S * sizeof(T)) % 16 == 0;
+    const bool vec = ((size_t)SKV * sizeof(T)) % 16 == 0;
     for (int kt = 0; kt < nkt_all; kt++) {
         const int k0 = kt * BC;
         float s[8][4];
         if (kt < nkt) {
             if (kt + 1 < nkt) {
-                load_tile<T, D, G::KS>(Kb0 + ((kt + 1) & 1) * (BC * G::KS), Kh, k0 + BC, S);
+                load_tile<T, D, G::KS>(Kb0 + ((kt + 1) & 1) * (BC * G::KS), Kh, k0 + BC, SKV);
                 cp_async_commit();
             }
             qk_tile<KIND, D, QF>(s, qf, Qs, Kb0 + (kt & 1) * (BC * G::KS), r0, lane);
-            const bool need_mask = k0 + BC > S || (causal && k0 + BC - 1 > q0);
+            const bool need_mask = fck_attn_tile_needs_mask(k0, BC, SKV, causal, klo);
             float mx0, mx1;
-            scale_mask(s, sl2, need_mask, k0, S, causal, qi0, qi1, t, mx0, mx1);
+            scale_mask(s, sl2, need_mask, k0, SKV, causal, kl0, kl0 + 8, t, mx0, mx1);
 #pragma unroll
             for (int nt = 0; nt < 8; nt++) {
                 s[nt][0] = exp2f(s[nt][0] - b0) * inv0;
@@ -457,7 +464,7 @@ __global__ void __launch_bounds__(NT, 1)
                 s[nt][2] = exp2f(s[nt][2] - b1) * inv1;
                 s[nt][3] = exp2f(s[nt][3] - b1) * inv1;
             }
-        } else { /* wholly above the diagonal */
+        } else { /* wholly past the rows' last keys */
 #pragma unroll
             for (int nt = 0; nt < 8; nt++) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
         }
@@ -487,13 +494,14 @@ __global__ void __launch_bounds__(NT, 1)
                 for (int i = 0; i < 16 * CPR / 32; i++) {
                     const int c = lane + i * 32, rr = c / CPR, ch = c - rr * CPR;
                     const int gi = q0 + r0 + rr, gj = kc + ch * EPC;
-                    if (gi < S && gj < S) fck::st16(Ph + (size_t)gi * S + gj, fck::ld16(st + rr * G::OS + ch * EPC));
+                    if (gi < S && gj < SKV)
+                        fck::st16(Ph + (size_t)gi * SKV + gj, fck::ld16(st + rr * G::OS + ch * EPC));
                 }
             } else {
                 for (int c = lane; c < 16 * G::SC; c += 32) {
                     const int rr = c / G::SC, cc = c - rr * G::SC;
                     const int gi = q0 + r0 + rr, gj = kc + cc;
-                    if (gi < S && gj < S) Ph[(size_t)gi * S + gj] = st[rr * G::OS + cc];
+                    if (gi < S && gj < SKV) Ph[(size_t)gi * SKV + gj] = st[rr * G::OS + cc];
                 }
             }
             __syncwarp();
@@ -508,7 +516,7 @@ __global__ void __launch_bounds__(NT, 1)
 /* ---------------------------------------------------------------- launchers */
 
 template <int KIND, int D>
-cudaError_t launch_flash(const void *q, const void *k, const void *v, void *o, int bh, int s, int causal,
+cudaError_t launch_flash(const void *q, const void *k, const void *v, void *o, const fck_attn_shape &sh,
                          cudaStream_t stream)
 {
     typedef typename Kind<KIND>::T T;
@@ -520,18 +528,18 @@ cudaError_t launch_flash(const void *q, const void *k, const void *v, void *o, i
         if (e != cudaSuccess) return e;
         configured = true;
     }
-    const long long blocks = fck_attn_grid_blocks(bh, s, BR);
+    const long long blocks = fck_attn_grid_blocks(sh.bh, sh.s, BR);
     if (blocks < 0) return cudaErrorInvalidValue;
     const float sl2 = LOG2E / sqrtf((float)D);
     flash_kernel<KIND, D>
         <<<(unsigned)blocks, NT, G::flash_smem, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
-                                                          static_cast<const T *>(v), static_cast<T *>(o), s,
-                                                          (s + BR - 1) / BR, sl2, causal);
+                                                          static_cast<const T *>(v), static_cast<T *>(o), sh.s, sh.skv,
+                                                          sh.group, (sh.s + BR - 1) / BR, sl2, sh.causal);
     return cudaGetLastError();
 }
 
 template <int KIND, int D>
-cudaError_t launch_qks(const void *q, const void *k, void *p, int bh, int s, int causal, cudaStream_t stream)
+cudaError_t launch_qks(const void *q, const void *k, void *p, const fck_attn_shape &sh, cudaStream_t stream)
 {
     typedef typename Kind<KIND>::T T;
     typedef Geo<KIND, D> G;
@@ -542,12 +550,13 @@ cudaError_t launch_qks(const void *q, const void *k, void *p, int bh, int s, int
         if (e != cudaSuccess) return e;
         configured = true;
     }
-    const long long blocks = fck_attn_grid_blocks(bh, s, BR);
+    const long long blocks = fck_attn_grid_blocks(sh.bh, sh.s, BR);
     if (blocks < 0) return cudaErrorInvalidValue;
     const float sl2 = LOG2E / sqrtf((float)D);
     qk_softmax_kernel<KIND, D>
         <<<(unsigned)blocks, NT, G::qks_smem, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
-                                                        static_cast<T *>(p), s, (s + BR - 1) / BR, sl2, causal);
+                                                        static_cast<T *>(p), sh.s, sh.skv, sh.group,
+                                                        (sh.s + BR - 1) / BR, sl2, sh.causal);
     return cudaGetLastError();
 }
 
@@ -598,51 +607,58 @@ extern "C" int fck_attention_kernel_parse(const char *name)
     case FCK_FP16: return d == 64 ? FN<FCK_FP16, 64>(__VA_ARGS__) : FN<FCK_FP16, 128>(__VA_ARGS__); \
     }
 
-static bool fck_attn_args_ok(fck_attn_kernel kernel, fck_dtype dt, int bh, int s, int d)
+static bool fck_attn_args_ok(fck_attn_kernel kernel, fck_dtype dt, int d)
 {
-    return (unsigned)kernel < FCK_ATTN_NKERNELS && (unsigned)dt <= FCK_FP16 && fck_attention_supports(d) && bh >= 1 &&
-           s >= 1;
+    return (unsigned)kernel < FCK_ATTN_NKERNELS && (unsigned)dt <= FCK_FP16 && fck_attention_supports(d);
+}
+
+/* bh a multiple of group; causal needs skv >= s (else the first queries see no key) */
+static bool fck_attn_shape_ok(const fck_attn_shape &sh)
+{
+    return sh.bh >= 1 && sh.s >= 1 && sh.skv >= 1 && sh.group >= 1 && sh.bh % sh.group == 0 &&
+           (!sh.causal || sh.skv >= sh.s);
 }
 
 extern "C" cudaError_t fck_flash_attention_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k,
-                                             const void *v, void *o, int bh, int s, int d, int causal,
-                                             cudaStream_t stream)
+                                             const void *v, void *o, fck_attn_shape sh, cudaStream_t stream)
 {
-    if (!fck_attn_args_ok(kernel, dt, bh, s, d)) return cudaErrorInvalidValue;
-    if (kernel == FCK_ATTN_FLASH2) return fck::flash2_attention(dt, q, k, v, o, bh, s, d, causal, stream);
-    FCK_DISPATCH(launch_flash, q, k, v, o, bh, s, causal, stream)
+    const int d = sh.d;
+    if (!fck_attn_args_ok(kernel, dt, d) || !fck_attn_shape_ok(sh)) return cudaErrorInvalidValue;
+    if (kernel == FCK_ATTN_FLASH2) return fck::flash2_attention(dt, q, k, v, o, sh, stream);
+    FCK_DISPATCH(launch_flash, q, k, v, o, sh, stream)
     return cudaErrorInvalidValue;
 }
 
 extern "C" cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, void *p,
-                                        int bh, int s, int d, int causal, cudaStream_t stream)
+                                        fck_attn_shape sh, cudaStream_t stream)
 {
-    if (!fck_attn_args_ok(kernel, dt, bh, s, d)) return cudaErrorInvalidValue;
-    if (kernel == FCK_ATTN_FLASH2) return fck::flash2_qk_softmax(dt, q, k, p, bh, s, d, causal, stream);
-    FCK_DISPATCH(launch_qks, q, k, p, bh, s, causal, stream)
+    const int d = sh.d;
+    if (!fck_attn_args_ok(kernel, dt, d) || !fck_attn_shape_ok(sh)) return cudaErrorInvalidValue;
+    if (kernel == FCK_ATTN_FLASH2) return fck::flash2_qk_softmax(dt, q, k, p, sh, stream);
+    FCK_DISPATCH(launch_qks, q, k, p, sh, stream)
     return cudaErrorInvalidValue;
 }
 
 extern "C" int fck_attention_resources_v(fck_attn_kernel kernel, fck_dtype dt, int d, int qk_softmax, char *buf,
                                          size_t n)
 {
-    if (!fck_attn_args_ok(kernel, dt, 1, 1, d))
+    if (!fck_attn_args_ok(kernel, dt, d))
         return snprintf(buf, n, "kernel %d, dtype %d, d=%d unsupported", (int)kernel, (int)dt, d);
     if (kernel == FCK_ATTN_FLASH2) return fck::flash2_resources(dt, d, qk_softmax, buf, n);
     FCK_DISPATCH(resources, qk_softmax, buf, n)
     return snprintf(buf, n, "unknown dtype");
 }
 
-extern "C" cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh,
-                                           int s, int d, int causal, cudaStream_t stream)
+extern "C" cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o,
+                                           fck_attn_shape sh, cudaStream_t stream)
 {
-    return fck_flash_attention_v(FCK_ATTN_REFERENCE, dt, q, k, v, o, bh, s, d, causal, stream);
+    return fck_flash_attention_v(FCK_ATTN_REFERENCE, dt, q, k, v, o, sh, stream);
 }
 
-extern "C" cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d,
-                                      int causal, cudaStream_t stream)
+extern "C" cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, fck_attn_shape sh,
+                                      cudaStream_t stream)
 {
-    return fck_qk_softmax_v(FCK_ATTN_REFERENCE, dt, q, k, p, bh, s, d, causal, stream);
+    return fck_qk_softmax_v(FCK_ATTN_REFERENCE, dt, q, k, p, sh, stream);
 }
 
 extern "C" int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n)

@@ -158,9 +158,9 @@ __device__ __forceinline__ float quad_max(float v)
 
 /* ---------------------------------------------------------------- flash2 entry points
  * (flash2.cu; arguments already checked by the extern "C" launchers) */
-cudaError_t flash2_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh, int s, int d,
-                             int causal, cudaStream_t stream);
-cudaError_t flash2_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d, int causal,
+cudaError_t flash2_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o,
+                             const fck_attn_shape &sh, cudaStream_t stream);
+cudaError_t flash2_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, const fck_attn_shape &sh,
                               cudaStream_t stream);
 int flash2_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
 

@@ -27,8 +27,9 @@ enum Op { OP_BIAS, OP_ADD, OP_RELU, OP_GELU, OP_SCALE, OP_SCALE_MASK };
 struct EwArgs {
     const void *x, *b; /* b: bias [cols] or residual [n] */
     void *y;
-    size_t n, cols; /* cols: bias length, or s for the scale/mask ops */
+    size_t n, cols; /* cols: bias length, or skv for the scale/mask ops */
     float scale;
+    size_t s, koff; /* the causal mask: queries per head, and skv − s (query i's last key is i + koff) */
 };
 
 __device__ __forceinline__ float gelu_tanh(float x)
@@ -39,7 +40,8 @@ __device__ __forceinline__ float gelu_tanh(float x)
 }
 
 /* The op on one element of value v; w is the second operand (bias, residual) where
- * there is one; for the causal mask, j is the key index and i the query index. */
+ * there is one; for the causal mask, j is the key index and i the query's last key (its
+ * index + skv − s). */
 template <int OP>
 __device__ __forceinline__ float apply(float v, float w, float scale, size_t j, size_t i)
 {
@@ -85,10 +87,10 @@ __global__ void __launch_bounds__(kThreads) ew_kernel(EwArgs a)
             if (small) { /* 32-bit division: a fraction of the 64-bit one's cost */
                 uint32_t q = (uint32_t)base / (uint32_t)a.cols;
                 col = (uint32_t)base - q * (uint32_t)a.cols;
-                if (OP == OP_SCALE_MASK) row = q % (uint32_t)a.cols;
+                if (OP == OP_SCALE_MASK) row = q % (uint32_t)a.s;
             } else {
                 col = base % a.cols;
-                if (OP == OP_SCALE_MASK) row = (base / a.cols) % a.cols;
+                if (OP == OP_SCALE_MASK) row = (base / a.cols) % a.s;
             }
         }
         if (OP == OP_ADD) fck::unpack<T>(bv[u], ws);
@@ -106,10 +108,10 @@ __global__ void __launch_bounds__(kThreads) ew_kernel(EwArgs a)
         }
 #pragma unroll
         for (int j = 0; j < V; j++) {
-            xs[j] = apply<OP>(xs[j], (OP == OP_BIAS || OP == OP_ADD) ? ws[j] : 0.0f, a.scale, col, row);
+            xs[j] = apply<OP>(xs[j], (OP == OP_BIAS || OP == OP_ADD) ? ws[j] : 0.0f, a.scale, col, row + a.koff);
             if (OP == OP_SCALE_MASK && ++col == a.cols) {
                 col = 0;
-                if (++row == a.cols) row = 0;
+                if (++row == a.s) row = 0;
             }
         }
         fck::st16(y + base, fck::pack<T>(xs));
@@ -119,7 +121,7 @@ __global__ void __launch_bounds__(kThreads) ew_kernel(EwArgs a)
     if (ti < a.n) {
         float v = fck::to_f(x[ti]), w = 0;
         size_t col = (OP == OP_BIAS || OP == OP_SCALE_MASK) ? ti % a.cols : 0;
-        size_t row = OP == OP_SCALE_MASK ? (ti / a.cols) % a.cols : 0;
+        size_t row = OP == OP_SCALE_MASK ? (ti / a.cols) % a.s + a.koff : 0;
         if (OP == OP_ADD) w = fck::to_f(b[ti]);
         if (OP == OP_BIAS) w = fck::to_f(b[col]);
         y[ti] = fck::from_f<T>(apply<OP>(v, w, a.scale, col, row));
@@ -501,33 +503,34 @@ extern "C" cudaError_t fck_bias(fck_dtype dt, const void *x, const void *b, void
                                 cudaStream_t stream)
 {
     if (cols == 0) return cudaSuccess;
-    EwArgs a = {x, b, y, rows * cols, cols, 1.0f};
+    EwArgs a = {x, b, y, rows * cols, cols, 1.0f, 0, 0};
     return dispatch_ew<OP_BIAS>(dt, a, stream);
 }
 
 extern "C" cudaError_t fck_add(fck_dtype dt, const void *x, const void *r, void *y, size_t n, cudaStream_t stream)
 {
-    EwArgs a = {x, r, y, n, 1, 1.0f};
+    EwArgs a = {x, r, y, n, 1, 1.0f, 0, 0};
     return dispatch_ew<OP_ADD>(dt, a, stream);
 }
 
 extern "C" cudaError_t fck_relu(fck_dtype dt, const void *x, void *y, size_t n, cudaStream_t stream)
 {
-    EwArgs a = {x, nullptr, y, n, 1, 1.0f};
+    EwArgs a = {x, nullptr, y, n, 1, 1.0f, 0, 0};
     return dispatch_ew<OP_RELU>(dt, a, stream);
 }
 
 extern "C" cudaError_t fck_gelu_tanh(fck_dtype dt, const void *x, void *y, size_t n, cudaStream_t stream)
 {
-    EwArgs a = {x, nullptr, y, n, 1, 1.0f};
+    EwArgs a = {x, nullptr, y, n, 1, 1.0f, 0, 0};
     return dispatch_ew<OP_GELU>(dt, a, stream);
 }
 
-extern "C" cudaError_t fck_scale_mask(fck_dtype dt, const void *x, void *y, size_t bh, size_t s, float scale,
-                                      int causal, cudaStream_t stream)
+extern "C" cudaError_t fck_scale_mask(fck_dtype dt, const void *x, void *y, size_t bh, size_t s, size_t skv,
+                                      float scale, int causal, cudaStream_t stream)
 {
-    if (s == 0) return cudaSuccess;
-    EwArgs a = {x, nullptr, y, bh * s * s, s, scale};
+    if (s == 0 || skv == 0) return cudaSuccess;
+    if (causal && skv < s) return cudaErrorInvalidValue;
+    EwArgs a = {x, nullptr, y, bh * s * skv, skv, scale, s, skv - s};
     return causal ? dispatch_ew<OP_SCALE_MASK>(dt, a, stream) : dispatch_ew<OP_SCALE>(dt, a, stream);
 }
 

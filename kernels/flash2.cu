@@ -1,7 +1,8 @@
 /* flash2.cu — FlashAttention-2-class kernels: flash attention (O = softmax(Q·Kᵀ/√d)·V) and
  * the fused QKᵀ + softmax that writes P, on 128-query blocks.
  *
- * Shapes: Q, K, V, O [bh, s, d], P [bh, s, s], row-major, d = 64 or 128.
+ * Shapes: Q, O [bh, s, d], K, V [bh/group, skv, d], P [bh, s, skv], row-major, d = 64 or
+ * 128; query head n reads key/value head n / group (grouped-query attention).
  *
  * Grid: 1-D, bh·ceil(s/128) blocks of 128 threads; fck_attn_block maps a block to its
  * head and query tile, query tile fastest (the blocks in flight share a few heads' K/V
@@ -38,9 +39,10 @@
  * over its own, no longer needed, rows of Q (fp32 qk_softmax, which reads Q to the end:
  * a staging area of its own), then writes them with 16-byte stores, whole rows per warp.
  *
- * Causal: only the key tiles up to the block's last query are visited
- * (fck_attn_key_tiles), a warp whose rows all precede a tile skips it, and only tiles that
- * cross the diagonal or the end of the sequence are masked.
+ * Causal: query i sees keys j <= i + skv − s (its last key, fck_attn_last_key); only the
+ * key tiles up to the block's last query's last key are visited (fck_attn_key_tiles), a
+ * warp whose rows' last keys all precede a tile skips it, and only tiles that cross the
+ * diagonal or the end of the keys are masked.
  *
  * Napkin math (bf16, b=4, h=16, s=4096, d=128, non-causal): 4·b·h·s²·d = 549.8 GFLOP.
  * HBM: Q, K, V read once (K and V of a head stay in L2 while its 32 query tiles run)
@@ -221,24 +223,25 @@ __device__ __forceinline__ void qk_tile(float (&s)[2][F2<KIND, D, QKS>::NTS][4],
 
 /* ---------------------------------------------------------------- softmax
  * Masks the tile (when need_mask) and takes each row's max over the row's four lanes:
- * mx[mi][h] for rows 16mi + g + 8h of the warp (query q = qw + that row). */
+ * mx[mi][h] for rows 16mi + g + 8h of the warp (query q = qw + that row, whose last key
+ * is klw + that row: klw is the last key of the warp's first row). */
 template <int NTS, bool PERM>
-__device__ __forceinline__ void mask_max(float (&s)[2][NTS][4], float (&mx)[2][2], bool need_mask, int k0, int qw,
-                                         int S, int causal, int lane)
+__device__ __forceinline__ void mask_max(float (&s)[2][NTS][4], float (&mx)[2][2], bool need_mask, int k0, int klw,
+                                         int SKV, int causal, int lane)
 {
     const int g = fck_lane_g(lane);
 #pragma unroll
     for (int mi = 0; mi < 2; mi++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const int qi = qw + 16 * mi + g + 8 * h;
+            const int kl = klw + 16 * mi + g + 8 * h;
             float m = -INFINITY;
 #pragma unroll
             for (int nt = 0; nt < NTS; nt++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
                     float v = s[mi][nt][2 * h + e];
-                    if (need_mask && fck_attn_masked(k0 + 8 * nt + fck_c_key(lane, 2 * h + e, PERM), qi, S, causal))
+                    if (need_mask && fck_attn_masked(k0 + 8 * nt + fck_c_key(lane, 2 * h + e, PERM), kl, SKV, causal))
                         v = -INFINITY;
                     s[mi][nt][2 * h + e] = v;
                     m = fmaxf(m, v);
@@ -337,8 +340,8 @@ __device__ __forceinline__ void pv_tile(float (&o)[2][D / 8][4], const float (&s
 template <int KIND, int D>
 __global__ void __launch_bounds__(F2<KIND, D, false>::NT)
     flash2_kernel(const typename Kind<KIND>::T *__restrict__ Q, const typename Kind<KIND>::T *__restrict__ K,
-                  const typename Kind<KIND>::T *__restrict__ V, typename Kind<KIND>::T *__restrict__ O, int S,
-                  int ntiles, float sl2, int causal)
+                  const typename Kind<KIND>::T *__restrict__ V, typename Kind<KIND>::T *__restrict__ O, int S, int SKV,
+                  int group, int ntiles, float sl2, int causal)
 {
     typedef F2<KIND, D, false> C;
     typedef typename C::T T;
@@ -351,14 +354,16 @@ __global__ void __launch_bounds__(F2<KIND, D, false>::NT)
     fck_attn_block(blockIdx.x, (uint32_t)ntiles, &head, &qt);
     const int q0 = (int)qt * C::BR;
     const size_t hoff = (size_t)head * (size_t)S * D;
-    const T *Qh = Q + hoff, *Kh = K + hoff, *Vh = V + hoff;
+    const size_t kvoff = (size_t)fck_attn_kv_head(head, (uint32_t)group) * (size_t)SKV * D;
+    const T *Qh = Q + hoff, *Kh = K + kvoff, *Vh = V + kvoff;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
     const int r0 = 32 * warp, qw = q0 + r0; /* the warp's first row: in the block, in the head */
-    const int nkt = fck_attn_key_tiles(q0, C::BR, C::BC, S, causal);
+    const int klw = fck_attn_last_key(qw, S, SKV);
+    const int nkt = fck_attn_key_tiles(q0, C::BR, C::BC, S, SKV, causal);
 
     load_tile<T, D, C::BR, C::MQ, C::NT>(Qs, Qh, q0, S, tid);
-    load_tile<T, D, C::BC, C::MQ, C::NT>(Ks, Kh, 0, S, tid);
-    load_tile<T, D, C::BC, C::MV, C::NT>(Vs, Vh, 0, S, tid);
+    load_tile<T, D, C::BC, C::MQ, C::NT>(Ks, Kh, 0, SKV, tid);
+    load_tile<T, D, C::BC, C::MV, C::NT>(Vs, Vh, 0, SKV, tid);
     cp_async_commit();
     if constexpr (C::PREP_Q) {
         cp_async_wait<0>();
@@ -377,16 +382,17 @@ __global__ void __launch_bounds__(F2<KIND, D, false>::NT)
         __syncthreads();    /* ... everyone's; and every warp is done with tile kt - 1 */
         if (kt + 1 < nkt) {
             const int nb = (kt + 1) & 1;
-            load_tile<T, D, C::BC, C::MQ, C::NT>(Ks + nb * C::KV_ELEMS, Kh, (kt + 1) * C::BC, S, tid);
-            load_tile<T, D, C::BC, C::MV, C::NT>(Vs + nb * C::KV_ELEMS, Vh, (kt + 1) * C::BC, S, tid);
+            load_tile<T, D, C::BC, C::MQ, C::NT>(Ks + nb * C::KV_ELEMS, Kh, (kt + 1) * C::BC, SKV, tid);
+            load_tile<T, D, C::BC, C::MV, C::NT>(Vs + nb * C::KV_ELEMS, Vh, (kt + 1) * C::BC, SKV, tid);
             cp_async_commit();
         }
         const int k0 = kt * C::BC;
-        if (fck_attn_tile_all_masked(k0, causal, qw + 31)) continue; /* warp-uniform */
+        if (fck_attn_tile_all_masked(k0, causal, klw + 31)) continue; /* warp-uniform */
         const T *Kb = Ks + (kt & 1) * C::KV_ELEMS, *Vb = Vs + (kt & 1) * C::KV_ELEMS;
         float s[2][C::NTS][4], mx[2][2], alpha[2][2];
         qk_tile<KIND, D, false, false>(s, nullptr, Qs, Qsm, Kb, r0, lane);
-        mask_max<C::NTS, C::PERM>(s, mx, fck_attn_tile_needs_mask(k0, C::BC, S, causal, qw), k0, qw, S, causal, lane);
+        mask_max<C::NTS, C::PERM>(s, mx, fck_attn_tile_needs_mask(k0, C::BC, SKV, causal, klw), k0, klw, SKV, causal,
+                                  lane);
         online_softmax<C::NTS>(s, mx, m, l, alpha, sl2);
         /* alpha is exactly 1 where a row's max did not grow; most tiles after the first
          * few rescale nothing, and the warp skips the D/2 multiplies */
@@ -443,13 +449,14 @@ __global__ void __launch_bounds__(F2<KIND, D, false>::NT)
 /* ---------------------------------------------------------------- QKᵀ + softmax
  * One loop of nkt + nall iterations: sweep 1 over the nkt key tiles that hold unmasked
  * keys (row max and sum), then sweep 2 over all nall key tiles of the row, recomputing
- * and writing P = exp2(s·sl2 − m·sl2)/l (zeros above the diagonal, written without
+ * and writing P = exp2(s·sl2 − m·sl2)/l (zeros past the rows' last keys, written without
  * compute). K tiles alternate between two buffers across both sweeps, so the first tile
  * of sweep 2 loads while the last of sweep 1 is computed. */
 template <int KIND, int D>
 __global__ void __launch_bounds__(F2<KIND, D, true>::NT)
     flash2_qks_kernel(const typename Kind<KIND>::T *__restrict__ Q, const typename Kind<KIND>::T *__restrict__ K,
-                      typename Kind<KIND>::T *__restrict__ P, int S, int ntiles, float sl2, int causal)
+                      typename Kind<KIND>::T *__restrict__ P, int S, int SKV, int group, int ntiles, float sl2,
+                      int causal)
 {
     typedef F2<KIND, D, true> C;
     typedef typename C::T T;
@@ -461,16 +468,17 @@ __global__ void __launch_bounds__(F2<KIND, D, true>::NT)
     fck_attn_block(blockIdx.x, (uint32_t)ntiles, &head, &qt);
     const int q0 = (int)qt * C::BR;
     const size_t hoff = (size_t)head * (size_t)S * D;
-    const T *Qh = Q + hoff, *Kh = K + hoff;
-    T *Ph = P + (size_t)head * (size_t)S * (size_t)S;
+    const T *Qh = Q + hoff, *Kh = K + (size_t)fck_attn_kv_head(head, (uint32_t)group) * (size_t)SKV * D;
+    T *Ph = P + (size_t)head * (size_t)S * (size_t)SKV;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = fck_lane_g(lane);
-    const int r0 = 32 * warp, qw = q0 + r0;
-    const int nkt = fck_attn_key_tiles(q0, C::BR, C::BC, S, causal), nall = fck_attn_key_tiles(0, 1, C::BC, S, 0);
+    const int r0 = 32 * warp, qw = q0 + r0, klw = fck_attn_last_key(qw, S, SKV);
+    const int nkt = fck_attn_key_tiles(q0, C::BR, C::BC, S, SKV, causal);
+    const int nall = fck_attn_key_tiles(0, 1, C::BC, 1, SKV, 0);
     /* the warp's P staging: over its own rows of Q (16-bit kinds: Q then lives in qf) */
     T *st = C::HALF ? Qs + r0 * D : Qs + C::OFF_V + r0 * C::BC;
 
     load_tile<T, D, C::BR, C::MQ, C::NT>(Qs, Qh, q0, S, tid);
-    load_tile<T, D, C::BC, C::MQ, C::NT>(Ks, Kh, 0, S, tid);
+    load_tile<T, D, C::BC, C::MQ, C::NT>(Ks, Kh, 0, SKV, tid);
     cp_async_commit();
     if constexpr (C::PREP_Q) {
         cp_async_wait<0>();
@@ -480,7 +488,7 @@ __global__ void __launch_bounds__(F2<KIND, D, true>::NT)
     uint32_t qf[2][D / 16][4];
     float m[2][2] = {{-INFINITY, -INFINITY}, {-INFINITY, -INFINITY}}, l[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
     float nb[2][2], inv[2][2];
-    const bool vec = ((size_t)S * sizeof(T)) % 16 == 0;
+    const bool vec = ((size_t)SKV * sizeof(T)) % 16 == 0;
 
     for (int it = 0; it < nkt + nall; it++) {
         const bool sweep2 = it >= nkt;
@@ -491,7 +499,7 @@ __global__ void __launch_bounds__(F2<KIND, D, true>::NT)
             __syncthreads();
             const int nit = it + 1, nkt2 = nit < nkt ? nit : nit - nkt;
             if (nit < nkt + nall && nkt2 < nkt) {
-                load_tile<T, D, C::BC, C::MQ, C::NT>(Ks + (nit & 1) * C::KV_ELEMS, Kh, nkt2 * C::BC, S, tid);
+                load_tile<T, D, C::BC, C::MQ, C::NT>(Ks + (nit & 1) * C::KV_ELEMS, Kh, nkt2 * C::BC, SKV, tid);
                 cp_async_commit();
             }
         }
@@ -517,12 +525,12 @@ __global__ void __launch_bounds__(F2<KIND, D, true>::NT)
                     nb[mi][h] = m[mi][h] == -INFINITY ? 0.0f : -m[mi][h] * sl2;
                 }
         }
-        const bool skip = !computes || fck_attn_tile_all_masked(k0, causal, qw + 31); /* warp-uniform */
+        const bool skip = !computes || fck_attn_tile_all_masked(k0, causal, klw + 31); /* warp-uniform */
         float s[2][C::NTS][4], mx[2][2];
         if (!skip) {
             qk_tile<KIND, D, true, C::HALF>(s, qf, Qs, nullptr, Ks + (it & 1) * C::KV_ELEMS, r0, lane);
-            mask_max<C::NTS, C::PERM>(s, mx, fck_attn_tile_needs_mask(k0, C::BC, S, causal, qw), k0, qw, S, causal,
-                                      lane);
+            mask_max<C::NTS, C::PERM>(s, mx, fck_attn_tile_needs_mask(k0, C::BC, SKV, causal, klw), k0, klw, SKV,
+                                      causal, lane);
         }
         if (!sweep2) {
             if (!skip) {
@@ -566,15 +574,15 @@ __global__ void __launch_bounds__(F2<KIND, D, true>::NT)
 #pragma unroll
             for (int i = 0; i < CPR; i++) {
                 const int c = lane + 32 * i, r = c / CPR, ch = c % CPR, gj = k0 + ch * C::EPC;
-                if (qw + r < S && gj < S)
-                    fck::st16(Ph + (size_t)(qw + r) * S + gj,
+                if (qw + r < S && gj < SKV)
+                    fck::st16(Ph + (size_t)(qw + r) * SKV + gj,
                               fck::ld16(st + fck_tile_off(r, ch * C::EPC, C::BC, C::EPC, C::MP)));
             }
         } else {
             for (int c = lane; c < 32 * C::BC; c += 32) {
                 const int r = c / C::BC, col = c % C::BC, gj = k0 + col;
-                if (qw + r < S && gj < S)
-                    Ph[(size_t)(qw + r) * S + gj] = st[fck_tile_off(r, col, C::BC, C::EPC, C::MP)];
+                if (qw + r < S && gj < SKV)
+                    Ph[(size_t)(qw + r) * SKV + gj] = st[fck_tile_off(r, col, C::BC, C::EPC, C::MP)];
             }
         }
     }
@@ -592,7 +600,7 @@ cudaError_t set_smem(F *kernel, size_t smem, bool &configured)
 }
 
 template <int KIND, int D>
-cudaError_t launch_flash2(const void *q, const void *k, const void *v, void *o, int bh, int s, int causal,
+cudaError_t launch_flash2(const void *q, const void *k, const void *v, void *o, const fck_attn_shape &sh,
                           cudaStream_t stream)
 {
     typedef F2<KIND, D, false> C;
@@ -600,29 +608,30 @@ cudaError_t launch_flash2(const void *q, const void *k, const void *v, void *o, 
     static bool configured = false;
     cudaError_t e = set_smem(flash2_kernel<KIND, D>, C::SMEM, configured);
     if (e != cudaSuccess) return e;
-    const long long blocks = fck_attn_grid_blocks(bh, s, C::BR);
+    const long long blocks = fck_attn_grid_blocks(sh.bh, sh.s, C::BR);
     if (blocks < 0) return cudaErrorInvalidValue;
     flash2_kernel<KIND, D>
         <<<(unsigned)blocks, C::NT, C::SMEM, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
-                                                       static_cast<const T *>(v), static_cast<T *>(o), s,
-                                                       (s + C::BR - 1) / C::BR, LOG2E / sqrtf((float)D), causal);
+                                                       static_cast<const T *>(v), static_cast<T *>(o), sh.s, sh.skv,
+                                                       sh.group, (sh.s + C::BR - 1) / C::BR, LOG2E / sqrtf((float)D),
+                                                       sh.causal);
     return cudaGetLastError();
 }
 
 template <int KIND, int D>
-cudaError_t launch_flash2_qks(const void *q, const void *k, void *p, int bh, int s, int causal, cudaStream_t stream)
+cudaError_t launch_flash2_qks(const void *q, const void *k, void *p, const fck_attn_shape &sh, cudaStream_t stream)
 {
     typedef F2<KIND, D, true> C;
     typedef typename C::T T;
     static bool configured = false;
     cudaError_t e = set_smem(flash2_qks_kernel<KIND, D>, C::SMEM, configured);
     if (e != cudaSuccess) return e;
-    const long long blocks = fck_attn_grid_blocks(bh, s, C::BR);
+    const long long blocks = fck_attn_grid_blocks(sh.bh, sh.s, C::BR);
     if (blocks < 0) return cudaErrorInvalidValue;
     flash2_qks_kernel<KIND, D>
         <<<(unsigned)blocks, C::NT, C::SMEM, stream>>>(static_cast<const T *>(q), static_cast<const T *>(k),
-                                                       static_cast<T *>(p), s, (s + C::BR - 1) / C::BR,
-                                                       LOG2E / sqrtf((float)D), causal);
+                                                       static_cast<T *>(p), sh.s, sh.skv, sh.group,
+                                                       (sh.s + C::BR - 1) / C::BR, LOG2E / sqrtf((float)D), sh.causal);
     return cudaGetLastError();
 }
 
@@ -658,17 +667,19 @@ int resources2(int qks, char *buf, size_t n)
     case FCK_FP16: return d == 64 ? FN<FCK_FP16, 64>(__VA_ARGS__) : FN<FCK_FP16, 128>(__VA_ARGS__); \
     }
 
-cudaError_t flash2_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh, int s, int d,
-                             int causal, cudaStream_t stream)
+cudaError_t flash2_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o,
+                             const fck_attn_shape &sh, cudaStream_t stream)
 {
-    FCK_F2_DISPATCH(launch_flash2, q, k, v, o, bh, s, causal, stream)
+    const int d = sh.d;
+    FCK_F2_DISPATCH(launch_flash2, q, k, v, o, sh, stream)
     return cudaErrorInvalidValue;
 }
 
-cudaError_t flash2_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d, int causal,
+cudaError_t flash2_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, const fck_attn_shape &sh,
                               cudaStream_t stream)
 {
-    FCK_F2_DISPATCH(launch_flash2_qks, q, k, p, bh, s, causal, stream)
+    const int d = sh.d;
+    FCK_F2_DISPATCH(launch_flash2_qks, q, k, p, sh, stream)
     return cudaErrorInvalidValue;
 }
 

@@ -35,9 +35,10 @@ cudaError_t fck_add(fck_dtype dt, const void *x, const void *r, void *y, size_t 
 cudaError_t fck_relu(fck_dtype dt, const void *x, void *y, size_t n, cudaStream_t stream);
 /* y = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))   [n] */
 cudaError_t fck_gelu_tanh(fck_dtype dt, const void *x, void *y, size_t n, cudaStream_t stream);
-/* S' = S·scale, and -inf where key j > query i when causal   S, S' [bh, s, s] */
-cudaError_t fck_scale_mask(fck_dtype dt, const void *x, void *y, size_t bh, size_t s, float scale, int causal,
-                           cudaStream_t stream);
+/* S' = S·scale, and -inf where key j > i + skv − s for query i when causal (needs
+ * skv >= s)   S, S' [bh, s, skv] */
+cudaError_t fck_scale_mask(fck_dtype dt, const void *x, void *y, size_t bh, size_t s, size_t skv, float scale,
+                           int causal, cudaStream_t stream);
 /* P = softmax(S) along rows (-inf entries give 0)   [rows, cols]. Each row is read once
  * and kept in registers (a warp per row up to 1024 columns (512 where a row is not a
  * whole number of 16-byte vectors), up to 1024 threads per row up to 32768 (16384));
@@ -78,9 +79,22 @@ cudaError_t fck_rmsnorm_rows(fck_dtype dt, const void *x, const void *r, const v
 cudaError_t fck_head_norm_rope(fck_dtype dt, const void *q, const void *gamma, const float *cs, float eps, void *y,
                                size_t m, size_t heads, size_t d, int norm, int rope, cudaStream_t stream);
 
+/* ---------------------------------------------------------------- gated unit
+ * gu [rows, 2n]: a gated unit's GEMM output, the gate g in columns 0..n-1 of each row and
+ * the up half u in n..2n-1; s, y [rows, n]. silu(x) = x/(1 + e^−x). 16-byte vectors
+ * where n is a whole number of them, scalars otherwise. */
+
+/* s = silu(g) */
+cudaError_t fck_glu_silu(fck_dtype dt, const void *gu, void *s, size_t rows, size_t n, cudaStream_t stream);
+/* y = s·u */
+cudaError_t fck_glu_mul(fck_dtype dt, const void *s, const void *gu, void *y, size_t rows, size_t n,
+                        cudaStream_t stream);
+/* y = silu(g)·u in one pass (act-and-mul) */
+cudaError_t fck_glu_act_mul(fck_dtype dt, const void *gu, void *y, size_t rows, size_t n, cudaStream_t stream);
+
 /* ---------------------------------------------------------------- attention
- * Q, K, V, O [bh, s, d]; P [bh, s, s]. Heads of dimension d = 64 or 128 (others:
- * cudaErrorInvalidValue; see fck_attention_supports). Tensor cores: mma.sync m16n8k16
+ * Q, O [bh, s, d]; K, V [bh/group, skv, d]; P [bh, s, skv] (fck_attn_shape). Heads of
+ * dimension d = 64 or 128 (others: cudaErrorInvalidValue; see fck_attention_supports). Tensor cores: mma.sync m16n8k16
  * (bf16, fp16) and m16n8k8 (tf32: operands rounded to tf32; fp32: three tf32 products
  * of the split operands, big·big + big·small + small·big, accurate to about fp32).
  * Grid: one block per (head, query tile), query tile fastest, in a 1-D grid of at most
@@ -94,6 +108,14 @@ cudaError_t fck_head_norm_rope(fck_dtype dt, const void *q, const void *gamma, c
  *                       barrier per key tile, swizzled shared memory, outputs staged
  *                       through shared memory and written in 16-byte stores. */
 typedef enum { FCK_ATTN_REFERENCE = 0, FCK_ATTN_FLASH2 = 1 } fck_attn_kernel;
+
+/* The problem: bh query heads of s queries; query head n reads key/value head n / group
+ * (grouped-query attention: the group = h/hkv query heads sharing one are adjacent; bh a
+ * multiple of group) of skv keys; causal: query i sees keys j <= i + skv − s, the queries
+ * aligned with the end of the keys (needs skv >= s). Others: cudaErrorInvalidValue. */
+typedef struct fck_attn_shape {
+    int bh, s, skv, group, d, causal;
+} fck_attn_shape;
 #define FCK_ATTN_NKERNELS 2
 
 /* "reference" or "flash2" (the name a record gives the kernel); NULL out of range. */
@@ -103,24 +125,23 @@ int fck_attention_kernel_parse(const char *name);
 /* Whether the attention kernels take head dimension d. */
 int fck_attention_supports(int d);
 
-/* O = softmax(Q·Kᵀ/√d)·V with an online softmax; the s x s matrix never leaves
+/* O = softmax(Q·Kᵀ/√d)·V with an online softmax; the s x skv matrix never leaves
  * registers. */
 cudaError_t fck_flash_attention_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, const void *v,
-                                  void *o, int bh, int s, int d, int causal, cudaStream_t stream);
+                                  void *o, fck_attn_shape sh, cudaStream_t stream);
 /* P = softmax(Q·Kᵀ/√d) in one kernel: a first sweep over the key tiles finds each
  * row's max and sum, a second recomputes the tiles and writes only P (0 where masked). */
-cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, void *p, int bh, int s,
-                             int d, int causal, cudaStream_t stream);
+cudaError_t fck_qk_softmax_v(fck_attn_kernel kernel, fck_dtype dt, const void *q, const void *k, void *p,
+                             fck_attn_shape sh, cudaStream_t stream);
 /* Tiling, registers, shared memory and blocks per SM of one kernel, for describe():
  * "flash2<bf16,d=128>: 128x32 tiles, 4 warps x 32 rows, 242 regs, 65536 B dynamic smem,
  * 0 B local, 2 blocks/SM" style text; returns its length (snprintf's). */
 int fck_attention_resources_v(fck_attn_kernel kernel, fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
 
 /* The same with FCK_ATTN_REFERENCE. */
-cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, int bh, int s,
-                                int d, int causal, cudaStream_t stream);
-cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, int bh, int s, int d, int causal,
-                           cudaStream_t stream);
+cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, fck_attn_shape sh,
+                                cudaStream_t stream);
+cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, fck_attn_shape sh, cudaStream_t stream);
 int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- utilities */

@@ -99,30 +99,41 @@ FCK_HD long long fck_attn_grid_blocks(long long bh, long long s, int br)
     return bh < 1 || s < 1 || n > 0x7fffffffLL ? -1 : n;
 }
 
-/* Key tiles (of bc keys) that a query tile [q0, q0 + br) must visit: every tile with a
- * key < s; under a causal mask only those with a key <= the tile's last real query. */
-FCK_HD int fck_attn_key_tiles(int q0, int br, int bc, int s, int causal)
+/* Grouped-query attention: query head n (of the flattened b·h) reads key/value head
+ * n / group, group = h/hkv (the query heads sharing a key/value head are adjacent). */
+FCK_HD uint32_t fck_attn_kv_head(uint32_t head, uint32_t group) { return head / group; }
+
+/* The causal mask aligns the s queries with the end of the skv keys: query qi sees keys
+ * j <= qi + skv − s, its "last key". The tile bounds below take last keys, not queries. */
+FCK_HD int fck_attn_last_key(int qi, int s, int skv) { return qi + (skv - s); }
+
+/* Key tiles (of bc keys) that a query tile [q0, q0 + br) of s queries must visit: every
+ * tile with a key < skv; under a causal mask only those with a key <= the last key of
+ * the tile's last real query. */
+FCK_HD int fck_attn_key_tiles(int q0, int br, int bc, int s, int skv, int causal)
 {
-    int all = (s + bc - 1) / bc;
+    int all = (skv + bc - 1) / bc;
     if (!causal) return all;
     int qlast = (q0 + br < s ? q0 + br : s) - 1;
-    int n = qlast / bc + 1;
+    int n = fck_attn_last_key(qlast, s, skv) / bc + 1;
     return n < all ? n : all;
 }
 
-/* Whether key kj is masked for query qi: past the sequence, or after the query (causal). */
-FCK_HD int fck_attn_masked(int kj, int qi, int s, int causal) { return kj >= s || (causal && kj > qi); }
+/* Whether key kj is masked for a query whose last key is klast: past the skv keys, or
+ * after klast (causal). */
+FCK_HD int fck_attn_masked(int kj, int klast, int skv, int causal) { return kj >= skv || (causal && kj > klast); }
 
-/* Whether any key of [k0, k0 + bc) is masked for some query in [qlo, ...): the tile
- * reaches past s, or (causal) past qlo. Tiles for which this is 0 skip the mask. */
-FCK_HD int fck_attn_tile_needs_mask(int k0, int bc, int s, int causal, int qlo)
+/* Whether any key of [k0, k0 + bc) is masked for some query whose last key is >= klo: the
+ * tile reaches past skv, or (causal) past klo. Tiles for which this is 0 skip the mask. */
+FCK_HD int fck_attn_tile_needs_mask(int k0, int bc, int skv, int causal, int klo)
 {
-    return k0 + bc > s || (causal && k0 + bc - 1 > qlo);
+    return k0 + bc > skv || (causal && k0 + bc - 1 > klo);
 }
 
-/* Whether every key of a tile starting at k0 is masked for every query <= qhi (causal):
- * the rows of a warp that ends at qhi contribute nothing and skip the tile. */
-FCK_HD int fck_attn_tile_all_masked(int k0, int causal, int qhi) { return causal && k0 > qhi; }
+/* Whether every key of a tile starting at k0 is masked for every query whose last key is
+ * <= khi (causal): the rows of a warp whose last row's last key is khi contribute
+ * nothing and skip the tile. */
+FCK_HD int fck_attn_tile_all_masked(int k0, int causal, int khi) { return causal && k0 > khi; }
 
 /* ================================================================ shared-memory layouts
  * A tile in shared memory is rows of 16-byte chunks, a multiple of 8 chunks (128 bytes)

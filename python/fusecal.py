@@ -37,7 +37,8 @@ __all__ = ["Answer", "Calibration", "canonical", "load", "predict"]
 # with their defaults (None: required). tests/cli_predict.sh checks them against
 # `fusecal list patterns --format json`.
 _FAMILY_PATTERNS = {
-    "linear": ("linear_bias", "linear_bias_relu", "linear_bias_gelu", "linear_residual_relu"),
+    "linear": ("linear_bias", "linear_bias_relu", "linear_bias_gelu", "linear_residual_relu", "linear_swiglu",
+               "gelu_linear"),
     "conv": ("conv_relu", "conv_bn", "conv_bn_relu", "dwconv_bn_relu", "conv_bn_add_relu"),
     "attention": ("qk_scale", "qk_softmax", "attention"),
     "norm": ("add_layernorm", "add_rmsnorm", "qk_norm_rope"),
@@ -47,7 +48,7 @@ _FAMILY_DIMS = {
     "linear": [("m", None), ("k", None), ("n", None)],
     "conv": [("n", None), ("c", None), ("h", None), ("w", None), ("k", None), ("r", 3), ("s", 3),
              ("stride", 1), ("pad", 0), ("g", 1)],
-    "attention": [("b", None), ("h", None), ("s", None), ("d", None), ("causal", 0)],
+    "attention": [("b", None), ("h", None), ("hkv", "h"), ("s", None), ("skv", "s"), ("d", None), ("causal", 0)],
     "norm": [("m", None), ("n", None)],
 }
 DIMS = {pat: _FAMILY_DIMS[fam] for pat, fam in PATTERNS.items()}
@@ -63,10 +64,12 @@ def _shown(pattern, name, dims):
 
 
 def _default(pattern, name, given):
-    """A dim's default where it follows another dim (dwconv_bn_relu's g is c)."""
+    """A dim's default where it follows another dim (dwconv_bn_relu's g is c; attention's
+    hkv is h and skv is s, named as their default: pattern_attention.c's FC_DIM_FOLLOWS)."""
     if pattern == "dwconv_bn_relu" and name == "g":
         return given.get("c")
-    return dict(DIMS[pattern])[name]
+    default = dict(DIMS[pattern])[name]
+    return given.get(default) if isinstance(default, str) else default
 
 
 LAYOUT = {"conv": "nhwc"}  # families with a layout, and its default

@@ -3,8 +3,8 @@
  * family and every dtype the backend supports, both variants are checked against
  * the float64 reference:
  *
- *   - describe() names what ran, with no fallback, one kernel for the fused form and
- *     one per op (or more) for the unfused chain;
+ *   - describe() names what ran, with no fallback, one kernel for the fused form (two
+ *     at most for a gated unit) and one per op (or more) for the unfused chain;
  *   - NaN poison reaches the output (first and last element) and one run overwrites it;
  *   - the output is within the problem's tolerance (fc_problem_tolerance);
  *   - a second run gives the same output (within a tenth of the tolerance);
@@ -30,11 +30,13 @@ typedef struct fc_conf_opts {
     bool quick;             /* the shared list's short subset (sanitizer runs) */
     const fc_dtype *dtypes; /* NULL: every dtype */
     int ndtypes;
-    bool graph;              /* also replay each variant from a captured graph */
-    bool exact_kernels;      /* the unfused chain runs exactly one kernel per op */
-    bool library_may_refuse; /* a library turning a 16-bit or tf32 problem with a dimension not a
+    bool graph;                /* also replay each variant from a captured graph */
+    bool exact_kernels;        /* the unfused chain runs exactly one kernel per op */
+    bool library_may_refuse;   /* a library turning a 16-bit or tf32 problem with a dimension not a
                                 multiple of 8 down at setup is reported, not failed
                                 (fc_conf_library_refusal) */
+    const char *unimplemented; /* patterns no backend of the device implements (comma-separated): each
+                                  must be turned down by every backend, with a reason */
     uint64_t seed;
 } fc_conf_opts;
 

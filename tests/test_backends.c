@@ -6,6 +6,7 @@
 #include "conformance.h"
 #include "cpu_chain.h"
 #include "cpuinfo.h"
+#include "linear_ops.h"
 #include "test.h"
 
 #include <time.h>
@@ -67,6 +68,34 @@ static void chain_buffers(void)
         fc_cpu_chain_free(&ch);
         CHECK(ch.out[0] == NULL && ch.tmp[0] == NULL);
     }
+}
+
+/* The linear fused forms' blocks: within the problem, and a block per thread unless
+ * both sides are down to 16 (plans end for every shape, tiny and odd ones included). */
+static void linear_plans(void)
+{
+    static const int Ms[] = {1, 7, 17, 20, 33, 512, 4096}, Ns[] = {1, 13, 16, 17, 100, 11008}, Ks[] = {5, 4096};
+    static const size_t cache[] = {4096, 1 << 20};
+    for (size_t a = 0; a < FC_ARRAY_LEN(Ms); a++)
+        for (size_t b = 0; b < FC_ARRAY_LEN(Ns); b++)
+            for (size_t c = 0; c < FC_ARRAY_LEN(Ks); c++)
+                for (size_t z = 0; z < FC_ARRAY_LEN(cache); z++)
+                    for (int t = 1; t <= 64; t *= 4)
+                        for (int glu = 0; glu < 2; glu++) {
+                            int M = Ms[a], N = Ns[b], K = Ks[c];
+                            fc_lin_plan pl;
+                            if (glu) fc_cpu_glu_plan(M, N, K, cache[z], t, &pl);
+                            else
+                                fc_cpu_prologue_plan(M, N, K, cache[z], t, &pl);
+                            CHECK_MSG(pl.M == M && pl.N == N && pl.K == K && pl.mb >= 1 && pl.mb <= M && pl.nb >= 1 &&
+                                          pl.nb <= N,
+                                      "%s plan M=%d N=%d K=%d threads=%d: %dx%d blocks", glu ? "glu" : "prologue", M, N,
+                                      K, t, pl.mb, pl.nb);
+                            int blocks = ((M + pl.mb - 1) / pl.mb) * ((N + pl.nb - 1) / pl.nb);
+                            CHECK_MSG(blocks >= t || (pl.mb <= 16 && pl.nb <= 16),
+                                      "%s plan M=%d N=%d threads=%d: %d blocks", glu ? "glu" : "prologue", M, N, t,
+                                      blocks);
+                        }
 }
 
 /* Every pattern is implemented by at least one CPU backend, and what a backend
@@ -157,7 +186,11 @@ int main(int argc, char **argv)
         g_seed = strtoull(argv[1], NULL, 10);
         argc = 1;
     }
-    static const t_case cases[] = {T(cpu_backends_match_reference), T(chain_buffers), T(support_is_explicit),
-                                   T(bf16_from_cpu_flags), T(onednn_bf16_follows_the_cpu)};
+    static const t_case cases[] = {T(cpu_backends_match_reference),
+                                   T(chain_buffers),
+                                   T(linear_plans),
+                                   T(support_is_explicit),
+                                   T(bf16_from_cpu_flags),
+                                   T(onednn_bf16_follows_the_cpu)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

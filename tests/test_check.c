@@ -661,6 +661,26 @@ static void crossing_fixed_dims(void)
         CHECK(!strcmp(fixed, "n=1,c=8,w=16,k=8,r=3,s=3,pad=1,nhwc"));
     }
     fc_crossings_free(&x);
+    /* a dim that follows another by default moves with it: skv = s along s is one line,
+     * a record with skv set apart is not on it; along skv (decode) s stays fixed */
+    fc_record k[] = {swept("attention:b=1,h=8,s=128,d=64", "cpu.openblas", 2.0),
+                     swept("attention:b=1,h=8,s=256,skv=256,d=64", "cpu.openblas", 1.5),
+                     swept("attention:b=1,h=8,s=512,d=64", "cpu.openblas", 0.8),
+                     swept("attention:b=1,h=8,s=384,skv=1024,d=64", "cpu.openblas", 0.9),
+                     swept("attention:b=1,h=8,hkv=2,s=1,skv=512,d=64", "cpu.openblas", 2.0),
+                     swept("attention:b=1,h=8,hkv=2,s=1,skv=4096,d=64", "cpu.openblas", 0.8)};
+    find(k, 6, &x);
+    CHECK_MSG(x.nlines == 2 && x.n == 2, "%d lines, %d crossings", x.nlines, x.n);
+    for (int i = 0; i < x.nlines; i++) {
+        char fixed[128];
+        fc_sweep_line_fixed(&x.lines[i], fixed, sizeof fixed);
+        const char *dim = fc_sweep_line_dim(&x.lines[i]);
+        if (!strcmp(dim, "s")) CHECK_MSG(x.lines[i].n == 3 && !strcmp(fixed, "b=1,h=8,d=64"), "along s: %s", fixed);
+        else
+            CHECK_MSG(!strcmp(dim, "skv") && x.lines[i].n == 2 && !strcmp(fixed, "b=1,h=8,hkv=2,s=1,d=64"),
+                      "along %s: %s", dim, fixed);
+    }
+    fc_crossings_free(&x);
 }
 
 static void crossing_moves(void)

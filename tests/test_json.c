@@ -251,9 +251,10 @@ static void embedded_catalogue(void)
         "conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32",
         "conv_bn_relu:n=4,c=128,h=28,w=28,k=128,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32",
         "conv_bn_relu:n=8,c=256,h=14,w=14,k=256,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32",
-        "attention:b=4,h=1,s=256,d=64,causal=0,dtype=fp32",
-        "attention:b=4,h=8,s=256,d=64,causal=0,dtype=fp32",
-        "attention:b=8,h=16,s=1024,d=64,causal=0,dtype=fp32",
+        "attention:b=2,h=4,hkv=4,s=128,skv=128,d=64,causal=0,dtype=fp32",
+        "attention:b=1,h=8,hkv=2,s=256,skv=256,d=64,causal=0,dtype=fp32",
+        "attention:b=1,h=8,hkv=2,s=256,skv=256,d=64,causal=1,dtype=fp32",
+        "attention:b=1,h=8,hkv=2,s=1,skv=2048,d=64,causal=0,dtype=fp32",
     };
     for (size_t m = 0; m < FC_ARRAY_LEN(must); m++) {
         bool found = false;

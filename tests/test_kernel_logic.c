@@ -127,9 +127,43 @@ static void test_attn_grid(void)
     CHECK(fck_attn_grid_blocks(0, 10, 64) == -1 && fck_attn_grid_blocks(3, 0, 64) == -1);
 }
 
-/* Brute force over sequences, tiles and masks: every unmasked (query, key) lies in a visited
- * key tile; unvisited tiles hold no unmasked pair; tiles that skip the mask hold no masked
- * pair; a warp skips only tiles that are masked for all its rows. */
+/* Brute force over query and key/value lengths, tiles and masks: every unmasked (query,
+ * key) lies in a visited key tile; unvisited tiles hold no unmasked pair; tiles that skip
+ * the mask hold no masked pair; a warp skips only tiles that are masked for all its rows.
+ * Causal: query i sees keys j <= i + skv − s (skv >= s); without the mask skv may be
+ * shorter than s. */
+static void check_attn_tiles(int s, int skv, int br, int bc, int causal)
+{
+    const int ntk = (skv + bc - 1) / bc;
+    for (int q0 = 0; q0 < s; q0 += br) {
+        const int nkt = fck_attn_key_tiles(q0, br, bc, s, skv, causal);
+        const int qend = q0 + br < s ? q0 + br : s;
+        CHECK(nkt >= 1 && nkt <= ntk);
+        for (int kt = 0; kt < ntk; kt++) {
+            const int k0 = kt * bc;
+            int any_unmasked = 0;
+            for (int qi = q0; qi < qend; qi++)
+                for (int kj = k0; kj < k0 + bc; kj++) {
+                    const int masked = fck_attn_masked(kj, fck_attn_last_key(qi, s, skv), skv, causal);
+                    CHECK(masked == (kj >= skv || (causal && kj > qi + skv - s)));
+                    any_unmasked |= !masked;
+                    if (masked) CHECK(fck_attn_tile_needs_mask(k0, bc, skv, causal, fck_attn_last_key(q0, s, skv)));
+                }
+            CHECK_MSG((kt < nkt) == any_unmasked, "s=%d skv=%d br=%d bc=%d causal=%d q0=%d kt=%d nkt=%d", s, skv, br,
+                      bc, causal, q0, kt, nkt);
+            for (int w0 = q0; w0 < qend; w0 += 32) { /* warps of 32 rows */
+                const int khi = fck_attn_last_key(w0 + 31, s, skv);
+                if (!fck_attn_tile_all_masked(k0, causal, khi)) continue;
+                for (int qi = w0; qi <= w0 + 31 && qi < s; qi++)
+                    for (int kj = k0; kj < k0 + bc; kj++)
+                        CHECK(fck_attn_masked(kj, fck_attn_last_key(qi, s, skv), skv, causal));
+                /* and the rows past s as well: they are computed, never stored */
+                CHECK(k0 > khi);
+            }
+        }
+    }
+}
+
 static void test_attn_tiles(void)
 {
     const int brs[] = {64, 128}, bcs[] = {16, 32, 64, 128};
@@ -137,34 +171,37 @@ static void test_attn_tiles(void)
         for (int bi = 0; bi < 2; bi++)
             for (int ci = 0; ci < 4; ci++)
                 for (int causal = 0; causal < 2; causal++) {
-                    const int br = brs[bi], bc = bcs[ci];
-                    for (int q0 = 0; q0 < s; q0 += br) {
-                        const int nkt = fck_attn_key_tiles(q0, br, bc, s, causal);
-                        const int qend = q0 + br < s ? q0 + br : s;
-                        CHECK(nkt >= 1 && nkt <= (s + bc - 1) / bc);
-                        for (int kt = 0; kt < (s + bc - 1) / bc; kt++) {
-                            const int k0 = kt * bc;
-                            int any_unmasked = 0;
-                            for (int qi = q0; qi < qend; qi++)
-                                for (int kj = k0; kj < k0 + bc; kj++) {
-                                    const int masked = fck_attn_masked(kj, qi, s, causal);
-                                    CHECK(masked == (kj >= s || (causal && kj > qi)));
-                                    any_unmasked |= !masked;
-                                    if (masked) CHECK(fck_attn_tile_needs_mask(k0, bc, s, causal, q0));
-                                }
-                            CHECK_MSG((kt < nkt) == any_unmasked, "s=%d br=%d bc=%d causal=%d q0=%d kt=%d nkt=%d", s,
-                                      br, bc, causal, q0, kt, nkt);
-                            for (int w0 = q0; w0 < qend; w0 += 32) { /* warps of 32 rows */
-                                const int qhi = w0 + 31;
-                                if (!fck_attn_tile_all_masked(k0, causal, qhi)) continue;
-                                for (int qi = w0; qi <= qhi && qi < s; qi++)
-                                    for (int kj = k0; kj < k0 + bc; kj++) CHECK(fck_attn_masked(kj, qi, s, causal));
-                                /* and the rows past s as well: they are computed, never stored */
-                                CHECK(k0 > qhi);
-                            }
-                        }
-                    }
+                    /* skv = s; a cached prefix (chunked prefill, decode); shorter (no mask) */
+                    const int skvs[] = {s, s + 1 + s % 37, s + 131, causal ? s : (s + 1) / 2};
+                    for (int k = 0; k < 4; k++)
+                        if (k == 0 || s % 3 == 0) check_attn_tiles(s, skvs[k], brs[bi], bcs[ci], causal);
                 }
+    /* decode: one query, a long cache; the one query sees every key */
+    for (int causal = 0; causal < 2; causal++) {
+        check_attn_tiles(1, 4096, 64, 64, causal);
+        CHECK(fck_attn_key_tiles(0, 64, 64, 1, 4096, causal) == 64);
+    }
+    CHECK(fck_attn_key_tiles(0, 64, 64, 64, 4096, 1) == 64);
+    CHECK(fck_attn_key_tiles(0, 64, 64, 64, 64, 1) == 1);
+}
+
+/* Grouped-query heads: over b batches of h query heads and hkv key/value heads, query
+ * head i of batch bi (flattened n = bi·h + i) reads key/value head bi·hkv + i/(h/hkv), and
+ * every key/value head serves exactly h/hkv query heads. */
+static void test_attn_kv_head(void)
+{
+    for (int b = 1; b <= 3; b++)
+        for (int h = 1; h <= 12; h++)
+            for (int hkv = 1; hkv <= h; hkv++) {
+                if (h % hkv) continue;
+                int served[36] = {0};
+                for (int n = 0; n < b * h; n++) {
+                    const uint32_t kv = fck_attn_kv_head((uint32_t)n, (uint32_t)(h / hkv));
+                    CHECK(kv == (uint32_t)((n / h) * hkv + (n % h) / (h / hkv)));
+                    served[kv]++;
+                }
+                for (int kv = 0; kv < b * hkv; kv++) CHECK(served[kv] == h / hkv);
+            }
 }
 
 /* ---------------------------------------------------------------- shared-memory layouts */
@@ -480,7 +517,7 @@ static void check_online_softmax(int s, int br, int bc, int causal, int perm, in
         for (int k = 0; k < DV; k++) v[j][k] = (float)(2.0 * rnd_unit() - 1.0);
     double worst = 0.0, worst_p = 0.0;
     for (int q0 = 0; q0 < s; q0 += br) {
-        const int nkt = fck_attn_key_tiles(q0, br, bc, s, causal);
+        const int nkt = fck_attn_key_tiles(q0, br, bc, s, s, causal);
         for (int qi = q0; qi < q0 + br && qi < s; qi++) {
             const int qw = q0 + ((qi - q0) / 32) * 32; /* the row's warp */
             float m[4], l[4], o[DV] = {0};
@@ -937,11 +974,11 @@ static void test_napkin(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(test_fastdiv),        T(test_channel_map),       T(test_attn_grid),
-        T(test_attn_tiles),     T(test_swizzle_bijective), T(test_bank_conflicts),
-        T(test_smem_budget),    T(test_online_softmax),    T(test_softmax_plan),
-        T(test_fragments_half), T(test_fragments_tf32),    T(test_tf32_split),
-        T(test_napkin),
+        T(test_fastdiv),        T(test_channel_map),    T(test_attn_grid),
+        T(test_attn_tiles),     T(test_attn_kv_head),   T(test_swizzle_bijective),
+        T(test_bank_conflicts), T(test_smem_budget),    T(test_online_softmax),
+        T(test_softmax_plan),   T(test_fragments_half), T(test_fragments_tf32),
+        T(test_tf32_split),     T(test_napkin),
     };
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

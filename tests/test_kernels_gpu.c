@@ -6,7 +6,9 @@
  *   softmax     rows on both sides of every plan boundary (warp, block, two-pass;
  *               16-byte vectors and scalars), with -inf entries;
  *   affine      channel_affine in nchw and nhwc, each way it reads scale and shift,
- *               and the 64-bit path for unaligned tensors.
+ *               and the 64-bit path for unaligned tensors;
+ *   gated unit  silu, mul and act-and-mul over [rows, 2n] products, n a whole number of
+ *               16-byte vectors or not.
  * Outputs are poisoned with NaN first, so an element never written fails. Exits 77
  * (skipped) without a usable GPU.
  *   test_kernels_gpu [CASE] */
@@ -123,24 +125,28 @@ static double rel_err(const double *out, const double *ref, size_t n)
 /* ---------------------------------------------------------------- attention */
 
 /* P and O of every head in float64 */
-static void attention_ref(const double *q, const double *k, const double *v, int bh, int s, int d, int causal,
-                          double *p, double *o)
+/* P and O of sh in float64: query head h reads key/value head h / group; causal: query i
+ * sees keys j <= i + skv - s */
+static void attention_ref(const double *q, const double *k, const double *v, const fck_attn_shape *sh, double *p,
+                          double *o)
 {
+    const int s = sh->s, skv = sh->skv, d = sh->d;
     const double scale = 1.0 / sqrt((double)d);
-    for (int h = 0; h < bh; h++) {
-        const double *qh = q + (size_t)h * s * d, *kh = k + (size_t)h * s * d, *vh = v + (size_t)h * s * d;
+    for (int h = 0; h < sh->bh; h++) {
+        const size_t kvh = (size_t)(h / sh->group);
+        const double *qh = q + (size_t)h * s * d, *kh = k + kvh * skv * d, *vh = v + kvh * skv * d;
         for (int i = 0; i < s; i++) {
-            double *pr = p + ((size_t)h * s + i) * s, m = -INFINITY, sum = 0.0;
-            for (int j = 0; j < s; j++) {
+            double *pr = p + ((size_t)h * s + i) * skv, m = -INFINITY, sum = 0.0;
+            for (int j = 0; j < skv; j++) {
                 double x = 0.0;
                 for (int c = 0; c < d; c++) x += qh[(size_t)i * d + c] * kh[(size_t)j * d + c];
-                pr[j] = causal && j > i ? -INFINITY : x * scale;
+                pr[j] = sh->causal && j > i + skv - s ? -INFINITY : x * scale;
                 if (pr[j] > m) m = pr[j];
             }
-            for (int j = 0; j < s; j++) sum += (pr[j] = exp(pr[j] - m));
+            for (int j = 0; j < skv; j++) sum += (pr[j] = exp(pr[j] - m));
             double *orow = o + ((size_t)h * s + i) * d;
             for (int c = 0; c < d; c++) orow[c] = 0.0;
-            for (int j = 0; j < s; j++) {
+            for (int j = 0; j < skv; j++) {
                 pr[j] /= sum;
                 for (int c = 0; c < d; c++) orow[c] += pr[j] * vh[(size_t)j * d + c];
             }
@@ -155,29 +161,30 @@ static double attn_tol(fck_dtype dt)
     return dt == FCK_FP32 ? 2e-5 : dt == FCK_TF32 ? 3e-3 : dt == FCK_FP16 ? 5e-3 : 3e-2;
 }
 
-static void check_attention(fck_dtype dt, int d, int s, int causal)
+static void check_attention(fck_dtype dt, const fck_attn_shape *sh)
 {
-    const int bh = 3;
-    const size_t nq = (size_t)bh * s * d, np = (size_t)bh * s * s;
+    const int s = sh->s, skv = sh->skv, d = sh->d, bh = sh->bh, causal = sh->causal;
+    const size_t nq = (size_t)bh * s * d, nkv = (size_t)(bh / sh->group) * skv * d, np = (size_t)bh * s * skv;
     double *q, *k, *v;
-    void *dq = dev_random(dt, nq, 11 + s, &q), *dk = dev_random(dt, nq, 22 + d, &k), *dv = dev_random(dt, nq, 33, &v);
+    void *dq = dev_random(dt, nq, 11 + s, &q), *dk = dev_random(dt, nkv, 22 + d, &k);
+    void *dv = dev_random(dt, nkv, 33, &v);
     double *pref = malloc(np * sizeof(double)), *oref = malloc(nq * sizeof(double));
-    attention_ref(q, k, v, bh, s, d, causal, pref, oref);
+    attention_ref(q, k, v, sh, pref, oref);
     for (int kern = 0; kern < FCK_ATTN_NKERNELS; kern++) {
         const char *name = fck_attention_kernel_name((fck_attn_kernel)kern);
         void *o = dev_poisoned(dt, nq), *p = dev_poisoned(dt, np);
-        CU(fck_flash_attention_v((fck_attn_kernel)kern, dt, dq, dk, dv, o, bh, s, d, causal, 0));
-        CU(fck_qk_softmax_v((fck_attn_kernel)kern, dt, dq, dk, p, bh, s, d, causal, 0));
+        CU(fck_flash_attention_v((fck_attn_kernel)kern, dt, dq, dk, dv, o, *sh, 0));
+        CU(fck_qk_softmax_v((fck_attn_kernel)kern, dt, dq, dk, p, *sh, 0));
         double *oh = download(dt, o, nq), *ph = download(dt, p, np);
         const double eo = rel_err(oh, oref, nq), ep = rel_err(ph, pref, np);
-        CHECK_MSG(eo <= attn_tol(dt), "%s flash %s d=%d s=%d causal=%d: error %.3g", name, dt_names[dt], d, s, causal,
-                  eo);
-        CHECK_MSG(ep <= attn_tol(dt), "%s qk_softmax %s d=%d s=%d causal=%d: error %.3g", name, dt_names[dt], d, s,
-                  causal, ep);
+        CHECK_MSG(eo <= attn_tol(dt), "%s flash %s d=%d s=%d skv=%d group=%d causal=%d: error %.3g", name, dt_names[dt],
+                  d, s, skv, sh->group, causal, eo);
+        CHECK_MSG(ep <= attn_tol(dt), "%s qk_softmax %s d=%d s=%d skv=%d group=%d causal=%d: error %.3g", name,
+                  dt_names[dt], d, s, skv, sh->group, causal, ep);
         size_t nonzero_masked = 0;
         for (int h = 0; h < bh && causal; h++)
             for (int i = 0; i < s; i++)
-                for (int j = i + 1; j < s; j++) nonzero_masked += ph[((size_t)h * s + i) * s + j] != 0.0;
+                for (int j = i + skv - s + 1; j < skv; j++) nonzero_masked += ph[((size_t)h * s + i) * skv + j] != 0.0;
         CHECK_MSG(nonzero_masked == 0, "%s qk_softmax %s: %zu masked entries not 0", name, dt_names[dt],
                   nonzero_masked);
         free(oh);
@@ -193,9 +200,19 @@ static void test_attention(void)
 {
     const int ss[] = {33, 100, 1024};
     for (int dt = FCK_FP32; dt <= FCK_FP16; dt++)
-        for (int d = 64; d <= 128; d *= 2)
+        for (int d = 64; d <= 128; d *= 2) {
             for (int si = 0; si < 3; si++)
-                for (int causal = 0; causal < 2; causal++) check_attention((fck_dtype)dt, d, ss[si], causal);
+                for (int causal = 0; causal < 2; causal++) {
+                    const fck_attn_shape sh = {3, ss[si], ss[si], 1, d, causal};
+                    check_attention((fck_dtype)dt, &sh);
+                }
+            /* grouped-query heads; a cached prefix (skv > s); keys fewer than queries */
+            const fck_attn_shape gqa[] = {{8, 33, 50, 4, d, 1},
+                                          {6, 100, 229, 2, d, 1},
+                                          {4, 70, 40, 2, d, 0},
+                                          {4, 16, 300, 4, d, 1}};
+            for (int i = 0; i < 4; i++) check_attention((fck_dtype)dt, &gqa[i]);
+        }
 }
 
 static void test_attention_args(void)
@@ -217,9 +234,13 @@ static void test_attention_args(void)
     }
     CHECK(fck_attention_kernel_name((fck_attn_kernel)FCK_ATTN_NKERNELS) == NULL);
     CHECK(fck_attention_kernel_parse("flash3") == -1);
-    CHECK(fck_flash_attention_v(FCK_ATTN_FLASH2, FCK_BF16, NULL, NULL, NULL, NULL, 1, 16, 96, 0, 0) ==
+    const fck_attn_shape d96 = {1, 16, 16, 1, 96, 0}, d64 = {1, 16, 16, 1, 64, 0};
+    const fck_attn_shape odd_group = {6, 16, 16, 4, 64, 0}, short_causal = {1, 16, 8, 1, 64, 1};
+    CHECK(fck_flash_attention_v(FCK_ATTN_FLASH2, FCK_BF16, NULL, NULL, NULL, NULL, d96, 0) == cudaErrorInvalidValue);
+    CHECK(fck_qk_softmax_v((fck_attn_kernel)7, FCK_BF16, NULL, NULL, NULL, d64, 0) == cudaErrorInvalidValue);
+    CHECK(fck_flash_attention_v(FCK_ATTN_REFERENCE, FCK_BF16, NULL, NULL, NULL, NULL, odd_group, 0) ==
           cudaErrorInvalidValue);
-    CHECK(fck_qk_softmax_v((fck_attn_kernel)7, FCK_BF16, NULL, NULL, NULL, 1, 16, 64, 0, 0) == cudaErrorInvalidValue);
+    CHECK(fck_qk_softmax_v(FCK_ATTN_FLASH2, FCK_BF16, NULL, NULL, NULL, short_causal, 0) == cudaErrorInvalidValue);
 }
 
 /* ---------------------------------------------------------------- row softmax */
@@ -310,6 +331,54 @@ static void test_channel_affine(void)
                 }
 }
 
+/* ---------------------------------------------------------------- gated unit */
+
+static double silu_ref(double x) { return x / (1.0 + exp(-x)); }
+
+static void check_glu(fck_dtype dt, size_t rows, size_t n)
+{
+    double *gu, *sh;
+    void *dgu = dev_random(dt, rows * 2 * n, 11 + n, &gu), *ds = dev_random(dt, rows * n, 12 + n, &sh);
+    double *ref[3] = {malloc(rows * n * sizeof(double)), malloc(rows * n * sizeof(double)),
+                      malloc(rows * n * sizeof(double))};
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < n; j++) {
+            const double g = gu[i * 2 * n + j], u = gu[i * 2 * n + n + j];
+            ref[0][i * n + j] = silu_ref(g);
+            ref[1][i * n + j] = sh[i * n + j] * u;
+            ref[2][i * n + j] = silu_ref(g) * u;
+        }
+    static const char *const names[3] = {"silu", "mul", "act-and-mul"};
+    for (int op = 0; op < 3; op++) {
+        void *y = dev_poisoned(dt, rows * n + 1); /* one element past the end: never written */
+        cudaError_t st = op == 0   ? fck_glu_silu(dt, dgu, y, rows, n, 0)
+                         : op == 1 ? fck_glu_mul(dt, ds, dgu, y, rows, n, 0)
+                                   : fck_glu_act_mul(dt, dgu, y, rows, n, 0);
+        CU(st);
+        double *out = download(dt, y, rows * n + 1);
+        const double err = rel_err(out, ref[op], rows * n), tol = esize(dt) == 4 ? 1e-6 : dt == FCK_FP16 ? 1e-3 : 8e-3;
+        CHECK_MSG(err <= tol, "glu %s %s rows=%zu n=%zu: error %.3g", names[op], dt_names[dt], rows, n, err);
+        CHECK_MSG(isnan(out[rows * n]), "glu %s %s n=%zu wrote past the end", names[op], dt_names[dt], n);
+        free(out);
+        cudaFree(y);
+    }
+    for (int op = 0; op < 3; op++) free(ref[op]);
+    free(gu), free(sh);
+    cudaFree(dgu), cudaFree(ds);
+}
+
+static void test_glu(void)
+{
+    const fck_dtype dts[] = {FCK_FP32, FCK_BF16, FCK_FP16};
+    const size_t ns[] = {1, 7, 8, 13, 64, 1000, 4096, 11008};
+    for (int di = 0; di < 3; di++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+            check_glu(dts[di], 3, ns[ni]);
+            check_glu(dts[di], 1, ns[ni]);
+        }
+    check_glu(FCK_BF16, 257, 11008); /* many rows of LLaMA-7B's FFN width */
+}
+
 int main(int argc, char **argv)
 {
     int count = 0;
@@ -325,6 +394,6 @@ int main(int argc, char **argv)
         return 77;
     }
     static const t_case cases[] = {T(test_attention_args), T(test_attention), T(test_softmax_rows),
-                                   T(test_channel_affine)};
+                                   T(test_channel_affine), T(test_glu)};
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

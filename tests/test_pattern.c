@@ -147,6 +147,27 @@ static void cost_on_paper(void)
     CHECK_NEAR(c.bytes[FC_UNFUSED], (393216.0 + 131584 + 3 * 65536 + 2 * 65536) * 2, 0);
 
     memset(&c, 0, sizeof c);
+    p = parse_ok("linear_swiglu:m=4,k=8,n=16");
+    fc_family_of(p.pat)->cost(&p, &c);
+    /* W [32, 8]: GEMM 2·4·32·8 to [4, 32], silu 4·64, mul 64 */
+    CHECK_NEAR(c.flops, 2048 + 256 + 64, 0);
+    /* GEMM (32 + 256 + 128)·4, silu 2·64·4 (gate half in, s out), mul 3·64·4 (s, up half, y) */
+    CHECK_NEAR(c.bytes[FC_UNFUSED], 1664 + 512 + 768, 0);
+    /* x, W read once, y written once; no bias */
+    CHECK_NEAR(c.bytes[FC_FUSED], (32 + 256 + 64) * 4, 0);
+    CHECK_NEAR(c.peak_inter[FC_UNFUSED], 2 * 128 * 4, 0); /* two intermediates of [4, 32] allocated */
+
+    memset(&c, 0, sizeof c);
+    p = parse_ok("gelu_linear:m=4,k=8,n=16");
+    fc_family_of(p.pat)->cost(&p, &c);
+    /* gelu on x 8·32, GEMM 2·4·16·8, bias 64 */
+    CHECK_NEAR(c.flops, 256 + 1024 + 64, 0);
+    /* gelu 2·32·4, GEMM (32 + 128 + 64)·4, bias (2·64 + 16)·4 */
+    CHECK_NEAR(c.bytes[FC_UNFUSED], 256 + 896 + 576, 0);
+    CHECK_NEAR(c.bytes[FC_FUSED], (32 + 128 + 16 + 64) * 4, 0);
+    CHECK_NEAR(c.peak_inter[FC_UNFUSED], 2 * 64 * 4, 0); /* max(gelu(x) [4, 8], y [4, 16]) twice */
+
+    memset(&c, 0, sizeof c);
     p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1");
     fc_family_of(p.pat)->cost(&p, &c);
     /* Y = 64·56·56 = 200704; conv 2·64·64·T + Y with T = 166² useful taps (56·3 per
@@ -473,6 +494,9 @@ static void op_tables(void)
         [FC_OP_RMSNORM] = {"rms()", FC_FUSE_KERNEL, "ADD_RMS"},
         [FC_OP_HEAD_RMSNORM] = {"head_rms()", FC_FUSE_CALL, "HEAD_RMS"},
         [FC_OP_ROPE] = {"rope()", FC_FUSE_KERNEL, "RMS_ROPE"},
+        [FC_OP_SILU] = {"silu()", FC_FUSE_EPILOGUE, "silu"},
+        [FC_OP_GLU_MUL] = {"mul()", FC_FUSE_EPILOGUE, "mul"},
+        [FC_OP_GELU_IN] = {"gelu()", FC_FUSE_PROLOGUE, "gelu-in"},
     };
     char why[256] = "";
     CHECK(fc_op_table_fits(t, fc_pattern_find("linear_bias_relu"), "test", why, sizeof why));
@@ -504,6 +528,15 @@ static void op_tables(void)
         {{.name = "bias_then_relu", .nops = 3, .ops = {FC_OP_GEMM, FC_OP_BIAS, FC_OP_RELU}}, NULL},
         {{.name = "bn_then_relu", .nops = 3, .ops = {FC_OP_CONV, FC_OP_BN, FC_OP_RELU}}, NULL},
         {{.name = "scale_then_kernels", .nops = 4, .ops = {FC_OP_QK, FC_OP_SCALE, FC_OP_SOFTMAX, FC_OP_PV}}, NULL},
+        {{.name = "prologue_after_call", .nops = 3, .ops = {FC_OP_GEMM, FC_OP_GELU_IN, FC_OP_BIAS}},
+         "op 'gelu_in' is a prologue after the call"},
+        {{.name = "only_prologue", .nops = 1, .ops = {FC_OP_GELU_IN}}, "op 'gelu_in' is a prologue of no call"},
+        {{.name = "prologue_then_bias", .nops = 2, .ops = {FC_OP_GELU_IN, FC_OP_BIAS}}, "op 'bias' is not a call"},
+        {{.name = "prologue_two_calls", .nops = 3, .ops = {FC_OP_GELU_IN, FC_OP_GEMM, FC_OP_QK}},
+         "op 'qk' is a call after the first op"},
+        {{.name = "silu_mul_relu", .nops = 4, .ops = {FC_OP_GEMM, FC_OP_SILU, FC_OP_GLU_MUL, FC_OP_RELU}}, NULL},
+        {{.name = "prologue_gemm_bias_relu", .nops = 4, .ops = {FC_OP_GELU_IN, FC_OP_GEMM, FC_OP_BIAS, FC_OP_RELU}},
+         NULL},
     };
     for (size_t i = 0; i < FC_ARRAY_LEN(orders); i++) {
         why[0] = 0;
@@ -515,6 +548,32 @@ static void op_tables(void)
     for (int pi = 0; pi < FC_NPATTERNS; pi++)
         if (!fc_pattern_has_op(&fc_patterns[pi], FC_OP_RESID) && !fc_pattern_has_op(&fc_patterns[pi], FC_OP_GELU))
             CHECK_MSG(fc_op_table_fits(t, &fc_patterns[pi], "test", why, sizeof why), "%s", why);
+
+    /* a pass of its own after the call: only passes may follow it, and the fused form is two calls */
+    fc_op_impl passes[FC_NOPS];
+    memcpy(passes, t, sizeof t);
+    passes[FC_OP_SILU].part = FC_FUSE_PASS;
+    passes[FC_OP_GLU_MUL].part = FC_FUSE_PASS;
+    const fc_pattern *sw = fc_pattern_find("linear_swiglu"), *gl = fc_pattern_find("gelu_linear");
+    CHECK(fc_op_table_fits(passes, sw, "test", why, sizeof why));
+    CHECK(fc_op_table_fused_kernels(passes, sw) == 2 && fc_op_table_fused_kernels(t, sw) == 1);
+    CHECK(fc_op_table_kernel(passes, sw) == -1 && fc_op_table_call(passes, sw) == 0);
+    static const fc_pattern mul_then_bias = {.name = "pass_then_bias",
+                                             .nops = 4,
+                                             .ops = {FC_OP_GEMM, FC_OP_SILU, FC_OP_GLU_MUL, FC_OP_BIAS}};
+    CHECK(!fc_op_table_fits(passes, &mul_then_bias, "test", why, sizeof why));
+    CHECK_STR_CONTAINS(why, "op 'bias' follows a pass of its own");
+    passes[FC_OP_GLU_MUL].part = FC_FUSE_EPILOGUE;
+    CHECK(!fc_op_table_fits(passes, sw, "test", why, sizeof why));
+    CHECK_STR_CONTAINS(why, "op 'glu_mul' follows a pass of its own");
+    /* the prologue comes before the call, which is the first op after it */
+    CHECK(fc_op_table_call(t, gl) == 1 && fc_op_table_call(t, fc_pattern_find("conv_bn_relu")) == 0);
+    CHECK(fc_op_table_count(t, gl, FC_FUSE_PROLOGUE) == 1);
+    fc_impl pimpl = {0};
+    fc_impl_add_part(&pimpl, t, gl, FC_FUSE_PROLOGUE, "[", ", ", "] ");
+    fc_impl_add_op(&pimpl, t, gl->ops[fc_op_table_call(t, gl)], FC_FUSED, NULL, NULL);
+    fc_impl_add_part(&pimpl, t, gl, FC_FUSE_EPILOGUE, " + ", ", ", "");
+    CHECK_MSG(!strcmp(pimpl.name, "[gelu-in] GEMM + bias"), "'%s'", pimpl.name);
 
     CHECK(fc_op_table_kernel(t, fc_pattern_find("attention")) == 3);
     CHECK(fc_op_table_kernel(t, fc_pattern_find("qk_softmax")) == 2);

@@ -242,7 +242,7 @@ static void tolerance_order(void)
         CHECK_MSG(t[FC_FP32] < t[FC_TF32] && t[FC_TF32] < t[FC_FP16] && t[FC_FP16] < t[FC_BF16],
                   "%s: fp32 %g tf32 %g fp16 %g bf16 %g", prob, t[FC_FP32], t[FC_TF32], t[FC_FP16], t[FC_BF16]);
         CHECK_MSG(t[FC_TF32] >= 5e-4 && t[FC_TF32] <= 2e-3, "%s tf32 %g", prob, t[FC_TF32]);
-        CHECK_MSG(t[FC_BF16] >= 1e-2 && t[FC_BF16] <= 3e-2, "%s bf16 %g", prob, t[FC_BF16]);
+        CHECK_MSG(t[FC_BF16] >= 1e-2 && t[FC_BF16] <= 4e-2, "%s bf16 %g", prob, t[FC_BF16]);
     }
     for (int dt = FC_TF32; dt < FC_NDTYPES; dt++) {
         fc_dtype d = (fc_dtype)dt;
@@ -260,6 +260,24 @@ static void tolerance_order(void)
         /* groups shorten the sum, never lengthen it */
         CHECK(tol_of("conv_bn_relu:" CONV ",g=8", d) <= tol_of("conv_bn_relu:" CONV, d));
         if (d != FC_TF32) CHECK(tol_of("qk_softmax:" ATT, d) > 1.5 * tol_of("qk_scale:" ATT, d));
+    }
+    /* the softmax's term grows with the keys per row (skv) and levels off by 2048 */
+    for (int dt = FC_BF16; dt <= FC_FP16; dt++) {
+        double prev = 0;
+        for (int skv = 8; skv <= 65536; skv *= 4) {
+            char prob[96];
+            snprintf(prob, sizeof prob, "qk_softmax:b=1,h=1,s=1,skv=%d,d=64", skv);
+            double t = tol_of(prob, (fc_dtype)dt);
+            CHECK_MSG(t >= prev, "skv=%d: %g after %g", skv, t, prev);
+            prev = t;
+        }
+        CHECK(tol_of("attention:b=1,h=8,s=1,skv=65536,d=64", (fc_dtype)dt) <
+              1.01 * tol_of("attention:b=1,h=8,s=1,skv=2048,d=64", (fc_dtype)dt));
+        CHECK(tol_of("attention:b=1,h=8,s=1,skv=512,d=64", (fc_dtype)dt) >
+              1.1 * tol_of("attention:b=1,h=8,s=1,skv=32,d=64", (fc_dtype)dt));
+        /* hkv changes nothing in the arithmetic */
+        CHECK(tol_of("attention:b=1,h=8,hkv=2,s=64,skv=512,d=64", (fc_dtype)dt) ==
+              tol_of("attention:b=1,h=8,s=64,skv=512,d=64", (fc_dtype)dt));
     }
     /* the simulated 8.6e-3 of the unfused bf16 attention fits twice over */
     CHECK(tol_of("attention:b=4,h=16,s=4096,d=128", FC_BF16) >= 2 * 8.6e-3);
@@ -290,6 +308,7 @@ typedef struct sim {
     const fc_problem *p;
     const fc_workload *w;
     bool fused;
+    const float *gemm_out; /* the GEMM's output, where a gated unit's mul reads its up half */
 } sim;
 
 static float store(const sim *s, float x)
@@ -315,18 +334,26 @@ static size_t channel(const fc_problem *p, size_t i)
     return p->layout == FC_NHWC ? i % K : (i / PQ) % K;
 }
 
-static void sim_gemm(const sim *s, float *y)
+/* y = x·Wᵀ [M, N'] (N' = 2N for a gated unit); x is the prologue's output where
+ * there is one, entering the GEMM rounded to nearest in the operand type */
+static size_t sim_gemm(const sim *s, const float *prologue, float *y)
 {
     const int64_t *d = s->p->d;
-    size_t M = (size_t)d[FC_LIN_M], K = (size_t)d[FC_LIN_K], N = (size_t)d[FC_LIN_N];
-    const float *x = s->w->t[FC_LIN_TX].data, *W = s->w->t[FC_LIN_TW].data;
+    size_t M = (size_t)d[FC_LIN_M], K = (size_t)d[FC_LIN_K], N = (size_t)fc_linear_gemm_n(s->p);
+    const float *x = prologue ? prologue : s->w->t[FC_LIN_TX].data, *W = s->w->t[FC_LIN_TW].data;
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < N; j++) {
             float acc = 0;
-            for (size_t k = 0; k < K; k++) acc += x[i * K + k] * W[j * K + k];
+            for (size_t k = 0; k < K; k++) {
+                float a = prologue ? fc_round_to_dtype(x[i * K + k], s->p->dtype) : x[i * K + k];
+                acc += a * W[j * K + k];
+            }
             y[i * N + j] = acc;
         }
+    return M * N;
 }
+
+static float silu(float x) { return x / (1.0f + expf(-x)); }
 
 /* conv with the original weights (unfused: then its bias, written apart) or the
  * folded ones and their bias (fused); output channel k sees its group's c/g inputs */
@@ -358,43 +385,57 @@ static void sim_conv(const sim *s, float *y)
                 }
 }
 
-/* S = Q·Kᵀ per head */
+/* Shapes of an attention problem: B query heads of s rows, skv keys, d, and g query
+ * heads per key/value head (query head n reads key/value head n / g). */
+typedef struct att_dims {
+    size_t B, S, SKV, D, G;
+} att_dims;
+
+static att_dims att(const fc_problem *p)
+{
+    const int64_t *d = p->d;
+    return (att_dims){(size_t)(d[FC_ATT_B] * d[FC_ATT_H]), (size_t)d[FC_ATT_S], (size_t)d[FC_ATT_SKV],
+                      (size_t)d[FC_ATT_D], (size_t)(d[FC_ATT_H] / d[FC_ATT_HKV])};
+}
+
+/* S = Q·Kᵀ per query head */
 static void sim_qk(const sim *s, float *S)
 {
-    const int64_t *d = s->p->d;
-    size_t BH = (size_t)(d[FC_ATT_B] * d[FC_ATT_H]), L = (size_t)d[FC_ATT_S], D = (size_t)d[FC_ATT_D];
+    att_dims a = att(s->p);
     const float *q = s->w->t[FC_ATT_TQ].data, *k = s->w->t[FC_ATT_TK].data;
-    for (size_t h = 0; h < BH; h++)
-        for (size_t i = 0; i < L; i++)
-            for (size_t j = 0; j < L; j++) {
+    for (size_t h = 0; h < a.B; h++)
+        for (size_t i = 0; i < a.S; i++)
+            for (size_t j = 0; j < a.SKV; j++) {
                 float acc = 0;
-                for (size_t e = 0; e < D; e++) acc += q[(h * L + i) * D + e] * k[(h * L + j) * D + e];
-                S[(h * L + i) * L + j] = acc;
+                for (size_t e = 0; e < a.D; e++)
+                    acc += q[(h * a.S + i) * a.D + e] * k[((h / a.G) * a.SKV + j) * a.D + e];
+                S[(h * a.S + i) * a.SKV + j] = acc;
             }
 }
 
+/* softmax over each row's skv logits */
 static void sim_softmax(const sim *s, float *S)
 {
-    size_t rows = (size_t)(s->p->d[FC_ATT_B] * s->p->d[FC_ATT_H] * s->p->d[FC_ATT_S]), L = (size_t)s->p->d[FC_ATT_S];
-    for (size_t r = 0; r < rows; r++) {
-        float *x = S + r * L, mx = -INFINITY, sum = 0;
-        for (size_t j = 0; j < L; j++) mx = fmaxf(mx, x[j]);
-        for (size_t j = 0; j < L; j++) sum += x[j] = expf(x[j] - mx);
-        for (size_t j = 0; j < L; j++) x[j] /= sum;
+    att_dims a = att(s->p);
+    for (size_t r = 0; r < a.B * a.S; r++) {
+        float *x = S + r * a.SKV, mx = -INFINITY, sum = 0;
+        for (size_t j = 0; j < a.SKV; j++) mx = fmaxf(mx, x[j]);
+        for (size_t j = 0; j < a.SKV; j++) sum += x[j] = expf(x[j] - mx);
+        for (size_t j = 0; j < a.SKV; j++) x[j] /= sum;
     }
 }
 
 static void sim_pv(const sim *s, const float *P, float *O)
 {
-    const int64_t *d = s->p->d;
-    size_t BH = (size_t)(d[FC_ATT_B] * d[FC_ATT_H]), L = (size_t)d[FC_ATT_S], D = (size_t)d[FC_ATT_D];
+    att_dims a = att(s->p);
     const float *v = s->w->t[FC_ATT_TV].data;
-    for (size_t h = 0; h < BH; h++)
-        for (size_t i = 0; i < L; i++)
-            for (size_t e = 0; e < D; e++) {
+    for (size_t h = 0; h < a.B; h++)
+        for (size_t i = 0; i < a.S; i++)
+            for (size_t e = 0; e < a.D; e++) {
                 float acc = 0;
-                for (size_t j = 0; j < L; j++) acc += p_operand(s, P[(h * L + i) * L + j]) * v[(h * L + j) * D + e];
-                O[(h * L + i) * D + e] = acc;
+                for (size_t j = 0; j < a.SKV; j++)
+                    acc += p_operand(s, P[(h * a.S + i) * a.SKV + j]) * v[((h / a.G) * a.SKV + j) * a.D + e];
+                O[(h * a.S + i) * a.D + e] = acc;
             }
 }
 
@@ -443,12 +484,22 @@ static void sim_rope(const sim *s, const float *a, float *y)
 
 /* One op from cur into dst (n elements when elementwise); the elements it wrote, 0
  * for an op it cannot simulate. */
-static size_t sim_op(const sim *s, fc_op op, const float *cur, float *dst, size_t n)
+static size_t sim_op(sim *s, fc_op op, const float *cur, float *dst, size_t n)
 {
     const fc_problem *p = s->p;
     const fc_workload *w = s->w;
+    size_t N = p->pat->family == FC_FAM_LINEAR ? (size_t)p->d[FC_LIN_N] : 0;
     switch (op) {
-    case FC_OP_GEMM: sim_gemm(s, dst); break;
+    case FC_OP_GEMM: s->gemm_out = dst; return sim_gemm(s, cur, dst);
+    case FC_OP_GELU_IN:
+        for (size_t i = 0; i < w->t[FC_LIN_TX].n; i++) dst[i] = gelu(w->t[FC_LIN_TX].data[i]);
+        return w->t[FC_LIN_TX].n;
+    case FC_OP_SILU: /* the gate half of [M, 2N] into [M, N] */
+        for (size_t i = 0; i < w->out_n; i++) dst[i] = silu(cur[i / N * 2 * N + i % N]);
+        return w->out_n;
+    case FC_OP_GLU_MUL:
+        for (size_t i = 0; i < n; i++) dst[i] = cur[i] * s->gemm_out[i / N * 2 * N + N + i % N];
+        return n;
     case FC_OP_CONV: sim_conv(s, dst); break;
     case FC_OP_QK: sim_qk(s, dst); break;
     case FC_OP_PV: sim_pv(s, cur, dst); break;
@@ -477,12 +528,12 @@ static size_t sim_op(const sim *s, fc_op op, const float *cur, float *dst, size_
             dst[i] = s->fused ? cur[i] : (cur[i] - w->t[FC_CONV_TMEAN].data[k]) * g + w->t[FC_CONV_TBETA].data[k];
         }
         break;
-    case FC_OP_SCALE: {
-        size_t L = (size_t)p->d[FC_ATT_S];
-        float alpha = 1.0f / sqrtf((float)p->d[FC_ATT_D]);
+    case FC_OP_SCALE: { /* causal: query i sees keys j <= i + skv − s */
+        att_dims a = att(p);
+        float alpha = 1.0f / sqrtf((float)a.D);
         for (size_t i = 0; i < n; i++) {
-            size_t row = (i / L) % L, col = i % L;
-            dst[i] = p->d[FC_ATT_CAUSAL] && col > row ? -INFINITY : cur[i] * alpha;
+            size_t row = (i / a.SKV) % a.S, col = i % a.SKV;
+            dst[i] = p->d[FC_ATT_CAUSAL] && col > row + (a.SKV - a.S) ? -INFINITY : cur[i] * alpha;
         }
         break;
     }
@@ -504,16 +555,16 @@ static size_t sim_op(const sim *s, fc_op op, const float *cur, float *dst, size_
 }
 
 /* The chain, unfused (every op's result written in the storage type) or fused
- * (written once); the output lands in out. */
-static bool simulate(const sim *s, float *out)
+ * (written once); the output lands in out. Each op writes a buffer of its own. */
+static bool simulate(sim *s, float *out)
 {
     const fc_pattern *pat = s->p->pat;
     size_t cap = s->w->out_n > s->w->inter_n ? s->w->out_n : s->w->inter_n;
-    float *buf[2] = {fc_xmalloc(cap * sizeof(float)), fc_xmalloc(cap * sizeof(float))};
+    float *buf[FC_MAX_OPS] = {NULL};
     const float *cur = NULL;
     bool ok = true;
     for (int i = 0; i < pat->nops && ok; i++) {
-        float *dst = buf[i % 2];
+        float *dst = buf[i] = fc_xmalloc(cap * sizeof(float));
         bool last = i == pat->nops - 1;
         size_t n = sim_op(s, pat->ops[i], cur, dst, last ? s->w->out_n : s->w->inter_n);
         ok = n > 0;
@@ -523,8 +574,7 @@ static bool simulate(const sim *s, float *out)
         cur = dst;
     }
     if (ok) memcpy(out, cur, s->w->out_n * sizeof(float));
-    free(buf[0]);
-    free(buf[1]);
+    for (int i = 0; i < pat->nops; i++) free(buf[i]);
     return ok;
 }
 
@@ -544,6 +594,10 @@ static const struct {
     {"b=1,h=2,s=128,d=64", -1},
     {"b=1,h=2,s=96,d=128,causal=1", -1},
     {"b=1,h=1,s=1024,d=128", FC_BF16},
+    /* grouped-query heads, queries after a cache (causal aligned at the end), decode */
+    {"b=1,h=4,hkv=2,s=48,skv=80,d=64,causal=1", -1},
+    {"b=1,h=2,hkv=1,s=16,skv=8,d=32", -1},
+    {"b=1,h=2,hkv=1,s=1,skv=2048,d=64", -1},
     {"m=7,n=13", -1},
     {"m=24,n=4096", -1},
     {"m=5,h=3,d=10", -1},
@@ -571,7 +625,7 @@ static void tolerances_hold_in_simulation(void)
                 fc_problem_string(&p, ps, sizeof ps);
                 float *out = fc_xmalloc(w.out_n * sizeof(float));
                 for (int v = 0; v < FC_NVARIANTS; v++) {
-                    sim s = {&p, &w, v == FC_FUSED};
+                    sim s = {&p, &w, v == FC_FUSED, NULL};
                     if (!simulate(&s, out)) continue;
                     fc_check c;
                     fc_check_output(&ref, out, w.out_n, tol, &c);

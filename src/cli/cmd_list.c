@@ -85,6 +85,9 @@ static void list_patterns(cJSON *out, bool json)
             if (f->dims[d].derived) continue;
             if (f->dims[d].def == FC_DIM_REQUIRED)
                 off += (size_t)snprintf(dims + off, sizeof dims - off, "%s%s", off ? "," : "", f->dims[d].name);
+            else if (f->dims[d].follows)
+                off += (size_t)snprintf(dims + off, sizeof dims - off, "%s%s=%s", off ? "," : "", f->dims[d].name,
+                                        f->dims[d].follows);
             else
                 off += (size_t)snprintf(dims + off, sizeof dims - off, "%s%s=%lld", off ? "," : "", f->dims[d].name,
                                         (long long)f->dims[d].def);

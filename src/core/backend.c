@@ -48,18 +48,30 @@ int fc_backend_launch(void *call, fc_variant v, fc_err *e)
 
 static bool is_activation(fc_op op) { return op == FC_OP_RELU || op == FC_OP_GELU; }
 
+int fc_op_table_call(const fc_op_impl *table, const fc_pattern *pat)
+{
+    int call = 0;
+    while (call < pat->nops - 1 && table[pat->ops[call]].part == FC_FUSE_PROLOGUE) call++;
+    return call;
+}
+
 /* Why op i cannot take its place in the fused form after ops 0..i-1, or NULL. The
- * fused form is one call; folds change its operands, so they come before anything
- * applied to its output; an epilogue adds its operands, then applies at most one
- * activation, last; a kernel of its own runs the chain up to its op, so only kernels
- * may follow it. */
+ * fused form is one call; a prologue changes its input as it is loaded, so it comes
+ * before it; folds change its operands, so they come before anything applied to its
+ * output; an epilogue adds its operands, then applies at most one activation, last;
+ * a kernel of its own runs the chain up to its op, so only kernels may follow it; a
+ * pass of its own runs over the call's stored output, so only that pass may follow. */
 static const char *misplaced(const fc_op_impl *table, const fc_pattern *pat, int i)
 {
     fc_fuse_part part = table[pat->ops[i]].part;
-    if ((part == FC_FUSE_CALL) != (i == 0)) return i ? "is a call after the first op" : "is not a call";
-    for (int j = 1; j < i; j++) {
+    int call = fc_op_table_call(table, pat);
+    if (part == FC_FUSE_PROLOGUE)
+        return i < call ? NULL : i == call ? "is a prologue of no call" : "is a prologue after the call";
+    if ((part == FC_FUSE_CALL) != (i == call)) return i != call ? "is a call after the first op" : "is not a call";
+    for (int j = call + 1; j < i; j++) {
         fc_fuse_part before = table[pat->ops[j]].part;
         if (before == FC_FUSE_KERNEL && part != FC_FUSE_KERNEL) return "follows a kernel of its own";
+        if (before == FC_FUSE_PASS && part != FC_FUSE_PASS) return "follows a pass of its own";
         if (before == FC_FUSE_EPILOGUE && part == FC_FUSE_FOLD) return "is folded into the call after an epilogue step";
         if (before == FC_FUSE_EPILOGUE && is_activation(pat->ops[j]) && part == FC_FUSE_EPILOGUE)
             return "follows the epilogue's activation";
@@ -91,6 +103,13 @@ int fc_op_table_kernel(const fc_op_impl *table, const fc_pattern *pat)
     for (int i = 0; i < pat->nops; i++)
         if (table[pat->ops[i]].part == FC_FUSE_KERNEL) k = i;
     return k;
+}
+
+int fc_op_table_fused_kernels(const fc_op_impl *table, const fc_pattern *pat)
+{
+    for (int i = 0; i < pat->nops; i++)
+        if (table[pat->ops[i]].part == FC_FUSE_PASS) return 2;
+    return 1;
 }
 
 int fc_op_table_count(const fc_op_impl *table, const fc_pattern *pat, fc_fuse_part part)

@@ -31,10 +31,13 @@ typedef struct fc_impl {
  * by walking the pattern's ops through the rows, so no pattern is described by
  * another's name. */
 typedef enum {
-    FC_FUSE_CALL,     /* the fused form's one call: the chain's first op */
+    FC_FUSE_CALL,     /* the fused form's one call: the chain's first op after its prologue */
     FC_FUSE_FOLD,     /* folded into that call's operands or arguments (BN into W and b, 1/√d into alpha) */
     FC_FUSE_EPILOGUE, /* applied to the call's output before it is stored (bias, activation, residual) */
     FC_FUSE_KERNEL,   /* makes the fused form a kernel of its own, named whole (softmax, P·V) */
+    FC_FUSE_PROLOGUE, /* applied to the call's input as it is loaded, never stored whole (GELU on x) */
+    FC_FUSE_PASS,     /* one pass of its own over the call's stored output, where the library has no
+                         epilogue for it (act-and-mul after a GEMM): the fused form is then two calls */
 } fc_fuse_part;
 
 typedef struct fc_op_impl {
@@ -49,14 +52,19 @@ typedef struct fc_op_impl {
  * library call that ran); returns a string or buf. */
 typedef const char *(*fc_op_detail_fn)(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n);
 
-/* Whether the table runs pat: a row for every op; the first op the CALL and no other;
- * folds before epilogue steps; at most one activation (relu, gelu), ending the
- * epilogue; nothing but kernels after a kernel. When not, `why` says which op is
- * missing or misplaced. */
+/* Whether the table runs pat: a row for every op; prologue steps first, then the
+ * CALL and no other; folds before epilogue steps; at most one activation (relu,
+ * gelu), ending the epilogue (a gated unit's silu acts on the gate half, and the
+ * gate mul after it ends the product); nothing but kernels after a kernel, nothing
+ * but the pass after a pass. When not, `why` says which op is missing or misplaced. */
 bool fc_op_table_fits(const fc_op_impl *table, const fc_pattern *pat, const char *backend, char *why, size_t n);
+/* Index of the op whose row is the CALL: the first after the prologue steps. */
+int fc_op_table_call(const fc_op_impl *table, const fc_pattern *pat);
 /* Index of the last of pat's ops whose row is a KERNEL (the kernel that runs the fused
- * form), or -1 when the fused form is the first op's call. */
+ * form), or -1 when the fused form is the call. */
 int fc_op_table_kernel(const fc_op_impl *table, const fc_pattern *pat);
+/* Calls or kernels the fused form runs: one, or two when a PASS follows the call. */
+int fc_op_table_fused_kernels(const fc_op_impl *table, const fc_pattern *pat);
 /* How many pieces of pat's chain are in `part` (also pieces included). */
 int fc_op_table_count(const fc_op_impl *table, const fc_pattern *pat, fc_fuse_part part);
 /* The name of the last piece of pat's chain in `part` (also pieces included), or NULL. */

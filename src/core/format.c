@@ -22,10 +22,8 @@ void fc_format_dims(const fc_problem *p, char *buf, size_t n)
     buf[0] = 0;
     for (int i = 0; i < f->ndims && off < n; i++) {
         if (f->dims[i].derived) continue;
-        /* leave out defaults that say nothing (stride=1, pad=0, causal=0) */
-        if (f->dims[i].def != FC_DIM_REQUIRED && p->d[i] == f->dims[i].def && strcmp(f->dims[i].name, "r") &&
-            strcmp(f->dims[i].name, "s"))
-            continue;
+        /* leave out defaults that say nothing (stride=1, pad=0, causal=0, hkv=h, skv=s) */
+        if (fc_problem_dim_is_default(p, i) && strcmp(f->dims[i].name, "r") && strcmp(f->dims[i].name, "s")) continue;
         off += (size_t)snprintf(buf + off, n - off, "%s%s=%lld", off ? "," : "", f->dims[i].name, (long long)p->d[i]);
     }
     if (f->has_layout && off < n) snprintf(buf + off, n - off, ",%s", fc_layout_name(p->layout));

@@ -28,7 +28,8 @@ static const char *const op_names[FC_NOPS] = {
     [FC_OP_GELU] = "gelu",           [FC_OP_BN] = "batchnorm",    [FC_OP_SCALE] = "scale",
     [FC_OP_SOFTMAX] = "softmax",     [FC_OP_PV] = "pv",           [FC_OP_ADD] = "add",
     [FC_OP_LAYERNORM] = "layernorm", [FC_OP_RMSNORM] = "rmsnorm", [FC_OP_HEAD_RMSNORM] = "head_rmsnorm",
-    [FC_OP_ROPE] = "rope",
+    [FC_OP_ROPE] = "rope",           [FC_OP_SILU] = "silu",       [FC_OP_GLU_MUL] = "glu_mul",
+    [FC_OP_GELU_IN] = "gelu_in",
 };
 _Static_assert(FC_ARRAY_LEN(op_names) == FC_NOPS, "op name table size");
 
@@ -98,6 +99,22 @@ int fc_problem_dim_index(const fc_problem *p, const char *name)
     return -1;
 }
 
+int fc_family_dim_follows(const fc_family *f, int i)
+{
+    if (i < 0 || i >= f->ndims || !f->dims[i].follows) return -1;
+    for (int j = 0; j < f->ndims; j++)
+        if (j != i && !strcmp(f->dims[j].name, f->dims[i].follows)) return j;
+    return -1;
+}
+
+bool fc_problem_dim_is_default(const fc_problem *p, int i)
+{
+    const fc_family *f = fc_family_of(p->pat);
+    int src = fc_family_dim_follows(f, i);
+    if (src >= 0) return p->d[i] == p->d[src];
+    return f->dims[i].def != FC_DIM_REQUIRED && p->d[i] == f->dims[i].def;
+}
+
 static void dim_names(const fc_family *f, char *buf, size_t n)
 {
     size_t off = 0;
@@ -139,6 +156,8 @@ int fc_problem_finish(fc_problem *p, fc_err *e)
     for (int i = 0; i < f->ndims; i++) {
         const fc_dim *d = &f->dims[i];
         if (d->derived) continue;
+        int src = fc_family_dim_follows(f, i);
+        if (p->d[i] == FC_DIM_FOLLOWS && src >= 0) p->d[i] = p->d[src]; /* resolved already: it comes first */
         if (p->d[i] == FC_DIM_REQUIRED)
             return fc_errf(e, "missing dimension '%s' for pattern '%s'", d->name, p->pat->name);
         if (p->d[i] < d->min || p->d[i] > d->max)

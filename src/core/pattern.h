@@ -34,6 +34,9 @@ typedef enum {
     FC_OP_SCALE,   /* S = S/√d (and the causal mask when asked)               */
     FC_OP_SOFTMAX, /* P = softmax(S) along the last axis                      */
     FC_OP_PV,      /* O = P·V                                                 */
+    FC_OP_SILU,    /* s = silu(g), g the gate half of a gated unit's GEMM out */
+    FC_OP_GLU_MUL, /* y = s ⊙ u, u the up half of that output                 */
+    FC_OP_GELU_IN, /* x = gelu_tanh(x) on the GEMM's input (a prologue)       */
 
     /* the norm family's: the residual add h = x + r (a chain's first op); the layer
      * norm (h − mean)/√(var + ε)·γ + β and RMSNorm h/√(mean(h²) + ε)·γ over each row
@@ -57,6 +60,8 @@ const char *fc_op_name(fc_op op);
     X(linear_bias_relu, FC_FAM_LINEAR, "y = relu(x·Wᵀ + b)", FC_OP_GEMM, FC_OP_BIAS, FC_OP_RELU)                      \
     X(linear_bias_gelu, FC_FAM_LINEAR, "y = gelu_tanh(x·Wᵀ + b)", FC_OP_GEMM, FC_OP_BIAS, FC_OP_GELU)                 \
     X(linear_residual_relu, FC_FAM_LINEAR, "y = relu(x·Wᵀ + b + r)", FC_OP_GEMM, FC_OP_BIAS, FC_OP_RESID, FC_OP_RELU) \
+    X(linear_swiglu, FC_FAM_LINEAR, "y = silu(x·W_gᵀ) ⊙ (x·W_uᵀ)", FC_OP_GEMM, FC_OP_SILU, FC_OP_GLU_MUL)             \
+    X(gelu_linear, FC_FAM_LINEAR, "y = gelu_tanh(x)·Wᵀ + b", FC_OP_GELU_IN, FC_OP_GEMM, FC_OP_BIAS)                   \
     X(conv_relu, FC_FAM_CONV, "y = relu(conv(x, W) + b)", FC_OP_CONV, FC_OP_RELU)                                     \
     X(conv_bn, FC_FAM_CONV, "y = bn(conv(x, W) + b)", FC_OP_CONV, FC_OP_BN)                                           \
     X(conv_bn_relu, FC_FAM_CONV, "y = relu(bn(conv(x, W) + b))", FC_OP_CONV, FC_OP_BN, FC_OP_RELU)                    \
@@ -120,18 +125,20 @@ enum {
     FC_CONV_Q, /* derived: output height and width */
     FC_CONV_NDIMS
 };
-enum { FC_ATT_B, FC_ATT_H, FC_ATT_S, FC_ATT_D, FC_ATT_CAUSAL, FC_ATT_NDIMS };
+enum { FC_ATT_B, FC_ATT_H, FC_ATT_HKV, FC_ATT_S, FC_ATT_SKV, FC_ATT_D, FC_ATT_CAUSAL, FC_ATT_NDIMS };
 /* norm: m rows (tokens), n hidden; qk_norm_rope gives h heads of d instead, n = h·d */
 enum { FC_NORM_M, FC_NORM_N, FC_NORM_H, FC_NORM_D, FC_NORM_NDIMS };
 
 typedef struct fc_dim {
     const char *name; /* lower case, unique in its family regardless of case */
-    int64_t def;      /* default; FC_DIM_REQUIRED when the user must give it */
+    int64_t def;      /* default; FC_DIM_REQUIRED when the user must give it, FC_DIM_FOLLOWS for another dim's value */
     int64_t min, max;
     bool derived; /* computed, never parsed */
     const char *help;
+    const char *follows; /* with FC_DIM_FOLLOWS: the dim whose value is the default (hkv: h), else NULL */
 } fc_dim;
 #define FC_DIM_REQUIRED INT64_MIN
+#define FC_DIM_FOLLOWS (INT64_MIN + 1)
 
 /* ---------------------------------------------------------------- problems */
 
@@ -142,7 +149,10 @@ typedef struct fc_problem {
     fc_layout layout; /* FC_LAYOUT_NONE for families without one */
 } fc_problem;
 
-/* Input tensors of each family, by index into fc_workload.in[]. */
+/* Input tensors of each family, by index into fc_workload.in[]. A gated unit's
+ * (linear_swiglu) W is [2n, k]: rows 0..n-1 the gate projection W_g, rows n..2n-1
+ * the up projection W_u, so that its GEMM's [m, 2n] output holds the gate in columns
+ * 0..n-1 and the up half in n..2n-1; it has no bias (b of 0 elements). */
 enum { FC_LIN_TX, FC_LIN_TW, FC_LIN_TB, FC_LIN_TR, FC_LIN_NT };
 enum {
     FC_CONV_TX,
@@ -244,6 +254,12 @@ void fc_problem_string(const fc_problem *p, char *buf, size_t n);
 bool fc_problem_dim_shown(const fc_problem *p, int i);
 /* Looks a dim up by name, regardless of case; -1 when the family has none. */
 int fc_problem_dim_index(const fc_problem *p, const char *name);
+/* The dim whose value dim i takes by default (attention's hkv: h, skv: s), or -1. */
+int fc_family_dim_follows(const fc_family *f, int i);
+/* Whether dim i of a finished problem holds its default: its fixed default, or the
+ * value of the dim it follows (false for required dims). Problem strings print every
+ * dim; tables leave such dims out. */
+bool fc_problem_dim_is_default(const fc_problem *p, int i);
 
 /* Workload: allocates and fills host inputs; fails before allocating when the
  * problem would not fit in host memory (limit 0 = what the kernel reports). */
@@ -252,8 +268,13 @@ void fc_workload_free(fc_workload *w);
 /* Host bytes a problem needs, inputs, outputs and intermediates together. */
 int fc_problem_host_bytes(const fc_problem *p, size_t *bytes, fc_err *e);
 
+/* Columns of a linear problem's GEMM output: 2n for a gated unit (the gate and up
+ * halves side by side), else n. */
+int64_t fc_linear_gemm_n(const fc_problem *p);
+
 /* float64 references shared by the families and the tests */
 double fc_gelu_tanh_ref(double x);
+double fc_silu_ref(double x);
 #define FC_BN_EPS 1e-5
 #define FC_LN_EPS 1e-5  /* PyTorch's layer_norm default */
 #define FC_RMS_EPS 1e-6 /* LLaMA's and Qwen3's rms_norm_eps */

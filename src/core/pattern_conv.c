@@ -22,18 +22,18 @@
 #include <string.h>
 
 static const fc_dim conv_dims[] = {
-    [FC_CONV_N] = {"n", FC_DIM_REQUIRED, 1, INT32_MAX, false, "batch"},
-    [FC_CONV_C] = {"c", FC_DIM_REQUIRED, 1, INT32_MAX, false, "input channels"},
-    [FC_CONV_H] = {"h", FC_DIM_REQUIRED, 1, INT32_MAX, false, "input height"},
-    [FC_CONV_W] = {"w", FC_DIM_REQUIRED, 1, INT32_MAX, false, "input width"},
-    [FC_CONV_K] = {"k", FC_DIM_REQUIRED, 1, INT32_MAX, false, "output channels"},
-    [FC_CONV_R] = {"r", 3, 1, 4096, false, "filter height"},
-    [FC_CONV_S] = {"s", 3, 1, 4096, false, "filter width"},
-    [FC_CONV_STRIDE] = {"stride", 1, 1, 4096, false, "stride (both axes)"},
-    [FC_CONV_PAD] = {"pad", 0, 0, 4096, false, "zero padding (both axes)"},
-    [FC_CONV_G] = {"g", 1, 1, INT32_MAX, false, "groups, dividing c and k (dwconv_bn_relu: c)"},
-    [FC_CONV_P] = {"p", 0, 0, INT32_MAX, true, "output height"},
-    [FC_CONV_Q] = {"q", 0, 0, INT32_MAX, true, "output width"},
+    [FC_CONV_N] = {"n", FC_DIM_REQUIRED, 1, INT32_MAX, false, "batch", NULL},
+    [FC_CONV_C] = {"c", FC_DIM_REQUIRED, 1, INT32_MAX, false, "input channels", NULL},
+    [FC_CONV_H] = {"h", FC_DIM_REQUIRED, 1, INT32_MAX, false, "input height", NULL},
+    [FC_CONV_W] = {"w", FC_DIM_REQUIRED, 1, INT32_MAX, false, "input width", NULL},
+    [FC_CONV_K] = {"k", FC_DIM_REQUIRED, 1, INT32_MAX, false, "output channels", NULL},
+    [FC_CONV_R] = {"r", 3, 1, 4096, false, "filter height", NULL},
+    [FC_CONV_S] = {"s", 3, 1, 4096, false, "filter width", NULL},
+    [FC_CONV_STRIDE] = {"stride", 1, 1, 4096, false, "stride (both axes)", NULL},
+    [FC_CONV_PAD] = {"pad", 0, 0, 4096, false, "zero padding (both axes)", NULL},
+    [FC_CONV_G] = {"g", 1, 1, INT32_MAX, false, "groups, dividing c and k (dwconv_bn_relu: c)", NULL},
+    [FC_CONV_P] = {"p", 0, 0, INT32_MAX, true, "output height", NULL},
+    [FC_CONV_Q] = {"q", 0, 0, INT32_MAX, true, "output width", NULL},
 };
 _Static_assert(FC_ARRAY_LEN(conv_dims) == FC_CONV_NDIMS, "conv dims");
 _Static_assert(FC_CONV_NDIMS <= FC_MAX_DIMS && FC_CONV_NT <= FC_MAX_TENSORS, "conv dims and tensors fit a problem");

@@ -36,16 +36,16 @@
 #include <math.h>
 
 static const fc_dim norm_dims[] = {
-    {"m", FC_DIM_REQUIRED, 1, INT32_MAX, false, "rows (tokens × batch)"},
-    {"n", FC_DIM_REQUIRED, 1, INT32_MAX, false, "hidden size, the normalized extent"},
+    {"m", FC_DIM_REQUIRED, 1, INT32_MAX, false, "rows (tokens × batch)", NULL},
+    {"n", FC_DIM_REQUIRED, 1, INT32_MAX, false, "hidden size, the normalized extent", NULL},
 };
 
 /* in FC_NORM_* order: n derived from h and d, printed m, h, d */
 static const fc_dim norm_heads_dims[] = {
-    [FC_NORM_M] = {"m", FC_DIM_REQUIRED, 1, INT32_MAX, false, "tokens (positions 0..m-1)"},
-    [FC_NORM_N] = {"n", 0, 0, INT32_MAX, true, "h·d"},
-    [FC_NORM_H] = {"h", FC_DIM_REQUIRED, 1, 65536, false, "heads"},
-    [FC_NORM_D] = {"d", FC_DIM_REQUIRED, 2, 65536, false, "head size, even (rotary pairs its halves)"},
+    [FC_NORM_M] = {"m", FC_DIM_REQUIRED, 1, INT32_MAX, false, "tokens (positions 0..m-1)", NULL},
+    [FC_NORM_N] = {"n", 0, 0, INT32_MAX, true, "h·d", NULL},
+    [FC_NORM_H] = {"h", FC_DIM_REQUIRED, 1, 65536, false, "heads", NULL},
+    [FC_NORM_D] = {"d", FC_DIM_REQUIRED, 2, 65536, false, "head size, even (rotary pairs its halves)", NULL},
 };
 _Static_assert(FC_ARRAY_LEN(norm_heads_dims) == FC_NORM_NDIMS, "norm dims");
 

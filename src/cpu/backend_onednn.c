@@ -8,7 +8,9 @@
  *            see "norm" below).
  *   fused    post-ops: matmul with bias + binary add + eltwise; convolution with
  *            BN folded into weights and bias + binary add (the residual) + eltwise
- *            relu; matmul with an output scale.
+ *            relu; matmul with an output scale. A gated unit (linear_swiglu; oneDNN
+ *            has no gated post-op): two matmuls, x·W_gᵀ + post-op eltwise_swish
+ *            writing s = silu(g), then x·W_uᵀ + post-op binary_mul by s (build_glu).
  *   control  (conv) when the post-ops make oneDNN choose another convolution
  *            implementation than the unfused chain's (oneDNN 2.6's brgemm convolutions
  *            take eltwise and sum post-ops but not a binary add, so conv_bn_add_relu
@@ -18,8 +20,11 @@
  * The residual is a binary add post-op reading r, not a sum post-op: a sum
  * accumulates into dst, which would have to be refilled with r before every run (an
  * extra pass over y that the in-place network op does not make).
+ * A GELU prologue (gelu_linear) is declined: oneDNN's post-ops act on a primitive's
+ * output, and it has no prologue on the matmul's input.
  * oneDNN's primitive API has no primitive that fuses softmax with the matmuls around
- * it, so qk_softmax and attention are not offered here (cpu.openblas implements them).
+ * it, so qk_softmax and attention are not offered here (cpu.openblas implements them);
+ * qk_scale runs grouped-query heads as one matmul batched over the key/value heads.
  * Nor does it fuse an add before a normalization, or have RMSNorm (before 3.9) or a
  * rotary embedding: those steps are fusecal's host kernels (norm_ops.c), each named
  * so in the record.
@@ -90,6 +95,7 @@ typedef struct prim {
     dnnl_exec_arg_t args[10];
     int nargs;
     char impl[96];
+    const char *post; /* the post-op a primitive of several in a fused form carries, or NULL */
 } prim;
 
 /* The memory descriptors a setup makes, owned until teardown. */
@@ -110,6 +116,7 @@ typedef struct od_state {
     dnnl_memory_t mems[MAX_MEMS];
     int nmems;
     fc_cpu_chain ch;
+    float *glu_s;                  /* the fused gated unit's silu(x·W_gᵀ) [m, n] */
     float *rope;                   /* qk_norm_rope's cos/sin table, made at setup */
     dnnl_data_type_t dt;           /* of activations, weights and outputs (parameters: f32) */
     fc_bf16 *in16[FC_MAX_TENSORS]; /* bf16 copies of the workload's inputs, made at setup */
@@ -155,6 +162,8 @@ static const fc_op_impl od_ops[FC_NOPS] = {
     [FC_OP_RMSNORM] = {FC_DNNL_RMS ? "layer_normalization(rms_norm)" : "rmsnorm", FC_FUSE_KERNEL, "add+rmsnorm"},
     [FC_OP_HEAD_RMSNORM] = {FC_DNNL_RMS ? "layer_normalization(rms_norm)" : "rmsnorm", FC_FUSE_CALL, "rmsnorm"},
     [FC_OP_ROPE] = {"rope", FC_FUSE_KERNEL, "rmsnorm+rope"},
+    [FC_OP_SILU] = {"eltwise_swish", FC_FUSE_EPILOGUE, "eltwise_swish"},
+    [FC_OP_GLU_MUL] = {"binary_mul", FC_FUSE_EPILOGUE, "binary_mul"},
 };
 
 static bool od_supports(const fc_problem *p, char *why, size_t n)
@@ -162,6 +171,13 @@ static bool od_supports(const fc_problem *p, char *why, size_t n)
     if (p->dtype == FC_BF16 && !fc_host_bf16(why, n)) return false;
     if (p->dtype != FC_FP32 && p->dtype != FC_BF16) {
         snprintf(why, n, "cpu.onednn computes fp32 and bf16 (asked: %s)", fc_dtype_name(p->dtype));
+        return false;
+    }
+    if (fc_pattern_has_op(p->pat, FC_OP_GELU_IN)) {
+        snprintf(why, n,
+                 "cpu.onednn cannot fuse pattern '%s': oneDNN's matmul has no prologue (its post-ops act on the "
+                 "output, not on x as it is loaded)",
+                 p->pat->name);
         return false;
     }
     if (!fc_op_table_fits(od_ops, p->pat, "cpu.onednn", why, n)) {
@@ -226,14 +242,14 @@ static dnnl_status_t pd_eltwise(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, dn
 #endif
 }
 
-static dnnl_status_t pd_binary_add(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd src0, cmd src1, cmd dst,
-                                   const_dnnl_primitive_attr_t attr)
+static dnnl_status_t pd_binary(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, dnnl_alg_kind_t alg, cmd src0, cmd src1,
+                               cmd dst, const_dnnl_primitive_attr_t attr)
 {
 #if FC_DNNL3
-    return dnnl_binary_primitive_desc_create(pd, eng, dnnl_binary_add, src0, src1, dst, attr);
+    return dnnl_binary_primitive_desc_create(pd, eng, alg, src0, src1, dst, attr);
 #else
     dnnl_binary_desc_t d;
-    dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_add, src0, src1, dst);
+    dnnl_status_t st = dnnl_binary_desc_init(&d, alg, src0, src1, dst);
     return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
 #endif
 }
@@ -314,12 +330,12 @@ static dnnl_status_t pd_bnorm(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd 
 #endif
 }
 
-static dnnl_status_t po_eltwise(dnnl_post_ops_t po, dnnl_alg_kind_t alg)
+static dnnl_status_t po_eltwise(dnnl_post_ops_t po, dnnl_alg_kind_t alg, float alpha)
 {
 #if FC_DNNL3
-    return dnnl_post_ops_append_eltwise(po, alg, 0.0f, 0.0f);
+    return dnnl_post_ops_append_eltwise(po, alg, alpha, 0.0f);
 #else
-    return dnnl_post_ops_append_eltwise(po, 1.0f, alg, 0.0f, 0.0f);
+    return dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, 0.0f);
 #endif
 }
 
@@ -390,9 +406,9 @@ static void *in(od_state *s, int t)
 }
 
 /* The element `off` elements past base, in the problem's data type. */
-static void *elem_at(const od_state *s, float *base, size_t off)
+static void *elem_at(const od_state *s, void *base, size_t off)
 {
-    return s->dt == dnnl_bf16 ? (void *)((fc_bf16 *)base + off) : (void *)(base + off);
+    return s->dt == dnnl_bf16 ? (void *)((fc_bf16 *)base + off) : (void *)((float *)base + off);
 }
 
 /* Attributes of every primitive: the scratchpad user-managed, so that nothing is
@@ -472,6 +488,7 @@ static int eltwise(od_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float
     prim *pr = next_prim(s, v);
     const char *name = alg == dnnl_eltwise_relu        ? "eltwise_relu"
                        : alg == dnnl_eltwise_gelu_tanh ? "eltwise_gelu_tanh"
+                       : alg == dnnl_eltwise_swish     ? "eltwise_swish"
                                                        : "eltwise_linear";
     if (make_prim(s, name, pd_eltwise(&pr->pd, s->eng, alg, md, alpha, attr), attr, pr, e) != 0) return -1;
     dnnl_memory_t ms, md2;
@@ -481,13 +498,15 @@ static int eltwise(od_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float
     return 0;
 }
 
-/* y = a + b (b broadcast by its descriptor) */
-static int binary_add(od_state *s, fc_variant v, cmd md, cmd md1, void *src, void *src1, void *dst, fc_err *e)
+/* y = a + b, or a·b for dnnl_binary_mul (b broadcast by its descriptor) */
+static int binary_op(od_state *s, fc_variant v, dnnl_alg_kind_t alg, cmd md, cmd md1, void *src, void *src1, void *dst,
+                     fc_err *e)
 {
     dnnl_primitive_attr_t attr;
     if (new_attr(&attr, e)) return -1;
     prim *pr = next_prim(s, v);
-    if (make_prim(s, "binary_add", pd_binary_add(&pr->pd, s->eng, md, md1, md, attr), attr, pr, e) != 0) return -1;
+    const char *name = alg == dnnl_binary_mul ? "binary_mul" : "binary_add";
+    if (make_prim(s, name, pd_binary(&pr->pd, s->eng, alg, md, md1, md, attr), attr, pr, e) != 0) return -1;
     dnnl_memory_t m0, m1, m2;
     if (mem(s, md, src, &m0, e) || mem(s, md1, src1, &m1, e) || mem(s, md, dst, &m2, e)) return -1;
     arg(pr, DNNL_ARG_SRC_0, m0);
@@ -504,7 +523,7 @@ static int set_post_ops(dnnl_primitive_attr_t attr, cmd add, dnnl_alg_kind_t act
     FC_DNNL(dnnl_post_ops_create(&po));
     dnnl_status_t st = dnnl_success;
     if (add) st = dnnl_post_ops_append_binary(po, dnnl_binary_add, add);
-    if (st == dnnl_success && act != dnnl_alg_kind_undef) st = po_eltwise(po, act);
+    if (st == dnnl_success && act != dnnl_alg_kind_undef) st = po_eltwise(po, act, 0.0f);
     if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
     dnnl_post_ops_destroy(po);
     FC_DNNL(st);
@@ -561,8 +580,12 @@ static int build_linear(od_state *s, fc_err *e)
             float *out = fc_cpu_chain_dst(&s->ch, i);
             int r2 = 0;
             switch (p->pat->ops[i]) {
-            case FC_OP_BIAS: r2 = binary_add(s, FC_UNFUSED, dst_md, b_md, cur, w->t[FC_LIN_TB].data, out, e); break;
-            case FC_OP_RESID: r2 = binary_add(s, FC_UNFUSED, dst_md, dst_md, cur, in(s, FC_LIN_TR), out, e); break;
+            case FC_OP_BIAS:
+                r2 = binary_op(s, FC_UNFUSED, dnnl_binary_add, dst_md, b_md, cur, w->t[FC_LIN_TB].data, out, e);
+                break;
+            case FC_OP_RESID:
+                r2 = binary_op(s, FC_UNFUSED, dnnl_binary_add, dst_md, dst_md, cur, in(s, FC_LIN_TR), out, e);
+                break;
             case FC_OP_RELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e); break;
             case FC_OP_GELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_gelu_tanh, 0, cur, out, e); break;
             default:
@@ -572,6 +595,78 @@ static int build_linear(od_state *s, fc_err *e)
             cur = out;
         }
     }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ gated unit
+ *
+ * linear_swiglu, W [2n, k] = [W_g; W_u]. Unfused: one matmul computes the [m, 2n]
+ * product as a batch of two (x broadcast, W seen as [2, k, n]), writing its gate and
+ * up planes [2, m, n]; then eltwise_swish (alpha = 1: silu) of the gate plane; then
+ * binary_mul by the up plane. Fused: two matmuls with post-ops, x·W_gᵀ + eltwise_swish
+ * writing s = silu(g) [m, n], then x·W_uᵀ + binary_mul by s writing y: s is written
+ * once and read once where the unfused chain moves the [m, 2n] product three times. */
+
+/* dst = x·Wᵀ, W the user weights `wsrc` of descriptor wuser_md reordered to the layout
+ * the primitive picks, with the post-op `post` (dnnl_eltwise_swish, or dnnl_binary_mul
+ * by `mul`; dnnl_alg_kind_undef: none). */
+static int glu_matmul(od_state *s, fc_variant v, cmd src_md, cmd wuser_md, cmd wany_md, cmd dst_md, void *wsrc,
+                      void *dst, dnnl_alg_kind_t post, void *mul, fc_err *e)
+{
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e)) return -1;
+    dnnl_post_ops_t po = NULL;
+    dnnl_status_t st = post == dnnl_alg_kind_undef ? dnnl_success : dnnl_post_ops_create(&po);
+    if (st == dnnl_success && post == dnnl_eltwise_swish) st = po_eltwise(po, post, 1.0f);
+    if (st == dnnl_success && post == dnnl_binary_mul) st = dnnl_post_ops_append_binary(po, post, dst_md);
+    if (st == dnnl_success && po) st = dnnl_primitive_attr_set_post_ops(attr, po);
+    if (po) dnnl_post_ops_destroy(po);
+    if (st != dnnl_success) dnnl_primitive_attr_destroy(attr);
+    FC_DNNL(st);
+    prim *pr = next_prim(s, v);
+    if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, src_md, wany_md, NULL, dst_md, attr), attr, pr, e)) return -1;
+    dnnl_memory_t ms, mw, md, mm;
+    if (mem(s, src_md, in(s, FC_LIN_TX), &ms, e) ||
+        reorder_weights(s, wuser_md, wsrc, pr->pd, dnnl_query_weights_md, &mw, e) || mem(s, dst_md, dst, &md, e))
+        return -1;
+    arg(pr, DNNL_ARG_SRC, ms);
+    arg(pr, DNNL_ARG_WEIGHTS, mw);
+    arg(pr, DNNL_ARG_DST, md);
+    if (post == dnnl_binary_mul) {
+        if (mem(s, dst_md, mul, &mm, e)) return -1;
+        arg(pr, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mm);
+    }
+    pr->post = post == dnnl_eltwise_swish ? " + post-op eltwise_swish"
+               : post == dnnl_binary_mul  ? " + post-op binary_mul"
+                                          : NULL;
+    return 0;
+}
+
+static int build_glu(od_state *s, fc_err *e)
+{
+    const fc_problem *p = &s->p;
+    dnnl_dim_t M = p->d[FC_LIN_M], K = p->d[FC_LIN_K], N = p->d[FC_LIN_N];
+    void *W = in(s, FC_LIN_TW);
+    cmd x_md, x3_md, w3_md, w3any_md, y3_md, w_md, wany_md, y_md;
+    if (md_tag(s, &x_md, 2, (dnnl_dims_t){M, K}, dnnl_ab, e) ||
+        md_tag(s, &x3_md, 3, (dnnl_dims_t){1, M, K}, dnnl_abc, e) ||
+        md_tag(s, &w3_md, 3, (dnnl_dims_t){2, K, N}, dnnl_acb, e) ||
+        md_tag(s, &w3any_md, 3, (dnnl_dims_t){2, K, N}, dnnl_format_tag_any, e) ||
+        md_tag(s, &y3_md, 3, (dnnl_dims_t){2, M, N}, dnnl_abc, e) ||
+        md_tag(s, &w_md, 2, (dnnl_dims_t){K, N}, dnnl_ba, e) ||
+        md_tag(s, &wany_md, 2, (dnnl_dims_t){K, N}, dnnl_format_tag_any, e) ||
+        md_tag(s, &y_md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e))
+        return -1;
+    float *planes = fc_cpu_chain_dst(&s->ch, 0), *act = fc_cpu_chain_dst(&s->ch, 1);
+    void *up = elem_at(s, planes, (size_t)M * (size_t)N);
+    s->glu_s = fc_cpu_buffer((size_t)M * (size_t)N);
+    if (glu_matmul(s, FC_UNFUSED, x3_md, w3_md, w3any_md, y3_md, W, planes, dnnl_alg_kind_undef, NULL, e) ||
+        eltwise(s, FC_UNFUSED, y_md, dnnl_eltwise_swish, 1.0f, planes, act, e) ||
+        binary_op(s, FC_UNFUSED, dnnl_binary_mul, y_md, y_md, act, up, s->ch.out[FC_UNFUSED], e) ||
+        glu_matmul(s, FC_FUSED, x_md, w_md, wany_md, y_md, W, s->glu_s, dnnl_eltwise_swish, NULL, e) ||
+        glu_matmul(s, FC_FUSED, x_md, w_md, wany_md, y_md, elem_at(s, W, (size_t)N * (size_t)K), s->ch.out[FC_FUSED],
+                   dnnl_binary_mul, s->glu_s, e))
+        return -1;
     return 0;
 }
 
@@ -670,7 +765,9 @@ static int conv_passes(od_state *s, fc_variant v, const conv_mds *cm, float *cur
         int rc;
         switch (pat->ops[i]) {
         case FC_OP_BN: rc = bnorm(s, v, cm->dst, cm->b, cur, out, e); break;
-        case FC_OP_RESID: rc = binary_add(s, v, cm->dst, cm->dst, cur, in(s, FC_CONV_TR), out, e); break;
+        case FC_OP_RESID:
+            rc = binary_op(s, v, dnnl_binary_add, cm->dst, cm->dst, cur, in(s, FC_CONV_TR), out, e);
+            break;
         case FC_OP_RELU: rc = eltwise(s, v, cm->dst, dnnl_eltwise_relu, 0, cur, out, e); break;
         default: return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution", fc_op_name(pat->ops[i]));
         }
@@ -717,14 +814,18 @@ static int build_conv(od_state *s, fc_err *e)
 static int build_qk(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
-    dnnl_dim_t B = p->d[FC_ATT_B] * p->d[FC_ATT_H], S = p->d[FC_ATT_S], D = p->d[FC_ATT_D];
+    /* Grouped-query heads: the h/hkv query heads of a key/value head are adjacent, so
+     * Q is [B·hkv, (h/hkv)·s, d] against K [B·hkv, skv, d]: one batched matmul. */
+    dnnl_dim_t B = p->d[FC_ATT_B] * p->d[FC_ATT_HKV], M = p->d[FC_ATT_H] / p->d[FC_ATT_HKV] * p->d[FC_ATT_S];
+    dnnl_dim_t SKV = p->d[FC_ATT_SKV], D = p->d[FC_ATT_D];
     s->scale = 1.0f / sqrtf((float)D);
     cmd q_md, k_md, s_md, sc_md;
-    if (md_tag(s, &q_md, 3, (dnnl_dims_t){B, S, D}, dnnl_abc, e) ||
-        md_tag(s, &s_md, 3, (dnnl_dims_t){B, S, S}, dnnl_abc, e) || md_f32(s, &sc_md, 1, (dnnl_dims_t){1}, dnnl_a, e))
+    if (md_tag(s, &q_md, 3, (dnnl_dims_t){B, M, D}, dnnl_abc, e) ||
+        md_tag(s, &s_md, 3, (dnnl_dims_t){B, M, SKV}, dnnl_abc, e) || md_f32(s, &sc_md, 1, (dnnl_dims_t){1}, dnnl_a, e))
         return -1;
-    /* K [B,S,D] seen as the weights Kᵀ [B,D,S] through its strides: no copy */
-    if (md_make(s, &k_md, 3, (dnnl_dims_t){B, D, S}, dnnl_format_tag_undef, (dnnl_dims_t){S * D, 1, D}, e)) return -1;
+    /* K [B,skv,D] seen as the weights Kᵀ [B,D,skv] through its strides: no copy */
+    if (md_make(s, &k_md, 3, (dnnl_dims_t){B, D, SKV}, dnnl_format_tag_undef, (dnnl_dims_t){SKV * D, 1, D}, e))
+        return -1;
     for (int v = 0; v < FC_NVARIANTS; v++) {
         bool fused = v == FC_FUSED;
         dnnl_primitive_attr_t attr;
@@ -915,7 +1016,7 @@ static int build_add_norm(od_state *s, fc_err *e)
     void *h = ln ? fc_cpu_chain_dst(&s->ch, 0) : elem_at(s, out, (size_t)(M * N));
     cmd md;
     if (md_tag(s, &md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) ||
-        binary_add(s, FC_UNFUSED, md, md, in(s, FC_NORM_TX), in(s, FC_NORM_TR), h, e))
+        binary_op(s, FC_UNFUSED, dnnl_binary_add, md, md, in(s, FC_NORM_TX), in(s, FC_NORM_TR), h, e))
         return -1;
     if (ln || FC_DNNL_RMS) return lnorm(s, md, N, h, out, !ln, e);
     host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm);
@@ -940,7 +1041,7 @@ static int od_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     if (s->dt == dnnl_bf16) fc_cpu_chain_use_bf16(&s->ch);
     int rc;
     switch (p->pat->ops[0]) {
-    case FC_OP_GEMM: rc = build_linear(s, e); break;
+    case FC_OP_GEMM: rc = fc_pattern_has_op(p->pat, FC_OP_GLU_MUL) ? build_glu(s, e) : build_linear(s, e); break;
     case FC_OP_CONV: rc = build_conv(s, e); break;
     case FC_OP_QK: rc = build_qk(s, e); break;
     case FC_OP_ADD: rc = build_add_norm(s, e); break;
@@ -986,18 +1087,20 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
 {
     od_state *s = state;
     memset(impl, 0, sizeof *impl);
+    bool posts = false;
     if (v == FC_CONTROL)
         fc_impl_addf(impl, "control: the fused form's convolution without post-ops, then the passes: ");
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
-        fc_impl_addf(impl, "%s%s[%s]", i ? " -> " : "", pr->op, pr->impl);
+        fc_impl_addf(impl, "%s%s[%s]%s", i ? " -> " : "", pr->op, pr->impl, pr->post ? pr->post : "");
+        posts |= pr->post != NULL;
         if (!strncmp(pr->impl, "ref", 3) && !impl->fallback) {
             impl->fallback = true;
             snprintf(impl->fallback_why, sizeof impl->fallback_why,
                      "oneDNN chose its reference implementation '%s' for %s", pr->impl, pr->op);
         }
     }
-    if (v == FC_FUSED) {
+    if (v == FC_FUSED && !posts) {
         const fc_pattern *pat = s->p.pat;
         const char *with = fc_op_table_last(od_ops, pat, FC_FUSE_FOLD);
         if (with) fc_impl_addf(impl, "%s", with);
@@ -1026,6 +1129,7 @@ static void od_teardown(void *state)
     if (s->eng) dnnl_engine_destroy(s->eng);
     fc_cpu_chain_free(&s->ch);
     for (int i = 0; i < FC_MAX_TENSORS; i++) free(s->in16[i]);
+    free(s->glu_s);
     free(s->rope);
     free(s);
 }

@@ -5,8 +5,12 @@
  *            with its bias → BN → ReLU; QKᵀ → scale(+mask) → softmax → ·V; add →
  *            layer norm or RMSNorm, RMSNorm per head → rope (norm_ops.c).
  *   fused    the same arithmetic with the epilogue applied to each GEMM block while
- *            it is in cache; BN folded into the conv; flash-style attention; the
- *            norms in one pass over their inputs, the row kept in cache.
+ *            it is in cache (a gated unit's silu(gate)·up from one sgemm per block
+ *            on W laid out as matching gate and up row blocks at setup), a GELU
+ *            prologue applied to each block of x rows in a per-thread buffer before
+ *            its sgemm calls (linear_ops.h); BN folded into the conv; flash-style
+ *            attention; the norms in one pass over their inputs, the row kept in
+ *            cache.
  *   control  (linear) the fused form's blocked GEMM — per-thread blocks, one
  *            single-threaded sgemm each, sized to the LLC — without the epilogue,
  *            then the unfused chain's passes: the fused form partitions the GEMM
@@ -14,10 +18,12 @@
  *            splits the speedup into that (unfused → control) and fusion proper
  *            (control → fused).
  */
+#include "attention_ops.h"
 #include "backend.h"
 #include "cpu_chain.h"
 #include "cpu_ops.h"
 #include "cpuinfo.h"
+#include "linear_ops.h"
 #include "norm_ops.h"
 
 #include <cblas.h>
@@ -35,10 +41,15 @@ typedef struct ob_state {
     fc_cpu_chain ch;
     /* conv */
     fc_conv_geom g;
+    fc_att_geom ag;             /* attention */
     float *wpack[FC_NVARIANTS]; /* original weights for unfused, folded for fused */
     float *ws;                  /* per-thread im2col / flash workspace */
     size_t block_bytes;         /* C block of a fused GEMM: kept in this thread's share of the LLC */
     float *bn_scratch;
+    /* linear gated units and prologues: the fused form's blocks, W in the gated
+     * unit's block layout */
+    fc_lin_plan lin;
+    float *wglu;
     float *rope; /* qk_norm_rope's cos/sin table, made at setup */
 } ob_state;
 
@@ -65,7 +76,7 @@ static bool ob_available(char *why, size_t n)
 static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_GEMM] = {"cblas_sgemm", FC_FUSE_CALL, "blocked cblas_sgemm"},
     [FC_OP_CONV] = {"conv(%s, +bias)", FC_FUSE_CALL, "conv(%s)", FC_FUSE_EPILOGUE, "bias"},
-    [FC_OP_QK] = {"cblas_sgemm(QK^T, per head)", FC_FUSE_CALL, "cblas_sgemm"},
+    [FC_OP_QK] = {"cblas_sgemm(QK^T, per key/value head)", FC_FUSE_CALL, "cblas_sgemm"},
     [FC_OP_BIAS] = {"bias pass(omp)", FC_FUSE_EPILOGUE, "bias"},
     [FC_OP_RESID] = {"residual pass(omp)", FC_FUSE_EPILOGUE, "residual"},
     [FC_OP_RELU] = {"relu pass(omp)", FC_FUSE_EPILOGUE, "relu"},
@@ -73,8 +84,8 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_BN] = {"batchnorm pass(omp)", FC_FUSE_FOLD, ", BN folded"},
     [FC_OP_SCALE] = {"scale%s pass(omp)", FC_FUSE_FOLD, " with alpha=1/sqrt(d) (scale folded into the GEMM)"},
     [FC_OP_SOFTMAX] = {"softmax pass(omp)", FC_FUSE_KERNEL, "row-blocked cblas_sgemm + in-cache softmax"},
-    [FC_OP_PV] = {"cblas_sgemm(PV, per head)", FC_FUSE_KERNEL,
-                  "flash-style attention: 128x512 tiles, online softmax, S never stored"},
+    [FC_OP_PV] = {"cblas_sgemm(PV, per key/value head)", FC_FUSE_KERNEL,
+                  "flash attention or split-KV decode (fusecal), online softmax, S never stored"},
     [FC_OP_ADD] = {"add pass(omp)", FC_FUSE_CALL, "add"},
     [FC_OP_LAYERNORM] = {"layernorm pass(omp: mean, variance and normalization over the cached row)", FC_FUSE_KERNEL,
                          "fused add+layernorm(omp simd: x and r read once, x+r kept in the output row in cache)"},
@@ -83,6 +94,9 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_HEAD_RMSNORM] = {"rmsnorm pass(omp, per head)", FC_FUSE_CALL, "rmsnorm"},
     [FC_OP_ROPE] = {"rope pass(omp, rotate-half, fp32 cos/sin table)", FC_FUSE_KERNEL,
                     "fused rmsnorm+rope(omp simd: each head read once, normalized and rotated in L1)"},
+    [FC_OP_SILU] = {"silu pass(omp, gate half)", FC_FUSE_EPILOGUE, "silu(gate)"},
+    [FC_OP_GLU_MUL] = {"mul pass(omp, by the up half)", FC_FUSE_EPILOGUE, "* up"},
+    [FC_OP_GELU_IN] = {"gelu pass(omp, x)", FC_FUSE_PROLOGUE, "gelu_tanh of each block of x rows"},
 };
 
 static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
@@ -106,7 +120,7 @@ static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
 static fc_op fused_op(const fc_pattern *pat)
 {
     int k = fc_op_table_kernel(ob_ops, pat);
-    return pat->ops[k >= 0 ? k : 0];
+    return pat->ops[k >= 0 ? k : fc_op_table_call(ob_ops, pat)];
 }
 
 static bool ob_supports(const fc_problem *p, char *why, size_t n)
@@ -129,6 +143,23 @@ static bool ob_supports(const fc_problem *p, char *why, size_t n)
     return true;
 }
 
+
+/* A gated unit's blocks and its W laid out block by block (timed with the setup,
+ * as a deployment lays weights out once), or a prologue's blocks and buffers. */
+static void setup_linear(ob_state *s)
+{
+    const int64_t *d = s->p.d;
+    int M = (int)d[FC_LIN_M], K = (int)d[FC_LIN_K], N = (int)d[FC_LIN_N];
+    if (fc_pattern_has_op(s->p.pat, FC_OP_GLU_MUL)) {
+        fc_cpu_glu_plan(M, N, K, s->block_bytes, s->nthreads, &s->lin);
+        s->wglu = fc_cpu_buffer(s->w->t[FC_LIN_TW].n);
+        fc_cpu_glu_pack(&s->lin, s->w->t[FC_LIN_TW].data, s->wglu);
+        s->ws = fc_cpu_buffer(fc_cpu_glu_workspace(&s->lin) * (size_t)s->nthreads);
+    } else if (fc_pattern_has_op(s->p.pat, FC_OP_GELU_IN)) {
+        fc_cpu_prologue_plan(M, N, K, s->block_bytes, s->nthreads, &s->lin);
+        s->ws = fc_cpu_buffer(fc_cpu_prologue_workspace(&s->lin) * (size_t)s->nthreads);
+    }
+}
 
 static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
 {
@@ -168,15 +199,37 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         fc_cpu_conv_pack_weights(&s->g, w->t[FC_CONV_TWF].data, s->wpack[FC_FUSED]);
         s->ws = fc_cpu_buffer(fc_cpu_conv_workspace(&s->g) * (size_t)s->nthreads + 1);
         s->bn_scratch = fc_cpu_buffer(2 * (size_t)d[FC_CONV_K]);
-    } else if (fused_op(p->pat) == FC_OP_PV) {
-        s->ws = fc_cpu_buffer(fc_cpu_flash_workspace((int)p->d[FC_ATT_D]) * (size_t)s->nthreads);
+    } else if (p->pat->family == FC_FAM_ATTENTION) {
+        s->ag = fc_att_geom_of(p);
+        if (fused_op(p->pat) == FC_OP_PV) s->ws = fc_cpu_buffer(fc_cpu_att_workspace(&s->ag, s->nthreads));
     } else if (fc_pattern_has_op(p->pat, FC_OP_ROPE)) {
         s->rope = fc_cpu_buffer((size_t)(p->d[FC_NORM_M] * p->d[FC_NORM_D]));
         fc_rope_table(p->d[FC_NORM_M], p->d[FC_NORM_D], s->rope);
     }
-    if (fused_op(p->pat) == FC_OP_GEMM) fc_cpu_chain_add_control(&s->ch);
+    if (fused_op(p->pat) == FC_OP_GEMM) {
+        fc_cpu_chain_add_control(&s->ch);
+        setup_linear(s);
+    }
     *state = s;
     return 0;
+}
+
+/* The unfused chain's GEMM: one threaded sgemm (on gelu(x) after a prologue's pass,
+ * to [m, 2n] for a gated unit); or the control's: the fused form's blocked calls
+ * without their epilogue or prologue. */
+static void run_gemm(ob_state *s, fc_variant v, const float *in, float *dst)
+{
+    const int64_t *d = s->p.d;
+    int M = (int)d[FC_LIN_M], K = (int)d[FC_LIN_K], N = (int)fc_linear_gemm_n(&s->p);
+    const float *x = in ? in : s->w->t[FC_LIN_TX].data, *W = s->w->t[FC_LIN_TW].data;
+    fc_epilogue none = {NULL, NULL, FC_ACT_NONE};
+    if (v != FC_CONTROL) fc_cpu_gemm_nt(M, N, K, x, W, dst);
+    else if (s->wglu)
+        fc_cpu_glu_gemm(&s->lin, x, s->wglu, dst);
+    else if (in)
+        fc_cpu_prologue_gemm(&s->lin, x, W, NULL, false, dst, NULL);
+    else
+        fc_cpu_gemm_nt_fused_blocks(M, N, K, x, W, dst, &none, s->block_bytes);
 }
 
 /* One pass of a norm chain from cur into dst; returns where it wrote (add_rmsnorm's
@@ -209,35 +262,30 @@ static const float *resid_of(const fc_problem *p, const fc_workload *w)
 }
 
 /* The unfused chain, or (FC_CONTROL) the same chain with the fused form's blocked
- * GEMM in place of the one threaded sgemm. */
+ * GEMM in place of the one threaded sgemm (a gated unit's output then in its blocks). */
 static void run_unfused(ob_state *s, fc_variant v)
 {
     const fc_problem *p = &s->p;
     const fc_workload *w = s->w;
     const int64_t *d = p->d;
     const float *cur = NULL;
+    /* the gated unit's [m, 2n] in blocks of nb: the control's as its blocked GEMM writes it */
+    int glu_nb = v == FC_CONTROL ? s->lin.nb : (int)d[FC_LIN_N];
     for (int i = 0; i < p->pat->nops; i++) {
         float *dst = i == p->pat->nops - 1 ? s->ch.out[v] : fc_cpu_chain_dst(&s->ch, i);
         switch (p->pat->ops[i]) {
-        case FC_OP_GEMM:
-            if (v == FC_CONTROL) {
-                fc_epilogue none = {NULL, NULL, FC_ACT_NONE};
-                fc_cpu_gemm_nt_fused_blocks((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
-                                            w->t[FC_LIN_TW].data, dst, &none, s->block_bytes);
-            } else {
-                fc_cpu_gemm_nt((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
-                               w->t[FC_LIN_TW].data, dst);
-            }
+        case FC_OP_GEMM: run_gemm(s, v, cur, dst); break;
+        case FC_OP_GELU_IN: fc_cpu_gelu(w->t[FC_LIN_TX].data, dst, w->t[FC_LIN_TX].n); break;
+        case FC_OP_SILU: fc_cpu_glu_silu(cur, dst, (int)d[FC_LIN_M], (int)d[FC_LIN_N], glu_nb); break;
+        case FC_OP_GLU_MUL:
+            fc_cpu_glu_mul(cur, fc_cpu_chain_dst(&s->ch, 0), dst, (int)d[FC_LIN_M], (int)d[FC_LIN_N], glu_nb);
             break;
         case FC_OP_CONV: {
             fc_epilogue ep = {w->t[FC_CONV_TB].data, NULL, FC_ACT_NONE};
             fc_cpu_conv(&s->g, w->t[FC_CONV_TX].data, s->wpack[FC_UNFUSED], dst, &ep, s->ws, s->nthreads);
             break;
         }
-        case FC_OP_QK:
-            fc_cpu_qk((int)(d[FC_ATT_B] * d[FC_ATT_H]), (int)d[FC_ATT_S], (int)d[FC_ATT_D], w->t[FC_ATT_TQ].data,
-                      w->t[FC_ATT_TK].data, 1.0f, dst);
-            break;
+        case FC_OP_QK: fc_cpu_att_qk(&s->ag, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, 1.0f, dst); break;
         case FC_OP_BIAS:
             fc_cpu_bias(cur, w->t[FC_LIN_TB].data, dst, (size_t)d[FC_LIN_M], (size_t)d[FC_LIN_N], 1);
             break;
@@ -252,17 +300,11 @@ static void run_unfused(ob_state *s, fc_variant v)
                              nhwc ? (size_t)d[FC_CONV_N] * pq : (size_t)d[FC_CONV_N], K, nhwc ? 1 : pq, s->bn_scratch);
             break;
         }
-        case FC_OP_SCALE:
-            fc_cpu_scale_mask(cur, dst, (size_t)(d[FC_ATT_B] * d[FC_ATT_H]), (size_t)d[FC_ATT_S],
-                              1.0f / sqrtf((float)d[FC_ATT_D]), d[FC_ATT_CAUSAL] != 0);
-            break;
+        case FC_OP_SCALE: fc_cpu_att_scale_mask(&s->ag, cur, dst, 1.0f / sqrtf((float)d[FC_ATT_D])); break;
         case FC_OP_SOFTMAX:
-            fc_cpu_softmax_rows(cur, dst, (size_t)(d[FC_ATT_B] * d[FC_ATT_H] * d[FC_ATT_S]), (size_t)d[FC_ATT_S]);
+            fc_cpu_softmax_rows(cur, dst, (size_t)(d[FC_ATT_B] * d[FC_ATT_H] * d[FC_ATT_S]), (size_t)d[FC_ATT_SKV]);
             break;
-        case FC_OP_PV:
-            fc_cpu_pv((int)(d[FC_ATT_B] * d[FC_ATT_H]), (int)d[FC_ATT_S], (int)d[FC_ATT_D], cur, w->t[FC_ATT_TV].data,
-                      dst);
-            break;
+        case FC_OP_PV: fc_cpu_att_pv(&s->ag, cur, w->t[FC_ATT_TV].data, dst); break;
         case FC_OP_ADD:
         case FC_OP_LAYERNORM:
         case FC_OP_RMSNORM:
@@ -301,18 +343,20 @@ static void run_fused(ob_state *s)
     const fc_workload *w = s->w;
     const int64_t *d = p->d;
     float *out = s->ch.out[FC_FUSED];
-    int bh = 0, S = 0, D = 0;
     float alpha = 1.0f;
-    if (p->pat->family == FC_FAM_ATTENTION) {
-        bh = (int)(d[FC_ATT_B] * d[FC_ATT_H]), S = (int)d[FC_ATT_S], D = (int)d[FC_ATT_D];
-        if (fc_pattern_has_op(p->pat, FC_OP_SCALE)) alpha = 1.0f / sqrtf((float)D);
-    }
+    if (p->pat->family == FC_FAM_ATTENTION && fc_pattern_has_op(p->pat, FC_OP_SCALE))
+        alpha = 1.0f / sqrtf((float)d[FC_ATT_D]);
     switch (fused_op(p->pat)) {
     case FC_OP_GEMM: {
-        fc_epilogue ep = {fc_pattern_has_op(p->pat, FC_OP_BIAS) ? w->t[FC_LIN_TB].data : NULL,
+        const float *x = w->t[FC_LIN_TX].data, *W = w->t[FC_LIN_TW].data, *b = w->t[FC_LIN_TB].data;
+        fc_epilogue ep = {fc_pattern_has_op(p->pat, FC_OP_BIAS) ? b : NULL,
                           fc_pattern_has_op(p->pat, FC_OP_RESID) ? w->t[FC_LIN_TR].data : NULL, pattern_act(p->pat)};
-        fc_cpu_gemm_nt_fused_blocks((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], w->t[FC_LIN_TX].data,
-                                    w->t[FC_LIN_TW].data, out, &ep, s->block_bytes);
+        if (s->wglu) fc_cpu_swiglu_fused(&s->lin, x, s->wglu, out, s->ws);
+        else if (fc_pattern_has_op(p->pat, FC_OP_GELU_IN))
+            fc_cpu_prologue_gemm(&s->lin, x, W, b, true, out, s->ws);
+        else
+            fc_cpu_gemm_nt_fused_blocks((int)d[FC_LIN_M], (int)d[FC_LIN_N], (int)d[FC_LIN_K], x, W, out, &ep,
+                                        s->block_bytes);
         break;
     }
     case FC_OP_CONV: {
@@ -320,14 +364,11 @@ static void run_fused(ob_state *s)
         fc_cpu_conv(&s->g, w->t[FC_CONV_TX].data, s->wpack[FC_FUSED], out, &ep, s->ws, s->nthreads);
         break;
     }
-    case FC_OP_QK: fc_cpu_qk(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, out); break;
-    case FC_OP_SOFTMAX:
-        fc_cpu_qk_softmax_fused(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, d[FC_ATT_CAUSAL] != 0,
-                                out);
-        break;
+    case FC_OP_QK: fc_cpu_att_qk(&s->ag, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, alpha, out); break;
+    case FC_OP_SOFTMAX: fc_cpu_att_qk_softmax(&s->ag, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, out); break;
     case FC_OP_PV:
-        fc_cpu_flash_attention(bh, S, D, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, w->t[FC_ATT_TV].data,
-                               d[FC_ATT_CAUSAL] != 0, out, s->ws, s->nthreads);
+        fc_cpu_att_flash(&s->ag, w->t[FC_ATT_TQ].data, w->t[FC_ATT_TK].data, w->t[FC_ATT_TV].data, out, s->ws,
+                         s->nthreads);
         break;
     case FC_OP_LAYERNORM:
     case FC_OP_RMSNORM:
@@ -361,27 +402,60 @@ static int ob_poison(void *state, fc_variant v, fc_err *e)
     return 0;
 }
 
+/* The blocks of a linear fused form (and of its control). */
+static void describe_blocks(const ob_state *s, fc_impl *impl)
+{
+    const fc_lin_plan *l = &s->lin;
+    if (s->wglu)
+        fc_impl_addf(impl, ", W laid out at setup as %d gate rows then the same %d up rows per block, %dx%d C blocks",
+                     l->nb, l->nb, l->mb, 2 * l->nb);
+    else if (fc_pattern_has_op(s->p.pat, FC_OP_GELU_IN))
+        fc_impl_addf(impl, ", %dx%d blocks of x rows, %dx%d C blocks", l->mb, l->K, l->mb, l->nb);
+    else
+        fc_impl_addf(impl, ", C blocks <= %zu KiB", s->block_bytes >> 10);
+}
+
+/* The unfused chain with the fused form's blocked GEMM in place of its sgemm. */
+static void describe_control(const ob_state *s, fc_impl *impl)
+{
+    const fc_pattern *pat = s->p.pat;
+    int call = fc_op_table_call(ob_ops, pat);
+    fc_impl_addf(impl, "control: ");
+    for (int i = 0; i < pat->nops; i++) {
+        if (i) fc_impl_addf(impl, " -> ");
+        if (i != call) {
+            fc_impl_add_op(impl, ob_ops, pat->ops[i], FC_UNFUSED, ob_detail, s);
+            continue;
+        }
+        fc_impl_addf(impl, "blocked cblas_sgemm without %s",
+                     fc_op_table_count(ob_ops, pat, FC_FUSE_PROLOGUE) ? "prologue or epilogue" : "epilogue");
+        describe_blocks(s, impl);
+    }
+}
+
 static void ob_describe(void *state, fc_variant v, fc_impl *impl)
 {
     ob_state *s = state;
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
-    impl->nkernels = v == FC_FUSED ? 1 : pat->nops;
+    impl->nkernels = v == FC_FUSED ? fc_op_table_fused_kernels(ob_ops, pat) : pat->nops;
     if (v == FC_UNFUSED) {
         fc_impl_add_chain(impl, ob_ops, pat, ob_detail, s);
     } else if (v == FC_CONTROL) {
-        fc_impl_addf(impl, "control: blocked cblas_sgemm without epilogue, C blocks <= %zu KiB", s->block_bytes >> 10);
-        for (int i = 1; i < pat->nops; i++) {
-            fc_impl_addf(impl, " -> ");
-            fc_impl_add_op(impl, ob_ops, pat->ops[i], FC_UNFUSED, ob_detail, s);
-        }
+        describe_control(s, impl);
+    } else if (fused_op(pat) == FC_OP_PV) {
+        char buf[512];
+        fc_cpu_att_describe(&s->ag, s->nthreads, buf, sizeof buf);
+        fc_impl_addf(impl, "%s", buf);
     } else if (fc_op_table_kernel(ob_ops, pat) >= 0) {
         fc_impl_add_op(impl, ob_ops, fused_op(pat), FC_FUSED, ob_detail, s);
     } else {
-        fc_impl_add_op(impl, ob_ops, pat->ops[0], FC_FUSED, ob_detail, s);
+        fc_op call = fused_op(pat);
+        fc_impl_add_op(impl, ob_ops, call, FC_FUSED, ob_detail, s);
+        fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_PROLOGUE, " + in-cache prologue [", ", ", "]");
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_FOLD, "", "", "");
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
-        if (pat->ops[0] == FC_OP_GEMM) fc_impl_addf(impl, ", C blocks <= %zu KiB", s->block_bytes >> 10);
+        if (call == FC_OP_GEMM) describe_blocks(s, impl);
     }
     fc_impl_addf(impl, " [OpenBLAS %s, %s, %d threads]", openblas_get_corename(), parallel_name(), s->nthreads);
 }
@@ -394,6 +468,7 @@ static void ob_teardown(void *state)
     for (int v = 0; v < FC_NVARIANTS; v++) free(s->wpack[v]);
     free(s->ws);
     free(s->bn_scratch);
+    free(s->wglu);
     free(s->rope);
     free(s);
 }

@@ -93,6 +93,27 @@ static inline void act_span(float *y, size_t n, fc_act a)
         gelu_span(y, y, n);
 }
 
+/* silu(x) = x / (1 + e^−x); e^−x clamps at e^88 for x < −88, which leaves x·~1e-38 */
+static inline v16f vsilu(v16f x) { return x / (vsplat(1.0f) + vexp(-x)); }
+
+static inline float silu(float x) { return vsilu(vsplat(x))[0]; }
+
+void fc_cpu_gelu_span(const float *in, float *out, size_t n) { gelu_span(in, out, n); }
+
+void fc_cpu_silu_span(const float *in, float *out, size_t n)
+{
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) vstore(out + j, vsilu(vload(in + j)));
+    for (; j < n; j++) out[j] = silu(in[j]);
+}
+
+void fc_cpu_silu_mul_span(const float *g, const float *u, float *out, size_t n)
+{
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) vstore(out + j, vsilu(vload(g + j)) * vload(u + j));
+    for (; j < n; j++) out[j] = silu(g[j]) * u[j];
+}
+
 /* ------------------------------------------------------------------ elementwise */
 
 float *fc_cpu_buffer(size_t n)
@@ -173,20 +194,6 @@ void fc_cpu_gelu(const float *in, float *out, size_t n)
 {
 #pragma omp parallel for schedule(static)
     for (size_t c = 0; c < n; c += CHUNK) gelu_span(in + c, out + c, n - c < CHUNK ? n - c : CHUNK);
-}
-
-static inline void scale_mask_row(const float *in, float *out, size_t s, size_t row, float alpha, bool causal)
-{
-    size_t lim = causal ? row + 1 : s;
-#pragma omp simd
-    for (size_t j = 0; j < lim; j++) out[j] = in[j] * alpha;
-    for (size_t j = lim; j < s; j++) out[j] = -INFINITY;
-}
-
-void fc_cpu_scale_mask(const float *in, float *out, size_t bh, size_t s, float alpha, bool causal)
-{
-#pragma omp parallel for schedule(static)
-    for (size_t r = 0; r < bh * s; r++) scale_mask_row(in + r * s, out + r * s, s, r % s, alpha, causal);
 }
 
 static inline float max_span(const float *in, size_t n, float mx)
@@ -469,128 +476,4 @@ void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wp, float *
         conv_nhwc(g, x, wp, y, ep, ws, per);
     else
         conv_nchw(g, x, wp, y, ep, ws, per);
-}
-
-/* ------------------------------------------------------------------ attention */
-
-void fc_cpu_qk(int bh, int s, int d, const float *Q, const float *K, float alpha, float *S)
-{
-    size_t sd = (size_t)s * d, ss = (size_t)s * s;
-    if (bh >= omp_get_max_threads()) {
-#pragma omp parallel for schedule(static)
-        for (int b = 0; b < bh; b++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, d, alpha, Q + b * sd, d, K + b * sd, d, 0.0f,
-                        S + b * ss, s);
-    } else {
-        for (int b = 0; b < bh; b++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, d, alpha, Q + b * sd, d, K + b * sd, d, 0.0f,
-                        S + b * ss, s);
-    }
-}
-
-void fc_cpu_pv(int bh, int s, int d, const float *P, const float *V, float *O)
-{
-    size_t sd = (size_t)s * d, ss = (size_t)s * s;
-    if (bh >= omp_get_max_threads()) {
-#pragma omp parallel for schedule(static)
-        for (int b = 0; b < bh; b++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s, d, s, 1.0f, P + b * ss, s, V + b * sd, d, 0.0f,
-                        O + b * sd, d);
-    } else {
-        for (int b = 0; b < bh; b++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s, d, s, 1.0f, P + b * ss, s, V + b * sd, d, 0.0f,
-                        O + b * sd, d);
-    }
-}
-
-void fc_cpu_qk_softmax_fused(int bh, int s, int d, const float *Q, const float *K, float alpha, bool causal, float *P)
-{
-    int br = (int)(L2_BLOCK_BYTES / 2 / sizeof(float) / (size_t)s);
-    if (br < 8) br = 8;
-    if (br > s) br = s;
-    int nrb = (s + br - 1) / br;
-    size_t sd = (size_t)s * d, ss = (size_t)s * s;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int b = 0; b < bh; b++)
-        for (int rb = 0; rb < nrb; rb++) {
-            int r0 = rb * br, rows = s - r0 < br ? s - r0 : br;
-            /* causal rows never need keys past their own position */
-            int cols = causal ? r0 + rows : s;
-            float *out = P + b * ss + (size_t)r0 * s;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, d, alpha, Q + b * sd + (size_t)r0 * d, d,
-                        K + b * sd, d, 0.0f, out, s);
-            for (int i = 0; i < rows; i++) {
-                float *row = out + (size_t)i * s;
-                size_t lim = causal ? (size_t)(r0 + i + 1) : (size_t)s;
-                softmax_row(row, row, lim);
-                for (size_t j = lim; j < (size_t)s; j++) row[j] = 0.0f;
-            }
-        }
-}
-
-#ifndef FLASH_BR
-#define FLASH_BR 128
-#endif
-#ifndef FLASH_BC
-#define FLASH_BC 512
-#endif
-
-size_t fc_cpu_flash_workspace(int d) { return (size_t)FLASH_BR * FLASH_BC + (size_t)FLASH_BR * d + 2 * FLASH_BR; }
-
-void fc_cpu_flash_attention(int bh, int s, int d, const float *Q, const float *K, const float *V, bool causal, float *O,
-                            float *ws, int nthreads)
-{
-    (void)nthreads;
-    const float alpha = 1.0f / sqrtf((float)d);
-    const int nqb = (s + FLASH_BR - 1) / FLASH_BR;
-    const size_t sd = (size_t)s * d, per = fc_cpu_flash_workspace(d);
-#pragma omp parallel
-    {
-        float *Sb = ws + (size_t)omp_get_thread_num() * per;
-        float *acc = Sb + FLASH_BR * FLASH_BC, *m = acc + FLASH_BR * d, *l = m + FLASH_BR;
-#pragma omp for collapse(2) schedule(dynamic, 1)
-        for (int b = 0; b < bh; b++)
-            for (int qb = 0; qb < nqb; qb++) {
-                const int q0 = qb * FLASH_BR, rows = s - q0 < FLASH_BR ? s - q0 : FLASH_BR;
-                const float *Qb = Q + b * sd + (size_t)q0 * d;
-                const int kv_end = causal ? q0 + rows : s;
-                for (int i = 0; i < rows; i++) {
-                    m[i] = -INFINITY;
-                    l[i] = 0.0f;
-                }
-                memset(acc, 0, (size_t)rows * d * sizeof(float));
-                for (int k0 = 0; k0 < kv_end; k0 += FLASH_BC) {
-                    const int cols = kv_end - k0 < FLASH_BC ? kv_end - k0 : FLASH_BC;
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, d, alpha, Qb, d,
-                                K + b * sd + (size_t)k0 * d, d, 0.0f, Sb, FLASH_BC);
-                    for (int i = 0; i < rows; i++) {
-                        float *srow = Sb + (size_t)i * FLASH_BC;
-                        /* causal: keys after query q0+i are masked */
-                        int lim = causal ? q0 + i + 1 - k0 : cols;
-                        if (lim > cols) lim = cols;
-                        if (lim <= 0) {
-                            memset(srow, 0, (size_t)cols * sizeof(float));
-                            continue;
-                        }
-                        const float mx = max_span(srow, (size_t)lim, m[i]);
-                        const float corr = fast_expf(m[i] - mx);
-                        const float sum = exp_sum_span(srow, srow, (size_t)lim, mx);
-                        for (int j = lim; j < cols; j++) srow[j] = 0.0f;
-                        l[i] = l[i] * corr + sum;
-                        m[i] = mx;
-                        float *arow = acc + (size_t)i * d;
-#pragma omp simd
-                        for (int e = 0; e < d; e++) arow[e] *= corr;
-                    }
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, cols, 1.0f, Sb, FLASH_BC,
-                                V + b * sd + (size_t)k0 * d, d, 1.0f, acc, d);
-                }
-                float *Ob = O + b * sd + (size_t)q0 * d;
-                for (int i = 0; i < rows; i++) {
-                    const float inv = 1.0f / l[i];
-#pragma omp simd
-                    for (int e = 0; e < d; e++) Ob[(size_t)i * d + e] = acc[(size_t)i * d + e] * inv;
-                }
-            }
-    }
 }

@@ -1,7 +1,7 @@
 /* cpu_ops.h — host kernels built on OpenBLAS and OpenMP: the elementwise passes of
  * unfused chains (one parallel loop each, as an eager framework runs them) and the
  * fused forms (GEMM blocks that apply their epilogue while still in cache, a blocked
- * im2col convolution, row-blocked softmax and flash-style attention). All run on
+ * im2col convolution; the attention family's kernels are in attention_ops.h). All run on
  * the one OpenMP pool; OpenBLAS calls made inside a parallel region run on the
  * calling thread. */
 #ifndef FC_CPU_OPS_H
@@ -32,10 +32,13 @@ void fc_cpu_batchnorm(const float *in, const float *gamma, const float *beta, co
 void fc_cpu_add(const float *a, const float *b, float *out, size_t n);
 void fc_cpu_relu(const float *in, float *out, size_t n);
 void fc_cpu_gelu(const float *in, float *out, size_t n);
-/* S·alpha, and −∞ above the diagonal of each [s,s] matrix when causal */
-void fc_cpu_scale_mask(const float *in, float *out, size_t bh, size_t s, float alpha, bool causal);
 /* row softmax of [rows, cols] */
 void fc_cpu_softmax_rows(const float *in, float *out, size_t rows, size_t cols);
+
+/* ---- serial vector spans, for blocked kernels inside their own parallel loop */
+void fc_cpu_gelu_span(const float *in, float *out, size_t n);                    /* out = gelu_tanh(in) */
+void fc_cpu_silu_span(const float *in, float *out, size_t n);                    /* out = in/(1 + e^−in) */
+void fc_cpu_silu_mul_span(const float *g, const float *u, float *out, size_t n); /* out = silu(g)·u */
 
 /* ---- GEMM: C[M,N] = A[M,K] · B[N,K]ᵀ (row-major), plain (OpenBLAS threads) */
 void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *C);
@@ -66,15 +69,5 @@ void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wpacked, fl
  * none or ReLU, the epilogue applied as each output vector is made. */
 void fc_cpu_dwconv_pack_weights(const fc_conv_geom *g, const float *w_crs, float *packed);
 void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep);
-
-/* ---- attention over [bh, s, d] */
-void fc_cpu_qk(int bh, int s, int d, const float *Q, const float *K, float alpha, float *S);
-void fc_cpu_pv(int bh, int s, int d, const float *P, const float *V, float *O);
-/* Q·Kᵀ·alpha computed by row blocks, each masked and softmaxed while in cache. */
-void fc_cpu_qk_softmax_fused(int bh, int s, int d, const float *Q, const float *K, float alpha, bool causal, float *P);
-/* Flash-style attention: online softmax over K/V blocks; never writes S. */
-size_t fc_cpu_flash_workspace(int d); /* floats per thread */
-void fc_cpu_flash_attention(int bh, int s, int d, const float *Q, const float *K, const float *V, bool causal, float *O,
-                            float *ws, int nthreads);
 
 #endif

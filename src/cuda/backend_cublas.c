@@ -6,6 +6,12 @@
  *   fused    one cublasLtMatmul with an epilogue: BIAS, RELU_BIAS or GELU_BIAS;
  *            linear_residual_relu passes the residual as C with beta = 1 and
  *            RELU_BIAS (cuBLASLt computes act(α·A·B + β·C + bias)).
+ * A gated unit (linear_swiglu, W [2n, k]): the GEMM writes the [m, 2n] product, gate
+ * half first, then the unfused chain runs a silu kernel and a mul kernel; cuBLASLt has
+ * no gated (SwiGLU) epilogue, so the fused form is the same GEMM and one act-and-mul
+ * kernel that reads the product once (kernels/linear.cu): two calls, not one.
+ * A GELU prologue (gelu_linear) is declined: cuBLASLt's epilogues act on the GEMM's
+ * output, and it has no prologue on its input.
  * Row-major x [m, k], W [n, k], y [m, n] are column-major xᵀ [k, m], Wᵀ [k, n], yᵀ
  * [n, m], so each GEMM is yᵀ = op_T(Wᵀ)·xᵀ: A = W (transposed, ld k), B = x (ld k),
  * D = y (ld n); the bias runs along D's rows, the output features.
@@ -42,8 +48,10 @@ typedef struct cb_state {
     fc_problem p;
     fc_cuda_ctx *c;
     fc_dtype dt;
-    int M, K, N;
+    int M, K, N; /* N: the GEMM's columns (2n for a gated unit) */
+    int n_out;   /* the output's */
     void *x, *w, *b, *r;
+    void *gu; /* the fused gated unit's GEMM output [m, 2n] */
     fc_cuda_chain ch;
     lt_plan plan[FC_NVARIANTS];
 } cb_state;
@@ -57,6 +65,8 @@ static const fc_op_impl cb_ops[FC_NOPS] = {
     [FC_OP_RESID] = {"residual add kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "residual as C, beta=1"},
     [FC_OP_RELU] = {"relu kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "RELU"},
     [FC_OP_GELU] = {"gelu_tanh kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "GELU"},
+    [FC_OP_SILU] = {"silu kernel(fusecal, gate half, 16-byte vectors)", FC_FUSE_PASS, "silu(gate)"},
+    [FC_OP_GLU_MUL] = {"mul kernel(fusecal, by the up half, 16-byte vectors)", FC_FUSE_PASS, "* up"},
 };
 
 /* The fused matmul's cuBLASLt epilogue for pat's ops after the GEMM (the residual
@@ -76,15 +86,24 @@ static bool cb_supports(const fc_problem *p, char *why, size_t n)
                  p->pat->name);
         return false;
     }
+    if (fc_pattern_has_op(p->pat, FC_OP_GELU_IN)) {
+        snprintf(why, n,
+                 "cuda.cublas cannot fuse pattern '%s': cuBLASLt has no prologue (its epilogues act on the GEMM's "
+                 "output, not on x as it is loaded)",
+                 p->pat->name);
+        return false;
+    }
     return fc_op_table_fits(cb_ops, p->pat, "cuda.cublas", why, n);
 }
 
 static int cb_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
 {
     double M = (double)p->d[FC_LIN_M], K = (double)p->d[FC_LIN_K], N = (double)p->d[FC_LIN_N];
-    double E = (double)fc_dtype_size(p->dtype), MN = M * N;
+    double GN = (double)fc_linear_gemm_n(p), E = (double)fc_dtype_size(p->dtype), MN = M * N;
     double resid = fc_pattern_has_op(p->pat, FC_OP_RESID) ? MN : 0;
-    double b = (M * K + N * K + N + resid) * E + fc_cuda_chain_bytes(p);
+    double bias = fc_pattern_has_op(p->pat, FC_OP_BIAS) ? N : 0;
+    double gated = fc_pattern_has_op(p->pat, FC_OP_GLU_MUL) ? M * GN : 0; /* the fused form's product */
+    double b = (M * K + GN * K + bias + resid + gated) * E + fc_cuda_chain_bytes(p);
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -240,21 +259,27 @@ static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->dt = p->dtype;
     s->M = (int)p->d[FC_LIN_M];
     s->K = (int)p->d[FC_LIN_K];
-    s->N = (int)p->d[FC_LIN_N];
-    bool resid = fc_pattern_has_op(p->pat, FC_OP_RESID);
+    s->N = (int)fc_linear_gemm_n(p);
+    s->n_out = (int)p->d[FC_LIN_N];
+    bool resid = fc_pattern_has_op(p->pat, FC_OP_RESID), gated = fc_pattern_has_op(p->pat, FC_OP_GLU_MUL);
     if (fc_cuda_upload(s->c, w->t[FC_LIN_TX].data, w->t[FC_LIN_TX].n, s->dt, &s->x, "x", e) ||
-        fc_cuda_upload(s->c, w->t[FC_LIN_TW].data, w->t[FC_LIN_TW].n, s->dt, &s->w, "W", e) ||
-        fc_cuda_upload(s->c, w->t[FC_LIN_TB].data, w->t[FC_LIN_TB].n, s->dt, &s->b, "b", e))
+        fc_cuda_upload(s->c, w->t[FC_LIN_TW].data, w->t[FC_LIN_TW].n, s->dt, &s->w, "W", e))
+        return -1;
+    if (w->t[FC_LIN_TB].n && fc_cuda_upload(s->c, w->t[FC_LIN_TB].data, w->t[FC_LIN_TB].n, s->dt, &s->b, "b", e))
         return -1;
     if (resid && fc_cuda_upload(s->c, w->t[FC_LIN_TR].data, w->t[FC_LIN_TR].n, s->dt, &s->r, "r", e)) return -1;
     if (fc_cuda_chain_alloc(&s->ch, s->c, p, w, e) != 0) return -1;
+    if (gated &&
+        fc_cuda_alloc(&s->gu, (size_t)s->M * (size_t)s->N * fc_dtype_size(s->dt), "the gated unit's product", e))
+        return -1;
 
     cublasLtEpilogue_t epi = fused_epilogue(p->pat);
     const void *bias = fc_pattern_has_op(p->pat, FC_OP_BIAS) ? s->b : NULL;
     void *gemm_dst = fc_cuda_chain_dst(&s->ch, 0);
     int rc = lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, gemm_dst, e);
     if (rc != 0) return rc;
-    rc = lt_build(s, &s->plan[FC_FUSED], epi, bias, resid ? s->r : NULL, resid ? 1.0f : 0.0f, s->ch.out[FC_FUSED], e);
+    void *fused_dst = gated ? s->gu : s->ch.out[FC_FUSED];
+    rc = lt_build(s, &s->plan[FC_FUSED], epi, bias, resid ? s->r : NULL, resid ? 1.0f : 0.0f, fused_dst, e);
     if (rc != 0) return rc;
     FC_CU(cudaStreamSynchronize(s->c->stream));
     return 0;
@@ -263,19 +288,25 @@ static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
 static int cb_run(void *state, fc_variant v, fc_err *e)
 {
     cb_state *s = state;
-    if (v == FC_FUSED) return lt_run(s, &s->plan[FC_FUSED], &s->plan[FC_FUSED].algo, e);
-    if (lt_run(s, &s->plan[FC_UNFUSED], &s->plan[FC_UNFUSED].algo, e) != 0) return -1;
-    const void *cur = s->plan[FC_UNFUSED].D;
     fck_dtype kd = fc_cuda_kdt(s->dt);
-    size_t MN = (size_t)s->M * (size_t)s->N;
+    size_t M = (size_t)s->M, n = (size_t)s->n_out, MN = M * n;
     cudaStream_t st = s->c->stream;
+    if (v == FC_FUSED) {
+        if (lt_run(s, &s->plan[FC_FUSED], &s->plan[FC_FUSED].algo, e) != 0) return -1;
+        if (s->gu) FC_CU(fck_glu_act_mul(kd, s->gu, s->ch.out[FC_FUSED], M, n, st));
+        return 0;
+    }
+    if (lt_run(s, &s->plan[FC_UNFUSED], &s->plan[FC_UNFUSED].algo, e) != 0) return -1;
+    const void *gemm = s->plan[FC_UNFUSED].D, *cur = gemm;
     for (int i = 1; i < s->p.pat->nops; i++) {
         void *dst = fc_cuda_chain_dst(&s->ch, i);
         switch (s->p.pat->ops[i]) {
-        case FC_OP_BIAS: FC_CU(fck_bias(kd, cur, s->b, dst, (size_t)s->M, (size_t)s->N, st)); break;
+        case FC_OP_BIAS: FC_CU(fck_bias(kd, cur, s->b, dst, M, n, st)); break;
         case FC_OP_RESID: FC_CU(fck_add(kd, cur, s->r, dst, MN, st)); break;
         case FC_OP_RELU: FC_CU(fck_relu(kd, cur, dst, MN, st)); break;
         case FC_OP_GELU: FC_CU(fck_gelu_tanh(kd, cur, dst, MN, st)); break;
+        case FC_OP_SILU: FC_CU(fck_glu_silu(kd, gemm, dst, M, n, st)); break;
+        case FC_OP_GLU_MUL: FC_CU(fck_glu_mul(kd, cur, gemm, dst, M, n, st)); break;
         default: return fc_errf(e, "cuda.cublas: op '%s' is not in the linear family", fc_op_name(s->p.pat->ops[i]));
         }
         cur = dst;
@@ -318,10 +349,14 @@ static void cb_describe(void *state, fc_variant v, fc_impl *impl)
     cb_state *s = state;
     const fc_pattern *pat = s->p.pat;
     memset(impl, 0, sizeof *impl);
-    if (v == FC_UNFUSED) fc_impl_add_chain(impl, cb_ops, pat, cb_detail, s);
-    else
+    if (v == FC_UNFUSED) {
+        fc_impl_add_chain(impl, cb_ops, pat, cb_detail, s);
+    } else {
         fc_impl_add_op(impl, cb_ops, pat->ops[0], FC_FUSED, cb_detail, s);
-    impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
+        fc_impl_add_part(impl, cb_ops, pat, FC_FUSE_PASS, " + act-and-mul kernel(fusecal: ", " ",
+                         ", one read of the product, 16-byte vectors)");
+    }
+    impl->nkernels = v == FC_UNFUSED ? pat->nops : fc_op_table_fused_kernels(cb_ops, pat);
 }
 
 static void plan_free(lt_plan *pl)
@@ -344,6 +379,7 @@ static void cb_teardown(void *state)
     fc_cuda_free(s->w);
     fc_cuda_free(s->b);
     fc_cuda_free(s->r);
+    fc_cuda_free(s->gu);
     free(s);
 }
 
@@ -370,7 +406,7 @@ const fc_backend fc_backend_cublas = {
     .device = "cuda",
     .summary =
         "cuBLASLt GEMM + fusecal's vectorized elementwise kernels; fused: cuBLASLt epilogues (bias, ReLU, GELU, "
-        "residual as C)",
+        "residual as C), SwiGLU as the GEMM + one act-and-mul kernel",
     .available = fc_cuda_usable,
     .supports = cb_supports,
     .device_bytes = cb_device_bytes,

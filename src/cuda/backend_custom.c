@@ -2,7 +2,7 @@
  * family, where no library fuses the chain, on cuBLAS and fusecal's own kernels
  * (kernels/attention.cu, elementwise.cu).
  *
- *   unfused  as an eager framework runs it, every intermediate [b·h, s, s] written to
+ *   unfused  as an eager framework runs it, every intermediate [b·h, s, skv] written to
  *            memory in the dtype: cublasGemmStridedBatchedEx S = Q·Kᵀ → fusecal
  *            scale(+causal mask) kernel → fusecal row-softmax kernel (each row read
  *            once; fck_softmax_rows_describe says how) → cublasGemmStridedBatchedEx
@@ -16,14 +16,21 @@
  *            the reference design or flash2 (fusecal_kernels.h); describe() names the
  *            one that ran with its tiling and resources (fck_attention_resources_v)
  *            and the record carries its name (fc_impl.kernel).
- * Q, K, V [b, h, s, d] row-major; per head, S = Q·Kᵀ is the column-major product
- * Sᵀ = op_T(Kᵀ)·Qᵀ (A = K, ld d; B = Q, ld d; C = S, ld s) and O = P·V is
- * Oᵀ = Vᵀ·Pᵀ (A = V, ld d; B = P, ld s; C = O, ld d).
+ * Q [b, h, s, d], K and V [b, hkv, skv, d] row-major. Grouped-query heads: the g = h/hkv
+ * query heads that read one key/value head are adjacent, so their Q (and S, P, O) rows
+ * are one matrix of g·s rows, and each GEMM is batched over the b·hkv key/value heads:
+ * S = Q·Kᵀ is the column-major product Sᵀ = op_T(Kᵀ)·Qᵀ (A = K, ld d; B = Q, ld d;
+ * C = S, ld skv) and O = P·V is Oᵀ = Vᵀ·Pᵀ (A = V, ld d; B = P, ld skv; C = O, ld d).
+ * The fused kernels take a block of queries of one query head and read key/value head
+ * n / g (fck_attn_shape). Causal: query i sees keys j <= i + skv − s.
  * fp32 GEMMs use CUBLAS_COMPUTE_32F (no TF32), tf32 ones CUBLAS_COMPUTE_32F_FAST_TF32;
  * the fused kernels use tf32 tensor cores for tf32 and three tf32 products of the
  * split operands (about fp32 accuracy) for fp32. Head dimensions other than 64 and
  * 128 are unsupported for qk_softmax and attention (the fused kernels are built for
- * those two); qk_scale takes any d.
+ * those two); qk_scale takes any d. Decode-shaped problems (s < 16) are declined for
+ * them: their blocks tile 64 or 128 queries of one head and give all of a head's keys to
+ * one block, so one query would fill one row of 64 and b·h blocks; that needs a split-KV
+ * kernel (keys shared out over blocks, partial results combined), which is not here.
  */
 #include "cuda_common.h"
 #include "custom_parts.h"
@@ -38,7 +45,8 @@ typedef struct cu_state {
     fc_problem p;
     fc_cuda_ctx *c;
     fc_dtype dt;
-    int bh, S, D, causal;
+    int bh, S, SKV, D, causal;
+    int bkv, group;         /* key/value heads in all (b·hkv); query heads per key/value head */
     fck_attn_kernel kernel; /* the fused attention kernel (qk_softmax, attention) */
     void *q, *k, *v;
     fc_cuda_chain ch;
@@ -67,8 +75,11 @@ static bool cu_supports(const fc_problem *p, char *why, size_t n)
 {
     if (!fc_op_table_fits(cu_ops, p->pat, "cuda.custom", why, n)) return false;
     int64_t bh = p->d[FC_ATT_B] * p->d[FC_ATT_H], s = p->d[FC_ATT_S], d = p->d[FC_ATT_D];
-    if (bh > INT32_MAX || s * s > INT64_MAX / (bh > 0 ? bh : 1)) {
-        snprintf(why, n, "b*h = %lld is beyond cuBLAS's batch count", (long long)bh);
+    int64_t skv = p->d[FC_ATT_SKV];
+    int64_t rows = p->d[FC_ATT_H] / p->d[FC_ATT_HKV] * s; /* query rows per key/value head */
+    if (bh > INT32_MAX || s * skv > INT64_MAX / (bh > 0 ? bh : 1) || rows > INT32_MAX) {
+        snprintf(why, n, "b*h = %lld with s = %lld is beyond cuBLAS's batch count and dimensions", (long long)bh,
+                 (long long)s);
         return false;
     }
     if (fc_op_table_kernel(cu_ops, p->pat) >= 0) {
@@ -89,6 +100,13 @@ static bool cu_supports(const fc_problem *p, char *why, size_t n)
                      (long long)bh, (long long)s, FCK_REF_BR);
             return false;
         }
+        if (s < 16) {
+            snprintf(why, n,
+                     "s = %lld: fusecal's fused attention kernels give each head's %lld keys to one block of 64 "
+                     "queries, of which %lld would be used; decode needs a split-KV kernel, which cuda.custom lacks",
+                     (long long)s, (long long)skv, (long long)s);
+            return false;
+        }
     }
     return true;
 }
@@ -96,9 +114,10 @@ static bool cu_supports(const fc_problem *p, char *why, size_t n)
 static int cu_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
 {
     double BH = (double)p->d[FC_ATT_B] * (double)p->d[FC_ATT_H], S = (double)p->d[FC_ATT_S];
+    double BKV = (double)p->d[FC_ATT_B] * (double)p->d[FC_ATT_HKV], SKV = (double)p->d[FC_ATT_SKV];
     double D = (double)p->d[FC_ATT_D], E = (double)fc_dtype_size(p->dtype);
     bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
-    double b = (pv ? 3 : 2) * BH * S * D * E + fc_cuda_chain_bytes(p);
+    double b = (BH * S * D + (pv ? 2 : 1) * BKV * SKV * D) * E + fc_cuda_chain_bytes(p);
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -115,7 +134,10 @@ static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->dt = p->dtype;
     s->bh = (int)(p->d[FC_ATT_B] * p->d[FC_ATT_H]);
     s->S = (int)p->d[FC_ATT_S];
+    s->SKV = (int)p->d[FC_ATT_SKV];
     s->D = (int)p->d[FC_ATT_D];
+    s->bkv = (int)(p->d[FC_ATT_B] * p->d[FC_ATT_HKV]);
+    s->group = (int)(p->d[FC_ATT_H] / p->d[FC_ATT_HKV]);
     s->causal = p->d[FC_ATT_CAUSAL] != 0;
     s->kernel = s->c->attn_kernel;
     bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
@@ -126,26 +148,28 @@ static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     return fc_cuda_chain_alloc(&s->ch, s->c, p, w, e);
 }
 
-/* S = alpha·Q·Kᵀ per head into dst [bh, s, s] */
+/* S = alpha·Q·Kᵀ into dst [bh, s, skv]: one GEMM of g·s query rows per key/value head */
 static int gemm_qk(cu_state *s, float alpha, void *dst, fc_err *e)
 {
     const float beta = 0.0f;
     cudaDataType_t t = fc_cuda_data_type(s->dt);
-    long long sd = (long long)s->S * s->D, ss = (long long)s->S * s->S;
-    FC_CUBLAS(cublasGemmStridedBatchedEx(s->c->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->S, s->S, s->D, &alpha, s->k, t, s->D,
-                                         sd, s->q, t, s->D, sd, &beta, dst, t, s->S, ss, s->bh,
+    const int M = s->group * s->S;
+    long long md = (long long)M * s->D, kd = (long long)s->SKV * s->D, ms = (long long)M * s->SKV;
+    FC_CUBLAS(cublasGemmStridedBatchedEx(s->c->blas, CUBLAS_OP_T, CUBLAS_OP_N, s->SKV, M, s->D, &alpha, s->k, t, s->D,
+                                         kd, s->q, t, s->D, md, &beta, dst, t, s->SKV, ms, s->bkv,
                                          fc_cuda_compute_type(s->dt), CUBLAS_GEMM_DEFAULT));
     return 0;
 }
 
-/* O = P·V per head */
+/* O = P·V: one GEMM of g·s rows of P per key/value head */
 static int gemm_pv(cu_state *s, const void *P, void *dst, fc_err *e)
 {
     const float alpha = 1.0f, beta = 0.0f;
     cudaDataType_t t = fc_cuda_data_type(s->dt);
-    long long sd = (long long)s->S * s->D, ss = (long long)s->S * s->S;
-    FC_CUBLAS(cublasGemmStridedBatchedEx(s->c->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->D, s->S, s->S, &alpha, s->v, t, s->D,
-                                         sd, P, t, s->S, ss, &beta, dst, t, s->D, sd, s->bh,
+    const int M = s->group * s->S;
+    long long md = (long long)M * s->D, kd = (long long)s->SKV * s->D, ms = (long long)M * s->SKV;
+    FC_CUBLAS(cublasGemmStridedBatchedEx(s->c->blas, CUBLAS_OP_N, CUBLAS_OP_N, s->D, M, s->SKV, &alpha, s->v, t, s->D,
+                                         kd, P, t, s->SKV, ms, &beta, dst, t, s->D, md, s->bkv,
                                          fc_cuda_compute_type(s->dt), CUBLAS_GEMM_DEFAULT));
     return 0;
 }
@@ -156,16 +180,13 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
     fck_dtype kd = fc_cuda_kdt(s->dt);
     cudaStream_t st = s->c->stream;
     float scale = 1.0f / sqrtf((float)s->D);
+    const fck_attn_shape sh = {s->bh, s->S, s->SKV, s->group, s->D, s->causal};
     if (v == FC_FUSED) {
         void *out = s->ch.out[FC_FUSED];
         switch (fused_op(s->p.pat)) {
         case FC_OP_QK: return gemm_qk(s, fc_pattern_has_op(s->p.pat, FC_OP_SCALE) ? scale : 1.0f, out, e);
-        case FC_OP_SOFTMAX:
-            FC_CU(fck_qk_softmax_v(s->kernel, kd, s->q, s->k, out, s->bh, s->S, s->D, s->causal, st));
-            return 0;
-        case FC_OP_PV:
-            FC_CU(fck_flash_attention_v(s->kernel, kd, s->q, s->k, s->v, out, s->bh, s->S, s->D, s->causal, st));
-            return 0;
+        case FC_OP_SOFTMAX: FC_CU(fck_qk_softmax_v(s->kernel, kd, s->q, s->k, out, sh, st)); return 0;
+        case FC_OP_PV: FC_CU(fck_flash_attention_v(s->kernel, kd, s->q, s->k, s->v, out, sh, st)); return 0;
         default: return fc_errf(e, "cuda.custom: no fused kernel ends with op '%s'", fc_op_name(fused_op(s->p.pat)));
         }
     }
@@ -177,8 +198,10 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
         case FC_OP_QK:
             if (gemm_qk(s, 1.0f, dst, e) != 0) return -1;
             break;
-        case FC_OP_SCALE: FC_CU(fck_scale_mask(kd, cur, dst, (size_t)s->bh, (size_t)s->S, scale, s->causal, st)); break;
-        case FC_OP_SOFTMAX: FC_CU(fck_softmax_rows(kd, cur, dst, rows, (size_t)s->S, st)); break;
+        case FC_OP_SCALE:
+            FC_CU(fck_scale_mask(kd, cur, dst, (size_t)s->bh, (size_t)s->S, (size_t)s->SKV, scale, s->causal, st));
+            break;
+        case FC_OP_SOFTMAX: FC_CU(fck_softmax_rows(kd, cur, dst, rows, (size_t)s->SKV, st)); break;
         case FC_OP_PV:
             if (gemm_pv(s, cur, dst, e) != 0) return -1;
             break;
@@ -207,11 +230,12 @@ static const char *unfused_detail(const cu_state *s, fc_op op, char *buf, size_t
 {
     if (op == FC_OP_SCALE) return s->causal ? "scale+causal-mask" : "scale";
     if (op == FC_OP_SOFTMAX) {
-        fck_softmax_rows_describe(fc_cuda_kdt(s->dt), (size_t)s->S, buf, n);
+        fck_softmax_rows_describe(fc_cuda_kdt(s->dt), (size_t)s->SKV, buf, n);
         return buf;
     }
-    snprintf(buf, n, "%s, %s", s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt),
-             s->dt == FC_TF32 ? "COMPUTE_32F_FAST_TF32" : "COMPUTE_32F");
+    snprintf(buf, n, "%s, %s, batch %d key/value heads x %d query rows",
+             s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt),
+             s->dt == FC_TF32 ? "COMPUTE_32F_FAST_TF32" : "COMPUTE_32F", s->bkv, s->group * s->S);
     return buf;
 }
 

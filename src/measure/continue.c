@@ -51,8 +51,11 @@ int fc_continue_drop_measured(const fc_continuation *c, fc_plan *plan)
         char ps[256];
         fc_problem_string(&plan->jobs[i].prob, ps, sizeof ps);
         bool done = false;
-        for (int r = 0; r < c->prev.n && !done; r++)
-            done = !strcmp(c->prev.rec[r].problem, ps) && !strcmp(c->prev.rec[r].backend, plan->jobs[i].backend->name);
+        for (int r = 0; r < c->prev.n && !done; r++) {
+            char prev[256]; /* canonical: a string from an older fusecal may leave dims at their defaults */
+            fc_problem_string(&c->prev.rec[r].prob, prev, sizeof prev);
+            done = !strcmp(prev, ps) && !strcmp(c->prev.rec[r].backend, plan->jobs[i].backend->name);
+        }
         if (!done) plan->jobs[kept++] = plan->jobs[i];
     }
     int dropped = plan->n - kept;

@@ -16,14 +16,19 @@ bool fc_crossing_usable(const fc_record *r)
 static bool sweepable(const fc_dim *d) { return !d->derived && d->max > 1; }
 
 /* Whether a and b lie on one line along dim: the same pattern, dtype, layout, every
- * other dim, and (with_backend) backend. */
+ * other dim, and (with_backend) backend. A dim that follows dim by default (skv along
+ * s) and holds its default in both moves with it. */
 static bool same_line(const fc_record *a, const fc_record *b, int dim, bool with_backend)
 {
     if (a->prob.pat != b->prob.pat || a->prob.dtype != b->prob.dtype || a->prob.layout != b->prob.layout) return false;
     if (with_backend && strcmp(a->backend, b->backend)) return false;
     const fc_family *f = fc_family_of(a->prob.pat);
-    for (int i = 0; i < f->ndims; i++)
-        if (i != dim && !f->dims[i].derived && a->prob.d[i] != b->prob.d[i]) return false;
+    for (int i = 0; i < f->ndims; i++) {
+        if (i == dim || f->dims[i].derived || a->prob.d[i] == b->prob.d[i]) continue;
+        bool follows = fc_family_dim_follows(f, i) == dim && fc_problem_dim_is_default(&a->prob, i) &&
+                       fc_problem_dim_is_default(&b->prob, i);
+        if (!follows) return false;
+    }
     return true;
 }
 
@@ -148,7 +153,7 @@ void fc_sweep_line_fixed(const fc_sweep_line *l, char *buf, size_t n)
     for (int i = 0; i < f->ndims && off < n; i++) {
         const fc_dim *d = &f->dims[i];
         if (i == l->dim || d->derived) continue;
-        if (d->def != FC_DIM_REQUIRED && p->d[i] == d->def && strcmp(d->name, "r") && strcmp(d->name, "s")) continue;
+        if (fc_problem_dim_is_default(p, i) && strcmp(d->name, "r") && strcmp(d->name, "s")) continue;
         off += (size_t)snprintf(buf + off, n - off, "%s%s=%lld", off ? "," : "", d->name, (long long)p->d[i]);
     }
     if (f->has_layout && off < n) snprintf(buf + off, n - off, "%s%s", off ? "," : "", fc_layout_name(p->layout));

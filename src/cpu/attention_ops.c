@@ -1,0 +1,634 @@
+/* attention_ops.c — see attention_ops.h.
+ *
+ * Vectors are GCC vector extensions of VW floats: 16 with AVX-512 (a zmm register), 8
+ * otherwise (a ymm with AVX2), and the register tiles are sized to each register file
+ * (32 and 16 registers). This file is compiled with -ffp-contract=fast, so a·b + c is
+ * one FMA.
+ *
+ * Flash attention (many query rows per key/value head). A block of BR = 2·VW query rows
+ * keeps Qᵀ (scaled by 1/√d, [d][BR]: queries along the vector lanes), its output tile
+ * Oᵀ [d][BR], and each row's running maximum and sum. Keys come in blocks of BC:
+ *   Q·Kᵀ  Sᵀ[j][lanes] = Σ_e K[j][e]·Qᵀ[e][lanes] in tiles of QK_R keys x 2 vectors (24
+ *         or 12 accumulators): K's elements are broadcast from its rows as they lie in
+ *         memory, Qᵀ's two vectors are loaded once per e for all QK_R keys;
+ *   softmax  the block's maximum per query is an elementwise max over the keys (no
+ *         horizontal reduction: queries are lanes), then p = e^(s − m) in place and the
+ *         sums; the old output and sum are rescaled by e^(m_old − m_new);
+ *   P·V   Oᵀ[e][lanes] += Σ_j V[j][e]·Pᵀ[j][lanes] in tiles of PV_E head-dimension rows x
+ *         2 vectors, V's elements broadcast from its rows; the rescale is folded into
+ *         the tile's load of Oᵀ.
+ * Per key and query pair 4d FLOPs of FMAs against about 20 vector operations per VW
+ * pairs for the softmax. The block's scores Sᵀ (BC x BR floats, 16 KiB), Qᵀ and Oᵀ stay
+ * in L1/L2; K and V stream from L2 (a head's K and V are shared by its g·s rows, which
+ * run as consecutive blocks). Blocks of all key/value heads are shared out dynamically
+ * over the threads, the most masked (heaviest causal) block of a head first.
+ *
+ * Decode (at most DEC_ROWS query rows per key/value head, e.g. s = 1 with g = 4): the
+ * work is reading K and V, so each key/value head's keys are split into chunks (enough
+ * for every thread to have several) that the threads stream once each: scores per row
+ * are dot products along d, reduced VW keys at a time by a shuffle tree into one vector
+ * of VW scores; an online softmax over DEC_CH-key pieces; P·V along d. Each chunk leaves
+ * a partial output, maximum and sum per row; a last pass combines them:
+ * O = Σ_c e^(m_c − m)·O_c / Σ_c e^(m_c − m)·l_c.
+ */
+#include "attention_ops.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__AVX512F__)
+#define VW 16
+#define QK_R 12 /* keys per Q·Kᵀ tile */
+#define PV_E 8  /* head-dimension rows per P·V tile */
+#define ISA "AVX-512"
+#else
+#define VW 8
+#define QK_R 6
+#define PV_E 4
+#define ISA "AVX2"
+#endif
+#define QV 2                   /* query vectors per block */
+#define BR (QV * VW)           /* query rows per block */
+#define BC (4096 / BR)         /* keys per block: the block's scores take 16 KiB */
+#define DEC_ROWS 8             /* the decode kernel takes at most this many rows per key/value head */
+#define DEC_CH 256             /* keys per piece of the decode kernel's online softmax */
+#define DEC_SPLIT_MIN 512      /* keys per chunk of a key/value head, at least */
+#define DEC_SPLIT_MAX 64       /* chunks per key/value head, at most */
+#define ROW_BLOCK (256 * 1024) /* bytes of scores per row block of the fused qk_softmax */
+
+typedef float vf __attribute__((vector_size(VW * 4)));
+typedef int32_t vi __attribute__((vector_size(VW * 4)));
+typedef float vfu __attribute__((vector_size(VW * 4), aligned(4), may_alias)); /* unaligned access */
+
+static inline vf vld(const float *p) { return *(const vfu *)p; }
+static inline void vst(float *p, vf v) { *(vfu *)p = v; }
+static inline vf vdup(float x) { return (vf){0} + x; }
+static inline vi vidup(int x) { return (vi){0} + x; }
+static inline vf vsel(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
+static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
+
+/* e^x: 2^n·e^r, n = round(x·log2 e) by the 1.5·2^23 trick, r in [−ln2/2, ln2/2], Cephes'
+ * degree-5 polynomial (relative error ~1e-7); e^(x < −87) = 0, so masked −∞ gives 0. */
+static inline vf vexp(vf x)
+{
+    const float magic = 12582912.0f;
+    vf xc = vsel(x < vdup(-87.0f), vdup(-87.0f), x);
+    xc = vsel(xc > vdup(88.0f), vdup(88.0f), xc);
+    vf t = xc * 1.44269504088896341f + magic;
+    vf n = t - magic;
+    vi ni = (vi)t - (vi)vdup(magic);
+    vf r = xc - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    vf p = vdup(1.9875691500E-4f);
+    p = p * r + 1.3981999507E-3f;
+    p = p * r + 8.3334519073E-3f;
+    p = p * r + 4.1665795894E-2f;
+    p = p * r + 1.6666665459E-1f;
+    p = p * r + 5.0000001201E-1f;
+    p = p * r * r + r + 1.0f;
+    vf scale = (vf)((ni + 127) << 23);
+    return vsel(x < vdup(-87.0f), vdup(0.0f), p * scale);
+}
+
+static inline float hmax(vf v)
+{
+    float m = v[0];
+    for (int i = 1; i < VW; i++) m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+static inline float hsum(vf v)
+{
+    float s = 0;
+    for (int i = 0; i < VW; i++) s += v[i];
+    return s;
+}
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
+
+/* Keys row r of a key/value head's g·s rows sees: all skv, or under the causal mask
+ * those up to its query i = r mod s plus the skv − s keys before the queries. */
+static int row_keys(const fc_att_geom *g, int r)
+{
+    return g->causal ? imin(g->skv, r % g->s + 1 + (g->skv - g->s)) : g->skv;
+}
+
+fc_att_geom fc_att_geom_of(const fc_problem *p)
+{
+    const int64_t *d = p->d;
+    return (fc_att_geom){(int)(d[FC_ATT_B] * d[FC_ATT_HKV]),
+                         (int)(d[FC_ATT_H] / d[FC_ATT_HKV]),
+                         (int)d[FC_ATT_S],
+                         (int)d[FC_ATT_SKV],
+                         (int)d[FC_ATT_D],
+                         d[FC_ATT_CAUSAL] != 0};
+}
+
+/* ------------------------------------------------------------------ unfused chain */
+
+/* One sgemm per key/value head: C_n[M, N] = alpha·A_n[M, K]·op(B_n), row-major. The heads
+ * are shared out over the threads (one single-threaded sgemm each) when there are enough
+ * of them, else each sgemm is threaded. */
+static void per_head_gemm(const fc_att_geom *g, bool trans_b, int N, int K, float alpha, const float *A, size_t a_head,
+                          const float *B, size_t b_head, int ldb, float *C, size_t c_head)
+{
+    const int M = g->g * g->s;
+    const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+    if (g->bkv >= omp_get_max_threads()) {
+#pragma omp parallel for schedule(static)
+        for (int n = 0; n < g->bkv; n++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, alpha, A + n * a_head, K, B + n * b_head, ldb, 0.0f,
+                        C + n * c_head, N);
+    } else {
+        for (int n = 0; n < g->bkv; n++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, M, N, K, alpha, A + n * a_head, K, B + n * b_head, ldb, 0.0f,
+                        C + n * c_head, N);
+    }
+}
+
+void fc_cpu_att_qk(const fc_att_geom *g, const float *Q, const float *K, float alpha, float *S)
+{
+    const size_t M = (size_t)g->g * g->s, skv = (size_t)g->skv, d = (size_t)g->d;
+    per_head_gemm(g, true, g->skv, g->d, alpha, Q, M * d, K, skv * d, g->d, S, M * skv);
+}
+
+void fc_cpu_att_pv(const fc_att_geom *g, const float *P, const float *V, float *O)
+{
+    const size_t M = (size_t)g->g * g->s, skv = (size_t)g->skv, d = (size_t)g->d;
+    per_head_gemm(g, false, g->d, g->skv, 1.0f, P, M * skv, V, skv * d, g->d, O, M * d);
+}
+
+void fc_cpu_att_scale_mask(const fc_att_geom *g, const float *in, float *out, float alpha)
+{
+    const size_t rows = (size_t)g->bkv * g->g * g->s, skv = (size_t)g->skv;
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++) {
+        const float *a = in + r * skv;
+        float *o = out + r * skv;
+        const size_t lim = (size_t)row_keys(g, (int)(r % (size_t)g->s));
+#pragma omp simd
+        for (size_t j = 0; j < lim; j++) o[j] = a[j] * alpha;
+        for (size_t j = lim; j < skv; j++) o[j] = -INFINITY;
+    }
+}
+
+/* ------------------------------------------------------------------ fused qk_softmax */
+
+static float max_span(const float *x, int n)
+{
+    vf vm = vdup(-INFINITY);
+    int j = 0;
+    for (; j + VW <= n; j += VW) vm = vmax(vm, vld(x + j));
+    float m = hmax(vm);
+    for (; j < n; j++) m = x[j] > m ? x[j] : m;
+    return m;
+}
+
+/* x[j] = e^(x[j] − m) over n; returns the sum */
+static float exp_sum_span(float *x, int n, float m)
+{
+    vf vs = vdup(0.0f), vm = vdup(m);
+    int j = 0;
+    for (; j + VW <= n; j += VW) {
+        vf e = vexp(vld(x + j) - vm);
+        vst(x + j, e);
+        vs += e;
+    }
+    float s = hsum(vs);
+    if (j < n) {
+        vf t = vdup(-INFINITY);
+        for (int k = 0; j + k < n; k++) t[k] = x[j + k];
+        vf e = vexp(t - vm);
+        for (int k = 0; j + k < n; k++) x[j + k] = e[k];
+        s += hsum(e);
+    }
+    return s;
+}
+
+/* softmax of the first lim of a row of n; zeros after them */
+static void softmax_row(float *x, int lim, int n)
+{
+    const float inv = 1.0f / exp_sum_span(x, lim, max_span(x, lim));
+#pragma omp simd
+    for (int j = 0; j < lim; j++) x[j] *= inv;
+    for (int j = lim; j < n; j++) x[j] = 0.0f;
+}
+
+/* Rows [r0, r0 + rows) of key/value head n: Q·Kᵀ/√d by one sgemm over the keys the rows
+ * see, then each row's softmax while the block is in cache. */
+static void qk_softmax_block(const fc_att_geom *g, const float *Q, const float *K, float *P, int n, int r0, int rows)
+{
+    const size_t M = (size_t)g->g * g->s, skv = (size_t)g->skv, d = (size_t)g->d;
+    int cols = 0;
+    for (int i = 0; i < rows; i++) cols = imax(cols, row_keys(g, r0 + i));
+    float *out = P + (n * M + (size_t)r0) * skv;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, g->d, 1.0f / sqrtf((float)g->d),
+                Q + (n * M + (size_t)r0) * d, g->d, K + n * skv * d, g->d, 0.0f, out, g->skv);
+    for (int i = 0; i < rows; i++) softmax_row(out + (size_t)i * skv, row_keys(g, r0 + i), g->skv);
+}
+
+void fc_cpu_att_qk_softmax(const fc_att_geom *g, const float *Q, const float *K, float *P)
+{
+    const int M = g->g * g->s;
+    int br = (int)(ROW_BLOCK / sizeof(float) / (size_t)g->skv);
+    br = imin(imax(br, 8), M);
+    const int nrb = (M + br - 1) / br, ntask = g->bkv * nrb;
+    if (ntask >= omp_get_max_threads()) {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int t = 0; t < ntask; t++) {
+            const int rb = t % nrb, r0 = rb * br;
+            qk_softmax_block(g, Q, K, P, t / nrb, r0, imin(br, M - r0));
+        }
+        return;
+    }
+    /* fewer blocks than threads (decode): each block's sgemm threaded, its rows shared */
+    const size_t skv = (size_t)g->skv;
+    for (int t = 0; t < ntask; t++) {
+        const int n = t / nrb, r0 = (t % nrb) * br, rows = imin(br, M - r0);
+        int cols = 0;
+        for (int i = 0; i < rows; i++) cols = imax(cols, row_keys(g, r0 + i));
+        float *out = P + ((size_t)n * M + (size_t)r0) * skv;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, g->d, 1.0f / sqrtf((float)g->d),
+                    Q + ((size_t)n * M + (size_t)r0) * g->d, g->d, K + (size_t)n * skv * g->d, g->d, 0.0f, out, g->skv);
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < rows; i++) softmax_row(out + (size_t)i * skv, row_keys(g, r0 + i), g->skv);
+    }
+}
+
+/* ------------------------------------------------------------------ flash attention */
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* st[r][lanes] = Σ_e K[r][e]·qt[e][lanes] for r < R (K's rows d apart); mx = max with them */
+INLINE void qk_tile(const int R, const float *K, int d, const float *qt, float *st, vf *mx)
+{
+    vf acc[QK_R][QV];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int c = 0; c < QV; c++) acc[r][c] = vdup(0.0f);
+    for (int e = 0; e < d; e++) {
+        vf q[QV];
+#pragma GCC unroll 4
+        for (int c = 0; c < QV; c++) q[c] = vld(qt + (size_t)e * BR + c * VW);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; r++) {
+            const vf k = vdup(K[(size_t)r * d + e]);
+#pragma GCC unroll 4
+            for (int c = 0; c < QV; c++) acc[r][c] += k * q[c];
+        }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int c = 0; c < QV; c++) {
+            vst(st + r * BR + c * VW, acc[r][c]);
+            mx[c] = vmax(mx[c], acc[r][c]);
+        }
+}
+
+/* ot[x][lanes] = ot[x][lanes]·corr + Σ_j V[j][x]·st[j][lanes] for x < E, j < nk (V's rows d
+ * apart, starting at the tile's first head-dimension row) */
+INLINE void pv_tile(const int E, const float *V, int d, const float *st, int nk, float *ot, const vf *corr)
+{
+    vf acc[PV_E][QV];
+#pragma GCC unroll 16
+    for (int x = 0; x < E; x++)
+#pragma GCC unroll 4
+        for (int c = 0; c < QV; c++) acc[x][c] = vld(ot + x * BR + c * VW) * corr[c];
+    for (int j = 0; j < nk; j++) {
+        vf p[QV];
+#pragma GCC unroll 4
+        for (int c = 0; c < QV; c++) p[c] = vld(st + j * BR + c * VW);
+#pragma GCC unroll 16
+        for (int x = 0; x < E; x++) {
+            const vf v = vdup(V[(size_t)j * d + x]);
+#pragma GCC unroll 4
+            for (int c = 0; c < QV; c++) acc[x][c] += v * p[c];
+        }
+    }
+#pragma GCC unroll 16
+    for (int x = 0; x < E; x++)
+#pragma GCC unroll 4
+        for (int c = 0; c < QV; c++) vst(ot + x * BR + c * VW, acc[x][c]);
+}
+
+static size_t flash_ws_floats(int d) { return (size_t)2 * d * BR + (size_t)BC * BR; }
+
+/* The running state of one block of query rows. */
+typedef struct qblock {
+    float *qt, *st, *ot; /* Qᵀ·(1/√d) [d][BR], the key block's scores [BC][BR], Oᵀ [d][BR] */
+    vi lim[QV];          /* keys each lane sees */
+    int lim_min, lim_max;
+    vf m[QV], l[QV];
+} qblock;
+
+/* Qᵀ of rows [r0, r0 + rows) of a head's M, scaled by 1/√d and zero past the rows; the
+ * keys each row sees; Oᵀ, maxima and sums cleared. */
+static void qblock_start(const fc_att_geom *g, qblock *b, const float *Qh, int r0, int rows)
+{
+    const int d = g->d;
+    const float alpha = 1.0f / sqrtf((float)d);
+    for (int e = 0; e < d; e++)
+        for (int i = 0; i < BR; i++) b->qt[(size_t)e * BR + i] = i < rows ? alpha * Qh[(size_t)(r0 + i) * d + e] : 0.0f;
+    memset(b->ot, 0, (size_t)d * BR * sizeof(float));
+    b->lim_min = g->skv;
+    b->lim_max = 0;
+    for (int i = 0; i < BR; i++) {
+        int lim = i < rows ? row_keys(g, r0 + i) : g->skv; /* lanes past the rows: zeros, never masked */
+        b->lim[i / VW][i % VW] = lim;
+        if (i < rows) {
+            b->lim_min = imin(b->lim_min, lim);
+            b->lim_max = imax(b->lim_max, lim);
+        }
+    }
+    for (int c = 0; c < QV; c++) {
+        b->m[c] = vdup(-INFINITY);
+        b->l[c] = vdup(0.0f);
+    }
+}
+
+/* Keys [j0, j0 + nk) of the block: scores, online softmax, P·V. */
+static void qblock_keys(const fc_att_geom *g, qblock *b, const float *Kh, const float *Vh, int j0, int nk)
+{
+    const int d = g->d;
+    vf mx[QV];
+    for (int c = 0; c < QV; c++) mx[c] = vdup(-INFINITY);
+    const float *K0 = Kh + (size_t)j0 * d;
+    int j = 0;
+    for (; j + QK_R <= nk; j += QK_R) qk_tile(QK_R, K0 + (size_t)j * d, d, b->qt, b->st + j * BR, mx);
+    for (; j < nk; j++) qk_tile(1, K0 + (size_t)j * d, d, b->qt, b->st + j * BR, mx);
+    if (j0 + nk > b->lim_min) { /* some lane sees only part of the block: mask, then the max again */
+        for (int c = 0; c < QV; c++) mx[c] = vdup(-INFINITY);
+        for (j = 0; j < nk; j++)
+            for (int c = 0; c < QV; c++) {
+                float *s = b->st + j * BR + c * VW;
+                vf v = vsel(vidup(j0 + j) >= b->lim[c], vdup(-INFINITY), vld(s));
+                vst(s, v);
+                mx[c] = vmax(mx[c], v);
+            }
+    }
+    vf corr[QV], base[QV], sum[QV];
+    for (int c = 0; c < QV; c++) {
+        vf mn = vmax(b->m[c], mx[c]);
+        base[c] = vsel(mn == vdup(-INFINITY), vdup(0.0f), mn); /* a lane with nothing seen yet */
+        corr[c] = vexp(b->m[c] - base[c]);
+        b->m[c] = mn;
+        sum[c] = vdup(0.0f);
+    }
+    for (j = 0; j < nk; j++)
+        for (int c = 0; c < QV; c++) {
+            float *s = b->st + j * BR + c * VW;
+            vf p = vexp(vld(s) - base[c]);
+            vst(s, p);
+            sum[c] += p;
+        }
+    for (int c = 0; c < QV; c++) b->l[c] = b->l[c] * corr[c] + sum[c];
+    const float *V0 = Vh + (size_t)j0 * d;
+    int x = 0;
+    for (; x + PV_E <= d; x += PV_E) pv_tile(PV_E, V0 + x, d, b->st, nk, b->ot + (size_t)x * BR, corr);
+    for (; x < d; x++) pv_tile(1, V0 + x, d, b->st, nk, b->ot + (size_t)x * BR, corr);
+}
+
+/* Block `blk` of key/value head n's M = g·s query rows. */
+static void flash_block(const fc_att_geom *g, const float *Q, const float *K, const float *V, float *O, int n, int blk,
+                        float *ws)
+{
+    const int d = g->d, M = g->g * g->s, r0 = blk * BR, rows = imin(BR, M - r0);
+    const size_t head = (size_t)n * M * d, kv = (size_t)n * g->skv * d;
+    qblock b = {.qt = ws, .ot = ws + (size_t)d * BR, .st = ws + (size_t)2 * d * BR};
+    qblock_start(g, &b, Q + head, r0, rows);
+    for (int j0 = 0; j0 < b.lim_max; j0 += BC) qblock_keys(g, &b, K + kv, V + kv, j0, imin(BC, b.lim_max - j0));
+    float *Oh = O + head + (size_t)r0 * d;
+    for (int i = 0; i < rows; i++) {
+        const float inv = 1.0f / b.l[i / VW][i % VW];
+        for (int e = 0; e < d; e++) Oh[(size_t)i * d + e] = b.ot[(size_t)e * BR + i] * inv;
+    }
+}
+
+static void flash(const fc_att_geom *g, const float *Q, const float *K, const float *V, float *O, float *ws)
+{
+    const int M = g->g * g->s, nblk = (M + BR - 1) / BR, ntask = g->bkv * nblk;
+    const size_t per = flash_ws_floats(g->d);
+#pragma omp parallel
+    {
+        float *w = ws + (size_t)omp_get_thread_num() * per;
+#pragma omp for schedule(dynamic, 1)
+        for (int t = 0; t < ntask; t++) flash_block(g, Q, K, V, O, t / nblk, nblk - 1 - t % nblk, w);
+    }
+}
+
+/* ------------------------------------------------------------------ decode */
+
+static int dec_rows(const fc_att_geom *g) { return g->g * g->s; }
+
+/* Chunks each key/value head's keys are split into: several per thread in all, none
+ * shorter than DEC_SPLIT_MIN keys. */
+static int dec_splits(const fc_att_geom *g, int nthreads)
+{
+    int want = (4 * nthreads + g->bkv - 1) / g->bkv;
+    int most = imin((g->skv + DEC_SPLIT_MIN - 1) / DEC_SPLIT_MIN, DEC_SPLIT_MAX);
+    return imax(1, imin(want, most));
+}
+
+/* floats of one chunk's partial result: output, maximum and sum per row */
+static size_t dec_part(const fc_att_geom *g) { return (size_t)dec_rows(g) * ((size_t)g->d + 2); }
+
+static size_t dec_ws_floats(const fc_att_geom *g) { return (size_t)dec_rows(g) * ((size_t)g->d + DEC_CH); }
+
+/* x[k] for k < VW: one vector whose lane k is the sum of x[k]'s lanes (x is destroyed).
+ * Each level adds pairs of lanes of two vectors into one: log2(VW) levels, 2(VW − 1)
+ * shuffles and VW − 1 adds for VW dot products. */
+static inline vf sum_lanes(vf *x)
+{
+    vi ev, od;
+    for (int i = 0; i < VW; i++) {
+        ev[i] = 2 * i;
+        od[i] = 2 * i + 1;
+    }
+#pragma GCC unroll 8
+    for (int n = VW; n > 1; n /= 2)
+#pragma GCC unroll 8
+        for (int i = 0; i < n / 2; i++)
+            x[i] = __builtin_shuffle(x[2 * i], x[2 * i + 1], ev) + __builtin_shuffle(x[2 * i], x[2 * i + 1], od);
+    return x[0];
+}
+
+/* q·k over d, as a vector whose lanes sum to it */
+static inline vf dot_lanes(const float *q, const float *k, int d)
+{
+    vf acc = vdup(0.0f);
+    int e = 0;
+    for (; e + VW <= d; e += VW) acc += vld(q + e) * vld(k + e);
+    for (; e < d; e++) acc[0] += q[e] * k[e];
+    return acc;
+}
+
+/* sb[r][0..nk) = qs[r]·K[j] for the nk keys at K (rows d apart) */
+static void dec_scores(const fc_att_geom *g, const float *qs, const float *K, int nk, float *sb)
+{
+    const int R = dec_rows(g), d = g->d;
+    for (int j = 0; j < nk; j += VW) {
+        const int kk = imin(VW, nk - j);
+        for (int r = 0; r < R; r++) {
+            vf part[VW];
+            for (int k = 0; k < VW; k++)
+                part[k] = k < kk ? dot_lanes(qs + (size_t)r * d, K + (size_t)(j + k) * d, d) : vdup(0.0f);
+            vf s = sum_lanes(part);
+            float *dst = sb + (size_t)r * DEC_CH + j;
+            if (kk == VW) vst(dst, s);
+            else
+                for (int k = 0; k < kk; k++) dst[k] = s[k];
+        }
+    }
+}
+
+/* o[x][e] = o[x][e]·corr[x] + Σ_j p[x][j]·V[j][e] for X rows of p (DEC_CH apart), o (d apart) */
+INLINE void dec_pv_rows(const int X, const float *p, int nk, const float *V, int d, float *o, const float *corr)
+{
+    int e = 0;
+    for (; e + 4 * VW <= d; e += 4 * VW) {
+        vf acc[2][4];
+#pragma GCC unroll 2
+        for (int x = 0; x < X; x++)
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) acc[x][c] = vld(o + (size_t)x * d + e + c * VW) * corr[x];
+        for (int j = 0; j < nk; j++) {
+            vf v[4];
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) v[c] = vld(V + (size_t)j * d + e + c * VW);
+#pragma GCC unroll 2
+            for (int x = 0; x < X; x++) {
+                const vf pj = vdup(p[(size_t)x * DEC_CH + j]);
+#pragma GCC unroll 4
+                for (int c = 0; c < 4; c++) acc[x][c] += pj * v[c];
+            }
+        }
+#pragma GCC unroll 2
+        for (int x = 0; x < X; x++)
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; c++) vst(o + (size_t)x * d + e + c * VW, acc[x][c]);
+    }
+    for (; e < d; e++)
+        for (int x = 0; x < X; x++) {
+            float acc = o[(size_t)x * d + e] * corr[x];
+            for (int j = 0; j < nk; j++) acc += p[(size_t)x * DEC_CH + j] * V[(size_t)j * d + e];
+            o[(size_t)x * d + e] = acc;
+        }
+}
+
+/* Keys [ja, jb) of key/value head n for its R rows: the partial output, maxima and sums
+ * into part (R x d, then R maxima, R sums). */
+static void dec_chunk(const fc_att_geom *g, const float *Q, const float *K, const float *V, int n, int ja, int jb,
+                      float *ws, float *part)
+{
+    const int R = dec_rows(g), d = g->d;
+    const float alpha = 1.0f / sqrtf((float)d);
+    float *qs = ws, *sb = ws + (size_t)R * d, *o = part, *m = part + (size_t)R * d, *l = m + R;
+    const float *Qn = Q + (size_t)n * R * d, *Kn = K + (size_t)n * g->skv * d, *Vn = V + (size_t)n * g->skv * d;
+    for (size_t i = 0; i < (size_t)R * d; i++) qs[i] = alpha * Qn[i];
+    memset(o, 0, (size_t)R * d * sizeof(float));
+    for (int r = 0; r < R; r++) {
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+    }
+    float corr[DEC_ROWS];
+    for (int j0 = ja; j0 < jb; j0 += DEC_CH) {
+        const int nk = imin(DEC_CH, jb - j0);
+        dec_scores(g, qs, Kn + (size_t)j0 * d, nk, sb);
+        for (int r = 0; r < R; r++) {
+            float *row = sb + (size_t)r * DEC_CH;
+            const int seen = imax(0, imin(nk, row_keys(g, r) - j0));
+            if (seen == 0) { /* the mask hides the whole piece from this row */
+                memset(row, 0, (size_t)nk * sizeof(float));
+                corr[r] = 1.0f;
+                continue;
+            }
+            const float mx = max_span(row, seen), mn = m[r] > mx ? m[r] : mx;
+            corr[r] = m[r] == -INFINITY ? 0.0f : vexp(vdup(m[r] - mn))[0];
+            l[r] = l[r] * corr[r] + exp_sum_span(row, seen, mn);
+            for (int j = seen; j < nk; j++) row[j] = 0.0f;
+            m[r] = mn;
+        }
+        int r = 0;
+        for (; r + 2 <= R; r += 2)
+            dec_pv_rows(2, sb + (size_t)r * DEC_CH, nk, Vn + (size_t)j0 * d, d, o + (size_t)r * d, corr + r);
+        if (r < R) dec_pv_rows(1, sb + (size_t)r * DEC_CH, nk, Vn + (size_t)j0 * d, d, o + (size_t)r * d, corr + r);
+    }
+}
+
+static void decode(const fc_att_geom *g, const float *Q, const float *K, const float *V, float *O, float *ws,
+                   int nthreads)
+{
+    const int R = dec_rows(g), d = g->d, ns = dec_splits(g, nthreads), ntask = g->bkv * ns;
+    const int chunk = (g->skv + ns - 1) / ns;
+    const size_t per = dec_ws_floats(g), part = dec_part(g);
+    float *parts = ws + (size_t)nthreads * per;
+#pragma omp parallel
+    {
+        float *w = ws + (size_t)omp_get_thread_num() * per;
+#pragma omp for schedule(dynamic, 1)
+        for (int t = 0; t < ntask; t++) {
+            const int ja = (t % ns) * chunk, jb = imin(g->skv, ja + chunk);
+            dec_chunk(g, Q, K, V, t / ns, ja, jb, w, parts + (size_t)t * part);
+        }
+#pragma omp for schedule(static)
+        for (int t = 0; t < g->bkv * R; t++) {
+            const int n = t / R, r = t % R;
+            const float *p0 = parts + (size_t)n * ns * part;
+            float mx = -INFINITY, w8[DEC_SPLIT_MAX], l = 0;
+            for (int c = 0; c < ns; c++) mx = fmaxf(mx, p0[(size_t)c * part + (size_t)R * d + r]);
+            for (int c = 0; c < ns; c++) {
+                const float *pc = p0 + (size_t)c * part, mc = pc[(size_t)R * d + r];
+                w8[c] = mc == -INFINITY ? 0.0f : vexp(vdup(mc - mx))[0];
+                l += w8[c] * pc[(size_t)R * d + R + r];
+            }
+            float *o = O + ((size_t)n * R + r) * d;
+            for (int e = 0; e < d; e++) {
+                float acc = 0;
+                for (int c = 0; c < ns; c++) acc += w8[c] * p0[(size_t)c * part + (size_t)r * d + e];
+                o[e] = acc / l;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ entry points */
+
+bool fc_cpu_att_decode(const fc_att_geom *g) { return dec_rows(g) <= DEC_ROWS; }
+
+size_t fc_cpu_att_workspace(const fc_att_geom *g, int nthreads)
+{
+    if (!fc_cpu_att_decode(g)) return flash_ws_floats(g->d) * (size_t)nthreads;
+    return dec_ws_floats(g) * (size_t)nthreads + dec_part(g) * (size_t)g->bkv * (size_t)dec_splits(g, nthreads);
+}
+
+void fc_cpu_att_flash(const fc_att_geom *g, const float *Q, const float *K, const float *V, float *O, float *ws,
+                      int nthreads)
+{
+    if (fc_cpu_att_decode(g)) decode(g, Q, K, V, O, ws, nthreads);
+    else
+        flash(g, Q, K, V, O, ws);
+}
+
+void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n)
+{
+    if (fc_cpu_att_decode(g)) {
+        const int ns = dec_splits(g, nthreads);
+        snprintf(buf, n,
+                 "split-KV decode attention (fusecal, %s): %d query rows per key/value head, its keys in %d chunk%s "
+                 "of up to %d streamed once over %d threads, scores by %d-key shuffle-tree dot products, online "
+                 "softmax per %d keys, partials combined",
+                 ISA, dec_rows(g), ns, ns > 1 ? "s" : "", (g->skv + ns - 1) / ns, nthreads, VW, DEC_CH);
+        return;
+    }
+    snprintf(buf, n,
+             "flash attention (fusecal, %s): %d-query x %d-key blocks, queries along the vector lanes, Q.K^T in "
+             "%dx%d and P.V in %dx%d register tiles, K and V read in place, online softmax, S never stored",
+             ISA, BR, BC, QK_R, BR, PV_E, BR);
+}

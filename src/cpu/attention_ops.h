@@ -1,0 +1,61 @@
+/* attention_ops.h — the attention family's host kernels (cpu.openblas), for grouped-
+ * query heads and key/value lengths of their own:
+ *
+ *   Q, O [b·h, s, d]; K, V [b·hkv, skv, d]; S, P [b·h, s, skv]; all row-major. The g =
+ *   h/hkv query heads that share a key/value head are adjacent, so the query rows of
+ *   key/value head n are the g·s consecutive rows [n·g·s, (n + 1)·g·s) of Q (and of S,
+ *   P, O): every kernel takes them together, as one matrix of g·s rows.
+ *   Causal: row r is query i = r mod s, which sees keys j <= i + skv − s.
+ *
+ * The unfused chain's ops (one OpenBLAS call or OpenMP pass each, every result in
+ * memory) and the fused forms:
+ *   qk_softmax  cblas_sgemm by blocks of rows, each masked and softmaxed in cache;
+ *   attention   flash attention in fusecal's own register-blocked kernels: each block
+ *               of queries keeps its output tile, row maxima and sums while the keys
+ *               stream by in blocks (online softmax); the scores never reach memory;
+ *   decode      (few query rows per key/value head) split-KV: each thread streams its
+ *               chunks of K and V once, keeping a partial output, maximum and sum per
+ *               row, which a final pass combines.
+ * All run on the one OpenMP pool; OpenBLAS calls inside a parallel region run on the
+ * calling thread. */
+#ifndef FC_ATTENTION_OPS_H
+#define FC_ATTENTION_OPS_H
+
+#include "pattern.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct fc_att_geom {
+    int bkv;     /* key/value heads in all: b·hkv */
+    int g;       /* query heads per key/value head: h/hkv */
+    int s, skv;  /* query and key/value lengths */
+    int d;       /* head dimension */
+    bool causal; /* query i sees keys j <= i + skv − s */
+} fc_att_geom;
+
+fc_att_geom fc_att_geom_of(const fc_problem *p);
+
+/* ---- the unfused chain */
+/* S = alpha·Q·Kᵀ: one sgemm of g·s rows per key/value head */
+void fc_cpu_att_qk(const fc_att_geom *g, const float *Q, const float *K, float alpha, float *S);
+/* out = in·alpha, −∞ where the causal mask hides a key */
+void fc_cpu_att_scale_mask(const fc_att_geom *g, const float *in, float *out, float alpha);
+/* O = P·V: one sgemm of g·s rows per key/value head */
+void fc_cpu_att_pv(const fc_att_geom *g, const float *P, const float *V, float *O);
+
+/* ---- fused forms */
+/* P = softmax(Q·Kᵀ/√d) (0 where masked) */
+void fc_cpu_att_qk_softmax(const fc_att_geom *g, const float *Q, const float *K, float *P);
+/* Whether attention runs the split-KV decode kernel (few query rows per key/value
+ * head), else the flash kernel. */
+bool fc_cpu_att_decode(const fc_att_geom *g);
+/* Floats of workspace fc_cpu_att_flash needs with nthreads threads. */
+size_t fc_cpu_att_workspace(const fc_att_geom *g, int nthreads);
+/* O = softmax(Q·Kᵀ/√d)·V, by the flash or the decode kernel. */
+void fc_cpu_att_flash(const fc_att_geom *g, const float *Q, const float *K, const float *V, float *O, float *ws,
+                      int nthreads);
+/* What fc_cpu_att_flash runs for g, for describe(): kernel, tiles, vector width. */
+void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n);
+
+#endif
