@@ -2,8 +2,9 @@
 # The CPU benchmarks: the quick sweep of every pattern twice (time and
 # run-to-run stability), and one run of the target problems side by side.
 #   bench/cpu_benchmarks.sh [OUTDIR]      (default results/cpu-<cpu>-<cores>c)
-# Writes OUTDIR/{info,quick-1,quick-2,targets}.json, OUTDIR/conv-pytorch.md (where
-# PyTorch is installed) and OUTDIR/SUMMARY.md; with
+# Writes OUTDIR/{info,quick-1,quick-2,targets}.json, OUTDIR/conv-pytorch.md and
+# OUTDIR/pytorch-cpu{,-bf16}/ (bench/compare_pytorch_cpu.py; where PyTorch is
+# installed) and OUTDIR/SUMMARY.md; with
 # FUSECAL_STANDARD=1 also the standard sweep (OUTDIR/standard.json, ~20 min on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,9 @@ run "$fusecal" run --device cpu --seed 7 --max-time 5 --min-time 1 \
 torch_py=${TORCH_PYTHON:-/usr/bin/python3}
 if "$torch_py" -c 'import torch' 2>/dev/null; then
     run "$torch_py" bench/pytorch_conv_cpu.py --fusecal "$fusecal" --max-time 3 >"$out/conv-pytorch.md"
+    # every family beside PyTorch, fp32 and (where cpu.onednn computes it) bf16
+    run "$torch_py" bench/compare_pytorch_cpu.py --fusecal "$fusecal" --out "$out/pytorch-cpu"
+    run "$torch_py" bench/compare_pytorch_cpu.py --fusecal "$fusecal" --dtype bf16 --out "$out/pytorch-cpu-bf16"
 fi
 if [ "${FUSECAL_STANDARD:-0}" = 1 ]; then
     run "$fusecal" run --sweep standard --seed 11 --out "$out/standard.json" --quiet

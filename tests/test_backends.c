@@ -5,6 +5,7 @@
 #include "builtin.h"
 #include "conformance.h"
 #include "cpu_chain.h"
+#include "cpuinfo.h"
 #include "linear_ops.h"
 #include "test.h"
 
@@ -125,6 +126,59 @@ static void support_is_explicit(void)
     }
 }
 
+/* Native bf16 is judged from the CPU's flags: avx512_bf16 or amx_bf16, whole words;
+ * without, the reason names the ISA there is and the model. */
+static void bf16_from_cpu_flags(void)
+{
+    static const char zen3[] = "fpu sse4_2 avx f16c avx2 fma bmi2 sha_ni vaes";
+    static const char zen4[] = "fpu sse4_2 avx avx2 fma avx512f avx512bw avx512vl avx512_vnni avx512_bf16 vaes";
+    char why[256] = "";
+    CHECK(fc_cpu_bf16_native(zen4, "AMD EPYC 9R14", why, sizeof why));
+    CHECK(fc_cpu_bf16_native("avx2 avx512f amx_tile amx_bf16", "Sapphire Rapids", why, sizeof why));
+    CHECK(!fc_cpu_bf16_native(zen3, "AMD EPYC 7763 64-Core Processor", why, sizeof why));
+    CHECK_MSG(!strcmp(why,
+                      "bf16 needs avx512_bf16 or amx_bf16; this CPU has AVX2 only (AMD EPYC 7763 64-Core "
+                      "Processor)"),
+              "%s", why);
+    CHECK(!fc_cpu_bf16_native("avx2 avx512f avx512_bf16x xamx_bf16", "odd", why, sizeof why));
+    CHECK_MSG(strstr(why, "AVX-512 without BF16 only (odd)"), "%s", why);
+    CHECK(!fc_cpu_bf16_native("", "old", why, sizeof why) && strstr(why, "no AVX only"));
+}
+
+/* cpu.onednn computes bf16 where the CPU does natively and declines it elsewhere
+ * with the reason, fp32 unchanged: a Zen 3's flags pretended here. */
+static void onednn_bf16_follows_the_cpu(void)
+{
+    const fc_backend *b = fc_backend_find(&fc_builtin, "cpu.onednn");
+    if (!b) {
+        printf("cpu.onednn is not built: nothing to check\n");
+        return;
+    }
+    for (int zen3 = 0; zen3 <= 1; zen3++) {
+        fc_host_bf16_pretend(zen3 ? "avx avx2 fma" : "avx avx2 avx512f avx512_bf16", "AMD EPYC 7763");
+        for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+            fc_problem p;
+            fc_problem_init(&p, &fc_patterns[pi], FC_FP32);
+            const fc_family *f = fc_family_of(&fc_patterns[pi]);
+            for (int i = 0; i < f->ndims; i++)
+                if (p.d[i] == FC_DIM_REQUIRED) p.d[i] = 4;
+            fc_err e;
+            CHECK(fc_problem_finish(&p, &e) == 0);
+            char why[256] = "";
+            bool fp32 = b->supports(&p, why, sizeof why);
+            p.dtype = FC_BF16;
+            bool bf16 = b->supports(&p, why, sizeof why);
+            CHECK_MSG(bf16 == (fp32 && !zen3), "%s bf16 %s on %s", fc_patterns[pi].name, bf16 ? "offered" : "declined",
+                      zen3 ? "zen3" : "zen4");
+            if (fp32 && zen3)
+                CHECK_MSG(!strcmp(why, "bf16 needs avx512_bf16 or amx_bf16; this CPU has AVX2 only (AMD EPYC 7763)"),
+                          "%s: %s", fc_patterns[pi].name, why);
+        }
+        if (zen3) CHECK(b->gemm_gflops(FC_BF16) == 0);
+    }
+    fc_host_bf16_pretend(NULL, NULL);
+}
+
 int main(int argc, char **argv)
 {
     g_seed = (uint64_t)time(NULL);
@@ -132,7 +186,11 @@ int main(int argc, char **argv)
         g_seed = strtoull(argv[1], NULL, 10);
         argc = 1;
     }
-    static const t_case cases[] = {T(cpu_backends_match_reference), T(chain_buffers), T(linear_plans),
-                                   T(support_is_explicit)};
+    static const t_case cases[] = {T(cpu_backends_match_reference),
+                                   T(chain_buffers),
+                                   T(linear_plans),
+                                   T(support_is_explicit),
+                                   T(bf16_from_cpu_flags),
+                                   T(onednn_bf16_follows_the_cpu)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -84,7 +84,8 @@ static const fc_option options[] = {
                  .section = WHAT,
                  .words = &fc_dtype_words,
                  .def = "the sweep's, fp32",
-                 .help = "element types: fp32, tf32, bf16, fp16 (CPU backends compute fp32; CUDA backends all four)"},
+                 .help = "element types: fp32, tf32, bf16, fp16 (CPU backends compute fp32, cpu.onednn also bf16 "
+                         "on CPUs with avx512_bf16 or AMX; CUDA backends all four)"},
     [O_SHAPE] = {.name = "shape",
                  .kind = FC_OPT_MULTI,
                  .metavar = "k=v,...",

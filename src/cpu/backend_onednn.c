@@ -33,6 +33,15 @@
  * primitive's implementation string is recorded, and a reference ("ref:")
  * implementation is flagged as a fallback.
  *
+ * bf16 (where the CPU has avx512_bf16 or AMX; elsewhere declined, naming the ISA):
+ * activations, weights, intermediates and outputs are bf16 tensors, as PyTorch's
+ * CPU autocast runs a bf16 block (each op's output in bf16, so the unfused chain
+ * moves half the bytes and the fused form rounds once); the primitives accumulate
+ * in f32 and take the bias, BN statistics, γ and β in f32 (the values are bf16's:
+ * the workload rounds every input). The inputs are converted once at setup and the
+ * output back to fp32 when copied out for verification. The host kernels have
+ * bf16 versions (norm_ops_bf16.c).
+ *
  * The two C APIs differ in how descriptors are made (2.x: op descriptors and memory
  * descriptors by value; 3.x: primitive descriptors directly and memory descriptors
  * as handles) and in the output scale (2.x: output scales; 3.x: a weights scale
@@ -40,8 +49,10 @@
  * attr_scale) hides that; the builders are written once.
  */
 #include "backend.h"
+#include "cpu_bf16.h"
 #include "cpu_chain.h"
 #include "cpu_ops.h"
+#include "cpuinfo.h"
 #include "norm_ops.h"
 #include "stats.h"
 
@@ -105,9 +116,11 @@ typedef struct od_state {
     dnnl_memory_t mems[MAX_MEMS];
     int nmems;
     fc_cpu_chain ch;
-    float *glu_s;  /* the fused gated unit's silu(x·W_gᵀ) [m, n] */
-    float *rope;   /* qk_norm_rope's cos/sin table, made at setup */
-    bool declined; /* oneDNN has no implementation for a primitive of the chain */
+    float *glu_s;                  /* the fused gated unit's silu(x·W_gᵀ) [m, n] */
+    float *rope;                   /* qk_norm_rope's cos/sin table, made at setup */
+    dnnl_data_type_t dt;           /* of activations, weights and outputs (parameters: f32) */
+    fc_bf16 *in16[FC_MAX_TENSORS]; /* bf16 copies of the workload's inputs, made at setup */
+    bool declined;                 /* oneDNN has no implementation for a primitive of the chain */
 } od_state;
 
 static bool od_available(char *why, size_t n)
@@ -155,8 +168,9 @@ static const fc_op_impl od_ops[FC_NOPS] = {
 
 static bool od_supports(const fc_problem *p, char *why, size_t n)
 {
-    if (p->dtype != FC_FP32) {
-        snprintf(why, n, "cpu.onednn is built here for fp32 (asked: %s)", fc_dtype_name(p->dtype));
+    if (p->dtype == FC_BF16 && !fc_host_bf16(why, n)) return false;
+    if (p->dtype != FC_FP32 && p->dtype != FC_BF16) {
+        snprintf(why, n, "cpu.onednn computes fp32 and bf16 (asked: %s)", fc_dtype_name(p->dtype));
         return false;
     }
     if (fc_pattern_has_op(p->pat, FC_OP_GELU_IN)) {
@@ -177,19 +191,19 @@ static bool od_supports(const fc_problem *p, char *why, size_t n)
 
 /* ------------------------------------------------------------------ 2.x / 3.x */
 
-static dnnl_status_t md_new(md_pool *mp, cmd *out, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag,
-                            const dnnl_dim_t *strides)
+static dnnl_status_t md_new(md_pool *mp, cmd *out, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt,
+                            dnnl_format_tag_t tag, const dnnl_dim_t *strides)
 {
     *out = NULL;
     if (mp->n >= MAX_MDS) return dnnl_out_of_memory;
     dnnl_memory_desc_t *m = &mp->md[mp->n];
 #if FC_DNNL3
-    dnnl_status_t st = strides ? dnnl_memory_desc_create_with_strides(m, nd, dims, dnnl_f32, strides)
-                               : dnnl_memory_desc_create_with_tag(m, nd, dims, dnnl_f32, tag);
+    dnnl_status_t st = strides ? dnnl_memory_desc_create_with_strides(m, nd, dims, dt, strides)
+                               : dnnl_memory_desc_create_with_tag(m, nd, dims, dt, tag);
     if (st == dnnl_success) *out = *m;
 #else
-    dnnl_status_t st = strides ? dnnl_memory_desc_init_by_strides(m, nd, dims, dnnl_f32, strides)
-                               : dnnl_memory_desc_init_by_tag(m, nd, dims, dnnl_f32, tag);
+    dnnl_status_t st = strides ? dnnl_memory_desc_init_by_strides(m, nd, dims, dt, strides)
+                               : dnnl_memory_desc_init_by_tag(m, nd, dims, dt, tag);
     if (st == dnnl_success) *out = m;
 #endif
     if (st == dnnl_success) mp->n++;
@@ -353,11 +367,12 @@ static int mem(od_state *s, cmd md, void *handle, dnnl_memory_t *out, fc_err *e)
 #define MD_CALL(strided) ((strided) ? "dnnl_memory_desc_init_by_strides" : "dnnl_memory_desc_init_by_tag")
 #endif
 
-/* A memory descriptor owned by the setup: by format tag, or by strides when given. */
+/* A memory descriptor owned by the setup, of the problem's data type: by format
+ * tag, or by strides when given. */
 static int md_make(od_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag,
                    const dnnl_dim_t *strides, fc_err *e)
 {
-    dnnl_status_t st = md_new(&s->mds, md, nd, dims, tag, strides);
+    dnnl_status_t st = md_new(&s->mds, md, nd, dims, s->dt, tag, strides);
     if (st != dnnl_success || fc_fault_backend("onednn"))
         return fc_errf(e, "oneDNN call %s failed: %s", MD_CALL(strides != NULL),
                        st != dnnl_success ? dnnl_status2str(st) : "injected fault");
@@ -367,6 +382,33 @@ static int md_make(od_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_fo
 static int md_tag(od_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, fc_err *e)
 {
     return md_make(s, md, nd, dims, tag, NULL, e);
+}
+
+/* A parameter's descriptor (bias, BN statistics, γ, β, a scale): f32 in every
+ * problem, as oneDNN takes them with bf16 tensors (the values are bf16's already:
+ * the workload rounds every input to the problem's dtype). */
+static int md_f32(od_state *s, cmd *md, int nd, const dnnl_dims_t dims, dnnl_format_tag_t tag, fc_err *e)
+{
+    dnnl_status_t st = md_new(&s->mds, md, nd, dims, dnnl_f32, tag, NULL);
+    if (st != dnnl_success || fc_fault_backend("onednn"))
+        return fc_errf(e, "oneDNN call %s failed: %s", MD_CALL(false),
+                       st != dnnl_success ? dnnl_status2str(st) : "injected fault");
+    return 0;
+}
+
+/* Input tensor t of the workload as the primitives read it: the workload's fp32, or
+ * its bf16 copy (made at the first use, during setup). */
+static void *in(od_state *s, int t)
+{
+    if (s->dt != dnnl_bf16) return s->w->t[t].data;
+    if (!s->in16[t]) s->in16[t] = fc_cpu_bf16_copy(s->w->t[t].data, s->w->t[t].n);
+    return s->in16[t];
+}
+
+/* The element `off` elements past base, in the problem's data type. */
+static void *elem_at(const od_state *s, void *base, size_t off)
+{
+    return s->dt == dnnl_bf16 ? (void *)((fc_bf16 *)base + off) : (void *)((float *)base + off);
 }
 
 /* Attributes of every primitive: the scratchpad user-managed, so that nothing is
@@ -413,7 +455,7 @@ static prim *next_prim(od_state *s, fc_variant v) { return &s->chain[v][s->nprim
 
 /* Reorders user weights (md `from`, data `src`) into the layout `pd` wants for
  * `what`; returns the memory to pass. */
-static int reorder_weights(od_state *s, cmd from, float *src, dnnl_primitive_desc_t pd, dnnl_query_t what,
+static int reorder_weights(od_state *s, cmd from, void *src, dnnl_primitive_desc_t pd, dnnl_query_t what,
                            dnnl_memory_t *out, fc_err *e)
 {
     cmd want = dnnl_primitive_desc_query_md(pd, what, 0);
@@ -457,8 +499,8 @@ static int eltwise(od_state *s, fc_variant v, cmd md, dnnl_alg_kind_t alg, float
 }
 
 /* y = a + b, or a·b for dnnl_binary_mul (b broadcast by its descriptor) */
-static int binary_op(od_state *s, fc_variant v, dnnl_alg_kind_t alg, cmd md, cmd md1, float *src, float *src1,
-                     float *dst, fc_err *e)
+static int binary_op(od_state *s, fc_variant v, dnnl_alg_kind_t alg, cmd md, cmd md1, void *src, void *src1, void *dst,
+                     fc_err *e)
 {
     dnnl_primitive_attr_t attr;
     if (new_attr(&attr, e)) return -1;
@@ -499,7 +541,7 @@ static int build_linear(od_state *s, fc_err *e)
     if (md_tag(s, &src_md, 2, (dnnl_dims_t){M, K}, dnnl_ab, e) ||
         md_tag(s, &wuser_md, 2, (dnnl_dims_t){K, N}, dnnl_ba, e) ||
         md_tag(s, &wany_md, 2, (dnnl_dims_t){K, N}, dnnl_format_tag_any, e) ||
-        md_tag(s, &dst_md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) || md_tag(s, &b_md, 2, (dnnl_dims_t){1, N}, dnnl_ab, e))
+        md_tag(s, &dst_md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) || md_f32(s, &b_md, 2, (dnnl_dims_t){1, N}, dnnl_ab, e))
         return -1;
     bool resid = fc_pattern_has_op(p->pat, FC_OP_RESID);
     dnnl_alg_kind_t act = fc_pattern_has_op(p->pat, FC_OP_RELU)   ? dnnl_eltwise_relu
@@ -515,8 +557,8 @@ static int build_linear(od_state *s, fc_err *e)
         if (make_prim(s, "matmul", st, attr, pr, e)) return -1;
         dnnl_memory_t ms, mw, md;
         float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
-        if (mem(s, src_md, w->t[FC_LIN_TX].data, &ms, e) ||
-            reorder_weights(s, wuser_md, w->t[FC_LIN_TW].data, pr->pd, dnnl_query_weights_md, &mw, e) ||
+        if (mem(s, src_md, in(s, FC_LIN_TX), &ms, e) ||
+            reorder_weights(s, wuser_md, in(s, FC_LIN_TW), pr->pd, dnnl_query_weights_md, &mw, e) ||
             mem(s, dst_md, dst, &md, e))
             return -1;
         arg(pr, DNNL_ARG_SRC, ms);
@@ -528,7 +570,7 @@ static int build_linear(od_state *s, fc_err *e)
             arg(pr, DNNL_ARG_BIAS, mb);
             if (resid) {
                 dnnl_memory_t mr;
-                if (mem(s, dst_md, w->t[FC_LIN_TR].data, &mr, e)) return -1;
+                if (mem(s, dst_md, in(s, FC_LIN_TR), &mr, e)) return -1;
                 arg(pr, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mr);
             }
             continue;
@@ -542,7 +584,7 @@ static int build_linear(od_state *s, fc_err *e)
                 r2 = binary_op(s, FC_UNFUSED, dnnl_binary_add, dst_md, b_md, cur, w->t[FC_LIN_TB].data, out, e);
                 break;
             case FC_OP_RESID:
-                r2 = binary_op(s, FC_UNFUSED, dnnl_binary_add, dst_md, dst_md, cur, w->t[FC_LIN_TR].data, out, e);
+                r2 = binary_op(s, FC_UNFUSED, dnnl_binary_add, dst_md, dst_md, cur, in(s, FC_LIN_TR), out, e);
                 break;
             case FC_OP_RELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_relu, 0, cur, out, e); break;
             case FC_OP_GELU: r2 = eltwise(s, FC_UNFUSED, dst_md, dnnl_eltwise_gelu_tanh, 0, cur, out, e); break;
@@ -568,8 +610,8 @@ static int build_linear(od_state *s, fc_err *e)
 /* dst = x·Wᵀ, W the user weights `wsrc` of descriptor wuser_md reordered to the layout
  * the primitive picks, with the post-op `post` (dnnl_eltwise_swish, or dnnl_binary_mul
  * by `mul`; dnnl_alg_kind_undef: none). */
-static int glu_matmul(od_state *s, fc_variant v, cmd src_md, cmd wuser_md, cmd wany_md, cmd dst_md, float *wsrc,
-                      float *dst, dnnl_alg_kind_t post, float *mul, fc_err *e)
+static int glu_matmul(od_state *s, fc_variant v, cmd src_md, cmd wuser_md, cmd wany_md, cmd dst_md, void *wsrc,
+                      void *dst, dnnl_alg_kind_t post, void *mul, fc_err *e)
 {
     dnnl_primitive_attr_t attr;
     if (new_attr(&attr, e)) return -1;
@@ -584,7 +626,7 @@ static int glu_matmul(od_state *s, fc_variant v, cmd src_md, cmd wuser_md, cmd w
     prim *pr = next_prim(s, v);
     if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, src_md, wany_md, NULL, dst_md, attr), attr, pr, e)) return -1;
     dnnl_memory_t ms, mw, md, mm;
-    if (mem(s, src_md, s->w->t[FC_LIN_TX].data, &ms, e) ||
+    if (mem(s, src_md, in(s, FC_LIN_TX), &ms, e) ||
         reorder_weights(s, wuser_md, wsrc, pr->pd, dnnl_query_weights_md, &mw, e) || mem(s, dst_md, dst, &md, e))
         return -1;
     arg(pr, DNNL_ARG_SRC, ms);
@@ -604,7 +646,7 @@ static int build_glu(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
     dnnl_dim_t M = p->d[FC_LIN_M], K = p->d[FC_LIN_K], N = p->d[FC_LIN_N];
-    float *W = s->w->t[FC_LIN_TW].data;
+    void *W = in(s, FC_LIN_TW);
     cmd x_md, x3_md, w3_md, w3any_md, y3_md, w_md, wany_md, y_md;
     if (md_tag(s, &x_md, 2, (dnnl_dims_t){M, K}, dnnl_ab, e) ||
         md_tag(s, &x3_md, 3, (dnnl_dims_t){1, M, K}, dnnl_abc, e) ||
@@ -616,13 +658,13 @@ static int build_glu(od_state *s, fc_err *e)
         md_tag(s, &y_md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e))
         return -1;
     float *planes = fc_cpu_chain_dst(&s->ch, 0), *act = fc_cpu_chain_dst(&s->ch, 1);
-    float *up = planes + (size_t)M * (size_t)N;
+    void *up = elem_at(s, planes, (size_t)M * (size_t)N);
     s->glu_s = fc_cpu_buffer((size_t)M * (size_t)N);
     if (glu_matmul(s, FC_UNFUSED, x3_md, w3_md, w3any_md, y3_md, W, planes, dnnl_alg_kind_undef, NULL, e) ||
         eltwise(s, FC_UNFUSED, y_md, dnnl_eltwise_swish, 1.0f, planes, act, e) ||
         binary_op(s, FC_UNFUSED, dnnl_binary_mul, y_md, y_md, act, up, s->ch.out[FC_UNFUSED], e) ||
         glu_matmul(s, FC_FUSED, x_md, w_md, wany_md, y_md, W, s->glu_s, dnnl_eltwise_swish, NULL, e) ||
-        glu_matmul(s, FC_FUSED, x_md, w_md, wany_md, y_md, W + (size_t)N * (size_t)K, s->ch.out[FC_FUSED],
+        glu_matmul(s, FC_FUSED, x_md, w_md, wany_md, y_md, elem_at(s, W, (size_t)N * (size_t)K), s->ch.out[FC_FUSED],
                    dnnl_binary_mul, s->glu_s, e))
         return -1;
     return 0;
@@ -652,7 +694,7 @@ static int conv_descriptors(od_state *s, conv_mds *cm, fc_err *e)
     if (md_tag(s, &cm->src, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_C], d[FC_CONV_H], d[FC_CONV_W]}, act_tag, e) ||
         md_tag(s, &cm->wuser, wnd, wdims, G > 1 ? dnnl_goihw : dnnl_oihw, e) ||
         md_tag(s, &cm->wany, wnd, wdims, dnnl_format_tag_any, e) ||
-        md_tag(s, &cm->b, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e) ||
+        md_f32(s, &cm->b, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e) ||
         md_tag(s, &cm->dst, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]}, act_tag, e))
         return -1;
     for (int i = 0; i < 2; i++) {
@@ -678,8 +720,8 @@ static int conv_prim(od_state *s, fc_variant v, const conv_mds *cm, dnnl_primiti
     if (make_prim(s, "convolution", st, attr, pr, e)) return -1;
     bool folded = v == FC_FUSED;
     dnnl_memory_t ms, mw, mb, md;
-    if (mem(s, cm->src, w->t[FC_CONV_TX].data, &ms, e) ||
-        reorder_weights(s, cm->wuser, w->t[folded ? FC_CONV_TWF : FC_CONV_TW].data, pr->pd, dnnl_query_weights_md, &mw,
+    if (mem(s, cm->src, in(s, FC_CONV_TX), &ms, e) ||
+        reorder_weights(s, cm->wuser, in(s, folded ? FC_CONV_TWF : FC_CONV_TW), pr->pd, dnnl_query_weights_md, &mw,
                         e) ||
         mem(s, cm->b, w->t[folded ? FC_CONV_TBF : FC_CONV_TB].data, &mb, e) || mem(s, cm->dst, dst, &md, e))
         return -1;
@@ -724,7 +766,7 @@ static int conv_passes(od_state *s, fc_variant v, const conv_mds *cm, float *cur
         switch (pat->ops[i]) {
         case FC_OP_BN: rc = bnorm(s, v, cm->dst, cm->b, cur, out, e); break;
         case FC_OP_RESID:
-            rc = binary_op(s, v, dnnl_binary_add, cm->dst, cm->dst, cur, s->w->t[FC_CONV_TR].data, out, e);
+            rc = binary_op(s, v, dnnl_binary_add, cm->dst, cm->dst, cur, in(s, FC_CONV_TR), out, e);
             break;
         case FC_OP_RELU: rc = eltwise(s, v, cm->dst, dnnl_eltwise_relu, 0, cur, out, e); break;
         default: return fc_errf(e, "cpu.onednn: no primitive for op '%s' after a convolution", fc_op_name(pat->ops[i]));
@@ -755,7 +797,7 @@ static int build_conv(od_state *s, fc_err *e)
     if (conv_prim(s, FC_FUSED, &cm, attr, NULL, s->ch.out[FC_FUSED], e)) return -1;
     if (resid) {
         dnnl_memory_t mr;
-        if (mem(s, cm.dst, s->w->t[FC_CONV_TR].data, &mr, e)) return -1;
+        if (mem(s, cm.dst, in(s, FC_CONV_TR), &mr, e)) return -1;
         arg(&s->chain[FC_FUSED][0], DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mr);
     }
     const char *fused_impl = s->chain[FC_FUSED][0].impl;
@@ -772,7 +814,6 @@ static int build_conv(od_state *s, fc_err *e)
 static int build_qk(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
-    const fc_workload *w = s->w;
     /* Grouped-query heads: the h/hkv query heads of a key/value head are adjacent, so
      * Q is [B·hkv, (h/hkv)·s, d] against K [B·hkv, skv, d]: one batched matmul. */
     dnnl_dim_t B = p->d[FC_ATT_B] * p->d[FC_ATT_HKV], M = p->d[FC_ATT_H] / p->d[FC_ATT_HKV] * p->d[FC_ATT_S];
@@ -780,7 +821,7 @@ static int build_qk(od_state *s, fc_err *e)
     s->scale = 1.0f / sqrtf((float)D);
     cmd q_md, k_md, s_md, sc_md;
     if (md_tag(s, &q_md, 3, (dnnl_dims_t){B, M, D}, dnnl_abc, e) ||
-        md_tag(s, &s_md, 3, (dnnl_dims_t){B, M, SKV}, dnnl_abc, e) || md_tag(s, &sc_md, 1, (dnnl_dims_t){1}, dnnl_a, e))
+        md_tag(s, &s_md, 3, (dnnl_dims_t){B, M, SKV}, dnnl_abc, e) || md_f32(s, &sc_md, 1, (dnnl_dims_t){1}, dnnl_a, e))
         return -1;
     /* K [B,skv,D] seen as the weights Kᵀ [B,D,skv] through its strides: no copy */
     if (md_make(s, &k_md, 3, (dnnl_dims_t){B, D, SKV}, dnnl_format_tag_undef, (dnnl_dims_t){SKV * D, 1, D}, e))
@@ -799,7 +840,7 @@ static int build_qk(od_state *s, fc_err *e)
         if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, q_md, k_md, NULL, s_md, attr), attr, pr, e)) return -1;
         float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
         dnnl_memory_t mq, mk, ms;
-        if (mem(s, q_md, w->t[FC_ATT_TQ].data, &mq, e) || mem(s, k_md, w->t[FC_ATT_TK].data, &mk, e) ||
+        if (mem(s, q_md, in(s, FC_ATT_TQ), &mq, e) || mem(s, k_md, in(s, FC_ATT_TK), &mk, e) ||
             mem(s, s_md, dst, &ms, e))
             return -1;
         arg(pr, DNNL_ARG_SRC, mq);
@@ -853,12 +894,12 @@ static dnnl_status_t pd_lnorm(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd 
 }
 
 /* layer_normalization of the rows of md (γ [cols]; β when not rms) from src into dst */
-static int lnorm(od_state *s, cmd md, dnnl_dim_t cols, float *src, float *dst, bool rms, fc_err *e)
+static int lnorm(od_state *s, cmd md, dnnl_dim_t cols, void *src, void *dst, bool rms, fc_err *e)
 {
     const fc_workload *w = s->w;
     cmd c_md;
     dnnl_primitive_attr_t attr;
-    if (md_tag(s, &c_md, 1, (dnnl_dims_t){cols}, dnnl_a, e) || new_attr(&attr, e)) return -1;
+    if (md_f32(s, &c_md, 1, (dnnl_dims_t){cols}, dnnl_a, e) || new_attr(&attr, e)) return -1;
     prim *pr = next_prim(s, FC_UNFUSED);
     float eps = (float)(rms ? FC_RMS_EPS : FC_LN_EPS);
     const char *name = fc_op_name(rms ? FC_OP_RMSNORM : FC_OP_LAYERNORM);
@@ -882,36 +923,56 @@ static void host_fused(od_state *s, fc_variant v)
     const fc_workload *w = s->w;
     const int64_t *d = s->p.d;
     size_t M = (size_t)d[FC_NORM_M], N = (size_t)d[FC_NORM_N], D = (size_t)d[FC_NORM_D];
-    const float *x = w->t[FC_NORM_TX].data, *r = w->t[FC_NORM_TR].data, *g = w->t[FC_NORM_TGAMMA].data;
+    const float *g = w->t[FC_NORM_TGAMMA].data, *b = w->t[FC_NORM_TBETA].data;
+    void *x = in(s, FC_NORM_TX), *r = fc_pattern_has_op(s->p.pat, FC_OP_ROPE) ? NULL : in(s, FC_NORM_TR);
     float *out = s->ch.out[v];
-    if (fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM))
-        fc_cpu_add_layernorm(x, r, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, out, M, N);
-    else if (fc_pattern_has_op(s->p.pat, FC_OP_RMSNORM))
-        fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N);
-    else
+    bool bf = s->dt == dnnl_bf16;
+    if (fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM)) {
+        if (bf) fc_cpu_add_layernorm_bf16(x, r, g, b, (float)FC_LN_EPS, (fc_bf16 *)out, M, N);
+        else
+            fc_cpu_add_layernorm(x, r, g, b, (float)FC_LN_EPS, out, M, N);
+    } else if (fc_pattern_has_op(s->p.pat, FC_OP_RMSNORM)) {
+        if (bf) fc_cpu_add_rmsnorm_bf16(x, r, g, (float)FC_RMS_EPS, (fc_bf16 *)out, elem_at(s, out, M * N), M, N);
+        else
+            fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N);
+    } else if (bf) {
+        fc_cpu_rmsnorm_rope_bf16(x, g, s->rope, (float)FC_RMS_EPS, (fc_bf16 *)out, M, N / D, D);
+    } else {
         fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D);
+    }
+}
+
+/* RMSNorm of rows of n from h into y, in the problem's data type */
+static void rmsnorm_rows(const od_state *s, const void *h, void *y, size_t rows, size_t n)
+{
+    const float *g = s->w->t[FC_NORM_TGAMMA].data;
+    if (s->dt == dnnl_bf16) fc_cpu_rmsnorm_rows_bf16(h, g, (float)FC_RMS_EPS, y, rows, n);
+    else
+        fc_cpu_rmsnorm_rows(h, g, (float)FC_RMS_EPS, y, rows, n);
 }
 
 /* add_rmsnorm's RMSNorm, from h (after y in the output) into y */
 static void host_rmsnorm(od_state *s, fc_variant v)
 {
     size_t M = (size_t)s->p.d[FC_NORM_M], N = (size_t)s->p.d[FC_NORM_N];
-    fc_cpu_rmsnorm_rows(s->ch.out[v] + M * N, s->w->t[FC_NORM_TGAMMA].data, (float)FC_RMS_EPS, s->ch.out[v], M, N);
+    rmsnorm_rows(s, elem_at(s, s->ch.out[v], M * N), s->ch.out[v], M, N);
 }
 
 static void host_head_rmsnorm(od_state *s, fc_variant v)
 {
     (void)v;
     size_t rows = (size_t)(s->p.d[FC_NORM_M] * s->p.d[FC_NORM_H]), D = (size_t)s->p.d[FC_NORM_D];
-    fc_cpu_rmsnorm_rows(s->w->t[FC_NORM_TX].data, s->w->t[FC_NORM_TGAMMA].data, (float)FC_RMS_EPS,
-                        fc_cpu_chain_dst(&s->ch, 0), rows, D);
+    rmsnorm_rows(s, in(s, FC_NORM_TX), fc_cpu_chain_dst(&s->ch, 0), rows, D);
 }
 
 static void host_rope(od_state *s, fc_variant v)
 {
     const int64_t *d = s->p.d;
-    fc_cpu_rope(fc_cpu_chain_dst(&s->ch, 0), s->rope, s->ch.out[v], (size_t)d[FC_NORM_M], (size_t)d[FC_NORM_H],
-                (size_t)d[FC_NORM_D]);
+    size_t M = (size_t)d[FC_NORM_M], H = (size_t)d[FC_NORM_H], D = (size_t)d[FC_NORM_D];
+    void *q = fc_cpu_chain_dst(&s->ch, 0);
+    if (s->dt == dnnl_bf16) fc_cpu_rope_bf16(q, s->rope, (fc_bf16 *)s->ch.out[v], M, H, D);
+    else
+        fc_cpu_rope(q, s->rope, s->ch.out[v], M, H, D);
 }
 
 /* A step of the chain that fusecal's host kernel runs, named with why. */
@@ -932,11 +993,12 @@ static int build_qk_norm(od_state *s, fc_err *e)
     dnnl_dim_t M = d[FC_NORM_M], N = d[FC_NORM_N], D = d[FC_NORM_D];
     s->rope = fc_cpu_buffer((size_t)(M * D));
     fc_rope_table(M, D, s->rope);
+    (void)in(s, FC_NORM_TX); /* the bf16 copy, made now */
     host_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused);
     cmd md;
     if (md_tag(s, &md, 2, (dnnl_dims_t){M * N / D, D}, dnnl_ab, e)) return -1;
     if (!FC_DNNL_RMS) host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_head_rmsnorm);
-    else if (lnorm(s, md, D, s->w->t[FC_NORM_TX].data, fc_cpu_chain_dst(&s->ch, 0), true, e))
+    else if (lnorm(s, md, D, in(s, FC_NORM_TX), fc_cpu_chain_dst(&s->ch, 0), true, e))
         return -1;
     host_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope);
     return 0;
@@ -946,16 +1008,15 @@ static int build_qk_norm(od_state *s, fc_err *e)
  * half) → RMSNorm into y */
 static int build_add_norm(od_state *s, fc_err *e)
 {
-    const fc_workload *w = s->w;
     dnnl_dim_t M = s->p.d[FC_NORM_M], N = s->p.d[FC_NORM_N];
     bool ln = fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM);
     host_step(s, FC_FUSED, ln ? "add+layernorm" : "add+rmsnorm", "one pass, oneDNN fuses no add before a norm",
               host_fused);
-    float *x = w->t[FC_NORM_TX].data, *out = s->ch.out[FC_UNFUSED];
-    float *h = ln ? fc_cpu_chain_dst(&s->ch, 0) : out + M * N;
+    float *out = s->ch.out[FC_UNFUSED];
+    void *h = ln ? fc_cpu_chain_dst(&s->ch, 0) : elem_at(s, out, (size_t)(M * N));
     cmd md;
     if (md_tag(s, &md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) ||
-        binary_op(s, FC_UNFUSED, dnnl_binary_add, md, md, x, w->t[FC_NORM_TR].data, h, e))
+        binary_op(s, FC_UNFUSED, dnnl_binary_add, md, md, in(s, FC_NORM_TX), in(s, FC_NORM_TR), h, e))
         return -1;
     if (ln || FC_DNNL_RMS) return lnorm(s, md, N, h, out, !ln, e);
     host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm);
@@ -973,9 +1034,11 @@ static int od_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     *state = s;
     s->p = *p;
     s->w = w;
+    s->dt = p->dtype == FC_BF16 ? dnnl_bf16 : dnnl_f32;
     FC_DNNL(dnnl_engine_create(&s->eng, dnnl_cpu, 0));
     FC_DNNL(dnnl_stream_create(&s->stream, s->eng, dnnl_stream_default_flags));
     fc_cpu_chain_alloc(&s->ch, p->pat, w);
+    if (s->dt == dnnl_bf16) fc_cpu_chain_use_bf16(&s->ch);
     int rc;
     switch (p->pat->ops[0]) {
     case FC_OP_GEMM: rc = fc_pattern_has_op(p->pat, FC_OP_GLU_MUL) ? build_glu(s, e) : build_linear(s, e); break;
@@ -1044,6 +1107,8 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
         bool many = fc_op_table_count(od_ops, pat, FC_FUSE_EPILOGUE) > 1;
         fc_impl_add_part(impl, od_ops, pat, FC_FUSE_EPILOGUE, many ? " + post-ops " : " + post-op ", ", ", "");
     }
+    if (s->dt == dnnl_bf16)
+        fc_impl_addf(impl, " [bf16 activations, weights and outputs; f32 accumulation and parameters]");
     const dnnl_version_t *ver = dnnl_version();
     fc_impl_addf(impl, " [oneDNN %d.%d.%d, %d threads]", ver->major, ver->minor, ver->patch, omp_get_max_threads());
     impl->nkernels = s->nprims[v];
@@ -1063,6 +1128,7 @@ static void od_teardown(void *state)
     if (s->stream) dnnl_stream_destroy(s->stream);
     if (s->eng) dnnl_engine_destroy(s->eng);
     fc_cpu_chain_free(&s->ch);
+    for (int i = 0; i < FC_MAX_TENSORS; i++) free(s->in16[i]);
     free(s->glu_s);
     free(s->rope);
     free(s);
@@ -1082,11 +1148,25 @@ static void od_inventory(cJSON *libs)
     cJSON_AddStringToObject(o, "isa", dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()));
 }
 
-/* fp32 matmul rate: the median of repeated 2048^3 products with weights in the
- * layout the primitive prefers (what the fused linear variants run). */
-static double od_gemm_gflops(fc_dtype dt)
+/* n random values in [-1, 1) of data type dt (f32 or bf16) at p */
+static void fill_random(void *p, size_t n, dnnl_data_type_t dt, fc_rng *r)
 {
-    if (dt != FC_FP32) return 0;
+    for (size_t i = 0; i < n; i++) {
+        float x = fc_rng_range(r, -1, 1);
+        if (dt == dnnl_bf16) ((fc_bf16 *)p)[i] = fc_bf16_store(x);
+        else
+            ((float *)p)[i] = x;
+    }
+}
+
+/* fp32 or bf16 matmul rate: the fastest of repeated 2048^3 products with weights
+ * in the layout the primitive prefers (what the fused linear variants run); bf16
+ * only where the CPU computes it natively. */
+static double od_gemm_gflops(fc_dtype dtype)
+{
+    char why[256];
+    if (dtype != FC_FP32 && (dtype != FC_BF16 || !fc_host_bf16(why, sizeof why))) return 0;
+    dnnl_data_type_t dt = dtype == FC_BF16 ? dnnl_bf16 : dnnl_f32;
     const dnnl_dim_t n = 2048;
     dnnl_engine_t eng = NULL;
     dnnl_stream_t st = NULL;
@@ -1098,9 +1178,9 @@ static double od_gemm_gflops(fc_dtype dt)
     cmd a_md, b_md, c_md;
     dnnl_primitive_attr_t attr = NULL;
     if (dnnl_engine_create(&eng, dnnl_cpu, 0) || dnnl_stream_create(&st, eng, dnnl_stream_default_flags) ||
-        md_new(&mp, &a_md, 2, (dnnl_dims_t){n, n}, dnnl_ab, NULL) ||
-        md_new(&mp, &b_md, 2, (dnnl_dims_t){n, n}, dnnl_format_tag_any, NULL) ||
-        md_new(&mp, &c_md, 2, (dnnl_dims_t){n, n}, dnnl_ab, NULL) || dnnl_primitive_attr_create(&attr) ||
+        md_new(&mp, &a_md, 2, (dnnl_dims_t){n, n}, dt, dnnl_ab, NULL) ||
+        md_new(&mp, &b_md, 2, (dnnl_dims_t){n, n}, dt, dnnl_format_tag_any, NULL) ||
+        md_new(&mp, &c_md, 2, (dnnl_dims_t){n, n}, dt, dnnl_ab, NULL) || dnnl_primitive_attr_create(&attr) ||
         dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ||
         pd_matmul(&pd, eng, a_md, b_md, NULL, c_md, attr) || dnnl_primitive_create(&p, pd))
         goto out;
@@ -1111,12 +1191,13 @@ static double od_gemm_gflops(fc_dtype dt)
         dnnl_memory_create(&mc, c_md, eng, DNNL_MEMORY_ALLOCATE) ||
         dnnl_memory_create(&ms, smd, eng, DNNL_MEMORY_ALLOCATE))
         goto out;
-    float *pa, *pb;
-    if (dnnl_memory_get_data_handle(ma, (void **)&pa) || dnnl_memory_get_data_handle(mb, (void **)&pb)) goto out;
+    void *pa, *pb;
+    if (dnnl_memory_get_data_handle(ma, &pa) || dnnl_memory_get_data_handle(mb, &pb)) goto out;
     fc_rng r;
     fc_rng_seed(&r, 7);
-    for (dnnl_dim_t i = 0; i < n * n; i++) pa[i] = fc_rng_range(&r, -1, 1);
-    for (size_t i = 0; i < dnnl_memory_desc_get_size(wmd) / sizeof(float); i++) pb[i] = fc_rng_range(&r, -1, 1);
+    size_t esize = dt == dnnl_bf16 ? 2 : 4;
+    fill_random(pa, (size_t)(n * n), dt, &r);
+    fill_random(pb, dnnl_memory_desc_get_size(wmd) / esize, dt, &r);
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma},
                                {DNNL_ARG_WEIGHTS, mb},
                                {DNNL_ARG_DST, mc},

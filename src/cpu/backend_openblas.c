@@ -27,6 +27,7 @@
 #include "norm_ops.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -124,6 +125,12 @@ static fc_op fused_op(const fc_pattern *pat)
 
 static bool ob_supports(const fc_problem *p, char *why, size_t n)
 {
+    if (p->dtype == FC_BF16) { /* Debian's 0.3.21 is built without BUILD_BFLOAT16 */
+        snprintf(why, n, "cpu.openblas computes in fp32 only (asked: bf16): %s",
+                 dlsym(RTLD_DEFAULT, "cblas_sbgemm") ? "fusecal's host kernels around its sbgemm are fp32"
+                                                     : "this OpenBLAS has no bf16 GEMM (no cblas_sbgemm)");
+        return false;
+    }
     if (p->dtype != FC_FP32) {
         snprintf(why, n, "cpu.openblas computes in fp32 only (asked: %s)", fc_dtype_name(p->dtype));
         return false;

@@ -61,39 +61,85 @@ static void read_line_file(const char *path, char *buf, size_t n)
     fclose(f);
 }
 
+/* The first model name, vendor and flags lines of /proc/cpuinfo ("unknown", "unknown"
+ * and "" when absent). */
+static void read_cpuinfo(char *model, size_t mn, char *vendor, size_t vn, char *flags, size_t fn)
+{
+    fc_strlcpy(model, "unknown", mn);
+    fc_strlcpy(vendor, "unknown", vn);
+    flags[0] = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon) continue;
+        char *val = colon + 1;
+        while (*val == ' ') val++;
+        val[strcspn(val, "\n")] = 0;
+        if (!strncmp(line, "model name", 10) && !strcmp(model, "unknown")) fc_strlcpy(model, val, mn);
+        else if (!strncmp(line, "vendor_id", 9) && !strcmp(vendor, "unknown"))
+            fc_strlcpy(vendor, val, vn);
+        else if (!strncmp(line, "flags", 5) && !flags[0])
+            fc_strlcpy(flags, val, fn);
+    }
+    fclose(f);
+}
+
+/* Whether the space-separated flags hold `flag` as a whole word. */
+static bool has_flag(const char *flags, const char *flag)
+{
+    size_t n = strlen(flag);
+    for (const char *p = flags; (p = strstr(p, flag)) != NULL; p += n)
+        if ((p == flags || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ')) return true;
+    return false;
+}
+
+bool fc_cpu_bf16_native(const char *flags, const char *model, char *why, size_t n)
+{
+    if (has_flag(flags, "avx512_bf16") || has_flag(flags, "amx_bf16")) return true;
+    const char *isa = has_flag(flags, "avx512f") ? "AVX-512 without BF16"
+                      : has_flag(flags, "avx2")  ? "AVX2"
+                      : has_flag(flags, "avx")   ? "AVX"
+                                                 : "no AVX";
+    snprintf(why, n, "bf16 needs avx512_bf16 or amx_bf16; this CPU has %s only (%s)", isa, model);
+    return false;
+}
+
+static const char *pretend_flags, *pretend_model;
+
+void fc_host_bf16_pretend(const char *flags, const char *model)
+{
+    pretend_flags = flags;
+    pretend_model = model;
+}
+
+bool fc_host_bf16(char *why, size_t n)
+{
+    static int native = -1; /* the host's answer, read once */
+    static char host_why[256];
+    if (pretend_flags) return fc_cpu_bf16_native(pretend_flags, pretend_model ? pretend_model : "?", why, n);
+    if (native < 0) {
+        char model[256], vendor[64], flags[4096];
+        read_cpuinfo(model, sizeof model, vendor, sizeof vendor, flags, sizeof flags);
+        native = fc_cpu_bf16_native(flags, model, host_why, sizeof host_why);
+    }
+    if (!native) fc_strlcpy(why, host_why, n);
+    return native;
+}
+
 void fc_host_inventory(cJSON *cpu)
 {
-    char model[256] = "unknown", vendor[64] = "unknown", flags[4096] = "";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[4096];
-        while (fgets(line, sizeof line, f)) {
-            char *colon = strchr(line, ':');
-            if (!colon) continue;
-            char *val = colon + 1;
-            while (*val == ' ') val++;
-            val[strcspn(val, "\n")] = 0;
-            if (!strncmp(line, "model name", 10) && !strcmp(model, "unknown")) fc_strlcpy(model, val, sizeof model);
-            else if (!strncmp(line, "vendor_id", 9) && !strcmp(vendor, "unknown"))
-                fc_strlcpy(vendor, val, sizeof vendor);
-            else if (!strncmp(line, "flags", 5) && !flags[0])
-                fc_strlcpy(flags, val, sizeof flags);
-        }
-        fclose(f);
-    }
+    char model[256], vendor[64], flags[4096];
+    read_cpuinfo(model, sizeof model, vendor, sizeof vendor, flags, sizeof flags);
     cJSON_AddStringToObject(cpu, "model", model);
     cJSON_AddStringToObject(cpu, "vendor", vendor);
     cJSON_AddNumberToObject(cpu, "cores", fc_online_cpus());
     static const char *const isa[] = {"sse4_2",   "avx",         "avx2",        "fma",         "avx512f",  "avx512bw",
                                       "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
     cJSON *arr = cJSON_AddArrayToObject(cpu, "isa");
-    char padded[4100];
-    snprintf(padded, sizeof padded, " %s ", flags);
-    for (size_t i = 0; i < FC_ARRAY_LEN(isa); i++) {
-        char pat[64];
-        snprintf(pat, sizeof pat, " %s ", isa[i]);
-        if (strstr(padded, pat)) cJSON_AddItemToArray(arr, cJSON_CreateString(isa[i]));
-    }
+    for (size_t i = 0; i < FC_ARRAY_LEN(isa); i++)
+        if (has_flag(flags, isa[i])) cJSON_AddItemToArray(arr, cJSON_CreateString(isa[i]));
     cJSON *caches = cJSON_AddObjectToObject(cpu, "cache_bytes");
     for (int i = 0; i < 8; i++) {
         int l = read_cache_level(i);

@@ -3,11 +3,21 @@
 #define FC_CPUINFO_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Bytes of the last-level cache (0 when unknown). */
 size_t fc_host_llc_bytes(void);
 /* Model, vendor, ISA flags, caches, clocks, governor into `cpu`. */
 void fc_host_inventory(cJSON *cpu);
+
+/* Whether a CPU with these /proc/cpuinfo flags (space-separated) computes bf16
+ * natively (avx512_bf16 or amx_bf16); when not, why, naming the ISA it has and
+ * the model. */
+bool fc_cpu_bf16_native(const char *flags, const char *model, char *why, size_t n);
+/* The same for this host (its /proc/cpuinfo), or for the flags and model last
+ * given to fc_host_bf16_pretend (flags NULL: the host's again; tests). */
+bool fc_host_bf16(char *why, size_t n);
+void fc_host_bf16_pretend(const char *flags, const char *model);
 
 #endif

@@ -11,6 +11,8 @@
 #ifndef FC_NORM_OPS_H
 #define FC_NORM_OPS_H
 
+#include "cpu_bf16.h"
+
 #include <stddef.h>
 
 /* ---- passes of the unfused chains */
@@ -34,5 +36,15 @@ void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, floa
 /* y = rope(RMSNorm(q)·gamma) per head, the head in registers and L1 between the two. */
 void fc_cpu_rmsnorm_rope(const float *q, const float *gamma, const float *cs, float eps, float *y, size_t m,
                          size_t heads, size_t d);
+
+/* ---- the same on bf16 tensors (norm_ops_bf16.c): gamma, beta and cs in fp32 */
+void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, fc_bf16 *y, size_t rows, size_t n);
+void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d);
+void fc_cpu_add_layernorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, const float *beta, float eps,
+                               fc_bf16 *y, size_t rows, size_t n);
+void fc_cpu_add_rmsnorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, float eps, fc_bf16 *y, fc_bf16 *h,
+                             size_t rows, size_t n);
+void fc_cpu_rmsnorm_rope_bf16(const fc_bf16 *q, const float *gamma, const float *cs, float eps, fc_bf16 *y, size_t m,
+                              size_t heads, size_t d);
 
 #endif

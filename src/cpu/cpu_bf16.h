@@ -1,0 +1,35 @@
+/* cpu_bf16.h — bfloat16 tensors on the host: loads and stores for the host kernels
+ * that read and write bf16 (fp32 arithmetic in between, as a bf16 kernel on a CPU
+ * computes), and whole-tensor conversions made at setup. A store rounds to nearest,
+ * ties to even, as fc_float_to_bf16 does; NaN stays NaN. */
+#ifndef FC_CPU_BF16_H
+#define FC_CPU_BF16_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint16_t fc_bf16;
+
+static inline float fc_bf16_load(fc_bf16 h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static inline fc_bf16 fc_bf16_store(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return (fc_bf16)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
+}
+
+/* a tensor of n floats to bf16 (a new 64-byte-aligned buffer, every page mapped) */
+fc_bf16 *fc_cpu_bf16_copy(const float *x, size_t n);
+void fc_cpu_bf16_to_float(const fc_bf16 *h, float *x, size_t n);
+void fc_cpu_bf16_fill_nan(fc_bf16 *h, size_t n);
+
+#endif

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# bench/compare_pytorch_cpu.py on one tiny problem per family: fusecal run and
+# PyTorch side by side, a row per problem with both variants of both, the ratio and
+# the percentage of the bounding ceiling; the document it ran read again with
+# --from; a problem the document lacks fails. Skipped (77) without torch.
+. "$(dirname "$0")/lib.sh"
+cd "$WORK" || exit 1
+"$PYTHON" -c "import torch" 2>/dev/null || { echo "torch missing: skipped"; exit 77; }
+
+LIN="linear_bias_relu:m=16,k=32,n=24"
+CONV="conv_bn_relu:n=1,c=8,h=8,w=8,k=8,r=3,s=3,pad=1,layout=nhwc"
+ATT="attention:b=1,h=2,s=16,d=16,causal=1"
+NORM="add_rmsnorm:m=4,n=64"
+SCRIPT="$SRC/bench/compare_pytorch_cpu.py"
+
+expect 0 "compare_pytorch_cpu.py --quick on a problem per family" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" \
+    --quick --max-time 0.02 --threads 2 --out cmp "$LIN" "$CONV" "$ATT" "$NORM"
+schema_valid_anywhere cmp/fusecal.json
+check_eq "a table row per problem" "$(grep -c '^| `' cmp/compare.md)" 4
+for p in "$LIN" "$CONV" "$ATT" "$NORM"; do
+    row=$(pyq cmp/compare.json "[r for r in d['rows'] if r['problem'] == '$p']")
+    [ "$row" != "[]" ] && ok "row for $p" || bad "no row for $p"
+done
+check_eq "every figure finite and positive" "$(pyq cmp/compare.json "all(r[k] > 0 for r in d['rows'] for k in
+    ('pytorch_unfused_ms', 'pytorch_fused_ms', 'fusecal_unfused_ms', 'fusecal_fused_ms', 'ratio',
+     'fusecal_pct_ceiling', 'pytorch_pct_ceiling'))")" True
+check_eq "the ratio is fusecal fused / PyTorch fused" "$(pyq cmp/compare.json "all(abs(r['ratio'] -
+    r['fusecal_fused_ms'] / r['pytorch_fused_ms']) < 1e-9 for r in d['rows'])")" True
+check_eq "best backends are CPU backends" "$(pyq cmp/compare.json "all(r[k].startswith('cpu.') for r in d['rows']
+    for k in ('fusecal_unfused_backend', 'fusecal_fused_backend'))")" True
+check_eq "the norm against the bandwidth ceiling" "$(pyq cmp/compare.json "d['rows'][3]['ceiling']")" bw
+# fusecal's percentage is the one its record gives for the same median (same ceilings, same bound)
+check_eq "percentages of ceilings as the records have them" "$("$PYTHON" - cmp/compare.json cmp/fusecal.json <<'PY'
+import json, sys
+rows, recs = json.load(open(sys.argv[1]))["rows"], json.load(open(sys.argv[2]))["records"]
+good = True
+for r in rows:
+    rec = [x for x in recs if x["backend"] == r["fusecal_fused_backend"]
+           and x["variants"]["fused"]["latency_ms"]["median"] == r["fusecal_fused_ms"]][0]["variants"]["fused"]
+    key = "pct_peak_bandwidth" if r["ceiling"] == "bw" else "pct_peak_flops"
+    good &= (rec["bound"] == "memory") == (r["ceiling"] == "bw")
+    good &= abs(rec[key] - r["fusecal_pct_ceiling"]) < 1e-6 * rec[key]
+print(good)
+PY
+)" True
+check_eq "PyTorch's fused forms named" "$(pyq cmp/compare.json "all(r['pytorch_fused_form'] for r in d['rows'])")" True
+grep -q "^PyTorch .*, 2 threads, fp32; ceilings" "$WORK/out" && ok "header names threads, dtype, ceilings" ||
+    bad "header: $(head -1 "$WORK/out")"
+
+expect 0 "--from the document it ran" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --from cmp/fusecal.json \
+    --max-time 0.02 "$NORM"
+grep -qF "| \`$NORM\` |" "$WORK/out" && ok "--from prints the row" || bad "--from: $(cat "$WORK/out")"
+expect 1 "a problem the document lacks" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --from cmp/fusecal.json \
+    --max-time 0.02 "add_rmsnorm:m=5,n=64"
+grep -q "no fusecal record for: add_rmsnorm:m=5,n=64" "$WORK/err" && ok "says which" || bad "$(cat "$WORK/err")"
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
