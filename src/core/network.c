@@ -20,10 +20,16 @@ static void site_free(fc_net_site *s)
     free(s->names);
 }
 
+static void sites_free(fc_net_site *s, int n)
+{
+    for (int i = 0; i < n; i++) site_free(&s[i]);
+    free(s);
+}
+
 void fc_network_free(fc_network *net)
 {
-    for (int i = 0; i < net->n; i++) site_free(&net->site[i]);
-    free(net->site);
+    sites_free(net->site, net->n);
+    sites_free(net->raw, net->nraw);
     memset(net, 0, sizeof *net);
 }
 
@@ -121,43 +127,52 @@ static int64_t scale_base(fc_scale sc, int64_t batch, int64_t seq)
     }
 }
 
-static int rescale_site(const fc_network *net, int idx, fc_net_site *s, int64_t batch, int64_t seq, fc_err *e)
+/* Site s of the file at (batch, seq) into *out (its names copied). */
+static int rescale_site(const fc_network *net, int idx, int64_t batch, int64_t seq, fc_net_site *out, fc_err *e)
 {
+    const fc_net_site *s = &net->raw[idx];
+    const int64_t seq0 = net->seq0 ? net->seq0 : 1;
     fc_problem p = s->prob;
     const fc_family *fam = fc_family_of(p.pat);
     for (int d = 0; d < fam->ndims; d++) {
         if (s->scale[d] == FC_SCALE_NONE) continue;
-        int64_t from = scale_base(s->scale[d], net->batch, net->seq), to = scale_base(s->scale[d], batch, seq);
+        int64_t from = scale_base(s->scale[d], net->batch0, seq0), to = scale_base(s->scale[d], batch, seq);
         if (p.d[d] % from)
-            return fc_errf(e, "%s: site %d (%s): %s=%lld is not a multiple of %s=%lld", net->name, idx,
-                           s->nnames ? s->names[0] : "unnamed", fam->dims[d].name, (long long)p.d[d],
-                           scale_names[s->scale[d]], (long long)from);
+            return fc_errf(e, "%s: site %d (%s): %s=%lld is not a multiple of %s=%lld", net->name, idx, s->names[0],
+                           fam->dims[d].name, (long long)p.d[d], scale_names[s->scale[d]], (long long)from);
         if (p.d[d] / from > INT64_MAX / to)
-            return fc_errf(e, "%s: site %d: %s overflows at this size", net->name, idx, fam->dims[d].name);
+            return fc_errf(e, "%s: site %d (%s): %s overflows at this size", net->name, idx, s->names[0],
+                           fam->dims[d].name);
         p.d[d] = p.d[d] / from * to;
     }
     char ps[256];
     fc_err pe;
     fc_problem_string(&p, ps, sizeof ps);
-    fc_problem q;
-    if (fc_problem_parse(ps, NULL, &q, &pe) != 0)
-        return fc_errf(e, "%s: site %d (%s) at batch %lld, seq %lld: %s", net->name, idx,
-                       s->nnames ? s->names[0] : "unnamed", (long long)batch, (long long)seq, pe.msg);
-    s->prob = q;
+    if (fc_problem_parse(ps, NULL, &out->prob, &pe) != 0)
+        return fc_errf(e, "%s: site %d (%s) at batch %lld, seq %lld: %s", net->name, idx, s->names[0], (long long)batch,
+                       (long long)seq, pe.msg);
+    out->multiplicity = s->multiplicity;
+    memcpy(out->scale, s->scale, sizeof out->scale);
+    out->nnames = s->nnames;
+    out->names = fc_xcalloc((size_t)s->nnames, sizeof *out->names);
+    for (int k = 0; k < s->nnames; k++) out->names[k] = fc_xstrdup(s->names[k]);
     return 0;
 }
 
 int fc_network_rescale(fc_network *net, int64_t batch, int64_t seq, fc_err *e)
 {
     if (batch <= 0) batch = net->batch;
-    if (seq > 0 && net->seq == 0) return fc_errf(e, "%s: the network has no sequence length to set", net->name);
+    if (seq > 0 && net->seq0 == 0) return fc_errf(e, "%s: the network has no sequence length to set", net->name);
     if (seq <= 0) seq = net->seq;
-    if (batch == net->batch && seq == net->seq) return 0;
-    const int64_t seq_or_1 = seq ? seq : 1;
-    fc_network tmp = *net;
-    if (!tmp.seq) tmp.seq = 1;
-    for (int i = 0; i < net->n; i++)
-        if (rescale_site(&tmp, i, &net->site[i], batch, seq_or_1, e) != 0) return -1;
+    fc_net_site *site = fc_xcalloc((size_t)net->nraw, sizeof *site);
+    for (int i = 0; i < net->nraw; i++)
+        if (rescale_site(net, i, batch, seq ? seq : 1, &site[i], e) != 0) {
+            sites_free(site, i);
+            return -1;
+        }
+    sites_free(net->site, net->n);
+    net->site = site;
+    net->n = net->nraw;
     net->batch = batch;
     net->seq = seq;
     merge(net);
@@ -205,11 +220,11 @@ static int parse_site(const char *name, int idx, const cJSON *j, fc_network *net
         site_free(&s);
         return -1;
     }
-    if (net->n == net->cap) {
-        net->cap = net->cap ? 2 * net->cap : 64;
-        net->site = fc_xrealloc(net->site, (size_t)net->cap * sizeof *net->site);
+    if (net->nraw == net->capraw) {
+        net->capraw = net->capraw ? 2 * net->capraw : 64;
+        net->raw = fc_xrealloc(net->raw, (size_t)net->capraw * sizeof *net->raw);
     }
-    net->site[net->n++] = s;
+    net->raw[net->nraw++] = s;
     return 0;
 }
 
@@ -222,8 +237,8 @@ static int parse_root(const char *name, const cJSON *root, fc_network *net, fc_e
                        FC_NETWORK_VERSION);
     fc_strlcpy(net->name, fc_json_str(root, "name", ""), sizeof net->name);
     fc_strlcpy(net->description, fc_json_str(root, "description", ""), sizeof net->description);
-    net->batch = (int64_t)fc_json_num(root, "batch", 1);
-    net->seq = (int64_t)fc_json_num(root, "seq", 0);
+    net->batch = net->batch0 = (int64_t)fc_json_num(root, "batch", 1);
+    net->seq = net->seq0 = (int64_t)fc_json_num(root, "seq", 0);
     fc_stop_defaults(&net->stop.stop);
     fc_sweep_parse_stop(cJSON_GetObjectItemCaseSensitive(root, "stop"), &net->stop);
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(root, "sites");
@@ -231,8 +246,7 @@ static int parse_root(const char *name, const cJSON *root, fc_network *net, fc_e
     int i = 0;
     for (const cJSON *s = sites->child; s; s = s->next, i++)
         if (parse_site(name, i, s, net, e) != 0) return -1;
-    merge(net);
-    return 0;
+    return fc_network_rescale(net, net->batch0, net->seq0, e);
 }
 
 int fc_network_parse(const char *name, const char *text, size_t len, fc_network *net, fc_err *e)

@@ -7,7 +7,7 @@
  * ("n": "batch", "m": "batch*seq", "s": "seq"): at --batch B --seq S the dim
  * becomes value / (B0·S0) · (B·S) for the file's B0 and S0 (the factor a dim
  * does not scale with left out), and must divide evenly. Sites whose problems are
- * the same (after rescaling) are merged: one site, the multiplicities summed,
+ * the same at the size asked for are merged: one site, the multiplicities summed,
  * every name kept. */
 #ifndef FC_NETWORK_H
 #define FC_NETWORK_H
@@ -33,8 +33,11 @@ typedef struct fc_network {
     char origin[512];       /* the file: "patterns/networks/resnet50.json" or a path */
     char description[1024]; /* one line */
     int64_t batch, seq;     /* as the sites stand now; seq 0 = the network has none */
-    fc_net_site *site;
-    int n, cap;
+    int64_t batch0, seq0;   /* the file's */
+    fc_net_site *site;      /* unique sites at batch, seq */
+    int n;
+    fc_net_site *raw; /* the file's sites as written, at batch0, seq0 */
+    int nraw, capraw;
     fc_sweep stop; /* the file's stopping rule (stop_set says which fields; no problems) */
 } fc_network;
 
