@@ -78,7 +78,7 @@ import json, sys
 plan = [l.split() for l in open(sys.argv[1]) if l.startswith("cpu.")]
 problems = {p for _, p, *_ in plan}
 pats = {p.split(":")[0] for p in problems}
-be = {b["name"]: set(b["supports"]["fp32"]) for b in json.load(open(sys.argv[2]))["backends"]}
+be = {b["name"]: set(b.get("supports", {}).get("fp32", ())) for b in json.load(open(sys.argv[2]))["backends"]}
 every = json.load(open(sys.argv[3]))["patterns"]
 out = [pats == {p["name"] for p in every}]
 for name in ("cpu.openblas", "cpu.onednn"):

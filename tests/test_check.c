@@ -31,7 +31,7 @@ static fc_record mk(const char *problem, const char *backend, double lo, double 
     fc_strlcpy(r.device, strncmp(backend, "cuda", 4) ? "cpu" : "cuda", sizeof r.device);
     r.status = st;
     r.threshold = 1.1;
-    r.speedup = (fc_ratio_ci){ratio, lo, hi};
+    r.speedup = (fc_ratio_ci){.ratio = ratio, .lo = lo, .hi = hi};
     r.decision = fc_decide(&r.speedup, r.threshold);
     r.verified = st == FC_STATUS_OK;
     r.flops = 1e6;

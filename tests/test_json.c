@@ -124,7 +124,7 @@ static fc_record sample_record(void)
                                     .pairs = 7,
                                     .batch = {1, 2}};
     r.flops = 12345;
-    r.speedup = (fc_ratio_ci){1.5, 1.4, 1.6};
+    r.speedup = (fc_ratio_ci){.ratio = 1.5, .lo = 1.4, .hi = 1.6};
     r.traffic_reduction = 0.4;
     r.verified = true;
     r.seed = 18446744073709551615ULL;

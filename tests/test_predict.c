@@ -69,7 +69,7 @@ static void add_record(fc_doc *d, const char *s, const char *backend, double noi
         r->v[v].lat.median = ms[v];
     }
     double sp = ms[FC_UNFUSED] / ms[FC_FUSED];
-    r->speedup = (fc_ratio_ci){sp, sp * 0.99, sp * 1.01};
+    r->speedup = (fc_ratio_ci){.ratio = sp, .lo = sp * 0.99, .hi = sp * 1.01};
     r->decision = fc_decide(&r->speedup, r->threshold);
     r->rounds = 3;
 }
@@ -269,9 +269,9 @@ static void summary_adds_sites(void)
 {
     fc_doc d;
     ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
-    d.rec[0].speedup = (fc_ratio_ci){2.0, 1.8, 2.2}; /* yes */
+    d.rec[0].speedup = (fc_ratio_ci){.ratio = 2.0, .lo = 1.8, .hi = 2.2}; /* yes */
     d.rec[0].decision = FC_DECIDE_YES;
-    d.rec[1].speedup = (fc_ratio_ci){0.9, 0.85, 0.95}; /* no, slower fused */
+    d.rec[1].speedup = (fc_ratio_ci){.ratio = 0.9, .lo = 0.85, .hi = 0.95}; /* no, slower fused */
     d.rec[1].decision = FC_DECIDE_NO;
     fc_model m;
     fc_model_build(&m, &d, 1);

@@ -123,6 +123,33 @@ static void interval_covers_true_ratio(void)
     CHECK(ci.lo == 0 && isinf(ci.hi) && fc_decide(&ci, 1.1) == FC_DECIDE_INCONCLUSIVE);
 }
 
+/* The re-run interval holds another run's estimate (same rounds, fresh noise) about
+ * 95 % of the time, where the confidence interval holds it clearly less often (the
+ * difference of two estimates has twice the variance of one): the test fails when
+ * the re-run interval is the confidence interval or is too wide. Fixed seed. */
+static void rerun_interval_covers_another_run(void)
+{
+    fc_rng r;
+    fc_rng_seed(&r, 11232026);
+    const double truth = 1.15;
+    int trials = 4000, rerun_hits = 0, ci_hits = 0;
+    for (int t = 0; t < trials; t++) {
+        int R = 5 + t % 6;
+        double sd = 0.01 + 0.05 * fc_rng_uniform(&r), a[16], b[16];
+        for (int k = 0; k < R; k++) a[k] = log(truth) + sd * normal(&r);
+        for (int k = 0; k < R; k++) b[k] = log(truth) + sd * normal(&r);
+        fc_ratio_ci ca, cb;
+        fc_interval_rounds(a, R, &ca);
+        fc_interval_rounds(b, R, &cb);
+        CHECK(ca.rerun_lo < ca.lo && ca.hi < ca.rerun_hi);
+        rerun_hits += ca.rerun_lo <= cb.ratio && cb.ratio <= ca.rerun_hi;
+        ci_hits += ca.lo <= cb.ratio && cb.ratio <= ca.hi;
+    }
+    double rerun = (double)rerun_hits / trials, ci = (double)ci_hits / trials;
+    CHECK_MSG(rerun > 0.935 && rerun < 0.965, "re-run coverage %.4f over %d trials", rerun, trials);
+    CHECK_MSG(ci > 0.78 && ci < 0.90, "confidence interval's coverage of another run %.4f", ci);
+}
+
 /* Rounds that disagree widen the interval; rounds that agree do not. */
 static void rounds_that_disagree(void)
 {
@@ -305,6 +332,7 @@ int main(int argc, char **argv)
                                    T(median_matches_sort),
                                    T(t_quantiles),
                                    T(interval_covers_true_ratio),
+                                   T(rerun_interval_covers_another_run),
                                    T(rounds_that_disagree),
                                    T(decisions),
                                    T(engine_round_min_time),

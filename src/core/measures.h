@@ -27,7 +27,10 @@ typedef struct fc_stats {
 
 typedef struct fc_ratio_ci {
     double ratio;  /* the point estimate */
-    double lo, hi; /* its 95 % interval */
+    double lo, hi; /* its 95 % confidence interval (of the speedup this run estimates) */
+    /* 95 % interval of another run's estimate with as many rounds (a prediction
+     * interval: half-width √2 times the confidence interval's); 0 when not made */
+    double rerun_lo, rerun_hi;
 } fc_ratio_ci;
 
 /* One round of a record: the medians of its samples, the median of its tuples'

@@ -100,6 +100,11 @@ static cJSON *ratio_json(const fc_ratio_ci *c, const char *method)
     cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
     cJSON_AddItemToArray(ci, fc_json_num_item(c->lo));
     cJSON_AddItemToArray(ci, fc_json_num_item(c->hi));
+    if (c->rerun_hi > 0) {
+        cJSON *rr = cJSON_AddArrayToObject(o, "rerun95");
+        cJSON_AddItemToArray(rr, fc_json_num_item(c->rerun_lo));
+        cJSON_AddItemToArray(rr, fc_json_num_item(c->rerun_hi));
+    }
     if (method) cJSON_AddStringToObject(o, "method", method);
     return o;
 }
@@ -359,6 +364,11 @@ static void ratio_read(const cJSON *o, fc_ratio_ci *c)
     const cJSON *ci = cJSON_GetObjectItemCaseSensitive(o, "ci95");
     c->lo = cJSON_IsNumber(cJSON_GetArrayItem(ci, 0)) ? cJSON_GetArrayItem(ci, 0)->valuedouble : NAN;
     c->hi = cJSON_IsNumber(cJSON_GetArrayItem(ci, 1)) ? cJSON_GetArrayItem(ci, 1)->valuedouble : NAN;
+    const cJSON *rr = cJSON_GetObjectItemCaseSensitive(o, "rerun95");
+    if (cJSON_GetArraySize(rr) == 2) {
+        c->rerun_lo = cJSON_GetArrayItem(rr, 0)->valuedouble;
+        c->rerun_hi = cJSON_GetArrayItem(rr, 1)->valuedouble;
+    }
 }
 
 static void sense_read(const cJSON *o, fc_sense *s)
