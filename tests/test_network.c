@@ -191,7 +191,7 @@ static void add_rec(fc_doc *d, const char *ps, const char *backend, int R, const
     r->v[FC_UNFUSED].lat.n = r->v[FC_FUSED].lat.n = 10 * R;
     r->v[FC_UNFUSED].lat.median = su / R;
     r->v[FC_FUSED].lat.median = sf / R;
-    r->speedup = (fc_ratio_ci){su / sf, lo, hi};
+    r->speedup = (fc_ratio_ci){.ratio = su / sf, .lo = lo, .hi = hi};
     r->decision = dec;
 }
 
