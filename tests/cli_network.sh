@@ -134,10 +134,22 @@ expect 0 "report on a network run" -- "$FUSECAL" report net.json --out r.html
 if grep -qF 'id="network"' r.html && grep -qF "block.0.fc, block.1.fc" r.html; then ok "report: network section"; else
     bad "report lacks the network section"; fi
 
+# ---- validate: network files against the schema and the patterns
+expect 0 "validate the built-in network files" -- "$FUSECAL" validate "$SRC"/patterns/networks/*.json tiny.json
+check_eq "validate: each a network file" "$(grep -c 'valid network file' "$WORK/out")" \
+    "$(($(ls "$SRC"/patterns/networks/*.json | wc -l) + 1))"
+for f in "$SRC"/patterns/networks/*.json; do
+    "$PYTHON" "$TESTS/validate_schema.py" "$SRC/schemas/network.schema.json" "$f" 2>verr ||
+        bad "python's jsonschema refuses $f: $(head -2 verr)"
+done
+ok "python's jsonschema accepts the built-in network files"
+
 # ---- bad input: one line, exit 2
 printf '%s' '{"schema":"fusecal-network","schema_version":1,"name":"x","batch":1,"sites":[{"problem":"conv_bn_gelu:n=1,c=8,h=8,w=8,k=8","multiplicity":1,"names":["a"]}]}' >unknown.json
 expect 2 "a site with an unknown pattern" -- "$FUSECAL" run --network unknown.json --dry-run
 err_says "unknown.json: site 0" "unknown pattern 'conv_bn_gelu'"
+expect 1 "validate: a site with an unknown pattern" -- "$FUSECAL" validate unknown.json
+err_says "invalid: unknown.json: site 0" "unknown pattern 'conv_bn_gelu'"
 expect 2 "an unknown network" -- "$FUSECAL" run --network resnet51 --dry-run
 err_says "unknown network 'resnet51' (valid: " "resnet50"
 expect 2 "--seq for a network without one" -- "$FUSECAL" run --network resnet50 --seq 128 --dry-run

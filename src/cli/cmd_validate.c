@@ -3,6 +3,7 @@
 #include "catalog.h"
 #include "cmd.h"
 #include "jsonfile.h"
+#include "network.h"
 #include "record.h"
 #include "thresholds.h"
 
@@ -12,7 +13,7 @@
 static int validate_files(const fc_args *args);
 
 static const fc_operand operands[] = {
-    {"FILE...", "calibration documents, catalogue or sweep files, thresholds files", NULL, true},
+    {"FILE...", "calibration documents, catalogue or sweep files, thresholds files, network files", NULL, true},
 };
 
 const fc_cmd_spec fc_cmd_validate = {
@@ -22,7 +23,9 @@ const fc_cmd_spec fc_cmd_validate = {
     .description =
         "Checks each file against its schema: a calibration document (written by 'fusecal run') against "
         "schemas/calibration.schema.json, a catalogue or sweep file against schemas/catalogue.schema.json, a "
-        "thresholds file (\"schema\": \"fusecal-thresholds\") against schemas/thresholds.schema.json. "
+        "thresholds file (\"schema\": \"fusecal-thresholds\") against schemas/thresholds.schema.json, a network "
+        "file (\"schema\": \"fusecal-network\") against schemas/network.schema.json and its problems against "
+        "the patterns. "
         "Reports the first problem of each invalid file on one line.",
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
@@ -36,6 +39,13 @@ static int check_json(const char *path, const char *text, const cJSON *root, con
     if (fc_is_thresholds_json(root)) {
         *kind = "thresholds";
         return fc_thresholds_check(path, root, e);
+    }
+    if (!strcmp(fc_json_str(root, "schema", ""), "fusecal-network")) {
+        *kind = "network";
+        fc_network net;
+        int ok = fc_network_parse(path, text, strlen(text), &net, e);
+        if (ok == 0) fc_network_free(&net);
+        return ok;
     }
     if (cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "schema")) {
         *kind = "calibration";

@@ -1,8 +1,8 @@
 /* opts.c — see opts.h. */
 #include "opts.h"
-#include "network.h"
 #include "catalog.h"
 #include "cmd.h"
+#include "network.h"
 #include "pattern.h"
 
 #include <ctype.h>
