@@ -15,8 +15,15 @@ mkdir -p "$out"
 log=$out/commands.txt
 : >"$log"
 run() { echo "$*" >>"$log"; "$@"; }
+# run_to FILE COMMAND...: the command's stdout to FILE, logged with the redirection
+run_to() {
+    local to=$1
+    shift
+    echo "$* > $to" >>"$log"
+    "$@" >"$to"
+}
 
-run "$fusecal" info --format json >"$out/info.json"
+run_to "$out/info.json" "$fusecal" info --format json
 for i in 1 2; do
     run "$fusecal" run --pattern all --device cpu --sweep quick --seed "$i" --out "$out/quick-$i.json" --quiet
 done

@@ -123,7 +123,7 @@ chk 2 "--confirm without --run" pass.json --confirm 2; err_says "--confirm" "nee
 chk 2 "bad --confirm" --run --confirm 0; err_says "bad value for --confirm: '0'"
 chk 2 "bad --tolerance" pass.json --tolerance 1.5; err_says "bad value for --tolerance: '1.5'"
 chk 2 "unknown format" pass.json --format xml; err_says "unknown format 'xml'"
-chk 2 "two current files" pass.json pass.json; err_says "unexpected argument"
+chk 2 "two current calibrations" pass.json pass.json; err_says "check takes one current calibration document" "hold 2"
 chk 2 "unwritable JUnit file" pass.json --junit /nonexistent-dir/j.xml; err_says "cannot write '/nonexistent-dir/j.xml'"
 chk 2 "unknown option" pass.json --frob; err_says "unknown option '--frob'"
 expect 0 "check --help" -- "$FUSECAL" check --help

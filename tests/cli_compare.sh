@@ -71,9 +71,9 @@ if grep -q 'A backend  *B backend' "$WORK/out"; then ok "backend columns"; else 
 
 # bad input and usage
 printf '{"schema": "fusecal-calibration", "schema_version": 2,' >trunc.json
-expect 2 "A not JSON" -- "$FUSECAL" compare trunc.json b.json; err_says "bad input A" "trunc.json" "truncated"
+expect 2 "A not JSON" -- "$FUSECAL" compare trunc.json b.json; err_says "bad input" "trunc.json" "truncated"
 mk v9.json --schema-version 9 "$LB@cpu.openblas:1,1,1"
-expect 2 "B of a newer schema version" -- "$FUSECAL" compare a.json v9.json; err_says "bad input B" "v9.json" "newer"
+expect 2 "B of a newer schema version" -- "$FUSECAL" compare a.json v9.json; err_says "bad input" "v9.json" "newer"
 echo '{"schema": "fusecal-calibration", "schema_version": 2}' >bad.json
 expect 2 "B fails its schema" -- "$FUSECAL" compare a.json bad.json; err_says "bad.json" "does not match"
 expect 2 "one file" -- "$FUSECAL" compare a.json; err_says "two calibration files"

@@ -37,7 +37,8 @@ if "$CMAKE" --install "$BUILD" --prefix "$prefix" >"$WORK/install.log" 2>&1; the
 else bad "cmake --install: $(tail -5 "$WORK/install.log")"; fi
 for f in bin/fusecal share/man/man1/fusecal.1 share/bash-completion/completions/fusecal \
     share/fusecal/schemas/calibration.schema.json share/fusecal/schemas/catalogue.schema.json \
-    share/fusecal/schemas/thresholds.schema.json; do
+    share/fusecal/schemas/thresholds.schema.json share/fusecal/schemas/info.schema.json \
+    share/fusecal/schemas/check.schema.json share/fusecal/schemas/compare.schema.json; do
     if [ -s "$prefix/$f" ]; then ok "installed $f"; else bad "not installed: $f"; fi
 done
 expect 0 "the installed binary runs" -- "$prefix/bin/fusecal" --version

@@ -15,7 +15,7 @@ mk other.json --hostname "other <host> & co" "linear_bias_relu:m=100,k=100,n=100
 schema_valid sweep.json other.json
 
 expect 0 "report of two files" -- "$FUSECAL" report sweep.json other.json -o report.html --title 'Speed & <fusion>'
-err_says "wrote report.html" "from 2 files"
+err_says "wrote report.html" "from 2 calibrations"
 
 # everything below is checked by python's XML parser over the page
 "$PYTHON" - report.html sweep.json other.json >"$WORK/checks" 2>&1 <<'PY'

@@ -63,6 +63,14 @@ check_eq "sweep file problems" "$(pyq "$WORK/sw.json" "sorted(r['problem'] for r
     "['conv_relu:n=1,c=2,h=5,w=5,k=3,r=3,s=3,stride=1,pad=1,layout=nchw,dtype=fp32', 'linear_bias:m=9,k=10,n=11,dtype=fp32']"
 check_eq "sweep file threshold and stop rule" "$(pyq "$WORK/sw.json" "[r['threshold'] for r in d['records'] if r['pattern']=='linear_bias'][0], d['settings']['stop']['max_time_s']")" "1.5 0.05"
 expect 0 "validate accepts a sweep file" -- "$FUSECAL" validate "$WORK/sweep.json"
+# dimension names regardless of case: M is m; a shape naming one twice is refused
+cat >"$WORK/sweep2.json" <<'JSON'
+{"schema_version": 1, "entries": [{"patterns": ["linear_bias"], "shapes": [{"M": 9, "m": 10, "k": 10, "n": 11}]}]}
+JSON
+expect 2 "a sweep file naming m twice (M and m)" -- "$FUSECAL" run --sweep "$WORK/sweep2.json" --dry-run
+err_says "dimension 'm' given twice"
+expect 0 "upper-case dims in a problem string" -- "$FUSECAL" run --shape 'linear_bias:M=512,K=1024,N=1024' --backend cpu.openblas --dry-run
+check_eq "the canonical string is lower case" "$(head -1 "$WORK/out")" "cpu.openblas   linear_bias:m=512,k=1024,n=1024,dtype=fp32 (threshold 1.1)"
 
 # cold cache and threads are recorded
 if have_backend cpu.onednn; then onednn=1; cold_backend=cpu.onednn; else onednn=0; cold_backend=cpu.openblas; fi

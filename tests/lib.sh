@@ -3,6 +3,8 @@ set -u
 : "${FUSECAL:?}" "${PYTHON:?}" "${SRC:?}" "${TESTS:?}"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
+# ceilings kept between commands (src/measure/ceilcache.h): each test its own cache
+export XDG_CACHE_HOME=$WORK/cache
 PASS=0
 FAIL=0
 

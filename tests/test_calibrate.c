@@ -207,7 +207,8 @@ static char *report_of(const fc_record *r)
     fc_doc_init(&doc);
     *fc_doc_add(&doc) = *r;
     fc_report_input in = {"sim.json", &doc};
-    char *html = fc_report_html(&in, 1, NULL);
+    fc_report_page page = {.in = &in, .n = 1};
+    char *html = fc_report_html(&page);
     fc_doc_free(&doc);
     return html;
 }

@@ -861,7 +861,19 @@ static void report_markup(void)
     add(&d, r);
     add(&d, mk(CV, "cpu.onednn", 0, 0, 0, FC_STATUS_FAILED));
     fc_report_input in = {"a<b>.json", &d};
-    char *html = fc_report_html(&in, 1, "t & <t>");
+    /* an info document beside it: its host and ceilings in the host section */
+    cJSON *info = cJSON_Parse(
+        "{\"schema\": \"fusecal-info\", \"created_utc\": \"2026-01-02T03:04:05Z\", "
+        "\"host\": {\"hostname\": \"box<1>\"}, \"ceilings\": {\"cpu\": {\"gflops\": "
+        "{\"fp32\": 123.5}, \"bandwidth_gbs\": 45.25, \"method\": \"m\"}}}");
+    fc_report_info inf = {"info.json", info};
+    fc_report_page page = {.in = &in, .n = 1, .info = &inf, .ninfo = 1, .title = "t & <t>"};
+    char *html = fc_report_html(&page);
+    CHECK_STR_CONTAINS(html, "<h3>info.json</h3>");
+    CHECK_STR_CONTAINS(html, "2026-01-02T03:04:05Z by fusecal info");
+    CHECK_STR_CONTAINS(html, "box&lt;1&gt;");
+    CHECK_STR_CONTAINS(html, "fp32 123.5 GFLOP/s, memory 45.25 GB/s");
+    cJSON_Delete(info);
     CHECK(count(html, "data-chart=\"speedup\"") == 2); /* linear_bias and conv_bn_relu */
     CHECK(count(html, "data-pattern=\"linear_bias\"") == 1);
     CHECK(count(html, "data-pattern=\"conv_bn_relu\"") == 1);

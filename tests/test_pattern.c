@@ -5,6 +5,8 @@
 #include "test.h"
 #include "verify.h"
 
+#include <strings.h>
+
 static fc_problem parse_ok(const char *s)
 {
     fc_problem p;
@@ -48,6 +50,31 @@ static void problem_strings(void)
     fc_err e;
     CHECK(fc_problem_parse("m=7,k=13,n=5", fc_pattern_find("linear_bias"), &p, &e) == 0);
     CHECK(p.d[FC_LIN_M] == 7 && p.d[FC_LIN_K] == 13 && p.d[FC_LIN_N] == 5);
+    /* keys regardless of case; the canonical string is lower case */
+    p = parse_ok("linear_bias:M=512,K=1024,N=1024,DType=bf16");
+    CHECK(p.d[FC_LIN_M] == 512 && p.d[FC_LIN_K] == 1024 && p.d[FC_LIN_N] == 1024 && p.dtype == FC_BF16);
+    fc_problem_string(&p, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "linear_bias:m=512,k=1024,n=1024,dtype=bf16"), "%s", buf);
+    p = parse_ok("conv_relu:N=1,C=3,H=8,W=8,K=4,Layout=nchw");
+    CHECK(p.d[FC_CONV_H] == 8 && p.layout == FC_NCHW);
+}
+
+/* Every family's dims are lower case and unique regardless of case, and none is
+ * spelled like the keys every problem takes (dtype, layout): keys are matched
+ * regardless of case. */
+static void dim_names_unique(void)
+{
+    for (int pi = 0; pi < FC_NPATTERNS; pi++) {
+        const fc_family *f = fc_family_of(&fc_patterns[pi]);
+        for (int i = 0; i < f->ndims; i++) {
+            const char *a = f->dims[i].name;
+            for (const char *c = a; *c; c++) CHECK_MSG(!(*c >= 'A' && *c <= 'Z'), "dim '%s' is not lower case", a);
+            CHECK_MSG(strcasecmp(a, "dtype") && strcasecmp(a, "layout"), "dim '%s' is a reserved key", a);
+            for (int j = i + 1; j < f->ndims; j++)
+                CHECK_MSG(strcasecmp(a, f->dims[j].name), "%s: dims '%s' and '%s' are the same regardless of case",
+                          fc_patterns[pi].name, a, f->dims[j].name);
+        }
+    }
 }
 
 /* The norm family's two sets of dims: m, n; and m, h, d with n = h·d derived. */
@@ -84,6 +111,7 @@ static void problem_string_errors(void)
     parse_fails("linear_bias:m=1,k", "bad token 'k'");
     parse_fails("linear_bias:m=1,k=1,n=1,q=2", "unknown dimension 'q'");
     parse_fails("linear_bias:m=1,m=2,k=1,n=1", "given twice");
+    parse_fails("linear_bias:m=1,M=2,k=1,n=1", "given twice");
     parse_fails("linear_bias:m=1,k=1,n=1,layout=nhwc", "has no layout");
     parse_fails("linear_bias:m=1,k=1,n=1,dtype=fp64", "unknown dtype 'fp64'");
     parse_fails("conv_relu:n=1,c=1,h=4,w=4,k=1,layout=chwn", "unknown layout 'chwn'");
@@ -595,6 +623,7 @@ int main(int argc, char **argv)
     static const t_case cases[] = {T(problem_strings),
                                    T(norm_problem_strings),
                                    T(problem_string_errors),
+                                   T(dim_names_unique),
                                    T(cost_on_paper),
                                    T(groups_and_residual),
                                    T(norm_references),

@@ -2,9 +2,11 @@
  * enum of the embedded schemas holds exactly the words of its vocabulary
  * (src/core/vocab.h), the pattern and family registry (src/core/pattern.h) or
  * the embedded sweeps, apart from the exceptions written in the table; every enum
- * of the schemas has a row here, so a new one cannot go unchecked. */
+ * of every kind's schema (src/core/kind.h) has a row here, so a new one cannot go
+ * unchecked. */
 #include "jsonfile.h"
 #include "jsonschema.h"
+#include "kind.h"
 #include "pattern.h"
 #include "test.h"
 #include "vocab.h"
@@ -15,7 +17,7 @@
 static struct {
     const char *path;
     cJSON *doc;
-} docs[8];
+} docs[FC_NKINDS + 8];
 
 static const cJSON *embedded(const char *path)
 {
@@ -75,6 +77,10 @@ typedef struct enum_case {
 #define CAL "schemas/calibration.schema.json"
 #define CAT "schemas/catalogue.schema.json"
 #define THR "schemas/thresholds.schema.json"
+#define INF "schemas/info.schema.json"
+#define CHK "schemas/check.schema.json"
+#define CMP "schemas/compare.schema.json"
+#define PRD "schemas/predict.schema.json"
 #define NET "schemas/network.schema.json"
 
 static const enum_case cases[] = {
@@ -105,6 +111,20 @@ static const enum_case cases[] = {
     {THR, "/$defs/rule/properties/device", &fc_device_words, false, NULL, NULL, NULL},
     {THR, "/$defs/rule/properties/dtype", &fc_dtype_words, false, NULL, NULL, NULL},
     {THR, "/$defs/rule/properties/layout", &fc_layout_words, true, NULL, NULL, NULL},
+    {INF, "/$defs/ceilings/properties/gflops/propertyNames", &fc_dtype_words, false, NULL, NULL, NULL},
+    {CHK, "/properties/counts/propertyNames", &fc_verdict_words, false, NULL, NULL, NULL},
+    {CHK, "/$defs/side/anyOf/1/properties/status", &fc_status_words, false, NULL, NULL, NULL},
+    {CHK, "/$defs/side/anyOf/1/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
+    {CHK, "/$defs/item/properties/verdict", &fc_verdict_words, false, NULL, NULL, NULL},
+    {CHK, "/$defs/item/properties/first_verdict", &fc_verdict_words, false, NULL, NULL, NULL},
+    {CMP, "/$defs/side/properties/status", &fc_status_words, false, NULL, NULL, NULL},
+    {CMP, "/$defs/side/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
+    {PRD, "/properties/machines/items/properties/device", &fc_device_words, false, NULL, NULL, NULL},
+    {PRD, "/$defs/prediction/properties/device", &fc_device_words, false, NULL, NULL, NULL},
+    {PRD, "/$defs/decision", &fc_decision_words, false, NULL, "unknown: a problem no record and no model answers",
+     NULL},
+    {PRD, "/$defs/prediction/else/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
+    {PRD, "/$defs/estimate/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
 };
 
 /* enums that mirror no list */
@@ -112,6 +132,13 @@ static const struct {
     const char *schema, *pointer, *why;
 } not_lists[] = {
     {CAL, "/$defs/metric/anyOf/1", "the strings a non-finite measurement is written as"},
+    {CHK, "/properties/result", "the check's outcome, its exit code's meaning"},
+    {CHK, "/properties/exit_code", "the exit codes check ends with"},
+    {CMP, "/properties/by", "compare's --by choices (src/cli/cmd_compare.c)"},
+    {CMP, "/$defs/row/properties/shift", "where B's interval lies against A's"},
+    {CMP, "/$defs/move/properties/direction", "which way a threshold crossing goes"},
+    {PRD, "/properties/kind", "what a predict document holds: predictions or their validation"},
+    {PRD, "/$defs/prediction/properties/source", "where an answer comes from: a record, the model, or neither"},
     {NET, "/$defs/site/properties/scale/additionalProperties", "what a dim scales with: test_network reads each"},
 };
 
@@ -214,11 +241,10 @@ static void walk(const char *schema, const cJSON *n, char *path, size_t len, siz
 
 static void every_enum_checked(void)
 {
-    const char *schemas[] = {CAL, CAT, THR, NET};
-    for (size_t s = 0; s < FC_ARRAY_LEN(schemas); s++) {
+    for (int k = 0; k < FC_NKINDS; k++) { /* every kind's schema */
         char path[512] = "";
         int unchecked = 0;
-        walk(schemas[s], embedded(schemas[s]), path, 0, sizeof path, &unchecked);
+        walk(fc_kinds[k].schema, embedded(fc_kinds[k].schema), path, 0, sizeof path, &unchecked);
         CHECK(unchecked == 0);
     }
 }

@@ -7,6 +7,7 @@
 #include "checkfmt.h"
 #include "cmd.h"
 #include "format.h"
+#include "inputs.h"
 #include "jsonfile.h"
 #include "match.h"
 #include "progress.h"
@@ -116,7 +117,10 @@ static const fc_option options[] = {
 _Static_assert(FC_ARRAY_LEN(options) == O_COUNT && O_COUNT <= FC_MAX_OPTIONS, "check options");
 
 static const fc_operand operands[] = {
-    {"CURRENT.json", "the results to check (from 'fusecal run'); or --run", NULL, true},
+    {"CURRENT.json",
+     "the results to check (from 'fusecal run'); or --run. Other fusecal documents among the files (info, "
+     "thresholds...) are skipped with a note",
+     NULL, true},
 };
 
 const fc_cmd_spec fc_cmd_check = {
@@ -141,6 +145,8 @@ const fc_cmd_spec fc_cmd_check = {
 
 typedef struct check_opts {
     const char *baseline, *thresholds, *current, *out, *markdown, *junit;
+    const char **files; /* the operands: the current results among them */
+    int nfiles;
     bool run, strict, quiet, json;
     double tolerance; /* < 0: not given */
     int confirm;
@@ -160,9 +166,9 @@ static int check_opts_from(const fc_args *a, check_opts *o)
     o->json = a->v[O_FORMAT].s && !strcmp(a->v[O_FORMAT].s, "json");
     o->tolerance = a->v[O_TOLERANCE].given ? a->v[O_TOLERANCE].d : -1;
     o->confirm = (int)a->v[O_CONFIRM].i;
-    o->current = a->noperands ? a->operands[0] : NULL;
-    if (a->noperands > 1)
-        return fc_usage_error("unexpected argument '%s' (check takes one current results file)", a->operands[1]);
+    o->files = a->operands;
+    o->nfiles = a->noperands;
+    o->current = a->noperands ? a->operands[0] : NULL; /* the calibration among them, once read */
     if (!o->baseline && !o->thresholds)
         return fc_usage_error("check needs --baseline FILE, --thresholds FILE or both (see 'fusecal check --help')");
     if (o->run && o->current)
@@ -272,14 +278,14 @@ static int open_session(check_state *st, int argc, char **argv)
     st->set = st->base.settings;
     st->set.max_time_total = 0; /* every problem of the baseline, however long */
     if (st->set.threads <= 0) st->set.threads = fc_online_cpus();
+    fc_progress_test_fast(&st->pg, &st->set, false);
     st->why = fc_xcalloc((size_t)(st->base.n ? st->base.n : 1), sizeof *st->why);
     baseline_plan(&st->base, &st->plan, st->why, &st->pg);
     fc_signals_install();
     signal(SIGPIPE, SIG_IGN); /* a closed terminal or pipe must not end a measurement */
     if (fc_session_open(&st->ses, &fc_builtin, &st->plan, &st->set, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
     if (st->plan.n) {
-        fc_progress_note(&st->pg, "fusecal: measuring this machine's ceilings");
-        if (fc_session_ceilings(&st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
+        if (fc_progress_ceilings(&st->pg, &st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
     }
     st->cur.settings = st->set;
     st->cur.argv = fc_command_line_json(argc, argv);
@@ -446,7 +452,35 @@ static int judge(const check_opts *o, check_state *st)
 
 /* ------------------------------------------------------------------ the command */
 
-static int load_inputs(const check_opts *o, check_state *st)
+/* The current results: the one calibration among the files, each a folder's file
+ * as it is (documents of other kinds are skipped with a note). */
+static int load_current(check_opts *o, check_state *st)
+{
+    fc_err e;
+    fc_inputs ins;
+    if (fc_inputs_load(&ins, o->files, o->nfiles, &e) != 0) return fc_usage_error("bad current results: %s", e.msg);
+    for (int i = 0; i < ins.n; i++) {
+        const fc_input *x = &ins.in[i];
+        if (x->kind && x->kind->id == FC_KIND_calibration) continue;
+        char what[256];
+        fc_input_describe(x, what, sizeof what);
+        fprintf(stderr, "fusecal: note: skipped %s: %s, not current results%s\n", x->path, what,
+                x->kind && x->kind->id == FC_KIND_thresholds ? " (pass it with --thresholds)" : "");
+    }
+    int rc = FC_EXIT_OK;
+    if (ins.ncal != 1) {
+        rc = fc_usage_error("check takes one current calibration document; the files given hold %d", ins.ncal);
+    } else {
+        fc_input *cur = fc_inputs_calibration(&ins, 0);
+        o->current = cur->path;
+        st->cur = cur->doc; /* the document moves to the check */
+        fc_doc_init(&cur->doc);
+    }
+    fc_inputs_free(&ins);
+    return rc;
+}
+
+static int load_inputs(check_opts *o, check_state *st)
 {
     fc_err e;
     const char *outs[] = {o->out, o->markdown, o->junit};
@@ -458,12 +492,10 @@ static int load_inputs(const check_opts *o, check_state *st)
         st->have_th = true;
     }
     if (o->baseline && fc_doc_load(o->baseline, &st->base, &e) != 0) return fc_usage_error("bad baseline: %s", e.msg);
-    if (o->current && fc_doc_load(o->current, &st->cur, &e) != 0)
-        return fc_usage_error("bad current results: %s", e.msg);
-    return 0;
+    return o->nfiles ? load_current(o, st) : 0;
 }
 
-static int check(const check_opts *o, int argc, char **argv)
+static int check(check_opts *o, int argc, char **argv)
 {
     check_state st = {.t0 = fc_now()};
     fc_doc_init(&st.base);

@@ -3,6 +3,7 @@
  * means are match.c's, the output compare.c's. */
 #include "cmd.h"
 #include "compare.h"
+#include "inputs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,10 @@ _Static_assert(FC_ARRAY_LEN(options) == O_COUNT && O_COUNT <= FC_MAX_OPTIONS, "c
 
 static const fc_operand operands[] = {
     {"A.json", "the first calibration document (from 'fusecal run')", NULL, true},
-    {"B.json", "the second, compared with the first", NULL, true},
+    {"B.json",
+     "the second, compared with the first; other fusecal documents among the files (info, thresholds...) are "
+     "skipped with a note",
+     NULL, true},
 };
 
 const fc_cmd_spec fc_cmd_compare = {
@@ -104,22 +108,38 @@ static int compare_docs(const fc_args *args, const fc_doc *a, const fc_doc *b, c
     return rc;
 }
 
+/* The two calibrations among the files, each a folder's file as it is: documents
+ * of other kinds are skipped with a note. */
+static int two_calibrations(fc_inputs *ins, fc_input **a, fc_input **b)
+{
+    for (int i = 0; i < ins->n; i++) {
+        fc_input *x = &ins->in[i];
+        if (x->kind && x->kind->id == FC_KIND_calibration) continue;
+        char what[256];
+        fc_input_describe(x, what, sizeof what);
+        fprintf(stderr, "fusecal: note: skipped %s: %s, which compare does not pair\n", x->path, what);
+    }
+    if (ins->ncal != 2)
+        return fc_usage_error("compare needs two calibration documents, A and B; the files given hold %d", ins->ncal);
+    *a = fc_inputs_calibration(ins, 0);
+    *b = fc_inputs_calibration(ins, 1);
+    return FC_EXIT_OK;
+}
+
 static int compare_files(const fc_args *args)
 {
-    if (args->noperands != 2)
+    if (args->noperands < 2)
         return fc_usage_error("compare needs two calibration files, A and B (got %d; see 'fusecal compare --help')",
                               args->noperands);
-    const char *an = args->operands[0], *bn = args->operands[1], *out = args->v[O_OUT].s;
+    const char *out = args->v[O_OUT].s;
     fc_err e;
     if (out && fc_check_writable(out, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
-    fc_doc a, b;
-    if (fc_doc_load(an, &a, &e) != 0) return fc_usage_error("bad input A: %s", e.msg);
-    if (fc_doc_load(bn, &b, &e) != 0) {
-        fc_doc_free(&a);
-        return fc_usage_error("bad input B: %s", e.msg);
-    }
-    int rc = compare_docs(args, &a, &b, an, bn);
-    fc_doc_free(&a);
-    fc_doc_free(&b);
+    fc_inputs ins;
+    if (fc_inputs_load(&ins, (const char *const *)args->operands, args->noperands, &e) != 0)
+        return fc_usage_error("bad input: %s", e.msg);
+    fc_input *a = NULL, *b = NULL;
+    int rc = two_calibrations(&ins, &a, &b);
+    if (rc == FC_EXIT_OK) rc = compare_docs(args, &a->doc, &b->doc, a->path, b->path);
+    fc_inputs_free(&ins);
     return rc;
 }

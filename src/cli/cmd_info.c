@@ -3,6 +3,7 @@
 #include "calibrate.h"
 #include "cmd.h"
 #include "jsonfile.h"
+#include "kind.h"
 #include "select.h"
 
 #include <stdlib.h>
@@ -51,7 +52,8 @@ const fc_cmd_spec fc_cmd_info = {
         "Prints the host inventory (CPU model, cores, ISA, caches, memory, load; OpenBLAS build and threads, "
         "oneDNN version and ISA, cJSON; the GPU and CUDA libraries when present) and measures this "
         "machine's ceilings: GEMM GFLOP/s and memory bandwidth (and, on a GPU, launch latency), as "
-        "'fusecal run' does before it measures.",
+        "'fusecal run' does before it measures. With --format json it writes an info document "
+        "(schemas/info.schema.json), which 'fusecal report' shows beside the calibrations of the same folder.",
     .options = options,
     .noptions = O_COUNT,
     .exit_status = "0 described, 1 a device or a measurement failed, 2 bad usage.",
@@ -117,10 +119,17 @@ static int info(const fc_args *args)
     int rc = describe(on, &set, !args->v[O_NO_MEASURE].given, &host, &ceil);
     if (rc != FC_EXIT_OK) return rc;
     if (!json) print_left_out(on);
-    cJSON *root = cJSON_CreateObject();
+    /* JSON: an info document (schemas/info.schema.json) */
+    cJSON *root = json ? fc_kind_document(FC_KIND_info) : cJSON_CreateObject();
     cJSON *tool = cJSON_AddObjectToObject(root, "tool");
+    cJSON_AddStringToObject(tool, "name", "fusecal");
     cJSON_AddStringToObject(tool, "version", fc_version_string);
     cJSON_AddStringToObject(tool, "git_revision", fc_git_revision);
+    if (json) {
+        char now[32];
+        fc_utc_timestamp(now);
+        cJSON_AddStringToObject(root, "created_utc", now);
+    }
     cJSON_AddItemToObject(root, "host", host);
     cJSON_AddItemToObject(root, "ceilings", ceil);
     if (json) {

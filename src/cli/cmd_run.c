@@ -40,6 +40,7 @@ enum {
     O_MAX_NOISE,
     O_MAX_TIME,
     O_ROUNDS,
+    O_QUICK,
     O_NO_GRAPH,
     O_KERNEL,
     O_SEED,
@@ -190,6 +191,12 @@ static const fc_option options[] = {
                   .help =
                       "fresh setups per problem at least (new buffers, plans, algorithm choices): the speedup's "
                       "interval is a t interval over the rounds' speedups, so it covers what changes between setups"},
+    [O_QUICK] = {.name = "quick",
+                 .kind = FC_OPT_FLAG,
+                 .section = HOW,
+                 .help = "stop as the quick sweep does (its stopping rule in patterns/sweeps.json: a fraction of a "
+                         "second of samples per variant): a first answer in seconds, with wider intervals where the "
+                         "machine is noisy; --min-samples, --min-time, --max-noise and --max-time still win"},
     [O_NO_GRAPH] = {.name = "no-graph",
                     .kind = FC_OPT_FLAG,
                     .section = HOW,
@@ -280,7 +287,7 @@ typedef struct run_opts {
     int npatterns, nbackends, ndtypes, nshapes;
     const char *device, *sweep, *network, *layout, *out, *format, *resume, *append;
     int64_t batch, seq; /* 0: the network file's */
-    bool quiet, dry_run, seed_set;
+    bool quiet, dry_run, seed_set, quick;
     fc_settings set;
     unsigned stop_set; /* FC_STOP_* the command line sets */
 } run_opts;
@@ -340,6 +347,7 @@ static int run_opts_from(const fc_args *a, run_opts *o)
     o->append = a->v[O_APPEND].s;
     o->quiet = a->v[O_QUIET].given;
     o->dry_run = a->v[O_DRY_RUN].given;
+    o->quick = a->v[O_QUICK].given;
     settings_from(a, o);
     if (a->noperands) return fc_usage_error("unexpected argument '%s' (see 'fusecal run --help')", a->operands[0]);
     if ((o->batch || o->seq) && !o->network)
@@ -523,17 +531,26 @@ static int load_problems(const run_opts *o, const selection *s, fc_network *net,
     return 0;
 }
 
-/* The stopping rule: the defaults, then the sweep's, then the command line's. */
-static void merge_stop(run_opts *o, const fc_sweep *sw)
+/* The stopping rule: the defaults, then the sweep's (or with --quick the quick
+ * sweep's), then the command line's. */
+static int merge_stop(run_opts *o, const fc_sweep *sw)
 {
     fc_stop cli = o->set.stop;
     fc_stop_defaults(&o->set.stop);
     fc_sweep_apply_stop(sw, &o->set.stop, &o->set.target_sample);
+    if (o->quick) {
+        fc_sweep quick;
+        fc_err e;
+        if (fc_sweep_load("quick", &quick, &e) != 0) return fc_usage_error("%s", e.msg);
+        fc_sweep_apply_stop(&quick, &o->set.stop, &o->set.target_sample);
+        fc_sweep_free(&quick);
+    }
     if (o->stop_set & FC_STOP_MIN_SAMPLES) o->set.stop.min_samples = cli.min_samples;
     if (o->stop_set & FC_STOP_MIN_TIME) o->set.stop.min_time = cli.min_time;
     if (o->stop_set & FC_STOP_MAX_NOISE) o->set.stop.max_noise = cli.max_noise;
     if (o->stop_set & FC_STOP_MAX_TIME) o->set.stop.max_time = cli.max_time;
     if (o->set.stop.min_time > o->set.stop.max_time) o->set.stop.min_time = o->set.stop.max_time;
+    return 0;
 }
 
 /* Problems a backend turns down: the first, and how many. */
@@ -610,8 +627,7 @@ static int build_plan(run_opts *o, fc_plan *plan, fc_network *net, fc_sweep *sw,
     int rc = load_problems(o, &s, net, sw);
     if (rc) return rc;
     fc_strlcpy(o->set.sweep, sw->name, sizeof o->set.sweep);
-    merge_stop(o, sw);
-    return add_jobs(o, &s, sw, plan, pg);
+    return merge_stop(o, sw) ? FC_EXIT_USAGE : add_jobs(o, &s, sw, plan, pg);
 }
 
 static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, bool quiet, int *failed_out)
@@ -770,6 +786,7 @@ static int settle(run_opts *o, run_state *st)
     fc_err e;
     if (!o->seed_set) o->set.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     if (!o->set.threads) o->set.threads = fc_online_cpus();
+    fc_progress_test_fast(&st->pg, &o->set, true);
     if (!st->cont.path) return 0;
     if (fc_continue_check_settings(&st->cont, &o->set, &e) != 0) return fc_usage_error("%s", e.msg);
     int dropped = fc_continue_drop_measured(&st->cont, &st->plan);
@@ -835,8 +852,8 @@ static int measure(run_opts *o, run_state *st, int argc, char **argv)
 {
     fc_err e;
     if (fc_session_open(&st->ses, &fc_builtin, &st->plan, &o->set, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
-    fc_progress_note(&st->pg, "fusecal: measuring this machine's ceilings");
-    if (fc_session_ceilings(&st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
+    if (fc_progress_ceilings(&st->pg, &st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
+    fc_progress_stop_rule(&st->pg, &st->plan, &o->set);
     cJSON *host, *ceilings;
     fc_session_describe(&st->ses, &host, &ceilings);
     environment_guards(&st->pg, &o->set, host);

@@ -85,3 +85,44 @@ void fc_progress_note(fc_progress *p, const char *fmt, ...)
     fputc('\n', p->out);
     fflush(p->out);
 }
+
+int fc_progress_ceilings(fc_progress *p, fc_session *s, fc_err *e)
+{
+    double age;
+    int reused = fc_session_reuse_ceilings(s, &age);
+    if (reused == s->ndev) {
+        fc_progress_note(p,
+                         "fusecal: this machine's ceilings as measured %.0f min ago on this boot ('fusecal info' "
+                         "measures them again)",
+                         age / 60);
+        return 0;
+    }
+    fc_progress_note(p, "fusecal: measuring this machine's ceilings (kept for an hour for later runs)");
+    return fc_session_ceilings(s, e);
+}
+
+void fc_progress_stop_rule(fc_progress *p, const fc_plan *plan, const fc_settings *set)
+{
+    const fc_stop *st = &set->stop;
+    double cap = 2 * st->max_time * plan->n; /* at least two variants a record, each up to its cap */
+    if (cap < FC_LONG_RUN_S) return;
+    char total[32];
+    duration(cap, total, sizeof total);
+    fc_progress_note(p,
+                     "fusecal: note: each record: %d rounds or more (up to %d) until the speedup's 95%% interval is "
+                     "within \xC2\xB1%.3g%%, at most %.3g s of samples per variant: up to %s of samples for %d "
+                     "record%s; --quick trades precision for time",
+                     set->rounds, FC_MAX_ROUNDS, 100 * st->max_noise, st->max_time, total, plan->n,
+                     plan->n == 1 ? "" : "s");
+}
+
+void fc_progress_test_fast(fc_progress *p, fc_settings *set, bool sweep)
+{
+    if (!fc_test_fast_settings(set)) return;
+    if (sweep && (set->max_time_total <= 0 || set->max_time_total > FC_TEST_FAST_TOTAL_S))
+        set->max_time_total = FC_TEST_FAST_TOTAL_S;
+    fc_progress_note(p,
+                     "fusecal: note: FUSECAL_TEST_FAST=1: the shortest stopping settings%s, for tests; these "
+                     "numbers mean nothing",
+                     sweep ? " and a sweep ended after a few seconds" : "");
+}

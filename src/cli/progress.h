@@ -24,4 +24,16 @@ void fc_progress_end(fc_progress *p);
 /* A message that must not tangle with the live line. */
 void fc_progress_note(fc_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The session's ceilings: those an earlier command kept when still usable, else
+ * measured now; a note says which. */
+int fc_progress_ceilings(fc_progress *p, fc_session *s, fc_err *e);
+/* When the plan may take long (its variants' time caps add up to more than
+ * FC_LONG_RUN_S), one note on what the stopping rule does and how to trade
+ * precision for time. */
+#define FC_LONG_RUN_S 10.0
+/* The test hook (fc_test_fast_settings) on set, saying so; with a sweep, also its
+ * total time. */
+void fc_progress_test_fast(fc_progress *p, fc_settings *set, bool sweep);
+void fc_progress_stop_rule(fc_progress *p, const fc_plan *plan, const fc_settings *set);
+
 #endif

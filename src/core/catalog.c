@@ -67,11 +67,16 @@ static int parse_entry(const char *name, int idx, const cJSON *en, fc_sweep *sw,
             for (const cJSON *sh = shapes ? shapes->child : NULL; sh; sh = sh->next) {
                 fc_problem p;
                 fc_problem_init(&p, pat, dt);
+                uint32_t seen = 0;
                 for (const cJSON *kv = sh->child; kv; kv = kv->next) {
                     char val[32];
                     if (!cJSON_IsNumber(kv) || kv->valuedouble != floor(kv->valuedouble) ||
                         fabs(kv->valuedouble) > 9e15)
                         return fc_errf(e, "%s: entry %d: dimension '%s' is not an integer", name, idx, kv->string);
+                    int di = fc_problem_dim_index(&p, kv->string); /* keys regardless of case: M and m are one */
+                    if (di >= 0 && (seen & (1u << di)))
+                        return fc_errf(e, "%s: entry %d: dimension '%s' given twice", name, idx, kv->string);
+                    if (di >= 0) seen |= 1u << di;
                     snprintf(val, sizeof val, "%lld", (long long)kv->valuedouble);
                     if (fc_problem_set(&p, kv->string, val, &pe) != 0)
                         return fc_errf(e, "%s: entry %d: %s", name, idx, pe.msg);

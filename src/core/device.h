@@ -17,6 +17,8 @@ typedef struct fc_ceilings {
     double launch_us;          /* empty kernel launch, eager (GPU) */
     double graph_launch_us;    /* the same inside a replayed graph (GPU) */
     char method[512];          /* how they were measured */
+    char measured_utc[32];     /* when ("" when unknown) */
+    bool cached;               /* kept from an earlier command (src/measure/ceilcache.h) */
 } fc_ceilings;
 
 /* Environment read before and after each problem (clock drops, load). */

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define OPS_COUNT(...) ((int)(sizeof((fc_op[]){__VA_ARGS__}) / sizeof(fc_op)))
 
@@ -93,7 +94,7 @@ int fc_problem_dim_index(const fc_problem *p, const char *name)
 {
     const fc_family *f = fc_family_of(p->pat);
     for (int i = 0; i < f->ndims; i++)
-        if (!f->dims[i].derived && strcmp(f->dims[i].name, name) == 0) return i;
+        if (!f->dims[i].derived && strcasecmp(f->dims[i].name, name) == 0) return i;
     return -1;
 }
 
@@ -108,12 +109,12 @@ static void dim_names(const fc_family *f, char *buf, size_t n)
 int fc_problem_set(fc_problem *p, const char *key, const char *val, fc_err *e)
 {
     const fc_family *f = fc_family_of(p->pat);
-    if (strcmp(key, "dtype") == 0) {
+    if (strcasecmp(key, "dtype") == 0) {
         if (fc_dtype_parse(val, &p->dtype) != 0)
             return fc_errf(e, "unknown dtype '%s' (valid: %s)", val, fc_words_valid(&fc_dtype_words));
         return 0;
     }
-    if (strcmp(key, "layout") == 0) {
+    if (strcasecmp(key, "layout") == 0) {
         if (!f->has_layout) return fc_errf(e, "pattern '%s' has no layout (got 'layout=%s')", p->pat->name, val);
         if (fc_layout_parse(val, &p->layout) != 0)
             return fc_errf(e, "unknown layout '%s' (valid: %s)", val, fc_words_valid(&fc_layout_words));

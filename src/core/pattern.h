@@ -125,8 +125,8 @@ enum { FC_ATT_B, FC_ATT_H, FC_ATT_S, FC_ATT_D, FC_ATT_CAUSAL, FC_ATT_NDIMS };
 enum { FC_NORM_M, FC_NORM_N, FC_NORM_H, FC_NORM_D, FC_NORM_NDIMS };
 
 typedef struct fc_dim {
-    const char *name;
-    int64_t def; /* default; FC_DIM_REQUIRED when the user must give it */
+    const char *name; /* lower case, unique in its family regardless of case */
+    int64_t def;      /* default; FC_DIM_REQUIRED when the user must give it */
     int64_t min, max;
     bool derived; /* computed, never parsed */
     const char *help;
@@ -227,7 +227,10 @@ const fc_family *fc_family_of(const fc_pattern *pat);
 
 /* Parses "pattern:k=v,k=v" (dims, and the keys dtype= and layout=). With pattern
  * NULL the string must name one; otherwise it may be just "k=v,..." for that
- * pattern. Unset dims take their defaults; required ones must be present. */
+ * pattern. Unset dims take their defaults; required ones must be present. Keys
+ * are matched regardless of case (M=512 is m=512: a family's dims are unique
+ * regardless of case, tests/test_pattern.c checks it); the canonical string is
+ * lower case. */
 int fc_problem_parse(const char *s, const fc_pattern *pattern, fc_problem *out, fc_err *e);
 /* Sets one "k=v" (dim, dtype or layout) on an initialised problem. */
 int fc_problem_set(fc_problem *p, const char *key, const char *val, fc_err *e);
@@ -239,7 +242,7 @@ int fc_problem_finish(fc_problem *p, fc_err *e);
 void fc_problem_string(const fc_problem *p, char *buf, size_t n);
 /* Whether the canonical string and shape strings name dim i (never a derived one). */
 bool fc_problem_dim_shown(const fc_problem *p, int i);
-/* Looks a dim up by name; -1 when the family has none of that name. */
+/* Looks a dim up by name, regardless of case; -1 when the family has none. */
 int fc_problem_dim_index(const fc_problem *p, const char *name);
 
 /* Workload: allocates and fills host inputs; fails before allocating when the

@@ -2,6 +2,7 @@
 #include "record.h"
 #include "jsonfile.h"
 #include "jsonschema.h"
+#include "kind.h"
 #include "precision.h"
 #include "settings.h"
 
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CALIBRATION_SCHEMA "schemas/calibration.schema.json"
+#define CALIBRATION_SCHEMA (fc_kinds[FC_KIND_calibration].schema)
 
 void fc_stop_defaults(fc_stop *s)
 {
@@ -75,6 +76,10 @@ cJSON *fc_ceilings_json(const fc_ceilings *c)
     if (c->launch_us > 0) fc_json_add_num(o, "launch_us", c->launch_us);
     if (c->graph_launch_us > 0) fc_json_add_num(o, "graph_launch_us", c->graph_launch_us);
     cJSON_AddStringToObject(o, "method", c->method);
+    if (c->measured_utc[0]) {
+        cJSON_AddStringToObject(o, "measured_utc", c->measured_utc);
+        cJSON_AddBoolToObject(o, "cached", c->cached);
+    }
     return o;
 }
 
@@ -297,7 +302,7 @@ static cJSON *settings_json(const fc_settings *s)
 char *fc_doc_to_json(const fc_doc *d)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "schema", "fusecal-calibration");
+    cJSON_AddStringToObject(o, "schema", fc_kinds[FC_KIND_calibration].tag);
     cJSON_AddNumberToObject(o, "schema_version", d->schema_version);
     cJSON *tool = cJSON_AddObjectToObject(o, "tool");
     cJSON_AddStringToObject(tool, "name", "fusecal");
@@ -519,12 +524,18 @@ int fc_doc_parse(const char *name, const char *text, fc_doc *d, fc_err *e)
     cJSON *root = NULL;
     fc_doc_init(d);
     if (fc_json_parse(name, text, strlen(text), &root, e) != 0) return -1;
+    return fc_doc_from_json(name, root, d, e);
+}
+
+int fc_doc_from_json(const char *name, cJSON *root, fc_doc *d, fc_err *e)
+{
+    fc_doc_init(d);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return fc_errf(e, "%s: not a calibration document (expected a JSON object)", name);
     }
     const cJSON *sv = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
-    if (!cJSON_IsNumber(sv) || strcmp(fc_json_str(root, "schema", ""), "fusecal-calibration") != 0) {
+    if (!cJSON_IsNumber(sv) || fc_kind_detect(root) != &fc_kinds[FC_KIND_calibration]) {
         cJSON_Delete(root);
         return fc_errf(e, "%s: not a fusecal calibration document (no schema/schema_version)", name);
     }

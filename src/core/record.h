@@ -9,7 +9,8 @@
 
 #include <cjson/cJSON.h>
 
-/* Version of the calibration document format (schemas/calibration.schema.json). 2:
+/* Version of the calibration document format (schemas/calibration.schema.json; its
+ * row in FC_KIND_LIST, src/core/kind.h, says the same: tests/test_kind.c). 2:
  * intervals over measurement rounds, per-round summaries, margins, the control
  * variant and the speedup split, ceiling flags. */
 #define FC_CALIBRATION_VERSION 2
@@ -121,6 +122,8 @@ cJSON *fc_record_to_json(const fc_record *r);
 int fc_doc_load(const char *path, fc_doc *d, fc_err *e);
 /* The same from text already in memory (name is used in messages). */
 int fc_doc_parse(const char *name, const char *text, fc_doc *d, fc_err *e);
+/* The same from parsed JSON, which it takes (and deletes). */
+int fc_doc_from_json(const char *name, cJSON *root, fc_doc *d, fc_err *e);
 
 /* Settings that must match for records to be comparable or resumable. */
 bool fc_settings_compatible(const fc_settings *a, const fc_settings *b, char *why, size_t n);

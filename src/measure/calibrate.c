@@ -1,5 +1,6 @@
 /* calibrate.c — see calibrate.h. */
 #include "calibrate.h"
+#include "ceilcache.h"
 #include "host.h"
 
 #include <math.h>
@@ -63,12 +64,31 @@ int fc_session_open(fc_session *s, const fc_registry *reg, const fc_plan *plan, 
     return 0;
 }
 
+int fc_session_reuse_ceilings(fc_session *s, double *age_s)
+{
+    int n = 0;
+    *age_s = 0;
+    for (int i = 0; i < s->ndev; i++) {
+        if (s->measured[i]) continue;
+        cJSON *host = fc_host_block(s->reg, &s->dev[i], &s->ctx[i], 1);
+        double age;
+        if (fc_ceilings_cache_load(s->dev[i]->name, host, &s->ceil[i], &age)) {
+            s->measured[i] = true;
+            n++;
+            if (age > *age_s) *age_s = age;
+        }
+        cJSON_Delete(host);
+    }
+    return n;
+}
+
 int fc_session_ceilings(fc_session *s, fc_err *e)
 {
     for (int i = 0; i < s->ndev; i++) {
         if (s->measured[i]) continue;
         fc_ceilings *c = &s->ceil[i];
         if (s->dev[i]->measure_ceilings(s->ctx[i], c, e) != 0) return -1;
+        fc_utc_timestamp(c->measured_utc);
         /* the GEMM ceiling is the best rate any library on the device reaches */
         for (int k = 0; k < FC_NBACKENDS; k++) {
             const fc_backend *b = s->reg->backend[k];
@@ -83,6 +103,9 @@ int fc_session_ceilings(fc_session *s, fc_err *e)
                 if (g > c->gflops[dt]) c->gflops[dt] = g;
             }
         }
+        cJSON *host = fc_host_block(s->reg, &s->dev[i], &s->ctx[i], 1);
+        fc_ceilings_cache_save(s->dev[i]->name, host, c);
+        cJSON_Delete(host);
         s->measured[i] = true;
     }
     return 0;
@@ -100,6 +123,18 @@ void fc_session_describe(const fc_session *s, cJSON **host, cJSON **ceilings)
     *ceilings = cJSON_CreateObject();
     for (int i = 0; i < s->ndev; i++)
         if (s->measured[i]) cJSON_AddItemToObject(*ceilings, s->dev[i]->name, fc_ceilings_json(&s->ceil[i]));
+}
+
+bool fc_test_fast_settings(fc_settings *s)
+{
+    const char *v = getenv("FUSECAL_TEST_FAST");
+    if (!v || strcmp(v, "1") != 0) return false;
+    s->rounds = 2;
+    s->stop.min_samples = 2;
+    s->stop.min_time = 0;
+    s->stop.max_noise = fc_settings_table[FC_SET_MAX_NOISE].max;
+    s->stop.max_time = 1e-3;
+    return true;
 }
 
 /* ------------------------------------------------------------------ one job */

@@ -43,7 +43,12 @@ typedef struct fc_session {
 int fc_session_open(fc_session *s, const fc_registry *reg, const fc_plan *plan, const fc_settings *set, fc_err *e);
 /* Opens one more device (no-op when it is open). */
 int fc_session_add(fc_session *s, const fc_device *d, const fc_settings *set, fc_err *e);
-/* Measures the ceilings of every open device (done once per run). */
+/* Takes the ceilings an earlier command kept (src/measure/ceilcache.h) for every
+ * open device they are still usable for; returns how many devices got them, and
+ * in *age_s how old the oldest are. */
+int fc_session_reuse_ceilings(fc_session *s, double *age_s);
+/* Measures the ceilings of every open device that has none yet (once per run)
+ * and keeps them for later commands. */
 int fc_session_ceilings(fc_session *s, fc_err *e);
 void fc_session_close(fc_session *s);
 /* The host block and ceilings of an open session, for a document. */
@@ -62,6 +67,16 @@ typedef struct fc_observer {
  * when the loop ran (records may still have failed), -1 when an observer failed. */
 int fc_calibrate(fc_session *s, const fc_plan *plan, const fc_settings *set, fc_doc *doc, const fc_observer *obs,
                  volatile sig_atomic_t *interrupt, fc_err *e);
+
+/* The test hook FUSECAL_TEST_FAST=1: the shortest stopping settings (2 rounds of
+ * 2 sample tuples, no minimum time, 1 ms of samples per variant) replace whatever
+ * the command line, a sweep or a baseline says, and `run` ends a sweep after
+ * FC_TEST_FAST_TOTAL_S (its records so far kept, complete: false). For tests of
+ * what the commands do (tests/cli_readme.sh runs README.md's commands with it),
+ * never of what they measure: the commands say so on stderr. Returns whether it
+ * applied. */
+#define FC_TEST_FAST_TOTAL_S 5.0
+bool fc_test_fast_settings(fc_settings *s);
 
 /* Measures one job into r (used by fc_calibrate and by tests). */
 void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, const fc_workload *w,

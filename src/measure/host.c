@@ -38,6 +38,13 @@ cJSON *fc_host_block(const fc_registry *reg, const fc_device *const *devs, void 
         fclose(f);
     }
     cJSON_AddStringToObject(h, "distribution", pretty[0] ? pretty : "unknown");
+    char boot[64] = ""; /* one per boot: tells documents (and cached ceilings) of this boot apart */
+    f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (fgets(boot, sizeof boot, f)) boot[strcspn(boot, "\n")] = 0;
+        fclose(f);
+    }
+    if (boot[0]) cJSON_AddStringToObject(h, "boot_id", boot);
     cJSON *mem = cJSON_AddObjectToObject(h, "memory");
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     cJSON_AddNumberToObject(mem, "total_bytes", pages > 0 && psize > 0 ? (double)pages * (double)psize : 0);

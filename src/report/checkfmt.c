@@ -3,6 +3,7 @@
 #include "format.h"
 #include "host_summary.h"
 #include "jsonfile.h"
+#include "kind.h"
 #include "svg.h"
 
 #include <math.h>
@@ -326,9 +327,7 @@ static cJSON *source_json(const char *path, const fc_doc *d)
 
 char *fc_check_json(const fc_check_result *c, const fc_check_info *in)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "schema", "fusecal-check");
-    cJSON_AddNumberToObject(o, "schema_version", 1);
+    cJSON *o = fc_kind_document(FC_KIND_check); /* schemas/check.schema.json */
     int code = in->interrupted ? FC_EXIT_INTERRUPTED : fc_check_exit_code(c);
     cJSON_AddStringToObject(o, "result", code == FC_EXIT_OK ? "pass" : code == FC_EXIT_FAIL ? "fail" : "interrupted");
     cJSON_AddNumberToObject(o, "exit_code", code);

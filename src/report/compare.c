@@ -3,6 +3,7 @@
 #include "crossing.h"
 #include "format.h"
 #include "jsonfile.h"
+#include "kind.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -273,9 +274,7 @@ static cJSON *side_json(const fc_record *r)
 static char *compare_json(const fc_compare *cmp, const fc_doc *a, const fc_doc *b, const char *an, const char *bn,
                           fc_match_by by)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "schema", "fusecal-compare");
-    cJSON_AddNumberToObject(o, "schema_version", 1);
+    cJSON *o = fc_kind_document(FC_KIND_compare); /* schemas/compare.schema.json */
     cJSON_AddStringToObject(o, "a", an);
     cJSON_AddStringToObject(o, "b", bn);
     cJSON_AddStringToObject(o, "by", by == FC_MATCH_PROBLEM ? "problem" : "problem,backend");

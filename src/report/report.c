@@ -622,26 +622,17 @@ static void json_inline(fc_str *o, const cJSON *j)
 
 static void kv_row(fc_str *o, const char *k) { fc_str_addf(o, "<tr><th>%s</th><td>", k); }
 
-static void host_block(rpt *R, int f)
+/* Rows of a host block and its ceilings (a calibration's or an info document's). */
+static void host_rows(fc_str *o, const cJSON *host, const cJSON *ceilings)
 {
-    fc_str *o = &R->o;
-    const fc_doc *d = R->in[f].doc;
-    const fc_settings *s = &d->settings;
-    fc_str_add(o, "<h3>");
-    fc_xml_escape(o, R->in[f].name);
-    fc_str_add(o, "</h3>\n<div class=\"scroll\"><table class=\"kv\">\n");
-    kv_row(o, "created");
-    fc_xml_addf(o, "%s by fusecal %s (%s), %.0f s of measuring%s", d->created, d->tool_version, d->git_revision,
-                d->elapsed_s, d->complete ? "" : "; INCOMPLETE: the run stopped early");
-    fc_str_add(o, "</td></tr>\n");
     kv_row(o, "host");
     fc_xml_addf(o, "%s %s %s, %s %s",
-                doc_str(d->host, "hostname", NULL, NULL) ? doc_str(d->host, "hostname", NULL, NULL) : "?", MDASH,
-                doc_str(d->host, "distribution", NULL, NULL) ? doc_str(d->host, "distribution", NULL, NULL) : "",
-                doc_str(d->host, "os", NULL, NULL) ? doc_str(d->host, "os", NULL, NULL) : "",
-                doc_str(d->host, "kernel", NULL, NULL) ? doc_str(d->host, "kernel", NULL, NULL) : "");
+                doc_str(host, "hostname", NULL, NULL) ? doc_str(host, "hostname", NULL, NULL) : "?", MDASH,
+                doc_str(host, "distribution", NULL, NULL) ? doc_str(host, "distribution", NULL, NULL) : "",
+                doc_str(host, "os", NULL, NULL) ? doc_str(host, "os", NULL, NULL) : "",
+                doc_str(host, "kernel", NULL, NULL) ? doc_str(host, "kernel", NULL, NULL) : "");
     fc_str_add(o, "</td></tr>\n");
-    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(d->host, "devices");
+    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(host, "devices");
     for (const cJSON *dv = devs ? devs->child : NULL; dv; dv = dv->next) {
         fc_str_add(o, "<tr><th>device ");
         fc_xml_escape(o, dv->string);
@@ -650,9 +641,9 @@ static void host_block(rpt *R, int f)
         fc_str_add(o, "</td></tr>\n");
     }
     kv_row(o, "libraries");
-    json_inline(o, cJSON_GetObjectItemCaseSensitive(d->host, "libraries"));
+    json_inline(o, cJSON_GetObjectItemCaseSensitive(host, "libraries"));
     fc_str_add(o, "</td></tr>\n");
-    for (const cJSON *cd = d->ceilings ? d->ceilings->child : NULL; cd; cd = cd->next) {
+    for (const cJSON *cd = ceilings ? ceilings->child : NULL; cd; cd = cd->next) {
         fc_str_add(o, "<tr><th>ceilings ");
         fc_xml_escape(o, cd->string);
         fc_str_add(o, "</th><td>");
@@ -668,6 +659,38 @@ static void host_block(rpt *R, int f)
         fc_xml_escape(o, fc_json_str(cd, "method", ""));
         fc_str_add(o, "</span></td></tr>\n");
     }
+}
+
+/* An info document: when and by what it was made, its host and ceilings. */
+static void info_block(fc_str *o, const fc_report_info *in)
+{
+    const cJSON *tool = cJSON_GetObjectItemCaseSensitive(in->doc, "tool");
+    const cJSON *ceil = cJSON_GetObjectItemCaseSensitive(in->doc, "ceilings");
+    fc_str_add(o, "<h3>");
+    fc_xml_escape(o, in->name);
+    fc_str_add(o, "</h3>\n<div class=\"scroll\"><table class=\"kv\">\n");
+    kv_row(o, "created");
+    fc_xml_addf(o, "%s by fusecal info %s (%s)%s", fc_json_str(in->doc, "created_utc", "(no time recorded)"),
+                fc_json_str(tool, "version", "?"), fc_json_str(tool, "git_revision", "?"),
+                ceil && ceil->child ? "" : "; no ceilings measured");
+    fc_str_add(o, "</td></tr>\n");
+    host_rows(o, cJSON_GetObjectItemCaseSensitive(in->doc, "host"), ceil);
+    fc_str_add(o, "</table></div>\n");
+}
+
+static void host_block(rpt *R, int f)
+{
+    fc_str *o = &R->o;
+    const fc_doc *d = R->in[f].doc;
+    const fc_settings *s = &d->settings;
+    fc_str_add(o, "<h3>");
+    fc_xml_escape(o, R->in[f].name);
+    fc_str_add(o, "</h3>\n<div class=\"scroll\"><table class=\"kv\">\n");
+    kv_row(o, "created");
+    fc_xml_addf(o, "%s by fusecal %s (%s), %.0f s of measuring%s", d->created, d->tool_version, d->git_revision,
+                d->elapsed_s, d->complete ? "" : "; INCOMPLETE: the run stopped early");
+    fc_str_add(o, "</td></tr>\n");
+    host_rows(o, d->host, d->ceilings);
     kv_row(o, "settings");
     fc_str_add(o, "sweep ");
     fc_xml_escape(o, s->sweep);
@@ -734,8 +757,11 @@ static const char css[] =
     "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}\n"
     "@page{margin:12mm}\n";
 
-char *fc_report_html(const fc_report_input *in, int n, const char *title)
+char *fc_report_html(const fc_report_page *page)
 {
+    const fc_report_input *in = page->in;
+    int n = page->n;
+    const char *title = page->title;
     rpt R;
     memset(&R, 0, sizeof R);
     R.in = in;
@@ -837,6 +863,7 @@ char *fc_report_html(const fc_report_input *in, int n, const char *title)
     for (int f = 0; f < n; f++) records_table(&R, f);
     fc_str_add(o, "</section>\n<section id=\"hosts\">\n<h2>Host and settings</h2>\n");
     for (int f = 0; f < n; f++) host_block(&R, f);
+    for (int i = 0; i < page->ninfo; i++) info_block(o, &page->info[i]);
     fc_str_add(o, "</section>\n</main>\n</body>\n</html>\n");
     fc_series_free(&R.ser);
     free(R.tag);

@@ -2,16 +2,14 @@
 #include "thresholds.h"
 #include "jsonfile.h"
 #include "jsonschema.h"
+#include "kind.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_RULES 10000
 
-bool fc_is_thresholds_json(const cJSON *root)
-{
-    return cJSON_IsObject(root) && !strcmp(fc_json_str(root, "schema", ""), "fusecal-thresholds");
-}
+bool fc_is_thresholds_json(const cJSON *root) { return fc_kind_detect(root) == &fc_kinds[FC_KIND_thresholds]; }
 
 static bool glob_matches_a_pattern(const char *glob)
 {
