@@ -11,6 +11,8 @@ what fusing a list of sites saves (network_summary):
     cal.speedup("linear_bias_relu:m=512,k=1024,n=1024", "cpu.onednn")  # (1.032, 1.024, 1.048)
     cal.network_summary([("conv_bn_relu:n=1,c=64,h=56,w=56,k=64,pad=1", 4),
                          ("linear_bias:m=1,k=512,n=1000", 1)])
+    cal.network_summary("patterns/networks/resnet50.json")   # a network file's sites
+    fusecal.load("resnet50.json").network_summary()          # what `run --network` wrote
 
 Two kinds of document:
   - calibration documents ("schema": "fusecal-calibration", from `fusecal run`):
@@ -31,7 +33,7 @@ import json
 import subprocess
 from collections import namedtuple
 
-__all__ = ["Answer", "Calibration", "canonical", "load", "predict"]
+__all__ = ["Answer", "Calibration", "canonical", "load", "network_sites", "predict"]
 
 # pattern -> family; each pattern's dims in the order problem strings print them,
 # with their defaults (None: required). tests/cli_predict.sh checks them against
@@ -165,6 +167,7 @@ class Calibration:
     def __init__(self):
         self._answers = {}  # (problem, machine, backend) -> Answer, in the order first seen
         self.pairs = []     # (machine, backend) with an answer, in the order first seen
+        self.networks = []  # the "network" blocks of calibration documents (run --network)
 
     def add(self, doc):
         """Adds a parsed document."""
@@ -173,6 +176,8 @@ class Calibration:
             for r in doc.get("records", []):
                 if _usable(r):
                     self._put(_record_answer(_machine_name(doc, r["device"]), r))
+            if "network" in doc:
+                self.networks.append(doc["network"])
         elif kind == "fusecal-predict" and doc.get("kind") == "predictions":
             for p in doc.get("predictions", []):
                 self._put(_predicted_answer(p))
@@ -226,13 +231,24 @@ class Calibration:
         a = self.answer(problem, backend, machine)
         return None if a.source == "unknown" else (a.speedup, a.ci95[0], a.ci95[1])
 
-    def network_summary(self, sites):
+    def network_summary(self, sites=None):
         """What fusing the sites saves, per machine and backend, as the C summary
         computes it: sites are (problem, multiplicity) or (problem, multiplicity,
-        name); a yes site saves multiplicity x (unfused_ms - fused_ms) per
-        inference, its interval bounds multiplicity x unfused_ms x (1 - 1/speedup)
-        at the interval's ends, added up site by site. Returns a list of dicts
-        with the fields of the predict document's summary, plus 'sites_detail'."""
+        name), or a network file (a path or a parsed one: see network_sites); a
+        yes site saves multiplicity x (unfused_ms - fused_ms) per inference, its
+        interval bounds multiplicity x unfused_ms x (1 - 1/speedup) at the
+        interval's ends, added up site by site. Returns a list of dicts with the
+        fields of the predict document's summary, plus 'sites_detail'.
+
+        With no sites: the summaries `fusecal run --network` wrote into the
+        calibration documents loaded, as written (schemas/calibration.schema.json
+        $defs/network_summary: saving_ms, saving_ci95 from the rounds, losing,
+        per_site, ...), each with 'network': the network's name, batch and seq."""
+        if sites is None:
+            return [dict(s, network={k: net.get(k) for k in ("name", "batch", "seq")})
+                    for net in self.networks for s in net["summaries"]]
+        if isinstance(sites, (str, dict)):
+            sites = network_sites(sites)
         out = []
         for machine, backend in self.pairs:
             s = {"machine": machine, "backend": backend, "sites": 0, "known": 0, "unfused_ms": 0.0,
@@ -257,6 +273,31 @@ class Calibration:
                 s["saving_ci95"][1] += mult * a.unfused_ms * (1 - 1 / a.ci95[1])
             out.append(s)
         return out
+
+
+def network_sites(source):
+    """A network's unique sites as (problem, multiplicity, names) with the
+    problems canonical: from a network file (patterns/networks/*.json, at the size
+    it is written at; `fusecal predict --network NAME --batch N` rewrites sizes)
+    or from the "network" block of a calibration document. source is a path or a
+    parsed document."""
+    doc = source
+    if isinstance(source, str):
+        with open(source) as f:
+            doc = json.load(f)
+    if doc.get("schema") == "fusecal-calibration":
+        summaries = doc.get("network", {}).get("summaries", [])
+        if not summaries:
+            raise ValueError("the calibration document holds no network summary (run --network writes one)")
+        return [(s["problem"], s["multiplicity"], ", ".join(s["names"])) for s in summaries[0]["per_site"]]
+    if doc.get("schema") != "fusecal-network":
+        raise ValueError(f"not a fusecal network file (schema '{doc.get('schema')}')")
+    merged = {}
+    for s in doc["sites"]:
+        p = canonical(s["problem"])
+        mult, names = merged.get(p, (0, []))
+        merged[p] = (mult + s["multiplicity"], names + s["names"])
+    return [(p, m, ", ".join(n)) for p, (m, n) in merged.items()]
 
 
 def load(*paths):

@@ -79,9 +79,9 @@ if grep -q '<h3>res/m/info.json</h3>' folder2.html; then ok "report: the older i
 expect 1 "validate: the older info document lacks its kind" -- "$FUSECAL" validate res/m/info.json
 err_says "res/m/info.json" "missing required member 'schema'"
 # a newer fusecal's kind is skipped; a file of no fusecal kind is an error, naming it
-echo '{"schema": "fusecal-network", "schema_version": 1}' >res/m/net.json
+echo '{"schema": "fusecal-future", "schema_version": 1}' >res/m/net.json
 expect 0 "report: a kind this fusecal does not read" -- "$FUSECAL" report res/m/*.json -o folder3.html
-if grep -q "skipped res/m/net.json: a 'fusecal-network' document, a kind this fusecal does not read" "$WORK/err"; then
+if grep -q "skipped res/m/net.json: a 'fusecal-future' document, a kind this fusecal does not read" "$WORK/err"; then
     ok "report: names the unknown kind"; else bad "report: $(cat "$WORK/err")"; fi
 cp other.json res/m/other.json
 expect 2 "report: a file that is no fusecal document" -- "$FUSECAL" report res/m/*.json -o folder4.html

@@ -85,9 +85,9 @@ check_eq "the model beats the uncalibrated roofline on fused latency" \
 expect 2 "no calibration" -- "$FUSECAL" predict -p "$INSIDE"
 err_says "predict needs a calibration file"
 expect 2 "neither --problem nor --validate" -- "$FUSECAL" predict cal.json
-err_says "predict needs --problem P or --validate"
+err_says "predict needs --problem P, --network or --validate"
 expect 2 "both" -- "$FUSECAL" predict cal.json --validate -p "$INSIDE"
-err_says "--problem and --validate exclude each other"
+err_says "--problem, --network and --validate exclude each other"
 expect 2 "a bad problem" -- "$FUSECAL" predict cal.json -p "linear_bias_relu:m=8,k=8"
 err_says "bad --problem 'linear_bias_relu:m=8,k=8'"
 expect 2 "an unknown pattern" -- "$FUSECAL" predict cal.json -p "nonesuch:m=8"

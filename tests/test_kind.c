@@ -7,6 +7,7 @@
 #include "embedded.h"
 #include "jsonfile.h"
 #include "kind.h"
+#include "network.h"
 #include "record.h"
 #include "test.h"
 #include "thresholds.h"
@@ -53,6 +54,7 @@ static void schemas_match_the_list(void)
     CHECK(fc_kinds[FC_KIND_calibration].version == FC_CALIBRATION_VERSION);
     CHECK(fc_kinds[FC_KIND_thresholds].version == FC_THRESHOLDS_VERSION);
     CHECK(fc_kinds[FC_KIND_catalogue].version == FC_SCHEMA_VERSION);
+    CHECK(fc_kinds[FC_KIND_network].version == FC_NETWORK_VERSION);
 }
 
 static const fc_kind *detect(const char *json)
@@ -83,9 +85,10 @@ static void detection(void)
     CHECK(detect("{\"schema\": \"other-calibration\", \"schema_version\": 1, \"entries\": []}") == NULL);
     CHECK(detect("{\"schema\": 7}") == NULL);
     CHECK(detect("[1, 2]") == NULL);
-    cJSON *net = cJSON_Parse("{\"schema\": \"fusecal-network\"}");
-    CHECK(fc_kind_detect(net) == NULL && !strcmp(fc_kind_unknown_tag(net), "fusecal-network"));
+    cJSON *net = cJSON_Parse("{\"schema\": \"fusecal-future\"}");
+    CHECK(fc_kind_detect(net) == NULL && !strcmp(fc_kind_unknown_tag(net), "fusecal-future"));
     cJSON_Delete(net);
+    CHECK(detect("{\"schema\": \"fusecal-network\", \"schema_version\": 1}") == &fc_kinds[FC_KIND_network]);
     cJSON *other = cJSON_Parse("{\"schema\": \"mine\"}");
     CHECK(fc_kind_unknown_tag(other) == NULL);
     cJSON_Delete(other);

@@ -81,6 +81,7 @@ typedef struct enum_case {
 #define CHK "schemas/check.schema.json"
 #define CMP "schemas/compare.schema.json"
 #define PRD "schemas/predict.schema.json"
+#define NET "schemas/network.schema.json"
 
 static const enum_case cases[] = {
     {CAL, "/$defs/record/properties/pattern", NULL, false, pattern_names, NULL, NULL},
@@ -93,6 +94,7 @@ static const enum_case cases[] = {
     {CAL, "/$defs/record/properties/decision", &fc_decision_words, false, NULL,
      "none: a record that is not ok has no decision", NULL},
     {CAL, "/$defs/record/then/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
+    {CAL, "/$defs/network_site/properties/decision", &fc_decision_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/settings/properties/cache", &fc_cache_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/settings/properties/attention_kernel", &fc_attn_kernel_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/variant/properties/attention_kernel", &fc_attn_kernel_words, false, NULL, NULL, NULL},
@@ -137,6 +139,7 @@ static const struct {
     {CMP, "/$defs/move/properties/direction", "which way a threshold crossing goes"},
     {PRD, "/properties/kind", "what a predict document holds: predictions or their validation"},
     {PRD, "/$defs/prediction/properties/source", "where an answer comes from: a record, the model, or neither"},
+    {NET, "/$defs/site/properties/scale/additionalProperties", "what a dim scales with: test_network reads each"},
 };
 
 /* The node at a JSON pointer ("/a/b/0"; ~0 and ~1 unescaped), or NULL. */

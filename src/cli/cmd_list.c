@@ -1,8 +1,9 @@
-/* cmd_list.c — `fusecal list [patterns|backends|devices]`: what this build and
+/* cmd_list.c — `fusecal list [patterns|backends|devices|networks]`: what this build and
  * this machine can measure. */
 #include "builtin.h"
 #include "catalog.h"
 #include "cmd.h"
+#include "network.h"
 #include "select.h"
 
 #include <stdlib.h>
@@ -14,8 +15,8 @@ enum { O_FORMAT, O_DEVICE, O_COUNT };
 
 static const char *const format_names[] = {"text", "json"};
 static const fc_words format_words = {"format", format_names, 2, 0};
-static const char *const list_names[] = {"patterns", "backends", "devices"};
-static const fc_words list_words = {"list", list_names, 3, 0};
+static const char *const list_names[] = {"patterns", "backends", "devices", "networks"};
+static const fc_words list_words = {"list", list_names, 4, 0};
 
 static const fc_option options[] = {
     [O_FORMAT] = {.name = "format",
@@ -41,15 +42,17 @@ static const fc_operand operands[] = {
      "implements",
      &list_words, false},
     {"devices", "the devices fusecal knows and whether this build and machine have them", &list_words, false},
+    {"networks", "the built-in networks (run --network): their sizes, sites, unique problems and runs per inference",
+     &list_words, false},
 };
 
 const fc_cmd_spec fc_cmd_list = {
     .name = "list",
     .summary = "patterns, backends and devices this build and machine can measure",
-    .synopsis = "[patterns|backends|devices] [options]",
+    .synopsis = "[patterns|backends|devices|networks] [options]",
     .description =
         "Lists what this build of fusecal and this machine can measure, and why not where they cannot: "
-        "one of the lists below, or with no argument all three.",
+        "one of the lists below, or with no argument all four.",
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
     .options = options,
@@ -215,6 +218,40 @@ static void list_devices(cJSON *out, bool json, const bool on[FC_NDEVICES])
     }
 }
 
+static void list_network(const fc_network *net, int nsites, cJSON *arr, bool json)
+{
+    int64_t runs = fc_network_runs(net);
+    if (!json) {
+        printf("  %-18s batch %lld", net->name, (long long)net->batch);
+        if (net->seq) printf(", seq %lld", (long long)net->seq);
+        printf(": %d sites, %d unique, %lld runs per inference\n      %s\n", nsites, net->n, (long long)runs,
+               net->description);
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", net->name);
+    cJSON_AddStringToObject(o, "description", net->description);
+    cJSON_AddNumberToObject(o, "batch", (double)net->batch);
+    if (net->seq) cJSON_AddNumberToObject(o, "seq", (double)net->seq);
+    cJSON_AddNumberToObject(o, "unique_sites", net->n);
+    cJSON_AddNumberToObject(o, "runs_per_inference", (double)runs);
+    cJSON_AddItemToArray(arr, o);
+}
+
+static void list_networks(cJSON *out, bool json)
+{
+    if (!json) printf("networks:\n");
+    cJSON *arr = cJSON_AddArrayToObject(out, "networks");
+    for (int i = 0; fc_network_embedded(i); i++) {
+        fc_network net;
+        fc_err e;
+        if (fc_network_load(fc_network_embedded(i), &net, &e) != 0) continue; /* the tests load every one */
+        int nsites = 0;
+        for (int k = 0; k < net.n; k++) nsites += net.site[k].nnames;
+        list_network(&net, nsites, arr, json);
+        fc_network_free(&net);
+    }
+}
+
 static int list(const fc_args *args)
 {
     if (args->noperands > 1) return fc_usage_error("unexpected argument '%s'", args->operands[1]);
@@ -229,6 +266,7 @@ static int list(const fc_args *args)
     if (!what || !strcmp(what, "patterns")) list_patterns(out, json);
     if (!what || !strcmp(what, "backends")) list_backends(out, json, on);
     if (!what || !strcmp(what, "devices")) list_devices(out, json, on);
+    if (!what || !strcmp(what, "networks")) list_networks(out, json);
     if (json) {
         char *s = cJSON_Print(out);
         puts(s);

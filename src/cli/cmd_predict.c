@@ -3,6 +3,8 @@
  * fitted to the records (measure/predict.h); `--validate`: its leave-one-out
  * figures against the uncalibrated roofline. */
 #include "cmd.h"
+#include "network.h"
+#include "opts.h"
 #include "predict.h"
 
 #include <math.h>
@@ -11,7 +13,7 @@
 
 static int predict_files(const fc_args *args);
 
-enum { O_PROBLEM, O_VALIDATE, O_FORMAT, O_OUT, O_COUNT };
+enum { O_PROBLEM, O_NETWORK, O_BATCH, O_SEQ, O_VALIDATE, O_FORMAT, O_OUT, O_COUNT };
 
 static const char *const format_names[] = {"text", "json"};
 static const fc_words format_words = {"format", format_names, 2, 0};
@@ -23,6 +25,30 @@ static const fc_option options[] = {
                    .metavar = "P",
                    .section = "options",
                    .help = "a problem string such as 'linear_bias_relu:m=768,k=1024,n=1024'; repeatable"},
+    [O_NETWORK] = {.name = "network",
+                   .kind = FC_OPT_TEXT,
+                   .metavar = "NAME|FILE",
+                   .section = "options",
+                   .words_fn = fc_network_words,
+                   .file = true,
+                   .help = "every unique site of a network ('fusecal list networks', or a network file) with its "
+                           "multiplicity: the summary is what fusing it saves per inference"},
+    [O_BATCH] = {.name = "batch",
+                 .kind = FC_OPT_INT,
+                 .metavar = "N",
+                 .section = "options",
+                 .min = 1,
+                 .max = 1000000,
+                 .def = "the network file's",
+                 .help = "with --network: the batch size"},
+    [O_SEQ] = {.name = "seq",
+               .kind = FC_OPT_INT,
+               .metavar = "S",
+               .section = "options",
+               .min = 1,
+               .max = 100000000,
+               .def = "the network file's",
+               .help = "with --network: the sequence length"},
     [O_VALIDATE] = {.name = "validate",
                     .kind = FC_OPT_FLAG,
                     .section = "options",
@@ -52,7 +78,7 @@ static const fc_operand operands[] = {
 const fc_cmd_spec fc_cmd_predict = {
     .name = "predict",
     .summary = "latency, speedup and decision at unmeasured problems, from a calibration",
-    .synopsis = "CALIBRATION.json... (--problem P... | --validate) [options]",
+    .synopsis = "CALIBRATION.json... (--problem P... | --network NAME | --validate) [options]",
     .description =
         "For each problem and each machine and backend of the calibrations: the unfused and fused latency, the "
         "speedup with its 95% interval and the fuse decision, from the record when the problem was measured "
@@ -114,11 +140,15 @@ static void site_list(fc_str *b, const char *what, const fc_site *sites, const f
     if (n) fc_str_add(b, "\n");
 }
 
-static void summary_text(fc_str *b, const fc_model *m, const fc_site *sites, const fc_prediction *p, int np)
+static void summary_text(fc_str *b, const fc_model *m, const fc_site *sites, const fc_prediction *p, int np,
+                         const char *network)
 {
     fc_predict_summary *s;
     int ns = fc_predict_summarize(m, sites, p, np, &s);
-    fc_str_addf(b, "\nsummary, each problem once:\n");
+    if (network)
+        fc_str_addf(b, "\nsummary for network %s, per inference (each site times its multiplicity):\n", network);
+    else
+        fc_str_addf(b, "\nsummary, each problem once:\n");
     for (int i = 0; i < ns; i++) {
         fc_str_addf(b, "  %-13s %d of %d answered, unfused %.4g ms; fusing the %d yes saves %.4g ms [%.4g, %.4g]\n",
                     s[i].backend, s[i].known, s[i].sites, s[i].unfused_ms, s[i].fuse, s[i].saving_ms, s[i].saving_lo,
@@ -130,7 +160,8 @@ static void summary_text(fc_str *b, const fc_model *m, const fc_site *sites, con
     free(s);
 }
 
-static char *predictions_text(const fc_model *m, const fc_site *sites, const fc_prediction *p, int np)
+static char *predictions_text(const fc_model *m, const fc_site *sites, const fc_prediction *p, int np,
+                              const char *network)
 {
     fc_str b = {0};
     if (m->nmachines == 1) fc_str_addf(&b, "machine: %s\n", m->machine[0].name);
@@ -139,10 +170,12 @@ static char *predictions_text(const fc_model *m, const fc_site *sites, const fc_
             char problem[256];
             fc_problem_string(&sites[p[i].site].prob, problem, sizeof problem);
             fc_str_addf(&b, "\n%s\n", problem);
+            const fc_site *st = &sites[p[i].site];
+            if (st->name) fc_str_addf(&b, "  x%g per inference: %s\n", st->multiplicity, st->name);
         }
         prediction_text(&b, m, &p[i], m->nmachines > 1);
     }
-    summary_text(&b, m, sites, p, np);
+    summary_text(&b, m, sites, p, np, network);
     return b.s;
 }
 
@@ -236,36 +269,101 @@ static bool all_answered(const fc_prediction *p, int np, int nsites)
     return true;
 }
 
-static int predict(const fc_args *args, const fc_model *m)
+/* The sites asked about: each --problem once, or a network's unique sites with
+ * their multiplicities and names (query[i] the problem string either way). */
+typedef struct site_list_t {
+    fc_site *sites;
+    char **query;
+    char **names;
+    int n;
+    fc_network net;
+} site_list_t;
+
+static void sites_free(site_list_t *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        free(l->query[i]);
+        free(l->names[i]);
+    }
+    free(l->sites);
+    free(l->query);
+    free(l->names);
+    fc_network_free(&l->net);
+}
+
+static void sites_alloc(site_list_t *l, int n)
+{
+    l->n = n;
+    l->sites = fc_xcalloc((size_t)n, sizeof *l->sites);
+    l->query = fc_xcalloc((size_t)n, sizeof *l->query);
+    l->names = fc_xcalloc((size_t)n, sizeof *l->names);
+}
+
+static int network_sites(const fc_args *args, site_list_t *l)
+{
+    fc_err e;
+    int64_t batch = args->v[O_BATCH].given ? args->v[O_BATCH].i : 0, seq = args->v[O_SEQ].given ? args->v[O_SEQ].i : 0;
+    if (fc_network_load(args->v[O_NETWORK].s, &l->net, &e) != 0 || fc_network_rescale(&l->net, batch, seq, &e) != 0)
+        return fc_usage_error("%s", e.msg);
+    sites_alloc(l, l->net.n);
+    for (int i = 0; i < l->n; i++) {
+        char buf[4096], ps[256];
+        l->sites[i].prob = l->net.site[i].prob;
+        l->sites[i].multiplicity = (double)l->net.site[i].multiplicity;
+        fc_net_site_names(&l->net.site[i], buf, sizeof buf);
+        l->sites[i].name = l->names[i] = fc_xstrdup(buf);
+        fc_problem_string(&l->sites[i].prob, ps, sizeof ps);
+        l->query[i] = fc_xstrdup(ps);
+    }
+    return 0;
+}
+
+static int problem_sites(const fc_args *args, site_list_t *l)
 {
     const fc_optval *pv = &args->v[O_PROBLEM];
-    fc_site *sites = fc_xcalloc((size_t)pv->n, sizeof *sites);
+    sites_alloc(l, pv->n);
     for (int i = 0; i < pv->n; i++) {
         fc_err e;
-        if (fc_problem_parse(pv->list[i], NULL, &sites[i].prob, &e) != 0) {
-            free(sites);
+        if (fc_problem_parse(pv->list[i], NULL, &l->sites[i].prob, &e) != 0)
             return fc_usage_error("bad --problem '%s': %s", pv->list[i], e.msg);
-        }
-        sites[i].multiplicity = 1;
+        l->sites[i].multiplicity = 1;
+        l->query[i] = fc_xstrdup(pv->list[i]);
+    }
+    return 0;
+}
+
+static int predict(const fc_args *args, const fc_model *m)
+{
+    site_list_t l = {0};
+    int rc = args->v[O_NETWORK].s ? network_sites(args, &l) : problem_sites(args, &l);
+    if (rc != 0) {
+        sites_free(&l);
+        return rc;
     }
     fc_prediction *p;
-    int np = fc_predict_sites(m, sites, pv->n, &p);
+    int np = fc_predict_sites(m, l.sites, l.n, &p);
     bool json = !strcmp(args->v[O_FORMAT].s ? args->v[O_FORMAT].s : "text", "json");
-    char *text = json ? json_text(fc_predict_json(m, args->operands, args->noperands, sites, pv->list, pv->n, p, np))
-                      : predictions_text(m, sites, p, np);
-    int rc = emit(args->v[O_OUT].s, text);
-    if (rc == FC_EXIT_OK && !all_answered(p, np, pv->n)) rc = FC_EXIT_FAIL;
+    char *text = json ? json_text(fc_predict_json(m, args->operands, args->noperands, l.sites,
+                                                  (const char *const *)l.query, l.n, p, np))
+                      : predictions_text(m, l.sites, p, np, args->v[O_NETWORK].s ? l.net.name : NULL);
+    rc = emit(args->v[O_OUT].s, text);
+    if (rc == FC_EXIT_OK && !all_answered(p, np, l.n)) rc = FC_EXIT_FAIL;
     free(p);
-    free(sites);
+    sites_free(&l);
     return rc;
 }
 
 static int check_usage(const fc_args *args)
 {
     if (args->noperands < 1) return fc_usage_error("predict needs a calibration file (see 'fusecal predict --help')");
-    bool problems = args->v[O_PROBLEM].n > 0, validating = args->v[O_VALIDATE].given;
-    if (problems && validating) return fc_usage_error("--problem and --validate exclude each other");
-    if (!problems && !validating) return fc_usage_error("predict needs --problem P or --validate");
+    bool problems = args->v[O_PROBLEM].n > 0, validating = args->v[O_VALIDATE].given, network = args->v[O_NETWORK].s;
+    if (problems + validating + network > 1)
+        return fc_usage_error("--problem, --network and --validate exclude each other");
+    if (!problems && !validating && !network)
+        return fc_usage_error("predict needs --problem P, --network or --validate");
+    if ((args->v[O_BATCH].given || args->v[O_SEQ].given) && !network)
+        return fc_usage_error("--%s rewrites a network's sites: give --network too",
+                              args->v[O_BATCH].given ? "batch" : "seq");
     fc_err e;
     if (args->v[O_OUT].s && fc_check_writable(args->v[O_OUT].s, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
     return FC_EXIT_OK;

@@ -8,6 +8,7 @@
 #include "format.h"
 #include "host.h"
 #include "jsonfile.h"
+#include "netsum.h"
 #include "progress.h"
 #include "select.h"
 #include "signals.h"
@@ -27,6 +28,9 @@ enum {
     O_DTYPE,
     O_SHAPE,
     O_SWEEP,
+    O_NETWORK,
+    O_BATCH,
+    O_SEQ,
     O_LAYOUT,
     O_CACHE,
     O_THREADS,
@@ -100,6 +104,32 @@ static const fc_option options[] = {
                  .metavar = "NAME|FILE",
                  .def = "quick",
                  .help = "a built-in sweep (quick, standard, full) or a sweep file (schemas/catalogue.schema.json)"},
+    [O_NETWORK] = {.name = "network",
+                   .kind = FC_OPT_TEXT,
+                   .section = WHAT,
+                   .words_fn = fc_network_words,
+                   .file = true,
+                   .metavar = "NAME|FILE",
+                   .help = "every fusion site of a model ('fusecal list networks', or a network file: "
+                           "schemas/network.schema.json), each unique site once; the document gets a network "
+                           "summary: per backend the saving per inference of fusing every yes site; replaces the "
+                           "sweep"},
+    [O_BATCH] = {.name = "batch",
+                 .kind = FC_OPT_INT,
+                 .metavar = "N",
+                 .section = WHAT,
+                 .min = 1,
+                 .max = 1000000,
+                 .def = "the network file's",
+                 .help = "with --network: the batch size, rewriting the dims the file scales with it"},
+    [O_SEQ] = {.name = "seq",
+               .kind = FC_OPT_INT,
+               .metavar = "S",
+               .section = WHAT,
+               .min = 1,
+               .max = 100000000,
+               .def = "the network file's",
+               .help = "with --network: the sequence length, rewriting the dims the file scales with it"},
     [O_LAYOUT] = {.name = "layout",
                   .kind = FC_OPT_CHOICE,
                   .section = WHAT,
@@ -256,7 +286,8 @@ const fc_cmd_spec fc_cmd_run = {
 typedef struct run_opts {
     const char **patterns, **backends, **dtypes, **shapes;
     int npatterns, nbackends, ndtypes, nshapes;
-    const char *device, *sweep, *layout, *out, *format, *resume, *append;
+    const char *device, *sweep, *network, *layout, *out, *format, *resume, *append;
+    int64_t batch, seq; /* 0: the network file's */
     bool quiet, dry_run, seed_set, quick;
     fc_settings set;
     unsigned stop_set; /* FC_STOP_* the command line sets */
@@ -307,6 +338,9 @@ static int run_opts_from(const fc_args *a, run_opts *o)
     o->nshapes = a->v[O_SHAPE].n;
     o->device = a->v[O_DEVICE].s;
     o->sweep = a->v[O_SWEEP].s;
+    o->network = a->v[O_NETWORK].s;
+    o->batch = a->v[O_BATCH].given ? a->v[O_BATCH].i : 0;
+    o->seq = a->v[O_SEQ].given ? a->v[O_SEQ].i : 0;
     o->layout = a->v[O_LAYOUT].s;
     o->out = a->v[O_OUT].s;
     o->format = a->v[O_FORMAT].s;
@@ -317,6 +351,8 @@ static int run_opts_from(const fc_args *a, run_opts *o)
     o->quick = a->v[O_QUICK].given;
     settings_from(a, o);
     if (a->noperands) return fc_usage_error("unexpected argument '%s' (see 'fusecal run --help')", a->operands[0]);
+    if ((o->batch || o->seq) && !o->network)
+        return fc_usage_error("--%s rewrites a network's sites: give --network too", o->batch ? "batch" : "seq");
     if ((o->stop_set & FC_STOP_MIN_TIME) && (o->stop_set & FC_STOP_MAX_TIME) &&
         o->set.stop.min_time > o->set.stop.max_time)
         return fc_usage_error("--min-time %g is more than --max-time %g", o->set.stop.min_time, o->set.stop.max_time);
@@ -453,10 +489,36 @@ static int check_fits(const fc_problem *p, double max_memory)
     return 0;
 }
 
-/* The problems: from --shape, or the sweep's. */
-static int load_problems(const run_opts *o, const selection *s, fc_sweep *sw)
+/* --network: the network's sites (at --batch, --seq, in the one --dtype and the
+ * --layout asked for) as the sweep, the file's stopping rule as the sweep's. */
+static int network_problems(const run_opts *o, const selection *s, fc_network *net, fc_sweep *sw)
 {
     fc_err e;
+    if (o->nshapes || o->sweep) return fc_usage_error("--network excludes --%s", o->nshapes ? "shape" : "sweep");
+    if (s->ndtypes > 1) return fc_usage_error("--network takes one --dtype (the summary adds up one network)");
+    if (fc_network_load(o->network, net, &e) != 0 || fc_network_rescale(net, o->batch, o->seq, &e) != 0)
+        return fc_usage_error("%s", e.msg);
+    fc_layout layout = FC_LAYOUT_NONE;
+    if (o->layout && fc_layout_parse(o->layout, &layout) != 0)
+        return fc_usage_error("unknown layout '%s' (valid: %s)", o->layout, fc_words_valid(&fc_layout_words));
+    *sw = net->stop;
+    snprintf(sw->name, sizeof sw->name, "network %s", net->name);
+    sw->prob = fc_xcalloc((size_t)net->n, sizeof *sw->prob);
+    for (int i = 0; i < net->n; i++) {
+        fc_problem *p = &net->site[i].prob;
+        if (s->ndtypes) p->dtype = s->dtypes[0];
+        if (layout != FC_LAYOUT_NONE && fc_family_of(p->pat)->has_layout) p->layout = layout;
+        if (check_fits(p, o->set.max_memory) != 0) return FC_EXIT_USAGE;
+        sw->prob[sw->n++] = *p;
+    }
+    return 0;
+}
+
+/* The problems: from --shape, --network, or the sweep's. */
+static int load_problems(const run_opts *o, const selection *s, fc_network *net, fc_sweep *sw)
+{
+    fc_err e;
+    if (o->network) return network_problems(o, s, net, sw);
     if (o->nshapes && o->sweep) return fc_usage_error("--shape and --sweep exclude each other");
     if (!o->nshapes) {
         if (fc_sweep_load(o->sweep ? o->sweep : "quick", sw, &e) != 0) return fc_usage_error("%s", e.msg);
@@ -559,11 +621,11 @@ static int add_jobs(const run_opts *o, const selection *s, const fc_sweep *sw, f
     return 0;
 }
 
-static int build_plan(run_opts *o, fc_plan *plan, fc_sweep *sw, fc_progress *pg)
+static int build_plan(run_opts *o, fc_plan *plan, fc_network *net, fc_sweep *sw, fc_progress *pg)
 {
     selection s = {0};
     if (select_patterns(o, &s) || select_dtypes(o, &s) || select_backends(o, &s, pg)) return FC_EXIT_USAGE;
-    int rc = load_problems(o, &s, sw);
+    int rc = load_problems(o, &s, net, sw);
     if (rc) return rc;
     fc_strlcpy(o->set.sweep, sw->name, sizeof o->set.sweep);
     return merge_stop(o, sw) ? FC_EXIT_USAGE : add_jobs(o, &s, sw, plan, pg);
@@ -635,6 +697,7 @@ typedef struct run_state {
     fc_continuation cont;
     fc_plan plan;
     fc_sweep sw;
+    fc_network net; /* --network, else empty */
     fc_session ses;
     fc_doc doc;
     fc_progress pg;
@@ -757,6 +820,33 @@ static int show_record(void *ctx, int i, int n, const fc_doc *d, const fc_record
     return 0;
 }
 
+/* The network summary of the records into the document. */
+static void network_summary(run_state *st)
+{
+    fc_netsum *ns;
+    int n = fc_netsum_build(&st->net, &st->doc, &ns);
+    cJSON_Delete(st->doc.network);
+    st->doc.network = fc_netsum_json(&st->net, ns, n);
+    fc_netsum_free(ns, n);
+}
+
+/* One line per backend of the network summary. */
+static void print_network(run_state *st)
+{
+    const cJSON *sums = cJSON_GetObjectItemCaseSensitive(st->doc.network, "summaries");
+    for (const cJSON *s = sums ? sums->child : NULL; s; s = s->next) {
+        const cJSON *ci = cJSON_GetObjectItemCaseSensitive(s, "saving_ci95");
+        fc_progress_note(&st->pg,
+                         "fusecal: network %s (batch %lld) on %s: %d of %d sites measured, %.4g ms per inference "
+                         "unfused; fusing the %d yes sites saves %.4g ms [%.4g, %.4g]; %d lose when fused",
+                         st->net.name, (long long)st->net.batch, fc_json_str(s, "backend", ""),
+                         fc_json_int(s, "measured", 0), fc_json_int(s, "sites", 0), fc_json_num(s, "unfused_ms", 0),
+                         fc_json_int(s, "fuse_yes", 0), fc_json_num(s, "saving_ms", 0),
+                         cJSON_GetArrayItem(ci, 0)->valuedouble, cJSON_GetArrayItem(ci, 1)->valuedouble,
+                         cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "losing")));
+    }
+}
+
 /* Opens the devices, measures their ceilings, starts the document (fresh or
  * carried on) and writes it; then every job, the document rewritten after each. */
 static int measure(run_opts *o, run_state *st, int argc, char **argv)
@@ -782,9 +872,11 @@ static int measure(run_opts *o, run_state *st, int argc, char **argv)
         return FC_EXIT_USAGE; /* the writer said why; the file holds every earlier record */
     fc_continue_end(&st->cont, &st->doc);
     fc_progress_end(&st->pg);
+    if (o->network) network_summary(st);
     if (fc_writer_save(&w, &st->doc) != 0) return fc_fail(FC_EXIT_USAGE, &w.err);
     int failed = 0;
     print_summary(&st->pg, &st->doc, st->out, o->quiet, &failed);
+    if (o->network) print_network(st);
     return fc_interrupted ? FC_EXIT_INTERRUPTED : failed ? FC_EXIT_FAIL : FC_EXIT_OK;
 }
 
@@ -799,7 +891,7 @@ static int run(const fc_args *args)
         fc_signals_install(); /* from here on an interrupt stops the run cleanly (ceilings included) */
         rc = carry_on(args, &o, &st);
     }
-    if (!rc) rc = build_plan(&o, &st.plan, &st.sw, &st.pg);
+    if (!rc) rc = build_plan(&o, &st.plan, &st.net, &st.sw, &st.pg);
     if (!rc) rc = choose_output(&o, &st);
     if (!rc) rc = settle(&o, &st);
     if (!rc) rc = o.dry_run ? print_plan(&o, &st.plan) : measure(&o, &st, args->argc, args->argv);
@@ -808,6 +900,7 @@ static int run(const fc_args *args)
     fc_session_close(&st.ses);
     fc_plan_free(&st.plan);
     fc_sweep_free(&st.sw);
+    fc_network_free(&st.net);
     fc_args_free(&st.replay);
     return rc;
 }

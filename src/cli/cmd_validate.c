@@ -5,6 +5,7 @@
 #include "cmd.h"
 #include "jsonfile.h"
 #include "kind.h"
+#include "network.h"
 #include "record.h"
 #include "thresholds.h"
 
@@ -16,7 +17,7 @@ static int validate_files(const fc_args *args);
 static const fc_operand operands[] = {
     {"FILE...",
      "documents of any fusecal kind: calibration, info, thresholds, check or compare documents, catalogue or sweep "
-     "files",
+     "files, network files",
      NULL, true},
 };
 
@@ -28,10 +29,10 @@ const fc_cmd_spec fc_cmd_validate = {
         "Checks each file against the schema of its kind, which its \"schema\" member names "
         "(\"fusecal-<kind>\"): calibration (written by 'fusecal run'), info ('fusecal info --format json'), "
         "thresholds, check ('fusecal check --format json') and compare ('fusecal compare --format json') "
-        "documents against schemas/<kind>.schema.json; a catalogue or sweep file (no \"schema\" member) "
-        "against schemas/catalogue.schema.json. Calibration, thresholds and sweep files are also read as "
-        "their commands read them. Prints each valid file's kind; reports the first problem of each invalid "
-        "file on one line.",
+        "documents and network files against schemas/<kind>.schema.json; a catalogue or sweep file (no "
+        "\"schema\" member) against schemas/catalogue.schema.json. Calibration, thresholds, sweep and network "
+        "files are also read as their commands read them (a network file's problems against the patterns). "
+        "Prints each valid file's kind; reports the first problem of each invalid file on one line.",
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
     .exit_status = "0 every file valid, 1 a file invalid or of no fusecal kind, 2 bad usage or unreadable file.",
@@ -50,6 +51,12 @@ static int check_json(const char *path, const char *text, const cJSON *root, con
     }
     if (k->id == FC_KIND_thresholds) return fc_thresholds_check(path, root, e);
     if (k->id == FC_KIND_catalogue) return fc_catalog_check(path, root, e);
+    if (k->id == FC_KIND_network) {
+        fc_network net;
+        int ok = fc_network_parse(path, text, strlen(text), &net, e);
+        if (ok == 0) fc_network_free(&net);
+        return ok;
+    }
     if (k->id != FC_KIND_calibration) return fc_kind_validate(k, path, root, e);
     fc_doc d;
     int ok = fc_doc_parse(path, text, &d, e);

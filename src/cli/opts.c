@@ -2,6 +2,7 @@
 #include "opts.h"
 #include "catalog.h"
 #include "cmd.h"
+#include "network.h"
 #include "pattern.h"
 
 #include <ctype.h>
@@ -37,6 +38,21 @@ const fc_words *fc_sweep_words(void)
     char *save = NULL;
     for (char *t = strtok_r(buf, ", ", &save); t && w.n < (int)FC_ARRAY_LEN(names); t = strtok_r(NULL, ", ", &save))
         names[w.n++] = t;
+    return &w;
+}
+
+/* The embedded networks' names */
+const fc_words *fc_network_words(void)
+{
+    static char store[64][64];
+    static const char *names[64];
+    static fc_words w = {"network", names, 0, 0};
+    if (w.n) return &w;
+    for (int i = 0; fc_network_embedded(i) && w.n < (int)FC_ARRAY_LEN(names); i++) {
+        fc_strlcpy(store[w.n], fc_network_embedded(i), sizeof store[w.n]);
+        names[w.n] = store[w.n];
+        w.n++;
+    }
     return &w;
 }
 

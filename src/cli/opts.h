@@ -121,5 +121,6 @@ int fc_wrap(fc_str *b, const char *text, int col, int indent, int width);
 /* The pattern registry's names and the built-in sweeps' as vocabularies. */
 const fc_words *fc_pattern_words(void);
 const fc_words *fc_sweep_words(void);
+const fc_words *fc_network_words(void);
 
 #endif

@@ -127,6 +127,8 @@ static void parse_stop(const cJSON *st, fc_sweep *sw)
     if ((k = cJSON_GetObjectItemCaseSensitive(st, "target_sample_s"))) sw->target_sample = k->valuedouble;
 }
 
+void fc_sweep_parse_stop(const void *json, fc_sweep *sw) { parse_stop(json, sw); }
+
 void fc_sweep_apply_stop(const fc_sweep *sw, fc_stop *s, double *target_sample)
 {
     if (sw->stop_set & FC_STOP_MIN_SAMPLES) s->min_samples = sw->stop.min_samples;
@@ -178,7 +180,10 @@ static bool is_builtin(const char *name)
     return false;
 }
 
-static bool embedded_catalogue_file(const fc_embedded_file *f) { return !strncmp(f->path, "patterns/", 9); }
+static bool embedded_catalogue_file(const fc_embedded_file *f)
+{
+    return !strncmp(f->path, "patterns/", 9) && strncmp(f->path, "patterns/networks/", 18);
+}
 
 /* The chain of sweeps a built-in sweep extends, most specific first. */
 static int sweep_chain(const char *name, const char *chain[], int max)

@@ -37,6 +37,8 @@ void fc_sweep_free(fc_sweep *sw);
 const char *fc_sweep_names(void);
 /* The catalogue's threshold for a pattern (FC_DEFAULT_THRESHOLD when it sets none). */
 double fc_catalog_threshold(const fc_pattern *pat);
+/* Reads a "stop" object (schemas/catalogue.schema.json's, already checked) into sw. */
+void fc_sweep_parse_stop(const void *json, fc_sweep *sw);
 /* Applies the sweep's stop fields onto s. */
 void fc_sweep_apply_stop(const fc_sweep *sw, fc_stop *s, double *target_sample);
 

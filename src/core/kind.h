@@ -30,7 +30,8 @@
     X(check, 1, "check summary ('fusecal check --format json')")                                          \
     X(compare, 1, "comparison of two calibrations ('fusecal compare --format json')")                     \
     X(predict, 1, "predictions or their validation ('fusecal predict --format json')")                    \
-    X(catalogue, 1, "catalogue or sweep file (patterns/*.json, 'fusecal run --sweep FILE')")
+    X(catalogue, 1, "catalogue or sweep file (patterns/*.json, 'fusecal run --sweep FILE')")              \
+    X(network, 1, "network file (a model's fusion sites: patterns/networks/, 'fusecal run --network')")
 /* clang-format on */
 
 #define FC_KIND_ENUM(name, version, what) FC_KIND_##name,

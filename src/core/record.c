@@ -48,6 +48,7 @@ void fc_doc_free(fc_doc *d)
     cJSON_Delete(d->host);
     cJSON_Delete(d->ceilings);
     cJSON_Delete(d->history);
+    cJSON_Delete(d->network);
     free(d->rec);
     memset(d, 0, sizeof *d);
 }
@@ -339,6 +340,7 @@ char *fc_doc_to_json(const fc_doc *d)
     cJSON_AddNumberToObject(sum, "fallback_variants", fallbacks);
     cJSON_AddNumberToObject(sum, "untrusted_variants", untrusted);
     cJSON_AddNumberToObject(sum, "over_ceiling_variants", over);
+    if (d->network) cJSON_AddItemToObject(o, "network", cJSON_Duplicate(d->network, 1));
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
     return text;
@@ -563,6 +565,7 @@ int fc_doc_from_json(const char *name, cJSON *root, fc_doc *d, fc_err *e)
     d->host = cJSON_DetachItemFromObjectCaseSensitive(root, "host");
     d->ceilings = cJSON_DetachItemFromObjectCaseSensitive(root, "ceilings");
     d->history = cJSON_DetachItemFromObjectCaseSensitive(root, "history");
+    d->network = cJSON_DetachItemFromObjectCaseSensitive(root, "network");
     settings_read(cJSON_GetObjectItemCaseSensitive(root, "settings"), &d->settings);
     const cJSON *recs = cJSON_GetObjectItemCaseSensitive(root, "records");
     int i = 0;

@@ -97,6 +97,7 @@ typedef struct fc_doc {
     cJSON *host;     /* owned */
     cJSON *ceilings; /* owned: {"cpu": {...}, "cuda": {...}} */
     cJSON *history;  /* owned, may be NULL: later runs that added to it (--resume/--append) */
+    cJSON *network;  /* owned, may be NULL: run --network's summary (schema $defs/network) */
     fc_settings settings;
     fc_record *rec;
     int n, cap;

@@ -6,6 +6,7 @@
 #include "charts.h"
 #include "format.h"
 #include "jsonfile.h"
+#include "report_network.h"
 #include "svg.h"
 
 #include <math.h>
@@ -824,6 +825,7 @@ char *fc_report_html(const fc_report_page *page)
     }
     fc_str_addf(o, ". Made by fusecal %s (%s) on %s.</p>\n</header>\n<nav><ul>\n", fc_version_string, fc_git_revision,
                 now);
+    if (fc_report_has_network(in, n)) fc_str_add(o, "<li><a href=\"#network\">networks</a></li>\n");
     for (int pi = 0; pi < FC_NPATTERNS; pi++)
         if (present[pi])
             fc_str_addf(o, "<li><a href=\"#speedup-%s\">%s</a></li>\n", fc_patterns[pi].name, fc_patterns[pi].name);
@@ -831,6 +833,7 @@ char *fc_report_html(const fc_report_page *page)
                "<li><a href=\"#traffic\">memory traffic</a></li>\n<li><a href=\"#rooflines\">rooflines</a></li>\n"
                "<li><a href=\"#records\">records</a></li>\n<li><a href=\"#hosts\">host and settings</a></li>\n"
                "</ul></nav>\n<main>\n");
+    fc_report_network(o, in, n);
 
     fc_str_add(o,
                "<section id=\"speedups\">\n<h2>Speedup against problem size</h2>\n"

@@ -8,7 +8,7 @@ endif()
 set(FUSECAL_FUZZ_SECONDS 60 CACHE STRING "Seconds each fuzz test runs")
 
 enable_testing()
-foreach(h problem catalogue record json thresholds)
+foreach(h problem catalogue record json thresholds network)
   add_executable(fuzz_${h} tests/fuzz/fuzz_${h}.c)
   target_compile_options(fuzz_${h} PRIVATE -fsanitize=fuzzer -O1 -g)
   target_link_options(fuzz_${h} PRIVATE -fsanitize=fuzzer)

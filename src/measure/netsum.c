@@ -1,0 +1,185 @@
+/* netsum.c — see netsum.h. */
+#include "netsum.h"
+#include "jsonfile.h"
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool usable(const fc_record *r)
+{
+    return r->status == FC_STATUS_OK && r->v[FC_UNFUSED].lat.n > 0 && r->v[FC_FUSED].lat.n > 0 &&
+           r->v[FC_UNFUSED].lat.median > 0 && r->v[FC_FUSED].lat.median > 0;
+}
+
+/* The record of a site on a backend (the document's last, as --append keeps the latest). */
+static const fc_record *find(const fc_doc *doc, const char *backend, const char *problem)
+{
+    const fc_record *found = NULL;
+    for (int i = 0; i < doc->n; i++) {
+        const fc_record *r = &doc->rec[i];
+        char ps[256];
+        fc_problem_string(&r->prob, ps, sizeof ps);
+        if (!strcmp(r->backend, backend) && !strcmp(ps, problem) && usable(r)) found = r;
+    }
+    return found;
+}
+
+/* The site's saving per inference and its interval's half-widths below and above. */
+static void site_saving(const fc_record *r, double mult, fc_netsum_site *s)
+{
+    double u = r->v[FC_UNFUSED].lat.median, f = r->v[FC_FUSED].lat.median;
+    s->saving_ms = mult * (u - f);
+    int R = r->rounds;
+    if (R >= 2) {
+        double d[FC_MAX_ROUNDS], mean = 0, ss = 0;
+        for (int i = 0; i < R; i++) mean += d[i] = r->round[i].median_ms[FC_UNFUSED] - r->round[i].median_ms[FC_FUSED];
+        mean /= R;
+        for (int i = 0; i < R; i++) ss += (d[i] - mean) * (d[i] - mean);
+        double hw = mult * fc_t975(R - 1) * sqrt(ss / (R - 1) / R);
+        s->lo = s->saving_ms - hw;
+        s->hi = s->saving_ms + hw;
+        return;
+    }
+    double lo = r->speedup.lo > 0 ? r->speedup.lo : r->speedup.ratio, hi = r->speedup.hi > 0 ? r->speedup.hi : lo;
+    s->lo = fmin(s->saving_ms, mult * u * (1 - 1 / lo));
+    s->hi = fmax(s->saving_ms, mult * u * (1 - 1 / hi));
+}
+
+static int by_saving(const void *a, const void *b)
+{
+    const fc_netsum_site *x = a, *y = b;
+    if (!x->rec != !y->rec) return x->rec ? -1 : 1;
+    if (x->saving_ms != y->saving_ms) return x->saving_ms > y->saving_ms ? -1 : 1;
+    return x->site - y->site;
+}
+
+static void summarize(const fc_network *net, const fc_doc *doc, fc_netsum *out)
+{
+    double var_lo = 0, var_hi = 0;
+    out->sites = net->n;
+    out->s = fc_xcalloc((size_t)net->n, sizeof *out->s);
+    for (int i = 0; i < net->n; i++) {
+        fc_netsum_site *s = &out->s[i];
+        char ps[256];
+        fc_problem_string(&net->site[i].prob, ps, sizeof ps);
+        s->site = i;
+        s->rec = find(doc, out->backend, ps);
+        if (!s->rec) continue;
+        const double mult = (double)net->site[i].multiplicity;
+        site_saving(s->rec, mult, s);
+        out->measured++;
+        out->unfused_ms += mult * s->rec->v[FC_UNFUSED].lat.median;
+        if (s->rec->speedup.hi > 0 && s->rec->speedup.hi < 1) out->losing++;
+        if (s->rec->decision != FC_DECIDE_YES) continue;
+        out->fuse++;
+        out->saving_ms += s->saving_ms;
+        var_lo += (s->saving_ms - s->lo) * (s->saving_ms - s->lo);
+        var_hi += (s->hi - s->saving_ms) * (s->hi - s->saving_ms);
+    }
+    out->saving_lo = out->saving_ms - sqrt(var_lo);
+    out->saving_hi = out->saving_ms + sqrt(var_hi);
+    qsort(out->s, (size_t)net->n, sizeof *out->s, by_saving);
+}
+
+int fc_netsum_build(const fc_network *net, const fc_doc *doc, fc_netsum **out)
+{
+    int n = 0;
+    *out = NULL;
+    for (int i = 0; i < doc->n; i++) {
+        const fc_record *r = &doc->rec[i];
+        bool seen = false;
+        for (int k = 0; k < n && !seen; k++) seen = !strcmp((*out)[k].backend, r->backend);
+        if (seen) continue;
+        *out = fc_xrealloc(*out, (size_t)(n + 1) * sizeof **out);
+        fc_netsum *s = &(*out)[n++];
+        memset(s, 0, sizeof *s);
+        fc_strlcpy(s->device, r->device, sizeof s->device);
+        fc_strlcpy(s->backend, r->backend, sizeof s->backend);
+        summarize(net, doc, s);
+    }
+    return n;
+}
+
+void fc_netsum_free(fc_netsum *s, int n)
+{
+    for (int i = 0; i < n; i++) free(s[i].s);
+    free(s);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static cJSON *pair(double a, double b)
+{
+    cJSON *x = cJSON_CreateArray();
+    cJSON_AddItemToArray(x, fc_json_num_item(a));
+    cJSON_AddItemToArray(x, fc_json_num_item(b));
+    return x;
+}
+
+static cJSON *names_json(const fc_net_site *ns)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; k < ns->nnames; k++) cJSON_AddItemToArray(a, cJSON_CreateString(ns->names[k]));
+    return a;
+}
+
+static cJSON *site_json(const fc_network *net, const fc_netsum_site *s)
+{
+    const fc_net_site *ns = &net->site[s->site];
+    cJSON *o = cJSON_CreateObject();
+    char ps[256];
+    fc_problem_string(&ns->prob, ps, sizeof ps);
+    cJSON_AddStringToObject(o, "problem", ps);
+    cJSON_AddNumberToObject(o, "multiplicity", (double)ns->multiplicity);
+    cJSON_AddItemToObject(o, "names", names_json(ns));
+    cJSON_AddBoolToObject(o, "measured", s->rec != NULL);
+    if (!s->rec) return o;
+    const fc_record *r = s->rec;
+    cJSON_AddStringToObject(o, "decision", fc_decision_name(r->decision));
+    fc_json_add_num(o, "unfused_ms", r->v[FC_UNFUSED].lat.median);
+    fc_json_add_num(o, "fused_ms", r->v[FC_FUSED].lat.median);
+    cJSON *sp = cJSON_AddObjectToObject(o, "speedup");
+    fc_json_add_num(sp, "ratio", r->speedup.ratio);
+    cJSON_AddItemToObject(sp, "ci95", pair(r->speedup.lo, r->speedup.hi));
+    fc_json_add_num(o, "saving_ms", s->saving_ms);
+    cJSON_AddItemToObject(o, "saving_ci95", pair(s->lo, s->hi));
+    return o;
+}
+
+static cJSON *summary_json(const fc_network *net, const fc_netsum *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "device", s->device);
+    cJSON_AddStringToObject(o, "backend", s->backend);
+    cJSON_AddNumberToObject(o, "sites", s->sites);
+    cJSON_AddNumberToObject(o, "measured", s->measured);
+    cJSON_AddNumberToObject(o, "fuse_yes", s->fuse);
+    cJSON *losing = cJSON_AddArrayToObject(o, "losing");
+    fc_json_add_num(o, "unfused_ms", s->unfused_ms);
+    fc_json_add_num(o, "saving_ms", s->saving_ms);
+    cJSON_AddItemToObject(o, "saving_ci95", pair(s->saving_lo, s->saving_hi));
+    if (s->unfused_ms > 0) fc_json_add_num(o, "saving_pct", 100 * s->saving_ms / s->unfused_ms);
+    cJSON *ps = cJSON_AddArrayToObject(o, "per_site");
+    for (int i = 0; i < s->sites; i++) {
+        cJSON_AddItemToArray(ps, site_json(net, &s->s[i]));
+        const fc_record *r = s->s[i].rec;
+        if (r && r->speedup.hi > 0 && r->speedup.hi < 1) cJSON_AddItemToArray(losing, cJSON_CreateString(r->problem));
+    }
+    return o;
+}
+
+cJSON *fc_netsum_json(const fc_network *net, const fc_netsum *s, int n)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", net->name);
+    cJSON_AddStringToObject(o, "origin", net->origin);
+    cJSON_AddNumberToObject(o, "batch", (double)net->batch);
+    if (net->seq) cJSON_AddNumberToObject(o, "seq", (double)net->seq);
+    cJSON_AddNumberToObject(o, "runs_per_inference", (double)fc_network_runs(net));
+    cJSON_AddStringToObject(o, "interval_method", FC_NETSUM_METHOD);
+    cJSON *a = cJSON_AddArrayToObject(o, "summaries");
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, summary_json(net, &s[i]));
+    return o;
+}
