@@ -68,6 +68,8 @@ def main():
               for d in (ra, rb) for r in d.values()]
     cpu = a["host"]["devices"]["cpu"]
     n = len(common)
+    if n == 0:
+        sys.exit(f"{sys.argv[1]} and {sys.argv[2]} have no ok record in common")
     print(f"# Repeatability: {cpu.get('model')} ({cpu.get('vendor', '')}, family {cpu.get('family', '?')}), "
           f"{cpu.get('cores')} cores, {cpu.get('threads')} threads\n")
     print(f"Runs: `{' '.join(a['argv'])}` and `{' '.join(b['argv'])}`, started {a['created_utc']} and "

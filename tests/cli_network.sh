@@ -39,7 +39,7 @@ check_eq "--batch 32: the fc at m=32" "$(grep -c 'linear_bias:m=32,k=2048,n=1000
 expect 0 "run --network bert_base --batch 8 --seq 512" -- "$FUSECAL" run --network bert_base --batch 8 --seq 512 \
     --backend cpu.openblas --dry-run
 for s in "linear_bias:m=4096,k=768,n=768" "linear_bias_gelu:m=4096,k=768,n=3072" "add_layernorm:m=4096,n=768" \
-    "attention:b=8,h=12,s=512,d=64,causal=0"; do
+    "attention:b=8,h=12,hkv=12,s=512,skv=512,d=64,causal=0"; do
     if grep -qF -- "$s" "$WORK/out"; then ok "bert_base at 8 x 512: $s"; else bad "bert_base at 8 x 512 lacks $s"; fi
 done
 

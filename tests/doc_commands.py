@@ -157,6 +157,9 @@ def main():
         os.makedirs(os.path.join(work, "bin"))
         os.symlink(os.path.abspath(a.fusecal), os.path.join(work, "bin", "fusecal"))
         os.symlink(os.path.abspath(a.build), os.path.join(work, "build"))
+        for d in ("bench", "python", "patterns", "schemas", "examples"):  # read by commands, never written
+            if os.path.isdir(os.path.join(a.src, d)):
+                os.symlink(os.path.abspath(os.path.join(a.src, d)), os.path.join(work, d))
         env = dict(os.environ, FUSECAL_TEST_FAST="1", XDG_CACHE_HOME=os.path.join(work, "cache"),
                    PATH=os.path.join(work, "bin") + os.pathsep + os.environ.get("PATH", ""))
         ran = failed = skipped = 0

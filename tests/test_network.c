@@ -86,7 +86,7 @@ static void rescale_batch_and_seq(void)
     CHECK(fc_network_rescale(&net, 8, 512, &e) == 0);
     CHECK(find_site(&net, "linear_bias:m=4096,k=768,n=768,dtype=fp32")->multiplicity == 48);
     CHECK(find_site(&net, "linear_bias_gelu:m=4096,k=768,n=3072,dtype=fp32"));
-    CHECK(find_site(&net, "attention:b=8,h=12,s=512,d=64,causal=0,dtype=fp32"));
+    CHECK(find_site(&net, "attention:b=8,h=12,hkv=12,s=512,skv=512,d=64,causal=0,dtype=fp32"));
     CHECK(find_site(&net, "add_layernorm:m=4096,n=768,dtype=fp32")->multiplicity == 25);
     CHECK(find_site(&net, "linear_bias:m=8,k=768,n=768,dtype=fp32")); /* the pooler: per sequence */
     fc_network_free(&net);

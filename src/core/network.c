@@ -145,6 +145,11 @@ static int rescale_site(const fc_network *net, int idx, int64_t batch, int64_t s
                            fam->dims[d].name);
         p.d[d] = p.d[d] / from * to;
     }
+    /* a dim left at its default follows its dim at the new size (attention's skv: s) */
+    for (int d = 0; d < fam->ndims; d++) {
+        int f = fc_family_dim_follows(fam, d);
+        if (f >= 0 && s->scale[d] == FC_SCALE_NONE && s->prob.d[d] == s->prob.d[f]) p.d[d] = p.d[f];
+    }
     char ps[256];
     fc_err pe;
     fc_problem_string(&p, ps, sizeof ps);
