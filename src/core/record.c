@@ -430,6 +430,9 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         rr->ratio_graph = fc_json_num(ro, "ratio_graph", 0);
         rr->pairs = fc_json_int(ro, "pairs", 0);
     }
+    if (pr && (k != r->rounds || cJSON_GetArraySize(pr) != k))
+        return fc_errf(e, "%s: record %d: rounds is %d but per_round holds %d", name, idx, r->rounds,
+                       cJSON_GetArraySize(pr));
     const cJSON *spg = cJSON_GetObjectItemCaseSensitive(o, "speedup_graph");
     r->has_graph_speedup = spg != NULL;
     if (spg) ratio_read(spg, &r->speedup_graph);
