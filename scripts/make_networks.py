@@ -194,6 +194,68 @@ def vit_b16():
                     configurations=[{"batch": 1, "seq": 197}])
 
 
+# ---------------------------------------------------------------- LLaMA-3-8B
+
+LLAMA_NOTES = [
+    "Meta-Llama-3-8B (Hugging Face LlamaForCausalLM config): 32 layers, hidden 4096, 32 query heads and 8 "
+    "key/value heads (grouped-query attention) of 128, MLP 14336 (SwiGLU), vocabulary 128256, no biases.",
+    "RMSNorm: each residual add followed by the next RMSNorm is add_rmsnorm (it writes the new residual too): "
+    "post_attention_layernorm after the attention's add (32), the next layer's input_layernorm after the MLP's add "
+    "(31) and the final norm (1); layer 0's input_layernorm has no add before it and is left outside. LLaMA-3's "
+    "epsilon is 1e-5, fusecal's 1e-6 (the same work).",
+    "RoPE: LLaMA-3 rotates q and k with no q/k norm; fusecal's rotary pattern is qk_norm_rope (a per-head RMSNorm "
+    "then the rotation, as Qwen3 and OLMo-2 do), so the q and k sites add a norm pass LLaMA does not run: their "
+    "unfused chain is one pass longer than LLaMA's and their saving overstates the rotation's alone. The rotary "
+    "base (500000 in LLaMA-3, 10000 in fusecal) changes the table, not the cost.",
+    "Attention: softmax(QK^T/sqrt(128))V with 32 query heads sharing 8 key/value heads (hkv = 8), causal.",
+    "MLP: gate_proj and up_proj (4096 -> 14336 each, no bias), SiLU of the gate times the up projection: "
+    "linear_swiglu (one GEMM of 2 x 14336 outputs and the gated product).",
+    "Outside the sites: the q/k/v/o projections and down_proj (GEMMs without bias or activation; the residual adds "
+    "after o_proj and down_proj are the add_rmsnorm sites' adds), the embedding gather, layer 0's input norm and "
+    "the lm_head (4096 -> 128256).",
+]
+
+
+def llama3_8b(decode):
+    layers, hdim, heads, kv, d, ffn = 32, 4096, 32, 8, 128, 14336
+    b = 1
+    if decode:
+        seq, m, s = 4096, b, 1
+        tok = {"m": "batch"}
+        att = f"attention:b={b},h={heads},hkv={kv},s=1,skv={seq},d={d},causal=1"
+        att_scale = {"b": "batch", "skv": "seq"}
+    else:
+        seq = 512
+        m, s = b * seq, seq
+        tok = {"m": "batch*seq"}
+        att = f"attention:b={b},h={heads},hkv={kv},s={s},skv={s},d={d},causal=1"
+        att_scale = {"b": "batch", "s": "seq", "skv": "seq"}
+    sites = []
+    for i in range(layers):
+        pre = f"model.layers.{i}."
+        sites.append(site(f"qk_norm_rope:m={m},h={heads},d={d}", pre + "self_attn q rope", tok,
+                          note="LLaMA-3 has no q norm: the site's norm pass is extra"))
+        sites.append(site(f"qk_norm_rope:m={m},h={kv},d={d}", pre + "self_attn k rope", tok,
+                          note="LLaMA-3 has no k norm: the site's norm pass is extra"))
+        sites.append(site(att, pre + "self_attn (GQA, causal)", att_scale))
+        sites.append(site(f"add_rmsnorm:m={m},n={hdim}", pre + "residual add + post_attention_layernorm", tok))
+        sites.append(site(f"linear_swiglu:m={m},k={hdim},n={ffn}", pre + "mlp.gate_proj+up_proj+silu*mul", tok))
+        nxt = f"model.layers.{i + 1}.input_layernorm" if i + 1 < layers else "model.norm"
+        sites.append(site(f"add_rmsnorm:m={m},n={hdim}", pre + "residual add + " + nxt, tok))
+    notes = list(LLAMA_NOTES)
+    if decode:
+        notes.append("Decode: one new token per sequence (m = batch) against a KV cache of 4096 positions (seq = the "
+                     "cache length; --seq changes it): attention s = 1, skv = 4096. The rotary sites rotate the new "
+                     "token at position 0 of fusecal's table instead of 4096 (the same work).")
+        return document("llama3_8b_decode", "LLaMA-3-8B decode, one token against a 4096-token KV cache: add+RMSNorm, "
+                        "RoPE, GQA attention, SwiGLU", "Meta Llama 3 (2024), Hugging Face Meta-Llama-3-8B config.json",
+                        notes, b, sites, seq=seq, configurations=[{"batch": 1, "seq": 4096}])
+    notes.append("Prefill: 512 tokens per sequence (m = batch x seq), causal attention over them (s = skv = seq).")
+    return document("llama3_8b_prefill", "LLaMA-3-8B prefill of 512 tokens: add+RMSNorm, RoPE, GQA attention, SwiGLU",
+                    "Meta Llama 3 (2024), Hugging Face Meta-Llama-3-8B config.json", notes, b, sites, seq=seq,
+                    configurations=[{"batch": 1, "seq": 512}])
+
+
 def dumps(doc):
     """Indented, one site per line."""
     parts = []
@@ -209,7 +271,8 @@ def dumps(doc):
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-MODELS = {"resnet50": resnet50, "mobilenet_v2": mobilenet_v2, "bert_base": bert_base, "vit_b16": vit_b16}
+MODELS = {"resnet50": resnet50, "mobilenet_v2": mobilenet_v2, "bert_base": bert_base, "vit_b16": vit_b16,
+          "llama3_8b_prefill": lambda: llama3_8b(False), "llama3_8b_decode": lambda: llama3_8b(True)}
 
 
 def main():

@@ -36,8 +36,8 @@ static void every_embedded_network_loads(void)
         CHECK(!strcmp(net.name, fc_network_embedded(i)));
         fc_network_free(&net);
     }
-    CHECK(n >= 4);
-    const char *must[] = {"resnet50", "mobilenet_v2", "bert_base", "vit_b16"};
+    CHECK(n >= 6);
+    const char *must[] = {"resnet50", "mobilenet_v2", "bert_base", "vit_b16", "llama3_8b_prefill", "llama3_8b_decode"};
     for (size_t i = 0; i < FC_ARRAY_LEN(must); i++) CHECK_STR_CONTAINS(fc_network_names(), must[i]);
 }
 
@@ -89,6 +89,30 @@ static void rescale_batch_and_seq(void)
     CHECK(find_site(&net, "attention:b=8,h=12,hkv=12,s=512,skv=512,d=64,causal=0,dtype=fp32"));
     CHECK(find_site(&net, "add_layernorm:m=4096,n=768,dtype=fp32")->multiplicity == 25);
     CHECK(find_site(&net, "linear_bias:m=8,k=768,n=768,dtype=fp32")); /* the pooler: per sequence */
+    fc_network_free(&net);
+}
+
+/* LLaMA-3-8B: six sites per layer over 32 layers, five unique problems; decode's
+ * attention is one token against the KV cache, and --seq moves the cache alone. */
+static void llama3_sites(void)
+{
+    fc_network net;
+    fc_err e;
+    CHECK_MSG(fc_network_load("llama3_8b_prefill", &net, &e) == 0, "%s", e.msg);
+    CHECK(net.n == 5 && fc_network_runs(&net) == 32 * 6);
+    CHECK(find_site(&net, "add_rmsnorm:m=512,n=4096,dtype=fp32")->multiplicity == 64);
+    CHECK(find_site(&net, "linear_swiglu:m=512,k=4096,n=14336,dtype=fp32")->multiplicity == 32);
+    CHECK(find_site(&net, "qk_norm_rope:m=512,h=8,d=128,dtype=fp32"));
+    CHECK(find_site(&net, "attention:b=1,h=32,hkv=8,s=512,skv=512,d=128,causal=1,dtype=fp32"));
+    fc_network_free(&net);
+
+    CHECK_MSG(fc_network_load("llama3_8b_decode", &net, &e) == 0, "%s", e.msg);
+    CHECK(net.n == 5 && net.seq == 4096);
+    CHECK(find_site(&net, "attention:b=1,h=32,hkv=8,s=1,skv=4096,d=128,causal=1,dtype=fp32"));
+    CHECK(find_site(&net, "linear_swiglu:m=1,k=4096,n=14336,dtype=fp32"));
+    CHECK(fc_network_rescale(&net, 4, 2048, &e) == 0);
+    CHECK(find_site(&net, "attention:b=4,h=32,hkv=8,s=1,skv=2048,d=128,causal=1,dtype=fp32"));
+    CHECK(find_site(&net, "add_rmsnorm:m=4,n=4096,dtype=fp32")->multiplicity == 64);
     fc_network_free(&net);
 }
 
@@ -259,7 +283,7 @@ static void summary_on_synthetic_records(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(every_embedded_network_loads), T(resnet50_sites),    T(rescale_batch_and_seq),
+        T(every_embedded_network_loads), T(resnet50_sites),    T(llama3_sites), T(rescale_batch_and_seq),
         T(merges_identical_sites),       T(refuses_bad_files), T(summary_on_synthetic_records),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
