@@ -3,8 +3,40 @@
 (bench/repeatability.sh): interval coverage of the other run's speedup, decision
 flips, speedup changes, run times, and the honesty checks of each run."""
 import json
+import math
 import statistics
 import sys
+
+# Student's t 0.975 quantiles by degrees of freedom (beyond the table: 1.96 + 2.4/df)
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 20: 2.086, 30: 2.042}
+
+
+def t975(df):
+    return T975.get(df, 1.96 + 2.4 / df)
+
+
+def rounds_se(r):
+    """The standard error of a record's log speedup from its rounds alone
+    (speedup.rounds95, or ci95 when nothing widened it)."""
+    sp = r["speedup"]
+    lo, hi = sp.get("rounds95", sp["ci95"])
+    return math.log(hi / lo) / 2 / t975(max(1, r["rounds"] - 1))
+
+
+def run_level_sd(pairs):
+    """Maximum-likelihood sd of the run-level effect: the log ratio of two runs'
+    speedups is normal with variance se_a^2 + se_b^2 + 2 s^2."""
+    best, best_ll = 0.0, -math.inf
+    for i in range(0, 1001):
+        s = i * 0.0001
+        ll = 0.0
+        for d, va in pairs:
+            v = va + 2 * s * s
+            ll += -0.5 * (math.log(v) + d * d / v)
+        if ll > best_ll:
+            best, best_ll = s, ll
+    return best
 
 
 def load(path):
@@ -97,6 +129,12 @@ def main():
           f"{100 * statistics.quantiles(width, n=10)[-1]:.2f} %")
     decided = sum(r["decision"] != "inconclusive" for d in (ra, rb) for r in d.values())
     print(f"- decided records (yes or no): {decided} of {2 * n}")
+    pairs = [(math.log(rb[k]["speedup"]["ratio"] / ra[k]["speedup"]["ratio"]),
+              rounds_se(ra[k]) ** 2 + rounds_se(rb[k]) ** 2) for k in common]
+    used = {a["settings"].get("run_noise", 0), b["settings"].get("run_noise", 0)}
+    print(f"- run-level sd of a log speedup these two runs imply (maximum likelihood over {n} records, beyond what "
+          f"the rounds see): {100 * run_level_sd(pairs):.2f} %; the runs used `--run-noise` "
+          f"{' and '.join(f'{100 * u:.2f} %' for u in sorted(used))}")
     print("\n## Each run\n")
     for name, d in (("run 1", a), ("run 2", b)):
         print("\n".join(honesty(name, d)))

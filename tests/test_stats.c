@@ -150,6 +150,43 @@ static void rerun_interval_covers_another_run(void)
     CHECK_MSG(ci > 0.78 && ci < 0.90, "confidence interval's coverage of another run %.4f", ci);
 }
 
+/* Runs that differ by more than their rounds do: each run's rounds share a run
+ * effect (sd sigma on the log scale). The rounds' interval misses another run's
+ * estimate far more often than 5 %; with the run-level component at the true sigma
+ * the re-run interval holds it about 95 % of the time, and the rounds' own interval
+ * is kept as within_lo/within_hi. Fixed seed. */
+static void run_level_component_covers_runs(void)
+{
+    fc_rng r;
+    fc_rng_seed(&r, 20261123);
+    const double truth = 1.08, sigma = 0.015;
+    int trials = 4000, runs_hits = 0, rounds_hits = 0;
+    for (int t = 0; t < trials; t++) {
+        int R = 5 + t % 6;
+        double sd = 0.002 + 0.02 * fc_rng_uniform(&r), a[16], b[16];
+        double ea = sigma * normal(&r), eb = sigma * normal(&r);
+        for (int k = 0; k < R; k++) a[k] = log(truth) + ea + sd * normal(&r);
+        for (int k = 0; k < R; k++) b[k] = log(truth) + eb + sd * normal(&r);
+        fc_ratio_ci ra, rb, ca;
+        fc_interval_rounds(a, R, &ra);
+        fc_interval_runs(a, R, sigma, &ca);
+        fc_interval_runs(b, R, sigma, &rb);
+        CHECK(ca.within_lo == ra.lo && ca.within_hi == ra.hi && ca.ratio == ra.ratio);
+        CHECK(ca.lo < ra.lo && ra.hi < ca.hi && ca.rerun_lo < ca.lo && ca.hi < ca.rerun_hi);
+        runs_hits += ca.rerun_lo <= rb.ratio && rb.ratio <= ca.rerun_hi;
+        rounds_hits += ra.rerun_lo <= rb.ratio && rb.ratio <= ra.rerun_hi;
+    }
+    double runs = (double)runs_hits / trials, rounds = (double)rounds_hits / trials;
+    CHECK_MSG(runs > 0.93 && runs < 0.975, "re-run coverage with the run-level component %.4f", runs);
+    CHECK_MSG(rounds < 0.85, "the rounds' interval alone covers another run %.4f of the time", rounds);
+    /* zero turns it off */
+    double x[3] = {log(1.1), log(1.12), log(1.11)};
+    fc_ratio_ci p, q;
+    fc_interval_rounds(x, 3, &p);
+    fc_interval_runs(x, 3, 0, &q);
+    CHECK(p.lo == q.lo && p.hi == q.hi && p.rerun_hi == q.rerun_hi);
+}
+
 /* Rounds that disagree widen the interval; rounds that agree do not. */
 static void rounds_that_disagree(void)
 {
@@ -332,7 +369,7 @@ int main(int argc, char **argv)
                                    T(median_matches_sort),
                                    T(t_quantiles),
                                    T(interval_covers_true_ratio),
-                                   T(rerun_interval_covers_another_run),
+                                   T(rerun_interval_covers_another_run), T(run_level_component_covers_runs),
                                    T(rounds_that_disagree),
                                    T(decisions),
                                    T(engine_round_min_time),

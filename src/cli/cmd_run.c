@@ -40,6 +40,7 @@ enum {
     O_MAX_NOISE,
     O_MAX_TIME,
     O_ROUNDS,
+    O_RUN_NOISE,
     O_QUICK,
     O_NO_GRAPH,
     O_KERNEL,
@@ -175,8 +176,8 @@ static const fc_option options[] = {
                      .metavar = "X",
                      .section = HOW,
                      .setting = SETTING(MAX_NOISE),
-                     .help = "... then more rounds until the speedup's 95% interval is this narrow (half-width / "
-                             "speedup at most X)"},
+                     .help = "... then more rounds until the rounds' 95% interval of the speedup is this narrow "
+                             "(half-width / speedup at most X)"},
     [O_MAX_TIME] = {.name = "max-time",
                     .kind = FC_OPT_NUM,
                     .metavar = "S",
@@ -192,6 +193,14 @@ static const fc_option options[] = {
                   .help =
                       "fresh setups per problem at least (new buffers, plans, algorithm choices): the speedup's "
                       "interval is a t interval over the rounds' speedups, so it covers what changes between setups"},
+    [O_RUN_NOISE] = {.name = "run-noise",
+                     .kind = FC_OPT_NUM,
+                     .metavar = "X",
+                     .section = HOW,
+                     .setting = SETTING(RUN_NOISE),
+                     .help = "standard deviation (log scale) of what changes a speedup between runs but not between "
+                             "the rounds of one run (the machine's state over minutes), added to the rounds' interval "
+                             "in quadrature; bench/repeatability.sh measures it; 0 turns it off"},
     [O_QUICK] = {.name = "quick",
                  .kind = FC_OPT_FLAG,
                  .section = HOW,
@@ -316,6 +325,7 @@ static void settings_from(const fc_args *a, run_opts *o)
     if (a->v[O_MAX_NOISE].given) s->stop.max_noise = a->v[O_MAX_NOISE].d;
     if (a->v[O_MAX_TIME].given) s->stop.max_time = a->v[O_MAX_TIME].d;
     if (a->v[O_ROUNDS].given) s->rounds = (int)a->v[O_ROUNDS].i;
+    if (a->v[O_RUN_NOISE].given) s->run_noise = a->v[O_RUN_NOISE].d;
     if (a->v[O_NO_GRAPH].given) s->graph = false;
     if (a->v[O_KERNEL].given) s->attn_kernel = (fc_attn_kernel)fc_word_index(&fc_attn_kernel_words, a->v[O_KERNEL].s);
     if (a->v[O_MAX_MEMORY].given) s->max_memory = a->v[O_MAX_MEMORY].d;

@@ -31,6 +31,9 @@ typedef struct fc_ratio_ci {
     /* 95 % interval of another run's estimate with as many rounds (a prediction
      * interval: half-width √2 times the confidence interval's); 0 when not made */
     double rerun_lo, rerun_hi;
+    /* the rounds' own interval, before a run-level component widened lo/hi
+     * (fc_interval_runs); 0 when not made */
+    double within_lo, within_hi;
 } fc_ratio_ci;
 
 /* One round of a record: the medians of its samples, the median of its tuples'

@@ -29,6 +29,7 @@ void fc_settings_defaults(fc_settings *s)
     fc_stop_defaults(&s->stop);
     s->target_sample = fc_setting_default(FC_SET_TARGET_SAMPLE);
     s->rounds = (int)fc_setting_default(FC_SET_ROUNDS);
+    s->run_noise = fc_setting_default(FC_SET_RUN_NOISE);
     s->graph = true;
 }
 
@@ -109,6 +110,11 @@ static cJSON *ratio_json(const fc_ratio_ci *c, const char *method)
         cJSON *rr = cJSON_AddArrayToObject(o, "rerun95");
         cJSON_AddItemToArray(rr, fc_json_num_item(c->rerun_lo));
         cJSON_AddItemToArray(rr, fc_json_num_item(c->rerun_hi));
+    }
+    if (c->within_hi > 0 && (c->within_lo != c->lo || c->within_hi != c->hi)) {
+        cJSON *w = cJSON_AddArrayToObject(o, "rounds95");
+        cJSON_AddItemToArray(w, fc_json_num_item(c->within_lo));
+        cJSON_AddItemToArray(w, fc_json_num_item(c->within_hi));
     }
     if (method) cJSON_AddStringToObject(o, "method", method);
     return o;
@@ -296,6 +302,7 @@ static cJSON *settings_json(const fc_settings *s)
     cJSON_AddNumberToObject(o, "rounds", s->rounds);
     fc_json_add_num(o, "max_time_total_s", s->max_time_total);
     fc_json_add_num(o, "max_memory_bytes", s->max_memory);
+    fc_json_add_num(o, "run_noise", s->run_noise);
     return o;
 }
 
@@ -373,6 +380,14 @@ static void ratio_read(const cJSON *o, fc_ratio_ci *c)
     if (cJSON_GetArraySize(rr) == 2) {
         c->rerun_lo = cJSON_GetArrayItem(rr, 0)->valuedouble;
         c->rerun_hi = cJSON_GetArrayItem(rr, 1)->valuedouble;
+    }
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "rounds95");
+    if (cJSON_GetArraySize(w) == 2) {
+        c->within_lo = cJSON_GetArrayItem(w, 0)->valuedouble;
+        c->within_hi = cJSON_GetArrayItem(w, 1)->valuedouble;
+    } else {
+        c->within_lo = c->lo;
+        c->within_hi = c->hi;
     }
 }
 
@@ -520,6 +535,9 @@ static void settings_read(const cJSON *o, fc_settings *s)
     s->rounds = fc_setting_read_int(o, FC_SET_ROUNDS, s->rounds);
     s->max_time_total = fc_json_num(o, "max_time_total_s", 0);
     s->max_memory = fc_json_num(o, "max_memory_bytes", 0);
+    /* absent: a document from before the run-level component, whose intervals are the rounds' alone */
+    s->run_noise = fc_json_num(o, "run_noise", 0);
+    if (!fc_setting_in_range(FC_SET_RUN_NOISE, s->run_noise)) s->run_noise = 0;
 }
 
 int fc_doc_parse(const char *name, const char *text, fc_doc *d, fc_err *e)
@@ -618,6 +636,10 @@ bool fc_settings_compatible(const fc_settings *a, const fc_settings *b, char *wh
     }
     if (a->rounds != b->rounds) {
         snprintf(why, n, "rounds differ (%d vs %d)", a->rounds, b->rounds);
+        return false;
+    }
+    if (a->run_noise != b->run_noise) {
+        snprintf(why, n, "run-level noise differs (%g vs %g)", a->run_noise, b->run_noise);
         return false;
     }
     if (a->attn_kernel != b->attn_kernel) {

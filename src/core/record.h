@@ -51,7 +51,7 @@ typedef struct fc_record {
     fc_variant_rec v[FC_MAX_VARIANTS];
     fc_ratio_ci speedup;
     double margin; /* how far the interval clears the threshold (fc_decision_margin) */
-    char interval_method[160];
+    char interval_method[256];
     fc_ratio_ci split_implementation; /* unfused/control: what the fused form's implementation changes */
     fc_ratio_ci split_fusion;         /* control/fused: what fusion alone saves */
     bool has_graph_speedup;
@@ -82,6 +82,7 @@ typedef struct fc_settings {
     int rounds;                 /* fresh setups per problem; the stop budget is split among them */
     double max_time_total;      /* seconds, 0 = no limit */
     double max_memory;          /* bytes, 0 = what is available */
+    double run_noise;           /* sd of the run-level effect on a log speedup (fc_interval_runs) */
 } fc_settings;
 
 void fc_settings_defaults(fc_settings *s);

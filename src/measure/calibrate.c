@@ -417,19 +417,26 @@ static void finish_record(const job_run *j, const fc_settings *set, fc_record *r
             fc_stats_compute(j->replay.v[v].ms, j->replay.v[v].n, &vr->lat_graph);
         }
     }
-    fc_interval_rounds(j->eager.logr, r->rounds, &r->speedup);
-    snprintf(r->interval_method, sizeof r->interval_method,
-             "t interval (df %d) over the rounds' log speedups; a round's speedup is the median of its tuples' "
-             "unfused/fused ratios",
-             r->rounds - 1);
+    double rn = set->run_noise;
+    fc_interval_runs(j->eager.logr, r->rounds, rn, &r->speedup);
+    if (rn > 0)
+        snprintf(r->interval_method, sizeof r->interval_method,
+                 "t interval (df %d) over the rounds' log speedups (a round's: the median of its tuples' "
+                 "unfused/fused ratios), widened in quadrature by a run-level sd of %.3g",
+                 r->rounds - 1, rn);
+    else
+        snprintf(r->interval_method, sizeof r->interval_method,
+                 "t interval (df %d) over the rounds' log speedups; a round's speedup is the median of its tuples' "
+                 "unfused/fused ratios",
+                 r->rounds - 1);
     if (r->has_control) {
-        fc_interval_rounds(j->eager.logr_impl, r->rounds, &r->split_implementation);
-        fc_interval_rounds(j->eager.logr_fusion, r->rounds, &r->split_fusion);
+        fc_interval_runs(j->eager.logr_impl, r->rounds, rn, &r->split_implementation);
+        fc_interval_runs(j->eager.logr_fusion, r->rounds, rn, &r->split_fusion);
     }
     const fc_ratio_ci *decide = &r->speedup;
     if (j->graph) {
         r->has_graph_speedup = true;
-        fc_interval_rounds(j->replay.logr, r->rounds, &r->speedup_graph);
+        fc_interval_runs(j->replay.logr, r->rounds, rn, &r->speedup_graph);
         /* launch-bound: a quarter or more of the unfused chain's eager time is host
          * launch work that a graph replay removes; the graph speedup decides */
         const fc_variant_rec *u = &r->v[FC_UNFUSED];
@@ -438,7 +445,6 @@ static void finish_record(const job_run *j, const fc_settings *set, fc_record *r
     }
     r->decision = fc_decide(decide, r->threshold);
     r->margin = fc_decision_margin(decide, r->threshold);
-    (void)set;
 }
 
 void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, const fc_workload *w,

@@ -134,6 +134,20 @@ void fc_interval_rounds(const double *logr, int R, fc_ratio_ci *out)
     out->rerun_hi = exp(mean + sqrt(2.0) * half);
 }
 
+void fc_interval_runs(const double *logr, int R, double run_noise, fc_ratio_ci *out)
+{
+    fc_interval_rounds(logr, R, out);
+    out->within_lo = out->lo;
+    out->within_hi = out->hi;
+    if (R < 2 || !(run_noise > 0)) return;
+    double mean = log(out->ratio), h = log(out->hi) - mean, b = 1.959964 * run_noise;
+    double half = sqrt(h * h + b * b);
+    out->lo = exp(mean - half);
+    out->hi = exp(mean + half);
+    out->rerun_lo = exp(mean - sqrt(2.0) * half);
+    out->rerun_hi = exp(mean + sqrt(2.0) * half);
+}
+
 fc_decision fc_decide(const fc_ratio_ci *ci, double threshold)
 {
     if (ci->lo > threshold) return FC_DECIDE_YES;

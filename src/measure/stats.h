@@ -21,6 +21,16 @@ double fc_t975(int df);
  * gives an unbounded interval [0, ∞): one replicate says nothing about spread. */
 void fc_interval_rounds(const double *logr, int R, fc_ratio_ci *out);
 
+/* The same with a run-level component: a run's speedup also carries an effect the
+ * rounds of one run share and another run does not (the machine's state over
+ * minutes: other tenants, memory placement, clocks), with a standard deviation of
+ * run_noise on the log scale that only repeated runs can measure
+ * (bench/repeatability.sh). The rounds' interval becomes within_lo/within_hi; the
+ * confidence interval's half-width is sqrt(h² + (1.96·run_noise)²) with h the
+ * rounds' half-width, the re-run interval √2 times that. run_noise = 0 is
+ * fc_interval_rounds. */
+void fc_interval_runs(const double *logr, int R, double run_noise, fc_ratio_ci *out);
+
 /* yes: CI low > threshold; no: CI high < threshold; else inconclusive. */
 fc_decision fc_decide(const fc_ratio_ci *ci, double threshold);
 /* How far the interval clears the threshold, relative to it: lo/threshold − 1 when
