@@ -107,4 +107,18 @@ expect 0 "info text" -- "$FUSECAL" info --no-measure
 for cmd in run list info validate; do expect 0 "$cmd --help" -- "$FUSECAL" "$cmd" --help; done
 expect 0 "--version" -- "$FUSECAL" --version
 
+# rounds in worker processes (the default) or in one process: the records say which;
+# the worker is not a command a user calls, and says so when fed anything else
+expect 0 "rounds in workers" -- "$FUSECAL" run --shape m=16,k=16,n=16 --pattern linear_bias,linear_bias_relu \
+    --backend cpu.openblas "${FAST[@]}" --out "$WORK/procs.json" --quiet
+check_eq "workers: every record ok, in plan order, its rounds in processes" \
+    "$(pyq "$WORK/procs.json" "[(r['pattern'], r['status'], r['rounds'] >= 5, 'each round in its own process' in r['speedup']['method']) for r in d['records']]")" \
+    "[('linear_bias', 'ok', True, True), ('linear_bias_relu', 'ok', True, True)]"
+schema_valid "$WORK/procs.json"
+expect 0 "--one-process" -- "$FUSECAL" run --shape m=16,k=16,n=16 --pattern linear_bias --backend cpu.openblas \
+    "${FAST[@]}" --one-process --out "$WORK/one.json" --quiet
+check_eq "one process: the method says so" "$(pyq "$WORK/one.json" "'the rounds in one process' in d['records'][0]['speedup']['method']")" True
+expect 2 "the worker fed nothing" -- "$FUSECAL" __rounds </dev/null
+err_says "worker of 'fusecal run'"
+
 finish

@@ -204,10 +204,10 @@ typedef struct display {
     double tolerance;
 } display;
 
-static void show_start(void *ctx, int i, int n, const fc_job *job)
+static void show_start(void *ctx, int i, int n, int pass, int npass, const fc_job *job)
 {
     display *s = ctx;
-    fc_progress_start(s->pg, i, n, job);
+    fc_progress_start(s->pg, i, n, pass, npass, job);
 }
 
 /* A measured record with its verdict against the baseline: in the live line on
@@ -277,6 +277,7 @@ static int open_session(check_state *st, int argc, char **argv)
     fc_err e;
     st->set = st->base.settings;
     st->set.max_time_total = 0; /* every problem of the baseline, however long */
+    st->set.processes = true;   /* rounds in worker processes, as run measures */
     if (st->set.threads <= 0) st->set.threads = fc_online_cpus();
     fc_progress_test_fast(&st->pg, &st->set, false);
     st->why = fc_xcalloc((size_t)(st->base.n ? st->base.n : 1), sizeof *st->why);

@@ -43,6 +43,7 @@ enum {
     O_RUN_NOISE,
     O_QUICK,
     O_NO_GRAPH,
+    O_ONE_PROCESS,
     O_KERNEL,
     O_SEED,
     O_MAX_MEMORY,
@@ -198,9 +199,9 @@ static const fc_option options[] = {
                      .metavar = "X",
                      .section = HOW,
                      .setting = SETTING(RUN_NOISE),
-                     .help = "standard deviation (log scale) of what changes a speedup between runs but not between "
-                             "the rounds of one run (the machine's state over minutes), added to the rounds' interval "
-                             "in quadrature; bench/repeatability.sh measures it; 0 turns it off"},
+                     .help = "a run-level standard deviation (log scale) added to the rounds' interval in quadrature: "
+                             "for what changes a speedup between runs but not between this run's rounds (with "
+                             "--one-process, or baselines days apart); bench/repeatability.sh estimates it"},
     [O_QUICK] = {.name = "quick",
                  .kind = FC_OPT_FLAG,
                  .section = HOW,
@@ -211,6 +212,12 @@ static const fc_option options[] = {
                     .kind = FC_OPT_FLAG,
                     .section = HOW,
                     .help = "on CUDA, skip the graph-replay timing"},
+    [O_ONE_PROCESS] = {.name = "one-process",
+                       .kind = FC_OPT_FLAG,
+                       .section = HOW,
+                       .help = "measure every round in this process, problem after problem (by default each pass "
+                               "of rounds over the problems runs in a fresh worker process, so the intervals cover "
+                               "what changes between processes)"},
     [O_KERNEL] = {.name = "kernel",
                   .kind = FC_OPT_CHOICE,
                   .section = HOW,
@@ -238,7 +245,8 @@ static const fc_option options[] = {
                           .section = HOW,
                           .setting = SETTING(MAX_TIME_TOTAL),
                           .def = "no limit",
-                          .help = "end the sweep after S seconds; the records so far are kept, marked complete: false"},
+                          .help = "end the sweep after S seconds; the records so far are kept, marked complete: "
+                                  "false (measured in one process, problem after problem, as with --one-process)"},
     [O_OUT] = {.name = "out",
                .kind = FC_OPT_TEXT,
                .metavar = "FILE",
@@ -327,6 +335,7 @@ static void settings_from(const fc_args *a, run_opts *o)
     if (a->v[O_ROUNDS].given) s->rounds = (int)a->v[O_ROUNDS].i;
     if (a->v[O_RUN_NOISE].given) s->run_noise = a->v[O_RUN_NOISE].d;
     if (a->v[O_NO_GRAPH].given) s->graph = false;
+    s->processes = !a->v[O_ONE_PROCESS].given;
     if (a->v[O_KERNEL].given) s->attn_kernel = (fc_attn_kernel)fc_word_index(&fc_attn_kernel_words, a->v[O_KERNEL].s);
     if (a->v[O_MAX_MEMORY].given) s->max_memory = a->v[O_MAX_MEMORY].d;
     if (a->v[O_MAX_TIME_TOTAL].given) s->max_time_total = a->v[O_MAX_TIME_TOTAL].d;
@@ -821,7 +830,10 @@ static int print_plan(const run_opts *o, const fc_plan *plan)
     return FC_EXIT_OK;
 }
 
-static void show_start(void *ctx, int i, int n, const fc_job *job) { fc_progress_start(ctx, i, n, job); }
+static void show_start(void *ctx, int i, int n, int pass, int npass, const fc_job *job)
+{
+    fc_progress_start(ctx, i, n, pass, npass, job);
+}
 
 static int show_record(void *ctx, int i, int n, const fc_doc *d, const fc_record *r)
 {

@@ -33,17 +33,27 @@ static void clear_line(fc_progress *p)
     }
 }
 
-void fc_progress_start(fc_progress *p, int i, int n, const fc_job *job)
+void fc_progress_start(fc_progress *p, int i, int n, int pass, int npass, const fc_job *job)
 {
-    if (!p->tty) return;
+    if (!p->tty) {
+        if (npass > 1 && n > 1 && !p->quiet && p->shown_pass != pass + 1)
+            fprintf(p->out, "pass %d: %s\n", pass + 1,
+                    pass + 1 < npass || pass == 0 ? "one round of every problem, in a fresh worker process"
+                                                  : "one more round of the problems whose interval is still wide");
+        p->shown_pass = pass + 1;
+        return;
+    }
     double el = fc_now() - p->t0;
-    char e1[32], e2[32] = "?", dims[256];
+    char e1[32], e2[32] = "?", dims[256], ps[32] = "";
     duration(el, e1, sizeof e1);
-    if (i > 0) duration(el / i * (n - i), e2, sizeof e2);
+    /* the passes after the minimum add rounds to some problems: about one pass more */
+    int step = pass * n + i, steps = (npass + 1) * n;
+    if (step > 0) duration(el / step * (steps - step), e2, sizeof e2);
+    if (npass > 1 && n > 1) snprintf(ps, sizeof ps, "pass %d/%d ", pass + 1, npass);
     fc_format_dims(&job->prob, dims, sizeof dims);
     clear_line(p);
-    fprintf(p->out, "[%d/%d] %s %s %s  %s elapsed, ~%s left%s%s", i + 1, n, job->prob.pat->name, job->backend->name,
-            dims, e1, e2, p->last[0] ? "  last: " : "", p->last);
+    fprintf(p->out, "%s[%d/%d] %s %s %s  %s elapsed, ~%s left%s%s", ps, i + 1, n, job->prob.pat->name,
+            job->backend->name, dims, e1, e2, p->last[0] ? "  last: " : "", p->last);
     fflush(p->out);
     p->line_open = true;
 }

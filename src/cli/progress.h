@@ -14,10 +14,11 @@ typedef struct fc_progress {
     bool tty, quiet, line_open;
     double t0;
     char last[160];
+    int shown_pass; /* the pass last announced, plus one (0: none) */
 } fc_progress;
 
 void fc_progress_init(fc_progress *p, FILE *out, bool quiet);
-void fc_progress_start(fc_progress *p, int i, int n, const fc_job *job);
+void fc_progress_start(fc_progress *p, int i, int n, int pass, int npass, const fc_job *job);
 void fc_progress_record(fc_progress *p, int i, int n, const fc_record *r);
 /* Clears the live line; later output starts on a clean line. */
 void fc_progress_end(fc_progress *p);

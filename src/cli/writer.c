@@ -15,10 +15,10 @@ int fc_writer_save(fc_writer *w, fc_doc *d)
     return rc;
 }
 
-static void on_start(void *ctx, int i, int n, const fc_job *job)
+static void on_start(void *ctx, int i, int n, int pass, int npass, const fc_job *job)
 {
     fc_writer *w = ctx;
-    if (w->show.start) w->show.start(w->show.ctx, i, n, job);
+    if (w->show.start) w->show.start(w->show.ctx, i, n, pass, npass, job);
 }
 
 static int on_record(void *ctx, int i, int n, const fc_doc *d, const fc_record *r)

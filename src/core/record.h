@@ -52,6 +52,7 @@ typedef struct fc_record {
     fc_ratio_ci speedup;
     double margin; /* how far the interval clears the threshold (fc_decision_margin) */
     char interval_method[256];
+    bool in_processes; /* its rounds ran in worker processes, one per pass (the method says so) */
     fc_ratio_ci split_implementation; /* unfused/control: what the fused form's implementation changes */
     fc_ratio_ci split_fusion;         /* control/fused: what fusion alone saves */
     bool has_graph_speedup;
@@ -83,6 +84,7 @@ typedef struct fc_settings {
     double max_time_total;      /* seconds, 0 = no limit */
     double max_memory;          /* bytes, 0 = what is available */
     double run_noise;           /* sd of the run-level effect on a log speedup (fc_interval_runs) */
+    bool processes;             /* each round of a sweep in a worker process (not in the document) */
 } fc_settings;
 
 void fc_settings_defaults(fc_settings *s);

@@ -3,6 +3,8 @@
 #include "signals.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
@@ -394,3 +396,23 @@ bool fc_fault(const char *site)
 int fc_fault_armed;
 
 bool fc_fault_backend(const char *site) { return fc_fault_armed && fc_fault(site); }
+
+/* ------------------------------------------------------------------ CPUs */
+
+static cpu_set_t process_cpus;
+static bool process_cpus_noted;
+
+void fc_note_process_cpus(void)
+{
+    if (!process_cpus_noted && sched_getaffinity(0, sizeof process_cpus, &process_cpus) == 0) process_cpus_noted = true;
+}
+
+int fc_with_process_cpus(int (*fn)(void *), void *arg)
+{
+    cpu_set_t mine;
+    bool swap = process_cpus_noted && pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) == 0 &&
+                pthread_setaffinity_np(pthread_self(), sizeof process_cpus, &process_cpus) == 0;
+    int rc = fn(arg);
+    if (swap) pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
+    return rc;
+}

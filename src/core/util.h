@@ -83,4 +83,13 @@ bool fc_fault(const char *site);
 extern int fc_fault_armed;
 bool fc_fault_backend(const char *site);
 
+/* ---- the CPUs this process may run on, as it started
+ * A device that pins its threads notes the process's CPUs first; a worker process
+ * started later (calibrate.c) gets them back instead of the one CPU its parent's
+ * main thread was pinned to. */
+void fc_note_process_cpus(void);
+/* Runs fn(arg) with the calling thread allowed on the noted CPUs, then restores
+ * its own; returns fn's result. */
+int fc_with_process_cpus(int (*fn)(void *), void *arg);
+
 #endif

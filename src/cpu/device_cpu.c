@@ -37,6 +37,7 @@ static bool cpu_available(char *why, size_t n)
 static bool pin_threads(int threads)
 {
     cpu_set_t allowed;
+    fc_note_process_cpus();
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
     int cpus[CPU_SETSIZE], n = 0;
     for (int c = 0; c < CPU_SETSIZE; c++)

@@ -2,11 +2,19 @@
 #include "calibrate.h"
 #include "ceilcache.h"
 #include "host.h"
+#include "signals.h"
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 void fc_plan_add(fc_plan *plan, const fc_problem *p, const fc_backend *b, double threshold)
 {
@@ -306,9 +314,10 @@ typedef struct job_run {
     const fc_reference *ref;
     double tol;
     bool graph;
+    bool described; /* variants, control and implementations known */
     int nvar;
+    int min_rounds;
     fc_round_cfg cfg;
-    float *host[FC_MAX_VARIANTS], *after;
     pooled eager, replay;
 } job_run;
 
@@ -319,7 +328,6 @@ static int one_round(job_run *j, const fc_problem *p, int round, fc_record *r)
 {
     fc_err e = {{0}};
     void *state = NULL;
-    int rc = -1;
     double t0 = fc_now();
     int src = j->b->setup(p, j->w, j->dctx, &state, &e);
     if (src == FC_DECLINED) {
@@ -332,14 +340,18 @@ static int one_round(job_run *j, const fc_problem *p, int round, fc_record *r)
         snprintf(r->reason, sizeof r->reason, "setup failed: %s", e.msg);
         return -1;
     }
-    if (round == 0) {
-        r->setup_ms = (fc_now() - t0) * 1e3;
+    if (round == 0) r->setup_ms = (fc_now() - t0) * 1e3;
+    if (!j->described) {
         r->has_control = j->b->has_control && j->b->has_control(state);
         j->nvar = r->has_control ? 3 : 2;
         j->cfg.nvar = j->nvar;
         for (int v = 0; v < j->nvar; v++) j->b->describe(state, (fc_variant)v, &r->v[v].impl);
+        j->described = true;
     }
-    if (verify_setup(j->b, state, j->nvar, j->w, j->ref, j->tol, j->host, r, &e) != 0) goto out;
+    int rc = -1;
+    float *host[FC_MAX_VARIANTS] = {0}, *after = fc_xmalloc(j->w->out_n * sizeof(float));
+    for (int v = 0; v < j->nvar; v++) host[v] = fc_xmalloc(j->w->out_n * sizeof(float));
+    if (verify_setup(j->b, state, j->nvar, j->w, j->ref, j->tol, host, r, &e) != 0) goto out;
     fc_backend_call la = {j->b, state};
     fc_samples smp[FC_MAX_VARIANTS];
     bool interrupted = false;
@@ -376,17 +388,19 @@ static int one_round(job_run *j, const fc_problem *p, int round, fc_record *r)
             goto out;
         }
     }
-    if (check_stable(j->b, state, j->nvar, j->w, j->tol, j->host, j->after, r, &e) != 0) goto out;
+    if (check_stable(j->b, state, j->nvar, j->w, j->tol, host, after, r, &e) != 0) goto out;
     rc = 0;
 out:
     j->b->teardown(state);
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) free(host[v]);
+    free(after);
     return rc;
 }
 
 /* After each round from the minimum on: whether to stop, and why. */
-static bool enough_rounds(const job_run *j, const fc_settings *set, int done, int min_rounds, fc_record *r)
+static bool enough_rounds(const job_run *j, const fc_settings *set, int done, fc_record *r)
 {
-    if (done < min_rounds) return false;
+    if (done < j->min_rounds) return false;
     fc_ratio_ci ci;
     fc_interval_rounds(j->eager.logr, done, &ci);
     double half = (ci.hi - ci.lo) / (2 * ci.ratio);
@@ -419,16 +433,13 @@ static void finish_record(const job_run *j, const fc_settings *set, fc_record *r
     }
     double rn = set->run_noise;
     fc_interval_runs(j->eager.logr, r->rounds, rn, &r->speedup);
-    if (rn > 0)
-        snprintf(r->interval_method, sizeof r->interval_method,
-                 "t interval (df %d) over the rounds' log speedups (a round's: the median of its tuples' "
-                 "unfused/fused ratios), widened in quadrature by a run-level sd of %.3g",
-                 r->rounds - 1, rn);
-    else
-        snprintf(r->interval_method, sizeof r->interval_method,
-                 "t interval (df %d) over the rounds' log speedups; a round's speedup is the median of its tuples' "
-                 "unfused/fused ratios",
-                 r->rounds - 1);
+    char extra[96] = "";
+    if (rn > 0) snprintf(extra, sizeof extra, ", widened in quadrature by a run-level sd of %.3g", rn);
+    snprintf(r->interval_method, sizeof r->interval_method,
+             "t interval (df %d) over the rounds' log speedups (a round's: the median of its tuples' unfused/fused "
+             "ratios)%s; %s",
+             r->rounds - 1, extra,
+             r->in_processes ? "each round in its own process" : "the rounds in one process");
     if (r->has_control) {
         fc_interval_runs(j->eager.logr_impl, r->rounds, rn, &r->split_implementation);
         fc_interval_runs(j->eager.logr_fusion, r->rounds, rn, &r->split_fusion);
@@ -445,15 +456,29 @@ static void finish_record(const job_run *j, const fc_settings *set, fc_record *r
     }
     r->decision = fc_decide(decide, r->threshold);
     r->margin = fc_decision_margin(decide, r->threshold);
+    /* closed by an interrupt before the minimum of rounds: the interval stands,
+     * the decision waits for the evidence the stopping rule asks for */
+    if (r->rounds < j->min_rounds) {
+        r->decision = FC_DECIDE_INCONCLUSIVE;
+        if (r->margin > 0) r->margin = 0;
+    }
 }
 
-void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, const fc_workload *w,
-                    const fc_reference *ref, volatile sig_atomic_t *interrupt, fc_record *r, bool *interrupted)
+/* The number of rounds every record gets at least (2 at least: one round says
+ * nothing about the spread between setups). */
+static int min_rounds_of(const fc_settings *set)
+{
+    return set->rounds < 2 ? 2 : set->rounds > FC_MAX_ROUNDS ? FC_MAX_ROUNDS : set->rounds;
+}
+
+/* Starts a job: the record's fixed fields, the memory check, the round settings.
+ * Returns 0, or -1 with the record finished (skipped). */
+static int job_begin(fc_session *s, const fc_job *job, const fc_settings *set, const fc_workload *w,
+                     const fc_reference *ref, volatile sig_atomic_t *interrupt, fc_record *r, job_run *j)
 {
     const fc_backend *b = job->backend;
     fc_err e = {{0}};
     memset(r, 0, sizeof *r);
-    *interrupted = false;
     r->prob = job->prob;
     fc_problem_string(&job->prob, r->problem, sizeof r->problem);
     fc_strlcpy(r->device, b->device, sizeof r->device);
@@ -461,150 +486,575 @@ void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, co
     r->threshold = job->threshold;
     r->status = FC_STATUS_OK;
     r->seed = fc_seed_mix(set->seed, hash_str(r->problem));
-    r->prepare_ms = w->prepare_ms;
-    r->reference_ms = ref->ms;
+    r->prepare_ms = w ? w->prepare_ms : 0;
+    r->reference_ms = ref ? ref->ms : 0;
     int di = session_find(s, b->device);
-    job_run j = {.b = b, .dev = s->dev[di], .dctx = s->ctx[di], .w = w, .ref = ref, .nvar = 2};
+    *j = (job_run){.b = b, .dev = s->dev[di], .dctx = s->ctx[di], .w = w, .ref = ref, .nvar = 2};
     fc_dtype cdt = job->prob.dtype;
     r->ceil_gflops = s->ceil[di].gflops[cdt] > 0 ? s->ceil[di].gflops[cdt] : s->ceil[di].gflops[FC_FP32];
     r->ceil_gbs = s->ceil[di].bandwidth_gbs;
     fc_cost cost = {0};
     fc_family_of(job->prob.pat)->cost(&job->prob, &cost);
     fill_metrics(r, &cost);
-    j.tol = fc_problem_tolerance(&job->prob);
-    for (int v = 0; v < FC_MAX_VARIANTS; v++) r->v[v].check.tol = j.tol;
+    j->tol = fc_problem_tolerance(&job->prob);
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) r->v[v].check.tol = j->tol;
 
     if (b->device_bytes) {
         size_t need = 0;
         if (b->device_bytes(&job->prob, &need, &e) != 0) {
             r->status = FC_STATUS_SKIPPED;
             snprintf(r->reason, sizeof r->reason, "%s", e.msg);
-            return;
+            return -1;
         }
-        size_t avail = j.dev->mem_available(j.dctx);
+        size_t avail = j->dev->mem_available(j->dctx);
         if (set->max_memory > 0 && set->max_memory < (double)avail) avail = (size_t)set->max_memory;
         if (need > avail) {
             r->status = FC_STATUS_SKIPPED;
             snprintf(r->reason, sizeof r->reason, "needs %.2f GiB of %s memory, %.2f GiB available",
-                     (double)need / (1 << 30), j.dev->name, (double)avail / (1 << 30));
-            return;
+                     (double)need / (1 << 30), j->dev->name, (double)avail / (1 << 30));
+            return -1;
         }
     }
-    if (j.dev->sense) j.dev->sense(j.dctx, &r->before);
+    if (j->dev->sense) j->dev->sense(j->dctx, &r->before);
 
-    fc_fault_armed = 1; /* injected library faults fire from here to the end of this job */
-    /* At least set->rounds rounds (2 at least: one round says nothing about the
-     * spread between setups), each with its share of the minimums; more rounds
-     * while the interval is wider than max_noise and the time cap allows. */
-    int min_rounds = set->rounds < 2 ? 2 : set->rounds > FC_MAX_ROUNDS ? FC_MAX_ROUNDS : set->rounds;
+    /* At least min_rounds rounds, each with its share of the minimums; more rounds
+     * while the rounds' interval is wider than max_noise and the time cap allows. */
+    j->min_rounds = min_rounds_of(set);
     const fc_stop *st = &set->stop;
-    double round_min = st->min_time / min_rounds;
-    j.cfg = (fc_round_cfg){
+    double round_min = st->min_time / j->min_rounds;
+    j->cfg = (fc_round_cfg){
         .nvar = 2,
         .cold = set->cold,
         .target_sample = set->target_sample,
-        .min_pairs = (st->min_samples + min_rounds - 1) / min_rounds,
+        .min_pairs = (st->min_samples + j->min_rounds - 1) / j->min_rounds,
         .min_time = round_min,
-        .max_time = fmax(round_min, st->max_time / min_rounds),
+        .max_time = fmax(round_min, st->max_time / j->min_rounds),
         .max_pairs = st->max_samples,
         .interrupt = interrupt,
     };
-    if (j.cfg.min_pairs < 2) j.cfg.min_pairs = 2;
-    j.graph = set->graph && j.dev->graph_create;
-    for (int v = 0; v < FC_MAX_VARIANTS; v++) j.host[v] = fc_xmalloc(w->out_n * sizeof(float));
-    j.after = fc_xmalloc(w->out_n * sizeof(float));
-    for (int round = 0; round < FC_MAX_ROUNDS; round++) {
-        int rc = one_round(&j, &job->prob, round, r);
-        if (rc < 0) goto out;
-        if (rc > 0) {
-            *interrupted = true;
-            goto out;
-        }
-        r->rounds = round + 1;
-        if (enough_rounds(&j, set, r->rounds, min_rounds, r)) break;
-    }
-    finish_record(&j, set, r);
-    fill_rates(r);
-    if (j.dev->sense) j.dev->sense(j.dctx, &r->after);
-    r->throttled = r->before.clock_mhz > 0 && r->after.clock_mhz > 0 && r->after.clock_mhz < 0.75 * r->before.clock_mhz;
+    if (j->cfg.min_pairs < 2) j->cfg.min_pairs = 2;
+    j->graph = set->graph && j->dev->graph_create;
+    return 0;
+}
 
-out:
-    fc_fault_armed = 0;
-    pool_free(&j.eager);
-    pool_free(&j.replay);
-    for (int v = 0; v < FC_MAX_VARIANTS; v++) free(j.host[v]);
-    free(j.after);
+/* The job's rounds in this process until the stopping rule says enough. Returns
+ * as one_round does. Injected library faults fire only in here. */
+static int job_rounds(job_run *j, const fc_settings *set, fc_record *r)
+{
+    for (;;) {
+        fc_fault_armed = 1;
+        int rc = one_round(j, &r->prob, r->rounds, r);
+        fc_fault_armed = 0;
+        if (rc != 0) return rc;
+        r->rounds++;
+        if (enough_rounds(j, set, r->rounds, r)) return 0;
+    }
+}
+
+/* Closes a measured job: statistics, decision, rates, the device's state after. */
+static void job_finish(job_run *j, const fc_settings *set, fc_record *r)
+{
+    finish_record(j, set, r);
+    fill_rates(r);
+    if (j->dev->sense) j->dev->sense(j->dctx, &r->after);
+    r->throttled = r->before.clock_mhz > 0 && r->after.clock_mhz > 0 && r->after.clock_mhz < 0.75 * r->before.clock_mhz;
+}
+
+static void job_free(job_run *j)
+{
+    pool_free(&j->eager);
+    pool_free(&j->replay);
+    memset(&j->eager, 0, sizeof j->eager);
+    memset(&j->replay, 0, sizeof j->replay);
+}
+
+void fc_measure_job(fc_session *s, const fc_job *job, const fc_settings *set, const fc_workload *w,
+                    const fc_reference *ref, volatile sig_atomic_t *interrupt, fc_record *r, bool *interrupted)
+{
+    job_run j;
+    *interrupted = false;
+    if (job_begin(s, job, set, w, ref, interrupt, r, &j) != 0) return;
+    int rc = job_rounds(&j, set, r);
+    if (rc > 0) *interrupted = true;
+    if (rc == 0) job_finish(&j, set, r);
+    job_free(&j);
 }
 
 /* ------------------------------------------------------------------ the loop */
 
-int fc_calibrate(fc_session *s, const fc_plan *plan, const fc_settings *set, fc_doc *doc, const fc_observer *obs,
-                 volatile sig_atomic_t *interrupt, fc_err *e)
+/* A problem's inputs and float64 reference, built from the run's seed. */
+typedef struct prob_data {
+    char ps[256];
+    fc_workload w;
+    fc_reference ref;
+    bool have;
+    char skip[512]; /* why there is none */
+} prob_data;
+
+/* Makes d hold problem p (its string ps), dropping what it held. */
+static bool prob_switch(prob_data *d, const fc_problem *p, const char *ps, const fc_settings *set)
+{
+    if (!strcmp(d->ps, ps)) return d->have;
+    if (d->have) {
+        fc_reference_free(&d->ref);
+        fc_workload_free(&d->w);
+        d->have = false;
+    }
+    fc_strlcpy(d->ps, ps, sizeof d->ps);
+    d->skip[0] = 0;
+    fc_err we;
+    uint64_t seed = fc_seed_mix(set->seed, hash_str(ps));
+    if (fc_workload_create(p, seed, (size_t)set->max_memory, &d->w, &we) != 0) {
+        snprintf(d->skip, sizeof d->skip, "%s", we.msg);
+        return false;
+    }
+    fc_reference_build(p, &d->w, seed ^ 0x5eed, &d->ref);
+    d->have = true;
+    return true;
+}
+
+static void prob_free(prob_data *d)
+{
+    if (d->have) {
+        fc_reference_free(&d->ref);
+        fc_workload_free(&d->w);
+    }
+    memset(d, 0, sizeof *d);
+}
+
+static void skipped_record(const fc_job *job, const char *ps, const char *why, fc_record *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->prob = job->prob;
+    fc_strlcpy(rec->problem, ps, sizeof rec->problem);
+    fc_strlcpy(rec->device, job->backend->device, sizeof rec->device);
+    fc_strlcpy(rec->backend, job->backend->name, sizeof rec->backend);
+    rec->threshold = job->threshold;
+    rec->status = FC_STATUS_SKIPPED;
+    fc_strlcpy(rec->reason, why, sizeof rec->reason);
+    fc_cost cost = {0};
+    fc_family_of(job->prob.pat)->cost(&job->prob, &cost);
+    fill_metrics(rec, &cost);
+}
+
+/* Every job in this process, one after another, each to the end of its rounds. */
+static int calibrate_here(fc_session *s, const fc_plan *plan, const fc_settings *set, fc_doc *doc,
+                          const fc_observer *obs, volatile sig_atomic_t *interrupt, fc_err *e)
 {
     double t0 = fc_now();
-    fc_workload w = {0};
-    fc_reference ref = {0};
-    char cur[256] = "", skip_reason[512] = "";
-    bool have = false;
-    int done = 0;
-    doc->complete = false;
-    for (int i = 0; i < plan->n; i++) {
+    prob_data d = {0};
+    int done = 0, rc = 0;
+    for (int i = 0; i < plan->n && rc == 0; i++) {
         if (interrupt && *interrupt) break;
         if (set->max_time_total > 0 && fc_now() - t0 >= set->max_time_total) break;
         const fc_job *job = &plan->jobs[i];
-        if (obs && obs->start) obs->start(obs->ctx, i, plan->n, job);
+        if (obs && obs->start) obs->start(obs->ctx, i, plan->n, 0, 1, job);
         char ps[256];
         fc_problem_string(&job->prob, ps, sizeof ps);
-        if (strcmp(ps, cur) != 0) {
-            if (have) {
-                fc_reference_free(&ref);
-                fc_workload_free(&w);
-                have = false;
-            }
-            fc_strlcpy(cur, ps, sizeof cur);
-            fc_err we;
-            skip_reason[0] = 0;
-            uint64_t seed = fc_seed_mix(set->seed, hash_str(ps));
-            if (fc_workload_create(&job->prob, seed, (size_t)set->max_memory, &w, &we) != 0) {
-                snprintf(skip_reason, sizeof skip_reason, "%s", we.msg);
-            } else {
-                fc_reference_build(&job->prob, &w, seed ^ 0x5eed, &ref);
-                have = true;
-            }
-        }
         fc_record rec;
         bool interrupted = false;
-        if (!have) {
-            memset(&rec, 0, sizeof rec);
-            rec.prob = job->prob;
-            fc_strlcpy(rec.problem, ps, sizeof rec.problem);
-            fc_strlcpy(rec.device, job->backend->device, sizeof rec.device);
-            fc_strlcpy(rec.backend, job->backend->name, sizeof rec.backend);
-            rec.threshold = job->threshold;
-            rec.status = FC_STATUS_SKIPPED;
-            fc_strlcpy(rec.reason, skip_reason, sizeof rec.reason);
-            fc_cost cost = {0};
-            fc_family_of(job->prob.pat)->cost(&job->prob, &cost);
-            fill_metrics(&rec, &cost);
-        } else {
-            fc_measure_job(s, job, set, &w, &ref, interrupt, &rec, &interrupted);
-        }
+        if (!prob_switch(&d, &job->prob, ps, set)) skipped_record(job, ps, d.skip, &rec);
+        else
+            fc_measure_job(s, job, set, &d.w, &d.ref, interrupt, &rec, &interrupted);
         if (interrupted) break;
         fc_record *slot = fc_doc_add(doc);
         *slot = rec;
         done++;
-        if (obs && obs->record && obs->record(obs->ctx, i, plan->n, doc, slot) != 0) {
-            if (have) {
-                fc_reference_free(&ref);
-                fc_workload_free(&w);
+        if (obs && obs->record && obs->record(obs->ctx, i, plan->n, doc, slot) != 0)
+            rc = fc_errf(e, "could not save the records");
+    }
+    prob_free(&d);
+    doc->complete = rc == 0 && done == plan->n;
+    return rc;
+}
+
+/* ---- rounds in worker processes
+ *
+ * A worker is this program again (/proc/self/exe __rounds), fed on its stdin the
+ * settings and a list of (job, round, backend, problem); for each it builds the
+ * problem's inputs and reference from the run's seed, runs that one round (setup,
+ * verification, timing, teardown) and writes back on its stdout what the round
+ * gave. Both ends are the same binary, so the structs travel as bytes. */
+
+#define WIRE_MAGIC 0x66637277u /* "fcrw" */
+
+typedef struct wire_item {
+    int job, round;
+    char backend[32];
+    char problem[256];
+} wire_item;
+
+typedef struct wire_head {
+    int job, round, rc; /* rc as one_round's */
+    fc_status status;
+    char reason[sizeof ((fc_record *)0)->reason];
+    int nvar, ngraph;
+    bool has_control, verified;
+    double setup_ms, prepare_ms, reference_ms, fused_vs_unfused;
+    fc_impl impl[FC_MAX_VARIANTS];
+    fc_check check[FC_MAX_VARIANTS];
+    bool stable[FC_MAX_VARIANTS];
+    fc_round_rec rr;
+} wire_head;
+
+typedef struct wire_samples {
+    int n, batch;
+    double sampled_s;
+} wire_samples;
+
+static bool put(FILE *f, const void *p, size_t n) { return fwrite(p, 1, n, f) == n; }
+
+/* Reads n bytes; false on end of file, an error or an interrupt. */
+static bool get(FILE *f, void *p, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        size_t k = fread((char *)p + got, 1, n - got, f);
+        got += k;
+        if (got < n) {
+            if (ferror(f) && errno == EINTR && !fc_interrupted) {
+                clearerr(f);
+                continue;
             }
-            return fc_errf(e, "could not save the records");
+            return false;
         }
     }
-    if (have) {
-        fc_reference_free(&ref);
-        fc_workload_free(&w);
+    return true;
+}
+
+static bool put_samples(FILE *f, const fc_samples *smp, int nvar)
+{
+    for (int v = 0; v < nvar; v++) {
+        wire_samples ws = {smp[v].n, smp[v].batch, smp[v].sampled_s};
+        if (!put(f, &ws, sizeof ws) || !put(f, smp[v].ms, (size_t)smp[v].n * sizeof(double))) return false;
     }
-    doc->complete = done == plan->n;
+    return true;
+}
+
+static bool get_samples(FILE *f, fc_samples *smp, int nvar)
+{
+    memset(smp, 0, FC_MAX_VARIANTS * sizeof *smp);
+    for (int v = 0; v < nvar; v++) {
+        wire_samples ws;
+        if (!get(f, &ws, sizeof ws) || ws.n < 0 || ws.n > (1 << 26)) return false;
+        smp[v].n = smp[v].cap = ws.n;
+        smp[v].batch = ws.batch;
+        smp[v].sampled_s = ws.sampled_s;
+        smp[v].ms = fc_xmalloc((size_t)(ws.n ? ws.n : 1) * sizeof(double));
+        if (!get(f, smp[v].ms, (size_t)ws.n * sizeof(double))) return false;
+    }
+    return true;
+}
+
+int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
+{
+    signal(SIGINT, SIG_IGN); /* the parent decides; it stops a worker with SIGKILL */
+    uint32_t magic = 0;
+    fc_settings set;
+    int n = 0;
+    if (!get(in, &magic, sizeof magic) || magic != WIRE_MAGIC || !get(in, &set, sizeof set) ||
+        !get(in, &n, sizeof n) || n < 0 || n > (1 << 24)) {
+        fprintf(stderr, "fusecal __rounds: this is the worker of 'fusecal run'; it reads its jobs from its parent\n");
+        return 2;
+    }
+    wire_item *items = fc_xcalloc((size_t)(n ? n : 1), sizeof *items);
+    fc_plan plan = {0};
+    for (int i = 0; i < n; i++) {
+        fc_err e;
+        fc_problem p;
+        const fc_backend *b = NULL;
+        if (!get(in, &items[i], sizeof items[i])) return 2;
+        items[i].problem[sizeof items[i].problem - 1] = items[i].backend[sizeof items[i].backend - 1] = 0;
+        if (fc_problem_parse(items[i].problem, NULL, &p, &e) != 0 || !(b = fc_backend_find(reg, items[i].backend))) {
+            fprintf(stderr, "fusecal __rounds: bad job '%s' on '%s'\n", items[i].problem, items[i].backend);
+            return 2;
+        }
+        fc_plan_add(&plan, &p, b, 0);
+    }
+    fc_session ses;
+    fc_err e = {{0}};
+    bool open = fc_session_open(&ses, reg, &plan, &set, &e) == 0;
+    prob_data d = {0};
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const fc_job *job = &plan.jobs[i];
+        wire_head h;
+        memset(&h, 0, sizeof h);
+        h.job = items[i].job;
+        h.round = items[i].round;
+        h.rc = -1;
+        fc_record *r = fc_xcalloc(1, sizeof *r);
+        job_run j;
+        memset(&j, 0, sizeof j);
+        bool begun = false;
+        if (!open) {
+            h.status = FC_STATUS_FAILED;
+            snprintf(h.reason, sizeof h.reason, "worker process: %s", e.msg);
+        } else if (!prob_switch(&d, &job->prob, items[i].problem, &set)) {
+            h.status = FC_STATUS_SKIPPED;
+            fc_strlcpy(h.reason, d.skip, sizeof h.reason);
+        } else if (job_begin(&ses, job, &set, &d.w, &d.ref, &fc_interrupted, r, &j) != 0) {
+            h.status = r->status;
+            fc_strlcpy(h.reason, r->reason, sizeof h.reason);
+        } else {
+            begun = true;
+            fc_fault_armed = 1;
+            h.rc = one_round(&j, &r->prob, h.round, r);
+            fc_fault_armed = 0;
+            h.status = r->status;
+            fc_strlcpy(h.reason, r->reason, sizeof h.reason);
+            h.nvar = j.nvar;
+            h.ngraph = h.rc == 0 && j.graph ? 2 : 0;
+            h.has_control = r->has_control;
+            h.verified = r->verified;
+            h.setup_ms = r->setup_ms;
+            h.prepare_ms = d.w.prepare_ms;
+            h.reference_ms = d.ref.ms;
+            h.fused_vs_unfused = r->fused_vs_unfused;
+            for (int v = 0; v < FC_MAX_VARIANTS; v++) {
+                h.impl[v] = r->v[v].impl;
+                h.check[v] = r->v[v].check;
+                h.stable[v] = r->v[v].stable;
+            }
+            h.rr = r->round[h.round];
+        }
+        if (h.rc != 0) h.nvar = h.ngraph = 0; /* samples travel only with a whole round */
+        if (!put(out, &h, sizeof h) || !put_samples(out, j.eager.v, h.nvar) ||
+            !put_samples(out, j.replay.v, h.ngraph) || fflush(out) != 0)
+            rc = 2;
+        if (begun) job_free(&j);
+        free(r);
+    }
+    prob_free(&d);
+    if (open) fc_session_close(&ses);
+    fc_plan_free(&plan);
+    free(items);
+    return rc;
+}
+
+typedef struct spawn_call {
+    posix_spawn_file_actions_t *fa;
+    pid_t pid;
+} spawn_call;
+
+static int do_spawn(void *arg)
+{
+    spawn_call *c = arg;
+    char *argv[] = {"fusecal", "__rounds", NULL};
+    return posix_spawn(&c->pid, "/proc/self/exe", c->fa, NULL, argv, environ);
+}
+
+/* Starts a worker; *to and *from are its stdin and stdout. */
+static pid_t spawn_worker(FILE **to, FILE **from, fc_err *e)
+{
+    int in[2], out[2];
+    if (pipe(in) != 0) return (pid_t)fc_errf(e, "pipe: %s", strerror(errno));
+    if (pipe(out) != 0) {
+        close(in[0]);
+        close(in[1]);
+        return (pid_t)fc_errf(e, "pipe: %s", strerror(errno));
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_addclose(&fa, in[1]);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    spawn_call sc = {.fa = &fa};
+    int err = fc_with_process_cpus(do_spawn, &sc); /* not only the CPU this thread is pinned to */
+    pid_t pid = sc.pid;
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    close(out[1]);
+    if (err != 0) {
+        close(in[1]);
+        close(out[0]);
+        return (pid_t)fc_errf(e, "cannot start a worker process: %s", strerror(err));
+    }
+    *to = fdopen(in[1], "wb");
+    *from = fdopen(out[0], "rb");
+    return pid;
+}
+
+/* A job of a sweep in worker processes: its record and its state between rounds. */
+typedef struct job_slot {
+    fc_record rec;
+    job_run j;
+    bool closed; /* finished, failed or skipped: waiting to be added */
+    bool added;
+} job_slot;
+
+/* One round's outcome, from a worker, into job slot sl. Returns 1 when the
+ * worker was interrupted, else 0. */
+static int apply_round(job_slot *sl, const fc_settings *set, const wire_head *h, fc_samples *eager,
+                       fc_samples *graph)
+{
+    fc_record *r = &sl->rec;
+    job_run *j = &sl->j;
+    if (h->rc > 0) return 1;
+    r->status = h->status;
+    fc_strlcpy(r->reason, h->reason, sizeof r->reason);
+    if (h->nvar > 0 && !j->described) {
+        j->nvar = h->nvar;
+        r->has_control = h->has_control;
+        for (int v = 0; v < h->nvar; v++) r->v[v].impl = h->impl[v];
+        j->described = true;
+    }
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) {
+        r->v[v].check = h->check[v];
+        r->v[v].stable = h->stable[v];
+    }
+    r->verified = h->verified;
+    r->fused_vs_unfused = h->fused_vs_unfused;
+    if (h->rc < 0) {
+        if (r->status == FC_STATUS_OK) r->status = FC_STATUS_FAILED;
+        sl->closed = true;
+        return 0;
+    }
+    if (h->round == 0) {
+        r->setup_ms = h->setup_ms;
+        r->prepare_ms = h->prepare_ms;
+        r->reference_ms = h->reference_ms;
+    }
+    r->round[r->rounds] = h->rr;
+    pool_add(&j->eager, eager, j->nvar);
+    if (h->ngraph) pool_add(&j->replay, graph, 2);
+    r->rounds++;
+    if (enough_rounds(j, set, r->rounds, r)) {
+        job_finish(j, set, r);
+        sl->closed = true;
+    }
     return 0;
+}
+
+/* Adds the closed records from *next on, in the plan's order, while they are. */
+static int add_closed(fc_doc *doc, job_slot *js, int n, int *next, bool any_order, const fc_observer *obs)
+{
+    for (int i = *next; i < n; i++) {
+        job_slot *sl = &js[i];
+        if (!sl->closed || sl->added) {
+            if (!any_order && !sl->added) break;
+            continue;
+        }
+        fc_record *slot = fc_doc_add(doc);
+        *slot = sl->rec;
+        sl->added = true;
+        job_free(&sl->j);
+        if (obs && obs->record && obs->record(obs->ctx, i, n, doc, slot) != 0) return -1;
+        if (!any_order) *next = i + 1;
+    }
+    return 0;
+}
+
+/* The sweep in passes, each pass a worker process that runs one round of every
+ * job still open: a record's rounds come from as many processes, spread over the
+ * sweep, so its interval sees what a fresh process and the minutes between
+ * change, not only what changes between setups a second apart. */
+static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_settings *set, fc_doc *doc,
+                                const fc_observer *obs, volatile sig_atomic_t *interrupt, fc_err *e)
+{
+    int n = plan->n, rc = 0, next = 0, min_rounds = min_rounds_of(set);
+    job_slot *js = fc_xcalloc((size_t)(n ? n : 1), sizeof *js);
+    wire_item *items = fc_xcalloc((size_t)(n ? n : 1), sizeof *items);
+    for (int i = 0; i < n; i++) {
+        const fc_job *job = &plan->jobs[i];
+        if (job_begin(s, job, set, NULL, NULL, interrupt, &js[i].rec, &js[i].j) != 0) js[i].closed = true;
+        js[i].rec.in_processes = true;
+    }
+    bool stopped = false;
+    for (int pass = 0; !stopped && rc == 0; pass++) {
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            if (js[i].closed) continue;
+            items[m] = (wire_item){.job = i, .round = js[i].rec.rounds};
+            fc_strlcpy(items[m].backend, plan->jobs[i].backend->name, sizeof items[m].backend);
+            fc_strlcpy(items[m].problem, js[i].rec.problem, sizeof items[m].problem);
+            m++;
+        }
+        if (m == 0) break;
+        if (interrupt && *interrupt) {
+            stopped = true;
+            break;
+        }
+        FILE *to = NULL, *from = NULL;
+        pid_t pid = spawn_worker(&to, &from, e);
+        if (pid < 0) {
+            rc = -1;
+            break;
+        }
+        uint32_t magic = WIRE_MAGIC;
+        bool sent = put(to, &magic, sizeof magic) && put(to, set, sizeof *set) && put(to, &m, sizeof m) &&
+                    put(to, items, (size_t)m * sizeof *items);
+        fclose(to);
+        int got = 0;
+        int npass = pass < min_rounds ? min_rounds : pass + 1;
+        while (sent && got < m) {
+            if (obs && obs->start) obs->start(obs->ctx, items[got].job, n, pass, npass, &plan->jobs[items[got].job]);
+            wire_head h;
+            fc_samples ev[FC_MAX_VARIANTS], gv[FC_MAX_VARIANTS];
+            memset(ev, 0, sizeof ev);
+            memset(gv, 0, sizeof gv);
+            bool ok = get(from, &h, sizeof h) && h.job == items[got].job && h.nvar >= 0 &&
+                      h.nvar <= FC_MAX_VARIANTS && h.ngraph >= 0 && h.ngraph <= 2 && get_samples(from, ev, h.nvar) &&
+                      get_samples(from, gv, h.ngraph);
+            if (ok && apply_round(&js[h.job], set, &h, ev, gv) != 0) stopped = true;
+            for (int v = 0; v < FC_MAX_VARIANTS; v++) {
+                fc_samples_free(&ev[v]);
+                fc_samples_free(&gv[v]);
+            }
+            if (!ok || stopped) break;
+            got++;
+            if (add_closed(doc, js, n, &next, false, obs) != 0) {
+                rc = fc_errf(e, "could not save the records");
+                break;
+            }
+        }
+        if (got < m || (interrupt && *interrupt)) kill(pid, SIGKILL);
+        fclose(from);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        if (interrupt && *interrupt) stopped = true;
+        if (!stopped && rc == 0 && got < m) {
+            /* the worker died inside a job's round: that record fails, the rest go on */
+            job_slot *sl = &js[items[got].job];
+            sl->rec.status = FC_STATUS_FAILED;
+            if (WIFSIGNALED(status))
+                snprintf(sl->rec.reason, sizeof sl->rec.reason, "the worker process measuring round %d died: %s",
+                         sl->rec.rounds, strsignal(WTERMSIG(status)));
+            else
+                snprintf(sl->rec.reason, sizeof sl->rec.reason,
+                         "the worker process measuring round %d ended early (exit %d)", sl->rec.rounds,
+                         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+            sl->closed = true;
+        }
+    }
+    /* Stopped early: records with two rounds or more are closed with what they
+     * have (stop rule "interrupted", undecided below the minimum of rounds) and
+     * kept; the others are dropped. */
+    for (int i = 0; i < n; i++) {
+        job_slot *sl = &js[i];
+        if (sl->closed || sl->rec.rounds < 2) continue;
+        fc_strlcpy(sl->rec.stop_rule, fc_stop_rule_name(FC_RULE_INTERRUPTED), sizeof sl->rec.stop_rule);
+        job_finish(&sl->j, set, &sl->rec);
+        sl->closed = true;
+    }
+    if (rc == 0 && add_closed(doc, js, n, &next, true, obs) != 0) rc = fc_errf(e, "could not save the records");
+    int added = 0;
+    for (int i = 0; i < n; i++) {
+        added += js[i].added;
+        if (!js[i].added) job_free(&js[i].j);
+    }
+    free(items);
+    free(js);
+    doc->complete = rc == 0 && !stopped && added == n;
+    return rc;
+}
+
+int fc_calibrate(fc_session *s, const fc_plan *plan, const fc_settings *set, fc_doc *doc, const fc_observer *obs,
+                 volatile sig_atomic_t *interrupt, fc_err *e)
+{
+    doc->complete = false;
+    /* a time budget wants whole records early: one process, problem after problem */
+    if (set->processes && set->max_time_total <= 0) return calibrate_in_workers(s, plan, set, doc, obs, interrupt, e);
+    return calibrate_here(s, plan, set, doc, obs, interrupt, e);
 }

@@ -55,16 +55,27 @@ void fc_session_close(fc_session *s);
 void fc_session_describe(const fc_session *s, cJSON **host, cJSON **ceilings);
 
 typedef struct fc_observer {
-    /* before job i of n */
-    void (*start)(void *ctx, int i, int n, const fc_job *job);
+    /* before job i of n, in pass `pass` of npass (a pass runs one round of every job) */
+    void (*start)(void *ctx, int i, int n, int pass, int npass, const fc_job *job);
     /* after a record was added to the document (write it out here) */
     int (*record)(void *ctx, int i, int n, const fc_doc *doc, const fc_record *r);
     void *ctx;
 } fc_observer;
 
-/* Runs every job of the plan, appending records to doc. Stops early (doc->complete
- * stays false) on *interrupt or when settings.max_time_total runs out. Returns 0
- * when the loop ran (records may still have failed), -1 when an observer failed. */
+/* The worker of fc_calibrate's passes (`fusecal __rounds`): reads its jobs from
+ * in, writes what each round gave to out. Returns the exit status. */
+int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out);
+
+/* Runs every job of the plan, appending records to doc in the plan's order. With
+ * settings.processes (and no total time budget) it runs in passes, each a worker
+ * process (/proc/self/exe __rounds, fc_rounds_worker) that measures one round of
+ * every job still open, so a record's rounds come from separate processes spread
+ * over the sweep; else every job in this process, each to the end of its rounds.
+ * Stops early (doc->complete stays false) on *interrupt or when
+ * settings.max_time_total runs out; in passes it keeps the records that have two
+ * rounds or more (stop rule "interrupted", inconclusive below the minimum of
+ * rounds). Returns 0 when the loop ran (records may still have failed), -1 when
+ * an observer failed or no worker could start. */
 int fc_calibrate(fc_session *s, const fc_plan *plan, const fc_settings *set, fc_doc *doc, const fc_observer *obs,
                  volatile sig_atomic_t *interrupt, fc_err *e);
 

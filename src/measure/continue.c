@@ -43,9 +43,14 @@ int fc_continue_check_settings(const fc_continuation *c, const fc_settings *set,
     return 0;
 }
 
-int fc_continue_drop_measured(const fc_continuation *c, fc_plan *plan)
+int fc_continue_drop_measured(fc_continuation *c, fc_plan *plan)
 {
     if (!c->loaded) return 0;
+    /* records an interrupt closed early are measured again, in full */
+    int k = 0;
+    for (int r = 0; r < c->prev.n; r++)
+        if (strcmp(c->prev.rec[r].stop_rule, "interrupted") != 0) c->prev.rec[k++] = c->prev.rec[r];
+    c->prev.n = k;
     int kept = 0;
     for (int i = 0; i < plan->n; i++) {
         char ps[256];

@@ -24,8 +24,9 @@ int fc_continue_argv(const fc_continuation *c, int *argc, char ***argv, fc_err *
 /* Refuses a run whose settings are not the document's. */
 int fc_continue_check_settings(const fc_continuation *c, const fc_settings *set, fc_err *e);
 /* Drops from the plan the jobs whose (problem, backend) the document holds;
- * returns how many. */
-int fc_continue_drop_measured(const fc_continuation *c, fc_plan *plan);
+ * returns how many. Records an interrupt closed early (stop rule "interrupted")
+ * leave the document and are measured again. */
+int fc_continue_drop_measured(fc_continuation *c, fc_plan *plan);
 /* The document this run writes into doc (an empty fc_doc_init one): a fresh one
  * with these settings, argv, host and ceilings; or the previous one, refused
  * when it was measured on another host or library build, with its records,
