@@ -200,8 +200,8 @@ static const fc_option options[] = {
                      .section = HOW,
                      .setting = SETTING(RUN_NOISE),
                      .help = "a run-level standard deviation (log scale) added to the rounds' interval in quadrature: "
-                             "for what changes a speedup between runs but not between this run's rounds (with "
-                             "--one-process, or baselines days apart); bench/repeatability.sh estimates it"},
+                             "for machine states that last longer than a run (a busy stretch of a shared host), "
+                             "which rounds cannot see; bench/repeatability.sh estimates it; 0 turns it off"},
     [O_QUICK] = {.name = "quick",
                  .kind = FC_OPT_FLAG,
                  .section = HOW,
