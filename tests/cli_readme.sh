@@ -24,7 +24,8 @@ check_eq "check --run takes the hook's settings over the baseline's" "$(pyq now.
 
 # ---- the driver, on a fixture
 mkdir -p "$WORK/src/results/m"
-echo '/where/it/was/built/fusecal info --format json --no-measure > results/m/info.json' >"$WORK/src/results/m/commands.txt"
+printf '%s\n' '/where/it/was/built/fusecal info --format json --no-measure > results/m/info.json' \
+    'python3 bench/slow.py --out results/m/slow  # doc-test: skip minutes, and PyTorch' >"$WORK/src/results/m/commands.txt"
 cat >"$WORK/src/README.md" <<'MD'
 # fixture
 
@@ -55,7 +56,8 @@ MD
 expect 0 "the fixture's commands pass" -- docs --src "$WORK/src"
 for s in "ok   results/m/commands.txt:1: fusecal info --format json --no-measure > results/m/info.json" "ok   README.md:4: fusecal run --shape linear_bias:M=8,K=8,N=8 --backend cpu.openblas --out one.json" \
     "ok   README.md:6: fusecal validate one.json results/m/info.json" "skip README.md:11: curl -fsS https://example.invalid/  (needs the network: exit 77)" \
-    "ok   README.md:16: fusecal run --pattern nonesuch  (exit 2"; do
+    "ok   README.md:16: fusecal run --pattern nonesuch  (exit 2" \
+    "skip results/m/commands.txt:2: python3 bench/slow.py --out results/m/slow  (minutes, and PyTorch: exit 77)"; do
     if grep -qF -- "$s" "$WORK/out"; then ok "driver: $s"; else bad "driver lacks: $s"; sed 's/^/    /' "$WORK/out"; fi
 done
 if "$FUSECAL" list devices --format json | "$PYTHON" -c 'import json,sys; sys.exit(0 if any(d["name"] == "cuda" and d["usable"] for d in json.load(sys.stdin)["devices"]) else 1)'; then

@@ -7,7 +7,7 @@ The commands: each line of README.md's ```sh / ```bash / ```console code blocks
 (a line ending in a backslash continues on the next; a "$ " prompt is dropped),
 and each line of results/*/commands.txt (a path to a fusecal binary at its start,
 such as build/fusecal or where the benchmarks were run from, becomes the fusecal
-under test). They run in a temporary directory that
+under test; a line ending in "# doc-test: skip WHY" is listed, not run). They run in a temporary directory that
 holds a copy of results/, with `fusecal` on PATH and `build/` naming the build,
 in order: first each results folder's commands.txt (which remakes that folder's
 documents, as the README's examples then read them), then README.md's blocks
@@ -105,7 +105,12 @@ def results_commands(src):
         for no, line in enumerate(open(path, encoding="utf-8"), 1):
             line = line.strip()
             if line and not line.startswith("#"):
-                out.append(Command(as_on_path(line), f"results/{machine}/commands.txt:{no}"))
+                # a trailing "# doc-test: skip WHY" (a comment to the shell) keeps a line out of the run
+                m = re.search(r"\s+#\s*doc-test:\s*skip\s+(.*)$", line)
+                skip = m.group(1) if m else None
+                if m:
+                    line = line[:m.start()]
+                out.append(Command(as_on_path(line), f"results/{machine}/commands.txt:{no}", skip=skip))
     return out
 
 
