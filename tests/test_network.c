@@ -283,8 +283,9 @@ static void summary_on_synthetic_records(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(every_embedded_network_loads), T(resnet50_sites),    T(llama3_sites), T(rescale_batch_and_seq),
-        T(merges_identical_sites),       T(refuses_bad_files), T(summary_on_synthetic_records),
+        T(every_embedded_network_loads), T(resnet50_sites),         T(llama3_sites),
+        T(rescale_batch_and_seq),        T(merges_identical_sites), T(refuses_bad_files),
+        T(summary_on_synthetic_records),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

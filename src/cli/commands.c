@@ -86,7 +86,7 @@ int fc_main(int argc, char **argv)
     }
     const char *name = argv[1];
     if (!strcmp(name, "__rounds")) { /* a worker of `run` (calibrate.c): not a command */
-        int fd = dup(STDOUT_FILENO);  /* its results go on the pipe; stray prints to stderr */
+        int fd = dup(STDOUT_FILENO); /* its results go on the pipe; stray prints to stderr */
         FILE *out = fd >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) >= 0 ? fdopen(fd, "wb") : NULL;
         return out ? fc_rounds_worker(&fc_builtin, stdin, out) : 2;
     }

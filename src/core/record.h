@@ -52,7 +52,7 @@ typedef struct fc_record {
     fc_ratio_ci speedup;
     double margin; /* how far the interval clears the threshold (fc_decision_margin) */
     char interval_method[256];
-    bool in_processes; /* its rounds ran in worker processes, one per pass (the method says so) */
+    bool in_processes;                /* its rounds ran in worker processes, one per pass (the method says so) */
     fc_ratio_ci split_implementation; /* unfused/control: what the fused form's implementation changes */
     fc_ratio_ci split_fusion;         /* control/fused: what fusion alone saves */
     bool has_graph_speedup;

@@ -438,8 +438,7 @@ static void finish_record(const job_run *j, const fc_settings *set, fc_record *r
     snprintf(r->interval_method, sizeof r->interval_method,
              "t interval (df %d) over the rounds' log speedups (a round's: the median of its tuples' unfused/fused "
              "ratios)%s; %s",
-             r->rounds - 1, extra,
-             r->in_processes ? "each round in its own process" : "the rounds in one process");
+             r->rounds - 1, extra, r->in_processes ? "each round in its own process" : "the rounds in one process");
     if (r->has_control) {
         fc_interval_runs(j->eager.logr_impl, r->rounds, rn, &r->split_implementation);
         fc_interval_runs(j->eager.logr_fusion, r->rounds, rn, &r->split_fusion);
@@ -687,7 +686,7 @@ typedef struct wire_item {
 typedef struct wire_head {
     int job, round, rc; /* rc as one_round's */
     fc_status status;
-    char reason[sizeof ((fc_record *)0)->reason];
+    char reason[sizeof((fc_record *)0)->reason];
     int nvar, ngraph;
     bool has_control, verified;
     double setup_ms, prepare_ms, reference_ms, fused_vs_unfused;
@@ -752,8 +751,8 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
     uint32_t magic = 0;
     fc_settings set;
     int n = 0;
-    if (!get(in, &magic, sizeof magic) || magic != WIRE_MAGIC || !get(in, &set, sizeof set) ||
-        !get(in, &n, sizeof n) || n < 0 || n > (1 << 24)) {
+    if (!get(in, &magic, sizeof magic) || magic != WIRE_MAGIC || !get(in, &set, sizeof set) || !get(in, &n, sizeof n) ||
+        n < 0 || n > (1 << 24)) {
         fprintf(stderr, "fusecal __rounds: this is the worker of 'fusecal run'; it reads its jobs from its parent\n");
         return 2;
     }
@@ -886,8 +885,7 @@ typedef struct job_slot {
 
 /* One round's outcome, from a worker, into job slot sl. Returns 1 when the
  * worker was interrupted, else 0. */
-static int apply_round(job_slot *sl, const fc_settings *set, const wire_head *h, fc_samples *eager,
-                       fc_samples *graph)
+static int apply_round(job_slot *sl, const fc_settings *set, const wire_head *h, fc_samples *eager, fc_samples *graph)
 {
     fc_record *r = &sl->rec;
     job_run *j = &sl->j;
@@ -994,8 +992,8 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
             fc_samples ev[FC_MAX_VARIANTS], gv[FC_MAX_VARIANTS];
             memset(ev, 0, sizeof ev);
             memset(gv, 0, sizeof gv);
-            bool ok = get(from, &h, sizeof h) && h.job == items[got].job && h.nvar >= 0 &&
-                      h.nvar <= FC_MAX_VARIANTS && h.ngraph >= 0 && h.ngraph <= 2 && get_samples(from, ev, h.nvar) &&
+            bool ok = get(from, &h, sizeof h) && h.job == items[got].job && h.nvar >= 0 && h.nvar <= FC_MAX_VARIANTS &&
+                      h.ngraph >= 0 && h.ngraph <= 2 && get_samples(from, ev, h.nvar) &&
                       get_samples(from, gv, h.ngraph);
             if (ok && apply_round(&js[h.job], set, &h, ev, gv) != 0) stopped = true;
             for (int v = 0; v < FC_MAX_VARIANTS; v++) {
@@ -1012,7 +1010,8 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
         if (got < m || (interrupt && *interrupt)) kill(pid, SIGKILL);
         fclose(from);
         int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
         if (interrupt && *interrupt) stopped = true;
         if (!stopped && rc == 0 && got < m) {
             /* the worker died inside a job's round: that record fails, the rest go on */
