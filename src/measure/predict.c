@@ -97,9 +97,24 @@ static bool usable(const fc_record *r)
            r->v[FC_FUSED].bytes > 0;
 }
 
-static void add_obs(fc_model_class *c, const fc_record *r)
+/* The last-level cache of the device a document's record ran on: the CPU's L3 (or
+ * L2), a GPU's L2; 0 when the host block does not say. */
+static double llc_of(const fc_doc *d, const char *device)
 {
-    fc_obs o = {.rec = r, .flops = r->flops, .ceil_gflops = r->ceil_gflops, .ceil_gbs = r->ceil_gbs};
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d->host, "devices"), device);
+    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(dev, "cache_bytes");
+    const char *names[] = {"L3", "L2", "l2"};
+    for (size_t i = 0; i < FC_ARRAY_LEN(names); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cb, names[i]);
+        if (cJSON_IsNumber(v) && v->valuedouble > 0) return v->valuedouble;
+    }
+    const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(dev, "l2_bytes");
+    return cJSON_IsNumber(l2) && l2->valuedouble > 0 ? l2->valuedouble : 0;
+}
+
+static void add_obs(fc_model_class *c, const fc_record *r, double llc)
+{
+    fc_obs o = {.rec = r, .flops = r->flops, .ceil_gflops = r->ceil_gflops, .ceil_gbs = r->ceil_gbs, .llc_bytes = llc};
     for (int v = 0; v < FC_NVARIANTS; v++) {
         o.bytes[v] = r->v[v].bytes;
         o.ms[v] = r->v[v].lat.median;
@@ -128,7 +143,7 @@ void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs)
             int mi = find_machine(m, name, r->device);
             add_pair(m, mi, r->backend);
             fc_problem_class(&r->prob, cls, sizeof cls);
-            add_obs(class_for(m, mi, r->backend, cls), r);
+            add_obs(class_for(m, mi, r->backend, cls), r, llc_of(&docs[d], r->device));
         }
     for (int i = 0; i < m->ncls; i++) {
         fc_model_class *c = &m->cls[i];

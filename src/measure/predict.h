@@ -44,6 +44,7 @@ typedef struct fc_obs {
     double flops;
     double bytes[FC_NVARIANTS]; /* on paper, unfused and fused */
     double ceil_gflops, ceil_gbs;
+    double llc_bytes;        /* the device's last-level cache (0: unknown) */
     double ms[FC_NVARIANTS]; /* measured medians */
 } fc_obs;
 
@@ -53,6 +54,8 @@ typedef struct fc_fit {
     double overhead_ms;
     double eff_flops;
     double eff_bw;
+    double cache;     /* fused: how much faster traffic that fits in the last-level cache moves (>= 1) */
+    double llc_bytes; /* the last-level cache of the records it was fitted to (0: unknown) */
     double k;
     double spread; /* 1.4826 × the median absolute leave-one-out log residual: a robust standard
                     * deviation of the error at a problem the fit has not seen */

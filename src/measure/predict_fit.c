@@ -13,21 +13,33 @@
 #define PRIOR_K 0.1    /* on log(k)² */
 #define OUT_OF_BOX 1e30
 
-enum { NPAR = 3 };
+enum { NPAR = 4 };
 
 double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double ceil_gbs)
 {
     return fmax(flops / (ceil_gflops * 1e6), bytes / (ceil_gbs * 1e6));
 }
 
+/* The share of traffic that moves at DRAM's rate: none when the bytes fit in the
+ * last-level cache, the part beyond it otherwise; with the cache factor c, the
+ * memory time is bytes / (eff_bw·B) · (1 − h·(1 − 1/c)), h = min(1, LLC / bytes). */
+static double cache_scale(const fc_fit *f, double bytes)
+{
+    if (!(f->llc_bytes > 0) || !(f->cache > 1) || !(bytes > 0)) return 1;
+    double h = fmin(1, f->llc_bytes / bytes);
+    return 1 - h * (1 - 1 / f->cache);
+}
+
 double fc_fit_fused_ms(const fc_fit *f, double flops, double bytes_fused, double ceil_gflops, double ceil_gbs)
 {
-    return f->overhead_ms + fc_roofline_ms(flops / f->eff_flops, bytes_fused / f->eff_bw, ceil_gflops, ceil_gbs);
+    double mem = bytes_fused * cache_scale(f, bytes_fused) / f->eff_bw;
+    return f->overhead_ms + fc_roofline_ms(flops / f->eff_flops, mem, ceil_gflops, ceil_gbs);
 }
 
 double fc_fit_unfused_ms(const fc_fit *f, double fused_ms, double bytes_removed, double ceil_gbs)
 {
-    return f->k * fused_ms + f->overhead_ms + fmax(bytes_removed, 0) / (f->eff_bw * ceil_gbs * 1e6);
+    double removed = fmax(bytes_removed, 0);
+    return f->k * fused_ms + f->overhead_ms + removed * cache_scale(f, removed) / (f->eff_bw * ceil_gbs * 1e6);
 }
 
 static double huber(double r)
@@ -125,15 +137,19 @@ typedef struct fit_ctx {
 
 static bool in_box(const double *x, const fit_ctx *c, double lo1, double hi1, double lo2, double hi2)
 {
-    return x[0] >= c->lo_o && x[0] <= c->hi_o && x[1] >= lo1 && x[1] <= hi1 && x[2] >= lo2 && x[2] <= hi2;
+    return x[0] >= c->lo_o && x[0] <= c->hi_o && x[1] >= lo1 && x[1] <= hi1 && x[2] >= lo2 && x[2] <= hi2 &&
+           x[3] >= 0 && x[3] <= log(20);
 }
 
-/* x = log(overhead_ms), log(eff_flops), log(eff_bw) */
+static double llc_of(const fit_ctx *c) { return c->n > 0 ? c->o[0].llc_bytes : 0; }
+
+/* x = log(overhead_ms), log(eff_flops), log(eff_bw), log(cache) */
 static void fused_params(const double *x, fc_fit *f)
 {
     f->overhead_ms = exp(x[0]);
     f->eff_flops = exp(x[1]);
     f->eff_bw = exp(x[2]);
+    f->cache = exp(x[3]);
     f->k = 1;
 }
 
@@ -143,7 +159,8 @@ static double fused_loss(const double *x, const void *ctxp)
     if (!in_box(x, c, log(1e-4), log(10), log(1e-4), log(10))) return OUT_OF_BOX;
     fc_fit f;
     fused_params(x, &f);
-    double s = PRIOR_EFF * (x[1] * x[1] + x[2] * x[2]);
+    f.llc_bytes = llc_of(c);
+    double s = PRIOR_EFF * (x[1] * x[1] + x[2] * x[2] + x[3] * x[3]);
     for (int i = 0; i < c->n; i++) {
         const fc_obs *o = &c->o[i];
         double m = fc_fit_fused_ms(&f, o->flops, o->bytes[FC_FUSED], o->ceil_gflops, o->ceil_gbs);
@@ -195,6 +212,7 @@ static void fit_form(const form *fm, const fc_obs *o, int n, fc_fit *f)
     fm->starts(o, n, &c, start);
     minimise(fm->loss, &c, (const double(*)[NPAR])start, 6, x);
     fm->params(x, f);
+    f->llc_bytes = n > 0 ? o[0].llc_bytes : 0;
     f->n = n;
     fc_obs *train = fc_xmalloc((size_t)n * sizeof *train);
     double *r = fc_xmalloc((size_t)n * sizeof *r);
@@ -210,6 +228,7 @@ static void fit_form(const form *fm, const fc_obs *o, int n, fc_fit *f)
         nelder_mead(fm->loss, &ci, xi, 0.1, 300);
         fc_fit fi;
         fm->params(xi, &fi);
+        fi.llc_bytes = f->llc_bytes;
         r[i] = fm->residual(&fi, &o[i]);
     }
     f->spread = robust_spread(r, n);
@@ -232,6 +251,7 @@ static void fused_starts(const fc_obs *o, int n, fit_ctx *c, double start[6][NPA
         start[s][0] = log((s < 3 ? 0.1 : 0.5) * lo);
         start[s][1] = eff[s % 3][0];
         start[s][2] = eff[s % 3][1];
+        start[s][3] = s < 3 ? 0.1 : 1;
     }
 }
 
@@ -243,12 +263,13 @@ void fc_fit_fused(const fc_obs *o, int n, fc_fit *f)
 
 /* ------------------------------------------------------------------ the unfused chain */
 
-/* x = log(overhead_ms), log(eff_bw), log(k) */
+/* x = log(overhead_ms), log(eff_bw), log(k), log(cache) */
 static void unfused_params(const double *x, fc_fit *f)
 {
     f->overhead_ms = exp(x[0]);
     f->eff_bw = exp(x[1]);
     f->k = exp(x[2]);
+    f->cache = exp(x[3]);
     f->eff_flops = 0;
 }
 
@@ -260,7 +281,8 @@ static double unfused_loss(const double *x, const void *ctxp)
     if (!in_box(x, c, log(1e-4), log(10), log(0.2), log(5))) return OUT_OF_BOX;
     fc_fit f;
     unfused_params(x, &f);
-    double s = PRIOR_EFF * x[1] * x[1] + PRIOR_K * x[2] * x[2];
+    f.llc_bytes = llc_of(c);
+    double s = PRIOR_EFF * (x[1] * x[1] + x[3] * x[3]) + PRIOR_K * x[2] * x[2];
     for (int i = 0; i < c->n; i++) {
         const fc_obs *o = &c->o[i];
         double m = fc_fit_unfused_ms(&f, o->ms[FC_FUSED], removed_bytes(o), o->ceil_gbs);
@@ -284,6 +306,7 @@ static void unfused_starts(const fc_obs *o, int n, fit_ctx *c, double start[6][N
         start[s][0] = log((s < 3 ? 0.01 : 0.1) * lo);
         start[s][1] = eff[s % 3];
         start[s][2] = 0;
+        start[s][3] = s < 3 ? 0.1 : 1;
     }
 }
 

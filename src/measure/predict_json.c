@@ -40,9 +40,11 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
     cJSON *model = cJSON_AddObjectToObject(o, "model");
     cJSON_AddStringToObject(
         model, "fused",
-        "t = overhead + max(flops / (eff_flops * ceiling_gflops), bytes_fused / (eff_bw * ceiling_gbs))");
+        "t = overhead + max(flops / (eff_flops * ceiling_gflops), bytes_fused * g(bytes_fused) / (eff_bw * "
+        "ceiling_gbs)), g(b) = 1 - min(1, llc_bytes / b) * (1 - 1 / cache)");
     cJSON_AddStringToObject(model, "unfused",
-                            "t = k * t_fused + overhead + (bytes_unfused - bytes_fused) / (eff_bw * ceiling_gbs)");
+                            "t = k * t_fused + overhead + d * g(d) / (eff_bw * ceiling_gbs), d = bytes_unfused - "
+                            "bytes_fused, g with the unfused fit's cache");
     cJSON_AddStringToObject(model, "fit",
                             "Huber loss (delta 0.05) of the log residuals, per machine, backend and class");
     cJSON_AddStringToObject(model, "interval",
@@ -67,6 +69,8 @@ static cJSON *fit_json(const fc_fit *f, bool fused)
     cJSON_AddNumberToObject(o, "overhead_ms", f->overhead_ms);
     if (fused) cJSON_AddNumberToObject(o, "eff_flops", f->eff_flops);
     cJSON_AddNumberToObject(o, "eff_bw", f->eff_bw);
+    cJSON_AddNumberToObject(o, "cache", f->cache > 0 ? f->cache : 1);
+    cJSON_AddNumberToObject(o, "llc_bytes", f->llc_bytes);
     cJSON_AddNumberToObject(o, "spread", f->spread);
     return o;
 }
