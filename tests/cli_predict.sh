@@ -78,6 +78,13 @@ schema_ok val.json
 check_eq "validation rows and figures" \
     "$(pyq val.json "d['kind'], d['validation']['records'], len(d['validation']['rows']), d['validation']['model']['decisions']['decided'] == d['validation']['roofline']['decisions']['decided']")" \
     "validation 31 31 True"
+# a class of two records: the roofline's interval from one other record is unbounded yet
+# a number (the committed standard calibration has two nchw conv_bn_relu records per backend)
+expect 0 "validate the committed standard calibration, json" -- "$FUSECAL" predict --validate \
+    "$SRC/results/cpu-amd-epyc-f26m2-2c/standard.json" --format json -o std.json
+schema_ok std.json
+check_eq "the standard calibration: p90 fused latency error below 35 %" \
+    "$(pyq std.json "d['validation']['model']['abs_rel_error']['fused_ms']['p90'] < 0.35")" "True"
 check_eq "the model beats the uncalibrated roofline on fused latency" \
     "$(pyq val.json "d['validation']['model']['abs_rel_error']['fused_ms']['median'] < d['validation']['roofline']['abs_rel_error']['fused_ms']['median']")" "True"
 

@@ -19,7 +19,9 @@ static void roofline_row(const fc_obs *train, int n, const fc_obs *o, fc_loo_row
 {
     double *ms = row->ms[FC_LOO_ROOFLINE];
     for (int v = 0; v < FC_NVARIANTS; v++) ms[v] = fc_roofline_ms(o->flops, o->bytes[v], o->ceil_gflops, o->ceil_gbs);
-    double s = ms[FC_UNFUSED] / ms[FC_FUSED], half = INFINITY;
+    /* one training record says nothing about the spread: a millionfold interval,
+     * unbounded for any decision yet a number a document can hold */
+    double s = ms[FC_UNFUSED] / ms[FC_FUSED], half = log(1e6);
     if (n >= 2) {
         double *a = fc_xmalloc((size_t)n * sizeof *a);
         for (int i = 0; i < n; i++) {
