@@ -7,13 +7,11 @@
 # and prints per record the unfused and fused latency, the speedup, and the fused
 # form's GFLOP/s and GB/s as shares of the ceilings `fusecal info` measures. Run it on
 # a quiet machine:
-#   bench/attention_cpu.sh [OUTDIR]      (default results/cpu-<cpu>-<cores>c/attention)
+#   bench/attention_cpu.sh [OUTDIR]      (default results/$(bench/machine.sh)/attention)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fusecal=${FUSECAL:-build/fusecal}
-cores=$(nproc)
-model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
-out=${1:-results/cpu-${model}-${cores}c/attention}
+out=${1:-results/$(sh bench/machine.sh)/attention}  # the folder bench/repeatability.sh uses
 mkdir -p "$out"
 log=$out/commands.txt
 : >"$log"

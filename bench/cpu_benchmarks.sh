@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CPU benchmarks: the quick sweep of every pattern twice (time and
 # run-to-run stability), and one run of the target problems side by side.
-#   bench/cpu_benchmarks.sh [OUTDIR]      (default results/cpu-<cpu>-<cores>c)
+#   bench/cpu_benchmarks.sh [OUTDIR]      (default results/$(bench/machine.sh))
 # Writes OUTDIR/{info,quick-1,quick-2,targets}.json, OUTDIR/conv-pytorch.md and
 # OUTDIR/pytorch-cpu{,-bf16}/ (bench/compare_pytorch_cpu.py; where PyTorch is
 # installed) and OUTDIR/SUMMARY.md; with
@@ -9,9 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fusecal=${FUSECAL:-build/fusecal}
-cores=$(nproc)
-model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
-out=${1:-results/cpu-${model}-${cores}c}
+out=${1:-results/$(sh bench/machine.sh)}  # the folder bench/repeatability.sh uses
 mkdir -p "$out"
 log=$out/commands.txt
 : >"$log"

@@ -5,16 +5,14 @@
 # BERT-base shapes), then a table of unfused and fused latency, the speedup with its
 # interval, the split into implementation and fusion (cpu.openblas's control variant)
 # and the decision.
-#   bench/linear_gated.sh [OUTDIR]      (default results/cpu-<cpu>-<cores>c)
+#   bench/linear_gated.sh [OUTDIR]      (default results/$(bench/machine.sh))
 # Writes OUTDIR/linear-gated.json and OUTDIR/linear-gated.md and appends the command
 # to OUTDIR/commands.txt. About 10 minutes on 2 cores; run it on a quiet machine
 # (fusecal warns when the load average says otherwise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fusecal=${FUSECAL:-build/fusecal}
-cores=$(nproc)
-model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
-out=${1:-results/cpu-${model}-${cores}c}
+out=${1:-results/$(sh bench/machine.sh)}  # the folder bench/repeatability.sh uses
 mkdir -p "$out"
 run() { echo "$*" >>"$out/commands.txt"; "$@"; }
 

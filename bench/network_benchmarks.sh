@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The networks on the CPU, for the record (run on a quiet machine):
-#   bench/network_benchmarks.sh [OUTDIR]      (default results/cpu-<cpu>-<cores>c)
+#   bench/network_benchmarks.sh [OUTDIR]      (default results/$(bench/machine.sh))
 # For resnet50 and mobilenet_v2 at batch 1: `fusecal run --network` with the default
 # stopping rule (OUTDIR/network-NAME.json, its wall time in OUTDIR/network-times.txt),
 # then bench/network_vs_pytorch.py on it (OUTDIR/network-NAME-pytorch.{txt,json}):
@@ -11,8 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fusecal=${FUSECAL:-build/fusecal}
 cores=$(nproc)
-model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
-out=${1:-results/cpu-${model}-${cores}c}
+out=${1:-results/$(sh bench/machine.sh)}  # the folder bench/repeatability.sh uses
 mkdir -p "$out"
 log=$out/commands.txt
 touch "$log"

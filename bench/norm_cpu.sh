@@ -5,13 +5,11 @@
 # LLaMA-7B/8B shapes) on every CPU backend, warm and cold, and prints per record the
 # unfused and fused latency, the speedup and the fused form's GB/s as a share of the
 # ceiling. Run it on a quiet machine:
-#   bench/norm_cpu.sh [OUTDIR]      (default results/cpu-<cpu>-<cores>c/norm)
+#   bench/norm_cpu.sh [OUTDIR]      (default results/$(bench/machine.sh)/norm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fusecal=${FUSECAL:-build/fusecal}
-cores=$(nproc)
-model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//' | tr 'A-Z' 'a-z')
-out=${1:-results/cpu-${model}-${cores}c/norm}
+out=${1:-results/$(sh bench/machine.sh)/norm}  # the folder bench/repeatability.sh uses
 mkdir -p "$out"
 log=$out/commands.txt
 : >"$log"

@@ -141,7 +141,7 @@ static bool in_box(const double *x, const fit_ctx *c, double lo1, double hi1, do
            x[3] >= 0 && x[3] <= log(20);
 }
 
-static double llc_of(const fit_ctx *c) { return c->n > 0 ? c->o[0].llc_bytes : 0; }
+static double class_llc(const fit_ctx *c) { return c->n > 0 ? c->o[0].llc_bytes : 0; }
 
 /* x = log(overhead_ms), log(eff_flops), log(eff_bw), log(cache) */
 static void fused_params(const double *x, fc_fit *f)
@@ -159,7 +159,7 @@ static double fused_loss(const double *x, const void *ctxp)
     if (!in_box(x, c, log(1e-4), log(10), log(1e-4), log(10))) return OUT_OF_BOX;
     fc_fit f;
     fused_params(x, &f);
-    f.llc_bytes = llc_of(c);
+    f.llc_bytes = class_llc(c);
     double s = PRIOR_EFF * (x[1] * x[1] + x[2] * x[2] + x[3] * x[3]);
     for (int i = 0; i < c->n; i++) {
         const fc_obs *o = &c->o[i];
@@ -281,7 +281,7 @@ static double unfused_loss(const double *x, const void *ctxp)
     if (!in_box(x, c, log(1e-4), log(10), log(0.2), log(5))) return OUT_OF_BOX;
     fc_fit f;
     unfused_params(x, &f);
-    f.llc_bytes = llc_of(c);
+    f.llc_bytes = class_llc(c);
     double s = PRIOR_EFF * (x[1] * x[1] + x[3] * x[3]) + PRIOR_K * x[2] * x[2];
     for (int i = 0; i < c->n; i++) {
         const fc_obs *o = &c->o[i];
