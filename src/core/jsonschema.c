@@ -158,8 +158,19 @@ static int check_numbers(vctx *v, const cJSON *s, const cJSON *j)
 static int check_string(vctx *v, const cJSON *s, const cJSON *j)
 {
     const char *str = j->valuestring;
+    /* characters: a lead byte starts one, its continuation bytes do not; a stray
+     * continuation byte (invalid UTF-8) counts as one, so that a prefix of the
+     * string is never "shorter" than nothing */
     size_t len = 0;
-    for (const unsigned char *p = (const unsigned char *)str; *p; p++) len += (*p & 0xC0) != 0x80;
+    int pending = 0;
+    for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+        if ((*p & 0xC0) == 0x80 && pending > 0) {
+            pending--;
+            continue;
+        }
+        len++;
+        pending = (*p & 0xE0) == 0xC0 ? 1 : (*p & 0xF0) == 0xE0 ? 2 : (*p & 0xF8) == 0xF0 ? 3 : 0;
+    }
     const cJSON *k;
     if ((k = cJSON_GetObjectItemCaseSensitive(s, "minLength")) && len < (size_t)k->valuedouble)
         return fail(v, "string shorter than %g characters", k->valuedouble);
