@@ -32,6 +32,7 @@
  * O = Σ_c e^(m_c − m)·O_c / Σ_c e^(m_c − m)·l_c.
  */
 #include "attention_ops.h"
+#include "cpu_bf16.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -63,6 +64,7 @@
 typedef float vf __attribute__((vector_size(VW * 4)));
 typedef int32_t vi __attribute__((vector_size(VW * 4)));
 typedef float vfu __attribute__((vector_size(VW * 4), aligned(4), may_alias)); /* unaligned access */
+typedef uint16_t vh __attribute__((vector_size(VW * 2)));                      /* VW bfloat16 */
 
 static inline vf vld(const float *p) { return *(const vfu *)p; }
 static inline void vst(float *p, vf v) { *(vfu *)p = v; }
@@ -230,6 +232,39 @@ static void qk_softmax_block(const fc_att_geom *g, const float *Q, const float *
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, g->d, 1.0f / sqrtf((float)g->d),
                 Q + (n * M + (size_t)r0) * d, g->d, K + n * skv * d, g->d, 0.0f, out, g->skv);
     for (int i = 0; i < rows; i++) softmax_row(out + (size_t)i * skv, row_keys(g, r0 + i), g->skv);
+}
+
+void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int r0, void *out, size_t out_head,
+                             bool bf16)
+{
+    const size_t skv = (size_t)g->skv;
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < nh * R; t++) {
+        const int i = t % R;
+        const size_t at = (size_t)(t / R) * out_head + (size_t)i * skv;
+        float *x = S + (size_t)t * skv;
+        if (!bf16 && (float *)out + at != x) { /* softmax where it is stored: the row is read once */
+            float *o = (float *)out + at;
+            memcpy(o, x, skv * sizeof *o);
+            x = o;
+        }
+        const int lim = row_keys(g, r0 + i);
+        if (!bf16) {
+            softmax_row(x, lim, g->skv);
+            continue;
+        }
+        /* bf16: the normalization and the rounding in one pass */
+        const float inv = 1.0f / exp_sum_span(x, lim, max_span(x, lim));
+        fc_bf16 *o = (fc_bf16 *)out + at;
+        int j = 0;
+        for (; j + VW <= lim; j += VW) {
+            vi u = (vi)(vld(x + j) * inv); /* finite and >= 0: round to nearest even by the bits */
+            vh h = __builtin_convertvector((u + 0x7fff + ((u >> 16) & 1)) >> 16, vh);
+            memcpy(o + j, &h, sizeof h);
+        }
+        for (; j < lim; j++) o[j] = fc_bf16_store(x[j] * inv);
+        memset(o + lim, 0, (skv - (size_t)lim) * sizeof *o);
+    }
 }
 
 void fc_cpu_att_qk_softmax(const fc_att_geom *g, const float *Q, const float *K, float *P)

@@ -47,6 +47,13 @@ void fc_cpu_att_pv(const fc_att_geom *g, const float *P, const float *V, float *
 /* ---- fused forms */
 /* P = softmax(Q·Kᵀ/√d) (0 where masked) */
 void fc_cpu_att_qk_softmax(const fc_att_geom *g, const float *Q, const float *K, float *P);
+/* The softmax of a tile of scores already scaled (cpu.onednn's row-blocked fused
+ * forms): S holds nh key/value heads' blocks of R rows of skv floats, row i of a block
+ * being its head's row r0 + i; each row's softmax under the causal mask (0 where
+ * masked) goes to out, head h's rows at out + h·out_head elements, skv apart, as
+ * floats or, with bf16, as bfloat16 (round to nearest even). S is overwritten. */
+void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int r0, void *out, size_t out_head,
+                             bool bf16);
 /* Whether attention runs the split-KV decode kernel (few query rows per key/value
  * head), else the flash kernel. */
 bool fc_cpu_att_decode(const fc_att_geom *g);

@@ -23,8 +23,10 @@
  * A GELU prologue (gelu_linear) is declined: oneDNN's post-ops act on a primitive's
  * output, and it has no prologue on the matmul's input.
  * oneDNN's primitive API has no primitive that fuses softmax with the matmuls around
- * it, so qk_softmax and attention are not offered here (cpu.openblas implements them);
- * qk_scale runs grouped-query heads as one matmul batched over the key/value heads.
+ * it: qk_softmax's and attention's fused form is row-blocked, the matmul primitives on
+ * tiles that stay in cache with fusecal's softmax between them (see "attention with a
+ * softmax" below); qk_scale runs grouped-query heads as one matmul batched over the
+ * key/value heads.
  * Nor does it fuse an add before a normalization, or have RMSNorm (before 3.9) or a
  * rotary embedding: those steps are fusecal's host kernels (norm_ops.c), each named
  * so in the record.
@@ -48,6 +50,7 @@
  * passed at execution). The compatibility layer below (md_*, pd_*, po_eltwise,
  * attr_scale) hides that; the builders are written once.
  */
+#include "attention_ops.h"
 #include "backend.h"
 #include "cpu_bf16.h"
 #include "cpu_chain.h"
@@ -65,8 +68,8 @@
 #include <string.h>
 
 #define MAX_PRIMS 6
-#define MAX_MEMS 48
-#define MAX_MDS 16
+#define MAX_MEMS 64
+#define MAX_MDS 32
 
 #if DNNL_VERSION_MAJOR >= 3
 #define FC_DNNL3 1
@@ -91,7 +94,7 @@ typedef struct prim {
     const char *op;
     dnnl_primitive_desc_t pd;
     dnnl_primitive_t p;
-    void (*host)(struct od_state *s, fc_variant v); /* a fusecal host kernel in place of a primitive */
+    int (*host)(struct od_state *s, fc_variant v, fc_err *e); /* a fusecal host kernel in place of a primitive */
     dnnl_exec_arg_t args[10];
     int nargs;
     char impl[96];
@@ -103,6 +106,21 @@ typedef struct md_pool {
     int n;
     dnnl_memory_desc_t md[MAX_MDS]; /* 3.x: handles; 2.x: the descriptors themselves */
 } md_pool;
+
+/* One tile shape of the row-blocked fused attention: nh key/value heads x R of their
+ * rows, with the matmuls for it and the memory objects whose handles move per tile. */
+typedef struct att_tile {
+    int nh, R;
+    prim qk, pv;                 /* Q·Kᵀ/√d into the f32 scores; P·V (attention only) */
+    dnnl_memory_t q, k, p, v, o; /* handles set per tile (p: the tile's probabilities) */
+} att_tile;
+
+typedef struct att_blocked {
+    fc_att_geom g;
+    att_tile t[2]; /* the full tile and the last, smaller one (t[1].nh == 0: none) */
+    float *S;      /* the tile's scores, f32 [nh][R][skv] */
+    void *P;       /* attention: its probabilities in the problem's data type (f32: S itself) */
+} att_blocked;
 
 typedef struct od_state {
     fc_problem p;
@@ -118,9 +136,11 @@ typedef struct od_state {
     fc_cpu_chain ch;
     float *glu_s;                  /* the fused gated unit's silu(x·W_gᵀ) [m, n] */
     float *rope;                   /* qk_norm_rope's cos/sin table, made at setup */
+    void *mask;                    /* a causal chain's additive mask [s][skv], 0 or -inf */
     dnnl_data_type_t dt;           /* of activations, weights and outputs (parameters: f32) */
     fc_bf16 *in16[FC_MAX_TENSORS]; /* bf16 copies of the workload's inputs, made at setup */
     bool declined;                 /* oneDNN has no implementation for a primitive of the chain */
+    att_blocked att;               /* qk_softmax's and attention's fused form */
 } od_state;
 
 static bool od_available(char *why, size_t n)
@@ -164,6 +184,8 @@ static const fc_op_impl od_ops[FC_NOPS] = {
     [FC_OP_ROPE] = {"rope", FC_FUSE_KERNEL, "rmsnorm+rope"},
     [FC_OP_SILU] = {"eltwise_swish", FC_FUSE_EPILOGUE, "eltwise_swish"},
     [FC_OP_GLU_MUL] = {"binary_mul", FC_FUSE_EPILOGUE, "binary_mul"},
+    [FC_OP_SOFTMAX] = {"softmax", FC_FUSE_KERNEL, "row-blocked matmul + in-cache softmax"},
+    [FC_OP_PV] = {"matmul", FC_FUSE_KERNEL, "row-blocked matmul + in-cache softmax + matmul"},
 };
 
 static bool od_supports(const fc_problem *p, char *why, size_t n)
@@ -180,12 +202,7 @@ static bool od_supports(const fc_problem *p, char *why, size_t n)
                  p->pat->name);
         return false;
     }
-    if (!fc_op_table_fits(od_ops, p->pat, "cpu.onednn", why, n)) {
-        if (fc_pattern_has_op(p->pat, FC_OP_SOFTMAX))
-            snprintf(why, n, "oneDNN's primitive API has no primitive fusing softmax with the matmuls around it");
-        return false;
-    }
-    return true;
+    return fc_op_table_fits(od_ops, p->pat, "cpu.onednn", why, n);
 }
 
 
@@ -250,6 +267,19 @@ static dnnl_status_t pd_binary(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, dnn
 #else
     dnnl_binary_desc_t d;
     dnnl_status_t st = dnnl_binary_desc_init(&d, alg, src0, src1, dst);
+    return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
+static dnnl_status_t pd_softmax(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd md, int axis,
+                                const_dnnl_primitive_attr_t attr)
+{
+#if FC_DNNL3
+    return dnnl_softmax_forward_primitive_desc_create(pd, eng, dnnl_forward_inference, dnnl_softmax_accurate, md, md,
+                                                      axis, attr);
+#else
+    dnnl_softmax_desc_t d;
+    dnnl_status_t st = dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, md, axis);
     return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
 #endif
 }
@@ -918,8 +948,9 @@ static int lnorm(od_state *s, cmd md, dnnl_dim_t cols, void *src, void *dst, boo
     return 0;
 }
 
-static void host_fused(od_state *s, fc_variant v)
+static int host_fused(od_state *s, fc_variant v, fc_err *e)
 {
+    (void)e;
     const fc_workload *w = s->w;
     const int64_t *d = s->p.d;
     size_t M = (size_t)d[FC_NORM_M], N = (size_t)d[FC_NORM_N], D = (size_t)d[FC_NORM_D];
@@ -940,6 +971,7 @@ static void host_fused(od_state *s, fc_variant v)
     } else {
         fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D);
     }
+    return 0;
 }
 
 /* RMSNorm of rows of n from h into y, in the problem's data type */
@@ -952,36 +984,44 @@ static void rmsnorm_rows(const od_state *s, const void *h, void *y, size_t rows,
 }
 
 /* add_rmsnorm's RMSNorm, from h (after y in the output) into y */
-static void host_rmsnorm(od_state *s, fc_variant v)
+static int host_rmsnorm(od_state *s, fc_variant v, fc_err *e)
 {
+    (void)e;
     size_t M = (size_t)s->p.d[FC_NORM_M], N = (size_t)s->p.d[FC_NORM_N];
     rmsnorm_rows(s, elem_at(s, s->ch.out[v], M * N), s->ch.out[v], M, N);
+    return 0;
 }
 
-static void host_head_rmsnorm(od_state *s, fc_variant v)
+static int host_head_rmsnorm(od_state *s, fc_variant v, fc_err *e)
 {
+    (void)e;
     (void)v;
     size_t rows = (size_t)(s->p.d[FC_NORM_M] * s->p.d[FC_NORM_H]), D = (size_t)s->p.d[FC_NORM_D];
     rmsnorm_rows(s, in(s, FC_NORM_TX), fc_cpu_chain_dst(&s->ch, 0), rows, D);
+    return 0;
 }
 
-static void host_rope(od_state *s, fc_variant v)
+static int host_rope(od_state *s, fc_variant v, fc_err *e)
 {
+    (void)e;
     const int64_t *d = s->p.d;
     size_t M = (size_t)d[FC_NORM_M], H = (size_t)d[FC_NORM_H], D = (size_t)d[FC_NORM_D];
     void *q = fc_cpu_chain_dst(&s->ch, 0);
     if (s->dt == dnnl_bf16) fc_cpu_rope_bf16(q, s->rope, (fc_bf16 *)s->ch.out[v], M, H, D);
     else
         fc_cpu_rope(q, s->rope, s->ch.out[v], M, H, D);
+    return 0;
 }
 
 /* A step of the chain that fusecal's host kernel runs, named with why. */
-static void host_step(od_state *s, fc_variant v, const char *op, const char *why, void (*fn)(od_state *, fc_variant))
+static prim *host_step(od_state *s, fc_variant v, const char *op, const char *why,
+                       int (*fn)(od_state *, fc_variant, fc_err *))
 {
     prim *pr = next_prim(s, v);
     pr->op = op;
     pr->host = fn;
     snprintf(pr->impl, sizeof pr->impl, "fusecal host kernel: %s", why);
+    return pr;
 }
 
 #define NO_RMS_PRIMITIVE "no RMSNorm primitive before oneDNN 3.9"
@@ -1023,6 +1063,240 @@ static int build_add_norm(od_state *s, fc_err *e)
     return 0;
 }
 
+/* ------------------------------------------------------------------ attention with a softmax
+ *
+ * unfused  matmul Q·Kᵀ batched over the key/value heads (as build_qk) → eltwise_linear
+ *          1/√d → (causal) binary_add of a 0/−∞ mask [s, skv] broadcast over the heads,
+ *          in place, as eager code's masked_fill_ → softmax over the keys → (attention)
+ *          matmul P·V; every result in memory, in the problem's data type.
+ * fused    oneDNN's primitive API has no primitive fusing softmax with the matmuls around
+ *          it, so the fused form is row-blocked: per tile of key/value heads and their
+ *          rows (at most ATT_TILE_BYTES of f32 scores, so the tile stays in cache),
+ *          matmul Q·Kᵀ with the 1/√d scale into f32 scores, fusecal's masked softmax
+ *          over them (fc_cpu_att_softmax_tile) written in the problem's data type, and
+ *          (attention) matmul P·V of the tile; the s × skv scores never reach memory
+ *          whole. The matmuls are the unfused chain's primitives on tiles of the same
+ *          batched problem; a tile's shapes are fixed at setup (the full tile and a
+ *          smaller last one), only the data handles move. */
+#define ATT_TILE_BYTES (1024 * 1024)
+
+/* Tiles: whole key/value heads (their g·s rows) as many as fit, or one head's rows in
+ * blocks of a multiple of 16 rows. */
+static void att_tiles(att_blocked *a)
+{
+    const fc_att_geom *g = &a->g;
+    const size_t rows = (size_t)g->g * g->s, row_bytes = (size_t)g->skv * sizeof(float);
+    memset(a->t, 0, sizeof a->t);
+    if (rows * row_bytes <= ATT_TILE_BYTES) {
+        size_t nh = ATT_TILE_BYTES / (rows * row_bytes);
+        a->t[0].nh = (int)(nh < (size_t)g->bkv ? nh : (size_t)g->bkv);
+        a->t[0].R = (int)rows;
+        a->t[1].nh = g->bkv % a->t[0].nh;
+        a->t[1].R = (int)rows;
+    } else {
+        size_t R = ATT_TILE_BYTES / row_bytes / 16 * 16;
+        R = R < 16 ? 16 : R;
+        a->t[0].nh = 1;
+        a->t[0].R = (int)(R < rows ? R : rows);
+        a->t[1].R = (int)(rows % (size_t)a->t[0].R);
+        a->t[1].nh = a->t[1].R ? 1 : 0;
+    }
+}
+
+/* A matmul src · wei → dst (with the 1/√d scale when scaled), its memory objects made
+ * with the given handles. */
+static int att_matmul(od_state *s, prim *pr, cmd src, cmd wei, cmd dst, bool scaled, void *hs, void *hw, void *hd,
+                      dnnl_memory_t *ms, dnnl_memory_t *mw, fc_err *e)
+{
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e)) return -1;
+    dnnl_status_t st = scaled ? attr_scale(attr, &s->scale) : dnnl_success;
+    if (st != dnnl_success) {
+        dnnl_primitive_attr_destroy(attr);
+        FC_DNNL(st);
+    }
+    if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, src, wei, NULL, dst, attr), attr, pr, e)) return -1;
+    dnnl_memory_t m0, m1, m2;
+    if (mem(s, src, hs, &m0, e) || mem(s, wei, hw, &m1, e) || mem(s, dst, hd, &m2, e)) return -1;
+    arg(pr, DNNL_ARG_SRC, m0);
+    arg(pr, DNNL_ARG_WEIGHTS, m1);
+    arg(pr, DNNL_ARG_DST, m2);
+#if FC_DNNL3
+    if (scaled) { /* the weights scale's value */
+        cmd sc_md;
+        dnnl_memory_t msc;
+        if (md_f32(s, &sc_md, 1, (dnnl_dims_t){1}, dnnl_a, e) || mem(s, sc_md, &s->scale, &msc, e)) return -1;
+        arg(pr, DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, msc);
+    }
+#endif
+    if (ms) *ms = m0;
+    if (mw) *mw = m1;
+    return 0;
+}
+
+/* Kᵀ [n, d, skv] of n key/value heads, seen through K's strides: no copy */
+static int kt_md(od_state *s, cmd *md, dnnl_dim_t n, fc_err *e)
+{
+    dnnl_dim_t SKV = s->att.g.skv, D = s->att.g.d;
+    return md_make(s, md, 3, (dnnl_dims_t){n, D, SKV}, dnnl_format_tag_undef, (dnnl_dims_t){SKV * D, 1, D}, e);
+}
+
+static int att_tile_build(od_state *s, att_tile *t, bool pv, fc_err *e)
+{
+    const fc_att_geom *g = &s->att.g;
+    dnnl_dim_t nh = t->nh, R = t->R, SKV = g->skv, D = g->d;
+    cmd q_md, k_md, s_md, p_md, v_md, o_md;
+    /* (several heads only when a tile holds their every row: Q and O tiles are dense) */
+    if (md_tag(s, &q_md, 3, (dnnl_dims_t){nh, R, D}, dnnl_abc, e) || kt_md(s, &k_md, nh, e) ||
+        md_f32(s, &s_md, 3, (dnnl_dims_t){nh, R, SKV}, dnnl_abc, e) ||
+        att_matmul(s, &t->qk, q_md, k_md, s_md, true, in(s, FC_ATT_TQ), in(s, FC_ATT_TK), s->att.S, &t->q, &t->k, e))
+        return -1;
+    if (!pv) return 0;
+    if (md_tag(s, &p_md, 3, (dnnl_dims_t){nh, R, SKV}, dnnl_abc, e) ||
+        md_tag(s, &v_md, 3, (dnnl_dims_t){nh, SKV, D}, dnnl_abc, e) ||
+        md_tag(s, &o_md, 3, (dnnl_dims_t){nh, R, D}, dnnl_abc, e) ||
+        att_matmul(s, &t->pv, p_md, v_md, o_md, false, s->att.P, in(s, FC_ATT_TV), s->ch.out[FC_FUSED], &t->p, &t->v,
+                   e))
+        return -1;
+    /* the output's memory object is the last the call made */
+    t->o = t->pv.args[t->pv.nargs - 1].memory;
+    return 0;
+}
+
+/* The fused form: tile after tile, Q·Kᵀ/√d → masked softmax in cache → P·V. */
+static int att_fused(od_state *s, fc_variant v, fc_err *e)
+{
+    const att_blocked *a = &s->att;
+    const fc_att_geom *g = &a->g;
+    const int rows = g->g * g->s;
+    const size_t skv = (size_t)g->skv, d = (size_t)g->d;
+    const bool pv = fc_pattern_has_op(s->p.pat, FC_OP_PV), bf = s->dt == dnnl_bf16;
+    void *Q = in(s, FC_ATT_TQ), *K = in(s, FC_ATT_TK), *V = pv ? in(s, FC_ATT_TV) : NULL, *out = s->ch.out[v];
+    for (int n0 = 0; n0 < g->bkv; n0 += a->t[0].nh)
+        for (int r0 = 0; r0 < rows; r0 += a->t[0].R) {
+            const att_tile *t = n0 + a->t[0].nh > g->bkv || r0 + a->t[0].R > rows ? &a->t[1] : &a->t[0];
+            const size_t row = (size_t)n0 * (size_t)rows + (size_t)r0; /* the tile's first row of all b·h·s */
+            FC_DNNL(dnnl_memory_set_data_handle(t->q, elem_at(s, Q, row * d)));
+            FC_DNNL(dnnl_memory_set_data_handle(t->k, elem_at(s, K, (size_t)n0 * skv * d)));
+            FC_DNNL(dnnl_primitive_execute(t->qk.p, s->stream, t->qk.nargs, t->qk.args));
+            FC_DNNL(dnnl_stream_wait(s->stream));
+            if (!pv) {
+                fc_cpu_att_softmax_tile(g, a->S, t->nh, t->R, r0, elem_at(s, out, row * skv), (size_t)rows * skv, bf);
+                continue;
+            }
+            fc_cpu_att_softmax_tile(g, a->S, t->nh, t->R, r0, a->P, (size_t)t->R * skv, bf);
+            FC_DNNL(dnnl_memory_set_data_handle(t->v, elem_at(s, V, (size_t)n0 * skv * d)));
+            FC_DNNL(dnnl_memory_set_data_handle(t->o, elem_at(s, out, row * d)));
+            FC_DNNL(dnnl_primitive_execute(t->pv.p, s->stream, t->pv.nargs, t->pv.args));
+            FC_DNNL(dnnl_stream_wait(s->stream));
+        }
+    return 0;
+}
+
+/* The causal chain's additive mask [s][skv]: 0 where query i sees key j, else -inf. */
+static void *causal_mask(const od_state *s)
+{
+    const fc_att_geom *g = &s->att.g;
+    float *m = fc_cpu_buffer((size_t)g->s * (size_t)g->skv);
+    for (int i = 0; i < g->s; i++)
+        for (int j = 0; j < g->skv; j++) m[(size_t)i * g->skv + j] = j <= i + g->skv - g->s ? 0.0f : -INFINITY;
+    if (s->dt != dnnl_bf16) return m;
+    fc_bf16 *h = fc_cpu_bf16_copy(m, (size_t)g->s * (size_t)g->skv);
+    free(m);
+    return h;
+}
+
+/* The causal chain's scale: one binary_add, S·(1/√d) (a scale on its first source) plus
+ * the mask [1, 1, s, skv] broadcast over S viewed as [b·hkv, g, s, skv]. */
+static int scale_mask(od_state *s, dnnl_dim_t B, void *src, void *dst, fc_err *e)
+{
+    const fc_att_geom *g = &s->att.g;
+    cmd s4_md, m_md;
+    s->mask = causal_mask(s);
+    if (md_tag(s, &s4_md, 4, (dnnl_dims_t){B, g->g, g->s, g->skv}, dnnl_abcd, e) ||
+        md_tag(s, &m_md, 4, (dnnl_dims_t){1, 1, g->s, g->skv}, dnnl_abcd, e))
+        return -1;
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e)) return -1;
+#if FC_DNNL3
+    dnnl_status_t st = dnnl_primitive_attr_set_scales_mask(attr, DNNL_ARG_SRC_0, 0);
+#else
+    dnnl_status_t st = dnnl_primitive_attr_set_scales(attr, DNNL_ARG_SRC_0, 1, 0, &s->scale);
+#endif
+    if (st != dnnl_success) {
+        dnnl_primitive_attr_destroy(attr);
+        FC_DNNL(st);
+    }
+    prim *pr = next_prim(s, FC_UNFUSED);
+    if (make_prim(s, "binary_add", pd_binary(&pr->pd, s->eng, dnnl_binary_add, s4_md, m_md, s4_md, attr), attr, pr, e))
+        return -1;
+    dnnl_memory_t m0, m1, m2;
+    if (mem(s, s4_md, src, &m0, e) || mem(s, m_md, s->mask, &m1, e) || mem(s, s4_md, dst, &m2, e)) return -1;
+    arg(pr, DNNL_ARG_SRC_0, m0);
+    arg(pr, DNNL_ARG_SRC_1, m1);
+    arg(pr, DNNL_ARG_DST, m2);
+#if FC_DNNL3
+    cmd sc_md;
+    dnnl_memory_t msc;
+    if (md_f32(s, &sc_md, 1, (dnnl_dims_t){1}, dnnl_a, e) || mem(s, sc_md, &s->scale, &msc, e)) return -1;
+    arg(pr, DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC_0, msc);
+#endif
+    snprintf(pr->impl + strlen(pr->impl), sizeof pr->impl - strlen(pr->impl), " x 1/sqrt(d) + mask");
+    return 0;
+}
+
+static int build_att(od_state *s, fc_err *e)
+{
+    att_blocked *a = &s->att;
+    a->g = fc_att_geom_of(&s->p);
+    const fc_att_geom *g = &a->g;
+    const bool pv = fc_pattern_has_op(s->p.pat, FC_OP_PV);
+    dnnl_dim_t B = g->bkv, M = (dnnl_dim_t)g->g * g->s, SKV = g->skv, D = g->d;
+    s->scale = 1.0f / sqrtf((float)D);
+
+    /* the fused form: its tiles, their scores and probabilities, their matmuls */
+    att_tiles(a);
+    const size_t tile = (size_t)a->t[0].nh * (size_t)a->t[0].R * (size_t)SKV;
+    a->S = fc_cpu_buffer(tile);
+    /* (bf16 probabilities: a bf16 buffer of the tile's size, its contents overwritten) */
+    a->P = !pv ? NULL : s->dt == dnnl_bf16 ? (void *)fc_cpu_bf16_copy(a->S, tile) : (void *)a->S;
+    for (int t = 0; t < 2; t++)
+        if (a->t[t].nh && att_tile_build(s, &a->t[t], pv, e)) return -1;
+    prim *fp = host_step(s, FC_FUSED, pv ? "row-blocked attention" : "row-blocked qk_softmax",
+                         "softmax in cache between matmuls", att_fused);
+    snprintf(fp->impl, sizeof fp->impl, "%dx%d-row tiles: matmul[%.24s] + fusecal softmax%s", a->t[0].nh, a->t[0].R,
+             a->t[0].qk.impl, pv ? " + matmul" : "");
+
+    /* the unfused chain */
+    cmd q_md, k_md, s_md, v_md, o_md;
+    if (md_tag(s, &q_md, 3, (dnnl_dims_t){B, M, D}, dnnl_abc, e) || kt_md(s, &k_md, B, e) ||
+        md_tag(s, &s_md, 3, (dnnl_dims_t){B, M, SKV}, dnnl_abc, e))
+        return -1;
+    void *s0 = fc_cpu_chain_dst(&s->ch, 0), *s1 = fc_cpu_chain_dst(&s->ch, 1), *s2 = fc_cpu_chain_dst(&s->ch, 2);
+    if (att_matmul(s, next_prim(s, FC_UNFUSED), q_md, k_md, s_md, false, in(s, FC_ATT_TQ), in(s, FC_ATT_TK), s0, NULL,
+                   NULL, e))
+        return -1;
+    if (!g->causal) {
+        if (eltwise(s, FC_UNFUSED, s_md, dnnl_eltwise_linear, s->scale, s0, s1, e)) return -1;
+    } else if (scale_mask(s, B, s0, s1, e)) {
+        return -1;
+    }
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e)) return -1;
+    prim *pr = next_prim(s, FC_UNFUSED);
+    if (make_prim(s, "softmax", pd_softmax(&pr->pd, s->eng, s_md, 2, attr), attr, pr, e)) return -1;
+    dnnl_memory_t m1, m2;
+    if (mem(s, s_md, s1, &m1, e) || mem(s, s_md, s2, &m2, e)) return -1;
+    arg(pr, DNNL_ARG_SRC, m1);
+    arg(pr, DNNL_ARG_DST, m2);
+    if (!pv) return 0;
+    if (md_tag(s, &v_md, 3, (dnnl_dims_t){B, SKV, D}, dnnl_abc, e) ||
+        md_tag(s, &o_md, 3, (dnnl_dims_t){B, M, D}, dnnl_abc, e))
+        return -1;
+    return att_matmul(s, next_prim(s, FC_UNFUSED), s_md, v_md, o_md, false, s2, in(s, FC_ATT_TV), s->ch.out[FC_UNFUSED],
+                      NULL, NULL, e);
+}
+
 /* ------------------------------------------------------------------ vtable */
 
 static void od_teardown(void *state);
@@ -1043,7 +1317,7 @@ static int od_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     switch (p->pat->ops[0]) {
     case FC_OP_GEMM: rc = fc_pattern_has_op(p->pat, FC_OP_GLU_MUL) ? build_glu(s, e) : build_linear(s, e); break;
     case FC_OP_CONV: rc = build_conv(s, e); break;
-    case FC_OP_QK: rc = build_qk(s, e); break;
+    case FC_OP_QK: rc = fc_pattern_has_op(p->pat, FC_OP_SOFTMAX) ? build_att(s, e) : build_qk(s, e); break;
     case FC_OP_ADD: rc = build_add_norm(s, e); break;
     case FC_OP_HEAD_RMSNORM: rc = build_qk_norm(s, e); break;
     default: rc = fc_errf(e, "cpu.onednn: no primitive for op '%s'", fc_op_name(p->pat->ops[0])); break;
@@ -1058,7 +1332,7 @@ static int od_run(void *state, fc_variant v, fc_err *e)
         prim *pr = &s->chain[v][i];
         if (pr->host) { /* after the primitives before it */
             FC_DNNL(dnnl_stream_wait(s->stream));
-            pr->host(s, v);
+            if (pr->host(s, v, e) != 0) return -1;
             continue;
         }
         FC_DNNL(dnnl_primitive_execute(pr->p, s->stream, pr->nargs, pr->args));
@@ -1123,6 +1397,13 @@ static void od_teardown(void *state)
             if (s->chain[v][i].p) dnnl_primitive_destroy(s->chain[v][i].p);
             if (s->chain[v][i].pd) dnnl_primitive_desc_destroy(s->chain[v][i].pd);
         }
+    for (int t = 0; t < 2; t++) {
+        prim *tp[2] = {&s->att.t[t].qk, &s->att.t[t].pv};
+        for (int i = 0; i < 2; i++) {
+            if (tp[i]->p) dnnl_primitive_destroy(tp[i]->p);
+            if (tp[i]->pd) dnnl_primitive_desc_destroy(tp[i]->pd);
+        }
+    }
     for (int i = 0; i < s->nmems; i++) dnnl_memory_destroy(s->mems[i]);
     md_pool_free(&s->mds);
     if (s->stream) dnnl_stream_destroy(s->stream);
@@ -1131,6 +1412,9 @@ static void od_teardown(void *state)
     for (int i = 0; i < FC_MAX_TENSORS; i++) free(s->in16[i]);
     free(s->glu_s);
     free(s->rope);
+    free(s->mask);
+    if (s->att.P != s->att.S) free(s->att.P);
+    free(s->att.S);
     free(s);
 }
 
@@ -1232,7 +1516,8 @@ const fc_backend fc_backend_onednn = {
     .device = "cpu",
     .summary =
         "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own "
-        "scale; norms: layer_normalization, fusecal host kernels where oneDNN has no primitive or fusion",
+        "scale; norms: layer_normalization, fusecal host kernels where oneDNN has no primitive or fusion; "
+        "softmax attention: matmuls on cache-resident tiles with fusecal's softmax between them",
     .available = od_available,
     .supports = od_supports,
     .device_bytes = NULL,
