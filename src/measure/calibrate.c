@@ -2,19 +2,18 @@
 #include "calibrate.h"
 #include "ceilcache.h"
 #include "host.h"
+#include "rounds_wire.h"
 #include "signals.h"
 
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
 
 void fc_plan_add(fc_plan *plan, const fc_problem *p, const fc_backend *b, double threshold)
 {
@@ -667,83 +666,7 @@ static int calibrate_here(fc_session *s, const fc_plan *plan, const fc_settings 
     return rc;
 }
 
-/* ---- rounds in worker processes
- *
- * A worker is this program again (/proc/self/exe __rounds), fed on its stdin the
- * settings and a list of (job, round, backend, problem); for each it builds the
- * problem's inputs and reference from the run's seed, runs that one round (setup,
- * verification, timing, teardown) and writes back on its stdout what the round
- * gave. Both ends are the same binary, so the structs travel as bytes. */
-
-#define WIRE_MAGIC 0x66637277u /* "fcrw" */
-
-typedef struct wire_item {
-    int job, round;
-    char backend[32];
-    char problem[256];
-} wire_item;
-
-typedef struct wire_head {
-    int job, round, rc; /* rc as one_round's */
-    fc_status status;
-    char reason[sizeof((fc_record *)0)->reason];
-    int nvar, ngraph;
-    bool has_control, verified;
-    double setup_ms, prepare_ms, reference_ms, fused_vs_unfused;
-    fc_impl impl[FC_MAX_VARIANTS];
-    fc_check check[FC_MAX_VARIANTS];
-    bool stable[FC_MAX_VARIANTS];
-    fc_round_rec rr;
-} wire_head;
-
-typedef struct wire_samples {
-    int n, batch;
-    double sampled_s;
-} wire_samples;
-
-static bool put(FILE *f, const void *p, size_t n) { return fwrite(p, 1, n, f) == n; }
-
-/* Reads n bytes; false on end of file, an error or an interrupt. */
-static bool get(FILE *f, void *p, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        size_t k = fread((char *)p + got, 1, n - got, f);
-        got += k;
-        if (got < n) {
-            if (ferror(f) && errno == EINTR && !fc_interrupted) {
-                clearerr(f);
-                continue;
-            }
-            return false;
-        }
-    }
-    return true;
-}
-
-static bool put_samples(FILE *f, const fc_samples *smp, int nvar)
-{
-    for (int v = 0; v < nvar; v++) {
-        wire_samples ws = {smp[v].n, smp[v].batch, smp[v].sampled_s};
-        if (!put(f, &ws, sizeof ws) || !put(f, smp[v].ms, (size_t)smp[v].n * sizeof(double))) return false;
-    }
-    return true;
-}
-
-static bool get_samples(FILE *f, fc_samples *smp, int nvar)
-{
-    memset(smp, 0, FC_MAX_VARIANTS * sizeof *smp);
-    for (int v = 0; v < nvar; v++) {
-        wire_samples ws;
-        if (!get(f, &ws, sizeof ws) || ws.n < 0 || ws.n > (1 << 26)) return false;
-        smp[v].n = smp[v].cap = ws.n;
-        smp[v].batch = ws.batch;
-        smp[v].sampled_s = ws.sampled_s;
-        smp[v].ms = fc_xmalloc((size_t)(ws.n ? ws.n : 1) * sizeof(double));
-        if (!get(f, smp[v].ms, (size_t)ws.n * sizeof(double))) return false;
-    }
-    return true;
-}
+/* ---- rounds in worker processes (the transport, and what a worker is: rounds_wire.h) */
 
 int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
 {
@@ -751,8 +674,8 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
     uint32_t magic = 0;
     fc_settings set;
     int n = 0;
-    if (!get(in, &magic, sizeof magic) || magic != WIRE_MAGIC || !get(in, &set, sizeof set) || !get(in, &n, sizeof n) ||
-        n < 0 || n > (1 << 24)) {
+    if (!fc_wire_get(in, &magic, sizeof magic) || magic != WIRE_MAGIC || !fc_wire_get(in, &set, sizeof set) ||
+        !fc_wire_get(in, &n, sizeof n) || n < 0 || n > (1 << 24)) {
         fprintf(stderr, "fusecal __rounds: this is the worker of 'fusecal run'; it reads its jobs from its parent\n");
         return 2;
     }
@@ -762,7 +685,7 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
         fc_err e;
         fc_problem p;
         const fc_backend *b = NULL;
-        if (!get(in, &items[i], sizeof items[i])) return 2;
+        if (!fc_wire_get(in, &items[i], sizeof items[i])) return 2;
         items[i].problem[sizeof items[i].problem - 1] = items[i].backend[sizeof items[i].backend - 1] = 0;
         if (fc_problem_parse(items[i].problem, NULL, &p, &e) != 0 || !(b = fc_backend_find(reg, items[i].backend))) {
             fprintf(stderr, "fusecal __rounds: bad job '%s' on '%s'\n", items[i].problem, items[i].backend);
@@ -818,8 +741,8 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
             h.rr = r->round[h.round];
         }
         if (h.rc != 0) h.nvar = h.ngraph = 0; /* samples travel only with a whole round */
-        if (!put(out, &h, sizeof h) || !put_samples(out, j.eager.v, h.nvar) ||
-            !put_samples(out, j.replay.v, h.ngraph) || fflush(out) != 0)
+        if (!fc_wire_put(out, &h, sizeof h) || !fc_wire_put_samples(out, j.eager.v, h.nvar) ||
+            !fc_wire_put_samples(out, j.replay.v, h.ngraph) || fflush(out) != 0)
             rc = 2;
         if (begun) job_free(&j);
         free(r);
@@ -829,50 +752,6 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
     fc_plan_free(&plan);
     free(items);
     return rc;
-}
-
-typedef struct spawn_call {
-    posix_spawn_file_actions_t *fa;
-    pid_t pid;
-} spawn_call;
-
-static int do_spawn(void *arg)
-{
-    spawn_call *c = arg;
-    char *argv[] = {"fusecal", "__rounds", NULL};
-    return posix_spawn(&c->pid, "/proc/self/exe", c->fa, NULL, argv, environ);
-}
-
-/* Starts a worker; *to and *from are its stdin and stdout. */
-static pid_t spawn_worker(FILE **to, FILE **from, fc_err *e)
-{
-    int in[2], out[2];
-    if (pipe(in) != 0) return (pid_t)fc_errf(e, "pipe: %s", strerror(errno));
-    if (pipe(out) != 0) {
-        close(in[0]);
-        close(in[1]);
-        return (pid_t)fc_errf(e, "pipe: %s", strerror(errno));
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    posix_spawn_file_actions_addclose(&fa, in[1]);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    spawn_call sc = {.fa = &fa};
-    int err = fc_with_process_cpus(do_spawn, &sc); /* not only the CPU this thread is pinned to */
-    pid_t pid = sc.pid;
-    posix_spawn_file_actions_destroy(&fa);
-    close(in[0]);
-    close(out[1]);
-    if (err != 0) {
-        close(in[1]);
-        close(out[0]);
-        return (pid_t)fc_errf(e, "cannot start a worker process: %s", strerror(err));
-    }
-    *to = fdopen(in[1], "wb");
-    *from = fdopen(out[0], "rb");
-    return pid;
 }
 
 /* A job of a sweep in worker processes: its record and its state between rounds. */
@@ -977,14 +856,14 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
             break;
         }
         FILE *to = NULL, *from = NULL;
-        pid_t pid = spawn_worker(&to, &from, e);
+        pid_t pid = fc_wire_spawn_worker(&to, &from, e);
         if (pid < 0) {
             rc = -1;
             break;
         }
         uint32_t magic = WIRE_MAGIC;
-        bool sent = put(to, &magic, sizeof magic) && put(to, set, sizeof *set) && put(to, &m, sizeof m) &&
-                    put(to, items, (size_t)m * sizeof *items);
+        bool sent = fc_wire_put(to, &magic, sizeof magic) && fc_wire_put(to, set, sizeof *set) &&
+                    fc_wire_put(to, &m, sizeof m) && fc_wire_put(to, items, (size_t)m * sizeof *items);
         fclose(to);
         int got = 0;
         int npass = pass < min_rounds ? min_rounds : pass + 1;
@@ -994,9 +873,9 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
             fc_samples ev[FC_MAX_VARIANTS], gv[FC_MAX_VARIANTS];
             memset(ev, 0, sizeof ev);
             memset(gv, 0, sizeof gv);
-            bool ok = get(from, &h, sizeof h) && h.job == items[got].job && h.nvar >= 0 && h.nvar <= FC_MAX_VARIANTS &&
-                      h.ngraph >= 0 && h.ngraph <= 2 && get_samples(from, ev, h.nvar) &&
-                      get_samples(from, gv, h.ngraph);
+            bool ok = fc_wire_get(from, &h, sizeof h) && h.job == items[got].job && h.nvar >= 0 &&
+                      h.nvar <= FC_MAX_VARIANTS && h.ngraph >= 0 && h.ngraph <= 2 &&
+                      fc_wire_get_samples(from, ev, h.nvar) && fc_wire_get_samples(from, gv, h.ngraph);
             if (ok && apply_round(&js[h.job], set, &h, ev, gv) != 0) stopped = true;
             for (int v = 0; v < FC_MAX_VARIANTS; v++) {
                 fc_samples_free(&ev[v]);
