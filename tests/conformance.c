@@ -58,6 +58,11 @@ static const char *const shapes[] = {
     "b=1,h=8,hkv=2,s=1,skv=1100,d=128,causal=1",
     "b=1,h=4,hkv=2,s=3,skv=600,d=72,causal=1",
     "b=1,h=2,hkv=2,s=5,skv=1500,d=64",
+    /* cpu.onednn's fused tiles (1 MiB of f32 scores): a last tile of fewer heads (two
+     * heads of 300 x 300 per tile, three heads), and of fewer rows (a head's 600 rows of
+     * 600 keys in tiles of 432 rows, the second starting inside the second query head) */
+    "b=1,h=3,s=300,d=16",
+    "b=1,h=2,hkv=1,s=300,skv=600,d=16,causal=1",
     /* norm */
     "m=7,n=13",
     "m=1,n=1",
