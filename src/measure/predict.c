@@ -170,7 +170,7 @@ void fc_model_estimate(const fc_fit fit[FC_NVARIANTS], double flops, const doubl
 {
     const fc_fit *ff = &fit[FC_FUSED], *fu = &fit[FC_UNFUSED];
     ms[FC_FUSED] = fc_fit_fused_ms(ff, flops, bytes[FC_FUSED], ceil_gflops, ceil_gbs);
-    ms[FC_UNFUSED] = fc_fit_unfused_ms(fu, ms[FC_FUSED], bytes[FC_UNFUSED] - bytes[FC_FUSED], ceil_gbs);
+    ms[FC_UNFUSED] = fc_fit_unfused_ms(fu, ms[FC_FUSED], bytes, ceil_gbs);
     double s = ms[FC_UNFUSED] / ms[FC_FUSED], share = 1 - fu->k / s;
     int n = fu->n < ff->n ? fu->n : ff->n;
     double sd = sqrt(fu->spread * fu->spread + share * share * ff->spread * ff->spread);

@@ -8,7 +8,8 @@
  * such as causal=1: what changes the implementation, not the size):
  *
  *   fused   t_f = o_f + max(F / (e_F·C_F), B_f / (e_B·C_B))
- *   unfused t_u = k·t_f + o_u + (B_u − B_f) / (e_u·C_B)
+ *   unfused t_u = k·t_f + o_u + (B_u − B_f) / (e_u·C_B)   (faster by a fitted cache
+ *                                                        factor while B_u fits in the LLC)
  *
  * F the useful FLOPs, B_f and B_u the bytes each variant moves on paper, C_F and
  * C_B the measured ceilings the record names. The fused form is a roofline with
@@ -66,7 +67,7 @@ typedef struct fc_fit {
 void fc_fit_fused(const fc_obs *o, int n, fc_fit *f);
 void fc_fit_unfused(const fc_obs *o, int n, fc_fit *f);
 double fc_fit_fused_ms(const fc_fit *f, double flops, double bytes_fused, double ceil_gflops, double ceil_gbs);
-double fc_fit_unfused_ms(const fc_fit *f, double fused_ms, double bytes_removed, double ceil_gbs);
+double fc_fit_unfused_ms(const fc_fit *f, double fused_ms, const double bytes[FC_NVARIANTS], double ceil_gbs);
 /* The uncalibrated roofline: max(F / C_F, B / C_B), in ms. */
 double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double ceil_gbs);
 

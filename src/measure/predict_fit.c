@@ -36,10 +36,16 @@ double fc_fit_fused_ms(const fc_fit *f, double flops, double bytes_fused, double
     return f->overhead_ms + fc_roofline_ms(flops / f->eff_flops, mem, ceil_gflops, ceil_gbs);
 }
 
-double fc_fit_unfused_ms(const fc_fit *f, double fused_ms, double bytes_removed, double ceil_gbs)
+/* The removed passes move at the cache's rate while the chain's whole traffic
+ * fits in the last-level cache, not while the removed bytes alone do: the
+ * intermediates compete with the chain's inputs and outputs for it. (Leave-one-out
+ * on the committed standard CPU calibration: the unfused latency's p90 error
+ * 32.5 -> 24.5 %, decisions reproduced 51.4 -> 53.9 %.) */
+double fc_fit_unfused_ms(const fc_fit *f, double fused_ms, const double bytes[FC_NVARIANTS], double ceil_gbs)
 {
-    double removed = fmax(bytes_removed, 0);
-    return f->k * fused_ms + f->overhead_ms + removed * cache_scale(f, removed) / (f->eff_bw * ceil_gbs * 1e6);
+    double removed = fmax(bytes[FC_UNFUSED] - bytes[FC_FUSED], 0);
+    return f->k * fused_ms + f->overhead_ms +
+           removed * cache_scale(f, bytes[FC_UNFUSED]) / (f->eff_bw * ceil_gbs * 1e6);
 }
 
 static double huber(double r)
@@ -273,8 +279,6 @@ static void unfused_params(const double *x, fc_fit *f)
     f->eff_flops = 0;
 }
 
-static double removed_bytes(const fc_obs *o) { return o->bytes[FC_UNFUSED] - o->bytes[FC_FUSED]; }
-
 static double unfused_loss(const double *x, const void *ctxp)
 {
     const fit_ctx *c = ctxp;
@@ -285,7 +289,7 @@ static double unfused_loss(const double *x, const void *ctxp)
     double s = PRIOR_EFF * (x[1] * x[1] + x[3] * x[3]) + PRIOR_K * x[2] * x[2];
     for (int i = 0; i < c->n; i++) {
         const fc_obs *o = &c->o[i];
-        double m = fc_fit_unfused_ms(&f, o->ms[FC_FUSED], removed_bytes(o), o->ceil_gbs);
+        double m = fc_fit_unfused_ms(&f, o->ms[FC_FUSED], o->bytes, o->ceil_gbs);
         s += huber(log(o->ms[FC_UNFUSED]) - log(m));
     }
     return s;
@@ -293,7 +297,7 @@ static double unfused_loss(const double *x, const void *ctxp)
 
 static double unfused_residual(const fc_fit *f, const fc_obs *o)
 {
-    return log(o->ms[FC_UNFUSED]) - log(fc_fit_unfused_ms(f, o->ms[FC_FUSED], removed_bytes(o), o->ceil_gbs));
+    return log(o->ms[FC_UNFUSED]) - log(fc_fit_unfused_ms(f, o->ms[FC_FUSED], o->bytes, o->ceil_gbs));
 }
 
 static void unfused_starts(const fc_obs *o, int n, fit_ctx *c, double start[6][NPAR])
