@@ -2,9 +2,9 @@
 # The CPU benchmarks: the quick sweep of every pattern twice (time and
 # run-to-run stability), and one run of the target problems side by side.
 #   bench/cpu_benchmarks.sh [OUTDIR]      (default results/$(bench/machine.sh))
-# Writes OUTDIR/{info,quick-1,quick-2,targets}.json, OUTDIR/conv-pytorch.md and
-# OUTDIR/pytorch-cpu{,-bf16}/ (bench/compare_pytorch_cpu.py; where PyTorch is
-# installed) and OUTDIR/SUMMARY.md; with
+# Writes OUTDIR/{info,quick-1,quick-2,targets}.json,
+# OUTDIR/pytorch-cpu{,-bf16}/ (bench/compare_pytorch_cpu.py, every family beside
+# PyTorch's eager and fused forms; where PyTorch is installed) and OUTDIR/SUMMARY.md; with
 # FUSECAL_STANDARD=1 also the standard sweep (OUTDIR/standard.json, ~20 min on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,11 +34,10 @@ run "$fusecal" run --device cpu --seed 7 --max-time 5 --min-time 1 \
     --shape attention:b=1,h=8,s=256,d=64 --shape attention:b=1,h=8,s=512,d=64 \
     --shape attention:b=1,h=32,hkv=8,s=512,d=128,causal=1 --shape attention:b=1,h=32,hkv=8,s=1,skv=4096,d=128 \
     --out "$out/targets.json" --quiet
-# the conv family beside PyTorch's eager and frozen forms (Debian's python3-torch)
+# every family beside PyTorch (Debian's python3-torch), fp32 and (where cpu.onednn
+# computes it) bf16
 torch_py=${TORCH_PYTHON:-/usr/bin/python3}
 if "$torch_py" -c 'import torch' 2>/dev/null; then
-    run "$torch_py" bench/pytorch_conv_cpu.py --fusecal "$fusecal" --max-time 3 >"$out/conv-pytorch.md"
-    # every family beside PyTorch, fp32 and (where cpu.onednn computes it) bf16
     run "$torch_py" bench/compare_pytorch_cpu.py --fusecal "$fusecal" --out "$out/pytorch-cpu"
     run "$torch_py" bench/compare_pytorch_cpu.py --fusecal "$fusecal" --dtype bf16 --out "$out/pytorch-cpu-bf16"
 fi
