@@ -10,12 +10,8 @@
 #   bench/attention_cpu.sh [OUTDIR]      (default results/$(bench/machine.sh)/attention)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fusecal=${FUSECAL:-build/fusecal}
-out=${1:-results/$(sh bench/machine.sh)/attention}  # the folder bench/repeatability.sh uses
-mkdir -p "$out"
-log=$out/commands.txt
-: >"$log"
-run() { echo "$*" >>"$log"; "$@"; }
+. bench/common.sh
+bench_out "${1:-}" attention
 
 prefill=()
 for s in 1024 2048 4096; do prefill+=(--shape "attention:b=1,h=8,s=$s,d=64"); done

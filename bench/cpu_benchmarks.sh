@@ -8,19 +8,8 @@
 # FUSECAL_STANDARD=1 also the standard sweep (OUTDIR/standard.json, ~20 min on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fusecal=${FUSECAL:-build/fusecal}
-out=${1:-results/$(sh bench/machine.sh)}  # the folder bench/repeatability.sh uses
-mkdir -p "$out"
-log=$out/commands.txt
-: >"$log"
-run() { echo "$*" >>"$log"; "$@"; }
-# run_to FILE COMMAND...: the command's stdout to FILE, logged with the redirection
-run_to() {
-    local to=$1
-    shift
-    echo "$* > $to" >>"$log"
-    "$@" >"$to"
-}
+. bench/common.sh
+bench_out "${1:-}"
 
 run_to "$out/info.json" "$fusecal" info --format json
 for i in 1 2; do

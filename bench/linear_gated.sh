@@ -11,10 +11,8 @@
 # (fusecal warns when the load average says otherwise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fusecal=${FUSECAL:-build/fusecal}
-out=${1:-results/$(sh bench/machine.sh)}  # the folder bench/repeatability.sh uses
-mkdir -p "$out"
-run() { echo "$*" >>"$out/commands.txt"; "$@"; }
+. bench/common.sh
+bench_out "${1:-}"
 
 run "$fusecal" run --device cpu --pattern linear_swiglu,gelu_linear --sweep standard --seed 13 \
     --out "$out/linear-gated.json" --quiet

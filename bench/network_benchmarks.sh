@@ -9,13 +9,9 @@
 # resnet50 and mobilenet_v2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fusecal=${FUSECAL:-build/fusecal}
+. bench/common.sh
+bench_out "${1:-}"
 cores=$(nproc)
-out=${1:-results/$(sh bench/machine.sh)}  # the folder bench/repeatability.sh uses
-mkdir -p "$out"
-log=$out/commands.txt
-touch "$log"
-run() { echo "$*" >>"$log"; "$@"; }
 torch_py=${TORCH_PYTHON:-/usr/bin/python3}
 for net in ${NETWORKS:-resnet50 mobilenet_v2}; do
     start=$(date +%s)

@@ -8,12 +8,8 @@
 #   bench/norm_cpu.sh [OUTDIR]      (default results/$(bench/machine.sh)/norm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fusecal=${FUSECAL:-build/fusecal}
-out=${1:-results/$(sh bench/machine.sh)/norm}  # the folder bench/repeatability.sh uses
-mkdir -p "$out"
-log=$out/commands.txt
-: >"$log"
-run() { echo "$*" >>"$log"; "$@"; }
+. bench/common.sh
+bench_out "${1:-}" norm
 
 for cache in warm cold; do
     run "$fusecal" run --device cpu --pattern add_layernorm,add_rmsnorm,qk_norm_rope --sweep standard \

@@ -11,14 +11,10 @@
 #   FUSECAL_SWEEP=quick   the sweep (default quick)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fusecal=${FUSECAL:-build/fusecal}
-out=${1:-results/$(sh bench/machine.sh)}
+. bench/common.sh
+bench_out "${1:-}"
 gap=${FUSECAL_GAP:-120}
 sweep=${FUSECAL_SWEEP:-quick}
-mkdir -p "$out"
-log=$out/commands.txt
-touch "$log"
-run() { echo "$*" >>"$log"; "$@"; }
 
 for i in 1 2; do
     [ "$i" = 2 ] && sleep "$gap"
@@ -26,5 +22,5 @@ for i in 1 2; do
     run "$fusecal" run --device cpu --sweep "$sweep" --seed "$i" --out "$out/$sweep-$i.json" --quiet
     echo "$sweep-$i: $(echo "$(date +%s.%N) - $start" | bc) s wall" | tee -a "$out/repeatability-wall.txt"
 done
-echo "python3 bench/repeatability.py $out/$sweep-1.json $out/$sweep-2.json > $out/REPEATABILITY.md" >>"$log"
+note "python3 bench/repeatability.py $out/$sweep-1.json $out/$sweep-2.json > $out/REPEATABILITY.md"
 python3 bench/repeatability.py "$out/$sweep-1.json" "$out/$sweep-2.json" | tee "$out/REPEATABILITY.md"
