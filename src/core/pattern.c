@@ -308,3 +308,18 @@ void fc_workload_free(fc_workload *w)
     for (int i = 0; i < w->nt; i++) free(w->t[i].data);
     memset(w, 0, sizeof *w);
 }
+
+void fc_cost_op(fc_cost *c, int i, double flops, double bytes)
+{
+    c->op_flops[i] = flops;
+    c->op_bytes[i] = bytes;
+    c->flops += flops;
+    c->bytes[FC_UNFUSED] += bytes;
+}
+
+void fc_cost_close(fc_cost *c, const fc_pattern *pat, double fused_bytes, double inter_bytes)
+{
+    c->bytes[FC_FUSED] = fused_bytes;
+    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(pat) * inter_bytes;
+    c->peak_inter[FC_FUSED] = 0;
+}

@@ -201,6 +201,12 @@ typedef struct fc_cost {
     double op_bytes[FC_MAX_OPS]; /* per op of the unfused chain */
 } fc_cost;
 
+/* The families' cost functions count op by op: fc_cost_op adds op i's FLOPs and
+ * bytes to the unfused chain; fc_cost_close sets the fused op's bytes and the
+ * intermediates alive at once (the pattern's live count × inter_bytes, none fused). */
+void fc_cost_op(fc_cost *c, int i, double flops, double bytes);
+void fc_cost_close(fc_cost *c, const fc_pattern *pat, double fused_bytes, double inter_bytes);
+
 typedef struct fc_family {
     const char *name;
     const fc_dim *dims;

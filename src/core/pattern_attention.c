@@ -131,14 +131,9 @@ static void attention_cost(const fc_problem *p, fc_cost *c)
             break;
         default: break;
         }
-        c->op_flops[i] = f;
-        c->op_bytes[i] = b;
-        c->flops += f;
-        c->bytes[FC_UNFUSED] += b;
+        fc_cost_op(c, i, f, b);
     }
-    c->bytes[FC_FUSED] = fused;
-    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * ss * E;
-    c->peak_inter[FC_FUSED] = 0;
+    fc_cost_close(c, p->pat, fused, ss * E);
 }
 
 /* One softmax row (or the scaled logits) of query head n, query i, over its skv keys,

@@ -198,15 +198,10 @@ static void conv_cost(const fc_problem *p, fc_cost *c)
             break;
         default: break;
         }
-        c->op_flops[i] = f;
-        c->op_bytes[i] = b;
-        c->flops += f;
-        c->bytes[FC_UNFUSED] += b;
+        fc_cost_op(c, i, f, b);
     }
     c->flops_padded = c->flops + pad_extra;
-    c->bytes[FC_FUSED] = fused_bytes;
-    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * Y * E;
-    c->peak_inter[FC_FUSED] = 0;
+    fc_cost_close(c, p->pat, fused_bytes, Y * E);
 }
 
 /* Index of x[n][c][y][x] in the problem's layout. */

@@ -122,17 +122,12 @@ static void linear_cost(const fc_problem *p, fc_cost *c)
             break;
         default: break;
         }
-        c->op_flops[i] = f;
-        c->op_bytes[i] = b;
-        c->flops += f;
-        c->bytes[FC_UNFUSED] += b;
+        fc_cost_op(c, i, f, b);
     }
-    c->bytes[FC_FUSED] = fused_bytes;
     /* what the backends allocate: each live intermediate of the largest one's size */
     fc_workload w = {.prob = p};
     linear_shapes(p, &w);
-    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * (double)w.inter_n * E;
-    c->peak_inter[FC_FUSED] = 0;
+    fc_cost_close(c, p->pat, fused_bytes, (double)w.inter_n * E);
 }
 
 double fc_gelu_tanh_ref(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }

@@ -129,16 +129,11 @@ static void norm_cost(const fc_problem *p, fc_cost *c)
             break;
         default: break;
         }
-        c->op_flops[i] = f;
-        c->op_bytes[i] = b;
-        c->flops += f;
-        c->bytes[FC_UNFUSED] += b;
+        fc_cost_op(c, i, f, b);
     }
-    c->bytes[FC_FUSED] = fused;
     fc_workload w = {.prob = p};
     norm_shapes(p, &w);
-    c->peak_inter[FC_UNFUSED] = fc_pattern_live_intermediates(p->pat) * (double)w.inter_n * E;
-    c->peak_inter[FC_FUSED] = 0;
+    fc_cost_close(c, p->pat, fused, (double)w.inter_n * E);
 }
 
 void fc_rope_table(int64_t m, int64_t d, float *cs)
