@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The CPU benchmarks: the quick sweep of every pattern twice (time and
-# run-to-run stability), and one run of the target problems side by side.
+# The CPU benchmarks: the quick sweep of every pattern twice, minutes apart
+# (bench/repeatability.sh: time and run-to-run stability), and one run of the
+# target problems side by side.
 #   bench/cpu_benchmarks.sh [OUTDIR]      (default results/$(bench/machine.sh))
-# Writes OUTDIR/{info,quick-1,quick-2,targets}.json,
+# Writes OUTDIR/{info,quick-1,quick-2,targets}.json, OUTDIR/REPEATABILITY.md,
 # OUTDIR/pytorch-cpu{,-bf16}/ (bench/compare_pytorch_cpu.py, every family beside
 # PyTorch's eager and fused forms; where PyTorch is installed) and OUTDIR/SUMMARY.md; with
 # FUSECAL_STANDARD=1 also the standard sweep (OUTDIR/standard.json, ~20 min on 2 cores).
@@ -12,9 +13,7 @@ cd "$(dirname "$0")/.."
 bench_out "${1:-}"
 
 run_to "$out/info.json" "$fusecal" info --format json
-for i in 1 2; do
-    run "$fusecal" run --pattern all --device cpu --sweep quick --seed "$i" --out "$out/quick-$i.json" --quiet
-done
+bash bench/repeatability.sh "$out"
 run "$fusecal" run --device cpu --seed 7 --max-time 5 --min-time 1 \
     --shape conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1,layout=nhwc \
     --shape linear_bias_relu:m=512,k=1024,n=1024 \

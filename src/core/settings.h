@@ -32,7 +32,7 @@
     X(ROUNDS, "rounds", false, true, 1, false, FC_MAX_ROUNDS, 2, FC_MAX_ROUNDS, 5)        \
     X(MAX_TIME_TOTAL, "max_time_total_s", false, false, 0, false, INFINITY, 1e-3, 1e7, 0) \
     X(MAX_MEMORY, "max_memory_bytes", false, false, 0, false, INFINITY, 1, INFINITY, 0)   \
-    X(RUN_NOISE, "run_noise", false, false, 0, false, 1, 0, 0.5, 0.015)
+    X(RUN_NOISE, "run_noise", false, false, 0, false, 1, 0, 0.5, 0.025)
 
 #define FC_SETTING_ENUM(id, ...) FC_SET_##id,
 typedef enum { FC_SETTING_LIST(FC_SETTING_ENUM) FC_NSETTINGS } fc_setting_id;
