@@ -26,10 +26,11 @@ run "$fusecal" run --device cpu --seed 7 --max-time 5 --min-time 1 \
 # computes it) bf16
 torch_py=${TORCH_PYTHON:-/usr/bin/python3}
 if "$torch_py" -c 'import torch' 2>/dev/null; then
-    run "$torch_py" bench/compare_pytorch_cpu.py --fusecal "$fusecal" --out "$out/pytorch-cpu"
-    run "$torch_py" bench/compare_pytorch_cpu.py --fusecal "$fusecal" --dtype bf16 --out "$out/pytorch-cpu-bf16"
+    why="a benchmark beside PyTorch: minutes, and python3-torch"
+    run_slow "$why" "$torch_py" bench/compare_pytorch_cpu.py --fusecal "$fusecal" --out "$out/pytorch-cpu"
+    run_slow "$why" "$torch_py" bench/compare_pytorch_cpu.py --fusecal "$fusecal" --dtype bf16 --out "$out/pytorch-cpu-bf16"
 fi
 if [ "${FUSECAL_STANDARD:-0}" = 1 ]; then
-    run "$fusecal" run --sweep standard --seed 11 --out "$out/standard.json" --quiet
+    run_slow "the standard sweep: twenty minutes" "$fusecal" run --sweep standard --seed 11 --out "$out/standard.json" --quiet
 fi
 python3 bench/summarize_cpu.py "$out" | tee "$out/SUMMARY.md"

@@ -19,7 +19,7 @@ for net in ${NETWORKS:-resnet50 mobilenet_v2}; do
     echo "$net: $(($(date +%s) - start)) s for fusecal run --network $net ($cores cores)" | tee -a "$out/network-times.txt"
     case $net in resnet50 | mobilenet_v2) ;; *) continue ;; esac
     if "$torch_py" -c 'import torch, torchvision' 2>/dev/null; then
-        run "$torch_py" bench/network_vs_pytorch.py "$out/network-$net.json" --network "$net" \
+        run_slow "a benchmark beside PyTorch: minutes, and python3-torch" "$torch_py" bench/network_vs_pytorch.py "$out/network-$net.json" --network "$net" \
             --json "$out/network-$net-pytorch.json" | tee "$out/network-$net-pytorch.txt"
     fi
 done

@@ -7,6 +7,7 @@
 #include "cpu_chain.h"
 #include "cpuinfo.h"
 #include "linear_ops.h"
+#include "openblas_core.h"
 #include "test.h"
 
 #include <time.h>
@@ -145,6 +146,29 @@ static void bf16_from_cpu_flags(void)
     CHECK(!fc_cpu_bf16_native("", "old", why, sizeof why) && strstr(why, "no AVX only"));
 }
 
+/* OpenBLAS's fallback to a pre-AVX2 core on a CPU its table predates is overridden
+ * with the core the flags support; a modern choice, or a CPU without AVX2, stands. */
+static void openblas_core_from_cpu_flags(void)
+{
+    static const char emr[] = "fpu sse4_2 avx avx2 fma avx512f avx512dq avx512cd avx512bw avx512vl avx512_bf16";
+    static const char skx[] = "fpu sse4_2 avx avx2 fma avx512f avx512dq avx512cd avx512bw avx512vl";
+    static const char zen3[] = "fpu sse4_2 avx f16c avx2 fma bmi2";
+    const char *c = fc_openblas_core_for("Prescott", emr, "GenuineIntel");
+    CHECK_MSG(c && !strcmp(c, "Cooperlake"), "%s", c ? c : "(none)");
+    c = fc_openblas_core_for("Nehalem", skx, "GenuineIntel");
+    CHECK_MSG(c && !strcmp(c, "SkylakeX"), "%s", c ? c : "(none)");
+    c = fc_openblas_core_for("prescott", zen3, "AuthenticAMD");
+    CHECK_MSG(c && !strcmp(c, "Zen"), "%s", c ? c : "(none)");
+    c = fc_openblas_core_for("Core2", zen3, "GenuineIntel");
+    CHECK_MSG(c && !strcmp(c, "Haswell"), "%s", c ? c : "(none)");
+    CHECK(!fc_openblas_core_for("Cooperlake", emr, "GenuineIntel"));
+    CHECK(!fc_openblas_core_for("Zen", zen3, "AuthenticAMD"));
+    CHECK(!fc_openblas_core_for("Haswell", emr, "GenuineIntel"));
+    CHECK(!fc_openblas_core_for("Prescott", "fpu sse4_2 avx", "GenuineIntel"));
+    CHECK(!fc_openblas_core_for("Prescott", "avx2x fmax", "GenuineIntel"));
+    CHECK(!fc_openblas_core_for(NULL, emr, "GenuineIntel"));
+}
+
 /* cpu.onednn computes bf16 where the CPU does natively and declines it elsewhere
  * with the reason, fp32 unchanged: a Zen 3's flags pretended here. */
 static void onednn_bf16_follows_the_cpu(void)
@@ -191,6 +215,7 @@ int main(int argc, char **argv)
                                    T(linear_plans),
                                    T(support_is_explicit),
                                    T(bf16_from_cpu_flags),
+                                   T(openblas_core_from_cpu_flags),
                                    T(onednn_bf16_follows_the_cpu)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

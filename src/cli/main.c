@@ -1,4 +1,9 @@
 /* main.c — the fusecal program (the commands are in the cli library). */
 #include "cmd.h"
+#include "openblas_core.h"
 
-int main(int argc, char **argv) { return fc_main(argc, argv); }
+int main(int argc, char **argv)
+{
+    fc_openblas_core_check(argv); /* may exec this program again, OpenBLAS on the right kernels */
+    return fc_main(argc, argv);
+}

@@ -25,6 +25,7 @@
 #include "cpuinfo.h"
 #include "linear_ops.h"
 #include "norm_ops.h"
+#include "openblas_core.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
@@ -480,6 +481,16 @@ static void ob_inventory(cJSON *libs)
     cJSON *o = cJSON_AddObjectToObject(libs, "openblas");
     cJSON_AddStringToObject(o, "config", openblas_get_config());
     cJSON_AddStringToObject(o, "corename", openblas_get_corename());
+    const char *detected = fc_openblas_core_detected();
+    if (detected) {
+        cJSON_AddStringToObject(o, "corename_detected", detected);
+        char note[256];
+        snprintf(note, sizeof note,
+                 "OpenBLAS chose its %s kernels, a core without AVX2, for this CPU (a model its table predates); "
+                 "fusecal set OPENBLAS_CORETYPE=%s, the core its flags support",
+                 detected, openblas_get_corename());
+        cJSON_AddStringToObject(o, "corename_note", note);
+    }
     cJSON_AddStringToObject(o, "parallel", parallel_name());
     cJSON_AddNumberToObject(o, "threads", openblas_get_num_threads());
 }

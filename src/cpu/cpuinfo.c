@@ -61,9 +61,7 @@ static void read_line_file(const char *path, char *buf, size_t n)
     fclose(f);
 }
 
-/* The first model name, vendor and flags lines of /proc/cpuinfo ("unknown", "unknown"
- * and "" when absent). */
-static void read_cpuinfo(char *model, size_t mn, char *vendor, size_t vn, char *flags, size_t fn)
+void fc_host_cpuinfo(char *model, size_t mn, char *vendor, size_t vn, char *flags, size_t fn)
 {
     fc_strlcpy(model, "unknown", mn);
     fc_strlcpy(vendor, "unknown", vn);
@@ -86,8 +84,7 @@ static void read_cpuinfo(char *model, size_t mn, char *vendor, size_t vn, char *
     fclose(f);
 }
 
-/* Whether the space-separated flags hold `flag` as a whole word. */
-static bool has_flag(const char *flags, const char *flag)
+bool fc_cpu_flag(const char *flags, const char *flag)
 {
     size_t n = strlen(flag);
     for (const char *p = flags; (p = strstr(p, flag)) != NULL; p += n)
@@ -97,11 +94,11 @@ static bool has_flag(const char *flags, const char *flag)
 
 bool fc_cpu_bf16_native(const char *flags, const char *model, char *why, size_t n)
 {
-    if (has_flag(flags, "avx512_bf16") || has_flag(flags, "amx_bf16")) return true;
-    const char *isa = has_flag(flags, "avx512f") ? "AVX-512 without BF16"
-                      : has_flag(flags, "avx2")  ? "AVX2"
-                      : has_flag(flags, "avx")   ? "AVX"
-                                                 : "no AVX";
+    if (fc_cpu_flag(flags, "avx512_bf16") || fc_cpu_flag(flags, "amx_bf16")) return true;
+    const char *isa = fc_cpu_flag(flags, "avx512f") ? "AVX-512 without BF16"
+                      : fc_cpu_flag(flags, "avx2")  ? "AVX2"
+                      : fc_cpu_flag(flags, "avx")   ? "AVX"
+                                                    : "no AVX";
     snprintf(why, n, "bf16 needs avx512_bf16 or amx_bf16; this CPU has %s only (%s)", isa, model);
     return false;
 }
@@ -121,7 +118,7 @@ bool fc_host_bf16(char *why, size_t n)
     if (pretend_flags) return fc_cpu_bf16_native(pretend_flags, pretend_model ? pretend_model : "?", why, n);
     if (native < 0) {
         char model[256], vendor[64], flags[4096];
-        read_cpuinfo(model, sizeof model, vendor, sizeof vendor, flags, sizeof flags);
+        fc_host_cpuinfo(model, sizeof model, vendor, sizeof vendor, flags, sizeof flags);
         native = fc_cpu_bf16_native(flags, model, host_why, sizeof host_why);
     }
     if (!native) fc_strlcpy(why, host_why, n);
@@ -131,7 +128,7 @@ bool fc_host_bf16(char *why, size_t n)
 void fc_host_inventory(cJSON *cpu)
 {
     char model[256], vendor[64], flags[4096];
-    read_cpuinfo(model, sizeof model, vendor, sizeof vendor, flags, sizeof flags);
+    fc_host_cpuinfo(model, sizeof model, vendor, sizeof vendor, flags, sizeof flags);
     cJSON_AddStringToObject(cpu, "model", model);
     cJSON_AddStringToObject(cpu, "vendor", vendor);
     cJSON_AddNumberToObject(cpu, "cores", fc_online_cpus());
@@ -139,7 +136,7 @@ void fc_host_inventory(cJSON *cpu)
                                       "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
     cJSON *arr = cJSON_AddArrayToObject(cpu, "isa");
     for (size_t i = 0; i < FC_ARRAY_LEN(isa); i++)
-        if (has_flag(flags, isa[i])) cJSON_AddItemToArray(arr, cJSON_CreateString(isa[i]));
+        if (fc_cpu_flag(flags, isa[i])) cJSON_AddItemToArray(arr, cJSON_CreateString(isa[i]));
     cJSON *caches = cJSON_AddObjectToObject(cpu, "cache_bytes");
     for (int i = 0; i < 8; i++) {
         int l = read_cache_level(i);

@@ -8,6 +8,11 @@
 
 /* Bytes of the last-level cache (0 when unknown). */
 size_t fc_host_llc_bytes(void);
+/* The first model name, vendor and flags lines of /proc/cpuinfo ("unknown", "unknown"
+ * and "" when absent). */
+void fc_host_cpuinfo(char *model, size_t mn, char *vendor, size_t vn, char *flags, size_t fn);
+/* Whether the space-separated flags hold `flag` as a whole word. */
+bool fc_cpu_flag(const char *flags, const char *flag);
 /* Model, vendor, ISA flags, caches, clocks, governor into `cpu`. */
 void fc_host_inventory(cJSON *cpu);
 
