@@ -15,12 +15,14 @@ fusecal=${FUSECAL:-build/fusecal}
 # table: src/cpu/openblas_core.h), every command here runs with the same
 # OPENBLAS_CORETYPE, PyTorch too: Debian's PyTorch does its fp32 GEMMs in that OpenBLAS.
 if [ -z "${OPENBLAS_CORETYPE+x}" ] && [ -x "$fusecal" ]; then
-    core=$("$fusecal" info --no-measure --format json | python3 -c 'import json, sys
+    cores=$("$fusecal" info --no-measure --format json | python3 -c 'import json, sys
 o = json.load(sys.stdin)["host"]["libraries"].get("openblas", {})
-print(o["corename"] if "corename_detected" in o else "")')
-    if [ -n "$core" ]; then
-        export OPENBLAS_CORETYPE=$core
-        echo "bench: OPENBLAS_CORETYPE=$core for every command (OpenBLAS's own choice on this CPU: a pre-AVX2 core)" >&2
+print(o["corename"], o["corename_detected"]) if "corename_detected" in o else None')
+    if [ -n "$cores" ]; then
+        # the records keep OpenBLAS's own choice, as when fusecal overrides it itself
+        read -r OPENBLAS_CORETYPE FUSECAL_OPENBLAS_DETECTED <<<"$cores"
+        export OPENBLAS_CORETYPE FUSECAL_OPENBLAS_DETECTED
+        echo "bench: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE for every command (OpenBLAS's own choice here: $FUSECAL_OPENBLAS_DETECTED)" >&2
     fi
 fi
 
