@@ -135,8 +135,8 @@ def main():
     n = len(common)
     if n == 0:
         sys.exit(f"{sys.argv[1]} and {sys.argv[2]} have no ok record in common")
-    print(f"# Repeatability: {cpu.get('model')} ({cpu.get('vendor', '')}, family {cpu.get('family', '?')}), "
-          f"{cpu.get('cores')} cores, {cpu.get('threads')} threads\n")
+    print(f"# Repeatability: {cpu.get('model')} ({cpu.get('vendor', '')}, family {cpu.get('family', '?')} "
+          f"model {cpu.get('model_number', '?')}), {cpu.get('cores')} cores, {cpu.get('threads')} threads\n")
     print(f"Runs: `{' '.join(a['argv'])}` and `{' '.join(b['argv'])}`, started {a['created_utc']} and "
           f"{b['created_utc']}; fusecal {a['tool']['version']} ({a['tool']['git_revision']}).\n")
     print("## Between the runs\n")

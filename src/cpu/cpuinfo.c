@@ -125,12 +125,35 @@ bool fc_host_bf16(char *why, size_t n)
     return native;
 }
 
+/* The x86 "cpu family" and "model" numbers of /proc/cpuinfo (-1 when absent): they
+ * tell generations apart that share a model name (AMD 25: Zen 3/4, 26: Zen 5;
+ * Intel 6/143: Sapphire Rapids, 6/207: Emerald Rapids). */
+static void read_family_model(int *family, int *model)
+{
+    *family = *model = -1;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f) && (*family < 0 || *model < 0)) {
+        const char *colon = strchr(line, ':');
+        if (!colon) continue;
+        if (!strncmp(line, "cpu family", 10) && *family < 0) *family = atoi(colon + 1);
+        else if (!strncmp(line, "model", 5) && (line[5] == ' ' || line[5] == '\t') && *model < 0)
+            *model = atoi(colon + 1);
+    }
+    fclose(f);
+}
+
 void fc_host_inventory(cJSON *cpu)
 {
     char model[256], vendor[64], flags[4096];
     fc_host_cpuinfo(model, sizeof model, vendor, sizeof vendor, flags, sizeof flags);
     cJSON_AddStringToObject(cpu, "model", model);
     cJSON_AddStringToObject(cpu, "vendor", vendor);
+    int family, model_number;
+    read_family_model(&family, &model_number);
+    if (family >= 0) cJSON_AddNumberToObject(cpu, "family", family);
+    if (model_number >= 0) cJSON_AddNumberToObject(cpu, "model_number", model_number);
     cJSON_AddNumberToObject(cpu, "cores", fc_online_cpus());
     static const char *const isa[] = {"sse4_2",   "avx",         "avx2",        "fma",         "avx512f",  "avx512bw",
                                       "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
