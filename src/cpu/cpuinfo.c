@@ -61,11 +61,12 @@ static void read_line_file(const char *path, char *buf, size_t n)
     fclose(f);
 }
 
-void fc_host_cpuinfo(char *model, size_t mn, char *vendor, size_t vn, char *flags, size_t fn)
+void fc_host_cpu_id(fc_cpu_id *id)
 {
-    fc_strlcpy(model, "unknown", mn);
-    fc_strlcpy(vendor, "unknown", vn);
-    flags[0] = 0;
+    fc_strlcpy(id->model, "unknown", sizeof id->model);
+    fc_strlcpy(id->vendor, "unknown", sizeof id->vendor);
+    id->flags[0] = 0;
+    id->family = id->model_number = -1;
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (!f) return;
     char line[4096];
@@ -75,11 +76,16 @@ void fc_host_cpuinfo(char *model, size_t mn, char *vendor, size_t vn, char *flag
         char *val = colon + 1;
         while (*val == ' ') val++;
         val[strcspn(val, "\n")] = 0;
-        if (!strncmp(line, "model name", 10) && !strcmp(model, "unknown")) fc_strlcpy(model, val, mn);
-        else if (!strncmp(line, "vendor_id", 9) && !strcmp(vendor, "unknown"))
-            fc_strlcpy(vendor, val, vn);
-        else if (!strncmp(line, "flags", 5) && !flags[0])
-            fc_strlcpy(flags, val, fn);
+        if (!strncmp(line, "model name", 10) && !strcmp(id->model, "unknown"))
+            fc_strlcpy(id->model, val, sizeof id->model);
+        else if (!strncmp(line, "vendor_id", 9) && !strcmp(id->vendor, "unknown"))
+            fc_strlcpy(id->vendor, val, sizeof id->vendor);
+        else if (!strncmp(line, "flags", 5) && !id->flags[0])
+            fc_strlcpy(id->flags, val, sizeof id->flags);
+        else if (!strncmp(line, "cpu family", 10) && id->family < 0)
+            id->family = atoi(val);
+        else if (!strncmp(line, "model", 5) && (line[5] == ' ' || line[5] == '\t') && id->model_number < 0)
+            id->model_number = atoi(val);
     }
     fclose(f);
 }
@@ -117,49 +123,30 @@ bool fc_host_bf16(char *why, size_t n)
     static char host_why[256];
     if (pretend_flags) return fc_cpu_bf16_native(pretend_flags, pretend_model ? pretend_model : "?", why, n);
     if (native < 0) {
-        char model[256], vendor[64], flags[4096];
-        fc_host_cpuinfo(model, sizeof model, vendor, sizeof vendor, flags, sizeof flags);
-        native = fc_cpu_bf16_native(flags, model, host_why, sizeof host_why);
+        fc_cpu_id id;
+        fc_host_cpu_id(&id);
+        native = fc_cpu_bf16_native(id.flags, id.model, host_why, sizeof host_why);
     }
     if (!native) fc_strlcpy(why, host_why, n);
     return native;
 }
 
-/* The x86 "cpu family" and "model" numbers of /proc/cpuinfo (-1 when absent): they
- * tell generations apart that share a model name (AMD 25: Zen 3/4, 26: Zen 5;
- * Intel 6/143: Sapphire Rapids, 6/207: Emerald Rapids). */
-static void read_family_model(int *family, int *model)
-{
-    *family = *model = -1;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof line, f) && (*family < 0 || *model < 0)) {
-        const char *colon = strchr(line, ':');
-        if (!colon) continue;
-        if (!strncmp(line, "cpu family", 10) && *family < 0) *family = atoi(colon + 1);
-        else if (!strncmp(line, "model", 5) && (line[5] == ' ' || line[5] == '\t') && *model < 0)
-            *model = atoi(colon + 1);
-    }
-    fclose(f);
-}
-
 void fc_host_inventory(cJSON *cpu)
 {
-    char model[256], vendor[64], flags[4096];
-    fc_host_cpuinfo(model, sizeof model, vendor, sizeof vendor, flags, sizeof flags);
-    cJSON_AddStringToObject(cpu, "model", model);
-    cJSON_AddStringToObject(cpu, "vendor", vendor);
-    int family, model_number;
-    read_family_model(&family, &model_number);
-    if (family >= 0) cJSON_AddNumberToObject(cpu, "family", family);
-    if (model_number >= 0) cJSON_AddNumberToObject(cpu, "model_number", model_number);
+    fc_cpu_id id;
+    fc_host_cpu_id(&id);
+    cJSON_AddStringToObject(cpu, "model", id.model);
+    cJSON_AddStringToObject(cpu, "vendor", id.vendor);
+    /* the numbers tell generations apart that share a model name (AMD 25: Zen 3/4,
+     * 26: Zen 5; Intel 6/143: Sapphire Rapids, 6/207: Emerald Rapids) */
+    if (id.family >= 0) cJSON_AddNumberToObject(cpu, "family", id.family);
+    if (id.model_number >= 0) cJSON_AddNumberToObject(cpu, "model_number", id.model_number);
     cJSON_AddNumberToObject(cpu, "cores", fc_online_cpus());
     static const char *const isa[] = {"sse4_2",   "avx",         "avx2",        "fma",         "avx512f",  "avx512bw",
                                       "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
     cJSON *arr = cJSON_AddArrayToObject(cpu, "isa");
     for (size_t i = 0; i < FC_ARRAY_LEN(isa); i++)
-        if (fc_cpu_flag(flags, isa[i])) cJSON_AddItemToArray(arr, cJSON_CreateString(isa[i]));
+        if (fc_cpu_flag(id.flags, isa[i])) cJSON_AddItemToArray(arr, cJSON_CreateString(isa[i]));
     cJSON *caches = cJSON_AddObjectToObject(cpu, "cache_bytes");
     for (int i = 0; i < 8; i++) {
         int l = read_cache_level(i);

@@ -8,9 +8,13 @@
 
 /* Bytes of the last-level cache (0 when unknown). */
 size_t fc_host_llc_bytes(void);
-/* The first model name, vendor and flags lines of /proc/cpuinfo ("unknown", "unknown"
- * and "" when absent). */
-void fc_host_cpuinfo(char *model, size_t mn, char *vendor, size_t vn, char *flags, size_t fn);
+/* The first CPU of /proc/cpuinfo: model name, vendor and flags ("unknown", "unknown"
+ * and "" when absent), x86 family and model numbers (-1 when absent). */
+typedef struct {
+    char model[256], vendor[64], flags[4096];
+    int family, model_number;
+} fc_cpu_id;
+void fc_host_cpu_id(fc_cpu_id *id);
 /* Whether the space-separated flags hold `flag` as a whole word. */
 bool fc_cpu_flag(const char *flags, const char *flag);
 /* Model, vendor, ISA flags, caches, clocks, governor into `cpu`. */

@@ -36,10 +36,10 @@ const char *fc_openblas_core_for(const char *chosen, const char *flags, const ch
 void fc_openblas_core_check(char **argv)
 {
     if (getenv("OPENBLAS_CORETYPE")) return; /* the user's choice, or this program's after the exec */
-    char model[256], vendor[64], flags[4096];
-    fc_host_cpuinfo(model, sizeof model, vendor, sizeof vendor, flags, sizeof flags);
+    fc_cpu_id id;
+    fc_host_cpu_id(&id);
     const char *chosen = openblas_get_corename();
-    const char *to = fc_openblas_core_for(chosen, flags, vendor);
+    const char *to = fc_openblas_core_for(chosen, id.flags, id.vendor);
     if (!to) return;
     if (setenv("FUSECAL_OPENBLAS_DETECTED", chosen, 1) == 0 && setenv("OPENBLAS_CORETYPE", to, 1) == 0)
         execv("/proc/self/exe", argv);
