@@ -515,19 +515,31 @@ __global__ void __launch_bounds__(NT, 1)
 
 /* ---------------------------------------------------------------- launchers */
 
+/* Raises a kernel's dynamic shared memory limit to what it uses, once per kernel: the
+ * launchers and the occupancy query in resources() both need it (above 48 KiB a launch
+ * fails and the occupancy calculator answers 0 blocks without it). */
+template <int KIND, int D>
+cudaError_t configure(int qks)
+{
+    typedef Geo<KIND, D> G;
+    static bool done[2] = {false, false};
+    if (done[qks]) return cudaSuccess;
+    cudaError_t e = qks ? cudaFuncSetAttribute(qk_softmax_kernel<KIND, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)G::qks_smem)
+                        : cudaFuncSetAttribute(flash_kernel<KIND, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)G::flash_smem);
+    done[qks] = e == cudaSuccess;
+    return e;
+}
+
 template <int KIND, int D>
 cudaError_t launch_flash(const void *q, const void *k, const void *v, void *o, const fck_attn_shape &sh,
                          cudaStream_t stream)
 {
     typedef typename Kind<KIND>::T T;
     typedef Geo<KIND, D> G;
-    static bool configured = false; /* the dynamic shared memory limit, once per kernel */
-    if (!configured) {
-        cudaError_t e = cudaFuncSetAttribute(flash_kernel<KIND, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)G::flash_smem);
-        if (e != cudaSuccess) return e;
-        configured = true;
-    }
+    cudaError_t e = configure<KIND, D>(0);
+    if (e != cudaSuccess) return e;
     const long long blocks = fck_attn_grid_blocks(sh.bh, sh.s, BR);
     if (blocks < 0) return cudaErrorInvalidValue;
     const float sl2 = LOG2E / sqrtf((float)D);
@@ -543,13 +555,8 @@ cudaError_t launch_qks(const void *q, const void *k, void *p, const fck_attn_sha
 {
     typedef typename Kind<KIND>::T T;
     typedef Geo<KIND, D> G;
-    static bool configured = false;
-    if (!configured) {
-        cudaError_t e = cudaFuncSetAttribute(qk_softmax_kernel<KIND, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)G::qks_smem);
-        if (e != cudaSuccess) return e;
-        configured = true;
-    }
+    cudaError_t e = configure<KIND, D>(1);
+    if (e != cudaSuccess) return e;
     const long long blocks = fck_attn_grid_blocks(sh.bh, sh.s, BR);
     if (blocks < 0) return cudaErrorInvalidValue;
     const float sl2 = LOG2E / sqrtf((float)D);
@@ -572,9 +579,13 @@ int resources(int qks, char *buf, size_t n)
         return snprintf(buf, n, "%s<%s,d=%d>: attributes unavailable (%s)", name, kind_name(KIND), D,
                         cudaGetErrorString(e));
     int per_sm = 0;
-    if (qks) cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qk_softmax_kernel<KIND, D>, NT, smem);
-    else
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_kernel<KIND, D>, NT, smem);
+    e = configure<KIND, D>(qks);
+    if (e == cudaSuccess)
+        e = qks ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, qk_softmax_kernel<KIND, D>, NT, smem)
+                : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash_kernel<KIND, D>, NT, smem);
+    if (e != cudaSuccess)
+        return snprintf(buf, n, "%s<%s,d=%d>: occupancy unavailable (%s)", name, kind_name(KIND), D,
+                        cudaGetErrorString(e));
     return snprintf(buf, n,
                     "%s<%s,d=%d>: 64x64 tiles, 4 warps x 16 rows, %d regs, %zu B dynamic smem, %zu B local, "
                     "%d blocks/SM",

@@ -590,12 +590,19 @@ __global__ void __launch_bounds__(F2<KIND, D, true>::NT)
 
 /* ---------------------------------------------------------------- launchers */
 
-template <typename F>
-cudaError_t set_smem(F *kernel, size_t smem, bool &configured)
+/* Raises a kernel's dynamic shared memory limit to what it uses, once per kernel: the
+ * launchers and the occupancy query in resources2() both need it (above 48 KiB a
+ * launch fails and the occupancy calculator answers 0 blocks without it). */
+template <int KIND, int D>
+cudaError_t configure2(int qks)
 {
-    if (configured) return cudaSuccess;
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    configured = e == cudaSuccess;
+    static bool done[2] = {false, false};
+    if (done[qks]) return cudaSuccess;
+    cudaError_t e = qks ? cudaFuncSetAttribute(flash2_qks_kernel<KIND, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)F2<KIND, D, true>::SMEM)
+                        : cudaFuncSetAttribute(flash2_kernel<KIND, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)F2<KIND, D, false>::SMEM);
+    done[qks] = e == cudaSuccess;
     return e;
 }
 
@@ -605,8 +612,7 @@ cudaError_t launch_flash2(const void *q, const void *k, const void *v, void *o, 
 {
     typedef F2<KIND, D, false> C;
     typedef typename C::T T;
-    static bool configured = false;
-    cudaError_t e = set_smem(flash2_kernel<KIND, D>, C::SMEM, configured);
+    cudaError_t e = configure2<KIND, D>(0);
     if (e != cudaSuccess) return e;
     const long long blocks = fck_attn_grid_blocks(sh.bh, sh.s, C::BR);
     if (blocks < 0) return cudaErrorInvalidValue;
@@ -623,8 +629,7 @@ cudaError_t launch_flash2_qks(const void *q, const void *k, void *p, const fck_a
 {
     typedef F2<KIND, D, true> C;
     typedef typename C::T T;
-    static bool configured = false;
-    cudaError_t e = set_smem(flash2_qks_kernel<KIND, D>, C::SMEM, configured);
+    cudaError_t e = configure2<KIND, D>(1);
     if (e != cudaSuccess) return e;
     const long long blocks = fck_attn_grid_blocks(sh.bh, sh.s, C::BR);
     if (blocks < 0) return cudaErrorInvalidValue;
@@ -648,9 +653,13 @@ int resources2(int qks, char *buf, size_t n)
         return snprintf(buf, n, "%s<%s,d=%d>: attributes unavailable (%s)", name, kind_name(KIND), D,
                         cudaGetErrorString(e));
     int per_sm = 0;
-    if (qks) cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash2_qks_kernel<KIND, D>, FCK_F2_BR, smem);
-    else
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash2_kernel<KIND, D>, FCK_F2_BR, smem);
+    e = configure2<KIND, D>(qks);
+    if (e == cudaSuccess)
+        e = qks ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash2_qks_kernel<KIND, D>, FCK_F2_BR, smem)
+                : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flash2_kernel<KIND, D>, FCK_F2_BR, smem);
+    if (e != cudaSuccess)
+        return snprintf(buf, n, "%s<%s,d=%d>: occupancy unavailable (%s)", name, kind_name(KIND), D,
+                        cudaGetErrorString(e));
     return snprintf(buf, n,
                     "%s<%s,d=%d>: %dx%d tiles, 4 warps x 32 rows, %d regs, %zu B dynamic smem, %zu B local, "
                     "%d blocks/SM",

@@ -7,6 +7,8 @@
 #include "cuda_common.h"
 #include "test.h"
 
+#include <stddef.h>
+
 static fc_problem problem(const char *s)
 {
     fc_problem p;
@@ -100,9 +102,20 @@ static void custom_supports(void)
     CHECK(b->supports(&qks, why, sizeof why));
 }
 
+/* The context's layout is the same here (no FUSECAL_WITH_CUDNN) as in the library
+ * that fills it: test_gpu reads its fields. */
+static void ctx_layout_matches_library(void)
+{
+    size_t size = 0, last = 0;
+    fc_cuda_ctx_layout(&size, &last);
+    CHECK_MSG(size == sizeof(fc_cuda_ctx), "library %zu B, here %zu B", size, sizeof(fc_cuda_ctx));
+    CHECK_MSG(last == offsetof(fc_cuda_ctx, nvml_driver), "nvml_driver at %zu in the library, %zu here", last,
+              offsetof(fc_cuda_ctx, nvml_driver));
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(cublaslt_no_algorithm_declines), T(conformance_knows_refusals),
-                                   T(attention_kernel_names), T(custom_supports)};
+                                   T(attention_kernel_names), T(custom_supports), T(ctx_layout_matches_library)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

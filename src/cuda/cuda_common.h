@@ -49,10 +49,14 @@ typedef struct fc_cuda_ctx {
     cublasLtHandle_t lt;
     void *lt_ws;
     size_t lt_ws_bytes;
+    /* The same layout in every translation unit, with or without cuDNN's header (the
+     * tests read this struct without FUSECAL_WITH_CUDNN): cudnnHandle_t is a pointer. */
 #ifdef FUSECAL_WITH_CUDNN
     cudnnHandle_t dnn; /* NULL when cudnnCreate failed (dnn_err says why) */
-    char dnn_err[160];
+#else
+    void *dnn; /* unused: cuDNN is not in this build or this translation unit */
 #endif
+    char dnn_err[160];
     /* L2 flush (cold runs), allocated once: `flush` is written, then `flush_read` read,
      * each flush_bytes (twice the L2), so that L2 holds clean lines; flush_sink is what
      * the read may write (it never does) */
@@ -124,6 +128,11 @@ cudaDataType_t fc_cuda_data_type(fc_dtype dt);
 /* cuBLAS compute type: CUBLAS_COMPUTE_32F, or CUBLAS_COMPUTE_32F_FAST_TF32 for tf32. */
 cublasComputeType_t fc_cuda_compute_type(fc_dtype dt);
 
+/* sizeof(fc_cuda_ctx) and offsetof(fc_cuda_ctx, nvml_driver) as the library was
+ * compiled: a test compares them with its own, so that no macro changes the layout
+ * between the library and code that reads the struct. */
+void fc_cuda_ctx_layout(size_t *size, size_t *last_field);
+
 /* Device memory (cudaMalloc), failing with a message naming `what` and the size. */
 int fc_cuda_alloc(void **p, size_t bytes, const char *what, fc_err *e);
 void fc_cuda_free(void *p);
@@ -181,5 +190,12 @@ int fc_cublaslt_heuristic_verdict(cublasStatus_t st, int found, const char *what
  * call); the median of `samples` such measurements. Used to pick algorithms at setup. */
 int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
                  fc_err *e);
+/* The same with the `reps` calls captured as one CUDA graph and the graph's replays
+ * timed, so that the host's cost per call (tens of microseconds for some library
+ * calls, more than the GPU's work on small problems) does not decide between
+ * algorithms; *graph says whether it was (false: a call could not be captured, and
+ * the calls were timed as fc_cuda_time does). */
+int fc_cuda_time_graph(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
+                       bool *graph, fc_err *e);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,48 @@ int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int
     return 0;
 }
 
+int fc_cuda_time_graph(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
+                       bool *graph, fc_err *e)
+{
+    double t[32];
+    if (samples > 32) samples = 32;
+    if (samples < 1) samples = 1;
+    if (reps < 1) reps = 1;
+    *graph = false;
+    if (fn(arg, e) != 0) return -1; /* eager first: lazy module loading, library plans */
+    FC_CU(cudaStreamSynchronize(c->stream));
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    int rc = 0;
+    fc_err ce = {{0}};
+    if (cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+        for (int i = 0; i < reps && rc == 0; i++) rc = fn(arg, &ce);
+        cudaError_t st = cudaStreamEndCapture(c->stream, &g);
+        if (rc == 0 && st == cudaSuccess && g && cudaGraphInstantiate(&exec, g, 0) != cudaSuccess) exec = NULL;
+        if (g) cudaGraphDestroy(g);
+    }
+    (void)cudaGetLastError(); /* a refused capture leaves its error behind */
+    if (!exec) return fc_cuda_time(c, fn, arg, reps, samples, ms, e);
+    *graph = true;
+    int ret = 0;
+    if (cudaGraphLaunch(exec, c->stream) != cudaSuccess) ret = -1; /* the graph's first replay uploads it */
+    for (int s = 0; s < samples && ret == 0; s++) {
+        float f = 0;
+        if (cudaEventRecord(c->ev_begin, c->stream) != cudaSuccess || cudaGraphLaunch(exec, c->stream) != cudaSuccess ||
+            cudaEventRecord(c->ev_end, c->stream) != cudaSuccess || cudaEventSynchronize(c->ev_end) != cudaSuccess ||
+            cudaEventElapsedTime(&f, c->ev_begin, c->ev_end) != cudaSuccess)
+            ret = -1;
+        t[s] = (double)f / reps;
+    }
+    cudaGraphExecDestroy(exec);
+    if (ret != 0) {
+        cudaError_t st = cudaGetLastError();
+        return fc_errf(e, "timing a captured CUDA graph failed: %s", cudaGetErrorString(st));
+    }
+    *ms = fc_median(t, samples);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ NVML (dlopen) */
 
 typedef int nvml_ret;
@@ -268,6 +311,12 @@ static int open_ctx(fc_cuda_ctx *c, fc_err *e)
     FC_CU(cudaStreamSynchronize(c->stream));
     nvml_open(c);
     return 0;
+}
+
+void fc_cuda_ctx_layout(size_t *size, size_t *last_field)
+{
+    *size = sizeof(fc_cuda_ctx);
+    *last_field = offsetof(fc_cuda_ctx, nvml_driver);
 }
 
 static int cuda_open(const fc_device_opts *o, void **out, fc_err *e)
