@@ -16,16 +16,17 @@
  * Activations in the problem's layout (NCHW or NHWC); weights are OIHW for NCHW and
  * reordered once at setup to KRSC (cuDNN's NHWC filter format) for NHWC. Compute in
  * fp32 for every dtype (CUDNN_DATA_FLOAT convolution; math type FMA for fp32, DEFAULT
- * (TF32 permitted) for tf32, TENSOR_OP for bf16/fp16). The unfused convolution's
- * algorithm is cudnnFindConvolutionForwardAlgorithmEx's fastest; the fused call's is
- * the fastest of Find's candidates that cuDNN accepts for the fused call, each timed
- * at setup. A workspace (at most 256 MiB, and a quarter of free memory) is allocated
+ * (TF32 permitted) for tf32, TENSOR_OP for bf16/fp16). Both variants choose their
+ * algorithm the same way: Find's candidates (cudnnFindConvolutionForwardAlgorithmEx,
+ * in its order) that cuDNN accepts for the call, the first MAX_TRIALS timed at setup
+ * as captured CUDA graphs (GPU time: an eager cuDNN call's host cost can exceed a
+ * small convolution's) and the fastest kept. A workspace (at most 256 MiB, and a quarter of free memory) is allocated
  * at setup and serves the search and the runs.
  *   control  the unfused chain with its convolution forced to the fused call's
  *            algorithm and math type (IMPLICIT_PRECOMP_GEMM for conv_bn, whose
  *            IDENTITY activation cuDNN fuses with no other): the record splits the
- *            speedup into implementation (unfused → control: Find's fastest against
- *            the fused call's algorithm) and fusion (control → fused).
+ *            speedup into implementation (unfused → control: the unfused conv's
+ *            algorithm against the fused call's) and fusion (control → fused).
  * When cuDNN refuses an auxiliary op of the unfused chain for a dtype/layout
  * (cudnnAddTensor, BN or activation returning NOT_SUPPORTED at setup), fusecal's
  * equivalent kernel runs instead and describe() names it and cuDNN's answer.
@@ -38,7 +39,8 @@
 #include <string.h>
 
 #define WS_LIMIT ((size_t)256 << 20)
-#define MAX_FUSED_TRIALS 4
+#define MAX_TRIALS 4  /* candidates timed at setup, per variant */
+#define TRIAL_REPS 10 /* calls per timed graph */
 
 typedef struct cd_state {
     fc_problem p;
@@ -314,8 +316,11 @@ static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
     return 0;
 }
 
-/* Algorithm of the unfused convolution: Find's fastest with an acceptable math type;
- * FC_DECLINED when Find offers none (cuDNN declines the problem). */
+/* Algorithm of the unfused convolution: the first MAX_TRIALS of Find's candidates
+ * with an acceptable math type, each timed by fusecal as a captured CUDA graph (as the
+ * fused call's are: one procedure on both sides), the fastest kept; Find's own
+ * ranking times one call of each, the first with its kernel's lazy loading, and is
+ * only the order of trial. FC_DECLINED when Find offers none (cuDNN declines). */
 static int pick_conv_algo(cd_state *s, fc_err *e)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -323,22 +328,41 @@ static int pick_conv_algo(cd_state *s, fc_err *e)
     FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[FC_UNFUSED],
                                                     s->yd, conv_dst(s), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
                                                     s->ws, s->ws_bytes));
-    for (int i = 0; i < found; i++) {
+    double best_ms = INFINITY;
+    int best = -1, timed = 0;
+    bool all_graph = true;
+    for (int i = 0; i < found && timed < MAX_TRIALS; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > s->ws_bytes || !math_ok(s->dt, perf[i].mathType))
             continue;
         s->algo[FC_UNFUSED] = perf[i].algo;
-        s->math[FC_UNFUSED] = perf[i].mathType;
         s->algo_ws[FC_UNFUSED] = perf[i].memory;
         FC_CUDNN(cudnnSetConvolutionMathType(s->cd[FC_UNFUSED], perf[i].mathType));
-        snprintf(s->chosen[FC_UNFUSED], sizeof s->chosen[FC_UNFUSED],
-                 "algo %s, %s, workspace %.2f MiB; fastest of %d by cudnnFindConvolutionForwardAlgorithmEx (%.4f ms)",
-                 algo_name(perf[i].algo), math_name(perf[i].mathType), (double)perf[i].memory / (1 << 20), found,
-                 (double)perf[i].time);
-        return 0;
+        time_arg ta = {s, perf[i].algo, 0};
+        double ms = 0;
+        bool graph = false;
+        if (fc_cuda_time_graph(s->c, time_one, &ta, TRIAL_REPS, 3, &ms, &graph, e) != 0) return -1;
+        all_graph = all_graph && graph;
+        timed++;
+        if (ms < best_ms) {
+            best_ms = ms;
+            best = i;
+        }
     }
-    fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)", fc_dtype_name(s->dt),
-            found);
-    return FC_DECLINED;
+    if (best < 0) {
+        fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)", fc_dtype_name(s->dt),
+                found);
+        return FC_DECLINED;
+    }
+    s->algo[FC_UNFUSED] = perf[best].algo;
+    s->math[FC_UNFUSED] = perf[best].mathType;
+    s->algo_ws[FC_UNFUSED] = perf[best].memory;
+    FC_CUDNN(cudnnSetConvolutionMathType(s->cd[FC_UNFUSED], perf[best].mathType));
+    snprintf(s->chosen[FC_UNFUSED], sizeof s->chosen[FC_UNFUSED],
+             "algo %s, %s, workspace %.2f MiB; fastest of %d of cudnnFindConvolutionForwardAlgorithmEx's %d candidates "
+             "timed at setup%s (%.4f ms)",
+             algo_name(perf[best].algo), math_name(perf[best].mathType), (double)perf[best].memory / (1 << 20), timed,
+             found, all_graph ? " as CUDA graphs" : "", best_ms);
+    return 0;
 }
 
 /* Algorithm of the fused call: Find's candidates for the folded convolution, each
@@ -369,7 +393,8 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
     int best = -1, timed = 0;
     char refused[512] = "";
     size_t roff = 0;
-    for (int i = 0; i < found && timed < MAX_FUSED_TRIALS; i++) {
+    bool all_graph = true;
+    for (int i = 0; i < found && timed < MAX_TRIALS; i++) {
         cudnnConvolutionFwdAlgoPerf_t *pf = &perf[i];
         if (pf->status != CUDNN_STATUS_SUCCESS || pf->memory > s->ws_bytes || !math_ok(s->dt, pf->mathType)) continue;
         if (identity && pf->algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) continue;
@@ -384,7 +409,9 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
         }
         time_arg ta = {s, pf->algo, 1};
         double ms = 0;
-        if (fc_cuda_time(s->c, time_one, &ta, 3, 3, &ms, e) != 0) return -1;
+        bool graph = false;
+        if (fc_cuda_time_graph(s->c, time_one, &ta, TRIAL_REPS, 3, &ms, &graph, e) != 0) return -1;
+        all_graph = all_graph && graph;
         timed++;
         if (ms < best_ms) {
             best_ms = ms;
@@ -402,9 +429,10 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
     s->algo_ws[FC_FUSED] = perf[best].memory;
     FC_CUDNN(cudnnSetConvolutionMathType(s->cd[FC_FUSED], perf[best].mathType));
     snprintf(s->chosen[FC_FUSED], sizeof s->chosen[FC_FUSED],
-             "algo %s, %s, workspace %.2f MiB; fastest of %d candidates timed at setup (%.4f ms)%s",
+             "algo %s, %s, workspace %.2f MiB; fastest of %d candidates timed at setup%s (%.4f ms)%s",
              algo_name(perf[best].algo), math_name(perf[best].mathType), (double)perf[best].memory / (1 << 20), timed,
-             best_ms, identity ? "; IDENTITY runs with IMPLICIT_PRECOMP_GEMM only" : "");
+             all_graph ? " as CUDA graphs" : "", best_ms,
+             identity ? "; IDENTITY runs with IMPLICIT_PRECOMP_GEMM only" : "");
     return 0;
 }
 
