@@ -34,7 +34,8 @@
 # --only STEP[,STEP] runs those of test, info, sweeps, compare, sanitize (env,
 # packages, cudnn, build and summary always run; a warm machine's build-gpu/ is
 # reused as it is). Output under $OUT (at most 8 files come back): session.log,
-# build.log, ctest.log, sanitize.log, summary.md, results-h100.tar.gz (results/h100/).
+# build.log, ctest.log, sanitize.log, summary.md, results-gpu.tar.gz (results/<gpu>/: h100, h200,
+# from nvidia-smi's name).
 #
 # --dry-run (tested in CI: tests/cli_gpu_session.sh) installs nothing and writes
 # nowhere but $OUT (a fresh temporary folder unless OUT is set) and the build folder:
@@ -58,7 +59,10 @@ done
 if [ "$DRY" = 1 ]; then OUT=${OUT:-$(mktemp -d)}; else OUT=${OUT:-$PWD/gpu-out}; fi
 mkdir -p "$OUT" || exit 1
 OUT=$(cd "$OUT" && pwd)
-RESULTS=results/h100
+# results/<gpu>/, named after the GPU that ran (results/h100, results/h200, ...)
+GPU_SLUG=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr 'A-Z' 'a-z' |
+    sed -e 's/^nvidia //' -e 's/ .*//' -e 's/[^a-z0-9-]//g')
+RESULTS=results/${GPU_SLUG:-h100}
 [ "$DRY" = 1 ] && RESULTS=$OUT/results
 BUILD=${FUSECAL_BUILD:-build-gpu}
 FC=$BUILD/fusecal
@@ -105,7 +109,7 @@ finish() {
         [ ${#failed[@]} -gt 0 ] && echo "- FAILED: ${failed[*]}"
     } >>"$OUT/summary.md"
     cp "$OUT/summary.md" "$RESULTS/SUMMARY.md"
-    tar czf "$OUT/results-h100.tar.gz" -C "$(dirname "$RESULTS")" "$(basename "$RESULTS")"
+    tar czf "$OUT/results-gpu.tar.gz" -C "$(dirname "$RESULTS")" "$(basename "$RESULTS")"
     echo "total $(($(date +%s) - T0)) s"
     cat "$OUT/summary.md"
     [ ${#failed[@]} -gt 0 ] && rc=1

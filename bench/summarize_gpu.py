@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Summarizes bench/gpu_session.sh's output (results/h100/) as markdown:
+"""Summarizes bench/gpu_session.sh's output (results/<gpu>/) as markdown:
 
     bench/summarize_gpu.py RESULTS_DIR [ctest.log] [sanitize.log] ...
 

@@ -13,7 +13,7 @@ OUT=$out FUSECAL_BUILD=$BUILD bash "$SRC/bench/gpu_session.sh" --dry-run >"$WORK
 rc=$?
 check_eq "the dry run exits 0" "$rc" 0
 [ "$rc" = 0 ] || tail -30 "$WORK/log" | sed 's/^/    /'
-for f in session.log summary.md results-h100.tar.gz results/SUMMARY.md; do
+for f in session.log summary.md results-gpu.tar.gz results/SUMMARY.md; do
     if [ -s "$out/$f" ]; then ok "wrote $f"; else bad "no $f"; fi
 done
 grep -q "uid $(id -u)" "$WORK/log" && grep -qi "cmake version" "$WORK/log" && ok "environment printed first" ||
