@@ -266,10 +266,24 @@ def attention_flops(kv):
     return 4.0 * B * H * L * D
 
 
+def target_value(name, thr, ff, tu, tf, kv):
+    """A target's value, whether it is met and what to add to its description; ff is
+    fusecal's fused time, tu and tf PyTorch's unfused and fused (ms)."""
+    if name == "linear_fp32_small":
+        ratio = ff / min(tf, tu)
+        return ratio, ratio <= thr, ""
+    if name == "attention_bf16_4096":
+        fl = attention_flops(kv)
+        ratio = tf / ff  # throughput ratio fusecal / torch
+        return ratio, ratio >= thr, f" (torch {fl / tf / 1e9:.0f} TFLOP/s, fusecal {fl / ff / 1e9:.0f} TFLOP/s)"
+    ratio = ff / tf
+    return ratio, ratio <= thr, ""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("fusecal")
-    ap.add_argument("--out", default="results/h100")
+    ap.add_argument("--out", default="results/gpu")
     ap.add_argument("--max-time", type=float, default=2.0, help="fusecal's --max-time per variant (s)")
     ap.add_argument("--only", default="", help="comma-separated target names")
     ap.add_argument("--kernel", default="reference", choices=("reference", "flash2"),
@@ -305,22 +319,13 @@ def main():
             fu, ff = v["unfused"]["latency_ms"]["median"], v["fused"]["latency_ms"]["median"]
             fug = v["unfused"].get("latency_graph_ms", {}).get("median", float("nan"))
             ffg = v["fused"].get("latency_graph_ms", {}).get("median", float("nan"))
-        if name == "linear_fp32_small":
-            ratio = ff / min(tf, tu)
-            met = ratio <= thr
-        elif name == "attention_bf16_4096":
-            fl = attention_flops(kv)
-            ratio = tf / ff  # throughput ratio fusecal / torch
-            met = ratio >= thr
-            what += f" (torch {fl / tf / 1e9:.0f} TFLOP/s, fusecal {fl / ff / 1e9:.0f} TFLOP/s)"
+        ratio, met, more = target_value(name, thr, ff, tu, tf, kv)
+        what += more
         if extra:
             what += (f" [SDPA = {extra['sdpa_reference']}; dispatch picks {extra['sdpa_dispatch']}: "
                      f"{extra['sdpa_dispatch_ms']:.4g} ms; "
                      + ", ".join(f"{b} {t:.4g} ms" for b, t in extra["sdpa_ms"].items())
                      + "".join(f"; {b} refused" for b in extra["sdpa_refused"]) + "]")
-        else:
-            ratio = ff / tf
-            met = ratio <= thr
         res = dict(name=name, problem=prob, fusecal_unfused_ms=fu, fusecal_fused_ms=ff, fusecal_unfused_graph_ms=fug,
                    fusecal_fused_graph_ms=ffg, torch_unfused_ms=tu, torch_fused_ms=tf, ratio_fused=ff / tf,
                    ratio_unfused=fu / tu, target=what, target_value=ratio, met=bool(met), torch_unfused=tnames[0],

@@ -53,4 +53,24 @@ for want in "quick-fp32: schema version 1, this summary reads 2" "quick-bf16: un
     case $s in *"$want"*) ok "summary: $want" ;; *) bad "summary lacks: $want" ;; esac
 done
 
+# compare_pytorch.py's targets: each target's own value, whatever the target before it
+if "$PYTHON" - "$SRC/bench" <<'EOF' >"$WORK/targets.log" 2>&1; then
+import sys
+sys.path.insert(0, sys.argv[1])
+import compare_pytorch as c
+kv = c.parse_problem("attention:b=4,h=16,s=4096,d=128,dtype=bf16")[1]
+r, met, more = c.target_value("attention_bf16_4096", 0.8, 2.0, 5.0, 1.0, kv)
+assert (r, met) == (0.5, False) and "TFLOP/s" in more, (r, met, more)
+r, met, _ = c.target_value("attention_fp32_1024", 1.0, 0.85, 1.5, 1.0, {})
+assert (r, met) == (0.85, True), (r, met)
+r, met, _ = c.target_value("linear_fp32_small", 1.0, 0.9, 0.8, 1.0, {})
+assert (r, met) == (0.9 / 0.8, False), (r, met)
+r, met, _ = c.target_value("conv_bn_relu_bf16_nhwc", 1.0, 0.05, 0.06, 0.03, {})
+assert abs(r - 5 / 3) < 1e-12 and not met, (r, met)
+EOF
+    ok "compare_pytorch.py: every target computes its own value"
+else
+    bad "compare_pytorch.py target_value: $(tail -1 "$WORK/targets.log")"
+fi
+
 finish
