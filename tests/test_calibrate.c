@@ -10,6 +10,12 @@
 #include "calibrate.h"
 #include "report.h"
 #include "test.h"
+#include "verify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ the simulation */
 
@@ -272,8 +278,43 @@ static void kernel_bound_decided_eagerly(void)
     free(r);
 }
 
+/* The references the worker processes share: a saved one loads whole under its key,
+ * sampled or full; another key, a truncated file or none loads nothing. */
+static void reference_file_round_trip(void)
+{
+    const char *probs[] = {"linear_bias_relu:m=8,k=8,n=8,dtype=fp32", "attention:b=1,h=2,s=300,d=64,dtype=fp32"};
+    char dir[] = "/tmp/fusecal-test-ref-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/r.ref", dir);
+    for (size_t k = 0; k < FC_ARRAY_LEN(probs); k++) {
+        fc_problem p;
+        fc_err e = {{0}};
+        CHECK(fc_problem_parse(probs[k], NULL, &p, &e) == 0);
+        fc_workload w;
+        CHECK(fc_workload_create(&p, 3, 0, &w, &e) == 0);
+        fc_reference a, b;
+        fc_reference_build(&p, &w, 3, &a);
+        CHECK(fc_reference_save(&a, probs[k], path) == 0);
+        CHECK(fc_reference_load(&b, probs[k], path));
+        CHECK(b.n == a.n && b.full == a.full && b.zero_frac == a.zero_frac && b.ms == a.ms);
+        CHECK(b.n && !memcmp(a.idx, b.idx, a.n * sizeof *a.idx) && !memcmp(a.val, b.val, a.n * sizeof *a.val));
+        fc_reference_free(&b);
+        CHECK_MSG(!fc_reference_load(&b, "another problem", path), "loaded under another key");
+        CHECK(b.idx == NULL && b.n == 0);
+        CHECK(truncate(path, 300) == 0);
+        CHECK_MSG(!fc_reference_load(&b, probs[k], path), "loaded a truncated file");
+        CHECK(remove(path) == 0);
+        CHECK(!fc_reference_load(&b, probs[k], path));
+        fc_reference_free(&a);
+        fc_workload_free(&w);
+    }
+    CHECK(rmdir(dir) == 0);
+}
+
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(launch_bound_decided_by_graph), T(kernel_bound_decided_eagerly)};
+    static const t_case cases[] = {T(launch_bound_decided_by_graph), T(kernel_bound_decided_eagerly),
+                                   T(reference_file_round_trip)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -589,8 +589,31 @@ typedef struct prob_data {
     char skip[512]; /* why there is none */
 } prob_data;
 
-/* Makes d hold problem p (its string ps), dropping what it held. */
-static bool prob_switch(prob_data *d, const fc_problem *p, const char *ps, const fc_settings *set)
+/* The reference of problem ps with this seed from the run's cache folder (cache:
+ * NULL or "" for none), or built and then saved there for the worker processes of
+ * the rounds after this one: the float64 reference of a big problem costs more than
+ * its round's samples (on the quick sweep a third of the run, rebuilt every round). */
+static void reference_cached(const fc_problem *p, const char *ps, uint64_t seed, const fc_workload *w,
+                             const char *cache, fc_reference *ref)
+{
+    char key[320], path[4096] = "";
+    snprintf(key, sizeof key, "%s seed %016llx", ps, (unsigned long long)seed);
+    if (cache && cache[0]) {
+        snprintf(path, sizeof path, "%s/%016llx.ref", cache, (unsigned long long)fc_seed_mix(seed, hash_str(ps)));
+        if (fc_reference_load(ref, key, path)) {
+            bool in_range = true;
+            for (size_t i = 0; i < ref->n && in_range; i++) in_range = ref->idx[i] < w->out_n;
+            if (in_range) return;
+            fc_reference_free(ref);
+        }
+    }
+    fc_reference_build(p, w, seed ^ 0x5eed, ref);
+    if (path[0]) (void)fc_reference_save(ref, key, path); /* a cache: without it each round builds its own */
+}
+
+/* Makes d hold problem p (its string ps), dropping what it held; its reference from
+ * the cache folder when one is given (reference_cached). */
+static bool prob_switch(prob_data *d, const fc_problem *p, const char *ps, const fc_settings *set, const char *cache)
 {
     if (!strcmp(d->ps, ps)) return d->have;
     if (d->have) {
@@ -606,7 +629,7 @@ static bool prob_switch(prob_data *d, const fc_problem *p, const char *ps, const
         snprintf(d->skip, sizeof d->skip, "%s", we.msg);
         return false;
     }
-    fc_reference_build(p, &d->w, seed ^ 0x5eed, &d->ref);
+    reference_cached(p, ps, seed, &d->w, cache, &d->ref);
     d->have = true;
     return true;
 }
@@ -651,7 +674,7 @@ static int calibrate_here(fc_session *s, const fc_plan *plan, const fc_settings 
         fc_problem_string(&job->prob, ps, sizeof ps);
         fc_record rec;
         bool interrupted = false;
-        if (!prob_switch(&d, &job->prob, ps, set)) skipped_record(job, ps, d.skip, &rec);
+        if (!prob_switch(&d, &job->prob, ps, set, NULL)) skipped_record(job, ps, d.skip, &rec);
         else
             fc_measure_job(s, job, set, &d.w, &d.ref, interrupt, &rec, &interrupted);
         if (interrupted) break;
@@ -693,6 +716,9 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
         }
         fc_plan_add(&plan, &p, b, 0);
     }
+    wire_cache cache;
+    if (!fc_wire_get(in, &cache, sizeof cache)) return 2;
+    cache.dir[sizeof cache.dir - 1] = 0;
     fc_session ses;
     fc_err e = {{0}};
     bool open = fc_session_open(&ses, reg, &plan, &set, &e) == 0;
@@ -712,7 +738,7 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
         if (!open) {
             h.status = FC_STATUS_FAILED;
             snprintf(h.reason, sizeof h.reason, "worker process: %s", e.msg);
-        } else if (!prob_switch(&d, &job->prob, items[i].problem, &set)) {
+        } else if (!prob_switch(&d, &job->prob, items[i].problem, &set, cache.dir)) {
             h.status = FC_STATUS_SKIPPED;
             fc_strlcpy(h.reason, d.skip, sizeof h.reason);
         } else if (job_begin(&ses, job, &set, &d.w, &d.ref, &fc_interrupted, r, &j) != 0) {
@@ -833,6 +859,8 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
     int n = plan->n, rc = 0, next = 0, min_rounds = min_rounds_of(set);
     job_slot *js = fc_xcalloc((size_t)(n ? n : 1), sizeof *js);
     wire_item *items = fc_xcalloc((size_t)(n ? n : 1), sizeof *items);
+    wire_cache cache;
+    fc_wire_cache_open(&cache);
     for (int i = 0; i < n; i++) {
         const fc_job *job = &plan->jobs[i];
         if (job_begin(s, job, set, NULL, NULL, interrupt, &js[i].rec, &js[i].j) != 0) js[i].closed = true;
@@ -863,7 +891,8 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
         }
         uint32_t magic = WIRE_MAGIC;
         bool sent = fc_wire_put(to, &magic, sizeof magic) && fc_wire_put(to, set, sizeof *set) &&
-                    fc_wire_put(to, &m, sizeof m) && fc_wire_put(to, items, (size_t)m * sizeof *items);
+                    fc_wire_put(to, &m, sizeof m) && fc_wire_put(to, items, (size_t)m * sizeof *items) &&
+                    fc_wire_put(to, &cache, sizeof cache);
         fclose(to);
         int got = 0;
         int npass = pass < min_rounds ? min_rounds : pass + 1;
@@ -926,6 +955,7 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
     }
     free(items);
     free(js);
+    fc_wire_cache_close(&cache);
     doc->complete = rc == 0 && !stopped && added == n;
     return rc;
 }

@@ -3,6 +3,7 @@
 #include "signals.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -53,6 +54,31 @@ bool fc_wire_get_samples(FILE *f, fc_samples *smp, int nvar)
         if (!fc_wire_get(f, smp[v].ms, (size_t)ws.n * sizeof(double))) return false;
     }
     return true;
+}
+
+void fc_wire_cache_open(wire_cache *c)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !tmp[0]) tmp = "/tmp";
+    if (snprintf(c->dir, sizeof c->dir, "%s/fusecal-ref-XXXXXX", tmp) >= (int)sizeof c->dir || !mkdtemp(c->dir))
+        c->dir[0] = 0;
+}
+
+void fc_wire_cache_close(wire_cache *c)
+{
+    if (!c->dir[0]) return;
+    DIR *d = opendir(c->dir);
+    if (d) {
+        struct dirent *de;
+        char path[4096];
+        while ((de = readdir(d)) != NULL) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+            if (snprintf(path, sizeof path, "%s/%s", c->dir, de->d_name) < (int)sizeof path) remove(path);
+        }
+        closedir(d);
+    }
+    rmdir(c->dir);
+    c->dir[0] = 0;
 }
 
 typedef struct spawn_call {

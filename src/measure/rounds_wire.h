@@ -1,10 +1,11 @@
 /* rounds_wire.h — how the rounds of a sweep travel between `fusecal run` and its
  * worker processes (calibrate.c): a worker is this program again (/proc/self/exe
  * __rounds), fed on its stdin the settings and a list of (job, round, backend,
- * problem); for each it builds the problem's inputs and reference from the run's
- * seed, runs that one round (setup, verification, timing, teardown) and writes back on
- * its stdout what the round gave. Both ends are the same binary, so the structs travel
- * as bytes. */
+ * problem); for each it builds the problem's inputs from the run's seed, reads its
+ * float64 reference from the run's folder of references (or builds it there, in the
+ * problem's first round), runs that one round (setup, verification, timing,
+ * teardown) and writes back on its stdout what the round gave. Both ends are the
+ * same binary, so the structs travel as bytes. */
 #ifndef FC_ROUNDS_WIRE_H
 #define FC_ROUNDS_WIRE_H
 
@@ -24,6 +25,18 @@ typedef struct wire_item {
     char backend[32];
     char problem[256];
 } wire_item;
+
+/* after the items: the run's folder of float64 references, which the worker of a
+ * problem's first round writes and the later ones read ("" for none) */
+typedef struct wire_cache {
+    char dir[256];
+} wire_cache;
+
+/* A fresh folder under $TMPDIR (else /tmp) for the run's references; dir stays ""
+ * when none can be made (each round then builds its own). Close removes the folder
+ * and the files in it. */
+void fc_wire_cache_open(wire_cache *c);
+void fc_wire_cache_close(wire_cache *c);
 
 /* what a round gave, as the worker answers; its samples follow it */
 typedef struct wire_head {

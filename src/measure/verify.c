@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int cmp_size(const void *a, const void *b)
 {
@@ -55,6 +56,64 @@ void fc_reference_free(fc_reference *ref)
     free(ref->idx);
     free(ref->val);
     memset(ref, 0, sizeof *ref);
+}
+
+#define REF_FILE_MAGIC 0x66637266u /* "fcrf" */
+
+typedef struct ref_file_head {
+    uint32_t magic;
+    char key[256];
+    size_t n;
+    bool full;
+    double zero_frac, ms;
+} ref_file_head;
+
+int fc_reference_save(const fc_reference *ref, const char *key, const char *path)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp) return -1;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return -1;
+    ref_file_head h;
+    memset(&h, 0, sizeof h);
+    h.magic = REF_FILE_MAGIC;
+    snprintf(h.key, sizeof h.key, "%s", key);
+    h.n = ref->n;
+    h.full = ref->full;
+    h.zero_frac = ref->zero_frac;
+    h.ms = ref->ms;
+    bool ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(ref->idx, sizeof *ref->idx, ref->n, f) == ref->n &&
+              fwrite(ref->val, sizeof *ref->val, ref->n, f) == ref->n;
+    ok = fclose(f) == 0 && ok;
+    if (ok && rename(tmp, path) == 0) return 0;
+    remove(tmp);
+    return -1;
+}
+
+bool fc_reference_load(fc_reference *ref, const char *key, const char *path)
+{
+    memset(ref, 0, sizeof *ref);
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    ref_file_head h;
+    bool ok = fread(&h, sizeof h, 1, f) == 1 && h.magic == REF_FILE_MAGIC && h.n > 0 && h.n <= ((size_t)1 << 32) &&
+              !strncmp(h.key, key, sizeof h.key - 1);
+    if (ok) {
+        ref->idx = fc_xmalloc(h.n * sizeof *ref->idx);
+        ref->val = fc_xmalloc(h.n * sizeof *ref->val);
+        ok = fread(ref->idx, sizeof *ref->idx, h.n, f) == h.n && fread(ref->val, sizeof *ref->val, h.n, f) == h.n &&
+             fgetc(f) == EOF;
+    }
+    fclose(f);
+    if (!ok) {
+        fc_reference_free(ref);
+        return false;
+    }
+    ref->n = h.n;
+    ref->full = h.full;
+    ref->zero_frac = h.zero_frac;
+    ref->ms = h.ms;
+    return true;
 }
 
 void fc_check_output(const fc_reference *ref, const float *out, size_t out_n, double tol, fc_check *c)

@@ -28,6 +28,13 @@ typedef struct fc_reference {
 int fc_reference_build(const fc_problem *p, const fc_workload *w, uint64_t seed, fc_reference *ref);
 void fc_reference_free(fc_reference *ref);
 
+/* A reference in a file, so that the worker processes of one run build each
+ * problem's once (calibrate.c): key says what it is the reference of (problem and
+ * seed). Save writes path atomically (a temporary name, then rename) and returns 0
+ * or -1; load fills ref and returns true only from a whole file of the same key. */
+int fc_reference_save(const fc_reference *ref, const char *key, const char *path);
+bool fc_reference_load(fc_reference *ref, const char *key, const char *path);
+
 /* Checks out[0..out_n) against the reference with tolerance tol. */
 void fc_check_output(const fc_reference *ref, const float *out, size_t out_n, double tol, fc_check *c);
 /* ‖a − b‖ / ‖b‖ over n elements (fused against unfused). */
