@@ -344,8 +344,9 @@ static void engine_three_variants(void)
 static void engine_cold_and_interrupt(void)
 {
     volatile sig_atomic_t flag = 0;
-    /* warm-up takes 200 calls per variant; then 50 pairs before the signal */
-    sim s = {.cost = {1e-4, 1e-4}, .interrupt_after = 500, .flag = &flag};
+    /* warm-up takes 50 calls per variant (5 ms of 0.1 ms calls); then 50 pairs before
+     * the signal */
+    sim s = {.cost = {1e-4, 1e-4}, .interrupt_after = 200, .flag = &flag};
     fc_round_cfg cfg = round_cfg(2, 4);
     cfg.cold = true;
     cfg.min_time = 10;
