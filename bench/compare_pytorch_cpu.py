@@ -562,6 +562,16 @@ def pct_ceiling(rec, ceilings, dtype, ms):
     return 100 * rec["flops"] / (ms * 1e-3) / 1e9 / peak, "gemm"
 
 
+def pct_cell(p, which):
+    """A % of ceiling cell; above 100 % it says so (OVER), never a bare number."""
+    return f"{p:.0f}% {which}" + (" OVER" if p > 100 else "")
+
+
+OVER_NOTE = ("OVER: above 100 % of the measured ceiling. `bw` is DRAM's copy bandwidth, which a problem whose "
+             "working set stays in the caches between samples exceeds; `gemm` is OpenBLAS's sgemm peak at "
+             "1024^3 and 2048^3, which a smaller problem that fits in L2, or another library, can exceed.")
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -624,12 +634,15 @@ def main():
         row = {"problem": pr, "pytorch_unfused_ms": tu, "pytorch_fused_ms": tf, "pytorch_fused_form": form,
                "fusecal_unfused_ms": fu, "fusecal_unfused_backend": bu, "fusecal_fused_ms": ff,
                "fusecal_fused_backend": bf, "ratio": ff / tf, "ceiling": which, "fusecal_pct_ceiling": pf,
-               "pytorch_pct_ceiling": pt}
+               "pytorch_pct_ceiling": pt, "over_ceiling": bool(pf > 100 or pt > 100)}
         rows.append(row)
         line = (f"| `{pr}` | {tu:.4g} | {tf:.4g} ({form}) | {fu:.4g} ({bu}) | {ff:.4g} ({bf}) | {ff / tf:.2f} "
-                f"| {pf:.0f}% {which} | {pt:.0f}% {which} |")
+                f"| {pct_cell(pf, which)} | {pct_cell(pt, which)} |")
         lines.append(line)
         print(line, flush=True)
+    if any(r["over_ceiling"] for r in rows):
+        lines += ["", OVER_NOTE]
+        print("\n" + OVER_NOTE, flush=True)
     if a.out:
         with open(os.path.join(a.out, "compare.md"), "w") as fh:
             fh.write("\n".join(lines) + "\n")
