@@ -79,9 +79,9 @@ PROBLEMS = [
     "qk_softmax:b=4,h=12,s=512,d=64,causal=1",
     "attention:b=8,h=16,s=1024,d=64",
     "attention:b=1,h=32,hkv=8,s=1,skv=4096,d=128",
-    # norm: BERT and LLaMA hidden sizes, LLaMA heads; prefills of 4096 and 1024 tokens,
-    # whose tensors are larger than the LLC (the bandwidth ceiling is DRAM's: a warm
-    # problem that fits in cache runs above it)
+    # norm: BERT and LLaMA hidden sizes, LLaMA heads; prefills of 4096 and 1024 tokens at
+    # least, more where the tensors would fit in the last-level cache (beyond_llc: the
+    # bandwidth ceiling is DRAM's, and a warm problem that fits in cache runs above it)
     "add_layernorm:m=4096,n=768",
     "add_rmsnorm:m=1024,n=4096",
     "qk_norm_rope:m=1024,h=32,d=128",
@@ -92,6 +92,43 @@ QUICK = [
     "attention:b=2,h=8,s=256,d=64,causal=1",
     "add_rmsnorm:m=1024,n=4096",
 ]
+# tensors a norm pattern reads and writes whole: add_layernorm x, r -> y; add_rmsnorm
+# x, r -> y and x + r; qk_norm_rope q -> q'
+NORM_TENSORS = {"add_layernorm": 3, "add_rmsnorm": 4, "qk_norm_rope": 2}
+
+
+def llc_bytes():
+    """The largest CPU cache (sysfs), or 32 MiB when it cannot be read."""
+    best = 0
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    for d in os.listdir(base) if os.path.isdir(base) else []:
+        try:
+            with open(os.path.join(base, d, "size")) as fh:
+                t = fh.read().strip()
+        except OSError:
+            continue
+        mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
+        try:
+            best = max(best, int(t.rstrip("KMG")) * mult)
+        except ValueError:
+            pass
+    return best or 32 << 20
+
+
+def beyond_llc(problem, llc):
+    """A norm problem with its rows m raised (in steps of 256) until the tensors it
+    moves are at least 4x the LLC, as the bandwidth ceiling's arrays are; others as
+    they are."""
+    pat, dims, _, dtype = parse(problem)
+    if pat not in NORM_TENSORS or "m" not in dims:
+        return problem
+    row = dims.get("n", dims.get("h", 1) * dims.get("d", 1)) * (2 if dtype == "bf16" else 4) * NORM_TENSORS[pat]
+    m = dims["m"]
+    while m * row < 4 * llc:
+        m += 256
+    return problem.replace(f"m={dims['m']},", f"m={m},", 1)
+
+
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 31)}
 CONV_DEFAULTS = {"r": 3, "s": 3, "stride": 1, "pad": 0, "g": 1}
 
@@ -592,6 +629,9 @@ def main():
     problems = a.problems or (QUICK if a.quick else PROBLEMS)
     if a.dtype != "fp32":
         problems = [p if "dtype=" in p else p + f",dtype={a.dtype}" for p in problems]
+    if not a.problems and not a.quick and not a.given:
+        llc = llc_bytes()
+        problems = [beyond_llc(p, llc) for p in problems]
     known = cpu_patterns(a.fusecal, a.dtype)
     for p in [p for p in problems if parse(p)[0] not in known]:
         print(f"left out: {p} (no CPU backend of this fusecal computes {parse(p)[0]} in {a.dtype} here)",

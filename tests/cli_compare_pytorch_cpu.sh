@@ -5,7 +5,35 @@
 # --from; a problem the document lacks fails. Skipped (77) without torch.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK" || exit 1
-"$PYTHON" -c "import torch" 2>/dev/null || { echo "torch missing: skipped"; exit 77; }
+# the norm problems grow past the LLC (no torch needed): 4x its size at least, in steps of
+# 256 rows, never smaller than listed; other families as they are
+if "$PYTHON" - "$SRC/bench" <<'EOF' >"$WORK/llc.log" 2>&1; then
+import sys
+sys.path.insert(0, sys.argv[1])
+import compare_pytorch_cpu as c
+llc = 32 << 20
+for p in c.PROBLEMS:
+    q = c.beyond_llc(p, llc)
+    pat, d, _, dt = c.parse(q)
+    if pat in c.NORM_TENSORS:
+        row = d.get("n", d.get("h", 1) * d.get("d", 1)) * 4 * c.NORM_TENSORS[pat]
+        assert d["m"] * row >= 4 * llc and (d["m"] - 256) * row < 4 * llc or d["m"] == c.parse(p)[1]["m"], q
+        assert d["m"] >= c.parse(p)[1]["m"], q
+    else:
+        assert q == p, q
+assert c.beyond_llc("add_rmsnorm:m=8,n=64,dtype=bf16", 1 << 20) == "add_rmsnorm:m=8200,n=64,dtype=bf16"
+assert c.beyond_llc("add_rmsnorm:m=1024,n=4096", 1 << 20) == "add_rmsnorm:m=1024,n=4096"
+EOF
+    ok "norm problems sized past the LLC"
+else
+    bad "beyond_llc: $(tail -1 "$WORK/llc.log")"
+fi
+
+if ! "$PYTHON" -c "import torch" 2>/dev/null; then
+    echo "torch missing: the rest skipped"
+    finish || exit 1
+    exit 77
+fi
 
 LIN="linear_bias_relu:m=16,k=32,n=24"
 CONV="conv_bn_relu:n=1,c=8,h=8,w=8,k=8,r=3,s=3,pad=1,layout=nhwc"
