@@ -74,7 +74,8 @@ PROBLEMS = [
     "conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1,layout=nhwc",
     "dwconv_bn_relu:n=1,c=144,h=56,w=56,k=144,r=3,s=3,pad=1,layout=nhwc",
     "conv_bn_add_relu:n=1,c=64,h=56,w=56,k=256,r=1,s=1,layout=nhwc",
-    # attention: the issue's s = 1024 target, causal, GQA decode
+    # attention: the issue's s = 1024 target, causal, GQA decode (its batch raised past
+    # the LLC by beyond_llc, as the norms' rows are)
     "qk_scale:b=8,h=16,s=512,d=64",
     "qk_softmax:b=4,h=12,s=512,d=64,causal=1",
     "attention:b=8,h=16,s=1024,d=64",
@@ -116,13 +117,20 @@ def llc_bytes():
 
 
 def beyond_llc(problem, llc):
-    """A norm problem with its rows m raised (in steps of 256) until the tensors it
-    moves are at least 4x the LLC, as the bandwidth ceiling's arrays are; others as
-    they are."""
+    """A norm problem with its rows m raised (in steps of 256), a decode attention
+    problem (s = 1) with its batch b raised, until the tensors it moves are at least
+    4x the LLC, as the bandwidth ceiling's arrays are; others as they are."""
     pat, dims, _, dtype = parse(problem)
+    esize = 2 if dtype == "bf16" else 4
+    if pat == "attention" and dims.get("s") == 1 and "b" in dims:
+        kv = 2 * dims.get("hkv", dims["h"]) * dims.get("skv", 1) * dims["d"] * esize  # K and V of one batch item
+        b = dims["b"]
+        while b * kv < 4 * llc:
+            b += 1
+        return problem.replace(f"b={dims['b']},", f"b={b},", 1)
     if pat not in NORM_TENSORS or "m" not in dims:
         return problem
-    row = dims.get("n", dims.get("h", 1) * dims.get("d", 1)) * (2 if dtype == "bf16" else 4) * NORM_TENSORS[pat]
+    row = dims.get("n", dims.get("h", 1) * dims.get("d", 1)) * esize * NORM_TENSORS[pat]
     m = dims["m"]
     while m * row < 4 * llc:
         m += 256

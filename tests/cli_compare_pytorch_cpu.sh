@@ -5,8 +5,9 @@
 # --from; a problem the document lacks fails. Skipped (77) without torch.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK" || exit 1
-# the norm problems grow past the LLC (no torch needed): 4x its size at least, in steps of
-# 256 rows, never smaller than listed; other families as they are
+# the norm problems and decode attention grow past the LLC (no torch needed): 4x its size
+# at least, in steps of 256 rows or one batch item, never smaller than listed; others as
+# they are
 if "$PYTHON" - "$SRC/bench" <<'EOF' >"$WORK/llc.log" 2>&1; then
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -19,6 +20,9 @@ for p in c.PROBLEMS:
         row = d.get("n", d.get("h", 1) * d.get("d", 1)) * 4 * c.NORM_TENSORS[pat]
         assert d["m"] * row >= 4 * llc and (d["m"] - 256) * row < 4 * llc or d["m"] == c.parse(p)[1]["m"], q
         assert d["m"] >= c.parse(p)[1]["m"], q
+    elif pat == "attention" and d["s"] == 1:
+        kv = 2 * d.get("hkv", d["h"]) * d["skv"] * d["d"] * 4
+        assert d["b"] * kv >= 4 * llc and ((d["b"] - 1) * kv < 4 * llc or d["b"] == c.parse(p)[1]["b"]), q
     else:
         assert q == p, q
 assert c.beyond_llc("add_rmsnorm:m=8,n=64,dtype=bf16", 1 << 20) == "add_rmsnorm:m=8200,n=64,dtype=bf16"
