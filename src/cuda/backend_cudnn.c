@@ -316,6 +316,30 @@ static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
     return 0;
 }
 
+/* The fastest candidate so far of an algorithm search (idx -1: none timed). */
+typedef struct trial_best {
+    double ms;
+    int idx, timed;
+    bool all_graph; /* every candidate timed as a captured graph */
+} trial_best;
+
+/* Times candidate i (algo; which: 0 the unfused conv, 1 the fused call) as captured
+ * CUDA graphs and keeps it in b when it is the fastest so far. */
+static int time_candidate(cd_state *s, cudnnConvolutionFwdAlgo_t algo, int which, int i, trial_best *b, fc_err *e)
+{
+    time_arg ta = {s, algo, which};
+    double ms = 0;
+    bool graph = false;
+    if (fc_cuda_time_graph(s->c, time_one, &ta, TRIAL_REPS, 3, &ms, &graph, e) != 0) return -1;
+    b->all_graph = b->all_graph && graph;
+    b->timed++;
+    if (ms < b->ms) {
+        b->ms = ms;
+        b->idx = i;
+    }
+    return 0;
+}
+
 /* Algorithm of the unfused convolution: the first MAX_TRIALS of Find's candidates
  * with an acceptable math type, each timed by fusecal as a captured CUDA graph (as the
  * fused call's are: one procedure on both sides), the fastest kept; Find's own
@@ -328,26 +352,16 @@ static int pick_conv_algo(cd_state *s, fc_err *e)
     FC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(s->c->dnn, s->xd, s->x, s->wd, s->w[FC_UNFUSED], s->cd[FC_UNFUSED],
                                                     s->yd, conv_dst(s), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf,
                                                     s->ws, s->ws_bytes));
-    double best_ms = INFINITY;
-    int best = -1, timed = 0;
-    bool all_graph = true;
-    for (int i = 0; i < found && timed < MAX_TRIALS; i++) {
+    trial_best tb = {INFINITY, -1, 0, true};
+    for (int i = 0; i < found && tb.timed < MAX_TRIALS; i++) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > s->ws_bytes || !math_ok(s->dt, perf[i].mathType))
             continue;
         s->algo[FC_UNFUSED] = perf[i].algo;
         s->algo_ws[FC_UNFUSED] = perf[i].memory;
         FC_CUDNN(cudnnSetConvolutionMathType(s->cd[FC_UNFUSED], perf[i].mathType));
-        time_arg ta = {s, perf[i].algo, 0};
-        double ms = 0;
-        bool graph = false;
-        if (fc_cuda_time_graph(s->c, time_one, &ta, TRIAL_REPS, 3, &ms, &graph, e) != 0) return -1;
-        all_graph = all_graph && graph;
-        timed++;
-        if (ms < best_ms) {
-            best_ms = ms;
-            best = i;
-        }
+        if (time_candidate(s, perf[i].algo, 0, i, &tb, e) != 0) return -1;
     }
+    const int best = tb.idx;
     if (best < 0) {
         fc_errf(e, "cuDNN found no usable %s convolution algorithm for this problem (%d tried)", fc_dtype_name(s->dt),
                 found);
@@ -360,8 +374,8 @@ static int pick_conv_algo(cd_state *s, fc_err *e)
     snprintf(s->chosen[FC_UNFUSED], sizeof s->chosen[FC_UNFUSED],
              "algo %s, %s, workspace %.2f MiB; fastest of %d of cudnnFindConvolutionForwardAlgorithmEx's %d candidates "
              "timed at setup%s (%.4f ms)",
-             algo_name(perf[best].algo), math_name(perf[best].mathType), (double)perf[best].memory / (1 << 20), timed,
-             found, all_graph ? " as CUDA graphs" : "", best_ms);
+             algo_name(perf[best].algo), math_name(perf[best].mathType), (double)perf[best].memory / (1 << 20),
+             tb.timed, found, tb.all_graph ? " as CUDA graphs" : "", tb.ms);
     return 0;
 }
 
@@ -389,12 +403,10 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
                                                          perf[found].algo, &perf[found].memory));
         found++;
     }
-    double best_ms = INFINITY;
-    int best = -1, timed = 0;
+    trial_best tb = {INFINITY, -1, 0, true};
     char refused[512] = "";
     size_t roff = 0;
-    bool all_graph = true;
-    for (int i = 0; i < found && timed < MAX_TRIALS; i++) {
+    for (int i = 0; i < found && tb.timed < MAX_TRIALS; i++) {
         cudnnConvolutionFwdAlgoPerf_t *pf = &perf[i];
         if (pf->status != CUDNN_STATUS_SUCCESS || pf->memory > s->ws_bytes || !math_ok(s->dt, pf->mathType)) continue;
         if (identity && pf->algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) continue;
@@ -407,17 +419,9 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
                                          algo_name(pf->algo), math_name(pf->mathType), cudnnGetErrorString(st));
             continue;
         }
-        time_arg ta = {s, pf->algo, 1};
-        double ms = 0;
-        bool graph = false;
-        if (fc_cuda_time_graph(s->c, time_one, &ta, TRIAL_REPS, 3, &ms, &graph, e) != 0) return -1;
-        all_graph = all_graph && graph;
-        timed++;
-        if (ms < best_ms) {
-            best_ms = ms;
-            best = i;
-        }
+        if (time_candidate(s, pf->algo, 1, i, &tb, e) != 0) return -1;
     }
+    const int best = tb.idx;
     if (best < 0) {
         fc_errf(e, "cudnnConvolutionBiasActivationForward (%s, %s, activation %s) accepted none of %d algorithms%s%s",
                 fc_dtype_name(s->dt), s->nhwc ? "nhwc" : "nchw", identity ? "IDENTITY" : "RELU", found,
@@ -430,8 +434,8 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
     FC_CUDNN(cudnnSetConvolutionMathType(s->cd[FC_FUSED], perf[best].mathType));
     snprintf(s->chosen[FC_FUSED], sizeof s->chosen[FC_FUSED],
              "algo %s, %s, workspace %.2f MiB; fastest of %d candidates timed at setup%s (%.4f ms)%s",
-             algo_name(perf[best].algo), math_name(perf[best].mathType), (double)perf[best].memory / (1 << 20), timed,
-             all_graph ? " as CUDA graphs" : "", best_ms,
+             algo_name(perf[best].algo), math_name(perf[best].mathType), (double)perf[best].memory / (1 << 20),
+             tb.timed, tb.all_graph ? " as CUDA graphs" : "", tb.ms,
              identity ? "; IDENTITY runs with IMPLICIT_PRECOMP_GEMM only" : "");
     return 0;
 }
