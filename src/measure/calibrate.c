@@ -589,6 +589,13 @@ typedef struct prob_data {
     char skip[512]; /* why there is none */
 } prob_data;
 
+/* The file of problem ps's reference in the run's cache folder; seed is the
+ * problem's (fc_seed_mix of the run's seed and the problem string's hash). */
+static void reference_path(const char *cache, const char *ps, uint64_t seed, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%016llx.ref", cache, (unsigned long long)fc_seed_mix(seed, hash_str(ps)));
+}
+
 /* The reference of problem ps with this seed from the run's cache folder (cache:
  * NULL or "" for none), or built and then saved there for the worker processes of
  * the rounds after this one: the float64 reference of a big problem costs more than
@@ -599,7 +606,7 @@ static void reference_cached(const fc_problem *p, const char *ps, uint64_t seed,
     char key[320], path[4096] = "";
     snprintf(key, sizeof key, "%s seed %016llx", ps, (unsigned long long)seed);
     if (cache && cache[0]) {
-        snprintf(path, sizeof path, "%s/%016llx.ref", cache, (unsigned long long)fc_seed_mix(seed, hash_str(ps)));
+        reference_path(cache, ps, seed, path, sizeof path);
         if (fc_reference_load(ref, key, path)) {
             bool in_range = true;
             for (size_t i = 0; i < ref->n && in_range; i++) in_range = ref->idx[i] < w->out_n;
@@ -830,8 +837,11 @@ static int apply_round(job_slot *sl, const fc_settings *set, const wire_head *h,
     return 0;
 }
 
-/* Adds the closed records from *next on, in the plan's order, while they are. */
-static int add_closed(fc_doc *doc, job_slot *js, int n, int *next, bool any_order, const fc_observer *obs)
+/* Adds the closed records from *next on, in the plan's order, while they are; a
+ * record's reference file in the run's cache folder goes with it (no round reads it
+ * again). */
+static int add_closed(fc_doc *doc, job_slot *js, int n, int *next, bool any_order, const fc_observer *obs,
+                      const wire_cache *cache, uint64_t run_seed)
 {
     for (int i = *next; i < n; i++) {
         job_slot *sl = &js[i];
@@ -843,6 +853,12 @@ static int add_closed(fc_doc *doc, job_slot *js, int n, int *next, bool any_orde
         *slot = sl->rec;
         sl->added = true;
         job_free(&sl->j);
+        if (cache->dir[0]) {
+            char path[4096];
+            reference_path(cache->dir, sl->rec.problem, fc_seed_mix(run_seed, hash_str(sl->rec.problem)), path,
+                           sizeof path);
+            remove(path);
+        }
         if (obs && obs->record && obs->record(obs->ctx, i, n, doc, slot) != 0) return -1;
         if (!any_order) *next = i + 1;
     }
@@ -912,7 +928,7 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
             }
             if (!ok || stopped) break;
             got++;
-            if (add_closed(doc, js, n, &next, false, obs) != 0) {
+            if (add_closed(doc, js, n, &next, false, obs, &cache, set->seed) != 0) {
                 rc = fc_errf(e, "could not save the records");
                 break;
             }
@@ -947,7 +963,8 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
         job_finish(&sl->j, set, &sl->rec);
         sl->closed = true;
     }
-    if (rc == 0 && add_closed(doc, js, n, &next, true, obs) != 0) rc = fc_errf(e, "could not save the records");
+    if (rc == 0 && add_closed(doc, js, n, &next, true, obs, &cache, set->seed) != 0)
+        rc = fc_errf(e, "could not save the records");
     int added = 0;
     for (int i = 0; i < n; i++) {
         added += js[i].added;
