@@ -12,6 +12,7 @@
 #include "test.h"
 #include "verify.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,8 +95,28 @@ static int sim_graph_launch(void *ctx, void *graph, fc_err *e)
 
 static void sim_graph_destroy(void *graph) { free(graph); }
 
+static void sim_inventory(void *ctx, cJSON *out)
+{
+    (void)ctx;
+    cJSON_AddStringToObject(out, "name", "sim");
+}
+
+/* The simulated device's ceilings: 200 GFLOP/s fp32, 20 GB/s. */
+static int sim_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
+{
+    (void)ctx;
+    (void)e;
+    memset(c, 0, sizeof *c);
+    c->gflops[FC_FP32] = 200;
+    c->bandwidth_gbs = 20;
+    snprintf(c->method, sizeof c->method, "simulated");
+    return 0;
+}
+
 static const fc_device sim_device = {
     .name = "sim",
+    .inventory = sim_inventory,
+    .measure_ceilings = sim_ceilings,
     .timer_begin = sim_begin,
     .timer_end = sim_end,
     .flush_cache = sim_nothing,
@@ -312,9 +333,62 @@ static void reference_file_round_trip(void)
     CHECK(rmdir(dir) == 0);
 }
 
+/* A record above its device's GEMM ceiling: the ceilings are measured again and the
+ * better of the two measurements kept per component; the record's percentages and
+ * flags and the document's ceilings follow. None above: nothing is measured. */
+static void ceilings_measured_again(void)
+{
+    char dir[] = "/tmp/fusecal-test-cache-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    setenv("XDG_CACHE_HOME", dir, 1); /* the cache the session keeps: this test's own */
+    static const fc_registry none = {0};
+    fc_session ses = {.reg = &none, .ndev = 1, .dev = {&sim_device}, .ctx = {&g_sim}, .measured = {true}};
+    ses.ceil[0].gflops[FC_FP32] = 100; /* measured in a slow stretch */
+    ses.ceil[0].bandwidth_gbs = 30;    /* better than the second measurement: kept */
+    snprintf(ses.ceil[0].method, sizeof ses.ceil[0].method, "first; measured again at 2026 (old)");
+    fc_doc doc;
+    fc_doc_init(&doc);
+    doc.ceilings = cJSON_CreateObject();
+    cJSON_AddItemToObject(doc.ceilings, "sim", cJSON_CreateString("old"));
+    fc_record *r = fc_doc_add(&doc);
+    fc_err e = {{0}};
+    CHECK(fc_problem_parse("linear_bias:m=64,k=64,n=64,dtype=fp32", NULL, &r->prob, &e) == 0);
+    fc_strlcpy(r->device, "sim", sizeof r->device);
+    r->status = FC_STATUS_OK;
+    r->flops = 150e9 * 1e-3; /* 150 GFLOP/s at 1 ms */
+    r->ceil_gflops = 100;
+    r->ceil_gbs = 30;
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        r->v[v].lat.median = 1.0;
+        r->v[v].bytes = 1e6;
+        r->v[v].intensity = r->flops / 1e6;
+        r->v[v].pct_peak_flops = 150;
+    }
+    CHECK(fc_session_recheck_ceilings(&ses, &doc, &e) == 1);
+    CHECK(ses.ceil[0].gflops[FC_FP32] == 200 && ses.ceil[0].bandwidth_gbs == 30);
+    CHECK_MSG(strstr(ses.ceil[0].method, "(old)") == NULL && strstr(ses.ceil[0].method, "measured again at"), "%s",
+              ses.ceil[0].method);
+    CHECK(r->ceil_gflops == 200);
+    CHECK_MSG(fabs(r->v[FC_FUSED].pct_peak_flops - 75) < 1e-9 && !r->v[FC_FUSED].over_ceiling, "%g %%",
+              r->v[FC_FUSED].pct_peak_flops);
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc.ceilings, "sim");
+    CHECK(cJSON_IsObject(c) && cJSON_GetArraySize(doc.ceilings) == 1);
+    /* within the ceiling now: no second measurement */
+    ses.ceil[0].gflops[FC_FP32] = 1;
+    CHECK(fc_session_recheck_ceilings(&ses, &doc, &e) == 0);
+    CHECK(ses.ceil[0].gflops[FC_FP32] == 1);
+    fc_doc_free(&doc);
+    char path[256];
+    snprintf(path, sizeof path, "%s/fusecal/ceilings-sim.json", dir);
+    CHECK_MSG(remove(path) == 0, "no cache kept at %s", path);
+    snprintf(path, sizeof path, "%s/fusecal", dir);
+    CHECK(rmdir(path) == 0 && rmdir(dir) == 0);
+    unsetenv("XDG_CACHE_HOME");
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(launch_bound_decided_by_graph), T(kernel_bound_decided_eagerly),
-                                   T(reference_file_round_trip)};
+                                   T(reference_file_round_trip), T(ceilings_measured_again)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -869,6 +869,21 @@ static void print_network(run_state *st)
     }
 }
 
+/* A GEMM ceiling a record ran above is measured again (fc_session_recheck_ceilings);
+ * a failed measurement keeps the first one and says so. */
+static void recheck_ceilings(run_state *st)
+{
+    fc_err e = {{0}};
+    int n = fc_session_recheck_ceilings(&st->ses, &st->doc, &e);
+    if (n > 0)
+        fc_progress_note(&st->pg,
+                         "fusecal: a record ran above the GEMM ceiling: measured the ceilings again and kept "
+                         "the better of the two measurements");
+    else if (n < 0)
+        fc_progress_note(&st->pg, "fusecal: measuring the ceilings again failed (%s); the first measurement stands",
+                         e.msg);
+}
+
 /* Opens the devices, measures their ceilings, starts the document (fresh or
  * carried on) and writes it; then every job, the document rewritten after each. */
 static int measure(run_opts *o, run_state *st, int argc, char **argv)
@@ -894,6 +909,7 @@ static int measure(run_opts *o, run_state *st, int argc, char **argv)
         return FC_EXIT_USAGE; /* the writer said why; the file holds every earlier record */
     fc_continue_end(&st->cont, &st->doc);
     fc_progress_end(&st->pg);
+    if (!fc_interrupted) recheck_ceilings(st);
     if (o->network) network_summary(st);
     if (fc_writer_save(&w, &st->doc) != 0) return fc_fail(FC_EXIT_USAGE, &w.err);
     int failed = 0;

@@ -16,7 +16,7 @@ typedef struct fc_ceilings {
     double bandwidth_gbs;      /* large device-memory copy, bytes read + written, GB/s */
     double launch_us;          /* empty kernel launch, eager (GPU) */
     double graph_launch_us;    /* the same inside a replayed graph (GPU) */
-    char method[512];          /* how they were measured */
+    char method[1024];         /* how they were measured */
     char measured_utc[32];     /* when ("" when unknown) */
     bool cached;               /* kept from an earlier command (src/measure/ceilcache.h) */
 } fc_ceilings;
