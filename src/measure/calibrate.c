@@ -165,6 +165,28 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
+/* A problem's seed in a run: its inputs, its reference's samples and its record's
+ * `seed` (the run's seed mixed with the problem string's hash). */
+static uint64_t problem_seed(const fc_settings *set, const char *ps) { return fc_seed_mix(set->seed, hash_str(ps)); }
+
+/* The record's ceilings: its device's, for its dtype (fp32's where the device
+ * measured none for it). */
+static void set_ceilings(fc_record *r, const fc_ceilings *c)
+{
+    r->ceil_gflops = c->gflops[r->prob.dtype] > 0 ? c->gflops[r->prob.dtype] : c->gflops[FC_FP32];
+    r->ceil_gbs = c->bandwidth_gbs;
+}
+
+/* Each variant's bound under the record's ceilings, from its intensity. */
+static void set_bounds(fc_record *r)
+{
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) {
+        fc_variant_rec *vr = &r->v[v];
+        bool mem = r->ceil_gbs > 0 && vr->intensity * r->ceil_gbs < r->ceil_gflops;
+        fc_strlcpy(vr->bound, mem ? "memory" : "compute", sizeof vr->bound);
+    }
+}
+
 static void fill_metrics(fc_record *r, const fc_cost *c)
 {
     r->flops = c->flops;
@@ -176,10 +198,9 @@ static void fill_metrics(fc_record *r, const fc_cost *c)
         vr->bytes = c->bytes[cv];
         vr->peak_inter_bytes = c->peak_inter[cv];
         vr->intensity = c->bytes[cv] > 0 ? c->flops / c->bytes[cv] : 0;
-        bool mem = r->ceil_gbs > 0 && vr->intensity * r->ceil_gbs < r->ceil_gflops;
-        fc_strlcpy(vr->bound, mem ? "memory" : "compute", sizeof vr->bound);
     }
     r->traffic_reduction = c->bytes[FC_UNFUSED] > 0 ? 1.0 - c->bytes[FC_FUSED] / c->bytes[FC_UNFUSED] : 0;
+    set_bounds(r);
 }
 
 static void fill_rates(fc_record *r)
@@ -233,14 +254,8 @@ int fc_session_recheck_ceilings(fc_session *s, fc_doc *doc, fc_err *e)
         for (int k = 0; k < doc->n; k++) {
             fc_record *r = &doc->rec[k];
             if (r->status != FC_STATUS_OK || strcmp(r->device, s->dev[i]->name)) continue;
-            fc_dtype cdt = r->prob.dtype;
-            r->ceil_gflops = c->gflops[cdt] > 0 ? c->gflops[cdt] : c->gflops[FC_FP32];
-            r->ceil_gbs = c->bandwidth_gbs;
-            for (int v = 0; v < FC_MAX_VARIANTS; v++) {
-                fc_variant_rec *vr = &r->v[v];
-                bool mem = r->ceil_gbs > 0 && vr->intensity * r->ceil_gbs < r->ceil_gflops;
-                fc_strlcpy(vr->bound, mem ? "memory" : "compute", sizeof vr->bound);
-            }
+            set_ceilings(r, c);
+            set_bounds(r);
             fill_rates(r);
         }
         cJSON_DeleteItemFromObjectCaseSensitive(doc->ceilings, s->dev[i]->name);
@@ -546,14 +561,12 @@ static int job_begin(fc_session *s, const fc_job *job, const fc_settings *set, c
     fc_strlcpy(r->backend, b->name, sizeof r->backend);
     r->threshold = job->threshold;
     r->status = FC_STATUS_OK;
-    r->seed = fc_seed_mix(set->seed, hash_str(r->problem));
+    r->seed = problem_seed(set, r->problem);
     r->prepare_ms = w ? w->prepare_ms : 0;
     r->reference_ms = ref ? ref->ms : 0;
     int di = session_find(s, b->device);
     *j = (job_run){.b = b, .dev = s->dev[di], .dctx = s->ctx[di], .w = w, .ref = ref, .nvar = 2};
-    fc_dtype cdt = job->prob.dtype;
-    r->ceil_gflops = s->ceil[di].gflops[cdt] > 0 ? s->ceil[di].gflops[cdt] : s->ceil[di].gflops[FC_FP32];
-    r->ceil_gbs = s->ceil[di].bandwidth_gbs;
+    set_ceilings(r, &s->ceil[di]);
     fc_cost cost = {0};
     fc_family_of(job->prob.pat)->cost(&job->prob, &cost);
     fill_metrics(r, &cost);
@@ -652,11 +665,12 @@ typedef struct prob_data {
     char skip[512]; /* why there is none */
 } prob_data;
 
-/* The file of problem ps's reference in the run's cache folder; seed is the
- * problem's (fc_seed_mix of the run's seed and the problem string's hash). */
-static void reference_path(const char *cache, const char *ps, uint64_t seed, char *path, size_t n)
+/* The file of a problem's reference in the run's cache folder, named by the
+ * problem's seed (fc_record.seed: the run's seed mixed with the problem string's
+ * hash; the file's key says which problem it holds). */
+static void reference_path(const char *cache, uint64_t seed, char *path, size_t n)
 {
-    snprintf(path, n, "%s/%016llx.ref", cache, (unsigned long long)fc_seed_mix(seed, hash_str(ps)));
+    snprintf(path, n, "%s/%016llx.ref", cache, (unsigned long long)seed);
 }
 
 /* The reference of problem ps with this seed from the run's cache folder (cache:
@@ -669,7 +683,7 @@ static void reference_cached(const fc_problem *p, const char *ps, uint64_t seed,
     char key[320], path[4096] = "";
     snprintf(key, sizeof key, "%s seed %016llx", ps, (unsigned long long)seed);
     if (cache && cache[0]) {
-        reference_path(cache, ps, seed, path, sizeof path);
+        reference_path(cache, seed, path, sizeof path);
         if (fc_reference_load(ref, key, path)) {
             bool in_range = true;
             for (size_t i = 0; i < ref->n && in_range; i++) in_range = ref->idx[i] < w->out_n;
@@ -694,7 +708,7 @@ static bool prob_switch(prob_data *d, const fc_problem *p, const char *ps, const
     fc_strlcpy(d->ps, ps, sizeof d->ps);
     d->skip[0] = 0;
     fc_err we;
-    uint64_t seed = fc_seed_mix(set->seed, hash_str(ps));
+    uint64_t seed = problem_seed(set, ps);
     if (fc_workload_create(p, seed, (size_t)set->max_memory, &d->w, &we) != 0) {
         snprintf(d->skip, sizeof d->skip, "%s", we.msg);
         return false;
@@ -904,7 +918,7 @@ static int apply_round(job_slot *sl, const fc_settings *set, const wire_head *h,
  * record's reference file in the run's cache folder goes with it (no round reads it
  * again). */
 static int add_closed(fc_doc *doc, job_slot *js, int n, int *next, bool any_order, const fc_observer *obs,
-                      const wire_cache *cache, uint64_t run_seed)
+                      const wire_cache *cache)
 {
     for (int i = *next; i < n; i++) {
         job_slot *sl = &js[i];
@@ -918,8 +932,7 @@ static int add_closed(fc_doc *doc, job_slot *js, int n, int *next, bool any_orde
         job_free(&sl->j);
         if (cache->dir[0]) {
             char path[4096];
-            reference_path(cache->dir, sl->rec.problem, fc_seed_mix(run_seed, hash_str(sl->rec.problem)), path,
-                           sizeof path);
+            reference_path(cache->dir, sl->rec.seed, path, sizeof path);
             remove(path);
         }
         if (obs && obs->record && obs->record(obs->ctx, i, n, doc, slot) != 0) return -1;
@@ -991,7 +1004,7 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
             }
             if (!ok || stopped) break;
             got++;
-            if (add_closed(doc, js, n, &next, false, obs, &cache, set->seed) != 0) {
+            if (add_closed(doc, js, n, &next, false, obs, &cache) != 0) {
                 rc = fc_errf(e, "could not save the records");
                 break;
             }
@@ -1026,8 +1039,7 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
         job_finish(&sl->j, set, &sl->rec);
         sl->closed = true;
     }
-    if (rc == 0 && add_closed(doc, js, n, &next, true, obs, &cache, set->seed) != 0)
-        rc = fc_errf(e, "could not save the records");
+    if (rc == 0 && add_closed(doc, js, n, &next, true, obs, &cache) != 0) rc = fc_errf(e, "could not save the records");
     int added = 0;
     for (int i = 0; i < n; i++) {
         added += js[i].added;
