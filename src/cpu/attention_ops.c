@@ -46,11 +46,13 @@
 #define QK_R 12 /* keys per Q·Kᵀ tile */
 #define PV_E 8  /* head-dimension rows per P·V tile */
 #define ISA "AVX-512"
+#define DEC_PV_X 4 /* rows per V load of the decode kernel's P·V: 16 accumulators */
 #else
 #define VW 8
 #define QK_R 6
 #define PV_E 4
 #define ISA "AVX2"
+#define DEC_PV_X 2 /* 8 accumulators: 16 registers in all */
 #endif
 #define QV 2                   /* query vectors per block */
 #define BR (QV * VW)           /* query rows per block */
@@ -69,6 +71,13 @@ typedef uint16_t vh __attribute__((vector_size(VW * 2)));                      /
 static inline vf vld(const float *p) { return *(const vfu *)p; }
 static inline void vst(float *p, vf v) { *(vfu *)p = v; }
 static inline vf vdup(float x) { return (vf){0} + x; }
+/* *p in every lane: one broadcast load (vdup's + 0 is an add the compiler must keep,
+ * as 0 + −0 is not −0) */
+static inline vf vbcast(const float *p)
+{
+    const vf r = {*p};
+    return __builtin_shuffle(r, (vi){0});
+}
 static inline vi vidup(int x) { return (vi){0} + x; }
 static inline vf vsel(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
 static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
@@ -494,57 +503,101 @@ static inline vf sum_lanes(vf *x)
     return x[0];
 }
 
-/* q·k over d, as a vector whose lanes sum to it */
-static inline vf dot_lanes(const float *q, const float *k, int d)
+/* Asks for the n floats at p in the L2 cache ahead of their use: the decode kernel
+ * streams K and V once, and its arithmetic per byte is low, so the memory has to be
+ * kept busy while it computes (the hardware prefetchers alone left it idle for part
+ * of each piece). */
+INLINE void prefetch_l2(const float *p, int n)
 {
-    vf acc = vdup(0.0f);
-    int e = 0;
-    for (; e + VW <= d; e += VW) acc += vld(q + e) * vld(k + e);
-    for (; e < d; e++) acc[0] += q[e] * k[e];
-    return acc;
+    for (int i = 0; i < n; i += 64 / (int)sizeof(float)) __builtin_prefetch(p + i, 0, 2);
 }
 
-/* sb[r][0..nk) = qs[r]·K[j] for the nk keys at K (rows d apart) */
-static void dec_scores(const fc_att_geom *g, const float *qs, const float *K, int nk, float *sb)
+/* x[i·KB + k] = q_i·k_k for the RB rows q_i and the KB = VW/RB keys k_k at K (rows d
+ * apart), over the whole vectors of d: VW independent accumulators, each vector of the
+ * rows and of the keys loaded once per step (a single accumulator per dot product
+ * would wait on the FMA's latency at every step). */
+INLINE void dec_dot(const int RB, const float *const *q, const float *K, int d, vf *x)
 {
-    const int R = dec_rows(g), d = g->d;
-    for (int j = 0; j < nk; j += VW) {
-        const int kk = imin(VW, nk - j);
-        for (int r = 0; r < R; r++) {
-            vf part[VW];
-            for (int k = 0; k < VW; k++)
-                part[k] = k < kk ? dot_lanes(qs + (size_t)r * d, K + (size_t)(j + k) * d, d) : vdup(0.0f);
-            vf s = sum_lanes(part);
-            float *dst = sb + (size_t)r * DEC_CH + j;
-            if (kk == VW) vst(dst, s);
-            else
-                for (int k = 0; k < kk; k++) dst[k] = s[k];
+    const int KB = VW / RB;
+#pragma GCC unroll 16
+    for (int i = 0; i < VW; i++) x[i] = vdup(0.0f);
+    for (int e = 0; e + VW <= d; e += VW) {
+        vf a[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < RB; i++) a[i] = vld(q[i] + e);
+#pragma GCC unroll 8
+        for (int k = 0; k < KB; k++) {
+            const vf kv = vld(K + (size_t)k * d + e);
+#pragma GCC unroll 4
+            for (int i = 0; i < RB; i++) x[i * KB + k] += a[i] * kv;
         }
     }
 }
 
+/* sb[r][0..nk) = qs[r]·K[j] for the nk keys at K (rows d apart), asking for the rows
+ * at pf (d apart) alongside. Rows go by RB (four, or two for fewer rows; the last
+ * repeated to fill a group) and keys by VW/RB: one shuffle tree sums the group's dot
+ * products, lane i·VW/RB + k row i's with key k. The last keys, and a d that is not a
+ * whole number of vectors, take the one-by-one path. */
+static void dec_scores(const fc_att_geom *g, const float *qs, const float *K, int nk, float *sb, const float *pf)
+{
+    const int R = dec_rows(g), d = g->d, RB = R >= 4 ? 4 : 2, KB = VW / RB, dv = d - d % VW;
+    int j = 0;
+    for (; j + KB <= nk; j += KB) {
+        prefetch_l2(pf + (size_t)j * d, KB * d);
+        const float *Kj = K + (size_t)j * d;
+        for (int r = 0; r < R; r += RB) {
+            const float *q[4];
+            int row[4];
+            for (int i = 0; i < RB; i++) {
+                row[i] = imin(r + i, R - 1);
+                q[i] = qs + (size_t)row[i] * d;
+            }
+            vf x[VW];
+            if (RB == 4) dec_dot(4, q, Kj, d, x);
+            else
+                dec_dot(2, q, Kj, d, x);
+            for (int i = 0; i < RB && dv < d; i++)
+                for (int k = 0; k < KB; k++)
+                    for (int e = dv; e < d; e++) x[i * KB + k][0] += q[i][e] * Kj[(size_t)k * d + e];
+            const vf s = sum_lanes(x);
+            for (int i = 0; i < RB; i++)
+                for (int k = 0; k < KB; k++) sb[(size_t)row[i] * DEC_CH + j + k] = s[i * KB + k];
+        }
+    }
+    for (; j < nk; j++)
+        for (int r = 0; r < R; r++) {
+            const float *q = qs + (size_t)r * d, *k = K + (size_t)j * d;
+            float acc = 0;
+            for (int e = 0; e < d; e++) acc += q[e] * k[e];
+            sb[(size_t)r * DEC_CH + j] = acc;
+        }
+}
+
 /* o[x][e] = o[x][e]·corr[x] + Σ_j p[x][j]·V[j][e] for X rows of p (DEC_CH apart), o (d apart) */
-INLINE void dec_pv_rows(const int X, const float *p, int nk, const float *V, int d, float *o, const float *corr)
+INLINE void dec_pv_rows(const int X, const float *p, int nk, const float *V, int d, float *o, const float *corr,
+                        const float *pf, int npf)
 {
     int e = 0;
     for (; e + 4 * VW <= d; e += 4 * VW) {
-        vf acc[2][4];
-#pragma GCC unroll 2
+        vf acc[4][4];
+#pragma GCC unroll 4
         for (int x = 0; x < X; x++)
 #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) acc[x][c] = vld(o + (size_t)x * d + e + c * VW) * corr[x];
         for (int j = 0; j < nk; j++) {
+            if (e == 0 && j < npf) prefetch_l2(pf + (size_t)j * d, d);
             vf v[4];
 #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) v[c] = vld(V + (size_t)j * d + e + c * VW);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
             for (int x = 0; x < X; x++) {
-                const vf pj = vdup(p[(size_t)x * DEC_CH + j]);
+                const vf pj = vbcast(p + (size_t)x * DEC_CH + j);
 #pragma GCC unroll 4
                 for (int c = 0; c < 4; c++) acc[x][c] += pj * v[c];
             }
         }
-#pragma GCC unroll 2
+#pragma GCC unroll 4
         for (int x = 0; x < X; x++)
 #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) vst(o + (size_t)x * d + e + c * VW, acc[x][c]);
@@ -575,7 +628,11 @@ static void dec_chunk(const fc_att_geom *g, const float *Q, const float *K, cons
     float corr[DEC_ROWS];
     for (int j0 = ja; j0 < jb; j0 += DEC_CH) {
         const int nk = imin(DEC_CH, jb - j0);
-        dec_scores(g, qs, Kn + (size_t)j0 * d, nk, sb);
+        /* while the scores are made, this piece's V rows are asked for; while P·V
+         * runs, the next piece's K rows */
+        const int nnext = imax(0, imin(DEC_CH, jb - j0 - nk));
+        const float *Vj = Vn + (size_t)j0 * d, *Knext = Kn + (size_t)(j0 + nk) * d;
+        dec_scores(g, qs, Kn + (size_t)j0 * d, nk, sb, Vj);
         for (int r = 0; r < R; r++) {
             float *row = sb + (size_t)r * DEC_CH;
             const int seen = imax(0, imin(nk, row_keys(g, r) - j0));
@@ -591,9 +648,12 @@ static void dec_chunk(const fc_att_geom *g, const float *Q, const float *K, cons
             m[r] = mn;
         }
         int r = 0;
+        for (; r + DEC_PV_X <= R && DEC_PV_X == 4; r += 4)
+            dec_pv_rows(4, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Knext, r ? 0 : nnext);
         for (; r + 2 <= R; r += 2)
-            dec_pv_rows(2, sb + (size_t)r * DEC_CH, nk, Vn + (size_t)j0 * d, d, o + (size_t)r * d, corr + r);
-        if (r < R) dec_pv_rows(1, sb + (size_t)r * DEC_CH, nk, Vn + (size_t)j0 * d, d, o + (size_t)r * d, corr + r);
+            dec_pv_rows(2, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Knext, r ? 0 : nnext);
+        if (r < R)
+            dec_pv_rows(1, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Knext, r ? 0 : nnext);
     }
 }
 
