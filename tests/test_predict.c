@@ -31,6 +31,21 @@ static fc_problem problem(const char *s)
     return p;
 }
 
+/* The caches of the two-level case (two_cache_levels): none unless set. Traffic that
+ * fits in the cores' L2s (MLC bytes) moves C2 times faster than DRAM, traffic that
+ * fits only in the L3 (LLC bytes) C3 times. */
+static double truth_llc, truth_mlc;
+#define TRUTH_C3 3.0
+#define TRUTH_C2 5.0
+
+/* time per byte of b relative to DRAM's, the shares written out by hand */
+static double truth_cache(double b)
+{
+    if (!(truth_llc > 0)) return 1;
+    double in_l3 = b <= truth_llc ? 1 : truth_llc / b, in_l2 = b <= truth_mlc ? 1 : truth_mlc / b;
+    return in_l2 / TRUTH_C2 + (in_l3 - in_l2) / TRUTH_C3 + (1 - in_l3);
+}
+
 /* The truth written out, not through the model's functions, so that a broken form
  * cannot agree with itself: ms = FLOPs / (GFLOP/s · 1e6), bytes / (GB/s · 1e6). */
 static void truth(const fc_problem *p, double ms[FC_NVARIANTS])
@@ -39,10 +54,11 @@ static void truth(const fc_problem *p, double ms[FC_NVARIANTS])
     fc_family_of(p->pat)->cost(p, &c);
     const fc_fit *f = &truth_fused, *u = &truth_unfused;
     double compute = c.flops / (f->eff_flops * CEIL_GF * 1e6);
-    double memory = c.bytes[FC_FUSED] / (f->eff_bw * CEIL_GBS * 1e6);
+    double memory = c.bytes[FC_FUSED] * truth_cache(c.bytes[FC_FUSED]) / (f->eff_bw * CEIL_GBS * 1e6);
     ms[FC_FUSED] = f->overhead_ms + (compute > memory ? compute : memory);
     ms[FC_UNFUSED] = u->k * ms[FC_FUSED] + u->overhead_ms +
-                     (c.bytes[FC_UNFUSED] - c.bytes[FC_FUSED]) / (u->eff_bw * CEIL_GBS * 1e6);
+                     (c.bytes[FC_UNFUSED] - c.bytes[FC_FUSED]) * truth_cache(c.bytes[FC_UNFUSED]) /
+                         (u->eff_bw * CEIL_GBS * 1e6);
 }
 
 /* A record of problem s on backend b whose latencies are the truth times noise. */
@@ -157,6 +173,51 @@ static void fit_recovers_parameters(void)
     CHECK(f->spread < 1e-3 && u->spread < 1e-3);
     fc_model_free(&m);
     fc_doc_free(&d);
+}
+
+/* Memory-bound problems from inside the cores' L2s to past the L3: the model reads
+ * both cache sizes from the host block (L2 per core x threads), fits both factors
+ * and predicts a problem in each regime within 1 %. */
+static void two_cache_levels(void)
+{
+    truth_llc = 16 << 20;
+    truth_mlc = 2.0 * (1 << 20); /* 1 MiB L2 x 2 threads */
+    fc_doc d;
+    doc_init(&d, "host-a");
+    cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d.host, "devices"), "cpu");
+    cJSON *cb = cJSON_AddObjectToObject(cpu, "cache_bytes");
+    cJSON_AddNumberToObject(cb, "L2", 1 << 20);
+    cJSON_AddNumberToObject(cb, "L3", truth_llc);
+    const int ms[] = {8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
+    for (size_t i = 0; i < FC_ARRAY_LEN(ms); i++) {
+        char s[64];
+        snprintf(s, sizeof s, "add_rmsnorm:m=%d,n=1024", ms[i]);
+        add_record(&d, s, "cpu.openblas", 1, 1);
+    }
+    fc_model m;
+    fc_model_build(&m, &d, 1);
+    CHECK(m.ncls == 1 && m.cls[0].fitted);
+    const fc_fit *f = &m.cls[0].fit[FC_FUSED];
+    CHECK_NEAR(f->mlc_bytes, truth_mlc, 1);
+    CHECK_NEAR(f->cache, TRUTH_C3, 0.03 * TRUTH_C3);
+    CHECK_NEAR(f->cache_mlc, TRUTH_C2, 0.03 * TRUTH_C2);
+    fc_model_free(&m);
+    /* 384 KiB in the L2s, 6 MiB in the L3, 96 MiB mostly past it */
+    const char *queries[] = {"add_rmsnorm:m=24,n=1024", "add_rmsnorm:m=384,n=1024", "add_rmsnorm:m=6000,n=1024"};
+    for (size_t i = 0; i < FC_ARRAY_LEN(queries); i++) {
+        fc_prediction p;
+        predict_one(&d, 1, queries[i], &p);
+        fc_problem q = problem(queries[i]);
+        double t[FC_NVARIANTS];
+        truth(&q, t);
+        CHECK_MSG(p.source == FC_SRC_PREDICTED, "%s: %s (%s)", queries[i], fc_pred_source_name(p.source), p.reason);
+        CHECK_MSG(fabs(p.fused_ms / t[FC_FUSED] - 1) < 0.01, "%s: fused %g, truth %g", queries[i], p.fused_ms,
+                  t[FC_FUSED]);
+        CHECK_MSG(fabs(p.unfused_ms / t[FC_UNFUSED] - 1) < 0.01, "%s: unfused %g, truth %g", queries[i], p.unfused_ms,
+                  t[FC_UNFUSED]);
+    }
+    fc_doc_free(&d);
+    truth_llc = truth_mlc = 0;
 }
 
 static void measured_problem_is_its_record(void)
@@ -410,6 +471,7 @@ int main(int argc, char **argv)
     static const t_case tests[] = {
         T(known_roofline_within_1pct),
         T(fit_recovers_parameters),
+        T(two_cache_levels),
         T(measured_problem_is_its_record),
         T(refuses_beyond_span),
         T(needs_min_records),

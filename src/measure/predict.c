@@ -112,9 +112,26 @@ static double llc_of(const fc_doc *d, const char *device)
     return cJSON_IsNumber(l2) && l2->valuedouble > 0 ? l2->valuedouble : 0;
 }
 
-static void add_obs(fc_model_class *c, const fc_record *r, double llc)
+/* The mid-level caches a document's CPU run had: its cores' L2 times its threads,
+ * when the host block names an L3 above them; 0 otherwise (a GPU's L2 is its last
+ * level). */
+static double mlc_of(const fc_doc *d, const char *device)
 {
-    fc_obs o = {.rec = r, .flops = r->flops, .ceil_gflops = r->ceil_gflops, .ceil_gbs = r->ceil_gbs, .llc_bytes = llc};
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d->host, "devices"), device);
+    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(dev, "cache_bytes");
+    const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(cb, "L2"), *l3 = cJSON_GetObjectItemCaseSensitive(cb, "L3");
+    if (!cJSON_IsNumber(l2) || !(l2->valuedouble > 0) || !cJSON_IsNumber(l3) || !(l3->valuedouble > 0)) return 0;
+    return l2->valuedouble * (d->settings.threads > 0 ? d->settings.threads : 1);
+}
+
+static void add_obs(fc_model_class *c, const fc_record *r, double llc, double mlc)
+{
+    fc_obs o = {.rec = r,
+                .flops = r->flops,
+                .ceil_gflops = r->ceil_gflops,
+                .ceil_gbs = r->ceil_gbs,
+                .llc_bytes = llc,
+                .mlc_bytes = mlc};
     for (int v = 0; v < FC_NVARIANTS; v++) {
         o.bytes[v] = r->v[v].bytes;
         o.ms[v] = r->v[v].lat.median;
@@ -143,7 +160,7 @@ void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs)
             int mi = find_machine(m, name, r->device);
             add_pair(m, mi, r->backend);
             fc_problem_class(&r->prob, cls, sizeof cls);
-            add_obs(class_for(m, mi, r->backend, cls), r, llc_of(&docs[d], r->device));
+            add_obs(class_for(m, mi, r->backend, cls), r, llc_of(&docs[d], r->device), mlc_of(&docs[d], r->device));
         }
     for (int i = 0; i < m->ncls; i++) {
         fc_model_class *c = &m->cls[i];

@@ -7,9 +7,14 @@
  * The model, per machine, backend and class (pattern, dtype, layout and switches
  * such as causal=1: what changes the implementation, not the size):
  *
- *   fused   t_f = o_f + max(F / (e_F·C_F), B_f / (e_B·C_B))
- *   unfused t_u = k·t_f + o_u + (B_u − B_f) / (e_u·C_B)   (faster by a fitted cache
- *                                                        factor while B_u fits in the LLC)
+ *   fused   t_f = o_f + max(F / (e_F·C_F), B_f·g(B_f) / (e_B·C_B))
+ *   unfused t_u = k·t_f + o_u + (B_u − B_f)·g(B_u) / (e_u·C_B)
+ *   g(b)    = h₂/c₂ + (h₃ − h₂)/c₃ + (1 − h₃),  h₃ = min(1, LLC/b), h₂ = min(1, MLC/b)
+ *
+ * g is the traffic's time per byte relative to DRAM's: the share of b that fits in the
+ * mid-level caches the run's threads have (on a CPU its cores' L2s; none on a GPU)
+ * moves c₂ times faster, the share that fits only in the last-level cache c₃ times
+ * (c₂ ≥ c₃ ≥ 1, both fitted per variant), the rest at the ceiling's rate.
  *
  * F the useful FLOPs, B_f and B_u the bytes each variant moves on paper, C_F and
  * C_B the measured ceilings the record names. The fused form is a roofline with
@@ -46,6 +51,7 @@ typedef struct fc_obs {
     double bytes[FC_NVARIANTS]; /* on paper, unfused and fused */
     double ceil_gflops, ceil_gbs;
     double llc_bytes;        /* the device's last-level cache (0: unknown) */
+    double mlc_bytes;        /* the mid-level caches the run's threads have: L2 per core x threads (0: none) */
     double ms[FC_NVARIANTS]; /* measured medians */
 } fc_obs;
 
@@ -55,8 +61,10 @@ typedef struct fc_fit {
     double overhead_ms;
     double eff_flops;
     double eff_bw;
-    double cache;     /* fused: how much faster traffic that fits in the last-level cache moves (>= 1) */
+    double cache;     /* how much faster traffic that fits in the last-level cache moves (c₃ >= 1) */
+    double cache_mlc; /* ... and traffic that fits in the mid-level caches (c₂ >= c₃) */
     double llc_bytes; /* the last-level cache of the records it was fitted to (0: unknown) */
+    double mlc_bytes; /* their mid-level caches (0: none) */
     double k;
     double spread; /* 1.4826 × the median absolute leave-one-out log residual: a robust standard
                     * deviation of the error at a problem the fit has not seen */

@@ -41,10 +41,11 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
     cJSON_AddStringToObject(
         model, "fused",
         "t = overhead + max(flops / (eff_flops * ceiling_gflops), bytes_fused * g(bytes_fused) / (eff_bw * "
-        "ceiling_gbs)), g(b) = 1 - min(1, llc_bytes / b) * (1 - 1 / cache)");
+        "ceiling_gbs)), g(b) = h2 / cache_mlc + (h3 - h2) / cache + (1 - h3), h3 = min(1, llc_bytes / b), h2 = "
+        "min(1, mlc_bytes / b)");
     cJSON_AddStringToObject(model, "unfused",
-                            "t = k * t_fused + overhead + d * g(d) / (eff_bw * ceiling_gbs), d = bytes_unfused - "
-                            "bytes_fused, g with the unfused fit's cache");
+                            "t = k * t_fused + overhead + d * g(bytes_unfused) / (eff_bw * ceiling_gbs), d = "
+                            "bytes_unfused - bytes_fused, g with the unfused fit's caches");
     cJSON_AddStringToObject(model, "fit",
                             "Huber loss (delta 0.05) of the log residuals, per machine, backend and class");
     cJSON_AddStringToObject(model, "interval",
@@ -70,7 +71,9 @@ static cJSON *fit_json(const fc_fit *f, bool fused)
     if (fused) cJSON_AddNumberToObject(o, "eff_flops", f->eff_flops);
     cJSON_AddNumberToObject(o, "eff_bw", f->eff_bw);
     cJSON_AddNumberToObject(o, "cache", f->cache > 0 ? f->cache : 1);
+    cJSON_AddNumberToObject(o, "cache_mlc", fmax(f->cache_mlc, f->cache > 0 ? f->cache : 1));
     cJSON_AddNumberToObject(o, "llc_bytes", f->llc_bytes);
+    cJSON_AddNumberToObject(o, "mlc_bytes", f->mlc_bytes);
     cJSON_AddNumberToObject(o, "spread", f->spread);
     return o;
 }
