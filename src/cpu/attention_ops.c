@@ -200,14 +200,14 @@ static float max_span(const float *x, int n)
     return m;
 }
 
-/* x[j] = e^(x[j] − m) over n; returns the sum */
-static float exp_sum_span(float *x, int n, float m)
+/* y[j] = e^(x[j] − m) over n (y may be x); returns the sum */
+static float exp_sum_to(const float *x, float *y, int n, float m)
 {
     vf vs = vdup(0.0f), vm = vdup(m);
     int j = 0;
     for (; j + VW <= n; j += VW) {
         vf e = vexp(vld(x + j) - vm);
-        vst(x + j, e);
+        vst(y + j, e);
         vs += e;
     }
     float s = hsum(vs);
@@ -215,11 +215,14 @@ static float exp_sum_span(float *x, int n, float m)
         vf t = vdup(-INFINITY);
         for (int k = 0; j + k < n; k++) t[k] = x[j + k];
         vf e = vexp(t - vm);
-        for (int k = 0; j + k < n; k++) x[j + k] = e[k];
+        for (int k = 0; j + k < n; k++) y[j + k] = e[k];
         s += hsum(e);
     }
     return s;
 }
+
+/* x[j] = e^(x[j] − m) over n; returns the sum */
+static float exp_sum_span(float *x, int n, float m) { return exp_sum_to(x, x, n, m); }
 
 /* softmax of the first lim of a row of n; zeros after them */
 static void softmax_row(float *x, int lim, int n)
@@ -273,6 +276,31 @@ void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int 
         }
         for (; j < lim; j++) o[j] = fc_bf16_store(x[j] * inv);
         memset(o + lim, 0, (skv - (size_t)lim) * sizeof *o);
+    }
+}
+
+void fc_cpu_att_exp_tile(const fc_att_geom *g, const float *S, int nh, int R, int r0, float *P, size_t p_head,
+                         float *inv)
+{
+    const size_t skv = (size_t)g->skv;
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < nh * R; t++) {
+        const int i = t % R, lim = row_keys(g, r0 + i);
+        const float *x = S + (size_t)t * skv;
+        float *o = P + (size_t)(t / R) * p_head + (size_t)i * skv;
+        inv[t] = 1.0f / exp_sum_to(x, o, lim, max_span(x, lim));
+        memset(o + lim, 0, (skv - (size_t)lim) * sizeof *o);
+    }
+}
+
+void fc_cpu_att_scale_rows(float *O, int rows, int d, const float *inv)
+{
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < rows; r++) {
+        float *o = O + (size_t)r * d;
+        const float f = inv[r];
+#pragma omp simd
+        for (int e = 0; e < d; e++) o[e] *= f;
     }
 }
 

@@ -54,6 +54,15 @@ void fc_cpu_att_qk_softmax(const fc_att_geom *g, const float *Q, const float *K,
  * floats or, with bf16, as bfloat16 (round to nearest even). S is overwritten. */
 void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int r0, void *out, size_t out_head,
                              bool bf16);
+/* The fused attention's softmax with its normalization left to the output (fp32):
+ * row t of the nh·R rows of S (as fc_cpu_att_softmax_tile's) becomes e^(s − max) in P
+ * (head h's rows at P + h·p_head, skv apart; 0 where masked), 1/Σ in inv[t]. P·V of
+ * those rows, scaled by inv (fc_cpu_att_scale_rows), is the attention: one pass over
+ * the scores fewer than normalizing them, R·d multiplies instead of R·skv. */
+void fc_cpu_att_exp_tile(const fc_att_geom *g, const float *S, int nh, int R, int r0, float *P, size_t p_head,
+                         float *inv);
+/* O[r][·] *= inv[r] for rows r of d floats */
+void fc_cpu_att_scale_rows(float *O, int rows, int d, const float *inv);
 /* Whether attention runs the split-KV decode kernel (few query rows per key/value
  * head), else the flash kernel. */
 bool fc_cpu_att_decode(const fc_att_geom *g);

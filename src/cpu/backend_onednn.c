@@ -120,6 +120,7 @@ typedef struct att_blocked {
     att_tile t[2]; /* the full tile and the last, smaller one (t[1].nh == 0: none) */
     float *S;      /* the tile's scores, f32 [nh][R][skv] */
     void *P;       /* attention: its probabilities in the problem's data type (f32: S itself) */
+    float *inv;    /* f32 attention: 1 / each row's sum, applied to the output rows */
 } att_blocked;
 
 typedef struct od_state {
@@ -1184,11 +1185,16 @@ static int att_fused(od_state *s, fc_variant v, fc_err *e)
                 fc_cpu_att_softmax_tile(g, a->S, t->nh, t->R, r0, elem_at(s, out, row * skv), (size_t)rows * skv, bf);
                 continue;
             }
-            fc_cpu_att_softmax_tile(g, a->S, t->nh, t->R, r0, a->P, (size_t)t->R * skv, bf);
+            /* f32: unnormalized probabilities, each output row scaled after P·V; bf16: the
+             * normalization rides on the rounding pass the probabilities need anyway */
+            if (bf) fc_cpu_att_softmax_tile(g, a->S, t->nh, t->R, r0, a->P, (size_t)t->R * skv, true);
+            else
+                fc_cpu_att_exp_tile(g, a->S, t->nh, t->R, r0, a->P, (size_t)t->R * skv, a->inv);
             FC_DNNL(dnnl_memory_set_data_handle(t->v, elem_at(s, V, (size_t)n0 * skv * d)));
             FC_DNNL(dnnl_memory_set_data_handle(t->o, elem_at(s, out, row * d)));
             FC_DNNL(dnnl_primitive_execute(t->pv.p, s->stream, t->pv.nargs, t->pv.args));
             FC_DNNL(dnnl_stream_wait(s->stream));
+            if (!bf) fc_cpu_att_scale_rows(elem_at(s, out, row * d), t->nh * t->R, g->d, a->inv);
         }
     return 0;
 }
@@ -1260,6 +1266,7 @@ static int build_att(od_state *s, fc_err *e)
     a->S = fc_cpu_buffer(tile);
     /* (bf16 probabilities: a bf16 buffer of the tile's size, its contents overwritten) */
     a->P = !pv ? NULL : s->dt == dnnl_bf16 ? (void *)fc_cpu_bf16_copy(a->S, tile) : (void *)a->S;
+    a->inv = fc_cpu_buffer((size_t)a->t[0].nh * (size_t)a->t[0].R);
     for (int t = 0; t < 2; t++)
         if (a->t[t].nh && att_tile_build(s, &a->t[t], pv, e)) return -1;
     prim *fp = host_step(s, FC_FUSED, pv ? "row-blocked attention" : "row-blocked qk_softmax",
@@ -1415,6 +1422,7 @@ static void od_teardown(void *state)
     free(s->mask);
     if (s->att.P != s->att.S) free(s->att.P);
     free(s->att.S);
+    free(s->att.inv);
     free(s);
 }
 
