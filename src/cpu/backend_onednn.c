@@ -1272,7 +1272,10 @@ static int build_att(od_state *s, fc_err *e)
     prim *fp = host_step(s, FC_FUSED, pv ? "row-blocked attention" : "row-blocked qk_softmax",
                          "softmax in cache between matmuls", att_fused);
     snprintf(fp->impl, sizeof fp->impl, "%dx%d-row tiles: matmul[%.24s] + fusecal softmax%s", a->t[0].nh, a->t[0].R,
-             a->t[0].qk.impl, pv ? " + matmul" : "");
+             a->t[0].qk.impl,
+             !pv                  ? ""
+             : s->dt == dnnl_bf16 ? " + matmul"
+                                  : " + matmul, then rows x 1/sum");
 
     /* the unfused chain */
     cmd q_md, k_md, s_md, v_md, o_md;
