@@ -277,6 +277,13 @@ static void classes_apart(void)
     p = problem("conv_bn_relu:n=1,c=8,h=8,w=8,k=8");
     fc_problem_class(&p, b, sizeof b);
     CHECK(!strcmp(b, "conv_bn_relu fp32 nhwc"));
+    /* groups: dense, grouped and depthwise apart */
+    p = problem("conv_bn_relu:n=1,c=8,h=8,w=8,k=8,g=2");
+    fc_problem_class(&p, a, sizeof a);
+    CHECK_MSG(!strcmp(a, "conv_bn_relu fp32 nhwc grouped"), "%s", a);
+    p = problem("conv_bn_relu:n=1,c=8,h=8,w=8,k=8,g=8");
+    fc_problem_class(&p, a, sizeof a);
+    CHECK_MSG(!strcmp(a, "conv_bn_relu fp32 nhwc depthwise"), "%s", a);
     p = problem("attention:b=1,h=2,s=64,d=64,causal=1");
     fc_problem_class(&p, a, sizeof a);
     CHECK(!strcmp(a, "attention fp32 causal=1"));
