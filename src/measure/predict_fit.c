@@ -42,8 +42,9 @@ static double cache_scale(const fc_fit *f, double bytes)
 
 double fc_fit_fused_ms(const fc_fit *f, double flops, double bytes_fused, double ceil_gflops, double ceil_gbs)
 {
-    double mem = bytes_fused * cache_scale(f, bytes_fused) / f->eff_bw;
-    return f->overhead_ms + fc_roofline_ms(flops / f->eff_flops, mem, ceil_gflops, ceil_gbs);
+    double compute = flops / (f->eff_flops * ceil_gflops * 1e6);
+    double memory = bytes_fused * cache_scale(f, bytes_fused) / (f->eff_bw * ceil_gbs * 1e6);
+    return f->overhead_ms + compute + memory;
 }
 
 /* The removed passes move at the cache's rate while the chain's whole traffic

@@ -40,8 +40,8 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
     cJSON *model = cJSON_AddObjectToObject(o, "model");
     cJSON_AddStringToObject(
         model, "fused",
-        "t = overhead + max(flops / (eff_flops * ceiling_gflops), bytes_fused * g(bytes_fused) / (eff_bw * "
-        "ceiling_gbs)), g(b) = h2 / cache_mlc + (h3 - h2) / cache + (1 - h3), h3 = min(1, llc_bytes / b), h2 = "
+        "t = overhead + flops / (eff_flops * ceiling_gflops) + bytes_fused * g(bytes_fused) / (eff_bw * "
+        "ceiling_gbs), g(b) = h2 / cache_mlc + (h3 - h2) / cache + (1 - h3), h3 = min(1, llc_bytes / b), h2 = "
         "min(1, mlc_bytes / b)");
     cJSON_AddStringToObject(model, "unfused",
                             "t = k * t_fused + overhead + d * g(bytes_unfused) / (eff_bw * ceiling_gbs), d = "
