@@ -132,6 +132,21 @@ static void predict_one(const fc_doc *d, int nd, const char *s, fc_prediction *o
     fc_model_free(&m);
 }
 
+/* The prediction for query from d: predicted by the model, both latencies within 1 %
+ * of the truth; the truth's speedup in *s. */
+static void predicted_within_1pct(const fc_doc *d, const char *query, fc_prediction *p, double *s)
+{
+    predict_one(d, 1, query, p);
+    fc_problem q = problem(query);
+    double ms[FC_NVARIANTS];
+    truth(&q, ms);
+    CHECK_MSG(p->source == FC_SRC_PREDICTED, "%s: %s (%s)", query, fc_pred_source_name(p->source), p->reason);
+    CHECK_MSG(fabs(p->unfused_ms / ms[FC_UNFUSED] - 1) < 0.01, "%s: unfused %g, truth %g", query, p->unfused_ms,
+              ms[FC_UNFUSED]);
+    CHECK_MSG(fabs(p->fused_ms / ms[FC_FUSED] - 1) < 0.01, "%s: fused %g, truth %g", query, p->fused_ms, ms[FC_FUSED]);
+    *s = ms[FC_UNFUSED] / ms[FC_FUSED];
+}
+
 /* ------------------------------------------------------------------ cases */
 
 static void known_roofline_within_1pct(void)
@@ -143,16 +158,8 @@ static void known_roofline_within_1pct(void)
                              "linear_bias_relu:m=32,k=256,n=512"};
     for (size_t i = 0; i < FC_ARRAY_LEN(queries); i++) {
         fc_prediction p;
-        predict_one(&d, 1, queries[i], &p);
-        fc_problem q = problem(queries[i]);
-        double ms[FC_NVARIANTS];
-        truth(&q, ms);
-        CHECK_MSG(p.source == FC_SRC_PREDICTED, "%s: %s (%s)", queries[i], fc_pred_source_name(p.source), p.reason);
-        CHECK_MSG(fabs(p.unfused_ms / ms[FC_UNFUSED] - 1) < 0.01, "%s: unfused %g, truth %g", queries[i], p.unfused_ms,
-                  ms[FC_UNFUSED]);
-        CHECK_MSG(fabs(p.fused_ms / ms[FC_FUSED] - 1) < 0.01, "%s: fused %g, truth %g", queries[i], p.fused_ms,
-                  ms[FC_FUSED]);
-        double s = ms[FC_UNFUSED] / ms[FC_FUSED];
+        double s;
+        predicted_within_1pct(&d, queries[i], &p, &s);
         CHECK_MSG(fabs(p.speedup.ratio / s - 1) < 0.01, "%s: speedup %g, truth %g", queries[i], p.speedup.ratio, s);
         CHECK(p.speedup.lo <= p.speedup.ratio && p.speedup.ratio <= p.speedup.hi);
         CHECK(p.decision == fc_decide(&p.speedup, 1.1));
@@ -210,15 +217,8 @@ static void two_cache_levels(void)
     const char *queries[] = {"add_rmsnorm:m=24,n=1024", "add_rmsnorm:m=384,n=1024", "add_rmsnorm:m=6000,n=1024"};
     for (size_t i = 0; i < FC_ARRAY_LEN(queries); i++) {
         fc_prediction p;
-        predict_one(&d, 1, queries[i], &p);
-        fc_problem q = problem(queries[i]);
-        double t[FC_NVARIANTS];
-        truth(&q, t);
-        CHECK_MSG(p.source == FC_SRC_PREDICTED, "%s: %s (%s)", queries[i], fc_pred_source_name(p.source), p.reason);
-        CHECK_MSG(fabs(p.fused_ms / t[FC_FUSED] - 1) < 0.01, "%s: fused %g, truth %g", queries[i], p.fused_ms,
-                  t[FC_FUSED]);
-        CHECK_MSG(fabs(p.unfused_ms / t[FC_UNFUSED] - 1) < 0.01, "%s: unfused %g, truth %g", queries[i], p.unfused_ms,
-                  t[FC_UNFUSED]);
+        double s;
+        predicted_within_1pct(&d, queries[i], &p, &s);
     }
     fc_doc_free(&d);
     truth_llc = truth_mlc = 0;
