@@ -531,20 +531,37 @@ static inline vf sum_lanes(vf *x)
     return x[0];
 }
 
-/* Asks for the n floats at p in the L2 cache ahead of their use: the decode kernel
+/* Asks for the n bytes at p in the L2 cache ahead of their use: the decode kernel
  * streams K and V once, and its arithmetic per byte is low, so the memory has to be
  * kept busy while it computes (the hardware prefetchers alone left it idle for part
  * of each piece). */
-INLINE void prefetch_l2(const float *p, int n)
+INLINE void prefetch_l2(const void *p, size_t n)
 {
-    for (int i = 0; i < n; i += 64 / (int)sizeof(float)) __builtin_prefetch(p + i, 0, 2);
+    for (size_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 0, 2);
+}
+
+/* The decode kernel reads Q, K and V as float or as bfloat16 (bf, a constant where
+ * these inline: each form is compiled apart) and computes in float either way. */
+INLINE size_t el_size(bool bf) { return bf ? sizeof(fc_bf16) : sizeof(float); }
+INLINE const void *el_at(const void *base, size_t i, bool bf) { return (const char *)base + i * el_size(bf); }
+INLINE float el_load(const void *base, size_t i, bool bf)
+{
+    return bf ? fc_bf16_load(((const fc_bf16 *)base)[i]) : ((const float *)base)[i];
+}
+/* VW elements from base + i: bfloat16 widened exactly (its bits are a float's top half) */
+INLINE vf el_vload(const void *base, size_t i, bool bf)
+{
+    if (!bf) return vld((const float *)base + i);
+    vh h;
+    memcpy(&h, (const fc_bf16 *)base + i, sizeof h);
+    return (vf)(__builtin_convertvector(h, vi) << 16);
 }
 
 /* x[i·KB + k] = q_i·k_k for the RB rows q_i and the KB = VW/RB keys k_k at K (rows d
  * apart), over the whole vectors of d: VW independent accumulators, each vector of the
  * rows and of the keys loaded once per step (a single accumulator per dot product
  * would wait on the FMA's latency at every step). */
-INLINE void dec_dot(const int RB, const float *const *q, const float *K, int d, vf *x)
+INLINE void dec_dot(const int RB, const float *const *q, const void *K, int d, vf *x, const bool bf)
 {
     const int KB = VW / RB;
 #pragma GCC unroll 16
@@ -555,7 +572,7 @@ INLINE void dec_dot(const int RB, const float *const *q, const float *K, int d, 
         for (int i = 0; i < RB; i++) a[i] = vld(q[i] + e);
 #pragma GCC unroll 8
         for (int k = 0; k < KB; k++) {
-            const vf kv = vld(K + (size_t)k * d + e);
+            const vf kv = el_vload(K, (size_t)k * d + (size_t)e, bf);
 #pragma GCC unroll 4
             for (int i = 0; i < RB; i++) x[i * KB + k] += a[i] * kv;
         }
@@ -567,13 +584,14 @@ INLINE void dec_dot(const int RB, const float *const *q, const float *K, int d, 
  * repeated to fill a group) and keys by VW/RB: one shuffle tree sums the group's dot
  * products, lane i·VW/RB + k row i's with key k. The last keys, and a d that is not a
  * whole number of vectors, take the one-by-one path. */
-static void dec_scores(const fc_att_geom *g, const float *qs, const float *K, int nk, float *sb, const float *pf)
+INLINE void dec_scores(const fc_att_geom *g, const float *qs, const void *K, int nk, float *sb, const void *pf,
+                       const bool bf)
 {
     const int R = dec_rows(g), d = g->d, RB = R >= 4 ? 4 : 2, KB = VW / RB, dv = d - d % VW;
     int j = 0;
     for (; j + KB <= nk; j += KB) {
-        prefetch_l2(pf + (size_t)j * d, KB * d);
-        const float *Kj = K + (size_t)j * d;
+        prefetch_l2(el_at(pf, (size_t)j * d, bf), (size_t)KB * d * el_size(bf));
+        const void *Kj = el_at(K, (size_t)j * d, bf);
         for (int r = 0; r < R; r += RB) {
             const float *q[4];
             int row[4];
@@ -582,12 +600,12 @@ static void dec_scores(const fc_att_geom *g, const float *qs, const float *K, in
                 q[i] = qs + (size_t)row[i] * d;
             }
             vf x[VW];
-            if (RB == 4) dec_dot(4, q, Kj, d, x);
+            if (RB == 4) dec_dot(4, q, Kj, d, x, bf);
             else
-                dec_dot(2, q, Kj, d, x);
+                dec_dot(2, q, Kj, d, x, bf);
             for (int i = 0; i < RB && dv < d; i++)
                 for (int k = 0; k < KB; k++)
-                    for (int e = dv; e < d; e++) x[i * KB + k][0] += q[i][e] * Kj[(size_t)k * d + e];
+                    for (int e = dv; e < d; e++) x[i * KB + k][0] += q[i][e] * el_load(Kj, (size_t)k * d + e, bf);
             const vf s = sum_lanes(x);
             for (int i = 0; i < RB; i++)
                 for (int k = 0; k < KB; k++) sb[(size_t)row[i] * DEC_CH + j + k] = s[i * KB + k];
@@ -595,16 +613,17 @@ static void dec_scores(const fc_att_geom *g, const float *qs, const float *K, in
     }
     for (; j < nk; j++)
         for (int r = 0; r < R; r++) {
-            const float *q = qs + (size_t)r * d, *k = K + (size_t)j * d;
+            const float *q = qs + (size_t)r * d;
+            const void *k = el_at(K, (size_t)j * d, bf);
             float acc = 0;
-            for (int e = 0; e < d; e++) acc += q[e] * k[e];
+            for (int e = 0; e < d; e++) acc += q[e] * el_load(k, (size_t)e, bf);
             sb[(size_t)r * DEC_CH + j] = acc;
         }
 }
 
 /* o[x][e] = o[x][e]·corr[x] + Σ_j p[x][j]·V[j][e] for X rows of p (DEC_CH apart), o (d apart) */
-INLINE void dec_pv_rows(const int X, const float *p, int nk, const float *V, int d, float *o, const float *corr,
-                        const float *pf, int npf)
+INLINE void dec_pv_rows(const int X, const float *p, int nk, const void *V, int d, float *o, const float *corr,
+                        const void *pf, int npf, const bool bf)
 {
     int e = 0;
     for (; e + 4 * VW <= d; e += 4 * VW) {
@@ -614,10 +633,10 @@ INLINE void dec_pv_rows(const int X, const float *p, int nk, const float *V, int
 #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) acc[x][c] = vld(o + (size_t)x * d + e + c * VW) * corr[x];
         for (int j = 0; j < nk; j++) {
-            if (e == 0 && j < npf) prefetch_l2(pf + (size_t)j * d, d);
+            if (e == 0 && j < npf) prefetch_l2(el_at(pf, (size_t)j * d, bf), (size_t)d * el_size(bf));
             vf v[4];
 #pragma GCC unroll 4
-            for (int c = 0; c < 4; c++) v[c] = vld(V + (size_t)j * d + e + c * VW);
+            for (int c = 0; c < 4; c++) v[c] = el_vload(V, (size_t)j * d + (size_t)(e + c * VW), bf);
 #pragma GCC unroll 4
             for (int x = 0; x < X; x++) {
                 const vf pj = vbcast(p + (size_t)x * DEC_CH + j);
@@ -633,21 +652,22 @@ INLINE void dec_pv_rows(const int X, const float *p, int nk, const float *V, int
     for (; e < d; e++)
         for (int x = 0; x < X; x++) {
             float acc = o[(size_t)x * d + e] * corr[x];
-            for (int j = 0; j < nk; j++) acc += p[(size_t)x * DEC_CH + j] * V[(size_t)j * d + e];
+            for (int j = 0; j < nk; j++) acc += p[(size_t)x * DEC_CH + j] * el_load(V, (size_t)j * d + e, bf);
             o[(size_t)x * d + e] = acc;
         }
 }
 
 /* Keys [ja, jb) of key/value head n for its R rows: the partial output, maxima and sums
  * into part (R x d, then R maxima, R sums). */
-static void dec_chunk(const fc_att_geom *g, const float *Q, const float *K, const float *V, int n, int ja, int jb,
-                      float *ws, float *part)
+INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
+                      float *ws, float *part, const bool bf)
 {
     const int R = dec_rows(g), d = g->d;
     const float alpha = 1.0f / sqrtf((float)d);
     float *qs = ws, *sb = ws + (size_t)R * d, *o = part, *m = part + (size_t)R * d, *l = m + R;
-    const float *Qn = Q + (size_t)n * R * d, *Kn = K + (size_t)n * g->skv * d, *Vn = V + (size_t)n * g->skv * d;
-    for (size_t i = 0; i < (size_t)R * d; i++) qs[i] = alpha * Qn[i];
+    const void *Qn = el_at(Q, (size_t)n * R * d, bf), *Kn = el_at(K, (size_t)n * g->skv * d, bf),
+               *Vn = el_at(V, (size_t)n * g->skv * d, bf);
+    for (size_t i = 0; i < (size_t)R * d; i++) qs[i] = alpha * el_load(Qn, i, bf);
     memset(o, 0, (size_t)R * d * sizeof(float));
     for (int r = 0; r < R; r++) {
         m[r] = -INFINITY;
@@ -659,8 +679,8 @@ static void dec_chunk(const fc_att_geom *g, const float *Q, const float *K, cons
         /* while the scores are made, this piece's V rows are asked for; while P·V
          * runs, the next piece's K rows */
         const int nnext = imax(0, imin(DEC_CH, jb - j0 - nk));
-        const float *Vj = Vn + (size_t)j0 * d, *Knext = Kn + (size_t)(j0 + nk) * d;
-        dec_scores(g, qs, Kn + (size_t)j0 * d, nk, sb, Vj);
+        const void *Vj = el_at(Vn, (size_t)j0 * d, bf), *Knext = el_at(Kn, (size_t)(j0 + nk) * d, bf);
+        dec_scores(g, qs, el_at(Kn, (size_t)j0 * d, bf), nk, sb, Vj, bf);
         for (int r = 0; r < R; r++) {
             float *row = sb + (size_t)r * DEC_CH;
             const int seen = imax(0, imin(nk, row_keys(g, r) - j0));
@@ -677,16 +697,30 @@ static void dec_chunk(const fc_att_geom *g, const float *Q, const float *K, cons
         }
         int r = 0;
         for (; r + DEC_PV_X <= R && DEC_PV_X == 4; r += 4)
-            dec_pv_rows(4, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Knext, r ? 0 : nnext);
+            dec_pv_rows(4, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Knext, r ? 0 : nnext, bf);
         for (; r + 2 <= R; r += 2)
-            dec_pv_rows(2, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Knext, r ? 0 : nnext);
+            dec_pv_rows(2, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Knext, r ? 0 : nnext, bf);
         if (r < R)
-            dec_pv_rows(1, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Knext, r ? 0 : nnext);
+            dec_pv_rows(1, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Knext, r ? 0 : nnext, bf);
     }
 }
 
-static void decode(const fc_att_geom *g, const float *Q, const float *K, const float *V, float *O, float *ws,
-                   int nthreads)
+/* each form of a piece, compiled apart */
+static void dec_chunk_f32(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
+                          float *ws, float *part)
+{
+    dec_chunk(g, Q, K, V, n, ja, jb, ws, part, false);
+}
+
+static void dec_chunk_bf16(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
+                           float *ws, float *part)
+{
+    dec_chunk(g, Q, K, V, n, ja, jb, ws, part, true);
+}
+
+/* O (float or, with bf, bfloat16 rounded to nearest even) from Q, K, V of the same type */
+static void decode(const fc_att_geom *g, const void *Q, const void *K, const void *V, void *O, float *ws, int nthreads,
+                   bool bf)
 {
     const int R = dec_rows(g), d = g->d, ns = dec_splits(g, nthreads), ntask = g->bkv * ns;
     const int chunk = (g->skv + ns - 1) / ns;
@@ -698,7 +732,7 @@ static void decode(const fc_att_geom *g, const float *Q, const float *K, const f
 #pragma omp for schedule(dynamic, 1)
         for (int t = 0; t < ntask; t++) {
             const int ja = (t % ns) * chunk, jb = imin(g->skv, ja + chunk);
-            dec_chunk(g, Q, K, V, t / ns, ja, jb, w, parts + (size_t)t * part);
+            (bf ? dec_chunk_bf16 : dec_chunk_f32)(g, Q, K, V, t / ns, ja, jb, w, parts + (size_t)t * part);
         }
 #pragma omp for schedule(static)
         for (int t = 0; t < g->bkv * R; t++) {
@@ -711,11 +745,13 @@ static void decode(const fc_att_geom *g, const float *Q, const float *K, const f
                 w8[c] = mc == -INFINITY ? 0.0f : vexp(vdup(mc - mx))[0];
                 l += w8[c] * pc[(size_t)R * d + R + r];
             }
-            float *o = O + ((size_t)n * R + r) * d;
+            const size_t o0 = ((size_t)n * R + r) * d;
             for (int e = 0; e < d; e++) {
                 float acc = 0;
                 for (int c = 0; c < ns; c++) acc += w8[c] * p0[(size_t)c * part + (size_t)r * d + e];
-                o[e] = acc / l;
+                if (bf) ((fc_bf16 *)O)[o0 + e] = fc_bf16_store(acc / l);
+                else
+                    ((float *)O)[o0 + e] = acc / l;
             }
         }
     }
@@ -734,9 +770,15 @@ size_t fc_cpu_att_workspace(const fc_att_geom *g, int nthreads)
 void fc_cpu_att_flash(const fc_att_geom *g, const float *Q, const float *K, const float *V, float *O, float *ws,
                       int nthreads)
 {
-    if (fc_cpu_att_decode(g)) decode(g, Q, K, V, O, ws, nthreads);
+    if (fc_cpu_att_decode(g)) decode(g, Q, K, V, O, ws, nthreads, false);
     else
         flash(g, Q, K, V, O, ws);
+}
+
+void fc_cpu_att_decode_bf16(const fc_att_geom *g, const fc_bf16 *Q, const fc_bf16 *K, const fc_bf16 *V, fc_bf16 *O,
+                            float *ws, int nthreads)
+{
+    decode(g, Q, K, V, O, ws, nthreads, true);
 }
 
 void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n)

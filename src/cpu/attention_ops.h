@@ -21,6 +21,7 @@
 #ifndef FC_ATTENTION_OPS_H
 #define FC_ATTENTION_OPS_H
 
+#include "cpu_bf16.h"
 #include "pattern.h"
 
 #include <stdbool.h>
@@ -71,6 +72,11 @@ size_t fc_cpu_att_workspace(const fc_att_geom *g, int nthreads);
 /* O = softmax(Q·Kᵀ/√d)·V, by the flash or the decode kernel. */
 void fc_cpu_att_flash(const fc_att_geom *g, const float *Q, const float *K, const float *V, float *O, float *ws,
                       int nthreads);
+/* The decode kernel on bfloat16 Q, K, V and O (fc_cpu_att_decode(g) must hold): K and
+ * V read as bf16 (half the bytes), widened exactly, float arithmetic, O rounded to
+ * nearest even; the workspace of fc_cpu_att_workspace. */
+void fc_cpu_att_decode_bf16(const fc_att_geom *g, const fc_bf16 *Q, const fc_bf16 *K, const fc_bf16 *V, fc_bf16 *O,
+                            float *ws, int nthreads);
 /* What fc_cpu_att_flash runs for g, for describe(): kernel, tiles, vector width. */
 void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n);
 

@@ -121,6 +121,7 @@ typedef struct att_blocked {
     float *S;      /* the tile's scores, f32 [nh][R][skv] */
     void *P;       /* attention: its probabilities in the problem's data type (f32: S itself) */
     float *inv;    /* f32 attention: 1 / each row's sum, applied to the output rows */
+    float *dws;    /* bf16 decode: the split-KV kernel's workspace (no tiles then) */
 } att_blocked;
 
 typedef struct od_state {
@@ -1251,18 +1252,13 @@ static int scale_mask(od_state *s, dnnl_dim_t B, void *src, void *dst, fc_err *e
     return 0;
 }
 
-static int build_att(od_state *s, fc_err *e)
+/* The row-blocked fused form: its tiles, their scores and probabilities, their
+ * matmuls. */
+static int build_att_tiles(od_state *s, bool pv, fc_err *e)
 {
     att_blocked *a = &s->att;
-    a->g = fc_att_geom_of(&s->p);
-    const fc_att_geom *g = &a->g;
-    const bool pv = fc_pattern_has_op(s->p.pat, FC_OP_PV);
-    dnnl_dim_t B = g->bkv, M = (dnnl_dim_t)g->g * g->s, SKV = g->skv, D = g->d;
-    s->scale = 1.0f / sqrtf((float)D);
-
-    /* the fused form: its tiles, their scores and probabilities, their matmuls */
     att_tiles(a);
-    const size_t tile = (size_t)a->t[0].nh * (size_t)a->t[0].R * (size_t)SKV;
+    const size_t tile = (size_t)a->t[0].nh * (size_t)a->t[0].R * (size_t)a->g.skv;
     a->S = fc_cpu_buffer(tile);
     /* (bf16 probabilities: a bf16 buffer of the tile's size, its contents overwritten) */
     a->P = !pv ? NULL : s->dt == dnnl_bf16 ? (void *)fc_cpu_bf16_copy(a->S, tile) : (void *)a->S;
@@ -1276,6 +1272,38 @@ static int build_att(od_state *s, fc_err *e)
              !pv                  ? ""
              : s->dt == dnnl_bf16 ? " + matmul"
                                   : " + matmul, then rows x 1/sum");
+    return 0;
+}
+
+/* The bf16 decode form: fusecal's split-KV kernel on the bf16 inputs. */
+static int att_decode_bf16(od_state *s, fc_variant v, fc_err *e)
+{
+    (void)e;
+    fc_cpu_att_decode_bf16(&s->att.g, in(s, FC_ATT_TQ), in(s, FC_ATT_TK), in(s, FC_ATT_TV), (void *)s->ch.out[v],
+                           s->att.dws, omp_get_max_threads());
+    return 0;
+}
+
+static int build_att(od_state *s, fc_err *e)
+{
+    att_blocked *a = &s->att;
+    a->g = fc_att_geom_of(&s->p);
+    const fc_att_geom *g = &a->g;
+    const bool pv = fc_pattern_has_op(s->p.pat, FC_OP_PV);
+    dnnl_dim_t B = g->bkv, M = (dnnl_dim_t)g->g * g->s, SKV = g->skv, D = g->d;
+    s->scale = 1.0f / sqrtf((float)D);
+
+    /* the fused form: in bf16 with few query rows per key/value head (decode), fusecal's
+     * split-KV kernel on the bf16 tensors (a row-blocked tile would hold 4 query rows
+     * against thousands of keys: matrix-vector products); else tiles, their scores and
+     * probabilities, their matmuls */
+    if (pv && s->dt == dnnl_bf16 && fc_cpu_att_decode(g)) {
+        a->dws = fc_cpu_buffer(fc_cpu_att_workspace(g, omp_get_max_threads()));
+        host_step(s, FC_FUSED, "split-KV decode attention",
+                  "K and V streamed once as bf16, f32 arithmetic, partials combined", att_decode_bf16);
+    } else if (build_att_tiles(s, pv, e)) {
+        return -1;
+    }
 
     /* the unfused chain */
     cmd q_md, k_md, s_md, v_md, o_md;
@@ -1426,6 +1454,7 @@ static void od_teardown(void *state)
     if (s->att.P != s->att.S) free(s->att.P);
     free(s->att.S);
     free(s->att.inv);
+    free(s->att.dws);
     free(s);
 }
 
