@@ -26,12 +26,6 @@ static inline float vhmax(v16f v)
     for (int i = 1; i < 16; i++) m = v[i] > m ? v[i] : m;
     return m;
 }
-static inline float vhsum(v16f v)
-{
-    float s = 0;
-    for (int i = 0; i < 16; i++) s += v[i];
-    return s;
-}
 
 /* exp(x) = 2^n·e^r, n = round(x·log2 e) by the 1.5·2^23 trick, r in [−ln2/2, ln2/2],
  * Cephes' degree-5 polynomial (relative error ~1e-7). exp(x < −87) = 0, so exp(−∞)

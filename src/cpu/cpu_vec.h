@@ -15,4 +15,42 @@ static inline v16f vsplat(float x) { return (v16f){x, x, x, x, x, x, x, x, x, x,
 static inline v16f vsel(v16i mask, v16f a, v16f b) { return (v16f)((mask & (v16i)a) | (~mask & (v16i)b)); }
 static inline v16f vmax(v16f a, v16f b) { return vsel(a > b, a, b); }
 
+/* The sum of v's lanes as a tree: halves added four times. (`omp simd reduction`
+ * ends a row's sum with one scalar add per lane, each waiting on the last: 32 in a
+ * chain for AVX-512's two accumulators, most of a 128-float row's time.) */
+static inline float vhsum(v16f v)
+{
+    typedef float v8f __attribute__((vector_size(32)));
+    typedef float v4f __attribute__((vector_size(16)));
+    v8f a = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+    a += (v8f){v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]};
+    v4f b = (v4f){a[0], a[1], a[2], a[3]} + (v4f){a[4], a[5], a[6], a[7]};
+    return (b[0] + b[2]) + (b[1] + b[3]);
+}
+
+/* x rounded to 16 bfloat16 at p, to nearest even, NaN kept NaN: one vcvtneps2bf16
+ * with AVX-512 BF16 (which also flushes denormals, below 1.2e-38, to zero), else
+ * fc_bf16_store's arithmetic on all lanes */
+static inline void vstore_bf16(uint16_t *p, v16f x)
+{
+    typedef uint16_t v16hu __attribute__((vector_size(32), aligned(2), may_alias));
+#if defined(__AVX512BF16__)
+    *(v16hu *)p = (v16hu)__builtin_ia32_cvtneps2bf16_v16sf((__attribute__((vector_size(64))) float)x);
+#else
+    typedef uint32_t v16u __attribute__((vector_size(64)));
+    v16u u = (v16u)x;
+    v16u r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    v16i nan = (v16i)((u & 0x7fffffffu) > 0x7f800000u);
+    r = (v16u)((nan & (v16i)((u >> 16) | 0x40u)) | (~nan & (v16i)r));
+    *(v16hu *)p = __builtin_convertvector(r, v16hu);
+#endif
+}
+
+/* 16 bfloat16 at p as floats (exact: a bfloat16 is a float's top half) */
+static inline v16f vload_bf16(const uint16_t *p)
+{
+    typedef uint16_t v16h __attribute__((vector_size(32), aligned(2), may_alias));
+    return (v16f)(__builtin_convertvector(*(const v16h *)p, v16i) << 16);
+}
+
 #endif
