@@ -677,6 +677,52 @@ static void groups_and_residual(void)
     fc_workload_free(&w);
 }
 
+/* A conv's FLOPs count the filter taps that land inside the input, output by output:
+ * the closed form against that loop over strides, paddings and filters larger than
+ * the input; and a problem string naming a billion-wide input costs in no time (the
+ * loop's length was the input's: the fuzzer's timeout). */
+static double taps_by_loop(int64_t out, int64_t f, int64_t in, int64_t stride, int64_t pad)
+{
+    double t = 0;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t lo = o * stride - pad, a = lo < 0 ? 0 : lo, b = lo + f > in ? in : lo + f;
+        t += b > a ? (double)(b - a) : 0;
+    }
+    return t;
+}
+
+static void conv_taps_closed_form(void)
+{
+    int checked = 0;
+    for (int h = 1; h <= 9; h++)
+        for (int r = 1; r <= 7; r += 2)
+            for (int stride = 1; stride <= 3; stride++)
+                for (int pad = 0; pad < r; pad++) {
+                    if (h + 2 * pad < r) continue;
+                    char buf[160];
+                    snprintf(buf, sizeof buf, "conv_relu:n=1,c=2,h=%d,w=%d,k=3,r=%d,s=%d,stride=%d,pad=%d", h, h + 2, r,
+                             r, stride, pad);
+                    fc_problem p;
+                    fc_err e;
+                    if (fc_problem_parse(buf, NULL, &p, &e) != 0) continue; /* a pad the family refuses */
+                    fc_cost c = {0};
+                    fc_family_of(p.pat)->cost(&p, &c);
+                    const int64_t *d = p.d;
+                    double Y = (double)(d[FC_CONV_N] * d[FC_CONV_K] * d[FC_CONV_P] * d[FC_CONV_Q]);
+                    double taps = taps_by_loop(d[FC_CONV_P], r, h, stride, pad) *
+                                  taps_by_loop(d[FC_CONV_Q], r, h + 2, stride, pad);
+                    /* conv 2·N·K·C·taps + Y (its bias), ReLU Y */
+                    CHECK_MSG(c.flops == 2.0 * 3 * 2 * taps + 2 * Y, "%s: flops %g, by the loop %g", buf, c.flops,
+                              2.0 * 3 * 2 * taps + 2 * Y);
+                    checked++;
+                }
+    CHECK(checked > 100);
+    fc_problem p = parse_ok("conv_bn_relu:n=1,c=64,h=56,w=1221800456,k=3,pad=1");
+    fc_cost c = {0};
+    fc_family_of(p.pat)->cost(&p, &c);
+    CHECK(c.flops > 0);
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(problem_strings),
@@ -684,6 +730,7 @@ int main(int argc, char **argv)
                                    T(problem_string_errors),
                                    T(dim_names_unique),
                                    T(cost_on_paper),
+                                   T(conv_taps_closed_form),
                                    T(groups_and_residual),
                                    T(norm_references),
                                    T(bn_folding),

@@ -151,17 +151,39 @@ void fc_conv_fold_bn(const fc_problem *p, fc_workload *w)
     }
 }
 
+static int64_t floor_div(int64_t a, int64_t b) /* b > 0 */
+{
+    int64_t q = a / b;
+    return a % b != 0 && a < 0 ? q - 1 : q;
+}
+
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+/* Σ max(0, c + m·o) over the integers o in [a, b), m ≠ 0: the range cut to where the
+ * term is positive, then an arithmetic series */
+static double sum_positive(int64_t a, int64_t b, int64_t c, int64_t m)
+{
+    if (m > 0) a = a > floor_div(-c, m) + 1 ? a : floor_div(-c, m) + 1; /* c + m·o > 0 */
+    else
+        b = b < -floor_div(-c, -m) ? b : -floor_div(-c, -m); /* o < c / −m */
+    if (b <= a) return 0;
+    double n = (double)(b - a);
+    return n * (double)c + (double)m * ((double)a + (double)b - 1) * n / 2;
+}
+
 /* Filter taps along one axis that land inside the input, summed over the output
- * positions: out positions, filter size f, input size in, stride, padding. */
+ * positions: out positions, filter size f, input size in, stride, padding. Output o
+ * reads input rows [o·stride − pad, o·stride − pad + f) clipped to [0, in); in closed
+ * form by segments (a loop over the outputs is as long as the input: a problem
+ * string may name billions). */
 static double valid_taps(int64_t out, int64_t f, int64_t in, int64_t stride, int64_t pad)
 {
-    double t = 0;
-    for (int64_t o = 0; o < out; o++) {
-        int64_t lo = o * stride - pad, hi = lo + f; /* input rows [lo, hi) */
-        int64_t a = lo < 0 ? 0 : lo, b = hi > in ? in : hi;
-        if (b > a) t += (double)(b - a);
-    }
-    return t;
+    /* o < oa: the window starts in the padding; o >= ob: it ends past the input */
+    int64_t oa = clamp64(-floor_div(-pad, stride), 0, out), ob = clamp64(floor_div(in + pad - f, stride) + 1, 0, out);
+    int64_t lo = oa < ob ? oa : ob, hi = oa > ob ? oa : ob;
+    double t = sum_positive(0, lo, f - pad, stride);     /* clipped at the start only */
+    t += (double)(hi - lo) * (double)(oa < ob ? f : in); /* inside, or clipped at both ends */
+    return t + sum_positive(hi, out, in + pad, -stride); /* clipped at the end only */
 }
 
 static void conv_cost(const fc_problem *p, fc_cost *c)
