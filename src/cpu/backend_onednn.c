@@ -1262,7 +1262,7 @@ static int build_att_tiles(od_state *s, bool pv, fc_err *e)
     a->S = fc_cpu_buffer(tile);
     /* (bf16 probabilities: a bf16 buffer of the tile's size, its contents overwritten) */
     a->P = !pv ? NULL : s->dt == dnnl_bf16 ? (void *)fc_cpu_bf16_copy(a->S, tile) : (void *)a->S;
-    a->inv = fc_cpu_buffer((size_t)a->t[0].nh * (size_t)a->t[0].R);
+    if (pv && s->dt != dnnl_bf16) a->inv = fc_cpu_buffer((size_t)a->t[0].nh * (size_t)a->t[0].R); /* f32 only */
     for (int t = 0; t < 2; t++)
         if (a->t[t].nh && att_tile_build(s, &a->t[t], pv, e)) return -1;
     prim *fp = host_step(s, FC_FUSED, pv ? "row-blocked attention" : "row-blocked qk_softmax",

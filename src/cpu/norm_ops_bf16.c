@@ -70,25 +70,40 @@ void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, f
     }
 }
 
+/* The rotate-half rotary embedding of one head a of 2·half into o, cos c and sin s of
+ * its position; with gamma, the head is first normalized: each element times
+ * rstd·gamma[i]. */
+static inline void rope_head(const fc_bf16 *a, const float *gamma, float rstd, const float *c, const float *s,
+                             fc_bf16 *o, size_t half)
+{
+    size_t i = 0;
+    for (const v16f vr = vsplat(rstd); i + 16 <= half; i += 16) {
+        v16f lo = vload_bf16(a + i), hi = vload_bf16(a + i + half), vc = vload(c + i), vs = vload(s + i);
+        if (gamma) {
+            lo = lo * vr * vload(gamma + i);
+            hi = hi * vr * vload(gamma + i + half);
+        }
+        vstore_bf16(o + i, lo * vc - hi * vs);
+        vstore_bf16(o + i + half, hi * vc + lo * vs);
+    }
+    for (; i < half; i++) {
+        float lo = fc_bf16_load(a[i]), hi = fc_bf16_load(a[i + half]);
+        if (gamma) {
+            lo = lo * rstd * gamma[i];
+            hi = hi * rstd * gamma[i + half];
+        }
+        o[i] = fc_bf16_store(lo * c[i] - hi * s[i]);
+        o[i + half] = fc_bf16_store(hi * c[i] + lo * s[i]);
+    }
+}
+
 void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d)
 {
     size_t half = d / 2;
 #pragma omp parallel for schedule(static)
     for (size_t t = 0; t < m * heads; t++) {
-        const fc_bf16 *a = q + t * d;
-        const float *c = cs + t / heads * d, *s = c + half;
-        fc_bf16 *o = y + t * d;
-        size_t i = 0;
-        for (; i + 16 <= half; i += 16) {
-            v16f lo = vload_bf16(a + i), hi = vload_bf16(a + i + half), vc = vload(c + i), vs = vload(s + i);
-            vstore_bf16(o + i, lo * vc - hi * vs);
-            vstore_bf16(o + i + half, hi * vc + lo * vs);
-        }
-        for (; i < half; i++) {
-            float lo = fc_bf16_load(a[i]), hi = fc_bf16_load(a[i + half]);
-            o[i] = fc_bf16_store(lo * c[i] - hi * s[i]);
-            o[i + half] = fc_bf16_store(hi * c[i] + lo * s[i]);
-        }
+        const float *c = cs + t / heads * d;
+        rope_head(q + t * d, NULL, 1.0f, c, c + half, y + t * d, half);
     }
 }
 
@@ -157,21 +172,7 @@ void fc_cpu_rmsnorm_rope_bf16(const fc_bf16 *q, const float *gamma, const float 
 #pragma omp parallel for schedule(static)
     for (size_t t = 0; t < m * heads; t++) {
         const fc_bf16 *a = q + t * d;
-        const float *c = cs + t / heads * d, *s = c + half;
-        fc_bf16 *o = y + t * d;
-        float rstd = 1.0f / sqrtf(row_sq(a, d) / (float)d + eps);
-        size_t i = 0;
-        for (const v16f vr = vsplat(rstd); i + 16 <= half; i += 16) {
-            v16f lo = vload_bf16(a + i) * vr * vload(gamma + i);
-            v16f hi = vload_bf16(a + i + half) * vr * vload(gamma + i + half);
-            v16f vc = vload(c + i), vs = vload(s + i);
-            vstore_bf16(o + i, lo * vc - hi * vs);
-            vstore_bf16(o + i + half, hi * vc + lo * vs);
-        }
-        for (; i < half; i++) {
-            float lo = fc_bf16_load(a[i]) * rstd * gamma[i], hi = fc_bf16_load(a[i + half]) * rstd * gamma[i + half];
-            o[i] = fc_bf16_store(lo * c[i] - hi * s[i]);
-            o[i + half] = fc_bf16_store(hi * c[i] + lo * s[i]);
-        }
+        const float *c = cs + t / heads * d;
+        rope_head(a, gamma, 1.0f / sqrtf(row_sq(a, d) / (float)d + eps), c, c + half, y + t * d, half);
     }
 }

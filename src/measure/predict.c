@@ -105,17 +105,26 @@ static bool usable(const fc_record *r)
 
 /* The last-level cache of the device a document's record ran on: the CPU's L3 (or
  * L2), a GPU's L2; 0 when the host block does not say. */
+/* A positive number field of obj, else 0. */
+static double positive(const cJSON *obj, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    return cJSON_IsNumber(v) && v->valuedouble > 0 ? v->valuedouble : 0;
+}
+
+/* The host block's entry of the device a document's records ran on. */
+static const cJSON *device_block(const fc_doc *d, const char *device)
+{
+    return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d->host, "devices"), device);
+}
+
 static double llc_of(const fc_doc *d, const char *device)
 {
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d->host, "devices"), device);
-    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(dev, "cache_bytes");
+    const cJSON *dev = device_block(d, device), *cb = cJSON_GetObjectItemCaseSensitive(dev, "cache_bytes");
     const char *names[] = {"L3", "L2", "l2"};
-    for (size_t i = 0; i < FC_ARRAY_LEN(names); i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cb, names[i]);
-        if (cJSON_IsNumber(v) && v->valuedouble > 0) return v->valuedouble;
-    }
-    const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(dev, "l2_bytes");
-    return cJSON_IsNumber(l2) && l2->valuedouble > 0 ? l2->valuedouble : 0;
+    for (size_t i = 0; i < FC_ARRAY_LEN(names); i++)
+        if (positive(cb, names[i]) > 0) return positive(cb, names[i]);
+    return positive(dev, "l2_bytes");
 }
 
 /* The mid-level caches a document's CPU run had: its cores' L2 times its threads,
@@ -123,11 +132,9 @@ static double llc_of(const fc_doc *d, const char *device)
  * level). */
 static double mlc_of(const fc_doc *d, const char *device)
 {
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d->host, "devices"), device);
-    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(dev, "cache_bytes");
-    const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(cb, "L2"), *l3 = cJSON_GetObjectItemCaseSensitive(cb, "L3");
-    if (!cJSON_IsNumber(l2) || !(l2->valuedouble > 0) || !cJSON_IsNumber(l3) || !(l3->valuedouble > 0)) return 0;
-    return l2->valuedouble * (d->settings.threads > 0 ? d->settings.threads : 1);
+    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(device_block(d, device), "cache_bytes");
+    if (!(positive(cb, "L3") > 0)) return 0;
+    return positive(cb, "L2") * (d->settings.threads > 0 ? d->settings.threads : 1);
 }
 
 static void add_obs(fc_model_class *c, const fc_record *r, double llc, double mlc)

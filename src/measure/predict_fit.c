@@ -251,8 +251,7 @@ static void fit_form(const form *fm, const fc_obs *o, int n, fc_fit *f)
         nelder_mead(fm->loss, &ci, xi, 0.1, 300);
         fc_fit fi;
         fm->params(xi, &fi);
-        fi.llc_bytes = f->llc_bytes;
-        fi.mlc_bytes = f->mlc_bytes;
+        class_caches(&ci, &fi);
         r[i] = fm->residual(&fi, &o[i]);
     }
     f->spread = robust_spread(r, n);
