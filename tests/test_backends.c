@@ -7,9 +7,11 @@
 #include "cpu_chain.h"
 #include "cpuinfo.h"
 #include "linear_ops.h"
+#include "norm_ops.h"
 #include "openblas_core.h"
 #include "test.h"
 
+#include <math.h>
 #include <time.h>
 
 static uint64_t g_seed;
@@ -203,6 +205,54 @@ static void onednn_bf16_follows_the_cpu(void)
     fc_host_bf16_pretend(NULL, NULL);
 }
 
+/* The bf16 add + LayerNorm kernel on rows whose statistics cancel: a row far from
+ * zero (mean 512, spread ±1: E[h²] − mean² in fp32 loses the variance) and a row of
+ * noise under one spike; widths with tails, one past the rows it keeps on the
+ * stack. Against float64 from the same bf16 inputs, to bf16's rounding. */
+static void bf16_layernorm_rows_that_cancel(void)
+{
+    static const size_t widths[] = {45, 768, 4149};
+    uint64_t st = g_seed | 1;
+    for (size_t wi = 0; wi < FC_ARRAY_LEN(widths); wi++) {
+        const size_t n = widths[wi], rows = 3;
+        fc_bf16 *x = malloc(rows * n * sizeof *x), *r = malloc(rows * n * sizeof *r), *y = malloc(rows * n * sizeof *y);
+        float *g = malloc(n * sizeof *g), *b = malloc(n * sizeof *b);
+        for (size_t j = 0; j < n; j++) {
+            g[j] = 0.5f + (float)j / (float)n;
+            b[j] = 0.25f - (float)(j % 7) / 14.0f;
+        }
+        for (size_t i = 0; i < rows; i++)
+            for (size_t j = 0; j < n; j++) {
+                st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+                const float u = (float)(st >> 40) / 16777216.0f * 2.0f - 1.0f; /* [-1, 1) */
+                const float base = i == 0 ? 512.0f : i == 1 && j == 0 ? 65536.0f : 0.0f;
+                x[i * n + j] = fc_bf16_store(base + (i == 0 ? 4.0f * u : u));
+                r[i * n + j] = fc_bf16_store(0.5f * u);
+            }
+        fc_cpu_add_layernorm_bf16(x, r, g, b, 1e-5f, y, rows, n);
+        for (size_t i = 0; i < rows; i++) {
+            double mean = 0, var = 0;
+            for (size_t j = 0; j < n; j++) mean += (double)fc_bf16_load(x[i * n + j]) + fc_bf16_load(r[i * n + j]);
+            mean /= (double)n;
+            for (size_t j = 0; j < n; j++) {
+                const double d = (double)fc_bf16_load(x[i * n + j]) + fc_bf16_load(r[i * n + j]) - mean;
+                var += d * d;
+            }
+            const double rstd = 1.0 / sqrt(var / (double)n + 1e-5);
+            double worst = 0;
+            for (size_t j = 0; j < n; j++) {
+                const double h = (double)fc_bf16_load(x[i * n + j]) + fc_bf16_load(r[i * n + j]);
+                const double want = (h - mean) * rstd * g[j] + b[j], got = fc_bf16_load(y[i * n + j]);
+                const double err = fabs(got - want) / (1e-2 + fabs(want));
+                if (err > worst) worst = err;
+            }
+            CHECK_MSG(worst <= 1.0 / 128, "n=%zu row %zu: relative error %.3g (seed %llu)", n, i, worst,
+                      (unsigned long long)g_seed);
+        }
+        free(x), free(r), free(y), free(g), free(b);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_seed = (uint64_t)time(NULL);
@@ -216,6 +266,7 @@ int main(int argc, char **argv)
                                    T(support_is_explicit),
                                    T(bf16_from_cpu_flags),
                                    T(openblas_core_from_cpu_flags),
-                                   T(onednn_bf16_follows_the_cpu)};
+                                   T(onednn_bf16_follows_the_cpu),
+                                   T(bf16_layernorm_rows_that_cancel)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

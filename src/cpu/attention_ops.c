@@ -552,6 +552,9 @@ INLINE float el_load(const void *base, size_t i, bool bf)
 INLINE vf el_vload(const void *base, size_t i, bool bf)
 {
     if (!bf) return vld((const float *)base + i);
+#if VW == 16
+    return (vf)fc_bf16_widen16((const fc_bf16 *)base + i);
+#endif
     vh h;
     memcpy(&h, (const fc_bf16 *)base + i, sizeof h);
     return (vf)(__builtin_convertvector(h, vi) << 16);

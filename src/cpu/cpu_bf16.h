@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 typedef uint16_t fc_bf16;
 
@@ -26,6 +29,17 @@ static inline fc_bf16 fc_bf16_store(float x)
     uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     return (fc_bf16)((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
 }
+
+#if defined(__AVX512F__)
+/* 16 bfloat16 at p as floats in one vpmovzxwd into a zmm, exact (a bfloat16 is a
+ * float's top half). GCC lowers the generic vector conversion to two ymm widenings
+ * and an insert where it prefers 256-bit vectors, as it does for Intel's AVX-512
+ * cores: the fused bf16 add_layernorm ran at a third of its speed. */
+static inline __m512 fc_bf16_widen16(const fc_bf16 *p)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+#endif
 
 /* a tensor of n floats to bf16 (a new 64-byte-aligned buffer, every page mapped) */
 fc_bf16 *fc_cpu_bf16_copy(const float *x, size_t n);

@@ -4,6 +4,7 @@
 #define FC_CPU_VEC_H
 
 #include <stdint.h>
+#include "cpu_bf16.h"
 
 typedef float v16f __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
@@ -46,11 +47,28 @@ static inline void vstore_bf16(uint16_t *p, v16f x)
 #endif
 }
 
+/* 32 floats, a then b, rounded as vstore_bf16 rounds them, in one 64-byte store
+ * (with AVX-512 BF16: two 32-byte stores into each cache line held the bf16 norm
+ * kernels at 77 % of the bandwidth, one store at 86 %) */
+static inline void vstore2_bf16(uint16_t *p, v16f a, v16f b)
+{
+#if defined(__AVX512BF16__)
+    _mm512_storeu_si512(p, (__m512i)_mm512_cvtne2ps_pbh((__m512)b, (__m512)a));
+#else
+    vstore_bf16(p, a);
+    vstore_bf16(p + 16, b);
+#endif
+}
+
 /* 16 bfloat16 at p as floats (exact: a bfloat16 is a float's top half) */
 static inline v16f vload_bf16(const uint16_t *p)
 {
+#if defined(__AVX512F__)
+    return (v16f)fc_bf16_widen16(p);
+#else
     typedef uint16_t v16h __attribute__((vector_size(32), aligned(2), may_alias));
     return (v16f)(__builtin_convertvector(*(const v16h *)p, v16i) << 16);
+#endif
 }
 
 #endif
