@@ -29,6 +29,20 @@ static inline float vhsum(v16f v)
     return (b[0] + b[2]) + (b[1] + b[3]);
 }
 
+/* The host kernels' software prefetch: the line FC_AHEAD bytes past p + at, to read
+ * (vask) or to write (vask_w), when it lies inside the stream (left bytes from p on).
+ * The hardware prefetchers stop at each 4 KB page, and a norm's row is too little
+ * work to hide the misses. */
+enum { FC_AHEAD = 4096 };
+static inline void vask(const void *p, size_t at, size_t left)
+{
+    if (at + FC_AHEAD < left) __builtin_prefetch((const char *)p + at + FC_AHEAD, 0, 3);
+}
+static inline void vask_w(void *p, size_t at, size_t left)
+{
+    if (at + FC_AHEAD < left) __builtin_prefetch((char *)p + at + FC_AHEAD, 1, 3);
+}
+
 /* x rounded to 16 bfloat16 at p, to nearest even, NaN kept NaN: one vcvtneps2bf16
  * with AVX-512 BF16 (which also flushes denormals, below 1.2e-38, to zero), else
  * fc_bf16_store's arithmetic on all lanes */

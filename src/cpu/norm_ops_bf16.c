@@ -7,8 +7,8 @@
  * reads), as the unfused chain does.
  *
  * Every kernel stores 32 results a cache line at a time (vstore2_bf16) and asks for
- * the lines of its streams AHEAD elements in advance, those it writes with intent
- * to write: the hardware prefetchers stop at each 4 KB page, and a row of a bf16
+ * the lines of its streams 4 KB in advance (cpu_vec.h's vask), those it writes with
+ * intent to write: the hardware prefetchers stop at each 4 KB page, and a row of a bf16
  * norm is too little work to hide the misses. Past the LLC (Xeon, 2 cores, % of
  * the bandwidth ceiling) without the asks / reading ahead / reads and writes:
  * add_layernorm 52 / 81 / 86, add_rmsnorm 58 / 59 / 66, qk_norm_rope 50 / 64 / 69;
@@ -39,21 +39,11 @@ void fc_cpu_bf16_fill_nan(fc_bf16 *h, size_t n)
     for (size_t i = 0; i < n; i++) h[i] = 0x7fc0;
 }
 
-enum {
-    AHEAD = 2048,   /* elements of each stream asked for ahead of the sweep (4 KB) */
-    ROW_KEPT = 4096 /* floats of a fused row kept between its sweeps (16 KB of stack) */
-};
+enum { ROW_KEPT = 4096 }; /* floats of a fused row kept between its sweeps (16 KB of stack) */
 
-/* Asks for the line AHEAD elements past p[j] in the caches, to read or (ask_w) to
- * write, when that is inside the stream: left elements from p on. */
-static inline void ask(const fc_bf16 *p, size_t j, size_t left)
-{
-    if (j + AHEAD < left) __builtin_prefetch(p + j + AHEAD, 0, 3);
-}
-static inline void ask_w(fc_bf16 *p, size_t j, size_t left)
-{
-    if (j + AHEAD < left) __builtin_prefetch(p + j + AHEAD, 1, 3);
-}
+/* cpu_vec.h's asks ahead, j and left in elements */
+static inline void ask(const fc_bf16 *p, size_t j, size_t left) { vask(p, j * sizeof *p, left * sizeof *p); }
+static inline void ask_w(fc_bf16 *p, size_t j, size_t left) { vask_w(p, j * sizeof *p, left * sizeof *p); }
 
 /* Σ h² over a row: two vector accumulators, a tree at the end (cpu_vec.h) */
 static inline float row_sq(const fc_bf16 *h, size_t n)
