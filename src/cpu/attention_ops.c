@@ -553,11 +553,12 @@ INLINE vf el_vload(const void *base, size_t i, bool bf)
 {
     if (!bf) return vld((const float *)base + i);
 #if VW == 16
-    return (vf)fc_bf16_widen16((const fc_bf16 *)base + i);
-#endif
+    return (vf)fc_bf16_widen16((const fc_bf16 *)base + i); /* one vpmovzxwd (cpu_bf16.h) */
+#else
     vh h;
     memcpy(&h, (const fc_bf16 *)base + i, sizeof h);
     return (vf)(__builtin_convertvector(h, vi) << 16);
+#endif
 }
 
 /* x[i·KB + k] = q_i·k_k for the RB rows q_i and the KB = VW/RB keys k_k at K (rows d
