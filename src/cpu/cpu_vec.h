@@ -42,6 +42,15 @@ static inline void vask_w(void *p, size_t at, size_t left)
 {
     if (at + FC_AHEAD < left) __builtin_prefetch((char *)p + at + FC_AHEAD, 1, 3);
 }
+/* the asks for a row's n bytes at src (read) and, given, at dst (written), each
+ * stream left bytes long from the row on */
+static inline void vask_row(const void *src, void *dst, size_t n, size_t left)
+{
+    for (size_t at = 0; at < n; at += 64) {
+        vask(src, at, left);
+        if (dst) vask_w(dst, at, left);
+    }
+}
 
 /* x rounded to 16 bfloat16 at p, to nearest even, NaN kept NaN: one vcvtneps2bf16
  * with AVX-512 BF16 (which also flushes denormals, below 1.2e-38, to zero), else

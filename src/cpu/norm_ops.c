@@ -73,15 +73,6 @@ static inline void normalize_row(const float *h, float mean, float rstd, const f
     for (; j < n; j++) y[j] = (h[j] - mean) * rstd * gamma[j] + (beta ? beta[j] : 0.0f);
 }
 
-/* asks for a row's n elements of h (read) and y (written) ahead */
-static inline void ask_row(const float *h, float *y, size_t n, size_t left)
-{
-    for (size_t j = 0; j < n; j += 16) {
-        ask(h, j, left);
-        ask_w(y, j, left);
-    }
-}
-
 /* rotate-half of one head a into y, cos and sin of its position; with gamma, the
  * head is first normalized: each element times rstd·gamma[i] */
 static inline void head_rope(const float *a, const float *gamma, float rstd, const float *cs, float *y, size_t d)
@@ -116,7 +107,7 @@ void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta
     for (size_t i = 0; i < rows; i++) {
         const float *hi = h + i * n;
         const size_t left = (rows - i) * n;
-        for (size_t j = 0; j < n; j += 16) ask(hi, j, left);
+        vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
         const float mean = row_sum(hi, n) / (float)n;
         const float rstd = 1.0f / sqrtf(row_sq_dev(hi, mean, n) / (float)n + eps);
         normalize_row(hi, mean, rstd, gamma, beta, y + i * n, n, left);
@@ -129,7 +120,7 @@ void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y
     for (size_t i = 0; i < rows; i++) {
         const float *hi = h + i * n;
         const size_t left = (rows - i) * n;
-        for (size_t j = 0; j < n; j += 16) ask(hi, j, left);
+        vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
         const float rstd = 1.0f / sqrtf(row_sq_dev(hi, 0.0f, n) / (float)n + eps);
         normalize_row(hi, 0.0f, rstd, gamma, NULL, y + i * n, n, left);
     }
@@ -140,7 +131,7 @@ void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t hea
     const size_t all = m * heads;
 #pragma omp parallel for schedule(static)
     for (size_t t = 0; t < all; t++) {
-        ask_row(q + t * d, y + t * d, d, (all - t) * d);
+        vask_row(q + t * d, y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
         head_rope(q + t * d, NULL, 1.0f, cs + t / heads * d, y + t * d, d);
     }
 }
@@ -198,7 +189,7 @@ void fc_cpu_rmsnorm_rope(const float *q, const float *gamma, const float *cs, fl
 #pragma omp parallel for schedule(static)
     for (size_t t = 0; t < all; t++) {
         const float *a = q + t * d;
-        ask_row(a, y + t * d, d, (all - t) * d);
+        vask_row(a, y + t * d, d * sizeof *a, (all - t) * d * sizeof *a);
         const float rstd = 1.0f / sqrtf(row_sq_dev(a, 0.0f, d) / (float)d + eps);
         head_rope(a, gamma, rstd, cs + t / heads * d, y + t * d, d);
     }

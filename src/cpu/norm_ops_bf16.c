@@ -86,7 +86,7 @@ void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, f
         const fc_bf16 *hi = h + i * n;
         fc_bf16 *yi = y + i * n;
         const size_t left = (rows - i) * n;
-        for (size_t j = 0; j < n; j += 32) ask(hi, j, left);
+        vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
         float rstd = 1.0f / sqrtf(row_sq(hi, n) / (float)n + eps);
         scale_row(hi, gamma, rstd, yi, n, left);
     }
@@ -136,22 +136,13 @@ static inline __attribute__((always_inline)) void rope_head(const fc_bf16 *a, co
     }
 }
 
-/* asks for a head's d elements of q and y ahead, left elements from them on */
-static inline void ask_head(const fc_bf16 *q, fc_bf16 *y, size_t d, size_t left)
-{
-    for (size_t j = 0; j < d; j += 32) {
-        ask(q, j, left);
-        ask_w(y, j, left);
-    }
-}
-
 void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d)
 {
     const size_t half = d / 2, all = m * heads;
 #pragma omp parallel for schedule(static)
     for (size_t t = 0; t < all; t++) {
         const float *c = cs + t / heads * d;
-        ask_head(q + t * d, y + t * d, d, (all - t) * d);
+        vask_row(q + t * d, y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
         rope_head(q + t * d, NULL, 1.0f, c, c + half, y + t * d, half);
     }
 }
@@ -279,7 +270,7 @@ void fc_cpu_rmsnorm_rope_bf16(const fc_bf16 *q, const float *gamma, const float 
         float rs[16];
         for (size_t k = 0; k < g; k++) {
             const size_t t = t0 + k;
-            ask_head(q + t * d, y + t * d, d, (all - t) * d);
+            vask_row(q + t * d, y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
             rs[k] = row_sq(q + t * d, d);
         }
         for (size_t k = 0; k < g; k++) rs[k] = 1.0f / sqrtf(rs[k] / (float)d + eps);
