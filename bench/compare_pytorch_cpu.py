@@ -2,8 +2,8 @@
 """fusecal against PyTorch on the CPU: the same shapes, side by side in one run.
 
     /usr/bin/python3 bench/compare_pytorch_cpu.py --fusecal build/fusecal \\
-        [--quick] [--dtype fp32|bf16] [--threads N] [--max-time S] [--from FILE] \\
-        [--out DIR] [PROBLEM...]
+        [--quick] [--dtype fp32|bf16] [--threads N] [--rounds R] [--max-time S] \\
+        [--from FILE [--from FILE...]] [--out DIR] [PROBLEM...]
 
 For the record, on a quiet machine (nothing else running), from the build tree:
 
@@ -13,14 +13,20 @@ For the record, on a quiet machine (nothing else running), from the build tree:
 
 (Debian's python3-torch is /usr/bin/python3's; a pyenv python3 on PATH lacks it.)
 
-Runs `fusecal run --device cpu` on the problems (every backend; one calibration
-document, DIR/fusecal.json, or the one --from names), then times PyTorch eagerly on
-the same shapes and prints, per problem: PyTorch unfused, PyTorch fused (its fastest
-form, named), fusecal unfused and fused (each the best backend, named), the ratio
-fusecal fused / PyTorch fused, and both fused forms as a percentage of the ceiling
-that bounds the problem (GEMM GFLOP/s for a compute-bound fused form, bandwidth for a
-memory-bound one: the ceilings `fusecal run` measures, as `fusecal info` does, kept in
-the document; the bandwidth ceiling is DRAM's, so a memory-bound problem that fits in
+Measures each problem in rounds (default 3): in each, `fusecal run --device cpu` on
+the problem (every backend; the round's calibration document, DIR/fusecal-<round>.json,
+or the one the round's --from names) and PyTorch eagerly on the same shape, back to
+back, fusecal first in odd rounds and PyTorch first in even ones. A shared host's
+speed drifts by tens of percent over minutes; measured minutes apart, fusecal and
+PyTorch on the same library call came out 0.86x and 1.09x of each other in two runs.
+Side by side, each round's ratio compares the two in the same minute. Prints, per
+problem, from the round whose ratio is the median of the rounds': PyTorch unfused,
+PyTorch fused (its fastest form, named), fusecal unfused and fused (each the best
+backend, named), the ratio fusecal fused / PyTorch fused with the range of the
+rounds' ratios, and both fused forms as a percentage of the ceiling that bounds the
+problem (GEMM GFLOP/s for a compute-bound fused form, bandwidth for a memory-bound
+one: the ceilings `fusecal run` measures, as `fusecal info` does, kept in the
+document; the bandwidth ceiling is DRAM's, so a memory-bound problem that fits in
 the LLC shows above 100 %). The table goes to stdout and, with --out, to DIR/compare.md and
 DIR/compare.json. Problems no usable CPU backend of this fusecal computes in the dtype (`fusecal list
 backends`) are left out, and said so.
@@ -28,7 +34,8 @@ backends`) are left out, and said so.
 PyTorch 1.13 (no SDPA), one OpenMP pool (torch.set_num_threads = fusecal's
 threads), outputs preallocated and written with out= where the op has it (glibc told
 to keep freed memory where it has not, so that a per-call tensor reuses pages),
-warm-up, then batched samples (each ~2 ms or one call), the median of at least 15.
+warm-up, then batched samples (each ~2 ms or one call), the median of at least 15
+per round.
 Each fused form is checked against PyTorch's unfused chain before it is timed.
   linear     unfused: mm -> add b [-> add r] -> act (out= each)
              fused:   addmm [-> add_ r] -> act in place; _addmm_activation; a frozen
@@ -559,13 +566,19 @@ def cpu_patterns(binary, dtype):
             for p in b["supports"][dtype]}
 
 
-def run_fusecal(binary, problems, threads, max_time, out):
-    cmd = [binary, "run", "--device", "cpu", "--quiet", "--seed", "7", "--max-time", str(max_time), "--out", out,
-           "--threads", str(threads)]
-    for pr in problems:
-        cmd += ["--shape", pr]
+def run_fusecal(binary, problem, threads, max_time, doc):
+    """One problem into a round's document: the round's first problem writes it,
+    the others are appended (`fusecal run --append`, the same settings)."""
+    cmd = [binary, "run", "--device", "cpu", "--quiet", "--seed", "7", "--max-time", str(max_time),
+           "--threads", str(threads), "--shape", problem]
+    cmd += ["--append", doc] if os.path.exists(doc) else ["--out", doc]
     print("$ " + " ".join(cmd), file=sys.stderr)
     subprocess.run(cmd, check=True)
+
+
+def load(doc):
+    with open(doc) as fh:
+        return json.load(fh)
 
 
 def with_defaults(pat, d):
@@ -620,20 +633,40 @@ OVER_NOTE = ("OVER: above 100 % of the measured ceiling. `bw` is DRAM's copy ban
 # ---------------------------------------------------------------- main
 
 
+def fusecal_round(records, problem, ceilings, dtype):
+    """A round's fusecal figures for a problem: best unfused and fused, % of ceiling."""
+    fu, bu, _ = best(records, problem, "unfused")
+    ff, bf, rec = best(records, problem, "fused")
+    return {"fu": fu, "bu": bu, "ff": ff, "bf": bf, "rec": rec, "ceilings": ceilings}
+
+
+def torch_round(f, max_time):
+    tu = median_ms(f.unfused, max_time)
+    tf, form = min((median_ms(fn, max_time), name) for name, fn in f.fused.items())
+    return {"tu": tu, "tf": tf, "form": form}
+
+
 def main():
     if any(k not in os.environ for k in MALLOC_ENV):
         os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, **MALLOC_ENV})
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("problems", nargs="*", help="problem strings (default: the list above, or --quick's)")
     ap.add_argument("--fusecal", required=True, help="the fusecal binary (build/fusecal)")
-    ap.add_argument("--from", dest="given", help="a calibration document to read instead of running fusecal")
+    ap.add_argument("--from", dest="given", action="append",
+                    help="a calibration document to read instead of running fusecal, one per round (repeatable)")
     ap.add_argument("--quick", action="store_true", help="one problem per family and short samples")
     ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--max-time", type=float, help="seconds of samples per form (default 1, --quick 0.2)")
-    ap.add_argument("--out", help="a directory for fusecal.json, compare.md and compare.json")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds per problem, fusecal and PyTorch back to back in each, their order alternating "
+                    "(default 3; with --from, one per document)")
+    ap.add_argument("--max-time", type=float, help="seconds of samples per form and round (default 0.5, --quick 0.2)")
+    ap.add_argument("--out", help="a directory for fusecal-<round>.json, compare.md and compare.json")
     a = ap.parse_args()
-    max_time = a.max_time if a.max_time is not None else 0.2 if a.quick else 1.0
+    max_time = a.max_time if a.max_time is not None else 0.2 if a.quick else 0.5
+    rounds = len(a.given) if a.given else a.rounds
+    if rounds < 1:
+        ap.error("--rounds must be at least 1")
     problems = a.problems or (QUICK if a.quick else PROBLEMS)
     if a.dtype != "fp32":
         problems = [p if "dtype=" in p else p + f",dtype={a.dtype}" for p in problems]
@@ -654,40 +687,62 @@ def main():
     if a.out:
         os.makedirs(a.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        doc_path = a.given or os.path.join(a.out or tmp, "fusecal.json")
-        if not a.given:
-            run_fusecal(a.fusecal, problems, a.threads, max_time, doc_path)
-        with open(doc_path) as fh:
-            doc = json.load(fh)
-    records, ceilings = doc["records"], doc["ceilings"]["cpu"]
-    head = (f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads, {a.dtype}; ceilings "
-            f"{ceilings['gflops'].get(a.dtype, float('nan')):.0f} GFLOP/s, {ceilings['bandwidth_gbs']:.1f} GB/s; "
-            "latencies in ms (medians)")
-    lines = [head, "",
-             "| problem | PyTorch unfused | PyTorch fused (form) | fusecal unfused (backend) | fusecal fused (backend) "
-             "| fusecal / PyTorch fused | fusecal % ceiling | PyTorch % ceiling |",
+        docs = a.given or [os.path.join(a.out or tmp, f"fusecal-{i + 1}.json") for i in range(rounds)]
+        for d in docs if not a.given else []:
+            if os.path.exists(d):
+                os.remove(d)  # a round's document holds this run's records only
+        return compare(a, torch, problems, docs, rounds, max_time)
+
+
+def compare(a, torch, problems, docs, rounds, max_time):
+    """Each problem in rounds, fusecal and PyTorch back to back (fusecal first in odd
+    rounds, PyTorch first in even ones), so that a slow or fast minute of the host
+    falls on both; a row is the round whose ratio is the median of the rounds'."""
+    head = None
+    lines = ["| problem | PyTorch unfused | PyTorch fused (form) | fusecal unfused (backend) | fusecal fused (backend) "
+             "| fusecal / PyTorch fused (rounds' range) | fusecal % ceiling | PyTorch % ceiling |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    print(lines[0] + "\n", flush=True)
-    print("\n".join(lines[2:]), flush=True)
     rows = []
     for pr in problems:
         with torch.no_grad():
             f = torch_forms(torch, pr)
-            tu = median_ms(f.unfused, max_time)
-            tf, form = min((median_ms(fn, max_time), name) for name, fn in f.fused.items())
-        fu, bu, _ = best(records, pr, "unfused")
-        ff, bf, rec = best(records, pr, "fused")
-        pf, which = pct_ceiling(rec, ceilings, a.dtype, ff)
-        pt, _ = pct_ceiling(rec, ceilings, a.dtype, tf)
-        row = {"problem": pr, "pytorch_unfused_ms": tu, "pytorch_fused_ms": tf, "pytorch_fused_form": form,
-               "fusecal_unfused_ms": fu, "fusecal_unfused_backend": bu, "fusecal_fused_ms": ff,
-               "fusecal_fused_backend": bf, "ratio": ff / tf, "ceiling": which, "fusecal_pct_ceiling": pf,
-               "pytorch_pct_ceiling": pt, "over_ceiling": bool(pf > 100 or pt > 100)}
+            got = []
+            for i in range(rounds):
+                first_torch = i % 2 == 1
+                t = torch_round(f, max_time) if first_torch else None
+                if not a.given:
+                    run_fusecal(a.fusecal, pr, a.threads, max_time, docs[i])
+                doc = load(docs[i])
+                c = fusecal_round(doc["records"], pr, doc["ceilings"]["cpu"], a.dtype)
+                c.update(t or torch_round(f, max_time))
+                c["ratio"] = c["ff"] / c["tf"]
+                got.append(c)
+        if head is None:
+            ceil = got[0]["ceilings"]
+            head = (f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads, {a.dtype}; ceilings "
+                    f"{ceil['gflops'].get(a.dtype, float('nan')):.0f} GFLOP/s, {ceil['bandwidth_gbs']:.1f} GB/s; "
+                    f"latencies in ms (medians); {rounds} round{'s' if rounds > 1 else ''} per problem, "
+                    "the row from the round with the median ratio")
+            print(head + "\n\n" + "\n".join(lines), flush=True)
+        ratios = [c["ratio"] for c in got]
+        known = sorted((c for c in got if c["ratio"] == c["ratio"]), key=lambda c: c["ratio"])
+        c = known[(len(known) - 1) // 2] if known else got[0]
+        pf, which = pct_ceiling(c["rec"], c["ceilings"], a.dtype, c["ff"])
+        pt, _ = pct_ceiling(c["rec"], c["ceilings"], a.dtype, c["tf"])
+        lo, hi = (known[0]["ratio"], known[-1]["ratio"]) if known else (float("nan"),) * 2
+        row = {"problem": pr, "pytorch_unfused_ms": c["tu"], "pytorch_fused_ms": c["tf"],
+               "pytorch_fused_form": c["form"], "fusecal_unfused_ms": c["fu"], "fusecal_unfused_backend": c["bu"],
+               "fusecal_fused_ms": c["ff"], "fusecal_fused_backend": c["bf"], "ratio": c["ratio"],
+               "ratio_min": lo, "ratio_max": hi, "round": got.index(c) + 1, "round_ratios": ratios,
+               "ceiling": which, "fusecal_pct_ceiling": pf, "pytorch_pct_ceiling": pt,
+               "over_ceiling": bool(pf > 100 or pt > 100)}
         rows.append(row)
-        line = (f"| `{pr}` | {tu:.4g} | {tf:.4g} ({form}) | {fu:.4g} ({bu}) | {ff:.4g} ({bf}) | {ff / tf:.2f} "
-                f"| {pct_cell(pf, which)} | {pct_cell(pt, which)} |")
+        line = (f"| `{pr}` | {c['tu']:.4g} | {c['tf']:.4g} ({c['form']}) | {c['fu']:.4g} ({c['bu']}) "
+                f"| {c['ff']:.4g} ({c['bf']}) | {c['ratio']:.2f} ({lo:.2f}-{hi:.2f}) | {pct_cell(pf, which)} "
+                f"| {pct_cell(pt, which)} |")
         lines.append(line)
         print(line, flush=True)
+    lines = [head, ""] + lines
     if any(r["over_ceiling"] for r in rows):
         lines += ["", OVER_NOTE]
         print("\n" + OVER_NOTE, flush=True)
@@ -696,7 +751,8 @@ def main():
             fh.write("\n".join(lines) + "\n")
         with open(os.path.join(a.out, "compare.json"), "w") as fh:
             json.dump({"pytorch": torch.__version__, "threads": torch.get_num_threads(), "dtype": a.dtype,
-                       "ceilings": ceilings, "argv": sys.argv, "rows": rows}, fh, indent=1)
+                       "rounds": rounds, "ceilings": load(docs[0])["ceilings"]["cpu"], "argv": sys.argv,
+                       "rows": rows}, fh, indent=1)
     missing = [r["problem"] for r in rows if not r["fusecal_fused_ms"] == r["fusecal_fused_ms"]]
     if missing:
         print(f"no fusecal record for: {', '.join(missing)}", file=sys.stderr)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/compare_pytorch_cpu.py on one tiny problem per family: fusecal run and
-# PyTorch side by side, a row per problem with both variants of both, the ratio and
-# the percentage of the bounding ceiling; the document it ran read again with
-# --from; a problem the document lacks fails. Skipped (77) without torch.
+# PyTorch side by side in rounds (a document per round), a row per problem with both
+# variants of both from the round of the median ratio, the rounds' range and the
+# percentage of the bounding ceiling; the documents it ran read again with --from; a
+# problem the document lacks fails. Skipped (77) without torch.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK" || exit 1
 # the norm problems and decode attention grow past the LLC (no torch needed): 4x its size
@@ -47,7 +48,7 @@ SCRIPT="$SRC/bench/compare_pytorch_cpu.py"
 
 expect 0 "compare_pytorch_cpu.py --quick on a problem per family" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" \
     --quick --max-time 0.02 --threads 2 --out cmp "$LIN" "$CONV" "$ATT" "$NORM"
-schema_valid_anywhere cmp/fusecal.json
+for i in 1 2 3; do schema_valid_anywhere cmp/fusecal-$i.json; done
 check_eq "a table row per problem" "$(grep -c '^| `' cmp/compare.md)" 4
 for p in "$LIN" "$CONV" "$ATT" "$NORM"; do
     row=$(pyq cmp/compare.json "[r for r in d['rows'] if r['problem'] == '$p']")
@@ -58,15 +59,21 @@ check_eq "every figure finite and positive" "$(pyq cmp/compare.json "all(r[k] > 
      'fusecal_pct_ceiling', 'pytorch_pct_ceiling'))")" True
 check_eq "the ratio is fusecal fused / PyTorch fused" "$(pyq cmp/compare.json "all(abs(r['ratio'] -
     r['fusecal_fused_ms'] / r['pytorch_fused_ms']) < 1e-9 for r in d['rows'])")" True
+check_eq "three rounds, the row's ratio their median, within their range" "$(pyq cmp/compare.json "d['rounds'] == 3
+    and all(len(r['round_ratios']) == 3 and r['ratio'] == sorted(r['round_ratios'])[1]
+            and r['ratio'] == r['round_ratios'][r['round'] - 1]
+            and r['ratio_min'] <= r['ratio'] <= r['ratio_max'] for r in d['rows'])")" True
 check_eq "best backends are CPU backends" "$(pyq cmp/compare.json "all(r[k].startswith('cpu.') for r in d['rows']
     for k in ('fusecal_unfused_backend', 'fusecal_fused_backend'))")" True
 check_eq "the norm against the bandwidth ceiling" "$(pyq cmp/compare.json "d['rows'][3]['ceiling']")" bw
-# fusecal's percentage is the one its record gives for the same median (same ceilings, same bound)
-check_eq "percentages of ceilings as the records have them" "$("$PYTHON" - cmp/compare.json cmp/fusecal.json <<'PY'
+# fusecal's percentage is the one its record gives for the same median (same ceilings, same bound),
+# the record in the document of the row's round
+check_eq "percentages of ceilings as the records have them" "$("$PYTHON" - cmp <<'PY'
 import json, sys
-rows, recs = json.load(open(sys.argv[1]))["rows"], json.load(open(sys.argv[2]))["records"]
+rows = json.load(open(sys.argv[1] + "/compare.json"))["rows"]
 good = True
 for r in rows:
+    recs = json.load(open(f"{sys.argv[1]}/fusecal-{r['round']}.json"))["records"]
     rec = [x for x in recs if x["backend"] == r["fusecal_fused_backend"]
            and x["variants"]["fused"]["latency_ms"]["median"] == r["fusecal_fused_ms"]][0]["variants"]["fused"]
     key = "pct_peak_bandwidth" if r["ceiling"] == "bw" else "pct_peak_flops"
@@ -79,10 +86,11 @@ check_eq "PyTorch's fused forms named" "$(pyq cmp/compare.json "all(r['pytorch_f
 grep -q "^PyTorch .*, 2 threads, fp32; ceilings" "$WORK/out" && ok "header names threads, dtype, ceilings" ||
     bad "header: $(head -1 "$WORK/out")"
 
-expect 0 "--from the document it ran" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --from cmp/fusecal.json \
-    --max-time 0.02 "$NORM"
+expect 0 "--from the documents it ran" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --from cmp/fusecal-1.json \
+    --from cmp/fusecal-2.json --from cmp/fusecal-3.json --max-time 0.02 "$NORM"
 grep -qF "| \`$NORM\` |" "$WORK/out" && ok "--from prints the row" || bad "--from: $(cat "$WORK/out")"
-expect 1 "a problem the document lacks" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --from cmp/fusecal.json \
+grep -q "; 3 rounds per problem" "$WORK/out" && ok "--from: a round per document" || bad "$(head -1 "$WORK/out")"
+expect 1 "a problem the document lacks" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --from cmp/fusecal-1.json \
     --max-time 0.02 "add_rmsnorm:m=5,n=64"
 grep -q "no fusecal record for: add_rmsnorm:m=5,n=64" "$WORK/err" && ok "says which" || bad "$(cat "$WORK/err")"
 
