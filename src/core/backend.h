@@ -18,9 +18,16 @@
 typedef struct fc_impl {
     char name[768]; /* e.g. "cblas_sgemm(openblas 0.3.21 SkylakeX) + bias(omp) + relu(omp)" */
     int nkernels;   /* library calls or kernels per execution */
+    int nreorders;  /* of those, layout conversions around a call that takes another layout than the problem's */
     bool fallback;  /* a reference or generic implementation stood in for a fast one */
     char fallback_why[160];
     char kernel[16]; /* the kernel design an option chose (fc_attn_kernel_words), or "" */
+    /* The FLOPs the implementation performs where its algorithm does other arithmetic
+     * than the problem's count (a Winograd convolution: its transforms and its
+     * products in the transform domain); 0: the problem's count. The percentages of
+     * the GEMM ceiling and of the roofline are of this work, so that a cheaper
+     * algorithm shows as what it is instead of as a rate above the ceiling. */
+    double flops_performed;
 } fc_impl;
 
 /* ---- How a backend runs each op: its op table.

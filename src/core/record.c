@@ -170,9 +170,11 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "impl", v->impl.name);
     cJSON_AddNumberToObject(o, "kernels", v->impl.nkernels);
+    if (v->impl.nreorders > 0) cJSON_AddNumberToObject(o, "layout_reorders", v->impl.nreorders);
     cJSON_AddBoolToObject(o, "fallback", v->impl.fallback);
     if (v->impl.fallback) cJSON_AddStringToObject(o, "fallback_reason", v->impl.fallback_why);
     if (v->impl.kernel[0]) cJSON_AddStringToObject(o, "attention_kernel", v->impl.kernel);
+    if (v->impl.flops_performed > 0) fc_json_add_num(o, "flops_performed", v->impl.flops_performed);
     fc_json_add_num(o, "bytes", v->bytes);
     fc_json_add_num(o, "peak_intermediate_bytes", v->peak_inter_bytes);
     fc_json_add_num(o, "intensity_flop_per_byte", v->intensity);
@@ -467,9 +469,11 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         fc_variant_rec *vr = &r->v[v];
         fc_strlcpy(vr->impl.name, fc_json_str(vo, "impl", ""), sizeof vr->impl.name);
         vr->impl.nkernels = fc_json_int(vo, "kernels", 0);
+        vr->impl.nreorders = fc_json_int(vo, "layout_reorders", 0);
         vr->impl.fallback = fc_json_bool(vo, "fallback", false);
         fc_strlcpy(vr->impl.fallback_why, fc_json_str(vo, "fallback_reason", ""), sizeof vr->impl.fallback_why);
         fc_strlcpy(vr->impl.kernel, fc_json_str(vo, "attention_kernel", ""), sizeof vr->impl.kernel);
+        vr->impl.flops_performed = fc_json_num(vo, "flops_performed", 0);
         const cJSON *lat = cJSON_GetObjectItemCaseSensitive(vo, "latency_ms");
         if (lat) stats_read(lat, &vr->lat);
         const cJSON *latg = cJSON_GetObjectItemCaseSensitive(vo, "latency_graph_ms");

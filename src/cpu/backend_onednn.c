@@ -31,7 +31,10 @@
  * rotary embedding: those steps are fusecal's host kernels (norm_ops.c), each named
  * so in the record.
  * Weights take the layout the primitive asks for ("any"), reordered once at setup
- * as an inference framework does; activations keep the problem's layout. Every
+ * as an inference framework does; activations keep the problem's layout, but where
+ * oneDNN's own choice for a convolution is its Winograd algorithm (fp32; conv_wino):
+ * then both variants run it between a reorder of x into the layout it asks for and
+ * one of its output back, and the record counts the FLOPs it performs. Every
  * primitive's implementation string is recorded, and a reference ("ref:")
  * implementation is flagged as a fallback.
  *
@@ -67,7 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PRIMS 6
+#define MAX_PRIMS 8
 #define MAX_MEMS 64
 #define MAX_MDS 32
 
@@ -142,6 +145,7 @@ typedef struct od_state {
     dnnl_data_type_t dt;           /* of activations, weights and outputs (parameters: f32) */
     fc_bf16 *in16[FC_MAX_TENSORS]; /* bf16 copies of the workload's inputs, made at setup */
     bool declined;                 /* oneDNN has no implementation for a primitive of the chain */
+    double wino_flops;             /* a Winograd convolution's FLOPs (fc_impl.flops_performed), else 0 */
     att_blocked att;               /* qk_softmax's and attention's fused form */
 } od_state;
 
@@ -286,20 +290,27 @@ static dnnl_status_t pd_softmax(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cm
 #endif
 }
 
+static dnnl_status_t pd_conv_alg(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, dnnl_alg_kind_t alg, cmd src, cmd wei,
+                                 cmd bias, cmd dst, const dnnl_dims_t strides, const dnnl_dims_t pad_l,
+                                 const dnnl_dims_t pad_r, const_dnnl_primitive_attr_t attr)
+{
+#if FC_DNNL3
+    const dnnl_dims_t dilates = {0, 0};
+    return dnnl_convolution_forward_primitive_desc_create(pd, eng, dnnl_forward_inference, alg, src, wei, bias, dst,
+                                                          strides, dilates, pad_l, pad_r, attr);
+#else
+    dnnl_convolution_desc_t d;
+    dnnl_status_t st = dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, alg, src, wei, bias, dst, strides,
+                                                          pad_l, pad_r);
+    return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
+#endif
+}
+
 static dnnl_status_t pd_conv(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd src, cmd wei, cmd bias, cmd dst,
                              const dnnl_dims_t strides, const dnnl_dims_t pad_l, const dnnl_dims_t pad_r,
                              const_dnnl_primitive_attr_t attr)
 {
-#if FC_DNNL3
-    const dnnl_dims_t dilates = {0, 0};
-    return dnnl_convolution_forward_primitive_desc_create(pd, eng, dnnl_forward_inference, dnnl_convolution_direct, src,
-                                                          wei, bias, dst, strides, dilates, pad_l, pad_r, attr);
-#else
-    dnnl_convolution_desc_t d;
-    dnnl_status_t st = dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct, src, wei,
-                                                          bias, dst, strides, pad_l, pad_r);
-    return st != dnnl_success ? st : dnnl_primitive_desc_create(pd, &d, attr, eng, NULL);
-#endif
+    return pd_conv_alg(pd, eng, dnnl_convolution_direct, src, wei, bias, dst, strides, pad_l, pad_r, attr);
 }
 
 /* Whether pd's implementation is the one named `want` (NULL: any). */
@@ -704,10 +715,12 @@ static int build_glu(od_state *s, fc_err *e)
 
 /* ------------------------------------------------------------------ conv */
 
-/* The descriptors of a problem's convolution. */
+/* The descriptors of a problem's convolution; wino: it runs as oneDNN's Winograd
+ * convolution (conv_wino), its activations in the layout that asks for. */
 typedef struct conv_mds {
-    cmd src, wuser, wany, b, dst;
+    cmd src, wuser, wany, b, dst, src_any, dst_any;
     dnnl_dims_t strides, pad_l, pad_r;
+    bool wino;
 } conv_mds;
 
 static int conv_descriptors(od_state *s, conv_mds *cm, fc_err *e)
@@ -727,7 +740,11 @@ static int conv_descriptors(od_state *s, conv_mds *cm, fc_err *e)
         md_tag(s, &cm->wuser, wnd, wdims, G > 1 ? dnnl_goihw : dnnl_oihw, e) ||
         md_tag(s, &cm->wany, wnd, wdims, dnnl_format_tag_any, e) ||
         md_f32(s, &cm->b, 1, (dnnl_dims_t){d[FC_CONV_K]}, dnnl_a, e) ||
-        md_tag(s, &cm->dst, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]}, act_tag, e))
+        md_tag(s, &cm->dst, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]}, act_tag, e) ||
+        md_tag(s, &cm->src_any, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_C], d[FC_CONV_H], d[FC_CONV_W]},
+               dnnl_format_tag_any, e) ||
+        md_tag(s, &cm->dst_any, 4, (dnnl_dims_t){d[FC_CONV_N], d[FC_CONV_K], d[FC_CONV_P], d[FC_CONV_Q]},
+               dnnl_format_tag_any, e))
         return -1;
     for (int i = 0; i < 2; i++) {
         int64_t in = d[i ? FC_CONV_W : FC_CONV_H], out = d[i ? FC_CONV_Q : FC_CONV_P], f = d[i ? FC_CONV_S : FC_CONV_R];
@@ -739,17 +756,88 @@ static int conv_descriptors(od_state *s, conv_mds *cm, fc_err *e)
     return 0;
 }
 
+/* A reorder primitive pr from mfrom (descriptor from) into mto (to). */
+static int reorder_prim(od_state *s, prim *pr, cmd from, dnnl_memory_t mfrom, cmd to, dnnl_memory_t mto, fc_err *e)
+{
+    dnnl_primitive_attr_t attr;
+    if (new_attr(&attr, e) ||
+        make_prim(s, "reorder", dnnl_reorder_primitive_desc_create(&pr->pd, from, s->eng, to, s->eng, attr), attr, pr,
+                  e))
+        return -1;
+    arg(pr, DNNL_ARG_FROM, mfrom);
+    arg(pr, DNNL_ARG_TO, mto);
+    return 0;
+}
+
+/* Whether the problem's convolution runs as oneDNN's Winograd convolution: fp32, no
+ * groups, at least WINO_MIN_CHANNELS input and output channels, and oneDNN has it for
+ * both variants (3x3, stride 1, on AVX-512: jit_fp32_wino_2x3, or jit_wino_4x3 for
+ * larger batches; elsewhere it answers unimplemented). Then both variants run it,
+ * each between a reorder of x into the layout it asks for and one of its output back
+ * into the problem's, as a framework does around a primitive on a blocked layout
+ * (PyTorch's mkldnn convolution on a channels-last tensor): the speedup is still the
+ * fusion's. oneDNN's own choice (dnnl_convolution_auto) is never Winograd in 2.6,
+ * where it is the faster: on the Xeon (2 threads), with post-op ReLU, the reorders
+ * included, medians of 60 calls in two rounds, brgconv against Winograd: 1x64x56x56
+ * -> 64 1.07 / 1.34 ms against 0.70 / 0.95; 128 at 28x28 0.88 / 1.30 against
+ * 0.59 / 0.82; 256 at 14x14 1.16 / 1.26 against 0.69 / 0.76; 512 at 7x7 0.94 / 1.33
+ * against 0.86 / 0.81; 8x256x14x14 7.1 / 10.0 against 4.0 / 5.7; 32x64x56x56
+ * 29.4 / 29.2 against 22.0 / 21.6. Slower with fewer channels: 32 at 112x112
+ * 0.98 / 0.80 against 1.25 / 1.10, and the 3-channel stem 0.78 / 0.60 against
+ * 3.8 / 3.5. */
+enum { WINO_MIN_CHANNELS = 64 };
+static bool conv_wino(od_state *s, const conv_mds *cm, const_dnnl_primitive_attr_t fused_attr)
+{
+    const int64_t *d = s->p.d;
+    if (s->dt != dnnl_f32 || d[FC_CONV_G] > 1 || d[FC_CONV_C] < WINO_MIN_CHANNELS || d[FC_CONV_K] < WINO_MIN_CHANNELS)
+        return false;
+    bool wino = true;
+    const_dnnl_primitive_attr_t attrs[2] = {NULL, fused_attr};
+    for (int i = 0; i < 2 && wino; i++) {
+        dnnl_primitive_desc_t pd = NULL;
+        wino = pd_conv_alg(&pd, s->eng, dnnl_convolution_winograd, cm->src_any, cm->wany, cm->b, cm->dst_any,
+                           cm->strides, cm->pad_l, cm->pad_r, attrs[i]) == dnnl_success;
+        if (pd) dnnl_primitive_desc_destroy(pd);
+    }
+    return wino;
+}
+
+/* The FLOPs a Winograd convolution F(m x m, 3 x 3) performs (impl names it:
+ * "wino_2x3" is m = 2): per tile of m x m outputs and (m + 2)^2 inputs, the products
+ * of the transform domain, 2 (m + 2)^2 per input and output channel, and for m = 2 its
+ * transforms' additions (B^T d B: 32 per tile and input channel; A^T M A: 24 per
+ * tile and output channel); for another m the products only (fewer than it does: a
+ * lower bound, so that its percentages are not overstated); then the bias and the
+ * chain's other ops as counted. */
+static double wino_flops(const fc_problem *p, const char *impl)
+{
+    const char *at = strstr(impl, "wino_");
+    int m = at && at[5] >= '1' && at[5] <= '9' ? at[5] - '0' : 2;
+    const int64_t *d = p->d;
+    double a = m + 2.0, C = (double)d[FC_CONV_C], K = (double)d[FC_CONV_K];
+    double tiles = (double)d[FC_CONV_N] * (double)((d[FC_CONV_P] + m - 1) / m) * (double)((d[FC_CONV_Q] + m - 1) / m);
+    double conv = tiles * 2 * a * a * C * K + (m == 2 ? tiles * (32 * C + 24 * K) : 0);
+    fc_cost cost = {0};
+    fc_family_of(p->pat)->cost(p, &cost);
+    double Y = (double)d[FC_CONV_N] * K * (double)d[FC_CONV_P] * (double)d[FC_CONV_Q];
+    return cost.flops - cost.op_flops[0] + conv + Y;
+}
+
 /* The convolution of variant v: original weights and bias (unfused, control) or the
  * BN-folded ones (fused), attributes `attr` (post-ops; taken), writing dst; `impl`
- * names the implementation to take (NULL: oneDNN's first choice). */
+ * names the implementation to take (NULL: oneDNN's first choice). With cm->wino
+ * (not the control's), oneDNN's Winograd convolution between two reorders. */
 static int conv_prim(od_state *s, fc_variant v, const conv_mds *cm, dnnl_primitive_attr_t attr, const char *impl,
                      float *dst, fc_err *e)
 {
     const fc_workload *w = s->w;
-    prim *pr = next_prim(s, v);
-    dnnl_status_t st = pd_conv_impl(&pr->pd, s->eng, cm->src, cm->wany, cm->b, cm->dst, cm->strides, cm->pad_l,
-                                    cm->pad_r, attr, impl);
-    if (make_prim(s, "convolution", st, attr, pr, e)) return -1;
+    const bool wino = cm->wino && v != FC_CONTROL;
+    prim *pre = wino ? next_prim(s, v) : NULL, *pr = next_prim(s, v);
+    dnnl_status_t st = wino ? pd_conv_alg(&pr->pd, s->eng, dnnl_convolution_winograd, cm->src_any, cm->wany, cm->b,
+                                          cm->dst_any, cm->strides, cm->pad_l, cm->pad_r, attr)
+                            : pd_conv_impl(&pr->pd, s->eng, cm->src, cm->wany, cm->b, cm->dst, cm->strides, cm->pad_l,
+                                           cm->pad_r, attr, impl);
+    if (make_prim(s, wino ? "convolution(winograd)" : "convolution", st, attr, pr, e)) return -1;
     bool folded = v == FC_FUSED;
     dnnl_memory_t ms, mw, mb, md;
     if (mem(s, cm->src, in(s, FC_CONV_TX), &ms, e) ||
@@ -757,6 +845,17 @@ static int conv_prim(od_state *s, fc_variant v, const conv_mds *cm, dnnl_primiti
                         e) ||
         mem(s, cm->b, w->t[folded ? FC_CONV_TBF : FC_CONV_TB].data, &mb, e) || mem(s, cm->dst, dst, &md, e))
         return -1;
+    if (wino) {
+        cmd bs = dnnl_primitive_desc_query_md(pr->pd, dnnl_query_src_md, 0);
+        cmd bd = dnnl_primitive_desc_query_md(pr->pd, dnnl_query_dst_md, 0);
+        dnnl_memory_t mbs, mbd;
+        if (mem(s, bs, DNNL_MEMORY_ALLOCATE, &mbs, e) || mem(s, bd, DNNL_MEMORY_ALLOCATE, &mbd, e) ||
+            reorder_prim(s, pre, cm->src, ms, bs, mbs, e) || reorder_prim(s, next_prim(s, v), bd, mbd, cm->dst, md, e))
+            return -1;
+        ms = mbs;
+        md = mbd;
+        s->wino_flops = wino_flops(&s->p, pr->impl);
+    }
     arg(pr, DNNL_ARG_SRC, ms);
     arg(pr, DNNL_ARG_WEIGHTS, mw);
     arg(pr, DNNL_ARG_BIAS, mb);
@@ -819,21 +918,28 @@ static int build_conv(od_state *s, fc_err *e)
     conv_mds cm;
     if (conv_descriptors(s, &cm, e)) return -1;
     bool relu = fc_pattern_has_op(pat, FC_OP_RELU), resid = fc_pattern_has_op(pat, FC_OP_RESID);
-    dnnl_primitive_attr_t attr;
+    dnnl_primitive_attr_t attr, fattr;
+    if (new_attr(&fattr, e)) return -1;
+    if ((relu || resid) &&
+        set_post_ops(fattr, resid ? cm.dst : NULL, relu ? dnnl_eltwise_relu : dnnl_alg_kind_undef, e)) {
+        dnnl_primitive_attr_destroy(fattr);
+        return -1;
+    }
+    cm.wino = !resid && conv_wino(s, &cm, fattr); /* a residual post-op reads r in the problem's layout */
     if (new_attr(&attr, e) || conv_prim(s, FC_UNFUSED, &cm, attr, NULL, fc_cpu_chain_dst(&s->ch, 0), e) ||
-        conv_passes(s, FC_UNFUSED, &cm, fc_cpu_chain_dst(&s->ch, 0), e))
+        conv_passes(s, FC_UNFUSED, &cm, fc_cpu_chain_dst(&s->ch, 0), e)) {
+        dnnl_primitive_attr_destroy(fattr);
         return -1;
-    if (new_attr(&attr, e)) return -1;
-    if ((relu || resid) && set_post_ops(attr, resid ? cm.dst : NULL, relu ? dnnl_eltwise_relu : dnnl_alg_kind_undef, e))
-        return -1;
-    if (conv_prim(s, FC_FUSED, &cm, attr, NULL, s->ch.out[FC_FUSED], e)) return -1;
+    }
+    if (conv_prim(s, FC_FUSED, &cm, fattr, NULL, s->ch.out[FC_FUSED], e)) return -1;
     if (resid) {
         dnnl_memory_t mr;
         if (mem(s, cm.dst, in(s, FC_CONV_TR), &mr, e)) return -1;
         arg(&s->chain[FC_FUSED][0], DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mr);
     }
-    const char *fused_impl = s->chain[FC_FUSED][0].impl;
-    if (!strcmp(fused_impl, s->chain[FC_UNFUSED][0].impl)) return 0;
+    const int at = cm.wino; /* the convolution's place in the chains: after the reorder of x */
+    const char *fused_impl = s->chain[FC_FUSED][at].impl;
+    if (!strcmp(fused_impl, s->chain[FC_UNFUSED][at].impl)) return 0;
     fc_cpu_chain_add_control(&s->ch);
     return new_attr(&attr, e) || conv_prim(s, FC_CONTROL, &cm, attr, fused_impl, fc_cpu_chain_dst(&s->ch, 0), e) ||
                    conv_passes(s, FC_CONTROL, &cm, fc_cpu_chain_dst(&s->ch, 0), e)
@@ -1403,19 +1509,22 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
     od_state *s = state;
     memset(impl, 0, sizeof *impl);
     bool posts = false;
+    for (int i = 0; i < s->nprims[v]; i++) posts |= s->chain[v][i].post != NULL;
+    /* the fused call, which the folds and post-ops go with: the last primitive but
+     * the reorders back into the problem's layout */
+    int call = s->nprims[v] - 1;
+    while (call > 0 && !strcmp(s->chain[v][call].op, "reorder")) call--;
     if (v == FC_CONTROL)
         fc_impl_addf(impl, "control: the fused form's convolution without post-ops, then the passes: ");
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
         fc_impl_addf(impl, "%s%s[%s]%s", i ? " -> " : "", pr->op, pr->impl, pr->post ? pr->post : "");
-        posts |= pr->post != NULL;
         if (!strncmp(pr->impl, "ref", 3) && !impl->fallback) {
             impl->fallback = true;
             snprintf(impl->fallback_why, sizeof impl->fallback_why,
                      "oneDNN chose its reference implementation '%s' for %s", pr->impl, pr->op);
         }
-    }
-    if (v == FC_FUSED && !posts) {
+        if (v != FC_FUSED || posts || i != call) continue;
         const fc_pattern *pat = s->p.pat;
         const char *with = fc_op_table_last(od_ops, pat, FC_FUSE_FOLD);
         if (with) fc_impl_addf(impl, "%s", with);
@@ -1427,6 +1536,8 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
     const dnnl_version_t *ver = dnnl_version();
     fc_impl_addf(impl, " [oneDNN %d.%d.%d, %d threads]", ver->major, ver->minor, ver->patch, omp_get_max_threads());
     impl->nkernels = s->nprims[v];
+    for (int i = 0; i < s->nprims[v]; i++) impl->nreorders += !strcmp(s->chain[v][i].op, "reorder");
+    if (v != FC_CONTROL) impl->flops_performed = s->wino_flops;
 }
 
 static void od_teardown(void *state)
@@ -1559,7 +1670,7 @@ const fc_backend fc_backend_onednn = {
     .device = "cpu",
     .summary =
         "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own "
-        "scale; norms: layer_normalization, fusecal host kernels where oneDNN has no primitive or fusion; "
+        "scale; 3x3 fp32 convolutions of 64 channels or more as Winograd (AVX-512) in both variants; norms: layer_normalization, fusecal host kernels where oneDNN has no primitive or fusion; "
         "softmax attention: matmuls on cache-resident tiles with fusecal's softmax between them",
     .available = od_available,
     .supports = od_supports,

@@ -209,12 +209,15 @@ static void fill_rates(fc_record *r)
         fc_variant_rec *vr = &r->v[v];
         if (v == FC_CONTROL && !r->has_control) continue;
         double s = vr->lat.median * 1e-3;
-        vr->gflops = r->flops / s / 1e9;
+        vr->gflops = r->flops / s / 1e9; /* the problem's FLOPs: rates compare across algorithms */
         vr->gbs = vr->bytes / s / 1e9;
-        vr->pct_peak_flops = r->ceil_gflops > 0 ? 100 * vr->gflops / r->ceil_gflops : 0;
+        /* the percentages of the work the implementation did (fc_impl.flops_performed) */
+        double done = vr->impl.flops_performed > 0 ? vr->impl.flops_performed : r->flops;
+        double rate = done / s / 1e9, intensity = vr->bytes > 0 ? done / vr->bytes : vr->intensity;
+        vr->pct_peak_flops = r->ceil_gflops > 0 ? 100 * rate / r->ceil_gflops : 0;
         vr->pct_peak_bw = r->ceil_gbs > 0 ? 100 * vr->gbs / r->ceil_gbs : 0;
-        double roof = fmin(r->ceil_gflops, vr->intensity * r->ceil_gbs);
-        vr->pct_roofline = roof > 0 ? 100 * vr->gflops / roof : 0;
+        double roof = fmin(r->ceil_gflops, intensity * r->ceil_gbs);
+        vr->pct_roofline = roof > 0 ? 100 * rate / roof : 0;
         /* faster than a measured ceiling: the ceiling or the count is off, never hidden */
         vr->over_ceiling = vr->pct_peak_flops > 100 || vr->pct_peak_bw > 100 || vr->pct_roofline > 100;
     }
