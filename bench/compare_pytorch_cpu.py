@@ -24,8 +24,9 @@ problem, from the round whose ratio is the median of the rounds': PyTorch unfuse
 PyTorch fused (its fastest form, named), fusecal unfused and fused (each the best
 backend, named), the ratio fusecal fused / PyTorch fused with the range of the
 rounds' ratios, and both fused forms as a percentage of the ceiling that bounds the
-problem (GEMM GFLOP/s for a compute-bound fused form, bandwidth for a memory-bound
-one: the ceilings `fusecal run` measures, as `fusecal info` does, kept in the
+problem (GEMM GFLOP/s for a compute-bound fused form, of the FLOPs fusecal's
+algorithm performs where that differs from the problem's count, as its records say;
+bandwidth for a memory-bound one: the ceilings `fusecal run` measures, as `fusecal info` does, kept in the
 document; the bandwidth ceiling is DRAM's, so a memory-bound problem that fits in
 the LLC shows above 100 %). The table goes to stdout and, with --out, to DIR/compare.md and
 DIR/compare.json. Problems no usable CPU backend of this fusecal computes in the dtype (`fusecal list
@@ -609,15 +610,19 @@ def best(records, problem, variant):
     return min(found, key=lambda t: t[0]) if found else (float("nan"), "-", None)
 
 
-def pct_ceiling(rec, ceilings, dtype, ms):
-    """% of the bounding ceiling at ms for a record's fused form, and which ceiling."""
+def pct_ceiling(rec, ceilings, dtype, ms, performed=False):
+    """% of the bounding ceiling at ms for a record's fused form, and which ceiling;
+    performed: of the FLOPs fusecal's fused form performs (`flops_performed`, where its
+    algorithm does other arithmetic than the problem's count: a Winograd convolution),
+    else of the problem's (PyTorch's forms run direct convolutions)."""
     if rec is None or not ms == ms:
         return float("nan"), "-"
-    bound = rec["variants"]["fused"].get("bound", "compute")
-    if bound == "memory":
+    fused = rec["variants"]["fused"]
+    if fused.get("bound", "compute") == "memory":
         return 100 * rec["memory"]["bytes_fused"] / (ms * 1e-3) / 1e9 / ceilings["bandwidth_gbs"], "bw"
     peak = ceilings["gflops"].get(dtype) or ceilings["gflops"].get("fp32")
-    return 100 * rec["flops"] / (ms * 1e-3) / 1e9 / peak, "gemm"
+    flops = fused.get("flops_performed", rec["flops"]) if performed else rec["flops"]
+    return 100 * flops / (ms * 1e-3) / 1e9 / peak, "gemm"
 
 
 def pct_cell(p, which):
@@ -628,6 +633,11 @@ def pct_cell(p, which):
 OVER_NOTE = ("OVER: above 100 % of the measured ceiling. `bw` is DRAM's copy bandwidth, which a problem whose "
              "working set stays in the caches between samples exceeds; `gemm` is OpenBLAS's sgemm peak at "
              "1024^3 and 2048^3, which a smaller problem that fits in L2, or another library, can exceed.")
+
+
+PERFORMED_NOTE = ("*: of the FLOPs fusecal's fused form performs (its record's `flops_performed`: a Winograd "
+                  "convolution does fewer than the problem's count); PyTorch's column is of the problem's count, "
+                  "its convolutions direct.")
 
 
 # ---------------------------------------------------------------- main
@@ -727,7 +737,7 @@ def compare(a, torch, problems, docs, rounds, max_time):
         ratios = [c["ratio"] for c in got]
         known = sorted((c for c in got if c["ratio"] == c["ratio"]), key=lambda c: c["ratio"])
         c = known[(len(known) - 1) // 2] if known else got[0]
-        pf, which = pct_ceiling(c["rec"], c["ceilings"], a.dtype, c["ff"])
+        pf, which = pct_ceiling(c["rec"], c["ceilings"], a.dtype, c["ff"], performed=True)
         pt, _ = pct_ceiling(c["rec"], c["ceilings"], a.dtype, c["tf"])
         lo, hi = (known[0]["ratio"], known[-1]["ratio"]) if known else (float("nan"),) * 2
         row = {"problem": pr, "pytorch_unfused_ms": c["tu"], "pytorch_fused_ms": c["tf"],
@@ -737,15 +747,20 @@ def compare(a, torch, problems, docs, rounds, max_time):
                "ceiling": which, "fusecal_pct_ceiling": pf, "pytorch_pct_ceiling": pt,
                "over_ceiling": bool(pf > 100 or pt > 100)}
         rows.append(row)
+        alg = which == "gemm" and "flops_performed" in c["rec"]["variants"]["fused"]
+        row["fusecal_pct_of_flops_performed"] = alg
         line = (f"| `{pr}` | {c['tu']:.4g} | {c['tf']:.4g} ({c['form']}) | {c['fu']:.4g} ({c['bu']}) "
-                f"| {c['ff']:.4g} ({c['bf']}) | {c['ratio']:.2f} ({lo:.2f}-{hi:.2f}) | {pct_cell(pf, which)} "
-                f"| {pct_cell(pt, which)} |")
+                f"| {c['ff']:.4g} ({c['bf']}) | {c['ratio']:.2f} ({lo:.2f}-{hi:.2f}) | {pct_cell(pf, which)}"
+                f"{' *' if alg else ''} | {pct_cell(pt, which)} |")
         lines.append(line)
         print(line, flush=True)
     lines = [head, ""] + lines
     if any(r["over_ceiling"] for r in rows):
         lines += ["", OVER_NOTE]
         print("\n" + OVER_NOTE, flush=True)
+    if any(r.get("fusecal_pct_of_flops_performed") for r in rows):
+        lines += ["", PERFORMED_NOTE]
+        print("\n" + PERFORMED_NOTE, flush=True)
     if a.out:
         with open(os.path.join(a.out, "compare.md"), "w") as fh:
             fh.write("\n".join(lines) + "\n")
