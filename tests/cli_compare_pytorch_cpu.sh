@@ -90,6 +90,15 @@ expect 0 "--from the documents it ran" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECA
     --from cmp/fusecal-2.json --from cmp/fusecal-3.json --max-time 0.02 "$NORM"
 grep -qF "| \`$NORM\` |" "$WORK/out" && ok "--from prints the row" || bad "--from: $(cat "$WORK/out")"
 grep -q "; 3 rounds per problem" "$WORK/out" && ok "--from: a round per document" || bad "$(head -1 "$WORK/out")"
+# a round whose document lacks the problem (fusecal skipped it): the row is of the others, and says so
+pyq cmp/fusecal-2.json "json.dump({**d, 'records': [r for r in d['records'] if not r['problem'].startswith('add_rmsnorm')]},
+    open('cmp/lacking.json', 'w'))" >/dev/null
+expect 0 "--from with a round lacking the problem" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --from cmp/fusecal-1.json \
+    --from cmp/lacking.json --from cmp/fusecal-3.json --max-time 0.02 "$NORM"
+grep -qF "| \`$NORM\` |" "$WORK/out" && grep -q "; 2 of 3 rounds) |" "$WORK/out" && ok "the row of the other rounds" ||
+    bad "$(cat "$WORK/out")"
+grep -q "no fusecal record in round 2; the row is of the other 2" "$WORK/err" && ok "says which round" ||
+    bad "$(cat "$WORK/err")"
 expect 1 "a problem the document lacks" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --from cmp/fusecal-1.json \
     --max-time 0.02 "add_rmsnorm:m=5,n=64"
 grep -q "no fusecal record for: add_rmsnorm:m=5,n=64" "$WORK/err" && ok "says which" || bad "$(cat "$WORK/err")"
