@@ -31,10 +31,11 @@
  * rotary embedding: those steps are fusecal's host kernels (norm_ops.c), each named
  * so in the record.
  * Weights take the layout the primitive asks for ("any"), reordered once at setup
- * as an inference framework does; activations keep the problem's layout, but where
- * oneDNN's own choice for a convolution is its Winograd algorithm (fp32; conv_wino):
- * then both variants run it between a reorder of x into the layout it asks for and
- * one of its output back, and the record counts the FLOPs it performs. Every
+ * as an inference framework does; activations keep the problem's layout, but around
+ * a convolution run as oneDNN's Winograd algorithm (fp32, 64 channels or more, where
+ * oneDNN has it: conv_wino), which both variants run between a reorder of x into the
+ * layout it asks for and one of its output back; the record counts the FLOPs it
+ * performs. Every
  * primitive's implementation string is recorded, and a reference ("ref:")
  * implementation is flagged as a fallback.
  *
@@ -139,14 +140,14 @@ typedef struct od_state {
     dnnl_memory_t mems[MAX_MEMS];
     int nmems;
     fc_cpu_chain ch;
-    float *glu_s;                  /* the fused gated unit's silu(x·W_gᵀ) [m, n] */
-    float *rope;                   /* qk_norm_rope's cos/sin table, made at setup */
-    void *mask;                    /* a causal chain's additive mask [s][skv], 0 or -inf */
-    dnnl_data_type_t dt;           /* of activations, weights and outputs (parameters: f32) */
-    fc_bf16 *in16[FC_MAX_TENSORS]; /* bf16 copies of the workload's inputs, made at setup */
-    bool declined;                 /* oneDNN has no implementation for a primitive of the chain */
-    double wino_flops;             /* a Winograd convolution's FLOPs (fc_impl.flops_performed), else 0 */
-    att_blocked att;               /* qk_softmax's and attention's fused form */
+    float *glu_s;                       /* the fused gated unit's silu(x·W_gᵀ) [m, n] */
+    float *rope;                        /* qk_norm_rope's cos/sin table, made at setup */
+    void *mask;                         /* a causal chain's additive mask [s][skv], 0 or -inf */
+    dnnl_data_type_t dt;                /* of activations, weights and outputs (parameters: f32) */
+    fc_bf16 *in16[FC_MAX_TENSORS];      /* bf16 copies of the workload's inputs, made at setup */
+    bool declined;                      /* oneDNN has no implementation for a primitive of the chain */
+    double wino_flops[FC_MAX_VARIANTS]; /* a Winograd chain's FLOPs (fc_impl.flops_performed), else 0 */
+    att_blocked att;                    /* qk_softmax's and attention's fused form */
 } od_state;
 
 static bool od_available(char *why, size_t n)
@@ -866,7 +867,7 @@ static int conv_prim(od_state *s, fc_variant v, const conv_mds *cm, dnnl_primiti
             return -1;
         ms = mbs;
         md = mbd;
-        s->wino_flops = wino_flops(&s->p, pr->impl);
+        s->wino_flops[v] = wino_flops(&s->p, pr->impl);
     }
     arg(pr, DNNL_ARG_SRC, ms);
     arg(pr, DNNL_ARG_WEIGHTS, mw);
@@ -1561,7 +1562,7 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
     fc_impl_addf(impl, " [oneDNN %d.%d.%d, %d threads]", ver->major, ver->minor, ver->patch, omp_get_max_threads());
     impl->nkernels = s->nprims[v];
     for (int i = 0; i < s->nprims[v]; i++) impl->nreorders += !strcmp(s->chain[v][i].op, "reorder");
-    if (v != FC_CONTROL) impl->flops_performed = s->wino_flops;
+    impl->flops_performed = s->wino_flops[v];
 }
 
 static void od_teardown(void *state)
