@@ -176,11 +176,13 @@ static void fit_recovers_parameters(void)
     fc_model m;
     fc_model_build(&m, &d, 1);
     CHECK(m.ncls == 1 && m.cls[0].fitted && m.cls[0].n == (int)FC_ARRAY_LEN(ladder));
-    const fc_fit *f = &m.cls[0].fit[FC_FUSED], *u = &m.cls[0].fit[FC_UNFUSED];
+    const fc_fit *f = &m.cls[0].fit.v[FC_FUSED], *u = &m.cls[0].fit.v[FC_UNFUSED];
     CHECK_NEAR(f->eff_flops, truth_fused.eff_flops, 0.01 * truth_fused.eff_flops);
     CHECK_NEAR(f->eff_bw, truth_fused.eff_bw, 0.01 * truth_fused.eff_bw);
     CHECK_NEAR(u->k, truth_unfused.k, 0.01);
-    CHECK(f->spread < 1e-3 && u->spread < 1e-3);
+    CHECK(f->spread < 1e-3 && u->spread < 1e-3 && m.cls[0].fit.spread < 1e-3);
+    /* the records' noise: each one's ci95 (±1 %, 3 rounds) over its t quantile */
+    CHECK_NEAR(m.cls[0].fit.noise, log(1.01 / 0.99) / (2 * fc_t975(2)), 1e-9);
     fc_model_free(&m);
     fc_doc_free(&d);
 }
@@ -208,7 +210,7 @@ static void two_cache_levels(void)
     fc_model m;
     fc_model_build(&m, &d, 1);
     CHECK(m.ncls == 1 && m.cls[0].fitted);
-    const fc_fit *f = &m.cls[0].fit[FC_FUSED];
+    const fc_fit *f = &m.cls[0].fit.v[FC_FUSED];
     CHECK_NEAR(f->mlc_bytes, truth_mlc, 1);
     CHECK_NEAR(f->cache, TRUTH_C3, 0.03 * TRUTH_C3);
     CHECK_NEAR(f->cache_mlc, TRUTH_C2, 0.03 * TRUTH_C2);
@@ -417,6 +419,59 @@ static void loo_noisy_data(void)
     fc_doc_free(&d);
 }
 
+/* The two intervals: a measurement's exp(± t(n − 1) s); the speedup's with the
+ * records' noise taken out in quadrature, never below half the spread. */
+static void speedup_intervals(void)
+{
+    fc_ratio_ci c = {0};
+    double t = fc_t975(9);
+    fc_speedup_intervals(1.2, 0.05, 0.03, 10, &c);
+    CHECK_NEAR(c.ratio, 1.2, 1e-12);
+    CHECK_NEAR(c.rerun_lo, 1.2 * exp(-t * 0.05), 1e-12);
+    CHECK_NEAR(c.rerun_hi, 1.2 * exp(t * 0.05), 1e-12);
+    CHECK_NEAR(c.lo, 1.2 * exp(-t * 0.04), 1e-12); /* √(0.05² − 0.03²) */
+    CHECK_NEAR(c.hi, 1.2 * exp(t * 0.04), 1e-12);
+    fc_speedup_intervals(1.2, 0.05, 0.06, 10, &c); /* noise above the spread: half of it */
+    CHECK_NEAR(c.lo, 1.2 * exp(-t * 0.025), 1e-12);
+    CHECK_NEAR(c.hi, 1.2 * exp(t * 0.025), 1e-12);
+    CHECK(c.rerun_lo < c.lo && c.hi < c.rerun_hi);
+}
+
+/* Records whose two variants are off the truth by one shared factor (a slower or
+ * faster moment of the machine, as both variants of a record are measured in the
+ * same rounds): each latency's held-out error is that factor, the speedup's is
+ * not. The speedup's spread is its own, well below what the variants' spreads
+ * composed would give. A prediction's intervals are the spread's. */
+static void speedup_spread_is_its_own(void)
+{
+    fc_doc d;
+    doc_init(&d, "host-a");
+    fc_rng rng;
+    fc_rng_seed(&rng, 11);
+    for (size_t i = 0; i < FC_ARRAY_LEN(ladder); i++) {
+        double shared = exp(0.15 * (2 * fc_rng_uniform(&rng) - 1)), own = exp(0.005 * (2 * fc_rng_uniform(&rng) - 1));
+        add_record(&d, ladder[i], "cpu.openblas", shared * own, shared);
+    }
+    fc_model m;
+    fc_model_build(&m, &d, 1);
+    CHECK(m.ncls == 1 && m.cls[0].fitted);
+    const fc_class_fit *f = &m.cls[0].fit;
+    CHECK_MSG(f->v[FC_FUSED].spread > 0.04, "fused spread %g", f->v[FC_FUSED].spread);
+    CHECK_MSG(f->spread < 0.3 * f->v[FC_FUSED].spread, "speedup spread %g, fused %g", f->spread, f->v[FC_FUSED].spread);
+    fc_site st = site("linear_bias_relu:m=300,k=700,n=900", 1);
+    fc_prediction *p;
+    CHECK(fc_predict_sites(&m, &st, 1, &p) == 1);
+    CHECK(p[0].source == FC_SRC_PREDICTED);
+    fc_ratio_ci want = {0};
+    fc_speedup_intervals(p[0].speedup.ratio, f->spread, f->noise, f->n, &want);
+    CHECK_NEAR(p[0].speedup.lo, want.lo, 1e-12);
+    CHECK_NEAR(p[0].speedup.rerun_hi, want.rerun_hi, 1e-12);
+    CHECK(p[0].decision == fc_decide(&want, 1.1));
+    free(p);
+    fc_model_free(&m);
+    fc_doc_free(&d);
+}
+
 /* ------------------------------------------------------------------ the documents */
 
 #define SCHEMA "schemas/predict.schema.json"
@@ -492,6 +547,8 @@ int main(int argc, char **argv)
         T(summary_adds_sites),
         T(loo_exact_data),
         T(loo_noisy_data),
+        T(speedup_intervals),
+        T(speedup_spread_is_its_own),
         T(json_valid),
         T(schema_enums),
     };

@@ -88,8 +88,9 @@ const fc_cmd_spec fc_cmd_predict = {
         "The model, per machine, backend and class (pattern, dtype, layout, causal): fused t = overhead + "
         "max(FLOPs / (e_F ceiling), bytes / (e_B bandwidth)); unfused t = k t_fused + overhead + bytes removed by "
         "fusion / (e bandwidth); fitted robustly in log space to at least 4 records, and used within 4x of the "
-        "FLOPs and bytes measured. The speedup's interval comes from the spread of the model's residuals; the "
-        "decision follows the records' rule.\n\n"
+        "FLOPs and bytes measured. The speedup's intervals come from its own held-out errors: rerun95 where a "
+        "measurement would fall, ci95 the speedup itself (the records' measurement noise taken out), on which the "
+        "decision is made by the records' rule.\n\n"
         "--validate predicts each record from the other records of its class and reports the median and 90th "
         "percentile error of each latency and of the speedup, and how many decisions it reproduces, beside the "
         "same figures for the uncalibrated roofline (the measured ceilings, no fit).",
@@ -210,7 +211,7 @@ static char *validation_text(const fc_validation *v)
     count_line(&b, "  inconclusive", f[0].undecided, f[1].undecided, d);
     count_line(&b, "  not predicted", f[0].unknown, f[1].unknown, d);
     count_line(&b, "estimate on its side", f[0].point_reproduced, f[1].point_reproduced, d);
-    fc_str_addf(&b, "  %-24s   %5.1f %%                        %5.1f %%\n", "95 % interval coverage",
+    fc_str_addf(&b, "  %-24s   %5.1f %%                        %5.1f %%\n", "rerun95 coverage",
                 100 * f[0].coverage, 100 * f[1].coverage);
     for (int i = 0; i < v->n; i++)
         if (!v->row[i].known)

@@ -89,6 +89,13 @@ typedef struct fc_settings {
 
 void fc_settings_defaults(fc_settings *s);
 
+/* The speedup a record's decision was made on: the graph replay's where it was
+ * launch-bound, else the eager one's. */
+static inline const fc_ratio_ci *fc_record_decisive_speedup(const fc_record *r)
+{
+    return r->decided_by_graph ? &r->speedup_graph : &r->speedup;
+}
+
 typedef struct fc_doc {
     int schema_version;
     char tool_version[32];

@@ -149,6 +149,11 @@ static void add_obs(fc_model_class *c, const fc_record *r, double llc, double ml
         o.bytes[v] = r->v[v].bytes;
         o.ms[v] = r->v[v].lat.median;
     }
+    const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
+    o.speedup = sp->ratio;
+    /* the interval's half-width over its t quantile (df: the rounds less one) */
+    o.speedup_sd = sp->lo > 0 && sp->hi > sp->lo && r->rounds >= 2 ? log(sp->hi / sp->lo) / (2 * fc_t975(r->rounds - 1))
+                                                                   : 0;
     for (int i = 0; i < c->n; i++)
         if (!strcmp(c->obs[i].rec->problem, r->problem)) {
             c->obs[i] = o; /* measured again later: the later record */
@@ -178,8 +183,7 @@ void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs)
     for (int i = 0; i < m->ncls; i++) {
         fc_model_class *c = &m->cls[i];
         if (c->n < FC_PREDICT_MIN_RECORDS) continue;
-        fc_fit_fused(c->obs, c->n, &c->fit[FC_FUSED]);
-        fc_fit_unfused(c->obs, c->n, &c->fit[FC_UNFUSED]);
+        fc_fit_class(c->obs, c->n, &c->fit);
         c->fitted = true;
     }
 }
@@ -195,19 +199,23 @@ void fc_model_free(fc_model *m)
 
 /* ------------------------------------------------------------------ the estimate */
 
-void fc_model_estimate(const fc_fit fit[FC_NVARIANTS], double flops, const double bytes[FC_NVARIANTS],
-                       double ceil_gflops, double ceil_gbs, double ms[FC_NVARIANTS], fc_ratio_ci *speedup)
+void fc_speedup_intervals(double s, double spread, double noise, int n, fc_ratio_ci *out)
 {
-    const fc_fit *ff = &fit[FC_FUSED], *fu = &fit[FC_UNFUSED];
-    ms[FC_FUSED] = fc_fit_fused_ms(ff, flops, bytes[FC_FUSED], ceil_gflops, ceil_gbs);
-    ms[FC_UNFUSED] = fc_fit_unfused_ms(fu, ms[FC_FUSED], bytes, ceil_gbs);
-    double s = ms[FC_UNFUSED] / ms[FC_FUSED], share = 1 - fu->k / s;
-    int n = fu->n < ff->n ? fu->n : ff->n;
-    double sd = sqrt(fu->spread * fu->spread + share * share * ff->spread * ff->spread);
-    double half = fc_t975(n - 3) * sd;
-    speedup->ratio = s;
-    speedup->lo = s * exp(-half);
-    speedup->hi = s * exp(half);
+    double t = fc_t975(n - 1), model = sqrt(fmax(spread * spread - noise * noise, 0.25 * spread * spread));
+    out->ratio = s;
+    out->lo = s * exp(-t * model);
+    out->hi = s * exp(t * model);
+    out->rerun_lo = s * exp(-t * spread);
+    out->rerun_hi = s * exp(t * spread);
+}
+
+void fc_model_estimate(const fc_class_fit *fit, double flops, const double bytes[FC_NVARIANTS], double ceil_gflops,
+                       double ceil_gbs, double ms[FC_NVARIANTS], fc_ratio_ci *speedup)
+{
+    ms[FC_FUSED] = fc_fit_fused_ms(&fit->v[FC_FUSED], flops, bytes[FC_FUSED], ceil_gflops, ceil_gbs);
+    ms[FC_UNFUSED] = fc_fit_unfused_ms(&fit->v[FC_UNFUSED], ms[FC_FUSED], bytes, ceil_gbs);
+    memset(speedup, 0, sizeof *speedup);
+    fc_speedup_intervals(ms[FC_UNFUSED] / ms[FC_FUSED], fit->spread, fit->noise, fit->n, speedup);
 }
 
 static void span_of(const fc_obs *o, int n, int what, double *lo, double *hi)
@@ -279,7 +287,7 @@ static void measured(const fc_record *r, fc_prediction *out)
     out->record = r;
     out->unfused_ms = r->v[FC_UNFUSED].lat.median;
     out->fused_ms = r->v[FC_FUSED].lat.median;
-    out->speedup = r->decided_by_graph ? r->speedup_graph : r->speedup;
+    out->speedup = *fc_record_decisive_speedup(r);
     out->threshold = r->threshold;
     out->decision = r->decision;
     snprintf(out->reason, sizeof out->reason, "a record of this problem");
@@ -293,7 +301,7 @@ static void predicted(const fc_model_class *c, const fc_problem *p, fc_predictio
     const fc_record *near = out->nearest[0];
     if (!fc_model_within_span(c->obs, c->n, cost.flops, cost.bytes, out->reason, sizeof out->reason)) return;
     double ms[FC_NVARIANTS];
-    fc_model_estimate(c->fit, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs, ms, &out->speedup);
+    fc_model_estimate(&c->fit, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs, ms, &out->speedup);
     out->source = FC_SRC_PREDICTED;
     out->cls = c;
     out->unfused_ms = ms[FC_UNFUSED];

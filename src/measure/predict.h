@@ -29,9 +29,19 @@
  * (memory-bound) and cost launches of their own. Parameters are fitted by
  * minimising a Huber loss of the log residuals (δ = 0.05: noise below 5 % counts
  * quadratically, misfits linearly), with weak priors that keep an efficiency the
- * data cannot see at the ceiling and k near 1. Fitting the unfused chain on the
- * measured fused time makes its residuals the residuals of the log speedup; their
- * spread, each record held out of the fit in turn, gives the speedup's interval. */
+ * data cannot see at the ceiling and k near 1.
+ *
+ * The speedup's intervals come from the speedup's own errors: each record held out
+ * of both fits in turn and its speedup predicted by the others (ŝ = t_u/t_f), s the
+ * root mean square of the log residuals. A held-out residual is the model's error at
+ * the problem plus the record's measurement error (the spread of its own speedup
+ * estimate, σ_m, from its interval), so
+ *   rerun95  exp(± t(n − 1) · s): where a measurement of the problem would fall
+ *            (what leave-one-out checks: its coverage);
+ *   ci95     exp(± t(n − 1) · √max(s² − σ̄_m², s²/4)): the problem's speedup itself,
+ *            the measurement's share taken out (at most halving the spread), as a
+ *            record's ci95 is of the speedup its run estimates; the decision is
+ *            made on it, as a record's is on its ci95. */
 #ifndef FC_PREDICT_H
 #define FC_PREDICT_H
 
@@ -58,6 +68,8 @@ typedef struct fc_obs {
     double llc_bytes;        /* the device's last-level cache (0: unknown) */
     double mlc_bytes;        /* the mid-level caches the run's threads have: L2 per core x threads (0: none) */
     double ms[FC_NVARIANTS]; /* measured medians */
+    double speedup;          /* the record's speedup estimate (the one its decision used) */
+    double speedup_sd;       /* its measurement error: the standard deviation of its log, from its ci95 */
 } fc_obs;
 
 /* A fitted variant. Fused: overhead_ms, eff_flops, eff_bw. Unfused: k,
@@ -72,25 +84,38 @@ typedef struct fc_fit {
     double mlc_bytes; /* their mid-level caches (0: none) */
     double k;
     double spread; /* 1.4826 × the median absolute leave-one-out log residual: a robust standard
-                    * deviation of the error at a problem the fit has not seen */
-    int n;
+                    * deviation of the error at a problem the fit has not seen (the unfused
+                    * form's given the measured fused time) */
 } fc_fit;
 
-/* predict_fit.c: the two forms, their fits and their values. */
-void fc_fit_fused(const fc_obs *o, int n, fc_fit *f);
-void fc_fit_unfused(const fc_obs *o, int n, fc_fit *f);
+/* A class's fit: both forms, and the spreads of its speedup. */
+typedef struct fc_class_fit {
+    fc_fit v[FC_NVARIANTS];
+    double spread; /* robust standard deviation of the held-out log speedup residuals */
+    double noise;  /* the records' measurement error of their log speedups (root mean square) */
+    int n;         /* records */
+} fc_class_fit;
+
+/* predict_fit.c: the two forms fitted to n records, each record held out of both
+ * in turn for the spreads. */
+void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f);
 double fc_fit_fused_ms(const fc_fit *f, double flops, double bytes_fused, double ceil_gflops, double ceil_gbs);
 double fc_fit_unfused_ms(const fc_fit *f, double fused_ms, const double bytes[FC_NVARIANTS], double ceil_gbs);
 /* The uncalibrated roofline: max(F / C_F, B / C_B), in ms. */
 double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double ceil_gbs);
 
 /* The model's estimate for a problem of cost (flops, bytes) under the given
- * ceilings: both latencies and the speedup with its 95 % prediction interval,
- * exp(± t(n − 3) · √(s_u² + (1 − k/ŝ)²·s_f²)) around ŝ = t_u/t_f, s_u and s_f the
- * variants' held-out residual spreads (s_u is the spread of the log speedup; the
- * fused form's error moves ŝ by the share of t_u that is not k·t_f). */
-void fc_model_estimate(const fc_fit fit[FC_NVARIANTS], double flops, const double bytes[FC_NVARIANTS],
-                       double ceil_gflops, double ceil_gbs, double ms[FC_NVARIANTS], fc_ratio_ci *speedup);
+ * ceilings: both latencies and the speedup ŝ = t_u/t_f with its intervals (the
+ * comment at the top). */
+void fc_model_estimate(const fc_class_fit *fit, double flops, const double bytes[FC_NVARIANTS], double ceil_gflops,
+                       double ceil_gbs, double ms[FC_NVARIANTS], fc_ratio_ci *speedup);
+/* The intervals around a predicted speedup s from a predictor's held-out spread
+ * and the records' noise over n records: lo/hi the speedup's (ci95), rerun_lo/hi a
+ * measurement's (rerun95). */
+void fc_speedup_intervals(double s, double spread, double noise, int n, fc_ratio_ci *out);
+/* The robust standard deviation 1.4826 × median |r| of n residuals (about zero: a
+ * predictor's bias is part of its error). */
+double fc_robust_spread(const double *r, int n);
 /* Whether FLOPs and both variants' bytes lie within FC_PREDICT_SPAN of the
  * records' span; when not, why in why[n]. */
 bool fc_model_within_span(const fc_obs *o, int n, double flops, const double bytes[FC_NVARIANTS], char *why,
@@ -104,7 +129,7 @@ typedef struct fc_model_class {
     fc_obs *obs;
     int n, cap;
     bool fitted;
-    fc_fit fit[FC_NVARIANTS];
+    fc_class_fit fit;
 } fc_model_class;
 
 typedef struct fc_model_machine {
@@ -200,7 +225,7 @@ typedef struct fc_loo_figures {
     int decided;                                      /* records decided yes or no */
     int reproduced, contradicted, undecided, unknown; /* of the decided: same, opposite, inconclusive, none */
     int point_reproduced; /* decided records whose speedup estimate falls on the record's side */
-    double coverage;      /* held-out speedups inside the predicted 95 % interval */
+    double coverage;      /* held-out speedups inside the predicted rerun95 (a measurement's interval) */
 } fc_loo_figures;
 
 enum { FC_LOO_MODEL, FC_LOO_ROOFLINE, FC_LOO_NPREDICTORS };

@@ -22,6 +22,11 @@ static cJSON *ratio_json(const fc_ratio_ci *c)
     cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
     cJSON_AddItemToArray(ci, isfinite(c->lo) ? cJSON_CreateNumber(c->lo) : cJSON_CreateNull());
     cJSON_AddItemToArray(ci, isfinite(c->hi) ? cJSON_CreateNumber(c->hi) : cJSON_CreateNull());
+    if (c->rerun_hi > 0) {
+        cJSON *re = cJSON_AddArrayToObject(o, "rerun95");
+        cJSON_AddItemToArray(re, isfinite(c->rerun_lo) ? cJSON_CreateNumber(c->rerun_lo) : cJSON_CreateNull());
+        cJSON_AddItemToArray(re, isfinite(c->rerun_hi) ? cJSON_CreateNumber(c->rerun_hi) : cJSON_CreateNull());
+    }
     return o;
 }
 
@@ -49,8 +54,10 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
     cJSON_AddStringToObject(model, "fit",
                             "Huber loss (delta 0.05) of the log residuals, per machine, backend and class");
     cJSON_AddStringToObject(model, "interval",
-                            "95 % prediction interval from the robust spread (1.4826 x median |log residual|, each "
-                            "record held out of the fit in turn) of the log speedup: exp(+-t(n-3) * spread)");
+                            "s = root mean square of the log speedup residuals, each record held out of both fits in "
+                            "turn; noise = root mean square of the records' own log speedup "
+                            "errors (from their ci95); rerun95 (a measurement's): exp(+-t(n-1) * s); ci95 (the "
+                            "speedup's, which decides): exp(+-t(n-1) * sqrt(max(s^2 - noise^2, s^2 / 4)))");
     cJSON_AddNumberToObject(model, "min_records", FC_PREDICT_MIN_RECORDS);
     cJSON_AddNumberToObject(model, "span_factor", FC_PREDICT_SPAN);
     cJSON *ms = cJSON_AddArrayToObject(o, "machines");
@@ -82,8 +89,10 @@ static cJSON *class_json(const fc_model_class *c)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "records", c->n);
-    cJSON_AddItemToObject(o, "fused", fit_json(&c->fit[FC_FUSED], true));
-    cJSON_AddItemToObject(o, "unfused", fit_json(&c->fit[FC_UNFUSED], false));
+    cJSON_AddItemToObject(o, "fused", fit_json(&c->fit.v[FC_FUSED], true));
+    cJSON_AddItemToObject(o, "unfused", fit_json(&c->fit.v[FC_UNFUSED], false));
+    cJSON_AddNumberToObject(o, "speedup_spread", c->fit.spread);
+    cJSON_AddNumberToObject(o, "speedup_noise", c->fit.noise);
     return o;
 }
 
@@ -207,8 +216,7 @@ static cJSON *row_json(const fc_model *m, const fc_loo_row *row)
     cJSON_AddStringToObject(o, "class", row->cls->cls);
     double ms[FC_NVARIANTS] = {r->v[FC_UNFUSED].lat.median, r->v[FC_FUSED].lat.median};
     cJSON_AddItemToObject(o, "measured",
-                          estimate_json(ms, r->decided_by_graph ? &r->speedup_graph : &r->speedup,
-                                        fc_decision_name(r->decision)));
+                          estimate_json(ms, fc_record_decisive_speedup(r), fc_decision_name(r->decision)));
     if (row->known)
         cJSON_AddItemToObject(o, "model",
                               estimate_json(row->ms[FC_LOO_MODEL], &row->speedup[FC_LOO_MODEL],

@@ -8,35 +8,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double measured_speedup(const fc_record *r)
-{
-    return r->decided_by_graph ? r->speedup_graph.ratio : r->speedup.ratio;
-}
+static double measured_speedup(const fc_record *r) { return fc_record_decisive_speedup(r)->ratio; }
 
 /* The uncalibrated roofline: each variant at the measured ceilings, no overhead;
- * its interval from its log speedup residuals over the training records. */
+ * its intervals from its log speedup residuals over the training records, by the
+ * model's rule. */
 static void roofline_row(const fc_obs *train, int n, const fc_obs *o, fc_loo_row *row)
 {
     double *ms = row->ms[FC_LOO_ROOFLINE];
     for (int v = 0; v < FC_NVARIANTS; v++) ms[v] = fc_roofline_ms(o->flops, o->bytes[v], o->ceil_gflops, o->ceil_gbs);
     /* one training record says nothing about the spread: a millionfold interval,
      * unbounded for any decision yet a number a document can hold */
-    double s = ms[FC_UNFUSED] / ms[FC_FUSED], half = log(1e6);
+    double spread = log(1e6) / fc_t975(1), noise = 0;
     if (n >= 2) {
         double *a = fc_xmalloc((size_t)n * sizeof *a);
         for (int i = 0; i < n; i++) {
             const fc_obs *t = &train[i];
             double sr = fc_roofline_ms(t->flops, t->bytes[FC_UNFUSED], t->ceil_gflops, t->ceil_gbs) /
                         fc_roofline_ms(t->flops, t->bytes[FC_FUSED], t->ceil_gflops, t->ceil_gbs);
-            a[i] = fabs(log(measured_speedup(t->rec)) - log(sr));
+            a[i] = log(t->speedup) - log(sr);
+            noise += t->speedup_sd * t->speedup_sd;
         }
-        half = fc_t975(n - 1) * 1.4826 * fc_median(a, n);
+        spread = fc_robust_spread(a, n);
+        noise = sqrt(noise / n);
         free(a);
     }
     fc_ratio_ci *ci = &row->speedup[FC_LOO_ROOFLINE];
-    ci->ratio = s;
-    ci->lo = s * exp(-half);
-    ci->hi = s * exp(half);
+    memset(ci, 0, sizeof *ci);
+    fc_speedup_intervals(ms[FC_UNFUSED] / ms[FC_FUSED], spread, noise, n >= 2 ? n : 2, ci);
     row->decision[FC_LOO_ROOFLINE] = fc_decide(ci, o->rec->threshold);
 }
 
@@ -48,10 +47,9 @@ static void model_row(const fc_model_class *c, const fc_obs *train, int n, const
         return;
     }
     if (!fc_model_within_span(train, n, o->flops, o->bytes, row->reason, sizeof row->reason)) return;
-    fc_fit fit[FC_NVARIANTS];
-    fc_fit_fused(train, n, &fit[FC_FUSED]);
-    fc_fit_unfused(train, n, &fit[FC_UNFUSED]);
-    fc_model_estimate(fit, o->flops, o->bytes, o->ceil_gflops, o->ceil_gbs, row->ms[FC_LOO_MODEL],
+    fc_class_fit fit;
+    fc_fit_class(train, n, &fit);
+    fc_model_estimate(&fit, o->flops, o->bytes, o->ceil_gflops, o->ceil_gbs, row->ms[FC_LOO_MODEL],
                       &row->speedup[FC_LOO_MODEL]);
     row->decision[FC_LOO_MODEL] = fc_decide(&row->speedup[FC_LOO_MODEL], o->rec->threshold);
     row->known = true;
@@ -114,7 +112,7 @@ static void figures(const fc_validation *v, int p, fc_loo_figures *f)
     for (int i = 0; i < v->n; i++) {
         const fc_loo_row *row = &v->row[i];
         double s = measured_speedup(row->rec);
-        if (row->known) covered += s >= row->speedup[p].lo && s <= row->speedup[p].hi;
+        if (row->known) covered += s >= row->speedup[p].rerun_lo && s <= row->speedup[p].rerun_hi;
     }
     f->coverage = f->n ? (double)covered / f->n : NAN;
     decisions(v, p, f);
