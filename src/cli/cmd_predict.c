@@ -211,8 +211,8 @@ static char *validation_text(const fc_validation *v)
     count_line(&b, "  inconclusive", f[0].undecided, f[1].undecided, d);
     count_line(&b, "  not predicted", f[0].unknown, f[1].unknown, d);
     count_line(&b, "estimate on its side", f[0].point_reproduced, f[1].point_reproduced, d);
-    fc_str_addf(&b, "  %-24s   %5.1f %%                        %5.1f %%\n", "rerun95 coverage",
-                100 * f[0].coverage, 100 * f[1].coverage);
+    fc_str_addf(&b, "  %-24s   %5.1f %%                        %5.1f %%\n", "rerun95 coverage", 100 * f[0].coverage,
+                100 * f[1].coverage);
     for (int i = 0; i < v->n; i++)
         if (!v->row[i].known)
             fc_str_addf(&b, "not predicted: %s on %s: %s\n", v->row[i].rec->problem, v->row[i].rec->backend,

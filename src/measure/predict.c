@@ -34,7 +34,11 @@ void fc_problem_class(const fc_problem *p, char *buf, size_t n)
      * (leave-one-out on the committed Intel standard calibration predicted grouped
      * conv_bn_relu records 58-86 % off from the dense ones of their class) */
     const int64_t g = p->pat->family == FC_FAM_CONV ? p->d[FC_CONV_G] : 1;
-    if (g > 1 && off < n) snprintf(buf + off, n - off, g == p->d[FC_CONV_C] ? " depthwise" : " grouped");
+    if (g > 1 && off < n) off += (size_t)snprintf(buf + off, n - off, g == p->d[FC_CONV_C] ? " depthwise" : " grouped");
+    /* one query row per sequence (decode) streams the KV cache through GEMV-shaped
+     * passes, and the CPU backends run it with a kernel of its own (split-KV); the
+     * prefill problems of its class are compute-bound GEMMs */
+    if (p->pat->family == FC_FAM_ATTENTION && p->d[FC_ATT_S] == 1 && off < n) snprintf(buf + off, n - off, " decode");
 }
 
 /* ------------------------------------------------------------------ building */
@@ -210,12 +214,14 @@ void fc_speedup_intervals(double s, double spread, double noise, int n, fc_ratio
 }
 
 void fc_model_estimate(const fc_class_fit *fit, double flops, const double bytes[FC_NVARIANTS], double ceil_gflops,
-                       double ceil_gbs, double ms[FC_NVARIANTS], fc_ratio_ci *speedup)
+                       double ceil_gbs, bool inside, double ms[FC_NVARIANTS], fc_ratio_ci *speedup)
 {
     ms[FC_FUSED] = fc_fit_fused_ms(&fit->v[FC_FUSED], flops, bytes[FC_FUSED], ceil_gflops, ceil_gbs);
     ms[FC_UNFUSED] = fc_fit_unfused_ms(&fit->v[FC_UNFUSED], ms[FC_FUSED], bytes, ceil_gbs);
     memset(speedup, 0, sizeof *speedup);
-    fc_speedup_intervals(ms[FC_UNFUSED] / ms[FC_FUSED], fit->spread, fit->noise, fit->n, speedup);
+    bool in = inside && fit->n_inside >= FC_PREDICT_MIN_INSIDE;
+    fc_speedup_intervals(ms[FC_UNFUSED] / ms[FC_FUSED], in ? fit->spread_inside : fit->spread, fit->noise,
+                         in ? fit->n_inside : fit->n, speedup);
 }
 
 static void span_of(const fc_obs *o, int n, int what, double *lo, double *hi)
@@ -227,6 +233,16 @@ static void span_of(const fc_obs *o, int n, int what, double *lo, double *hi)
         *lo = fmin(*lo, x);
         *hi = fmax(*hi, x);
     }
+}
+
+bool fc_model_inside(const fc_obs *o, int n, double flops, const double bytes[FC_NVARIANTS])
+{
+    for (int w = 0; w < 3; w++) {
+        double x = w == 0 ? flops : bytes[w - 1], lo, hi;
+        span_of(o, n, w, &lo, &hi);
+        if (x < lo || x > hi) return false;
+    }
+    return true;
 }
 
 bool fc_model_within_span(const fc_obs *o, int n, double flops, const double bytes[FC_NVARIANTS], char *why,
@@ -301,7 +317,8 @@ static void predicted(const fc_model_class *c, const fc_problem *p, fc_predictio
     const fc_record *near = out->nearest[0];
     if (!fc_model_within_span(c->obs, c->n, cost.flops, cost.bytes, out->reason, sizeof out->reason)) return;
     double ms[FC_NVARIANTS];
-    fc_model_estimate(&c->fit, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs, ms, &out->speedup);
+    fc_model_estimate(&c->fit, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs,
+                      fc_model_inside(c->obs, c->n, cost.flops, cost.bytes), ms, &out->speedup);
     out->source = FC_SRC_PREDICTED;
     out->cls = c;
     out->unfused_ms = ms[FC_UNFUSED];

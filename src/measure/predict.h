@@ -33,7 +33,8 @@
  *
  * The speedup's intervals come from the speedup's own errors: each record held out
  * of both fits in turn and its speedup predicted by the others (ŝ = t_u/t_f), s the
- * root mean square of the log residuals. A held-out residual is the model's error at
+ * root mean square of the log residuals (n of them; for a problem inside the
+ * records' span, those of the records that lay inside the others' span). A held-out residual is the model's error at
  * the problem plus the record's measurement error (the spread of its own speedup
  * estimate, σ_m, from its interval), so
  *   rerun95  exp(± t(n − 1) · s): where a measurement of the problem would fall
@@ -50,6 +51,9 @@
 /* Records a class needs before the model predicts: three parameters per variant
  * and one degree of freedom for the residual spread. */
 enum { FC_PREDICT_MIN_RECORDS = 4 };
+/* Held-out records inside the others' span a class needs before an interpolation
+ * takes their spread rather than every record's. */
+enum { FC_PREDICT_MIN_INSIDE = 4 };
 /* How far the model goes beyond the measured span: FLOPs and each variant's bytes
  * within [smallest / 4, largest · 4] of the class's records. Leave-one-out on the
  * committed standard CPU calibration predicted problems up to 4x beyond the others
@@ -91,9 +95,11 @@ typedef struct fc_fit {
 /* A class's fit: both forms, and the spreads of its speedup. */
 typedef struct fc_class_fit {
     fc_fit v[FC_NVARIANTS];
-    double spread; /* robust standard deviation of the held-out log speedup residuals */
-    double noise;  /* the records' measurement error of their log speedups (root mean square) */
-    int n;         /* records */
+    double spread;        /* root mean square of the held-out log speedup residuals */
+    double spread_inside; /* ... of the records that lie inside the others' span (0: too few) */
+    int n_inside;         /* those records */
+    double noise;         /* the records' measurement error of their log speedups (root mean square) */
+    int n;                /* records */
 } fc_class_fit;
 
 /* predict_fit.c: the two forms fitted to n records, each record held out of both
@@ -108,7 +114,12 @@ double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double cei
  * ceilings: both latencies and the speedup ŝ = t_u/t_f with its intervals (the
  * comment at the top). */
 void fc_model_estimate(const fc_class_fit *fit, double flops, const double bytes[FC_NVARIANTS], double ceil_gflops,
-                       double ceil_gbs, double ms[FC_NVARIANTS], fc_ratio_ci *speedup);
+                       double ceil_gbs, bool inside, double ms[FC_NVARIANTS], fc_ratio_ci *speedup);
+/* Whether FLOPs and both variants' bytes lie inside the records' span (between
+ * their smallest and largest): an interpolation, whose errors are the held-out
+ * errors of the records inside the others' span; beyond it (up to
+ * FC_PREDICT_SPAN), those of all records. */
+bool fc_model_inside(const fc_obs *o, int n, double flops, const double bytes[FC_NVARIANTS]);
 /* The intervals around a predicted speedup s from a predictor's held-out spread
  * and the records' noise over n records: lo/hi the speedup's (ci95), rerun_lo/hi a
  * measurement's (rerun95). */
@@ -125,7 +136,7 @@ bool fc_model_within_span(const fc_obs *o, int n, double flops, const double byt
 typedef struct fc_model_class {
     int machine;
     char backend[32];
-    char cls[96]; /* "linear_bias_relu fp32", "conv_bn nhwc fp32", "attention fp32 causal=1" */
+    char cls[96]; /* "linear_bias_relu fp32", "conv_bn fp32 nhwc", "attention fp32 causal=0 decode" */
     fc_obs *obs;
     int n, cap;
     bool fitted;

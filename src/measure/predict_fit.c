@@ -348,7 +348,8 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     fit_full(&fused_form, o, n, &f->v[FC_FUSED], xf, &cf);
     fit_full(&unfused_form, o, n, &f->v[FC_UNFUSED], xu, &cu);
     fc_obs *train = fc_xmalloc((size_t)n * sizeof *train);
-    double *r = fc_xmalloc((size_t)n * 3 * sizeof *r), *rf = r, *ru = r + n, *rs = r + 2 * n, noise = 0;
+    double *r = fc_xmalloc((size_t)n * 4 * sizeof *r), *rf = r, *ru = r + n, *rs = r + 2 * n, *rin = r + 3 * n;
+    double noise = 0;
     for (int i = 0; i < n; i++) {
         int m = 0;
         for (int j = 0; j < n; j++)
@@ -360,13 +361,15 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
         ru[i] = unfused_residual(&fi.v[FC_UNFUSED], &o[i]);
         double ms[FC_NVARIANTS];
         fc_ratio_ci sp;
-        fc_model_estimate(&fi, o[i].flops, o[i].bytes, o[i].ceil_gflops, o[i].ceil_gbs, ms, &sp);
+        fc_model_estimate(&fi, o[i].flops, o[i].bytes, o[i].ceil_gflops, o[i].ceil_gbs, false, ms, &sp);
         rs[i] = log(o[i].speedup) - log(sp.ratio);
+        if (fc_model_inside(train, m, o[i].flops, o[i].bytes)) rin[f->n_inside++] = rs[i];
         noise += o[i].speedup_sd * o[i].speedup_sd;
     }
     f->v[FC_FUSED].spread = fc_robust_spread(rf, n);
     f->v[FC_UNFUSED].spread = fc_robust_spread(ru, n);
     f->spread = rms(rs, n);
+    f->spread_inside = f->n_inside > 0 ? rms(rin, f->n_inside) : 0;
     f->noise = n > 0 ? sqrt(noise / n) : 0;
     free(r);
     free(train);

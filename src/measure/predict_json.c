@@ -53,11 +53,12 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
                             "bytes_unfused - bytes_fused, g with the unfused fit's caches");
     cJSON_AddStringToObject(model, "fit",
                             "Huber loss (delta 0.05) of the log residuals, per machine, backend and class");
-    cJSON_AddStringToObject(model, "interval",
-                            "s = root mean square of the log speedup residuals, each record held out of both fits in "
-                            "turn; noise = root mean square of the records' own log speedup "
-                            "errors (from their ci95); rerun95 (a measurement's): exp(+-t(n-1) * s); ci95 (the "
-                            "speedup's, which decides): exp(+-t(n-1) * sqrt(max(s^2 - noise^2, s^2 / 4)))");
+    cJSON_AddStringToObject(
+        model, "interval",
+        "s = root mean square of the log speedup residuals, each record held out of both fits in "
+        "turn (inside the records' span: of the records inside the others' span, when 4 or more); noise = root mean square of the records' own log speedup "
+        "errors (from their ci95); rerun95 (a measurement's): exp(+-t(n-1) * s); ci95 (the "
+        "speedup's, which decides): exp(+-t(n-1) * sqrt(max(s^2 - noise^2, s^2 / 4)))");
     cJSON_AddNumberToObject(model, "min_records", FC_PREDICT_MIN_RECORDS);
     cJSON_AddNumberToObject(model, "span_factor", FC_PREDICT_SPAN);
     cJSON *ms = cJSON_AddArrayToObject(o, "machines");
@@ -92,6 +93,8 @@ static cJSON *class_json(const fc_model_class *c)
     cJSON_AddItemToObject(o, "fused", fit_json(&c->fit.v[FC_FUSED], true));
     cJSON_AddItemToObject(o, "unfused", fit_json(&c->fit.v[FC_UNFUSED], false));
     cJSON_AddNumberToObject(o, "speedup_spread", c->fit.spread);
+    cJSON_AddNumberToObject(o, "speedup_spread_inside", c->fit.spread_inside);
+    cJSON_AddNumberToObject(o, "records_inside", c->fit.n_inside);
     cJSON_AddNumberToObject(o, "speedup_noise", c->fit.noise);
     return o;
 }
