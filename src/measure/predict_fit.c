@@ -202,25 +202,30 @@ static void ms_range(const fc_obs *o, int n, fc_variant v, double *lo, double *h
     }
 }
 
-double fc_robust_spread(const double *r, int n)
+/* 1.4826 × the median of |r|: the standard deviation of normal residuals, robust
+ * to the few a roofline cannot explain (a latency form's spread). About zero, not
+ * the median: a model's bias is part of its error. */
+static double robust_spread(const double *r, int n)
 {
-    double *a = fc_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *a);
+    double *a = fc_xmalloc((size_t)n * sizeof *a);
     for (int i = 0; i < n; i++) a[i] = fabs(r[i]);
-    double s = n > 0 ? 1.4826 * fc_median(a, n) : NAN;
+    double s = 1.4826 * fc_median(a, n);
     free(a);
     return s;
 }
 
-/* The root mean square of n residuals: the speedup's spread. Its held-out
- * residuals have heavy tails (the class's smallest and largest problems, held out,
- * lie outside what the others span), which the robust spread leaves out: on the
- * committed standard calibrations its 95 % intervals held 89.4 % (Intel) and 84.9 %
- * (AMD) of the held-out measured speedups, the root mean square's 93.5 and 92.8 %. */
-static double rms(const double *r, int n)
+double fc_speedup_spread(const double *r, int n)
 {
     double ss = 0;
     for (int i = 0; i < n; i++) ss += r[i] * r[i];
     return n > 0 ? sqrt(ss / n) : NAN;
+}
+
+double fc_obs_noise(const fc_obs *o, int n)
+{
+    double ss = 0;
+    for (int i = 0; i < n; i++) ss += o[i].speedup_sd * o[i].speedup_sd;
+    return n > 0 ? sqrt(ss / n) : 0;
 }
 
 /* A variant's form: its loss, its parameters from x, its log residual at one
@@ -349,7 +354,6 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     fit_full(&unfused_form, o, n, &f->v[FC_UNFUSED], xu, &cu);
     fc_obs *train = fc_xmalloc((size_t)n * sizeof *train);
     double *r = fc_xmalloc((size_t)n * 4 * sizeof *r), *rf = r, *ru = r + n, *rs = r + 2 * n, *rin = r + 3 * n;
-    double noise = 0;
     for (int i = 0; i < n; i++) {
         int m = 0;
         for (int j = 0; j < n; j++)
@@ -364,13 +368,12 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
         fc_model_estimate(&fi, o[i].flops, o[i].bytes, o[i].ceil_gflops, o[i].ceil_gbs, false, ms, &sp);
         rs[i] = log(o[i].speedup) - log(sp.ratio);
         if (fc_model_inside(train, m, o[i].flops, o[i].bytes)) rin[f->n_inside++] = rs[i];
-        noise += o[i].speedup_sd * o[i].speedup_sd;
     }
-    f->v[FC_FUSED].spread = fc_robust_spread(rf, n);
-    f->v[FC_UNFUSED].spread = fc_robust_spread(ru, n);
-    f->spread = rms(rs, n);
-    f->spread_inside = f->n_inside > 0 ? rms(rin, f->n_inside) : 0;
-    f->noise = n > 0 ? sqrt(noise / n) : 0;
+    f->v[FC_FUSED].spread = robust_spread(rf, n);
+    f->v[FC_UNFUSED].spread = robust_spread(ru, n);
+    f->spread = fc_speedup_spread(rs, n);
+    f->spread_inside = f->n_inside > 0 ? fc_speedup_spread(rin, f->n_inside) : 0;
+    f->noise = fc_obs_noise(o, n);
     free(r);
     free(train);
 }

@@ -27,10 +27,9 @@ static void roofline_row(const fc_obs *train, int n, const fc_obs *o, fc_loo_row
             double sr = fc_roofline_ms(t->flops, t->bytes[FC_UNFUSED], t->ceil_gflops, t->ceil_gbs) /
                         fc_roofline_ms(t->flops, t->bytes[FC_FUSED], t->ceil_gflops, t->ceil_gbs);
             a[i] = log(t->speedup) - log(sr);
-            noise += t->speedup_sd * t->speedup_sd;
         }
-        spread = fc_robust_spread(a, n);
-        noise = sqrt(noise / n);
+        spread = fc_speedup_spread(a, n);
+        noise = fc_obs_noise(train, n);
         free(a);
     }
     fc_ratio_ci *ci = &row->speedup[FC_LOO_ROOFLINE];
