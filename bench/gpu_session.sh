@@ -318,3 +318,7 @@ elif [ "$DRY" = 1 ]; then
     mk "$RESULTS/quick-fp32-2.json" "linear_bias:m=128,k=512,n=512,dtype=fp32@cuda.cublas:0.95,1.02,1.08"
     cp "$RESULTS/quick-bf16.json" "$RESULTS/info.json"
 fi
+
+# the steps record their own failures (failed, notes): the trap reads those, not the
+# status of the last test above
+exit 0

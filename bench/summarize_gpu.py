@@ -67,7 +67,8 @@ def logs_section(logs):
     for log in logs:
         lines = grep(log, r"^.*(?:tests passed|tests failed).*$")
         fails = grep(log, r"^.*(?:CHECK failed|FAIL ).*$")
-        verdict = lines[-1].strip() if lines else "no ctest verdict (not run, skipped or out of time)"
+        # a log may hold several ctest runs (the gpu tests, then cli_kernel): each verdict
+        verdict = "; ".join(x.strip() for x in lines) if lines else "no ctest verdict (not run, skipped or out of time)"
         first = f"; {len(fails)} failed checks, first: `{fails[0][:300]}`" if fails else ""
         print(f"- {Path(log).name}: {verdict}{first}")
     print()
