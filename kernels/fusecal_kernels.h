@@ -153,6 +153,12 @@ cudaError_t fck_fill_uniform(fck_dtype dt, void *x, size_t n, unsigned long long
  * and writes nothing unless the XOR of what it read equals `never`, then into *sink:
  * the read half of a cold-cache flush (L2 left holding x's clean lines). */
 cudaError_t fck_read_all(const void *x, size_t bytes, unsigned never, unsigned *sink, cudaStream_t stream);
+/* Copies a[0, bytes/2) to b, then b back to a, alternately, `passes` times in one
+ * launch (16-byte loads and stores; a and b 16-byte aligned, bytes/2 a multiple of
+ * 16), each thread over the same vectors every pass: a working set of `bytes` that
+ * stays in L2 where it fits (the bandwidth ceiling by footprint). The data ends in
+ * a (even passes) or b, unchanged. */
+cudaError_t fck_copy_passes(void *a, void *b, size_t bytes, int passes, int sms, cudaStream_t stream);
 /* An empty kernel of one thread (launch latency). */
 cudaError_t fck_empty(cudaStream_t stream);
 /* cudaSuccess when fusecal's kernels can run on the current device (they are

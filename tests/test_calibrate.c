@@ -9,6 +9,7 @@
  */
 #include "calibrate.h"
 #include "report.h"
+#include "jsonfile.h"
 #include "test.h"
 #include "verify.h"
 
@@ -188,6 +189,10 @@ static const fc_backend fake_backend = {
 
 /* ------------------------------------------------------------------ one job */
 
+/* The simulated device's ceilings for measure(): none unless a test sets them. */
+static fc_ceilings g_sim_ceil;
+static bool g_cold;
+
 /* Measures linear_bias_relu:m=8,k=8,n=8 (three kernels unfused, one fused) on the
  * simulation with threshold 1.1; graph: time graph replays too. */
 static void measure(bool graph, fc_record *r)
@@ -200,11 +205,12 @@ static void measure(bool graph, fc_record *r)
     fc_reference ref;
     fc_reference_build(&p, &w, 7, &ref);
     g_ref = &ref;
-    fc_session ses = {.ndev = 1, .dev = {&sim_device}, .ctx = {&g_sim}};
+    fc_session ses = {.ndev = 1, .dev = {&sim_device}, .ctx = {&g_sim}, .ceil = {g_sim_ceil}};
     fc_job job = {p, &fake_backend, 1.1};
     fc_settings set;
     fc_settings_defaults(&set);
     set.graph = graph;
+    set.cold = g_cold;
     set.rounds = 3;
     set.stop.min_samples = 6;
     set.stop.min_time = 0.03;
@@ -333,6 +339,79 @@ static void reference_file_round_trip(void)
     CHECK(rmdir(dir) == 0);
 }
 
+/* The bandwidth ceiling of a working set: the point at or below its footprint and
+ * every larger one (a non-monotone curve takes the larger rate), the smallest
+ * point's and beyond below the curve, never under device memory's; cold or
+ * without a curve, device memory's. Keeping the better of two measurements merges
+ * the curves point by point. */
+static void bandwidth_ceiling_by_footprint(void)
+{
+    fc_ceilings c = {.bandwidth_gbs = 30, .n_bw = 5};
+    const double fp[] = {1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20}, gbs[] = {100, 120, 80, 50, 20};
+    for (int i = 0; i < 5; i++) c.bw[i] = (fc_bw_point){fp[i], gbs[i]};
+    CHECK(fc_ceilings_bandwidth_at(&c, 1000, false) == 120);    /* below the curve: all of it */
+    CHECK(fc_ceilings_bandwidth_at(&c, 1 << 20, false) == 120); /* 1 MiB: 100, but 2 MiB ran faster */
+    CHECK(fc_ceilings_bandwidth_at(&c, 3 << 20, false) == 120); /* between 2 and 4 MiB: 2 MiB's */
+    CHECK(fc_ceilings_bandwidth_at(&c, 4 << 20, false) == 80);  /* exactly a point */
+    CHECK(fc_ceilings_bandwidth_at(&c, 12 << 20, false) == 50); /* 8 MiB's */
+    CHECK(fc_ceilings_bandwidth_at(&c, 1e12, false) == 30);     /* past it: device memory, not 20 */
+    CHECK(fc_ceilings_bandwidth_at(&c, 3 << 20, true) == 30);   /* cold */
+    CHECK(fc_ceilings_bandwidth_at(&c, 0, false) == 30);        /* no footprint (older records) */
+    fc_ceilings none = {.bandwidth_gbs = 30};
+    CHECK(fc_ceilings_bandwidth_at(&none, 3 << 20, false) == 30);
+    fc_ceilings now = c;
+    now.bw[2].gbs = 90;
+    now.bw[3].gbs = 40;
+    now.bandwidth_gbs = 25;
+    now.gflops[FC_FP32] = 7;
+    fc_ceilings_keep_better(&c, &now);
+    CHECK(c.bw[2].gbs == 90 && c.bw[3].gbs == 50 && c.bandwidth_gbs == 30 && c.gflops[FC_FP32] == 7);
+    fc_ceilings_keep_better(&none, &c); /* a first curve is taken whole */
+    CHECK(none.n_bw == 5 && none.bw[4].gbs == 20);
+}
+
+/* A record's variants take the bandwidth ceiling of their working sets (the fused
+ * op's bytes; the chain's add its intermediates), their percentages are of it and
+ * the JSON says both; cold, device memory's. */
+static void records_take_their_footprints_ceiling(void)
+{
+    memset(&g_sim, 0, sizeof g_sim);
+    g_sim.launch_s = 5e-6;
+    g_sim.kernels[FC_UNFUSED] = 3;
+    g_sim.kernels[FC_FUSED] = 1;
+    g_sim.kernel_s[FC_UNFUSED] = 1e-6;
+    g_sim.kernel_s[FC_FUSED] = 3.3e-6;
+    memset(&g_sim_ceil, 0, sizeof g_sim_ceil);
+    g_sim_ceil.gflops[FC_FP32] = 200;
+    g_sim_ceil.bandwidth_gbs = 20;
+    g_sim_ceil.n_bw = 3;
+    g_sim_ceil.bw[0] = (fc_bw_point){512, 400};
+    g_sim_ceil.bw[1] = (fc_bw_point){1024, 300};
+    g_sim_ceil.bw[2] = (fc_bw_point){2048, 100};
+    fc_record *r = fc_xcalloc(1, sizeof *r);
+    measure(false, r);
+    const fc_variant_rec *f = &r->v[FC_FUSED], *u = &r->v[FC_UNFUSED];
+    /* x, W, y of 8x8 fp32 and the bias: 800 bytes, each once */
+    CHECK_MSG(f->footprint_bytes == 800 && f->footprint_bytes == f->bytes, "fused footprint %g", f->footprint_bytes);
+    CHECK_MSG(u->footprint_bytes > f->footprint_bytes && u->footprint_bytes <= u->bytes, "unfused footprint %g of %g",
+              u->footprint_bytes, u->bytes);
+    CHECK(f->ceil_gbs == 400);
+    CHECK(u->ceil_gbs == (u->footprint_bytes >= 1024 ? 300 : 400));
+    CHECK_NEAR(f->pct_peak_bw, 100 * f->gbs / 400, 1e-9);
+    CHECK(r->ceil_gbs == 20); /* the record's roofline block keeps device memory's */
+    cJSON *o = fc_record_to_json(r);
+    const cJSON *fv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "variants"), "fused");
+    CHECK(fc_json_num(fv, "bandwidth_ceiling_gbs", 0) == 400 && fc_json_num(fv, "footprint_bytes", 0) == 800);
+    cJSON_Delete(o);
+    g_cold = true;
+    measure(false, r);
+    g_cold = false;
+    CHECK(r->v[FC_FUSED].ceil_gbs == 20 && r->v[FC_UNFUSED].ceil_gbs == 20);
+    CHECK_NEAR(r->v[FC_FUSED].pct_peak_bw, 100 * r->v[FC_FUSED].gbs / 20, 1e-9);
+    memset(&g_sim_ceil, 0, sizeof g_sim_ceil);
+    free(r);
+}
+
 /* A record above its device's GEMM ceiling: the ceilings are measured again and the
  * better of the two measurements kept per component; the record's percentages and
  * flags and the document's ceilings follow. None above: nothing is measured. */
@@ -388,7 +467,8 @@ static void ceilings_measured_again(void)
 
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(launch_bound_decided_by_graph), T(kernel_bound_decided_eagerly),
-                                   T(reference_file_round_trip), T(ceilings_measured_again)};
+    static const t_case cases[] = {T(launch_bound_decided_by_graph),  T(kernel_bound_decided_eagerly),
+                                   T(reference_file_round_trip),      T(ceilings_measured_again),
+                                   T(bandwidth_ceiling_by_footprint), T(records_take_their_footprints_ceiling)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -209,6 +209,22 @@ static void gpu_device_contract(void)
     for (int dt = 0; dt < FC_NDTYPES; dt++) CHECK(c.gflops[dt] > 100);
     CHECK(c.bandwidth_gbs > 100);
     CHECK(c.launch_us > 0 && c.graph_launch_us > 0);
+    /* the bandwidth by working set: ascending footprints past the L2, every point
+     * measured, and a working set that fits the L2 no slower than device memory */
+    CHECK(c.n_bw >= 4);
+    double best_in_l2 = 0;
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+    for (int i = 0; i < c.n_bw; i++) {
+        printf("bandwidth at %.0f MiB: %.0f GB/s\n", c.bw[i].footprint_bytes / (1 << 20), c.bw[i].gbs);
+        CHECK(c.bw[i].gbs > 0);
+        if (i > 0) CHECK(c.bw[i].footprint_bytes == 2 * c.bw[i - 1].footprint_bytes);
+        if (c.bw[i].footprint_bytes <= l2 / 2) best_in_l2 = fmax(best_in_l2, c.bw[i].gbs);
+    }
+    CHECK(c.n_bw > 0 && c.bw[c.n_bw - 1].footprint_bytes >= 2.0 * l2);
+    CHECK_MSG(best_in_l2 >= 0.9 * c.bandwidth_gbs, "in L2 %.0f GB/s, device memory %.0f", best_in_l2, c.bandwidth_gbs);
+    CHECK(fc_ceilings_bandwidth_at(&c, l2 / 4.0, false) >= c.bandwidth_gbs);
+    CHECK(fc_ceilings_bandwidth_at(&c, l2 / 4.0, true) == c.bandwidth_gbs);
 }
 
 /* fusecal's elementwise kernels against the copy bandwidth the device measures

@@ -124,6 +124,8 @@ static fc_record sample_record(void)
                                     .pairs = 7,
                                     .batch = {1, 2}};
     r.flops = 12345;
+    r.ceil_gflops = 100;
+    r.ceil_gbs = 20;
     r.speedup = (fc_ratio_ci){.ratio = 1.5, .lo = 1.4, .hi = 1.6};
     r.traffic_reduction = 0.4;
     r.verified = true;
@@ -137,6 +139,10 @@ static fc_record sample_record(void)
         strcpy(vr->stop_rule, "precision");
         vr->samples_at_stop = 20;
         vr->bytes = 1000;
+        if (v == FC_FUSED) { /* the unfused variant as a document before the footprints */
+            vr->footprint_bytes = 900;
+            vr->ceil_gbs = 55;
+        }
         strcpy(vr->bound, "memory");
         vr->gflops = 3;
         vr->check = (fc_check){.passed = true,
@@ -183,6 +189,8 @@ static void record_round_trip(void)
         CHECK(!r->has_control);
         CHECK_NEAR(r->v[FC_FUSED].lat.median, 2.0, 0);
         CHECK(r->v[FC_UNFUSED].impl.nkernels == 3);
+        CHECK(r->v[FC_FUSED].footprint_bytes == 900 && r->v[FC_FUSED].ceil_gbs == 55);
+        CHECK(r->v[FC_UNFUSED].footprint_bytes == 0 && r->v[FC_UNFUSED].ceil_gbs == 20); /* the record's */
         CHECK(!strcmp(r->v[FC_FUSED].impl.name, "impl 1 \"quoted\""));
         CHECK(r->seed == 18446744073709551615ULL);
         CHECK(r->decision == FC_DECIDE_YES);

@@ -379,6 +379,34 @@ static void test_glu(void)
     check_glu(FCK_BF16, 257, 11008); /* many rows of LLaMA-7B's FFN width */
 }
 
+/* fck_copy_passes: after an even number of passes the data is back in a, after an
+ * odd number in b, unchanged, on sizes that leave blocks part-full; and it refuses
+ * misaligned buffers and sizes. */
+static void test_copy_passes(void)
+{
+    const size_t sizes[] = {32, 16 * 1000, 16 * 4096 * 7, (size_t)3 << 20};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (int passes = 1; passes <= 4; passes++) {
+            size_t half = sizes[si] / 2, n = half / 4;
+            unsigned *h = malloc(half), *back = malloc(half);
+            for (size_t i = 0; i < n; i++) h[i] = (unsigned)(i * 2654435761u);
+            void *a = NULL, *b = NULL;
+            CHECK(cudaMalloc(&a, half) == cudaSuccess && cudaMalloc(&b, half) == cudaSuccess);
+            CHECK(cudaMemcpy(a, h, half, cudaMemcpyHostToDevice) == cudaSuccess);
+            CHECK(cudaMemset(b, 0, half) == cudaSuccess);
+            CHECK(fck_copy_passes(a, b, sizes[si], passes, 132, 0) == cudaSuccess);
+            CHECK(cudaMemcpy(back, (passes & 1) ? b : a, half, cudaMemcpyDeviceToHost) == cudaSuccess);
+            CHECK_MSG(memcmp(back, h, half) == 0, "copy_passes %zu bytes, %d passes: data changed", sizes[si], passes);
+            if (si == 0 && passes == 1) {
+                CHECK(fck_copy_passes((char *)a + 4, b, 64, 1, 132, 0) == cudaErrorInvalidValue);
+                CHECK(fck_copy_passes(a, b, 48, 1, 132, 0) == cudaErrorInvalidValue);
+                CHECK(fck_copy_passes(a, b, 64, 0, 132, 0) == cudaErrorInvalidValue);
+            }
+            cudaFree(a), cudaFree(b);
+            free(h), free(back);
+        }
+}
+
 int main(int argc, char **argv)
 {
     int count = 0;
@@ -394,6 +422,6 @@ int main(int argc, char **argv)
         return 77;
     }
     static const t_case cases[] = {T(test_attention_args), T(test_attention), T(test_softmax_rows),
-                                   T(test_channel_affine), T(test_glu)};
+                                   T(test_channel_affine), T(test_glu),       T(test_copy_passes)};
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

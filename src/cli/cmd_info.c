@@ -60,10 +60,27 @@ const fc_cmd_spec fc_cmd_info = {
     .run = info,
 };
 
+/* The bandwidth by working set on one line: "32K 638, 64K 599, ... GB/s". */
+static void print_curve(const cJSON *a, int indent)
+{
+    printf("%*s%-18s ", indent, "", "bandwidth_by_footprint");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, a)
+    {
+        double b = fc_json_num(p, "footprint_bytes", 0);
+        const char *unit = b >= (1 << 30) ? "G" : b >= (1 << 20) ? "M" : "K";
+        double v = b / (b >= (1 << 30) ? (1 << 30) : b >= (1 << 20) ? (1 << 20) : 1024);
+        printf("%s%.4g%s %.0f", p == a->child ? "" : ", ", v, unit, fc_json_num(p, "gbs", 0));
+    }
+    printf(" GB/s\n");
+}
+
 static void print_obj(const cJSON *o, int indent)
 {
     for (const cJSON *c = o->child; c; c = c->next) {
-        if (cJSON_IsObject(c)) {
+        if (cJSON_IsArray(c) && !strcmp(c->string, "bandwidth_by_footprint")) {
+            print_curve(c, indent);
+        } else if (cJSON_IsObject(c)) {
             printf("%*s%s:\n", indent, "", c->string);
             print_obj(c, indent + 2);
         } else {

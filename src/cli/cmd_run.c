@@ -869,7 +869,7 @@ static void print_network(run_state *st)
     }
 }
 
-/* A GEMM ceiling a record ran above is measured again (fc_session_recheck_ceilings);
+/* A ceiling a record ran above (GEMM or its working set's bandwidth) is measured again (fc_session_recheck_ceilings);
  * a failed measurement keeps the first one and says so. */
 static void recheck_ceilings(run_state *st)
 {
@@ -877,7 +877,7 @@ static void recheck_ceilings(run_state *st)
     int n = fc_session_recheck_ceilings(&st->ses, &st->doc, &e);
     if (n > 0)
         fc_progress_note(&st->pg,
-                         "fusecal: a record ran above the GEMM ceiling: measured the ceilings again and kept "
+                         "fusecal: a record ran above a ceiling: measured the ceilings again and kept "
                          "the better of the two measurements");
     else if (n < 0)
         fc_progress_note(&st->pg, "fusecal: measuring the ceilings again failed (%s); the first measurement stands",

@@ -10,16 +10,36 @@
 
 #include <cjson/cJSON.h>
 
+/* The streaming bandwidth a working set of footprint_bytes reaches with warm caches
+ * (a copy or triad repeated over the same arrays, bytes read + written). */
+typedef struct fc_bw_point {
+    double footprint_bytes, gbs;
+} fc_bw_point;
+#define FC_MAX_BW_POINTS 24
+
 /* Measured ceilings of a device (0 = not measured / not applicable). */
 typedef struct fc_ceilings {
     double gflops[FC_NDTYPES]; /* dense GEMM rate by dtype, GFLOP/s */
     double bandwidth_gbs;      /* large device-memory copy, bytes read + written, GB/s */
-    double launch_us;          /* empty kernel launch, eager (GPU) */
-    double graph_launch_us;    /* the same inside a replayed graph (GPU) */
-    char method[1024];         /* how they were measured */
-    char measured_utc[32];     /* when ("" when unknown) */
-    bool cached;               /* kept from an earlier command (src/measure/ceilcache.h) */
+    /* the bandwidth by working set, ascending footprints, from the first cache
+     * level's size to past the last level's (0 points: not measured) */
+    int n_bw;
+    fc_bw_point bw[FC_MAX_BW_POINTS];
+    double launch_us;       /* empty kernel launch, eager (GPU) */
+    double graph_launch_us; /* the same inside a replayed graph (GPU) */
+    char method[1024];      /* how they were measured */
+    char measured_utc[32];  /* when ("" when unknown) */
+    bool cached;            /* kept from an earlier command (src/measure/ceilcache.h) */
 } fc_ceilings;
+
+/* The bandwidth ceiling of a variant whose calls touch `footprint` bytes, timed
+ * with warm caches: the best rate measured at the largest footprint at or below it
+ * or any larger one (the smallest point's and beyond when it lies below them all),
+ * never below the device-memory ceiling. With the caches flushed before each
+ * sample (cold) or no curve measured, the device-memory ceiling. */
+double fc_ceilings_bandwidth_at(const fc_ceilings *c, double footprint, bool cold);
+/* Each point of the curves and the device-memory figure the better of the two */
+void fc_ceilings_keep_better(fc_ceilings *kept, const fc_ceilings *now);
 
 /* Environment read before and after each problem (clock drops, load). */
 typedef struct fc_sense {

@@ -65,6 +65,33 @@ fc_record *fc_doc_add(fc_doc *d)
     return r;
 }
 
+/* ------------------------------------------------------------------ ceilings */
+
+double fc_ceilings_bandwidth_at(const fc_ceilings *c, double footprint, bool cold)
+{
+    double best = c->bandwidth_gbs;
+    if (cold || footprint <= 0 || c->n_bw <= 0) return best;
+    int from = 0; /* the largest point at or below the footprint */
+    for (int i = 0; i < c->n_bw; i++)
+        if (c->bw[i].footprint_bytes <= footprint) from = i;
+    for (int i = from; i < c->n_bw; i++) best = fmax(best, c->bw[i].gbs);
+    return best;
+}
+
+void fc_ceilings_keep_better(fc_ceilings *kept, const fc_ceilings *now)
+{
+    for (int dt = 0; dt < FC_NDTYPES; dt++) kept->gflops[dt] = fmax(kept->gflops[dt], now->gflops[dt]);
+    kept->bandwidth_gbs = fmax(kept->bandwidth_gbs, now->bandwidth_gbs);
+    if (kept->n_bw == 0) {
+        kept->n_bw = now->n_bw;
+        memcpy(kept->bw, now->bw, sizeof kept->bw);
+    } else if (now->n_bw == kept->n_bw) {
+        for (int i = 0; i < kept->n_bw; i++)
+            if (now->bw[i].footprint_bytes == kept->bw[i].footprint_bytes)
+                kept->bw[i].gbs = fmax(kept->bw[i].gbs, now->bw[i].gbs);
+    }
+}
+
 /* ------------------------------------------------------------------ writer */
 
 cJSON *fc_ceilings_json(const fc_ceilings *c)
@@ -74,6 +101,15 @@ cJSON *fc_ceilings_json(const fc_ceilings *c)
     for (int t = 0; t < FC_NDTYPES; t++)
         if (c->gflops[t] > 0) fc_json_add_num(g, fc_dtype_name((fc_dtype)t), c->gflops[t]);
     fc_json_add_num(o, "bandwidth_gbs", c->bandwidth_gbs);
+    if (c->n_bw > 0) {
+        cJSON *curve = cJSON_AddArrayToObject(o, "bandwidth_by_footprint");
+        for (int i = 0; i < c->n_bw; i++) {
+            cJSON *p = cJSON_CreateObject();
+            fc_json_add_num(p, "footprint_bytes", c->bw[i].footprint_bytes);
+            fc_json_add_num(p, "gbs", c->bw[i].gbs);
+            cJSON_AddItemToArray(curve, p);
+        }
+    }
     if (c->launch_us > 0) fc_json_add_num(o, "launch_us", c->launch_us);
     if (c->graph_launch_us > 0) fc_json_add_num(o, "graph_launch_us", c->graph_launch_us);
     cJSON_AddStringToObject(o, "method", c->method);
@@ -177,6 +213,8 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
     if (v->impl.flops_performed > 0) fc_json_add_num(o, "flops_performed", v->impl.flops_performed);
     fc_json_add_num(o, "bytes", v->bytes);
     fc_json_add_num(o, "peak_intermediate_bytes", v->peak_inter_bytes);
+    if (v->footprint_bytes > 0) fc_json_add_num(o, "footprint_bytes", v->footprint_bytes);
+    if (v->ceil_gbs > 0) fc_json_add_num(o, "bandwidth_ceiling_gbs", v->ceil_gbs);
     fc_json_add_num(o, "intensity_flop_per_byte", v->intensity);
     cJSON_AddStringToObject(o, "bound", v->bound);
     if (r->status == FC_STATUS_OK) {
@@ -485,6 +523,8 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         vr->sampled_s = fc_json_num(vo, "sampled_s", 0);
         vr->gflops = fc_json_num(vo, "gflops", 0);
         vr->bytes = fc_json_num(vo, "bytes", 0);
+        vr->footprint_bytes = fc_json_num(vo, "footprint_bytes", 0);
+        vr->ceil_gbs = fc_json_num(vo, "bandwidth_ceiling_gbs", r->ceil_gbs); /* before the curve: the record's */
         vr->gbs = fc_json_num(vo, "gbs", 0);
         vr->pct_peak_flops = fc_json_num(vo, "pct_peak_flops", 0);
         vr->pct_peak_bw = fc_json_num(vo, "pct_peak_bandwidth", 0);

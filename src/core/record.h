@@ -31,6 +31,10 @@ typedef struct fc_variant_rec {
     double intensity;  /* FLOPs per byte of this variant */
     char bound[8];     /* "memory" or "compute" */
     double peak_inter_bytes;
+    /* the bytes its calls touch (inputs, weights, outputs and the intermediates
+     * alive at once): the working set that picks its bandwidth ceiling */
+    double footprint_bytes;
+    double ceil_gbs; /* its bandwidth ceiling (fc_ceilings_bandwidth_at), GB/s */
     fc_check check;
     bool stable; /* output after timing equals the verified output */
 } fc_variant_rec;

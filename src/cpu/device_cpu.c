@@ -200,6 +200,68 @@ static double measure_bandwidth(void)
     return best;
 }
 
+/* The bandwidth by working set: BW_FIRST bytes, doubling to 2x the LLC. */
+enum { BW_FIRST = 32 << 10, BW_RUNS = 5 };
+#define BW_RUN_S 0.004
+
+/* One kernel's best rate over a working set of `fp` bytes: copy (two arrays of
+ * fp/2: c = a) or triad (three of fp/3: a = b + s*c), repeated inside one parallel
+ * region, each thread over its own slice of the same arrays (the same static
+ * schedule every pass: warm in its caches as far as they hold it), at least
+ * BW_RUN_S a run; the best of BW_RUNS runs after a warm-up. Bytes read + written. */
+static double stream_rate(float *a, float *b, float *c, size_t fp, bool triad)
+{
+    size_t n = fp / (triad ? 3 : 2) / sizeof(float) & ~(size_t)63;
+    double pass_bytes = (double)n * sizeof(float) * (triad ? 3 : 2);
+    int reps = 1;
+    double best = 0;
+    for (int run = -1; run < BW_RUNS; run++) {
+        double t0 = fc_now();
+#pragma omp parallel
+        for (int r = 0; r < reps; r++) {
+            if (triad) {
+#pragma omp for simd schedule(static) nowait
+                for (size_t i = 0; i < n; i++) a[i] = b[i] + 0.5f * c[i];
+            } else {
+#pragma omp for simd schedule(static) nowait
+                for (size_t i = 0; i < n; i++) c[i] = a[i];
+            }
+        }
+        double dt = fc_now() - t0;
+        if (run < 0) { /* the warm-up sizes the runs */
+            reps = dt > 0 ? (int)fmin(1e6, ceil(BW_RUN_S / dt)) : 1000;
+            continue;
+        }
+        best = fmax(best, reps * pass_bytes / dt / 1e9);
+    }
+    return best;
+}
+
+/* The curve of fc_ceilings.bw: copy and triad at footprints from BW_FIRST, doubling
+ * up to 2x the LLC (past it the device-memory figure holds); returns the points. */
+static int measure_bandwidth_curve(fc_bw_point *pts, int max)
+{
+    size_t llc = fc_host_llc_bytes();
+    size_t top = 2 * (llc ? llc : (32u << 20));
+    float *a = fc_aligned_alloc(top / 2), *b = fc_aligned_alloc(top / 2), *c = fc_aligned_alloc(top / 2);
+    size_t n = top / 2 / sizeof(float);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        a[i] = 1.0f;
+        b[i] = 2.0f;
+        c[i] = 0.5f;
+    }
+    int np = 0;
+    for (size_t fp = BW_FIRST; fp <= top && np < max; fp *= 2) {
+        double r = fmax(stream_rate(a, b, c, fp, false), stream_rate(a, b, c, fp, true));
+        pts[np++] = (fc_bw_point){(double)fp, r};
+    }
+    free(a);
+    free(b);
+    free(c);
+    return np;
+}
+
 static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
 {
     (void)ctx;
@@ -207,11 +269,15 @@ static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
     memset(c, 0, sizeof *c);
     c->gflops[FC_FP32] = measure_sgemm();
     c->bandwidth_gbs = measure_bandwidth();
+    c->n_bw = measure_bandwidth_curve(c->bw, FC_MAX_BW_POINTS);
     snprintf(c->method, sizeof c->method,
              "peaks, the best of repeated runs: fp32 GEMM, the best library's best rate (OpenBLAS cblas_sgemm "
              "%.1f GFLOP/s, best of %d products at 1024^3 and %d at 2048^3, all threads); bandwidth, the best of %d "
-             "STREAM-style copy and %d triad runs over arrays of 4x the LLC, bytes read + written",
-             c->gflops[FC_FP32], SGEMM_REPS_SMALL, SGEMM_REPS_LARGE, STREAM_REPS, STREAM_REPS);
+             "STREAM-style copy and %d triad runs over arrays of 4x the LLC, bytes read + written; by working set "
+             "(warm caches), the best of %d copy and %d triad runs of at least %g ms at footprints from %d KiB "
+             "doubling to 2x the LLC",
+             c->gflops[FC_FP32], SGEMM_REPS_SMALL, SGEMM_REPS_LARGE, STREAM_REPS, STREAM_REPS, BW_RUNS, BW_RUNS,
+             BW_RUN_S * 1e3, BW_FIRST >> 10);
     return 0;
 }
 

@@ -542,6 +542,46 @@ static int copy_once(void *arg, fc_err *e)
     return 0;
 }
 
+/* The bandwidth by working set: footprints from BW_FIRST doubling to 4x the L2,
+ * each a copy back and forth over the same two buffers (fck_copy_passes) moving
+ * about BW_TRAFFIC bytes a launch, the best of BW_RUNS launches after a warm-up. */
+#define BW_FIRST ((size_t)1 << 20)
+#define BW_TRAFFIC ((size_t)4 << 30)
+#define BW_RUNS 5
+
+typedef struct passes_arg {
+    fc_cuda_ctx *c;
+    void *a, *b;
+    size_t bytes;
+    int passes;
+} passes_arg;
+
+static int passes_once(void *arg, fc_err *e)
+{
+    passes_arg *p = arg;
+    FC_CU(fck_copy_passes(p->a, p->b, p->bytes, p->passes, p->c->prop.multiProcessorCount, p->c->stream));
+    return 0;
+}
+
+/* a and b hold `room` bytes each; returns the number of points, -1 on an error */
+static int measure_bandwidth_curve(fc_cuda_ctx *c, void *a, void *b, size_t room, fc_bw_point *pts, int max, fc_err *e)
+{
+    size_t l2 = c->prop.l2CacheSize > 0 ? (size_t)c->prop.l2CacheSize : (size_t)(50u << 20);
+    int np = 0;
+    for (size_t fp = BW_FIRST; fp <= 4 * l2 && fp / 2 <= room && np < max; fp *= 2) {
+        size_t passes = BW_TRAFFIC / fp;
+        passes_arg p = {c, a, b, fp, (int)(passes < 2 ? 2 : passes > 4096 ? 4096 : passes)};
+        if (passes_once(&p, e) != 0) return -1;
+        double best_ms = INFINITY, ms = 0;
+        for (int i = 0; i < BW_RUNS; i++) {
+            if (fc_cuda_time(c, passes_once, &p, 1, 1, &ms, e) != 0) return -1;
+            if (ms < best_ms) best_ms = ms;
+        }
+        pts[np++] = (fc_bw_point){(double)fp, (double)p.passes * (double)fp / (best_ms * 1e-3) / 1e9};
+    }
+    return np;
+}
+
 static int empty_once(void *arg, fc_err *e)
 {
     fc_cuda_ctx *c = arg;
@@ -587,6 +627,8 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
         if (ms < best_ms) best_ms = ms;
     }
     out->bandwidth_gbs = 2.0 * (double)cb / (best_ms * 1e-3) / 1e9;
+    out->n_bw = measure_bandwidth_curve(c, src, dst, cb, out->bw, FC_MAX_BW_POINTS, e);
+    if (out->n_bw < 0) goto done;
 
     /* launch latency: 1000 empty kernels back to back, eagerly and as one graph */
     enum { NL = 1000 };
@@ -619,9 +661,11 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
     snprintf(out->method, sizeof out->method,
              "GEMM: cublasGemmEx, best of %d single products on uniform(-1,1) data, %d^3 (fp32: %d^3), fp32 "
              "accumulation (tf32: CUBLAS_COMPUTE_32F_FAST_TF32); bandwidth: cudaMemcpyAsync device to device of "
-             "%zu MiB, bytes read + written, best of %d copies; launch: %d empty kernels timed with CUDA events, "
+             "%zu MiB, bytes read + written, best of %d copies; by working set (warm L2): a copy kernel back and forth "
+             "over the same two buffers, about %zu GiB a launch, the best of %d launches, at footprints from %zu MiB "
+             "doubling to 4x the L2; launch: %d empty kernels timed with CUDA events, "
              "per kernel, eager (median of 7 runs) and as one replayed CUDA graph (median of 7 replays)",
-             GEMM_RUNS, big, fp32n, cb >> 20, COPY_RUNS, NL);
+             GEMM_RUNS, big, fp32n, cb >> 20, COPY_RUNS, BW_TRAFFIC >> 30, BW_RUNS, BW_FIRST >> 20, NL);
     rc = 0;
 done:
     if (exec) cudaGraphExecDestroy(exec);

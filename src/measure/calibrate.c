@@ -169,22 +169,28 @@ static uint64_t hash_str(const char *s)
  * `seed` (the run's seed mixed with the problem string's hash). */
 static uint64_t problem_seed(const fc_settings *set, const char *ps) { return fc_seed_mix(set->seed, hash_str(ps)); }
 
-/* The record's ceilings: its device's, for its dtype (fp32's where the device
- * measured none for it). */
-static void set_ceilings(fc_record *r, const fc_ceilings *c)
-{
-    r->ceil_gflops = c->gflops[r->prob.dtype] > 0 ? c->gflops[r->prob.dtype] : c->gflops[FC_FP32];
-    r->ceil_gbs = c->bandwidth_gbs;
-}
-
-/* Each variant's bound under the record's ceilings, from its intensity. */
+/* Each variant's bound under its ceilings, from its intensity. */
 static void set_bounds(fc_record *r)
 {
     for (int v = 0; v < FC_MAX_VARIANTS; v++) {
         fc_variant_rec *vr = &r->v[v];
-        bool mem = r->ceil_gbs > 0 && vr->intensity * r->ceil_gbs < r->ceil_gflops;
+        bool mem = vr->ceil_gbs > 0 && vr->intensity * vr->ceil_gbs < r->ceil_gflops;
         fc_strlcpy(vr->bound, mem ? "memory" : "compute", sizeof vr->bound);
     }
+}
+
+/* The record's ceilings: its device's, for its dtype (fp32's where the device
+ * measured none for it); each variant's bandwidth ceiling that of its working set
+ * (with warm caches a problem that fits a cache streams at that cache's rate, and
+ * a percentage of the device memory's would pass 100), then its bound. After
+ * fill_metrics (the footprints). */
+static void set_ceilings(fc_record *r, const fc_ceilings *c, bool cold)
+{
+    r->ceil_gflops = c->gflops[r->prob.dtype] > 0 ? c->gflops[r->prob.dtype] : c->gflops[FC_FP32];
+    r->ceil_gbs = c->bandwidth_gbs;
+    for (int v = 0; v < FC_MAX_VARIANTS; v++)
+        r->v[v].ceil_gbs = fc_ceilings_bandwidth_at(c, r->v[v].footprint_bytes, cold);
+    set_bounds(r);
 }
 
 static void fill_metrics(fc_record *r, const fc_cost *c)
@@ -197,10 +203,11 @@ static void fill_metrics(fc_record *r, const fc_cost *c)
         int cv = v == FC_CONTROL ? FC_UNFUSED : v;
         vr->bytes = c->bytes[cv];
         vr->peak_inter_bytes = c->peak_inter[cv];
+        /* the fused op's bytes are each tensor once; the chain adds its intermediates */
+        vr->footprint_bytes = fmin(c->bytes[cv], c->bytes[FC_FUSED] + c->peak_inter[cv]);
         vr->intensity = c->bytes[cv] > 0 ? c->flops / c->bytes[cv] : 0;
     }
     r->traffic_reduction = c->bytes[FC_UNFUSED] > 0 ? 1.0 - c->bytes[FC_FUSED] / c->bytes[FC_UNFUSED] : 0;
-    set_bounds(r);
 }
 
 static void fill_rates(fc_record *r)
@@ -215,22 +222,23 @@ static void fill_rates(fc_record *r)
         double done = vr->impl.flops_performed > 0 ? vr->impl.flops_performed : r->flops;
         double rate = done / s / 1e9, intensity = vr->bytes > 0 ? done / vr->bytes : vr->intensity;
         vr->pct_peak_flops = r->ceil_gflops > 0 ? 100 * rate / r->ceil_gflops : 0;
-        vr->pct_peak_bw = r->ceil_gbs > 0 ? 100 * vr->gbs / r->ceil_gbs : 0;
-        double roof = fmin(r->ceil_gflops, intensity * r->ceil_gbs);
+        vr->pct_peak_bw = vr->ceil_gbs > 0 ? 100 * vr->gbs / vr->ceil_gbs : 0;
+        double roof = fmin(r->ceil_gflops, intensity * vr->ceil_gbs);
         vr->pct_roofline = roof > 0 ? 100 * rate / roof : 0;
         /* faster than a measured ceiling: the ceiling or the count is off, never hidden */
         vr->over_ceiling = vr->pct_peak_flops > 100 || vr->pct_peak_bw > 100 || vr->pct_roofline > 100;
     }
 }
 
-/* Whether a record of device `dev` ran a variant above its GEMM ceiling. */
-static bool over_gemm(const fc_doc *doc, const char *dev)
+/* Whether a record of device `dev` ran a variant above its GEMM ceiling or its
+ * bandwidth ceiling. */
+static bool over_ceilings(const fc_doc *doc, const char *dev)
 {
     for (int k = 0; k < doc->n; k++) {
         const fc_record *r = &doc->rec[k];
         if (r->status != FC_STATUS_OK || strcmp(r->device, dev)) continue;
         for (int v = 0; v < FC_MAX_VARIANTS; v++)
-            if (r->v[v].pct_peak_flops > 100) return true;
+            if (r->v[v].pct_peak_flops > 100 || r->v[v].pct_peak_bw > 100) return true;
     }
     return false;
 }
@@ -239,17 +247,16 @@ int fc_session_recheck_ceilings(fc_session *s, fc_doc *doc, fc_err *e)
 {
     int again = 0;
     for (int i = 0; i < s->ndev; i++) {
-        if (!s->measured[i] || !over_gemm(doc, s->dev[i]->name)) continue;
+        if (!s->measured[i] || !over_ceilings(doc, s->dev[i]->name)) continue;
         fc_ceilings now, *c = &s->ceil[i];
         memset(&now, 0, sizeof now);
         if (measure_device(s, i, &now, e) != 0) return -1;
-        for (int dt = 0; dt < FC_NDTYPES; dt++) c->gflops[dt] = fmax(c->gflops[dt], now.gflops[dt]);
-        c->bandwidth_gbs = fmax(c->bandwidth_gbs, now.bandwidth_gbs);
+        fc_ceilings_keep_better(c, &now);
         char *before = strstr(c->method, "; measured again at"); /* a kept measurement's own second one */
         if (before) *before = 0;
         size_t l = strlen(c->method);
         snprintf(c->method + l, sizeof c->method - l,
-                 "; measured again at %s, after the run, as a record ran above the GEMM ceiling (%.1f GFLOP/s fp32, "
+                 "; measured again at %s, after the run, as a record ran above a ceiling (%.1f GFLOP/s fp32, "
                  "%.1f GB/s that time): the better of the two kept",
                  now.measured_utc, now.gflops[FC_FP32], now.bandwidth_gbs);
         c->cached = false;
@@ -257,8 +264,7 @@ int fc_session_recheck_ceilings(fc_session *s, fc_doc *doc, fc_err *e)
         for (int k = 0; k < doc->n; k++) {
             fc_record *r = &doc->rec[k];
             if (r->status != FC_STATUS_OK || strcmp(r->device, s->dev[i]->name)) continue;
-            set_ceilings(r, c);
-            set_bounds(r);
+            set_ceilings(r, c, doc->settings.cold);
             fill_rates(r);
         }
         cJSON_DeleteItemFromObjectCaseSensitive(doc->ceilings, s->dev[i]->name);
@@ -569,10 +575,10 @@ static int job_begin(fc_session *s, const fc_job *job, const fc_settings *set, c
     r->reference_ms = ref ? ref->ms : 0;
     int di = session_find(s, b->device);
     *j = (job_run){.b = b, .dev = s->dev[di], .dctx = s->ctx[di], .w = w, .ref = ref, .nvar = 2};
-    set_ceilings(r, &s->ceil[di]);
     fc_cost cost = {0};
     fc_family_of(job->prob.pat)->cost(&job->prob, &cost);
     fill_metrics(r, &cost);
+    set_ceilings(r, &s->ceil[di], set->cold);
     j->tol = fc_problem_tolerance(&job->prob);
     for (int v = 0; v < FC_MAX_VARIANTS; v++) r->v[v].check.tol = j->tol;
 
@@ -743,6 +749,7 @@ static void skipped_record(const fc_job *job, const char *ps, const char *why, f
     fc_cost cost = {0};
     fc_family_of(job->prob.pat)->cost(&job->prob, &cost);
     fill_metrics(rec, &cost);
+    set_bounds(rec);
 }
 
 /* Every job in this process, one after another, each to the end of its rounds. */

@@ -41,6 +41,12 @@ static void ceilings_read(const cJSON *o, fc_ceilings *c)
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gflops");
     for (int t = 0; t < FC_NDTYPES; t++) c->gflops[t] = fc_json_num(g, fc_dtype_name((fc_dtype)t), 0);
     c->bandwidth_gbs = fc_json_num(o, "bandwidth_gbs", 0);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(o, "bandwidth_by_footprint"))
+    {
+        if (c->n_bw >= FC_MAX_BW_POINTS) break;
+        c->bw[c->n_bw++] = (fc_bw_point){fc_json_num(p, "footprint_bytes", 0), fc_json_num(p, "gbs", 0)};
+    }
     c->launch_us = fc_json_num(o, "launch_us", 0);
     c->graph_launch_us = fc_json_num(o, "graph_launch_us", 0);
     fc_strlcpy(c->method, fc_json_str(o, "method", ""), sizeof c->method);
