@@ -619,7 +619,10 @@ def pct_ceiling(rec, ceilings, dtype, ms, performed=False):
         return float("nan"), "-"
     fused = rec["variants"]["fused"]
     if fused.get("bound", "compute") == "memory":
-        return 100 * rec["memory"]["bytes_fused"] / (ms * 1e-3) / 1e9 / ceilings["bandwidth_gbs"], "bw"
+        # the streaming rate at the fused form's working set (device memory's past the
+        # caches); documents before it: device memory's
+        bw = fused.get("bandwidth_ceiling_gbs", ceilings["bandwidth_gbs"])
+        return 100 * rec["memory"]["bytes_fused"] / (ms * 1e-3) / 1e9 / bw, "bw"
     peak = ceilings["gflops"].get(dtype) or ceilings["gflops"].get("fp32")
     flops = fused.get("flops_performed", rec["flops"]) if performed else rec["flops"]
     return 100 * flops / (ms * 1e-3) / 1e9 / peak, "gemm"
@@ -630,9 +633,10 @@ def pct_cell(p, which):
     return f"{p:.0f}% {which}" + (" OVER" if p > 100 else "")
 
 
-OVER_NOTE = ("OVER: above 100 % of the measured ceiling. `bw` is DRAM's copy bandwidth, which a problem whose "
-             "working set stays in the caches between samples exceeds; `gemm` is OpenBLAS's sgemm peak at "
-             "1024^3 and 2048^3, which a smaller problem that fits in L2, or another library, can exceed.")
+OVER_NOTE = ("OVER: above 100 % of the measured ceiling. `bw` is the streaming bandwidth fusecal measured at the "
+             "fused form's working set (its record's `bandwidth_ceiling_gbs`: DRAM's copy bandwidth past the "
+             "caches); `gemm` is the best sgemm rate of OpenBLAS at 1024^3 and 2048^3 and oneDNN at 512^3 to 2048^3, which "
+             "a moment of this shared host's clock or another shape can exceed.")
 
 
 PERFORMED_NOTE = ("*: of the FLOPs fusecal's fused form performs (its record's `flops_performed`: a Winograd "

@@ -179,17 +179,35 @@ static void set_bounds(fc_record *r)
     }
 }
 
+/* The bandwidth ceiling of the unfused chain: each op streaming at the rate of its
+ * own working set (its bytes), the chain's bytes over the sum of the ops' times. */
+static double chain_bandwidth(const fc_cost *k, const fc_ceilings *c, bool cold)
+{
+    if (cold || c->n_bw <= 0) return c->bandwidth_gbs;
+    double bytes = 0, s = 0;
+    for (int i = 0; i < FC_MAX_OPS; i++) {
+        double b = k->op_bytes[i];
+        if (b <= 0) continue;
+        bytes += b;
+        s += b / fc_ceilings_bandwidth_at(c, b, cold);
+    }
+    return s > 0 ? bytes / s : c->bandwidth_gbs;
+}
+
 /* The record's ceilings: its device's, for its dtype (fp32's where the device
  * measured none for it); each variant's bandwidth ceiling that of its working set
  * (with warm caches a problem that fits a cache streams at that cache's rate, and
- * a percentage of the device memory's would pass 100), then its bound. After
- * fill_metrics (the footprints). */
+ * a percentage of the device memory's would pass 100): the fused op's, each op's
+ * of the unfused chain (and the control, which runs its ops); then its bound. */
 static void set_ceilings(fc_record *r, const fc_ceilings *c, bool cold)
 {
     r->ceil_gflops = c->gflops[r->prob.dtype] > 0 ? c->gflops[r->prob.dtype] : c->gflops[FC_FP32];
     r->ceil_gbs = c->bandwidth_gbs;
+    fc_cost cost = {0};
+    fc_family_of(r->prob.pat)->cost(&r->prob, &cost);
+    double chain = chain_bandwidth(&cost, c, cold);
     for (int v = 0; v < FC_MAX_VARIANTS; v++)
-        r->v[v].ceil_gbs = fc_ceilings_bandwidth_at(c, r->v[v].footprint_bytes, cold);
+        r->v[v].ceil_gbs = v == FC_FUSED ? fc_ceilings_bandwidth_at(c, cost.bytes[FC_FUSED], cold) : chain;
     set_bounds(r);
 }
 
@@ -203,8 +221,10 @@ static void fill_metrics(fc_record *r, const fc_cost *c)
         int cv = v == FC_CONTROL ? FC_UNFUSED : v;
         vr->bytes = c->bytes[cv];
         vr->peak_inter_bytes = c->peak_inter[cv];
-        /* the fused op's bytes are each tensor once; the chain adds its intermediates */
-        vr->footprint_bytes = fmin(c->bytes[cv], c->bytes[FC_FUSED] + c->peak_inter[cv]);
+        /* the fused op's bytes are each tensor once; the chain's largest op's */
+        vr->footprint_bytes = cv == FC_FUSED ? c->bytes[FC_FUSED] : 0;
+        for (int i = 0; cv == FC_UNFUSED && i < FC_MAX_OPS; i++)
+            vr->footprint_bytes = fmax(vr->footprint_bytes, c->op_bytes[i]);
         vr->intensity = c->bytes[cv] > 0 ? c->flops / c->bytes[cv] : 0;
     }
     r->traffic_reduction = c->bytes[FC_UNFUSED] > 0 ? 1.0 - c->bytes[FC_FUSED] / c->bytes[FC_UNFUSED] : 0;
