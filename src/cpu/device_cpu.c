@@ -167,6 +167,20 @@ static double measure_sgemm(void)
     return best;
 }
 
+/* The three arrays of the bandwidth kernels, `bytes` each, filled by the threads
+ * that stream them. */
+static void stream_arrays(size_t bytes, float **a, float **b, float **c)
+{
+    size_t n = bytes / sizeof(float);
+    float *x = *a = fc_aligned_alloc(bytes), *y = *b = fc_aligned_alloc(bytes), *z = *c = fc_aligned_alloc(bytes);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        x[i] = 1.0f;
+        y[i] = 2.0f;
+        z[i] = 0.5f;
+    }
+}
+
 /* Memory bandwidth: STREAM-style copy and triad over arrays of 4x the LLC,
  * counting bytes read plus bytes written; the best of either kernel's runs. */
 static double measure_bandwidth(void)
@@ -175,13 +189,8 @@ static double measure_bandwidth(void)
     size_t bytes = 4 * (llc ? llc : (32u << 20));
     if (bytes < (128u << 20)) bytes = 128u << 20;
     size_t n = bytes / sizeof(float);
-    float *a = fc_aligned_alloc(bytes), *b = fc_aligned_alloc(bytes), *c = fc_aligned_alloc(bytes);
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        a[i] = 1.0f;
-        b[i] = 2.0f;
-        c[i] = 0.5f;
-    }
+    float *a, *b, *c;
+    stream_arrays(bytes, &a, &b, &c);
     double best = 0;
     for (int it = 0; it <= STREAM_REPS; it++) {
         double t0 = fc_now();
@@ -243,14 +252,8 @@ static int measure_bandwidth_curve(fc_bw_point *pts, int max)
 {
     size_t llc = fc_host_llc_bytes();
     size_t top = 2 * (llc ? llc : (32u << 20));
-    float *a = fc_aligned_alloc(top / 2), *b = fc_aligned_alloc(top / 2), *c = fc_aligned_alloc(top / 2);
-    size_t n = top / 2 / sizeof(float);
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        a[i] = 1.0f;
-        b[i] = 2.0f;
-        c[i] = 0.5f;
-    }
+    float *a, *b, *c;
+    stream_arrays(top / 2, &a, &b, &c);
     int np = 0;
     for (size_t fp = BW_FIRST; fp <= top && np < max; fp *= 2) {
         double r = fmax(stream_rate(a, b, c, fp, false), stream_rate(a, b, c, fp, true));
