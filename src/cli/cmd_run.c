@@ -869,8 +869,9 @@ static void print_network(run_state *st)
     }
 }
 
-/* A ceiling a record ran above (GEMM or its working set's bandwidth) is measured again (fc_session_recheck_ceilings);
- * a failed measurement keeps the first one and says so. */
+/* The ceilings a record ran above (GEMM, or its working set's bandwidth) are
+ * measured again (fc_session_recheck_ceilings); a failed measurement keeps the
+ * first one and says so. */
 static void recheck_ceilings(run_state *st)
 {
     fc_err e = {{0}};

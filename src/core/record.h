@@ -31,8 +31,8 @@ typedef struct fc_variant_rec {
     double intensity;  /* FLOPs per byte of this variant */
     char bound[8];     /* "memory" or "compute" */
     double peak_inter_bytes;
-    /* the bytes its calls touch (inputs, weights, outputs and the intermediates
-     * alive at once): the working set that picks its bandwidth ceiling */
+    /* the bytes one call touches: the fused op's (each tensor once), the unfused
+     * chain's largest op's; shown beside its bandwidth ceiling */
     double footprint_bytes;
     double ceil_gbs; /* its bandwidth ceiling (fc_ceilings_bandwidth_at), GB/s */
     fc_check check;

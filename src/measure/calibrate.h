@@ -51,10 +51,10 @@ int fc_session_reuse_ceilings(fc_session *s, double *age_s);
  * and keeps them for later commands. */
 int fc_session_ceilings(fc_session *s, fc_err *e);
 /* After a run: a device whose GEMM or bandwidth ceiling a record's variant ran
- * above had it measured in a slow stretch (a shared host's peak moves: 250-323 GFLOP/s within 20
- * minutes on one 2-core VM), so it is measured again and the better of the two
- * measurements kept, per dtype and for the bandwidth (each point of its curve); every record of the device
- * gets its percentages again, the document's ceilings block is replaced and the
+ * above had it measured in a slow stretch (a shared host's peak moves: 250-323
+ * GFLOP/s within 20 minutes on one 2-core VM), so it is measured again and the
+ * better of the two measurements kept, per dtype and for the bandwidth (each point
+ * of its curve); every record of the device gets its percentages again, the document's ceilings block is replaced and the
  * cache kept up to date. Returns how many devices were measured again (0: none
  * needed it), -1 when a measurement failed (e says why; nothing changed). */
 int fc_session_recheck_ceilings(fc_session *s, fc_doc *doc, fc_err *e);
