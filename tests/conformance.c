@@ -67,11 +67,16 @@ static const char *const shapes[] = {
     "b=1,h=8,hkv=2,s=1,skv=1100,d=128,causal=1",
     "b=1,h=4,hkv=2,s=3,skv=600,d=72,causal=1",
     "b=1,h=2,hkv=2,s=5,skv=1500,d=64",
-    /* cpu.onednn's fused tiles (1 MiB of f32 scores): a last tile of fewer heads (two
-     * heads of 300 x 300 per tile, three heads), and of fewer rows (a head's 600 rows of
-     * 600 keys in tiles of 432 rows, the second starting inside the second query head) */
-    "b=1,h=3,s=300,d=16",
-    "b=1,h=2,hkv=1,s=300,skv=600,d=16,causal=1",
+    /* cpu.onednn's fused tiles, on two threads: tiles all threads share (4 MiB of f32
+     * scores; fewer than 8 tiles of 1 MiB) with a last tile of fewer heads (11 heads of
+     * 300 x 300, then 2) and of fewer rows (a head's 2000 rows of 600 keys: 1744, then
+     * 256); tiles per thread (1 MiB) with a last tile of fewer heads (4 heads of 256 x
+     * 256, 34 of them) and of fewer rows (2 query heads' 1040 rows of 600 keys in tiles
+     * of 432, the second spanning both query heads; causal). */
+    "b=1,h=13,s=300,d=16",
+    "b=1,h=2,hkv=1,s=1000,skv=600,d=16",
+    "b=2,h=17,s=256,d=16",
+    "b=1,h=8,hkv=4,s=520,skv=600,d=32,causal=1",
     /* norm */
     "m=7,n=13",
     "m=1,n=1",
@@ -254,10 +259,16 @@ static void check_problem(const fc_conf_opts *o, const fc_backend *b, const fc_p
 static void check_shape(const fc_conf_opts *o, const fc_backend *b, const char *shape, int *per_pattern,
                         fc_conf_result *r)
 {
+    int parsed = 0;
+    fc_err first = {{0}};
     for (int pi = 0; pi < FC_NPATTERNS; pi++) {
         fc_problem p;
         fc_err e;
-        if (fc_problem_parse(shape, &fc_patterns[pi], &p, &e) != 0) continue; /* another family's shape */
+        if (fc_problem_parse(shape, &fc_patterns[pi], &p, &e) != 0) { /* another family's shape */
+            if (!first.msg[0]) first = e;
+            continue;
+        }
+        parsed++;
         for (int di = 0; di < (o->dtypes ? o->ndtypes : FC_NDTYPES); di++) {
             p.dtype = o->dtypes ? o->dtypes[di] : (fc_dtype)di;
             char why[256] = "";
@@ -271,6 +282,7 @@ static void check_shape(const fc_conf_opts *o, const fc_backend *b, const char *
             per_pattern[pi] += r->checked - before;
         }
     }
+    CHECK_MSG(parsed > 0, "shape '%s' is no pattern's problem (%s)", shape, first.msg);
 }
 
 void fc_conformance(const fc_conf_opts *o, fc_conf_result *r)

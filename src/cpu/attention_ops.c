@@ -250,7 +250,7 @@ void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int 
                              bool bf16)
 {
     const size_t skv = (size_t)g->skv;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (int t = 0; t < nh * R; t++) {
         const int i = t % R;
         const size_t at = (size_t)(t / R) * out_head + (size_t)i * skv;
@@ -283,7 +283,7 @@ void fc_cpu_att_exp_tile(const fc_att_geom *g, const float *S, int nh, int R, in
                          float *inv)
 {
     const size_t skv = (size_t)g->skv;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (int t = 0; t < nh * R; t++) {
         const int i = t % R, lim = row_keys(g, r0 + i);
         const float *x = S + (size_t)t * skv;
@@ -295,7 +295,7 @@ void fc_cpu_att_exp_tile(const fc_att_geom *g, const float *S, int nh, int R, in
 
 void fc_cpu_att_scale_rows(float *O, int rows, int d, const float *inv)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (int r = 0; r < rows; r++) {
         float *o = O + (size_t)r * d;
         const float f = inv[r];

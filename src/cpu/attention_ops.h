@@ -62,7 +62,8 @@ void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int 
  * the scores fewer than normalizing them, R·d multiplies instead of R·skv. */
 void fc_cpu_att_exp_tile(const fc_att_geom *g, const float *S, int nh, int R, int r0, float *P, size_t p_head,
                          float *inv);
-/* O[r][·] *= inv[r] for rows r of d floats */
+/* O[r][·] *= inv[r] for rows r of d floats. These three run on the calling thread
+ * alone when called inside a parallel region (cpu.onednn's per-thread tiles). */
 void fc_cpu_att_scale_rows(float *O, int rows, int d, const float *inv);
 /* Whether attention runs the split-KV decode kernel (few query rows per key/value
  * head), else the flash kernel. */

@@ -72,8 +72,7 @@
 #include <string.h>
 
 #define MAX_PRIMS 8
-#define MAX_MEMS 64
-#define MAX_MDS 32
+#define MAX_MDS 64
 
 #if DNNL_VERSION_MAJOR >= 3
 #define FC_DNNL3 1
@@ -101,7 +100,7 @@ typedef struct prim {
     int (*host)(struct od_state *s, fc_variant v, fc_err *e); /* a fusecal host kernel in place of a primitive */
     dnnl_exec_arg_t args[10];
     int nargs;
-    char impl[96];
+    char impl[128];
     const char *post; /* the post-op a primitive of several in a fused form carries, or NULL */
 } prim;
 
@@ -115,17 +114,26 @@ typedef struct md_pool {
  * rows, with the matmuls for it and the memory objects whose handles move per tile. */
 typedef struct att_tile {
     int nh, R;
-    prim qk, pv;                 /* Q·Kᵀ/√d into the f32 scores; P·V (attention only) */
-    dnnl_memory_t q, k, p, v, o; /* handles set per tile (p: the tile's probabilities) */
+    cmd q_md, k_md, s_md, p_md, v_md, o_md; /* made once, for every lane's tile of this shape */
+    prim qk, pv;                            /* Q·Kᵀ/√d into the f32 scores; P·V (attention only) */
+    dnnl_memory_t q, k, p, v, o;            /* handles set per tile (p: the tile's probabilities) */
 } att_tile;
+
+/* What computes tiles: the whole team (one lane, oneDNN's threads inside each
+ * primitive), or one thread (a lane per thread, its primitives single-threaded). */
+typedef struct att_lane {
+    att_tile t[2];        /* the full tile and the last, smaller one (t[1].nh == 0: none) */
+    float *S;             /* the tile's scores, f32 [nh][R][skv] */
+    void *P;              /* attention: its probabilities in the problem's data type (f32: S itself) */
+    float *inv;           /* f32 attention: 1 / each row's sum, applied to the output rows */
+    dnnl_stream_t stream; /* per-thread lanes: the lane's own (else the setup's) */
+} att_lane;
 
 typedef struct att_blocked {
     fc_att_geom g;
-    att_tile t[2]; /* the full tile and the last, smaller one (t[1].nh == 0: none) */
-    float *S;      /* the tile's scores, f32 [nh][R][skv] */
-    void *P;       /* attention: its probabilities in the problem's data type (f32: S itself) */
-    float *inv;    /* f32 attention: 1 / each row's sum, applied to the output rows */
-    float *dws;    /* bf16 decode: the split-KV kernel's workspace (no tiles then) */
+    int nlanes;     /* 1: tiles one after another, all threads in each; else one per thread */
+    att_lane *lane; /* nlanes of them */
+    float *dws;     /* bf16 decode: the split-KV kernel's workspace (no tiles then) */
 } att_blocked;
 
 typedef struct od_state {
@@ -137,8 +145,8 @@ typedef struct od_state {
     dnnl_stream_t stream;
     prim chain[FC_MAX_VARIANTS][MAX_PRIMS]; /* the control's only when built */
     int nprims[FC_MAX_VARIANTS];
-    dnnl_memory_t mems[MAX_MEMS];
-    int nmems;
+    dnnl_memory_t *mems; /* every memory object the setup made, owned */
+    int nmems, cap_mems;
     fc_cpu_chain ch;
     float *glu_s;                       /* the fused gated unit's silu(x·W_gᵀ) [m, n] */
     float *rope;                        /* qk_norm_rope's cos/sin table, made at setup */
@@ -411,7 +419,10 @@ static dnnl_status_t attr_scale(dnnl_primitive_attr_t attr, const float *scale)
 
 static int mem(od_state *s, cmd md, void *handle, dnnl_memory_t *out, fc_err *e)
 {
-    if (s->nmems >= MAX_MEMS) return fc_errf(e, "cpu.onednn: too many memory objects");
+    if (s->nmems == s->cap_mems) {
+        s->cap_mems = s->cap_mems ? 2 * s->cap_mems : 32;
+        s->mems = fc_xrealloc(s->mems, (size_t)s->cap_mems * sizeof *s->mems);
+    }
     FC_DNNL(dnnl_memory_create(out, md, s->eng, handle));
     s->mems[s->nmems++] = *out;
     return 0;
@@ -1210,33 +1221,47 @@ static int build_add_norm(od_state *s, fc_err *e)
  *          (attention) matmul P·V of the tile; the s × skv scores never reach memory
  *          whole. The matmuls are the unfused chain's primitives on tiles of the same
  *          batched problem; a tile's shapes are fixed at setup (the full tile and a
- *          smaller last one), only the data handles move. */
-/* 4 MiB: two cores' L2 together; larger matmuls per call. At b=8, h=16, s=1024, d=64
- * (fp32, Xeon, 2 cores) the fused call took 173–181 ms with 1 MiB tiles, 165–178 with
- * 2, 161–162 with 4 and 168–169 with 8; at b=1, s=4096 331–370 against 377–444. */
+ *          smaller last one), only the data handles move. With enough tiles each
+ *          thread computes tiles of its own (ATT_LANE_BYTES) with single-threaded
+ *          primitives: no barrier inside a tile, and one thread's softmax runs while
+ *          the other's matmuls do; else all threads share each tile (ATT_TILE_BYTES). */
+/* A tile all threads compute together: 4 MiB, two cores' L2 together; larger matmuls
+ * per call. At b=8, h=16, s=1024, d=64 (fp32, Xeon, 2 cores) the fused call took
+ * 173–181 ms with 1 MiB tiles, 165–178 with 2, 161–162 with 4 and 168–169 with 8; at
+ * b=1, s=4096 331–370 against 377–444. */
 #define ATT_TILE_BYTES (4 * 1024 * 1024)
+/* A tile one thread computes alone: half its core's L2, its head's K and V beside it.
+ * Same machine, fp32, fused medians: b=8, h=16, s=1024 147–157 ms with 1 MiB tiles,
+ * 157–172 with 512 KiB, 175 with 256 KiB, 177 with 2 MiB, and 163–181 with shared
+ * 4 MiB tiles run alternately with the 1 MiB ones; b=1, h=4, s=4096 80–84 against
+ * 82–85 shared. */
+#define ATT_LANE_BYTES (1024 * 1024)
+/* Per-thread tiles when there are at least this many per thread (the last round then
+ * leaves a thread idle a small part of the time), else shared tiles. */
+#define ATT_LANE_MIN_TILES 4
 
-/* Tiles: whole key/value heads (their g·s rows) as many as fit, or one head's rows in
- * blocks of a multiple of 16 rows. */
-static void att_tiles(att_blocked *a)
+/* Tiles of at most `bytes` of scores: whole key/value heads (their g·s rows) as many
+ * as fit, or one head's rows in blocks of a multiple of 16 rows. Returns their
+ * number. */
+static int att_tiles(const fc_att_geom *g, att_tile t[2], size_t bytes)
 {
-    const fc_att_geom *g = &a->g;
     const size_t rows = (size_t)g->g * g->s, row_bytes = (size_t)g->skv * sizeof(float);
-    memset(a->t, 0, sizeof a->t);
-    if (rows * row_bytes <= ATT_TILE_BYTES) {
-        size_t nh = ATT_TILE_BYTES / (rows * row_bytes);
-        a->t[0].nh = (int)(nh < (size_t)g->bkv ? nh : (size_t)g->bkv);
-        a->t[0].R = (int)rows;
-        a->t[1].nh = g->bkv % a->t[0].nh;
-        a->t[1].R = (int)rows;
-    } else {
-        size_t R = ATT_TILE_BYTES / row_bytes / 16 * 16;
-        R = R < 16 ? 16 : R;
-        a->t[0].nh = 1;
-        a->t[0].R = (int)(R < rows ? R : rows);
-        a->t[1].R = (int)(rows % (size_t)a->t[0].R);
-        a->t[1].nh = a->t[1].R ? 1 : 0;
+    memset(t, 0, 2 * sizeof *t);
+    if (rows * row_bytes <= bytes) {
+        size_t nh = bytes / (rows * row_bytes);
+        t[0].nh = (int)(nh < (size_t)g->bkv ? nh : (size_t)g->bkv);
+        t[0].R = (int)rows;
+        t[1].nh = g->bkv % t[0].nh;
+        t[1].R = (int)rows;
+        return (g->bkv + t[0].nh - 1) / t[0].nh;
     }
+    size_t R = bytes / row_bytes / 16 * 16;
+    R = R < 16 ? 16 : R;
+    t[0].nh = 1;
+    t[0].R = (int)(R < rows ? R : rows);
+    t[1].R = (int)(rows % (size_t)t[0].R);
+    t[1].nh = t[1].R ? 1 : 0;
+    return g->bkv * (int)((rows + (size_t)t[0].R - 1) / (size_t)t[0].R);
 }
 
 /* A matmul src · wei → dst (with the 1/√d scale when scaled), its memory objects made
@@ -1277,61 +1302,96 @@ static int kt_md(od_state *s, cmd *md, dnnl_dim_t n, fc_err *e)
     return md_make(s, md, 3, (dnnl_dims_t){n, D, SKV}, dnnl_format_tag_undef, (dnnl_dims_t){SKV * D, 1, D}, e);
 }
 
-static int att_tile_build(od_state *s, att_tile *t, bool pv, fc_err *e)
+/* A lane's tile t of the shape `shape` (whose descriptors the first lane makes). */
+static int att_tile_build(od_state *s, att_lane *l, att_tile *t, att_tile *shape, bool pv, fc_err *e)
 {
     const fc_att_geom *g = &s->att.g;
-    dnnl_dim_t nh = t->nh, R = t->R, SKV = g->skv, D = g->d;
-    cmd q_md, k_md, s_md, p_md, v_md, o_md;
+    dnnl_dim_t nh = shape->nh, R = shape->R, SKV = g->skv, D = g->d;
+    att_tile *m = shape;
     /* (several heads only when a tile holds their every row: Q and O tiles are dense) */
-    if (md_tag(s, &q_md, 3, (dnnl_dims_t){nh, R, D}, dnnl_abc, e) || kt_md(s, &k_md, nh, e) ||
-        md_f32(s, &s_md, 3, (dnnl_dims_t){nh, R, SKV}, dnnl_abc, e) ||
-        att_matmul(s, &t->qk, q_md, k_md, s_md, true, in(s, FC_ATT_TQ), in(s, FC_ATT_TK), s->att.S, &t->q, &t->k, e))
+    if (!m->q_md && (md_tag(s, &m->q_md, 3, (dnnl_dims_t){nh, R, D}, dnnl_abc, e) || kt_md(s, &m->k_md, nh, e) ||
+                     md_f32(s, &m->s_md, 3, (dnnl_dims_t){nh, R, SKV}, dnnl_abc, e) ||
+                     md_tag(s, &m->p_md, 3, (dnnl_dims_t){nh, R, SKV}, dnnl_abc, e) ||
+                     md_tag(s, &m->v_md, 3, (dnnl_dims_t){nh, SKV, D}, dnnl_abc, e) ||
+                     md_tag(s, &m->o_md, 3, (dnnl_dims_t){nh, R, D}, dnnl_abc, e)))
+        return -1;
+    *t = *shape;
+    if (att_matmul(s, &t->qk, m->q_md, m->k_md, m->s_md, true, in(s, FC_ATT_TQ), in(s, FC_ATT_TK), l->S, &t->q, &t->k,
+                   e))
         return -1;
     if (!pv) return 0;
-    if (md_tag(s, &p_md, 3, (dnnl_dims_t){nh, R, SKV}, dnnl_abc, e) ||
-        md_tag(s, &v_md, 3, (dnnl_dims_t){nh, SKV, D}, dnnl_abc, e) ||
-        md_tag(s, &o_md, 3, (dnnl_dims_t){nh, R, D}, dnnl_abc, e) ||
-        att_matmul(s, &t->pv, p_md, v_md, o_md, false, s->att.P, in(s, FC_ATT_TV), s->ch.out[FC_FUSED], &t->p, &t->v,
-                   e))
+    if (att_matmul(s, &t->pv, m->p_md, m->v_md, m->o_md, false, l->P, in(s, FC_ATT_TV), s->ch.out[FC_FUSED], &t->p,
+                   &t->v, e))
         return -1;
     /* the output's memory object is the last the call made */
     t->o = t->pv.args[t->pv.nargs - 1].memory;
     return 0;
 }
 
-/* The fused form: tile after tile, Q·Kᵀ/√d → masked softmax in cache → P·V. */
+/* One tile, its first row `row` of all b·h·s: Q·Kᵀ/√d → masked softmax in cache → P·V. */
+static int att_tile_run(od_state *s, const att_lane *l, const att_tile *t, int n0, int r0, void *out, fc_err *e)
+{
+    const fc_att_geom *g = &s->att.g;
+    const int rows = g->g * g->s;
+    const size_t skv = (size_t)g->skv, d = (size_t)g->d;
+    const size_t row = (size_t)n0 * (size_t)rows + (size_t)r0; /* the tile's first row of all b·h·s */
+    const bool pv = t->pv.p != NULL, bf = s->dt == dnnl_bf16;
+    FC_DNNL(dnnl_memory_set_data_handle(t->q, elem_at(s, in(s, FC_ATT_TQ), row * d)));
+    FC_DNNL(dnnl_memory_set_data_handle(t->k, elem_at(s, in(s, FC_ATT_TK), (size_t)n0 * skv * d)));
+    FC_DNNL(dnnl_primitive_execute(t->qk.p, l->stream, t->qk.nargs, t->qk.args));
+    FC_DNNL(dnnl_stream_wait(l->stream));
+    if (!pv) {
+        fc_cpu_att_softmax_tile(g, l->S, t->nh, t->R, r0, elem_at(s, out, row * skv), (size_t)rows * skv, bf);
+        return 0;
+    }
+    /* f32: unnormalized probabilities, each output row scaled after P·V; bf16: the
+     * normalization rides on the rounding pass the probabilities need anyway */
+    if (bf) fc_cpu_att_softmax_tile(g, l->S, t->nh, t->R, r0, l->P, (size_t)t->R * skv, true);
+    else
+        fc_cpu_att_exp_tile(g, l->S, t->nh, t->R, r0, l->P, (size_t)t->R * skv, l->inv);
+    FC_DNNL(dnnl_memory_set_data_handle(t->v, elem_at(s, in(s, FC_ATT_TV), (size_t)n0 * skv * d)));
+    FC_DNNL(dnnl_memory_set_data_handle(t->o, elem_at(s, out, row * d)));
+    FC_DNNL(dnnl_primitive_execute(t->pv.p, l->stream, t->pv.nargs, t->pv.args));
+    FC_DNNL(dnnl_stream_wait(l->stream));
+    if (!bf) fc_cpu_att_scale_rows(elem_at(s, out, row * d), t->nh * t->R, g->d, l->inv);
+    return 0;
+}
+
+/* Tile i of the fused form (key/value heads first, then row blocks) on lane l. */
+static int att_tile_i(od_state *s, const att_lane *l, int i, void *out, fc_err *e)
+{
+    const fc_att_geom *g = &s->att.g;
+    const att_tile *t = l->t;
+    const int rows = g->g * g->s, nr = (rows + t[0].R - 1) / t[0].R;
+    const int n0 = i / nr * t[0].nh, r0 = i % nr * t[0].R;
+    return att_tile_run(s, l, n0 + t[0].nh > g->bkv || r0 + t[0].R > rows ? &t[1] : &t[0], n0, r0, out, e);
+}
+
+/* The fused form: tile after tile, all threads in each (one lane), or each thread its
+ * share of the tiles on its own lane. (Never a parallel region around shared tiles:
+ * oneDNN's threads inside it would be a nested team, made anew at every call.) */
 static int att_fused(od_state *s, fc_variant v, fc_err *e)
 {
     const att_blocked *a = &s->att;
-    const fc_att_geom *g = &a->g;
-    const int rows = g->g * g->s;
-    const size_t skv = (size_t)g->skv, d = (size_t)g->d;
-    const bool pv = fc_pattern_has_op(s->p.pat, FC_OP_PV), bf = s->dt == dnnl_bf16;
-    void *Q = in(s, FC_ATT_TQ), *K = in(s, FC_ATT_TK), *V = pv ? in(s, FC_ATT_TV) : NULL, *out = s->ch.out[v];
-    for (int n0 = 0; n0 < g->bkv; n0 += a->t[0].nh)
-        for (int r0 = 0; r0 < rows; r0 += a->t[0].R) {
-            const att_tile *t = n0 + a->t[0].nh > g->bkv || r0 + a->t[0].R > rows ? &a->t[1] : &a->t[0];
-            const size_t row = (size_t)n0 * (size_t)rows + (size_t)r0; /* the tile's first row of all b·h·s */
-            FC_DNNL(dnnl_memory_set_data_handle(t->q, elem_at(s, Q, row * d)));
-            FC_DNNL(dnnl_memory_set_data_handle(t->k, elem_at(s, K, (size_t)n0 * skv * d)));
-            FC_DNNL(dnnl_primitive_execute(t->qk.p, s->stream, t->qk.nargs, t->qk.args));
-            FC_DNNL(dnnl_stream_wait(s->stream));
-            if (!pv) {
-                fc_cpu_att_softmax_tile(g, a->S, t->nh, t->R, r0, elem_at(s, out, row * skv), (size_t)rows * skv, bf);
-                continue;
-            }
-            /* f32: unnormalized probabilities, each output row scaled after P·V; bf16: the
-             * normalization rides on the rounding pass the probabilities need anyway */
-            if (bf) fc_cpu_att_softmax_tile(g, a->S, t->nh, t->R, r0, a->P, (size_t)t->R * skv, true);
-            else
-                fc_cpu_att_exp_tile(g, a->S, t->nh, t->R, r0, a->P, (size_t)t->R * skv, a->inv);
-            FC_DNNL(dnnl_memory_set_data_handle(t->v, elem_at(s, V, (size_t)n0 * skv * d)));
-            FC_DNNL(dnnl_memory_set_data_handle(t->o, elem_at(s, out, row * d)));
-            FC_DNNL(dnnl_primitive_execute(t->pv.p, s->stream, t->pv.nargs, t->pv.args));
-            FC_DNNL(dnnl_stream_wait(s->stream));
-            if (!bf) fc_cpu_att_scale_rows(elem_at(s, out, row * d), t->nh * t->R, g->d, a->inv);
-        }
-    return 0;
+    const att_tile *t = a->lane[0].t;
+    const int rows = a->g.g * a->g.s;
+    const int ntiles = (a->g.bkv + t[0].nh - 1) / t[0].nh * ((rows + t[0].R - 1) / t[0].R);
+    void *out = s->ch.out[v];
+    if (a->nlanes == 1) {
+        for (int i = 0; i < ntiles; i++)
+            if (att_tile_i(s, &a->lane[0], i, out, e)) return -1;
+        return 0;
+    }
+    int failed = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+    for (int i = 0; i < ntiles; i++) {
+        fc_err le;
+        if (failed || att_tile_i(s, &a->lane[omp_get_thread_num()], i, out, &le) == 0) continue;
+        failed = 1;
+#pragma omp critical(fc_att_err)
+        *e = le;
+    }
+    return failed ? -1 : 0;
 }
 
 /* The causal chain's additive mask [s][skv]: 0 where query i sees key j, else -inf. */
@@ -1386,23 +1446,48 @@ static int scale_mask(od_state *s, dnnl_dim_t B, void *src, void *dst, fc_err *e
     return 0;
 }
 
-/* The row-blocked fused form: its tiles, their scores and probabilities, their
- * matmuls. */
+/* A lane's buffers and matmuls for the tile shapes in t. */
+static int att_lane_build(od_state *s, att_lane *l, att_tile t[2], bool pv, fc_err *e)
+{
+    const size_t tile = (size_t)t[0].nh * (size_t)t[0].R * (size_t)s->att.g.skv;
+    l->S = fc_cpu_buffer(tile);
+    /* (bf16 probabilities: a bf16 buffer of the tile's size, its contents overwritten) */
+    l->P = !pv ? NULL : s->dt == dnnl_bf16 ? (void *)fc_cpu_bf16_copy(l->S, tile) : (void *)l->S;
+    if (pv && s->dt != dnnl_bf16) l->inv = fc_cpu_buffer((size_t)t[0].nh * (size_t)t[0].R); /* f32 only */
+    for (int i = 0; i < 2; i++)
+        if (t[i].nh && att_tile_build(s, l, &l->t[i], &t[i], pv, e)) return -1;
+    return 0;
+}
+
+/* The row-blocked fused form: its tiles and lanes. Per-thread lanes' primitives are
+ * made while OpenMP's maximum is one thread, so oneDNN plans them for the one thread
+ * that runs each (inside a parallel region a primitive runs on the calling thread). */
 static int build_att_tiles(od_state *s, bool pv, fc_err *e)
 {
     att_blocked *a = &s->att;
-    att_tiles(a);
-    const size_t tile = (size_t)a->t[0].nh * (size_t)a->t[0].R * (size_t)a->g.skv;
-    a->S = fc_cpu_buffer(tile);
-    /* (bf16 probabilities: a bf16 buffer of the tile's size, its contents overwritten) */
-    a->P = !pv ? NULL : s->dt == dnnl_bf16 ? (void *)fc_cpu_bf16_copy(a->S, tile) : (void *)a->S;
-    if (pv && s->dt != dnnl_bf16) a->inv = fc_cpu_buffer((size_t)a->t[0].nh * (size_t)a->t[0].R); /* f32 only */
-    for (int t = 0; t < 2; t++)
-        if (a->t[t].nh && att_tile_build(s, &a->t[t], pv, e)) return -1;
+    const int nthr = omp_get_max_threads();
+    att_tile t[2];
+    const bool lanes = nthr > 1 && att_tiles(&a->g, t, ATT_LANE_BYTES) >= ATT_LANE_MIN_TILES * nthr;
+    if (!lanes) att_tiles(&a->g, t, ATT_TILE_BYTES);
+    a->nlanes = lanes ? nthr : 1;
+    a->lane = fc_xcalloc((size_t)a->nlanes, sizeof *a->lane);
+    int rc = 0;
+    if (lanes) omp_set_num_threads(1);
+    for (int i = 0; i < a->nlanes && rc == 0; i++) {
+        att_lane *l = &a->lane[i];
+        l->stream = s->stream;
+        if (lanes && dnnl_stream_create(&l->stream, s->eng, dnnl_stream_default_flags) != dnnl_success) {
+            l->stream = NULL;
+            rc = fc_errf(e, "oneDNN call dnnl_stream_create failed for a thread's tiles");
+        }
+        if (rc == 0) rc = att_lane_build(s, l, t, pv, e);
+    }
+    if (lanes) omp_set_num_threads(nthr);
+    if (rc) return -1;
     prim *fp = host_step(s, FC_FUSED, pv ? "row-blocked attention" : "row-blocked qk_softmax",
                          "softmax in cache between matmuls", att_fused);
-    snprintf(fp->impl, sizeof fp->impl, "%dx%d-row tiles: matmul[%.24s] + fusecal softmax%s", a->t[0].nh, a->t[0].R,
-             a->t[0].qk.impl,
+    snprintf(fp->impl, sizeof fp->impl, "%dx%d-row tiles%s: matmul[%.24s] + fusecal softmax%s", t[0].nh, t[0].R,
+             lanes ? " per thread" : "", a->lane[0].t[0].qk.impl,
              !pv                  ? ""
              : s->dt == dnnl_bf16 ? " + matmul"
                                   : " + matmul, then rows x 1/sum");
@@ -1574,14 +1659,23 @@ static void od_teardown(void *state)
             if (s->chain[v][i].p) dnnl_primitive_destroy(s->chain[v][i].p);
             if (s->chain[v][i].pd) dnnl_primitive_desc_destroy(s->chain[v][i].pd);
         }
-    for (int t = 0; t < 2; t++) {
-        prim *tp[2] = {&s->att.t[t].qk, &s->att.t[t].pv};
-        for (int i = 0; i < 2; i++) {
-            if (tp[i]->p) dnnl_primitive_destroy(tp[i]->p);
-            if (tp[i]->pd) dnnl_primitive_desc_destroy(tp[i]->pd);
+    for (int i = 0; i < s->att.nlanes; i++) {
+        att_lane *l = &s->att.lane[i];
+        for (int t = 0; t < 2; t++) {
+            prim *tp[2] = {&l->t[t].qk, &l->t[t].pv};
+            for (int j = 0; j < 2; j++) {
+                if (tp[j]->p) dnnl_primitive_destroy(tp[j]->p);
+                if (tp[j]->pd) dnnl_primitive_desc_destroy(tp[j]->pd);
+            }
         }
+        if (l->stream && l->stream != s->stream) dnnl_stream_destroy(l->stream);
+        if (l->P != l->S) free(l->P);
+        free(l->S);
+        free(l->inv);
     }
+    free(s->att.lane);
     for (int i = 0; i < s->nmems; i++) dnnl_memory_destroy(s->mems[i]);
+    free(s->mems);
     md_pool_free(&s->mds);
     if (s->stream) dnnl_stream_destroy(s->stream);
     if (s->eng) dnnl_engine_destroy(s->eng);
@@ -1590,9 +1684,6 @@ static void od_teardown(void *state)
     free(s->glu_s);
     free(s->rope);
     free(s->mask);
-    if (s->att.P != s->att.S) free(s->att.P);
-    free(s->att.S);
-    free(s->att.inv);
     free(s->att.dws);
     free(s);
 }
