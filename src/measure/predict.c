@@ -194,7 +194,10 @@ void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs)
 
 void fc_model_free(fc_model *m)
 {
-    for (int i = 0; i < m->ncls; i++) free(m->cls[i].obs);
+    for (int i = 0; i < m->ncls; i++) {
+        free(m->cls[i].obs);
+        fc_class_fit_free(&m->cls[i].fit);
+    }
     free(m->cls);
     free(m->machine);
     free(m->pair);
@@ -213,15 +216,17 @@ void fc_speedup_intervals(double s, double spread, double noise, int n, fc_ratio
     out->rerun_hi = s * exp(t * spread);
 }
 
-void fc_model_estimate(const fc_class_fit *fit, double flops, const double bytes[FC_NVARIANTS], double ceil_gflops,
-                       double ceil_gbs, bool inside, double ms[FC_NVARIANTS], fc_ratio_ci *speedup)
+void fc_model_estimate(const fc_class_fit *fit, const fc_obs *o, const fc_problem *p, double flops,
+                       const double bytes[FC_NVARIANTS], double ceil_gflops, double ceil_gbs, bool inside,
+                       double ms[FC_NVARIANTS], fc_ratio_ci *speedup)
 {
     ms[FC_FUSED] = fc_fit_fused_ms(&fit->v[FC_FUSED], flops, bytes[FC_FUSED], ceil_gflops, ceil_gbs);
     ms[FC_UNFUSED] = fc_fit_unfused_ms(&fit->v[FC_UNFUSED], ms[FC_FUSED], bytes, ceil_gbs);
     memset(speedup, 0, sizeof *speedup);
+    double s = ms[FC_UNFUSED] / ms[FC_FUSED];
     bool in = inside && fit->n_inside >= FC_PREDICT_MIN_INSIDE;
-    fc_speedup_intervals(ms[FC_UNFUSED] / ms[FC_FUSED], in ? fit->spread_inside : fit->spread, fit->noise,
-                         in ? fit->n_inside : fit->n, speedup);
+    if (o && fit->held) s *= exp(fc_local_correction(fit, o, p));
+    fc_speedup_intervals(s, in ? fit->spread_inside : fit->spread, fit->noise, in ? fit->n_inside : fit->n, speedup);
 }
 
 static void span_of(const fc_obs *o, int n, int what, double *lo, double *hi)
@@ -262,8 +267,7 @@ bool fc_model_within_span(const fc_obs *o, int n, double flops, const double byt
 
 /* ------------------------------------------------------------------ predictions */
 
-/* Distance between two problems of a class: over the log sizes of their dims. */
-static double dim_distance(const fc_problem *a, const fc_problem *b)
+double fc_problem_distance(const fc_problem *a, const fc_problem *b)
 {
     const fc_family *f = fc_family_of(a->pat);
     double s = 0;
@@ -277,24 +281,10 @@ static double dim_distance(const fc_problem *a, const fc_problem *b)
 
 static void nearest(const fc_model_class *c, const fc_problem *p, fc_prediction *out)
 {
-    double best[FC_PREDICT_NEAREST];
-    out->nnearest = 0;
-    for (int i = 0; i < c->n; i++) {
-        double d = dim_distance(p, &c->obs[i].rec->prob);
-        int k = out->nnearest;
-        if (k == FC_PREDICT_NEAREST) {
-            if (d >= best[k - 1]) continue;
-            k--; /* the farthest drops out */
-        } else {
-            out->nnearest++;
-        }
-        for (; k > 0 && d < best[k - 1]; k--) {
-            best[k] = best[k - 1];
-            out->nearest[k] = out->nearest[k - 1];
-        }
-        best[k] = d;
-        out->nearest[k] = c->obs[i].rec;
-    }
+    int idx[FC_PREDICT_NEAREST];
+    double d[FC_PREDICT_NEAREST];
+    out->nnearest = fc_nearest_records(c->obs, c->n, p, FC_PREDICT_NEAREST, idx, d);
+    for (int i = 0; i < out->nnearest; i++) out->nearest[i] = c->obs[idx[i]].rec;
 }
 
 static void measured(const fc_record *r, fc_prediction *out)
@@ -317,7 +307,7 @@ static void predicted(const fc_model_class *c, const fc_problem *p, fc_predictio
     const fc_record *near = out->nearest[0];
     if (!fc_model_within_span(c->obs, c->n, cost.flops, cost.bytes, out->reason, sizeof out->reason)) return;
     double ms[FC_NVARIANTS];
-    fc_model_estimate(&c->fit, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs,
+    fc_model_estimate(&c->fit, c->obs, p, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs,
                       fc_model_inside(c->obs, c->n, cost.flops, cost.bytes), ms, &out->speedup);
     out->source = FC_SRC_PREDICTED;
     out->cls = c;

@@ -336,6 +336,38 @@ static void unfused_starts(const fc_obs *o, int n, fit_ctx *c, double start[6][N
 
 static const form unfused_form = {unfused_loss, unfused_params, unfused_residual, unfused_starts};
 
+/* ------------------------------------------------------------------ the local correction */
+
+int fc_nearest_records(const fc_obs *o, int n, const fc_problem *p, int k, int *idx, double *d)
+{
+    int got = 0;
+    for (int i = 0; i < n; i++) {
+        double di = fc_problem_distance(p, &o[i].rec->prob);
+        if (got == k && di >= d[got - 1]) continue;
+        int j = got < k ? got++ : got - 1; /* the farthest drops out when full */
+        for (; j > 0 && di < d[j - 1]; j--) {
+            d[j] = d[j - 1];
+            idx[j] = idx[j - 1];
+        }
+        d[j] = di;
+        idx[j] = i;
+    }
+    return got;
+}
+
+double fc_local_correction(const fc_class_fit *f, const fc_obs *o, const fc_problem *p)
+{
+    int idx[FC_PREDICT_LOCAL];
+    double d[FC_PREDICT_LOCAL], sw = 0, s = 0;
+    int k = fc_nearest_records(o, f->n, p, FC_PREDICT_LOCAL, idx, d);
+    for (int i = 0; i < k; i++) {
+        double w = 1 / (FC_PREDICT_LOCAL_D0 + d[i]);
+        sw += w;
+        s += w * f->held[idx[i]];
+    }
+    return sw > 0 ? s / sw : 0;
+}
+
 /* ------------------------------------------------------------------ the class */
 
 /* Both forms fitted to all records, and the spreads from the held-out residuals:
@@ -365,7 +397,7 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
         ru[i] = unfused_residual(&fi.v[FC_UNFUSED], &o[i]);
         double ms[FC_NVARIANTS];
         fc_ratio_ci sp;
-        fc_model_estimate(&fi, o[i].flops, o[i].bytes, o[i].ceil_gflops, o[i].ceil_gbs, false, ms, &sp);
+        fc_model_estimate(&fi, NULL, NULL, o[i].flops, o[i].bytes, o[i].ceil_gflops, o[i].ceil_gbs, false, ms, &sp);
         rs[i] = log(o[i].speedup) - log(sp.ratio);
         if (fc_model_inside(train, m, o[i].flops, o[i].bytes)) rin[f->n_inside++] = rs[i];
     }
@@ -374,6 +406,14 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     f->spread = fc_speedup_spread(rs, n);
     f->spread_inside = f->n_inside > 0 ? fc_speedup_spread(rin, f->n_inside) : 0;
     f->noise = fc_obs_noise(o, n);
+    f->held = fc_xmalloc((size_t)n * sizeof *f->held);
+    memcpy(f->held, rs, (size_t)n * sizeof *rs);
     free(r);
     free(train);
+}
+
+void fc_class_fit_free(fc_class_fit *f)
+{
+    free(f->held);
+    f->held = NULL;
 }

@@ -58,7 +58,9 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
         "s = root mean square of the log speedup residuals, each record held out of both fits in "
         "turn (inside the records' span: of the records inside the others' span, when 4 or more); noise = root mean square of the records' own log speedup "
         "errors (from their ci95); rerun95 (a measurement's): exp(+-t(n-1) * s); ci95 (the "
-        "speedup's, which decides): exp(+-t(n-1) * sqrt(max(s^2 - noise^2, s^2 / 4)))");
+        "speedup's, which decides): exp(+-t(n-1) * sqrt(max(s^2 - noise^2, s^2 / 4))); the speedup: "
+        "t_unfused / t_fused * exp(the held-out log speedup residuals of the 4 nearest records of the class, "
+        "weighted 1 / (0.25 + d), d over the log2 sizes of the dims)");
     cJSON_AddNumberToObject(model, "min_records", FC_PREDICT_MIN_RECORDS);
     cJSON_AddNumberToObject(model, "span_factor", FC_PREDICT_SPAN);
     cJSON *ms = cJSON_AddArrayToObject(o, "machines");
