@@ -1383,7 +1383,7 @@ static int att_fused(od_state *s, fc_variant v, fc_err *e)
         return 0;
     }
     int failed = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+#pragma omp parallel for num_threads(a->nlanes) schedule(dynamic, 1) reduction(| : failed)
     for (int i = 0; i < ntiles; i++) {
         fc_err le;
         if (failed || att_tile_i(s, &a->lane[omp_get_thread_num()], i, out, &le) == 0) continue;
