@@ -52,10 +52,12 @@
  * FC_PREDICT_LOCAL records nearest to the problem (weights 1/(d₀ + d), d the distance
  * over the log sizes of the problems' dims, d₀ = FC_PREDICT_LOCAL_D0); the intervals
  * keep the class's spread. The latencies stay the forms'. Leave-one-out, the speedup
- * error median / p90 and decisions reproduced without → with the correction: Intel
- * standard calibration 4.0 / 20.5 % → 3.7 / 15.8 %, 51.3 → 53.8 %; AMD 2.5 / 22.3 %
- * → 2.2 / 21.0 %, 49.6 → 50.0 %. (A local spread as well, the rms of the nearest
- * records' corrected residuals, gave 57.3 % on Intel but 45.4 % on AMD: left out.) */
+ * error median / p90 and decisions reproduced without → with the correction: the
+ * Intel standard calibration of 52b7dbf 4.0 / 20.5 % → 3.7 / 15.8 %, 51.3 → 53.8 %;
+ * its rerun at 3fda440 4.3 / 23.0 % → 3.4 / 18.0 %, 51.2 → 53.3 %; AMD 2.5 / 22.3 % →
+ * 2.2 / 21.0 %, 49.6 → 50.0 %. (A local spread as well, the rms of the nearest
+ * records' corrected residuals, gave 57.3 % on the first but 45.4 % on AMD: left
+ * out.) */
 #ifndef FC_PREDICT_H
 #define FC_PREDICT_H
 
