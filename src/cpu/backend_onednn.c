@@ -133,7 +133,8 @@ typedef struct att_blocked {
     fc_att_geom g;
     int nlanes;     /* 1: tiles one after another, all threads in each; else one per thread */
     att_lane *lane; /* nlanes of them */
-    float *dws;     /* bf16 decode: the split-KV kernel's workspace (no tiles then) */
+    int ntiles;     /* tiles of the whole problem (att_tiles') */
+    float *dws;     /* decode: the split-KV kernel's workspace (no tiles then) */
 } att_blocked;
 
 typedef struct od_state {
@@ -1307,7 +1308,7 @@ static int att_tile_build(od_state *s, att_lane *l, att_tile *t, att_tile *shape
 {
     const fc_att_geom *g = &s->att.g;
     dnnl_dim_t nh = shape->nh, R = shape->R, SKV = g->skv, D = g->d;
-    att_tile *m = shape;
+    att_tile *m = shape; /* (its descriptors) */
     /* (several heads only when a tile holds their every row: Q and O tiles are dense) */
     if (!m->q_md && (md_tag(s, &m->q_md, 3, (dnnl_dims_t){nh, R, D}, dnnl_abc, e) || kt_md(s, &m->k_md, nh, e) ||
                      md_f32(s, &m->s_md, 3, (dnnl_dims_t){nh, R, SKV}, dnnl_abc, e) ||
@@ -1328,7 +1329,8 @@ static int att_tile_build(od_state *s, att_lane *l, att_tile *t, att_tile *shape
     return 0;
 }
 
-/* One tile, its first row `row` of all b·h·s: Q·Kᵀ/√d → masked softmax in cache → P·V. */
+/* One tile, from key/value head n0's row r0: Q·Kᵀ/√d → masked softmax in cache → P·V.
+ * (in() only reads here: setup made the bf16 copies, so threads may call it.) */
 static int att_tile_run(od_state *s, const att_lane *l, const att_tile *t, int n0, int r0, void *out, fc_err *e)
 {
     const fc_att_geom *g = &s->att.g;
@@ -1373,9 +1375,7 @@ static int att_tile_i(od_state *s, const att_lane *l, int i, void *out, fc_err *
 static int att_fused(od_state *s, fc_variant v, fc_err *e)
 {
     const att_blocked *a = &s->att;
-    const att_tile *t = a->lane[0].t;
-    const int rows = a->g.g * a->g.s;
-    const int ntiles = (a->g.bkv + t[0].nh - 1) / t[0].nh * ((rows + t[0].R - 1) / t[0].R);
+    const int ntiles = a->ntiles;
     void *out = s->ch.out[v];
     if (a->nlanes == 1) {
         for (int i = 0; i < ntiles; i++)
@@ -1467,8 +1467,9 @@ static int build_att_tiles(od_state *s, bool pv, fc_err *e)
     att_blocked *a = &s->att;
     const int nthr = omp_get_max_threads();
     att_tile t[2];
-    const bool lanes = nthr > 1 && att_tiles(&a->g, t, ATT_LANE_BYTES) >= ATT_LANE_MIN_TILES * nthr;
-    if (!lanes) att_tiles(&a->g, t, ATT_TILE_BYTES);
+    a->ntiles = att_tiles(&a->g, t, ATT_LANE_BYTES);
+    const bool lanes = nthr > 1 && a->ntiles >= ATT_LANE_MIN_TILES * nthr;
+    if (!lanes) a->ntiles = att_tiles(&a->g, t, ATT_TILE_BYTES);
     a->nlanes = lanes ? nthr : 1;
     a->lane = fc_xcalloc((size_t)a->nlanes, sizeof *a->lane);
     int rc = 0;

@@ -385,7 +385,8 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     fit_full(&fused_form, o, n, &f->v[FC_FUSED], xf, &cf);
     fit_full(&unfused_form, o, n, &f->v[FC_UNFUSED], xu, &cu);
     fc_obs *train = fc_xmalloc((size_t)n * sizeof *train);
-    double *r = fc_xmalloc((size_t)n * 4 * sizeof *r), *rf = r, *ru = r + n, *rs = r + 2 * n, *rin = r + 3 * n;
+    double *r = fc_xmalloc((size_t)n * 3 * sizeof *r), *rf = r, *ru = r + n, *rin = r + 2 * n;
+    double *rs = f->held = fc_xmalloc((size_t)n * sizeof *rs); /* kept for the local correction */
     for (int i = 0; i < n; i++) {
         int m = 0;
         for (int j = 0; j < n; j++)
@@ -406,8 +407,6 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     f->spread = fc_speedup_spread(rs, n);
     f->spread_inside = f->n_inside > 0 ? fc_speedup_spread(rin, f->n_inside) : 0;
     f->noise = fc_obs_noise(o, n);
-    f->held = fc_xmalloc((size_t)n * sizeof *f->held);
-    memcpy(f->held, rs, (size_t)n * sizeof *rs);
     free(r);
     free(train);
 }
