@@ -1722,11 +1722,10 @@ static void fill_random(void *p, size_t n, dnnl_data_type_t dt, fc_rng *r)
     }
 }
 
-/* fp32 or bf16 matmul rate: the fastest of repeated 2048^3 products with weights
- * in the layout the primitive prefers (what the fused linear variants run); bf16
- * only where the CPU computes it natively. */
-/* The best rate of `reps` square n^3 matmuls (weights in the primitive's layout). */
-static double od_gemm_rate(dnnl_data_type_t dt, dnnl_dim_t n, int reps)
+/* The best rate of single m x k x n matmuls (weights in the layout the primitive
+ * prefers, as the fused linear variants run them), repeated for at least
+ * `secs` seconds and `min_reps` calls after a warm-up call. */
+static double od_gemm_rate(dnnl_data_type_t dt, dnnl_dim_t m, dnnl_dim_t n, dnnl_dim_t k, double secs, int min_reps)
 {
     dnnl_engine_t eng = NULL;
     dnnl_stream_t st = NULL;
@@ -1738,9 +1737,9 @@ static double od_gemm_rate(dnnl_data_type_t dt, dnnl_dim_t n, int reps)
     cmd a_md, b_md, c_md;
     dnnl_primitive_attr_t attr = NULL;
     if (dnnl_engine_create(&eng, dnnl_cpu, 0) || dnnl_stream_create(&st, eng, dnnl_stream_default_flags) ||
-        md_new(&mp, &a_md, 2, (dnnl_dims_t){n, n}, dt, dnnl_ab, NULL) ||
-        md_new(&mp, &b_md, 2, (dnnl_dims_t){n, n}, dt, dnnl_format_tag_any, NULL) ||
-        md_new(&mp, &c_md, 2, (dnnl_dims_t){n, n}, dt, dnnl_ab, NULL) || dnnl_primitive_attr_create(&attr) ||
+        md_new(&mp, &a_md, 2, (dnnl_dims_t){m, k}, dt, dnnl_ab, NULL) ||
+        md_new(&mp, &b_md, 2, (dnnl_dims_t){k, n}, dt, dnnl_format_tag_any, NULL) ||
+        md_new(&mp, &c_md, 2, (dnnl_dims_t){m, n}, dt, dnnl_ab, NULL) || dnnl_primitive_attr_create(&attr) ||
         dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ||
         pd_matmul(&pd, eng, a_md, b_md, NULL, c_md, attr) || dnnl_primitive_create(&p, pd))
         goto out;
@@ -1756,19 +1755,19 @@ static double od_gemm_rate(dnnl_data_type_t dt, dnnl_dim_t n, int reps)
     fc_rng r;
     fc_rng_seed(&r, 7);
     size_t esize = dt == dnnl_bf16 ? 2 : 4;
-    fill_random(pa, (size_t)(n * n), dt, &r);
+    fill_random(pa, (size_t)(m * k), dt, &r);
     fill_random(pb, dnnl_memory_desc_get_size(wmd) / esize, dt, &r);
     dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma},
                                {DNNL_ARG_WEIGHTS, mb},
                                {DNNL_ARG_DST, mc},
                                {DNNL_ARG_SCRATCHPAD, ms}};
-    double best = INFINITY; /* a ceiling is a peak: the fastest of the runs */
-    for (int it = 0; it <= reps; it++) {
+    double best = INFINITY, start = fc_now(); /* a ceiling is a peak: the fastest of the runs */
+    for (int it = 0; it <= min_reps || fc_now() - start < secs; it++) {
         double t0 = fc_now();
         if (dnnl_primitive_execute(p, st, 4, args) || dnnl_stream_wait(st)) goto out;
         if (it > 0) best = fmin(best, fc_now() - t0); /* the first call warms up */
     }
-    rate = 2.0 * (double)n * n * n / best / 1e9;
+    rate = 2.0 * (double)m * n * k / best / 1e9;
 out:
     if (p) dnnl_primitive_destroy(p);
     if (pd) dnnl_primitive_desc_destroy(pd);
@@ -1783,15 +1782,26 @@ out:
     return rate;
 }
 
-/* oneDNN's GEMM ceiling: the best of square matmuls at 512^3 (operands in the L2 of
- * two cores), 1024^3 and 2048^3, where the library's blocked kernels run at their
- * peak (its convolutions and small matmuls reached 2-6 % above 2048^3's alone). */
+/* oneDNN's GEMM ceiling: the best single call of matmuls from cache-resident
+ * operands (128 and 256 rows of 512x512 weights, 512^3: the shapes where its blocked
+ * kernels run fastest, and where fused linear variants reached 100.2 % of a
+ * ceiling made of 31 calls at 512^3 alone) up to 1024^3 and 2048^3, each repeated
+ * for GEMM_CEIL_S (a ceiling is a peak: too few calls missed it). */
+#define GEMM_CEIL_S 0.1
 static double od_gemm_gflops(fc_dtype dtype)
 {
+    static const dnnl_dim_t mnk[][3] = {{128, 512, 512},
+                                        {256, 512, 512},
+                                        {512, 512, 512},
+                                        {1024, 1024, 1024},
+                                        {2048, 2048, 2048}};
     char why[256];
     if (dtype != FC_FP32 && (dtype != FC_BF16 || !fc_host_bf16(why, sizeof why))) return 0;
     dnnl_data_type_t dt = dtype == FC_BF16 ? dnnl_bf16 : dnnl_f32;
-    return fmax(od_gemm_rate(dt, 512, 31), fmax(od_gemm_rate(dt, 1024, 15), od_gemm_rate(dt, 2048, 7)));
+    double best = 0;
+    for (size_t i = 0; i < FC_ARRAY_LEN(mnk); i++)
+        best = fmax(best, od_gemm_rate(dt, mnk[i][0], mnk[i][1], mnk[i][2], GEMM_CEIL_S, 5));
+    return best;
 }
 
 const fc_backend fc_backend_onednn = {

@@ -104,7 +104,7 @@ static int measure_device(fc_session *s, int i, fc_ceilings *c, fc_err *e)
             double g = b->gemm_gflops((fc_dtype)dt);
             if (g <= 0) continue;
             size_t l = strlen(c->method);
-            snprintf(c->method + l, sizeof c->method - l, "; %s %s GEMM %.1f GFLOP/s (its best of repeated runs)",
+            snprintf(c->method + l, sizeof c->method - l, "; %s %s GEMM %.1f GFLOP/s (its best call of repeated runs)",
                      b->name, fc_dtype_name((fc_dtype)dt), g);
             if (g > c->gflops[dt]) c->gflops[dt] = g;
         }
