@@ -695,7 +695,10 @@ def main():
     if not problems:
         print(f"nothing to compare in {a.dtype} here", file=sys.stderr)
         return 0
-    import torch
+    try:
+        import torch
+    except ImportError:
+        sys.exit(f"compare_pytorch_cpu.py: no PyTorch for {sys.executable} (Debian: apt-get install python3-torch)")
 
     torch.set_num_threads(a.threads)
     if a.out:

@@ -29,6 +29,8 @@ if "$torch_py" -c 'import torch' 2>/dev/null; then
     why="a benchmark beside PyTorch: minutes, and python3-torch"
     run_slow "$why" "$torch_py" bench/compare_pytorch_cpu.py --fusecal "$fusecal" --out "$out/pytorch-cpu"
     run_slow "$why" "$torch_py" bench/compare_pytorch_cpu.py --fusecal "$fusecal" --dtype bf16 --out "$out/pytorch-cpu-bf16"
+else
+    echo "cpu_benchmarks.sh: no PyTorch for $torch_py: the comparisons beside it left out (Debian: apt-get install python3-torch)" >&2
 fi
 if [ "${FUSECAL_STANDARD:-0}" = 1 ]; then
     run_slow "the standard sweep: twenty minutes" "$fusecal" run --sweep standard --seed 11 --out "$out/standard.json" --quiet

@@ -21,5 +21,7 @@ for net in ${NETWORKS:-resnet50 mobilenet_v2}; do
     if "$torch_py" -c 'import torch, torchvision' 2>/dev/null; then
         run_slow "a benchmark beside PyTorch: minutes, and python3-torch" "$torch_py" bench/network_vs_pytorch.py "$out/network-$net.json" --network "$net" \
             --json "$out/network-$net-pytorch.json" | tee "$out/network-$net-pytorch.txt"
+    else
+        echo "network_benchmarks.sh: no PyTorch and torchvision for $torch_py: $net's comparison left out (Debian: apt-get install python3-torch python3-torchvision)" >&2
     fi
 done
