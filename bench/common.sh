@@ -10,6 +10,7 @@
 #   note LINE            log a line of a command run another way
 # Each command stands in the log once, however often a benchmark is re-run.
 fusecal=${FUSECAL:-build/fusecal}
+coretype_from="the environment"
 
 # Where fusecal overrides OpenBLAS's kernel choice (a CPU newer than OpenBLAS's
 # table: src/cpu/openblas_core.h), every command here runs with the same
@@ -22,6 +23,7 @@ print(o["corename"], o["corename_detected"]) if "corename_detected" in o else No
         # the records keep OpenBLAS's own choice, as when fusecal overrides it itself
         read -r OPENBLAS_CORETYPE FUSECAL_OPENBLAS_DETECTED <<<"$cores"
         export OPENBLAS_CORETYPE FUSECAL_OPENBLAS_DETECTED
+        coretype_from=bench/common.sh
         echo "bench: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE for every command (OpenBLAS's own choice here: $FUSECAL_OPENBLAS_DETECTED)" >&2
     fi
 fi
@@ -31,7 +33,7 @@ bench_out() {
     mkdir -p "$out"
     log=$out/commands.txt
     touch "$log"
-    [ -z "${OPENBLAS_CORETYPE:-}" ] || note "# every command below ran with OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE (bench/common.sh)"
+    [ -z "${OPENBLAS_CORETYPE:-}" ] || note "# every command below ran with OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE ($coretype_from)"
 }
 
 note() { grep -qxF -- "$1" "$log" || echo "$1" >>"$log"; }
