@@ -87,14 +87,10 @@ static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
  * degree-5 polynomial (relative error ~1e-7); e^(x < −87) = 0, so masked −∞ gives 0.
  * AVX-512: the clamps are min/max, and one vscalefps applies 2^n and zeroes the lanes
  * below −87 (its mask) — 14 instructions a vector instead of 25. */
-#if VW == 16
-static inline vf vexp(vf x)
+/* e^r·2^0 for xc in [−87, 88] and n = round(xc·log2 e): r = xc − n·ln2 in two steps
+ * (Cody–Waite), then the polynomial */
+static inline vf exp_poly(vf xc, vf n)
 {
-    const float magic = 12582912.0f;
-    const __m512 xv = (__m512)x;
-    const __mmask16 live = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(-87.0f), _CMP_NLT_UQ); /* NaN stays NaN */
-    const vf xc = (vf)_mm512_max_ps(_mm512_min_ps(xv, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-87.0f));
-    vf n = (xc * 1.44269504088896341f + magic) - magic;
     vf r = xc - n * 0.693359375f;
     r = r + n * 2.12194440e-4f;
     vf p = vdup(1.9875691500E-4f);
@@ -103,8 +99,17 @@ static inline vf vexp(vf x)
     p = p * r + 4.1665795894E-2f;
     p = p * r + 1.6666665459E-1f;
     p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
-    return (vf)_mm512_maskz_scalef_ps(live, (__m512)p, (__m512)n);
+    return p * r * r + r + 1.0f;
+}
+#if VW == 16
+static inline vf vexp(vf x)
+{
+    const float magic = 12582912.0f;
+    const __m512 xv = (__m512)x;
+    const __mmask16 live = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(-87.0f), _CMP_NLT_UQ); /* NaN stays NaN */
+    const vf xc = (vf)_mm512_max_ps(_mm512_min_ps(xv, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-87.0f));
+    const vf n = (xc * 1.44269504088896341f + magic) - magic;
+    return (vf)_mm512_maskz_scalef_ps(live, (__m512)exp_poly(xc, n), (__m512)n);
 }
 #else
 static inline vf vexp(vf x)
@@ -115,17 +120,8 @@ static inline vf vexp(vf x)
     vf t = xc * 1.44269504088896341f + magic;
     vf n = t - magic;
     vi ni = (vi)t - (vi)vdup(magic);
-    vf r = xc - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    vf p = vdup(1.9875691500E-4f);
-    p = p * r + 1.3981999507E-3f;
-    p = p * r + 8.3334519073E-3f;
-    p = p * r + 4.1665795894E-2f;
-    p = p * r + 1.6666665459E-1f;
-    p = p * r + 5.0000001201E-1f;
-    p = p * r * r + r + 1.0f;
     vf scale = (vf)((ni + 127) << 23);
-    return vsel(x < vdup(-87.0f), vdup(0.0f), p * scale);
+    return vsel(x < vdup(-87.0f), vdup(0.0f), exp_poly(xc, n) * scale);
 }
 #endif
 
