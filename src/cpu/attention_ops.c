@@ -83,12 +83,9 @@ static inline vi vidup(int x) { return (vi){0} + x; }
 static inline vf vsel(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
 static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
 
-/* e^x: 2^n·e^r, n = round(x·log2 e) by the 1.5·2^23 trick, r in [−ln2/2, ln2/2], Cephes'
- * degree-5 polynomial (relative error ~1e-7); e^(x < −87) = 0, so masked −∞ gives 0.
- * AVX-512: the clamps are min/max, and one vscalefps applies 2^n and zeroes the lanes
- * below −87 (its mask) — 14 instructions a vector instead of 25. */
-/* e^r·2^0 for xc in [−87, 88] and n = round(xc·log2 e): r = xc − n·ln2 in two steps
- * (Cody–Waite), then the polynomial */
+/* e^r for xc in [−87, 88] and n = round(xc·log2 e): r = xc − n·ln2 in two steps
+ * (Cody–Waite), r in [−ln2/2, ln2/2], then Cephes' degree-5 polynomial (relative
+ * error ~1e-7) */
 static inline vf exp_poly(vf xc, vf n)
 {
     vf r = xc - n * 0.693359375f;
@@ -101,6 +98,9 @@ static inline vf exp_poly(vf xc, vf n)
     p = p * r + 5.0000001201E-1f;
     return p * r * r + r + 1.0f;
 }
+/* e^x = 2^n·e^r, n by the 1.5·2^23 trick; e^(x < −87) = 0, so masked −∞ gives 0.
+ * AVX-512: the clamps are min/max, and one vscalefps applies 2^n and zeroes the lanes
+ * below −87 (its mask): 19 instructions a vector in exp_sum_to's loop, 25 before. */
 #if VW == 16
 static inline vf vexp(vf x)
 {
