@@ -58,15 +58,30 @@ static inline v16f add_at(const float *x, const float *r, float *h, size_t j, si
     return v;
 }
 
+/* The next row of a kernel whose last sweeps read only the cache: its streams' lines
+ * are asked for during those sweeps, so that the memory stays busy while they run
+ * (add_layernorm over rows of 768 on the AMD EPYC VM: 0.68 -> 0.79 of a triad's rate,
+ * medians of 30 runs each). */
+typedef struct next_row {
+    const float *x, *r; /* read */
+    float *y;           /* written */
+} next_row;
+
 /* y = (h − mean)·rstd·gamma + beta, or without a mean and beta h·rstd·gamma, over a
- * row, asking for y's stream (left elements from y on) ahead */
+ * row, asking for y's stream (left elements from y on) ahead, and for next's lines
+ * (when given) as it goes */
 static inline void normalize_row(const float *h, float mean, float rstd, const float *gamma, const float *beta,
-                                 float *y, size_t n, size_t left)
+                                 float *y, size_t n, size_t left, const next_row *next)
 {
     const v16f vm = vsplat(mean), vr = vsplat(rstd);
     size_t j = 0;
     for (; j + 16 <= n; j += 16) {
         ask_w(y, j, left);
+        if (next) {
+            __builtin_prefetch(next->x + j, 0, 3);
+            __builtin_prefetch(next->r + j, 0, 3);
+            __builtin_prefetch(next->y + j, 1, 3);
+        }
         const v16f t = (vload(h + j) - vm) * vr * vload(gamma + j);
         vstore(y + j, beta ? t + vload(beta + j) : t);
     }
@@ -110,7 +125,7 @@ void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta
         vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
         const float mean = row_sum(hi, n) / (float)n;
         const float rstd = 1.0f / sqrtf(row_sq_dev(hi, mean, n) / (float)n + eps);
-        normalize_row(hi, mean, rstd, gamma, beta, y + i * n, n, left);
+        normalize_row(hi, mean, rstd, gamma, beta, y + i * n, n, left, NULL);
     }
 }
 
@@ -122,7 +137,7 @@ void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y
         const size_t left = (rows - i) * n;
         vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
         const float rstd = 1.0f / sqrtf(row_sq_dev(hi, 0.0f, n) / (float)n + eps);
-        normalize_row(hi, 0.0f, rstd, gamma, NULL, y + i * n, n, left);
+        normalize_row(hi, 0.0f, rstd, gamma, NULL, y + i * n, n, left, NULL);
     }
 }
 
@@ -137,7 +152,7 @@ void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t hea
 }
 
 /* The fused add + LayerNorm: x + r into the output row (read from cache by the
- * variance and the normalization) */
+ * variance and the normalization, which asks for the next row) */
 void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, const float *beta, float eps, float *y,
                           size_t rows, size_t n)
 {
@@ -153,7 +168,8 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
         for (; j < n; j++) s += yi[j] = xi[j] + ri[j];
         const float mean = s / (float)n;
         const float rstd = 1.0f / sqrtf(row_sq_dev(yi, mean, n) / (float)n + eps);
-        normalize_row(yi, mean, rstd, gamma, beta, yi, n, 0);
+        const next_row next = {xi + n, ri + n, yi + n};
+        normalize_row(yi, mean, rstd, gamma, beta, yi, n, 0, i + 1 < rows ? &next : NULL);
     }
 }
 
@@ -178,7 +194,7 @@ void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, floa
             hi[j] = xi[j] + ri[j];
             s += hi[j] * hi[j];
         }
-        normalize_row(hi, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n, left);
+        normalize_row(hi, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n, left, NULL);
     }
 }
 
