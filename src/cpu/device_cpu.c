@@ -181,16 +181,19 @@ static void stream_arrays(size_t bytes, float **a, float **b, float **c)
     }
 }
 
-/* Memory bandwidth: STREAM-style copy and triad over arrays of 4x the LLC,
- * counting bytes read plus bytes written; the best of either kernel's runs. */
-static double measure_bandwidth(void)
+/* Bytes of each of the bandwidth kernels' three arrays: 4x the LLC, 128 MiB at least */
+static size_t stream_bytes(void)
 {
     size_t llc = fc_host_llc_bytes();
     size_t bytes = 4 * (llc ? llc : (32u << 20));
-    if (bytes < (128u << 20)) bytes = 128u << 20;
+    return bytes < (128u << 20) ? 128u << 20 : bytes;
+}
+
+/* Memory bandwidth: STREAM-style copy and triad over the three arrays (`bytes`
+ * each), counting bytes read plus bytes written; the best of either kernel's runs. */
+static double measure_bandwidth(float *a, float *b, float *c, size_t bytes)
+{
     size_t n = bytes / sizeof(float);
-    float *a, *b, *c;
-    stream_arrays(bytes, &a, &b, &c);
     double best = 0;
     for (int it = 0; it <= STREAM_REPS; it++) {
         double t0 = fc_now();
@@ -203,9 +206,6 @@ static double measure_bandwidth(void)
         double tr = 3.0 * (double)bytes / (fc_now() - t0) / 1e9;
         if (it > 0) best = fmax(best, fmax(cp, tr));
     }
-    free(a);
-    free(b);
-    free(c);
     return best;
 }
 
@@ -250,21 +250,18 @@ static double stream_rate(float *a, float *b, float *c, size_t fp, bool triad)
  * up to 4x the LLC, the arrays of the device-memory figure (a victim L3 still holds
  * part of a working set twice its size: AMD EPYC VM, 32 MiB L3, 136 GB/s at 64 MiB
  * against 90 over 128 MiB arrays, so a curve ending there judged a 134 MB problem
- * against 136); returns the points. */
-static int measure_bandwidth_curve(fc_bw_point *pts, int max)
+ * against 136), over that figure's arrays (`bytes` each, at least half the top
+ * footprint); returns the points. */
+static int measure_bandwidth_curve(float *a, float *b, float *c, size_t bytes, fc_bw_point *pts, int max)
 {
     size_t llc = fc_host_llc_bytes();
     size_t top = 4 * (llc ? llc : (32u << 20));
-    float *a, *b, *c;
-    stream_arrays(top / 2, &a, &b, &c);
+    if (top > 2 * bytes) top = 2 * bytes;
     int np = 0;
     for (size_t fp = BW_FIRST; fp <= top && np < max; fp *= 2) {
         double r = fmax(stream_rate(a, b, c, fp, false), stream_rate(a, b, c, fp, true));
         pts[np++] = (fc_bw_point){(double)fp, r};
     }
-    free(a);
-    free(b);
-    free(c);
     return np;
 }
 
@@ -274,8 +271,15 @@ static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
     (void)e;
     memset(c, 0, sizeof *c);
     c->gflops[FC_FP32] = measure_sgemm();
-    c->bandwidth_gbs = measure_bandwidth();
-    c->n_bw = measure_bandwidth_curve(c->bw, FC_MAX_BW_POINTS);
+    /* one allocation for both bandwidth figures */
+    size_t bytes = stream_bytes();
+    float *a, *b, *cc;
+    stream_arrays(bytes, &a, &b, &cc);
+    c->bandwidth_gbs = measure_bandwidth(a, b, cc, bytes);
+    c->n_bw = measure_bandwidth_curve(a, b, cc, bytes, c->bw, FC_MAX_BW_POINTS);
+    free(a);
+    free(b);
+    free(cc);
     snprintf(c->method, sizeof c->method,
              "peaks, the best of repeated runs: fp32 GEMM, the best library's best rate (OpenBLAS cblas_sgemm "
              "%.1f GFLOP/s, best of %d products at 1024^3 and %d at 2048^3, all threads); bandwidth, the best of %d "
