@@ -102,11 +102,11 @@ static void doc_init(fc_doc *d, const char *hostname)
 }
 
 /* A ladder of linear_bias_relu problems spanning memory- and compute-bound:
- * m from 17 to 2048 at two widths (above the skinny class), and a few other shapes. */
+ * m from 8 to 2048 at two widths, and a few other shapes. */
 static const char *const ladder[] = {
-    "linear_bias_relu:m=17,k=1024,n=1024",   "linear_bias_relu:m=32,k=1024,n=1024",
+    "linear_bias_relu:m=8,k=1024,n=1024",    "linear_bias_relu:m=32,k=1024,n=1024",
     "linear_bias_relu:m=128,k=1024,n=1024",  "linear_bias_relu:m=512,k=1024,n=1024",
-    "linear_bias_relu:m=2048,k=1024,n=1024", "linear_bias_relu:m=17,k=4096,n=4096",
+    "linear_bias_relu:m=2048,k=1024,n=1024", "linear_bias_relu:m=8,k=4096,n=4096",
     "linear_bias_relu:m=64,k=4096,n=4096",   "linear_bias_relu:m=512,k=4096,n=4096",
     "linear_bias_relu:m=256,k=256,n=256",    "linear_bias_relu:m=1024,k=512,n=2048",
 };
@@ -153,7 +153,7 @@ static void known_roofline_within_1pct(void)
 {
     fc_doc d;
     ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
-    const char *queries[] = {"linear_bias_relu:m=96,k=2048,n=2048", "linear_bias_relu:m=20,k=4096,n=2048",
+    const char *queries[] = {"linear_bias_relu:m=96,k=2048,n=2048", "linear_bias_relu:m=16,k=4096,n=2048",
                              "linear_bias_relu:m=1536,k=1024,n=1024", "linear_bias_relu:m=300,k=700,n=900",
                              "linear_bias_relu:m=32,k=256,n=512"};
     for (size_t i = 0; i < FC_ARRAY_LEN(queries); i++) {
@@ -250,7 +250,7 @@ static void refuses_beyond_span(void)
     CHECK_STR_CONTAINS(p.reason, "above the measured");
     CHECK_STR_CONTAINS(p.reason, "4x beyond at most");
     CHECK(!strcmp(fc_prediction_decision(&p), "unknown"));
-    predict_one(&d, 1, "linear_bias_relu:m=17,k=64,n=64", &p);
+    predict_one(&d, 1, "linear_bias_relu:m=1,k=64,n=64", &p);
     CHECK(p.source == FC_SRC_UNKNOWN);
     CHECK_STR_CONTAINS(p.reason, "below the measured");
     /* within 4x of the largest FLOPs (3x): predicted */
@@ -297,13 +297,6 @@ static void classes_apart(void)
     p = problem("attention:b=1,h=2,s=64,d=64,dtype=bf16");
     fc_problem_class(&p, a, sizeof a);
     CHECK(!strcmp(a, "attention bf16 causal=0"));
-    /* a GEMM of at most FC_PREDICT_SKINNY_M rows: a class of its own */
-    p = problem("linear_bias:m=16,k=64,n=64");
-    fc_problem_class(&p, a, sizeof a);
-    CHECK_MSG(!strcmp(a, "linear_bias fp32 skinny"), "%s", a);
-    p = problem("linear_bias:m=17,k=64,n=64");
-    fc_problem_class(&p, a, sizeof a);
-    CHECK_MSG(!strcmp(a, "linear_bias fp32"), "%s", a);
     /* two backends and two hosts: a class each, a prediction per machine and backend */
     fc_doc d[2];
     ladder_doc(&d[0], (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
@@ -489,7 +482,7 @@ static void inside_and_beyond(void)
 {
     fc_doc d;
     doc_init(&d, "host-a");
-    const int ms[] = {17, 24, 32, 64, 128, 256, 512, 1024, 2048, 4096}; /* above the skinny class */
+    const int ms[] = {8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
     fc_rng rng;
     fc_rng_seed(&rng, 5);
     for (size_t i = 0; i < FC_ARRAY_LEN(ms); i++) {
@@ -526,7 +519,7 @@ static void inside_and_beyond(void)
  * within 5 %; the forms' ratio alone misses it by more than 10 %. */
 static void local_correction(void)
 {
-    const int ms[] = {17, 24, 32, 64, 128, 256, 384, 512, 768, 1024, 2048, 4096, 8192};
+    const int ms[] = {8, 16, 32, 64, 128, 256, 384, 512, 768, 1024, 2048, 4096, 8192};
     fc_doc d;
     doc_init(&d, "host-a");
     for (size_t i = 0; i < FC_ARRAY_LEN(ms); i++) {

@@ -39,13 +39,6 @@ void fc_problem_class(const fc_problem *p, char *buf, size_t n)
      * passes, and the CPU backends run it with a kernel of its own (split-KV); the
      * prefill problems of its class are compute-bound GEMMs */
     if (p->pat->family == FC_FAM_ATTENTION && p->d[FC_ATT_S] == 1 && off < n) snprintf(buf + off, n - off, " decode");
-    /* a GEMM of a few rows (a decode step's, a small batch's) streams its weights
-     * through the libraries' small-m paths: OpenBLAS's plain sgemm at m = 8 (k = n =
-     * 4096) ran 1.95x (AMD EPYC VM) and 1.30x (Intel Xeon VM) slower than the same
-     * product in blocks of C, at m = 32 1.06x and 1.08x, as at the larger sizes: one
-     * efficiency per class cannot hold both */
-    if (p->pat->family == FC_FAM_LINEAR && p->d[FC_LIN_M] <= FC_PREDICT_SKINNY_M && off < n)
-        snprintf(buf + off, n - off, " skinny");
 }
 
 /* ------------------------------------------------------------------ building */

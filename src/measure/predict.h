@@ -75,9 +75,6 @@ enum { FC_PREDICT_MIN_INSIDE = 4 };
  * as well as those inside (median speedup error 1–4 %); at 8x below the smallest
  * (128³ GEMMs, where the per-call cost dominates) latency errors reached 30–90 %. */
 #define FC_PREDICT_SPAN 4.0
-/* A linear problem of at most this many rows is a class of its own ("skinny":
- * fc_problem_class). */
-enum { FC_PREDICT_SKINNY_M = 16 };
 /* How many nearest measured problems a prediction names. */
 enum { FC_PREDICT_NEAREST = 2 };
 /* The local correction's records (the comment at the top) and the distance that
