@@ -54,6 +54,13 @@ static bool pin_threads(int threads)
     return ok == threads;
 }
 
+/* The last-level cache's bytes, 32 MiB where the host does not say */
+static size_t llc_bytes(void)
+{
+    size_t llc = fc_host_llc_bytes();
+    return llc ? llc : 32u << 20;
+}
+
 static int cpu_open(const fc_device_opts *o, void **out, fc_err *e)
 {
     (void)e;
@@ -62,8 +69,7 @@ static int cpu_open(const fc_device_opts *o, void **out, fc_err *e)
     omp_set_num_threads(c->threads);
     openblas_set_num_threads(c->threads);
     c->pinned = getenv("FUSECAL_NO_PIN") == NULL && pin_threads(c->threads);
-    size_t llc = fc_host_llc_bytes();
-    size_t bytes = 2 * (llc ? llc : (32u << 20));
+    size_t bytes = 2 * llc_bytes();
     if (bytes < (64u << 20)) bytes = 64u << 20;
     c->flush_n = bytes / sizeof(float);
     c->flush_buf = fc_aligned_alloc(c->flush_n * sizeof(float));
@@ -181,14 +187,6 @@ static void stream_arrays(size_t bytes, float **a, float **b, float **c)
     }
 }
 
-/* Bytes of each of the bandwidth kernels' three arrays: 4x the LLC, 128 MiB at least */
-static size_t stream_bytes(void)
-{
-    size_t llc = fc_host_llc_bytes();
-    size_t bytes = 4 * (llc ? llc : (32u << 20));
-    return bytes < (128u << 20) ? 128u << 20 : bytes;
-}
-
 /* Memory bandwidth: STREAM-style copy and triad over the three arrays (`bytes`
  * each), counting bytes read plus bytes written; the best of either kernel's runs. */
 static double measure_bandwidth(float *a, float *b, float *c, size_t bytes)
@@ -247,16 +245,13 @@ static double stream_rate(float *a, float *b, float *c, size_t fp, bool triad)
 }
 
 /* The curve of fc_ceilings.bw: copy and triad at footprints from BW_FIRST, doubling
- * up to 4x the LLC, the arrays of the device-memory figure (a victim L3 still holds
- * part of a working set twice its size: AMD EPYC VM, 32 MiB L3, 136 GB/s at 64 MiB
- * against 90 over 128 MiB arrays, so a curve ending there judged a 134 MB problem
- * against 136), over that figure's arrays (`bytes` each, at least half the top
- * footprint); returns the points. */
-static int measure_bandwidth_curve(float *a, float *b, float *c, size_t bytes, fc_bw_point *pts, int max)
+ * up to `top` (4x the LLC, the device-memory figure's array size: a victim L3 still
+ * holds part of a working set twice its size: AMD EPYC VM, 32 MiB L3, 136 GB/s at 64
+ * MiB against 90 over 128 MiB arrays, so a curve ending there judged a 134 MB problem
+ * against 136), over that figure's arrays (at least top/2 bytes each); returns the
+ * points. */
+static int measure_bandwidth_curve(float *a, float *b, float *c, size_t top, fc_bw_point *pts, int max)
 {
-    size_t llc = fc_host_llc_bytes();
-    size_t top = 4 * (llc ? llc : (32u << 20));
-    if (top > 2 * bytes) top = 2 * bytes;
     int np = 0;
     for (size_t fp = BW_FIRST; fp <= top && np < max; fp *= 2) {
         double r = fmax(stream_rate(a, b, c, fp, false), stream_rate(a, b, c, fp, true));
@@ -271,12 +266,13 @@ static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
     (void)e;
     memset(c, 0, sizeof *c);
     c->gflops[FC_FP32] = measure_sgemm();
-    /* one allocation for both bandwidth figures */
-    size_t bytes = stream_bytes();
+    /* one allocation for both bandwidth figures: the curve's last footprint, 4x the
+     * LLC, is also each of the device-memory figure's three arrays (128 MiB at least) */
+    const size_t top = 4 * llc_bytes(), bytes = top < (128u << 20) ? 128u << 20 : top;
     float *a, *b, *cc;
     stream_arrays(bytes, &a, &b, &cc);
     c->bandwidth_gbs = measure_bandwidth(a, b, cc, bytes);
-    c->n_bw = measure_bandwidth_curve(a, b, cc, bytes, c->bw, FC_MAX_BW_POINTS);
+    c->n_bw = measure_bandwidth_curve(a, b, cc, top, c->bw, FC_MAX_BW_POINTS);
     free(a);
     free(b);
     free(cc);

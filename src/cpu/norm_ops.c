@@ -60,8 +60,8 @@ static inline v16f add_at(const float *x, const float *r, float *h, size_t j, si
 
 /* The next row of a kernel whose last sweeps read only the cache: its streams' lines
  * are asked for during those sweeps, so that the memory stays busy while they run
- * (add_layernorm over rows of 768 on the AMD EPYC VM: 0.68 -> 0.79 of a triad's rate,
- * medians of 30 runs each). */
+ * (add_layernorm over rows of 768 on the AMD EPYC VM: 0.68-0.70 -> 0.81-0.83 of a
+ * triad's rate, medians of 30 runs each, alternated). */
 typedef struct next_row {
     const float *x, *r; /* read */
     float *y;           /* written */
