@@ -143,12 +143,12 @@ static inline float hsum(vf v)
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
-/* Keys row r of a key/value head's g·s rows sees: all skv, or under the causal mask
- * those up to its query i = r mod s plus the skv − s keys before the queries. */
-static int row_keys(const fc_att_geom *g, int r)
+int fc_att_row_keys(const fc_att_geom *g, int r)
 {
     return g->causal ? imin(g->skv, r % g->s + 1 + (g->skv - g->s)) : g->skv;
 }
+
+static int row_keys(const fc_att_geom *g, int r) { return fc_att_row_keys(g, r); }
 
 fc_att_geom fc_att_geom_of(const fc_problem *p)
 {
@@ -267,23 +267,21 @@ static void qk_softmax_block(const fc_att_geom *g, const float *Q, const float *
     for (int i = 0; i < rows; i++) softmax_row(out + (size_t)i * skv, row_keys(g, r0 + i), g->skv);
 }
 
-void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int r0, void *out, size_t out_head,
-                             bool bf16)
+void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int r0, int ld, void *out, size_t out_head,
+                             int out_ld, bool bf16)
 {
-    const size_t skv = (size_t)g->skv;
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (int t = 0; t < nh * R; t++) {
-        const int i = t % R;
-        const size_t at = (size_t)(t / R) * out_head + (size_t)i * skv;
-        float *x = S + (size_t)t * skv;
+        const int i = t % R, lim = row_keys(g, r0 + i);
+        const size_t at = (size_t)(t / R) * out_head + (size_t)i * (size_t)out_ld;
+        float *x = S + (size_t)t * (size_t)ld;
         if (!bf16 && (float *)out + at != x) { /* softmax where it is stored: the row is read once */
             float *o = (float *)out + at;
-            memcpy(o, x, skv * sizeof *o);
+            memcpy(o, x, (size_t)lim * sizeof *o);
             x = o;
         }
-        const int lim = row_keys(g, r0 + i);
         if (!bf16) {
-            softmax_row(x, lim, g->skv);
+            softmax_row(x, lim, out_ld);
             continue;
         }
         /* bf16: the normalization and the rounding in one pass */
@@ -296,21 +294,20 @@ void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int 
             memcpy(o + j, &h, sizeof h);
         }
         for (; j < lim; j++) o[j] = fc_bf16_store(x[j] * inv);
-        memset(o + lim, 0, (skv - (size_t)lim) * sizeof *o);
+        memset(o + lim, 0, (size_t)(out_ld - lim) * sizeof *o);
     }
 }
 
-void fc_cpu_att_exp_tile(const fc_att_geom *g, const float *S, int nh, int R, int r0, float *P, size_t p_head,
+void fc_cpu_att_exp_tile(const fc_att_geom *g, const float *S, int nh, int R, int r0, int ld, float *P, size_t p_head,
                          float *inv)
 {
-    const size_t skv = (size_t)g->skv;
 #pragma omp parallel for schedule(static) if (!omp_in_parallel())
     for (int t = 0; t < nh * R; t++) {
         const int i = t % R, lim = row_keys(g, r0 + i);
-        const float *x = S + (size_t)t * skv;
-        float *o = P + (size_t)(t / R) * p_head + (size_t)i * skv;
+        const float *x = S + (size_t)t * (size_t)ld;
+        float *o = P + (size_t)(t / R) * p_head + (size_t)i * (size_t)ld;
         inv[t] = 1.0f / exp_sum_to(x, o, lim, max_span(x, lim));
-        memset(o + lim, 0, (skv - (size_t)lim) * sizeof *o);
+        memset(o + lim, 0, (size_t)(ld - lim) * sizeof *o);
     }
 }
 

@@ -48,19 +48,23 @@ void fc_cpu_att_pv(const fc_att_geom *g, const float *P, const float *V, float *
 /* ---- fused forms */
 /* P = softmax(Q·Kᵀ/√d) (0 where masked) */
 void fc_cpu_att_qk_softmax(const fc_att_geom *g, const float *Q, const float *K, float *P);
+/* Keys row r of a key/value head's g·s rows sees: all skv, or under the causal mask
+ * those up to its query i = r mod s plus the skv − s keys before the queries. */
+int fc_att_row_keys(const fc_att_geom *g, int r);
 /* The softmax of a tile of scores already scaled (cpu.onednn's row-blocked fused
- * forms): S holds nh key/value heads' blocks of R rows of skv floats, row i of a block
- * being its head's row r0 + i; each row's softmax under the causal mask (0 where
- * masked) goes to out, head h's rows at out + h·out_head elements, skv apart, as
- * floats or, with bf16, as bfloat16 (round to nearest even). S is overwritten. */
-void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int r0, void *out, size_t out_head,
-                             bool bf16);
+ * forms): S holds nh key/value heads' blocks of R rows of ld floats (the keys its
+ * matmul computed, at least those each row sees), row i of a block being its head's
+ * row r0 + i; each row's softmax under the causal mask (0 where masked) goes to out,
+ * head h's rows at out + h·out_head elements, out_ld apart, as floats or, with bf16,
+ * as bfloat16 (round to nearest even). S is overwritten. */
+void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int r0, int ld, void *out, size_t out_head,
+                             int out_ld, bool bf16);
 /* The fused attention's softmax with its normalization left to the output (fp32):
  * row t of the nh·R rows of S (as fc_cpu_att_softmax_tile's) becomes e^(s − max) in P
- * (head h's rows at P + h·p_head, skv apart; 0 where masked), 1/Σ in inv[t]. P·V of
+ * (head h's rows at P + h·p_head, ld apart; 0 where masked), 1/Σ in inv[t]. P·V of
  * those rows, scaled by inv (fc_cpu_att_scale_rows), is the attention: one pass over
  * the scores fewer than normalizing them, R·d multiplies instead of R·skv. */
-void fc_cpu_att_exp_tile(const fc_att_geom *g, const float *S, int nh, int R, int r0, float *P, size_t p_head,
+void fc_cpu_att_exp_tile(const fc_att_geom *g, const float *S, int nh, int R, int r0, int ld, float *P, size_t p_head,
                          float *inv);
 /* O[r][·] *= inv[r] for rows r of d floats. These three run on the calling thread
  * alone when called inside a parallel region (cpu.onednn's per-thread tiles). */

@@ -72,7 +72,7 @@
 #include <string.h>
 
 #define MAX_PRIMS 8
-#define MAX_MDS 64
+#define MAX_MDS 160 /* the chains' and the fused attention's tile shapes' (6 each) */
 
 #if DNNL_VERSION_MAJOR >= 3
 #define FC_DNNL3 1
@@ -111,9 +111,10 @@ typedef struct md_pool {
 } md_pool;
 
 /* One tile shape of the row-blocked fused attention: nh key/value heads x R of their
- * rows, with the matmuls for it and the memory objects whose handles move per tile. */
+ * rows against their first `cols` keys, with the matmuls for it and the memory objects
+ * whose handles move per tile. */
 typedef struct att_tile {
-    int nh, R;
+    int nh, R, cols;
     cmd q_md, k_md, s_md, p_md, v_md, o_md; /* made once, for every lane's tile of this shape */
     prim qk, pv;                            /* Q·Kᵀ/√d into the f32 scores; P·V (attention only) */
     dnnl_memory_t q, k, p, v, o;            /* handles set per tile (p: the tile's probabilities) */
@@ -122,8 +123,8 @@ typedef struct att_tile {
 /* What computes tiles: the whole team (one lane, oneDNN's threads inside each
  * primitive), or one thread (a lane per thread, its primitives single-threaded). */
 typedef struct att_lane {
-    att_tile t[2];        /* the full tile and the last, smaller one (t[1].nh == 0: none) */
-    float *S;             /* the tile's scores, f32 [nh][R][skv] */
+    att_tile *t;          /* one per shape (att_blocked's) */
+    float *S;             /* the tile's scores, f32 [nh][R][cols] */
     void *P;              /* attention: its probabilities in the problem's data type (f32: S itself) */
     float *inv;           /* f32 attention: 1 / each row's sum, applied to the output rows */
     dnnl_stream_t stream; /* per-thread lanes: the lane's own (else the setup's) */
@@ -131,10 +132,15 @@ typedef struct att_lane {
 
 typedef struct att_blocked {
     fc_att_geom g;
-    int nlanes;     /* 1: tiles one after another, all threads in each; else one per thread */
-    att_lane *lane; /* nlanes of them */
-    int ntiles;     /* tiles of the whole problem (att_tiles') */
-    float *dws;     /* decode: the split-KV kernel's workspace (no tiles then) */
+    int nlanes;       /* 1: tiles one after another, all threads in each; else one per thread */
+    att_lane *lane;   /* nlanes of them */
+    int ntiles;       /* tiles of the whole problem (att_tiles') */
+    int nh, R;        /* key/value heads and rows of a full tile */
+    int nr;           /* tiles per key/value head (whole heads per tile: 1) */
+    int nshapes;      /* tile shapes: full, last (fewer heads or rows), causal blocks' */
+    att_tile *shape;  /* their descriptors, made by the first lane */
+    int *block_shape; /* the shape of each of a head's nr tiles (a last tile of fewer heads: 1) */
+    float *dws;       /* decode: the split-KV kernel's workspace (no tiles then) */
 } att_blocked;
 
 typedef struct od_state {
@@ -1241,28 +1247,60 @@ static int build_add_norm(od_state *s, fc_err *e)
  * leaves a thread idle a small part of the time), else shared tiles. */
 #define ATT_LANE_MIN_TILES 4
 
-/* Tiles of at most `bytes` of scores: whole key/value heads (their g·s rows) as many
- * as fit, or one head's rows in blocks of a multiple of 16 rows. Returns their
- * number. */
-static int att_tiles(const fc_att_geom *g, att_tile t[2], size_t bytes)
+/* Under a causal mask a row block's matmuls run over the keys its rows see, rounded up
+ * to a multiple of skv / ATT_CAUSAL_SHAPES (and of 16): at most that many key counts
+ * (each shape its own pair of matmuls), at most that share of skv computed beyond the
+ * last key a block's rows see. */
+#define ATT_CAUSAL_SHAPES 16
+
+/* The shape of nh heads x R rows against cols keys: an index into a->shape, added if
+ * new. */
+static int att_shape(att_blocked *a, int nh, int R, int cols)
 {
+    for (int k = 0; k < a->nshapes; k++)
+        if (a->shape[k].nh == nh && a->shape[k].R == R && a->shape[k].cols == cols) return k;
+    a->shape[a->nshapes] = (att_tile){.nh = nh, .R = R, .cols = cols};
+    return a->nshapes++;
+}
+
+/* Tiles of at most `bytes` of scores: whole key/value heads (their g·s rows) as many
+ * as fit, or one head's rows in blocks of a multiple of 16 rows; under a causal mask
+ * a block of rows runs over the keys they see, not all skv (the whole heads' tiles
+ * hold rows that see every key). Makes a's shapes; returns the number of tiles. */
+static int att_tiles(att_blocked *a, size_t bytes)
+{
+    const fc_att_geom *g = &a->g;
     const size_t rows = (size_t)g->g * g->s, row_bytes = (size_t)g->skv * sizeof(float);
-    memset(t, 0, 2 * sizeof *t);
+    free(a->shape);
+    free(a->block_shape);
+    a->nshapes = 0;
     if (rows * row_bytes <= bytes) {
         size_t nh = bytes / (rows * row_bytes);
-        t[0].nh = (int)(nh < (size_t)g->bkv ? nh : (size_t)g->bkv);
-        t[0].R = (int)rows;
-        t[1].nh = g->bkv % t[0].nh;
-        t[1].R = (int)rows;
-        return (g->bkv + t[0].nh - 1) / t[0].nh;
+        a->nh = (int)(nh < (size_t)g->bkv ? nh : (size_t)g->bkv);
+        a->R = (int)rows;
+        a->nr = 1;
+        a->shape = fc_xcalloc(2, sizeof *a->shape);
+        a->block_shape = fc_xcalloc(1, sizeof *a->block_shape);
+        a->block_shape[0] = att_shape(a, a->nh, a->R, g->skv);
+        if (g->bkv % a->nh) att_shape(a, g->bkv % a->nh, a->R, g->skv); /* shape 1: the last heads */
+        return (g->bkv + a->nh - 1) / a->nh;
     }
     size_t R = bytes / row_bytes / 16 * 16;
     R = R < 16 ? 16 : R;
-    t[0].nh = 1;
-    t[0].R = (int)(R < rows ? R : rows);
-    t[1].R = (int)(rows % (size_t)t[0].R);
-    t[1].nh = t[1].R ? 1 : 0;
-    return g->bkv * (int)((rows + (size_t)t[0].R - 1) / (size_t)t[0].R);
+    a->nh = 1;
+    a->R = (int)(R < rows ? R : rows);
+    a->nr = (int)((rows + (size_t)a->R - 1) / (size_t)a->R);
+    a->shape = fc_xcalloc((size_t)a->nr, sizeof *a->shape);
+    a->block_shape = fc_xcalloc((size_t)a->nr, sizeof *a->block_shape);
+    const int step = (g->skv + ATT_CAUSAL_SHAPES - 1) / ATT_CAUSAL_SHAPES, gran = (step + 15) / 16 * 16;
+    for (int b = 0; b < a->nr; b++) {
+        const int r0 = b * a->R, Rb = (int)rows - r0 < a->R ? (int)rows - r0 : a->R;
+        int keys = 0;
+        for (int r = r0; r < r0 + Rb; r++) keys = fc_att_row_keys(g, r) > keys ? fc_att_row_keys(g, r) : keys;
+        keys = (keys + gran - 1) / gran * gran;
+        a->block_shape[b] = att_shape(a, 1, Rb, keys < g->skv ? keys : g->skv);
+    }
+    return g->bkv * a->nr;
 }
 
 /* A matmul src · wei → dst (with the 1/√d scale when scaled), its memory objects made
@@ -1296,24 +1334,31 @@ static int att_matmul(od_state *s, prim *pr, cmd src, cmd wei, cmd dst, bool sca
     return 0;
 }
 
-/* Kᵀ [n, d, skv] of n key/value heads, seen through K's strides: no copy */
-static int kt_md(od_state *s, cmd *md, dnnl_dim_t n, fc_err *e)
+/* Kᵀ [n, d, cols] of n key/value heads' first cols keys, seen through K's strides: no
+ * copy */
+static int kt_md(od_state *s, cmd *md, dnnl_dim_t n, dnnl_dim_t cols, fc_err *e)
 {
     dnnl_dim_t SKV = s->att.g.skv, D = s->att.g.d;
-    return md_make(s, md, 3, (dnnl_dims_t){n, D, SKV}, dnnl_format_tag_undef, (dnnl_dims_t){SKV * D, 1, D}, e);
+    return md_make(s, md, 3, (dnnl_dims_t){n, D, cols}, dnnl_format_tag_undef, (dnnl_dims_t){SKV * D, 1, D}, e);
+}
+
+/* V [n, cols, d] of n key/value heads' first cols keys, seen through V's strides */
+static int v_md(od_state *s, cmd *md, dnnl_dim_t n, dnnl_dim_t cols, fc_err *e)
+{
+    dnnl_dim_t SKV = s->att.g.skv, D = s->att.g.d;
+    return md_make(s, md, 3, (dnnl_dims_t){n, cols, D}, dnnl_format_tag_undef, (dnnl_dims_t){SKV * D, D, 1}, e);
 }
 
 /* A lane's tile t of the shape `shape` (whose descriptors the first lane makes). */
 static int att_tile_build(od_state *s, att_lane *l, att_tile *t, att_tile *shape, bool pv, fc_err *e)
 {
     const fc_att_geom *g = &s->att.g;
-    dnnl_dim_t nh = shape->nh, R = shape->R, SKV = g->skv, D = g->d;
+    dnnl_dim_t nh = shape->nh, R = shape->R, C = shape->cols, D = g->d;
     att_tile *m = shape; /* (its descriptors) */
     /* (several heads only when a tile holds their every row: Q and O tiles are dense) */
-    if (!m->q_md && (md_tag(s, &m->q_md, 3, (dnnl_dims_t){nh, R, D}, dnnl_abc, e) || kt_md(s, &m->k_md, nh, e) ||
-                     md_f32(s, &m->s_md, 3, (dnnl_dims_t){nh, R, SKV}, dnnl_abc, e) ||
-                     md_tag(s, &m->p_md, 3, (dnnl_dims_t){nh, R, SKV}, dnnl_abc, e) ||
-                     md_tag(s, &m->v_md, 3, (dnnl_dims_t){nh, SKV, D}, dnnl_abc, e) ||
+    if (!m->q_md && (md_tag(s, &m->q_md, 3, (dnnl_dims_t){nh, R, D}, dnnl_abc, e) || kt_md(s, &m->k_md, nh, C, e) ||
+                     md_f32(s, &m->s_md, 3, (dnnl_dims_t){nh, R, C}, dnnl_abc, e) ||
+                     md_tag(s, &m->p_md, 3, (dnnl_dims_t){nh, R, C}, dnnl_abc, e) || v_md(s, &m->v_md, nh, C, e) ||
                      md_tag(s, &m->o_md, 3, (dnnl_dims_t){nh, R, D}, dnnl_abc, e)))
         return -1;
     *t = *shape;
@@ -1343,14 +1388,16 @@ static int att_tile_run(od_state *s, const att_lane *l, const att_tile *t, int n
     FC_DNNL(dnnl_primitive_execute(t->qk.p, l->stream, t->qk.nargs, t->qk.args));
     FC_DNNL(dnnl_stream_wait(l->stream));
     if (!pv) {
-        fc_cpu_att_softmax_tile(g, l->S, t->nh, t->R, r0, elem_at(s, out, row * skv), (size_t)rows * skv, bf);
+        fc_cpu_att_softmax_tile(g, l->S, t->nh, t->R, r0, t->cols, elem_at(s, out, row * skv), (size_t)rows * skv,
+                                g->skv, bf);
         return 0;
     }
     /* f32: unnormalized probabilities, each output row scaled after P·V; bf16: the
      * normalization rides on the rounding pass the probabilities need anyway */
-    if (bf) fc_cpu_att_softmax_tile(g, l->S, t->nh, t->R, r0, l->P, (size_t)t->R * skv, true);
+    const size_t p_head = (size_t)t->R * (size_t)t->cols;
+    if (bf) fc_cpu_att_softmax_tile(g, l->S, t->nh, t->R, r0, t->cols, l->P, p_head, t->cols, true);
     else
-        fc_cpu_att_exp_tile(g, l->S, t->nh, t->R, r0, l->P, (size_t)t->R * skv, l->inv);
+        fc_cpu_att_exp_tile(g, l->S, t->nh, t->R, r0, t->cols, l->P, p_head, l->inv);
     FC_DNNL(dnnl_memory_set_data_handle(t->v, elem_at(s, in(s, FC_ATT_TV), (size_t)n0 * skv * d)));
     FC_DNNL(dnnl_memory_set_data_handle(t->o, elem_at(s, out, row * d)));
     FC_DNNL(dnnl_primitive_execute(t->pv.p, l->stream, t->pv.nargs, t->pv.args));
@@ -1362,11 +1409,9 @@ static int att_tile_run(od_state *s, const att_lane *l, const att_tile *t, int n
 /* Tile i of the fused form (key/value heads first, then row blocks) on lane l. */
 static int att_tile_i(od_state *s, const att_lane *l, int i, void *out, fc_err *e)
 {
-    const fc_att_geom *g = &s->att.g;
-    const att_tile *t = l->t;
-    const int rows = g->g * g->s, nr = (rows + t[0].R - 1) / t[0].R;
-    const int n0 = i / nr * t[0].nh, r0 = i % nr * t[0].R;
-    return att_tile_run(s, l, n0 + t[0].nh > g->bkv || r0 + t[0].R > rows ? &t[1] : &t[0], n0, r0, out, e);
+    const att_blocked *a = &s->att;
+    const int n0 = i / a->nr * a->nh, b = i % a->nr;
+    return att_tile_run(s, l, &l->t[n0 + a->nh > a->g.bkv ? 1 : a->block_shape[b]], n0, b * a->R, out, e);
 }
 
 /* The fused form: tile after tile, all threads in each (one lane), or each thread its
@@ -1446,16 +1491,18 @@ static int scale_mask(od_state *s, dnnl_dim_t B, void *src, void *dst, fc_err *e
     return 0;
 }
 
-/* A lane's buffers and matmuls for the tile shapes in t. */
-static int att_lane_build(od_state *s, att_lane *l, att_tile t[2], bool pv, fc_err *e)
+/* A lane's buffers and matmuls for the tile shapes. */
+static int att_lane_build(od_state *s, att_lane *l, bool pv, fc_err *e)
 {
-    const size_t tile = (size_t)t[0].nh * (size_t)t[0].R * (size_t)s->att.g.skv;
+    att_blocked *a = &s->att;
+    const size_t tile = (size_t)a->nh * (size_t)a->R * (size_t)a->g.skv;
     l->S = fc_cpu_buffer(tile);
     /* (bf16 probabilities: a bf16 buffer of the tile's size, its contents overwritten) */
     l->P = !pv ? NULL : s->dt == dnnl_bf16 ? (void *)fc_cpu_bf16_copy(l->S, tile) : (void *)l->S;
-    if (pv && s->dt != dnnl_bf16) l->inv = fc_cpu_buffer((size_t)t[0].nh * (size_t)t[0].R); /* f32 only */
-    for (int i = 0; i < 2; i++)
-        if (t[i].nh && att_tile_build(s, l, &l->t[i], &t[i], pv, e)) return -1;
+    if (pv && s->dt != dnnl_bf16) l->inv = fc_cpu_buffer((size_t)a->nh * (size_t)a->R); /* f32 only */
+    l->t = fc_xcalloc((size_t)a->nshapes, sizeof *l->t);
+    for (int i = 0; i < a->nshapes; i++)
+        if (att_tile_build(s, l, &l->t[i], &a->shape[i], pv, e)) return -1;
     return 0;
 }
 
@@ -1466,10 +1513,9 @@ static int build_att_tiles(od_state *s, bool pv, fc_err *e)
 {
     att_blocked *a = &s->att;
     const int nthr = omp_get_max_threads();
-    att_tile t[2];
-    a->ntiles = att_tiles(&a->g, t, ATT_LANE_BYTES);
+    a->ntiles = att_tiles(a, ATT_LANE_BYTES);
     const bool lanes = nthr > 1 && a->ntiles >= ATT_LANE_MIN_TILES * nthr;
-    if (!lanes) a->ntiles = att_tiles(&a->g, t, ATT_TILE_BYTES);
+    if (!lanes) a->ntiles = att_tiles(a, ATT_TILE_BYTES);
     a->nlanes = lanes ? nthr : 1;
     a->lane = fc_xcalloc((size_t)a->nlanes, sizeof *a->lane);
     int rc = 0;
@@ -1481,14 +1527,18 @@ static int build_att_tiles(od_state *s, bool pv, fc_err *e)
             l->stream = NULL;
             rc = fc_errf(e, "oneDNN call dnnl_stream_create failed for a thread's tiles");
         }
-        if (rc == 0) rc = att_lane_build(s, l, t, pv, e);
+        if (rc == 0) rc = att_lane_build(s, l, pv, e);
     }
     if (lanes) omp_set_num_threads(nthr);
     if (rc) return -1;
     prim *fp = host_step(s, FC_FUSED, pv ? "row-blocked attention" : "row-blocked qk_softmax",
                          "softmax in cache between matmuls", att_fused);
-    snprintf(fp->impl, sizeof fp->impl, "%dx%d-row tiles%s: matmul[%.24s] + fusecal softmax%s", t[0].nh, t[0].R,
-             lanes ? " per thread" : "", a->lane[0].t[0].qk.impl,
+    char keys[48] = "";
+    int fewer = 0; /* shapes against fewer keys than skv */
+    for (int i = 0; i < a->nshapes; i++) fewer += a->shape[i].cols < a->g.skv;
+    if (fewer) snprintf(keys, sizeof keys, ", %d of them against the keys the mask leaves", fewer);
+    snprintf(fp->impl, sizeof fp->impl, "%dx%d-row tiles%s%s: matmul[%.24s] + fusecal softmax%s", a->nh, a->R,
+             lanes ? " per thread" : "", keys, a->lane[0].t[0].qk.impl,
              !pv                  ? ""
              : s->dt == dnnl_bf16 ? " + matmul"
                                   : " + matmul, then rows x 1/sum");
@@ -1535,7 +1585,7 @@ static int build_att(od_state *s, fc_err *e)
 
     /* the unfused chain */
     cmd q_md, k_md, s_md, v_md, o_md;
-    if (md_tag(s, &q_md, 3, (dnnl_dims_t){B, M, D}, dnnl_abc, e) || kt_md(s, &k_md, B, e) ||
+    if (md_tag(s, &q_md, 3, (dnnl_dims_t){B, M, D}, dnnl_abc, e) || kt_md(s, &k_md, B, SKV, e) ||
         md_tag(s, &s_md, 3, (dnnl_dims_t){B, M, SKV}, dnnl_abc, e))
         return -1;
     void *s0 = fc_cpu_chain_dst(&s->ch, 0), *s1 = fc_cpu_chain_dst(&s->ch, 1), *s2 = fc_cpu_chain_dst(&s->ch, 2);
@@ -1670,7 +1720,7 @@ static void od_teardown(void *state)
         }
     for (int i = 0; i < s->att.nlanes; i++) {
         att_lane *l = &s->att.lane[i];
-        for (int t = 0; t < 2; t++) {
+        for (int t = 0; l->t && t < s->att.nshapes; t++) {
             prim *tp[2] = {&l->t[t].qk, &l->t[t].pv};
             for (int j = 0; j < 2; j++) {
                 if (tp[j]->p) dnnl_primitive_destroy(tp[j]->p);
@@ -1681,8 +1731,11 @@ static void od_teardown(void *state)
         if (l->P != l->S) free(l->P);
         free(l->S);
         free(l->inv);
+        free(l->t);
     }
     free(s->att.lane);
+    free(s->att.shape);
+    free(s->att.block_shape);
     for (int i = 0; i < s->nmems; i++) dnnl_memory_destroy(s->mems[i]);
     free(s->mems);
     md_pool_free(&s->mds);
