@@ -1227,8 +1227,10 @@ static int build_add_norm(od_state *s, fc_err *e)
  *          over them (fc_cpu_att_softmax_tile) written in the problem's data type, and
  *          (attention) matmul P·V of the tile; the s × skv scores never reach memory
  *          whole. The matmuls are the unfused chain's primitives on tiles of the same
- *          batched problem; a tile's shapes are fixed at setup (the full tile and a
- *          smaller last one), only the data handles move. With enough tiles each
+ *          batched problem; a tile's shapes are fixed at setup (the full tile, a
+ *          smaller last one and, under a causal mask, one per count of keys a block of
+ *          rows sees: eager code, the unfused chain, computes every key and masks
+ *          them), only the data handles move. With enough tiles each
  *          thread computes tiles of its own (ATT_LANE_BYTES) with single-threaded
  *          primitives: no barrier inside a tile, and one thread's softmax runs while
  *          the other's matmuls do; else all threads share each tile (ATT_TILE_BYTES). */
