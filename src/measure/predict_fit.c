@@ -355,17 +355,26 @@ int fc_nearest_records(const fc_obs *o, int n, const fc_problem *p, int k, int *
     return got;
 }
 
-double fc_local_correction(const fc_class_fit *f, const fc_obs *o, const fc_problem *p)
+/* The weighted mean of the held-out residuals of the FC_PREDICT_LOCAL records of o
+ * nearest to p, leaving out record skip (-1: none) */
+static double local_mean(const fc_obs *o, int n, const double *held, const fc_problem *p, int skip)
 {
-    int idx[FC_PREDICT_LOCAL];
-    double d[FC_PREDICT_LOCAL], sw = 0, s = 0;
-    int k = fc_nearest_records(o, f->n, p, FC_PREDICT_LOCAL, idx, d);
-    for (int i = 0; i < k; i++) {
+    int idx[FC_PREDICT_LOCAL + 1];
+    double d[FC_PREDICT_LOCAL + 1], sw = 0, s = 0;
+    int k = fc_nearest_records(o, n, p, FC_PREDICT_LOCAL + 1, idx, d), used = 0;
+    for (int i = 0; i < k && used < FC_PREDICT_LOCAL; i++) {
+        if (idx[i] == skip) continue;
         double w = 1 / (FC_PREDICT_LOCAL_D0 + d[i]);
         sw += w;
-        s += w * f->held[idx[i]];
+        s += w * held[idx[i]];
+        used++;
     }
     return sw > 0 ? s / sw : 0;
+}
+
+double fc_local_correction(const fc_class_fit *f, const fc_obs *o, const fc_problem *p)
+{
+    return local_mean(o, f->n, f->held, p, -1);
 }
 
 /* ------------------------------------------------------------------ the class */
@@ -385,7 +394,8 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     fit_full(&fused_form, o, n, &f->v[FC_FUSED], xf, &cf);
     fit_full(&unfused_form, o, n, &f->v[FC_UNFUSED], xu, &cu);
     fc_obs *train = fc_xmalloc((size_t)n * sizeof *train);
-    double *r = fc_xmalloc((size_t)n * 3 * sizeof *r), *rf = r, *ru = r + n, *rin = r + 2 * n;
+    double *r = fc_xmalloc((size_t)n * 4 * sizeof *r), *rf = r, *ru = r + n, *rc = r + 2 * n, *rcin = r + 3 * n;
+    bool *inside = fc_xmalloc((size_t)n * sizeof *inside);
     double *rs = f->held = fc_xmalloc((size_t)n * sizeof *rs); /* kept for the local correction */
     for (int i = 0; i < n; i++) {
         int m = 0;
@@ -400,13 +410,22 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
         fc_ratio_ci sp;
         fc_model_estimate(&fi, NULL, NULL, o[i].flops, o[i].bytes, o[i].ceil_gflops, o[i].ceil_gbs, false, ms, &sp);
         rs[i] = log(o[i].speedup) - log(sp.ratio);
-        if (fc_model_inside(train, m, o[i].flops, o[i].bytes)) rin[f->n_inside++] = rs[i];
+        inside[i] = fc_model_inside(train, m, o[i].flops, o[i].bytes);
+        f->n_inside += inside[i];
     }
     f->v[FC_FUSED].spread = robust_spread(rf, n);
     f->v[FC_UNFUSED].spread = robust_spread(ru, n);
-    f->spread = fc_speedup_spread(rs, n);
-    f->spread_inside = f->n_inside > 0 ? fc_speedup_spread(rin, f->n_inside) : 0;
+    /* the errors of the predictor as it is used: each held-out residual less the
+     * local correction the other records give it */
+    int nin = 0;
+    for (int i = 0; i < n; i++) {
+        rc[i] = rs[i] - local_mean(o, n, rs, &o[i].rec->prob, i);
+        if (inside[i]) rcin[nin++] = rc[i];
+    }
+    f->spread = fc_speedup_spread(rc, n);
+    f->spread_inside = nin > 0 ? fc_speedup_spread(rcin, nin) : 0;
     f->noise = fc_obs_noise(o, n);
+    free(inside);
     free(r);
     free(train);
 }

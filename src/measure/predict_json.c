@@ -56,7 +56,7 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
     cJSON_AddStringToObject(
         model, "interval",
         "s = root mean square of the log speedup residuals, each record held out of both fits in "
-        "turn (inside the records' span: of the records inside the others' span, when 4 or more); noise = root mean square of the records' own log speedup "
+        "turn and its residual less the local correction the other records give it (inside the records' span: of the records inside the others' span, when 4 or more); noise = root mean square of the records' own log speedup "
         "errors (from their ci95); rerun95 (a measurement's): exp(+-t(n-1) * s); ci95 (the "
         "speedup's, which decides): exp(+-t(n-1) * sqrt(max(s^2 - noise^2, s^2 / 4))); the speedup: "
         "t_unfused / t_fused * exp(the held-out log speedup residuals of the 4 nearest records of the class, "
