@@ -53,10 +53,11 @@
  * over the log sizes of the problems' dims, d₀ = FC_PREDICT_LOCAL_D0); the intervals
  * keep one spread for the class, that of the corrected residuals (each held-out
  * residual less the correction its FC_PREDICT_LOCAL nearest other records give it:
- * the error of the predictor as it is used; on the committed standard calibrations
- * decisions reproduced 59.5 → 60.2 % (AMD) and 53.3 → 53.8 % (Intel), rerun95
- * coverage 93.8 → 94.3 % and 95.0 → 95.9 %, against the uncorrected residuals'
- * spread). The latencies stay the forms'. Leave-one-out, the speedup
+ * the error of the predictor as it is used, which is what the intervals describe;
+ * against the uncorrected residuals' spread, on three standard calibrations (AMD of
+ * 657d92b and of 012dc40, Intel of 3fda440) decisions reproduced 166 → 168, 157 →
+ * 155 and 128 → 129, rerun95 coverage 93.8 → 94.3 %, 94.1 → 94.3 % and 95.0 →
+ * 95.9 %). The latencies stay the forms'. Leave-one-out, the speedup
  * error median / p90 and decisions reproduced without → with the correction: the
  * Intel standard calibration of 52b7dbf 4.0 / 20.5 % → 3.7 / 15.8 %, 51.3 → 53.8 %;
  * its rerun at 3fda440 4.3 / 23.0 % → 3.4 / 18.0 %, 51.2 → 53.3 %; AMD 2.5 / 22.3 % →
