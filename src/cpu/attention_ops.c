@@ -143,12 +143,19 @@ static inline float hsum(vf v)
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
-int fc_att_row_keys(const fc_att_geom *g, int r)
+/* Keys row r of a key/value head's g·s rows sees: all skv, or under the causal mask
+ * those up to its query i = r mod s plus the skv − s keys before the queries. */
+static int row_keys(const fc_att_geom *g, int r)
 {
     return g->causal ? imin(g->skv, r % g->s + 1 + (g->skv - g->s)) : g->skv;
 }
 
-static int row_keys(const fc_att_geom *g, int r) { return fc_att_row_keys(g, r); }
+int fc_att_block_keys(const fc_att_geom *g, int r0, int rows)
+{
+    int keys = 0;
+    for (int i = 0; i < rows; i++) keys = imax(keys, row_keys(g, r0 + i));
+    return keys;
+}
 
 fc_att_geom fc_att_geom_of(const fc_problem *p)
 {
@@ -259,8 +266,7 @@ static void softmax_row(float *x, int lim, int n)
 static void qk_softmax_block(const fc_att_geom *g, const float *Q, const float *K, float *P, int n, int r0, int rows)
 {
     const size_t M = (size_t)g->g * g->s, skv = (size_t)g->skv, d = (size_t)g->d;
-    int cols = 0;
-    for (int i = 0; i < rows; i++) cols = imax(cols, row_keys(g, r0 + i));
+    const int cols = fc_att_block_keys(g, r0, rows);
     float *out = P + (n * M + (size_t)r0) * skv;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, g->d, 1.0f / sqrtf((float)g->d),
                 Q + (n * M + (size_t)r0) * d, g->d, K + n * skv * d, g->d, 0.0f, out, g->skv);
@@ -340,8 +346,7 @@ void fc_cpu_att_qk_softmax(const fc_att_geom *g, const float *Q, const float *K,
     const size_t skv = (size_t)g->skv;
     for (int t = 0; t < ntask; t++) {
         const int n = t / nrb, r0 = (t % nrb) * br, rows = imin(br, M - r0);
-        int cols = 0;
-        for (int i = 0; i < rows; i++) cols = imax(cols, row_keys(g, r0 + i));
+        const int cols = fc_att_block_keys(g, r0, rows);
         float *out = P + ((size_t)n * M + (size_t)r0) * skv;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, g->d, 1.0f / sqrtf((float)g->d),
                     Q + ((size_t)n * M + (size_t)r0) * g->d, g->d, K + (size_t)n * skv * g->d, g->d, 0.0f, out, g->skv);

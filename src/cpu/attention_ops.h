@@ -48,9 +48,10 @@ void fc_cpu_att_pv(const fc_att_geom *g, const float *P, const float *V, float *
 /* ---- fused forms */
 /* P = softmax(Q·Kᵀ/√d) (0 where masked) */
 void fc_cpu_att_qk_softmax(const fc_att_geom *g, const float *Q, const float *K, float *P);
-/* Keys row r of a key/value head's g·s rows sees: all skv, or under the causal mask
- * those up to its query i = r mod s plus the skv − s keys before the queries. */
-int fc_att_row_keys(const fc_att_geom *g, int r);
+/* Keys the rows [r0, r0 + rows) of a key/value head's g·s rows see together: all skv,
+ * or under the causal mask the most any of them sees (row r: those up to its query
+ * i = r mod s plus the skv − s keys before the queries). */
+int fc_att_block_keys(const fc_att_geom *g, int r0, int rows);
 /* The softmax of a tile of scores already scaled (cpu.onednn's row-blocked fused
  * forms): S holds nh key/value heads' blocks of R rows of ld floats (the keys its
  * matmul computed, at least those each row sees), row i of a block being its head's

@@ -1299,7 +1299,8 @@ static int att_tiles(att_blocked *a, size_t bytes)
     }
     size_t R = bytes / row_bytes / 16 * 16;
     R = R < 16 ? 16 : R;
-    if (trim && R > (size_t)(g->s / ATT_CAUSAL_BLOCKS / 16 * 16)) R = (size_t)(g->s / ATT_CAUSAL_BLOCKS / 16 * 16);
+    const size_t R_causal = (size_t)(g->s / ATT_CAUSAL_BLOCKS / 16 * 16);
+    if (trim && R > R_causal) R = R_causal;
     a->nh = 1;
     a->R = (int)(R < rows ? R : rows);
     a->nr = (int)((rows + (size_t)a->R - 1) / (size_t)a->R);
@@ -1308,9 +1309,7 @@ static int att_tiles(att_blocked *a, size_t bytes)
     const int step = (g->skv + ATT_CAUSAL_SHAPES - 1) / ATT_CAUSAL_SHAPES, gran = (step + 15) / 16 * 16;
     for (int b = 0; b < a->nr; b++) {
         const int r0 = b * a->R, Rb = (int)rows - r0 < a->R ? (int)rows - r0 : a->R;
-        int keys = 0;
-        for (int r = r0; r < r0 + Rb; r++) keys = fc_att_row_keys(g, r) > keys ? fc_att_row_keys(g, r) : keys;
-        keys = (keys + gran - 1) / gran * gran;
+        const int keys = (fc_att_block_keys(g, r0, Rb) + gran - 1) / gran * gran;
         a->block_shape[b] = att_shape(a, 1, Rb, keys < g->skv ? keys : g->skv);
     }
     return g->bkv * a->nr;
