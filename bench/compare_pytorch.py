@@ -25,8 +25,8 @@ PyTorch's variants, as fusecal defines them:
              targets is the faster of cuDNN attention and FlashAttention, each timed
              on its own; the record keeps every time, so the comparison has one
              meaning whatever PyTorch's dispatch picks.
-  Problems with grouped-query heads or a key/value length of their own (hkv, skv; none
-  among the targets below) compare against: unfused, K and V repeated over each group's
+  Problems with grouped-query heads or a key/value length of their own (hkv, skv; the
+  decode target below) compare against: unfused, K and V repeated over each group's
   query heads (repeat_interleave(h/hkv, dim=1)) as eager GQA code does, and the causal
   mask aligned at the end (query i sees keys j <= i + skv - s); fused, SDPA on K and V
   repeated once outside the timing (enable_gqa=True in PyTorch 2.5+ takes them as they
@@ -60,6 +60,9 @@ TARGETS = [
     ("attention_bf16_4096", "attention:b=4,h=16,s=4096,d=128,dtype=bf16",
      "fused fusecal TFLOP/s >= 0.8 x torch SDPA", 0.8),
     ("attention_fp32_1024", "attention:b=8,h=16,s=1024,d=64,dtype=fp32",
+     "fused fusecal / torch SDPA <= 1.0", 1.0),
+    # decode, LLaMA-3-8B's heads against a 4096-token cache: cuda.custom's split-KV kernel
+    ("attention_decode_bf16", "attention:b=4,h=32,hkv=8,s=1,skv=4096,d=128,dtype=bf16",
      "fused fusecal / torch SDPA <= 1.0", 1.0),
 ]
 

@@ -144,6 +144,30 @@ cudaError_t fck_flash_attention(fck_dtype dt, const void *q, const void *k, cons
 cudaError_t fck_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, fck_attn_shape sh, cudaStream_t stream);
 int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size_t n);
 
+/* ---------------------------------------------------------------- decode attention
+ * Decode-shaped problems (fck_attn_shape: group·s query rows per key/value head, at most
+ * 16 (FCK_DEC_MAX_ROWS); any d up to 128): split-KV, each key/value head's keys shared
+ * out over blocks (kernel_logic.h: fck_dec_plan_make, for the current device's SMs),
+ * their partial results into ws, then one kernel that combines them (decode.cu). fp32
+ * arithmetic for every dtype (tf32: no tensor cores). Shapes they do not take, or
+ * ws_bytes short of fck_decode_workspace: cudaErrorInvalidValue. */
+
+/* The workspace either launcher needs for sh on the current device, in bytes (qk_softmax:
+ * fck_decode_qk_softmax's, which also keeps the fp32 scores); 0 when they do not take
+ * sh. */
+size_t fck_decode_workspace(fck_attn_shape sh, int qk_softmax);
+/* O = softmax(Q·Kᵀ/√d)·V */
+cudaError_t fck_decode_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, fck_attn_shape sh,
+                                 void *ws, size_t ws_bytes, cudaStream_t stream);
+/* P = softmax(Q·Kᵀ/√d): the splits' maxima and sums combined, then P written once
+ * from the fp32 scores (0 where masked) */
+cudaError_t fck_decode_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, fck_attn_shape sh, void *ws,
+                                  size_t ws_bytes, cudaStream_t stream);
+/* Its plan and resources for describe(): "decode<4 elements/lane, 4 rows>: 16 splits of
+ * 256 keys per key/value head in pieces of 256, 256 threads, 64 regs, 4096 B dynamic
+ * smem, 0 B local; then a combine kernel" style text; returns its length. */
+int fck_decode_describe(fck_dtype dt, fck_attn_shape sh, int qk_softmax, char *buf, size_t n);
+
 /* ---------------------------------------------------------------- utilities */
 
 /* x[i] = lo + (hi - lo)·u(seed, i), u uniform in [0, 1) from a hash of i   [n] */

@@ -294,6 +294,79 @@ FCK_CX int fck_sm90_blocks_per_sm(size_t smem, int threads, int regs)
     return n < 32 ? n : 32;
 }
 
+/* ================================================================ split-KV decode
+ * fck_decode_attention (decode.cu): few queries against a long key/value cache. A
+ * block of FCK_DEC_THREADS threads takes one key/value head's `rows` = group·s query
+ * rows (their Q in registers, a warp per key along d) against one split of `chunk`
+ * keys, in pieces of `piece` keys whose scores sit in shared memory (then their
+ * probabilities, in place, for P·V: thread (group of keys, column of V)); it writes the
+ * split's partial output, row maxima and sums; a second kernel combines the splits by
+ * their maxima. Splits: enough that the grid has FCK_DEC_BLOCKS_PER_SM blocks per SM,
+ * at least FCK_DEC_MIN_KEYS keys each, chunk a multiple of 32. Template sizes: vecs
+ * elements of d per lane (2: d <= 64, 4: d <= 128), rtile rows held (4 or 16). */
+#define FCK_DEC_THREADS 256
+#define FCK_DEC_MAX_ROWS 16
+#define FCK_DEC_MAX_D 128
+#define FCK_DEC_MIN_KEYS 64
+#define FCK_DEC_BLOCKS_PER_SM 4
+#define FCK_DEC_SCORE_FLOATS 8192 /* rows x piece at most: 32 KiB of scores */
+typedef struct {
+    int rows;   /* query rows per key/value head: group·s */
+    int nsplit; /* splits of each key/value head's keys */
+    int chunk;  /* keys per split (the last may have fewer) */
+    int piece;  /* keys per piece of a split */
+    int vecs;   /* elements of a row per lane: 2 or 4 */
+    int rtile;  /* rows the kernel holds: 4 or 16 */
+} fck_dec_plan;
+
+/* Whether the decode kernel takes rows query rows per key/value head of dimension d. */
+FCK_HD int fck_dec_supports(long long rows, long long d)
+{
+    return rows >= 1 && rows <= FCK_DEC_MAX_ROWS && d >= 1 && d <= FCK_DEC_MAX_D;
+}
+
+/* The plan for bkv key/value heads of skv keys, rows query rows each, on sms SMs. */
+FCK_HD fck_dec_plan fck_dec_plan_make(long long bkv, int rows, int skv, int d, int sms)
+{
+    fck_dec_plan p;
+    p.rows = rows;
+    p.vecs = d <= 64 ? 2 : 4;
+    p.rtile = rows <= 4 ? 4 : 16;
+    const long long target = (long long)FCK_DEC_BLOCKS_PER_SM * (sms > 0 ? sms : 1);
+    long long ns = bkv > 0 ? (target + bkv - 1) / bkv : 1;
+    const long long most = ((long long)skv + FCK_DEC_MIN_KEYS - 1) / FCK_DEC_MIN_KEYS;
+    if (ns > most) ns = most;
+    if (ns < 1) ns = 1;
+    p.chunk = (int)(((skv + ns - 1) / ns + 31) / 32 * 32);
+    p.nsplit = (skv + p.chunk - 1) / p.chunk;
+    const int cap = FCK_DEC_SCORE_FLOATS / (rows > 0 ? rows : 1) / 32 * 32;
+    p.piece = p.chunk < cap ? p.chunk : cap;
+    return p;
+}
+/* Keys [*ja, *jb) of split sp. */
+FCK_HD void fck_dec_split_keys(const fck_dec_plan *p, int sp, int skv, int *ja, int *jb)
+{
+    *ja = sp * p->chunk;
+    *jb = *ja + p->chunk < skv ? *ja + p->chunk : skv;
+}
+/* Shared memory of a split block in floats: the piece's scores, or at the end the
+ * partial outputs of the groups of keys other than the first (fewer than 256·rows). */
+FCK_HD size_t fck_dec_smem_floats(const fck_dec_plan *p)
+{
+    const int w = p->piece > FCK_DEC_THREADS ? p->piece : FCK_DEC_THREADS;
+    return (size_t)p->rows * (size_t)w;
+}
+/* Floats of one split's partial result: rows x d outputs, rows maxima, rows sums. */
+FCK_HD size_t fck_dec_part_floats(int rows, int d) { return (size_t)rows * ((size_t)d + 2); }
+/* The workspace: every split's partial result. */
+FCK_HD size_t fck_dec_workspace_floats(const fck_dec_plan *p, long long bkv, int d)
+{
+    return (size_t)bkv * (size_t)p->nsplit * fck_dec_part_floats(p->rows, d);
+}
+/* Groups of keys in P·V: threads (group, column) for d columns, FCK_DEC_THREADS / d
+ * groups (at least 2 for d <= 128). */
+FCK_HD int fck_dec_key_groups(int d) { return FCK_DEC_THREADS / d; }
+
 /* ================================================================ row softmax plan
  * fck_softmax_rows reads each row once: the row sits in registers, `threads` threads per
  * row, each holding nvec vectors of vec elements, at most fck_softmax_ept(vec) elements

@@ -959,6 +959,165 @@ static void test_tf32_split(void)
     CHECK(tf32_rna(1.0f + 0x1p-12f) == 1.0f);
 }
 
+/* ---------------------------------------------------------------- split-KV decode */
+
+/* The decode plan over bkv heads, rows, skv keys, d and SM counts: every split holds
+ * keys (none empty, none past skv), chunks of whole warps, at most one split per
+ * FCK_DEC_MIN_KEYS keys (the bound cuda.custom's device_bytes counts on), a grid that
+ * reaches the aimed blocks per SM where the keys allow, pieces whose scores fit the
+ * shared memory the launch gives, which also holds the key groups' partial outputs. */
+static void test_decode_plan(void)
+{
+    for (int it = 0; it < 20000; it++) {
+        const long long bkv = rnd_int(1, it % 3 ? 64 : 5000);
+        const int rows = rnd_int(1, FCK_DEC_MAX_ROWS), skv = rnd_int(1, it % 2 ? 3000 : 200000);
+        const int d = rnd_int(1, FCK_DEC_MAX_D), sms = rnd_int(1, 200);
+        const fck_dec_plan p = fck_dec_plan_make(bkv, rows, skv, d, sms);
+        CHECK_MSG(p.nsplit >= 1 && p.chunk >= 32 && p.chunk % 32 == 0, "nsplit %d chunk %d", p.nsplit, p.chunk);
+        CHECK_MSG((long long)(p.nsplit - 1) * p.chunk < skv && (long long)p.nsplit * p.chunk >= skv,
+                  "skv %d: %d splits of %d", skv, p.nsplit, p.chunk);
+        for (int sp = 0; sp<p.nsplit; sp += p.nsplit> 1 ? p.nsplit - 1 : 1) {
+            int ja, jb;
+            fck_dec_split_keys(&p, sp, skv, &ja, &jb);
+            CHECK(ja < jb && jb <= skv && jb - ja <= p.chunk);
+        }
+        CHECK_MSG(p.nsplit <= (skv + FCK_DEC_MIN_KEYS - 1) / FCK_DEC_MIN_KEYS || p.nsplit == 1, "skv %d: %d splits",
+                  skv, p.nsplit);
+        const long long aim = (long long)FCK_DEC_BLOCKS_PER_SM * sms;
+        if (bkv * ((skv + FCK_DEC_MIN_KEYS - 1) / FCK_DEC_MIN_KEYS) >= 2 * aim && skv >= 64 * 32)
+            CHECK_MSG(bkv * p.nsplit >= aim / 2, "bkv %lld skv %d sms %d: %d splits", bkv, skv, sms, p.nsplit);
+        CHECK(p.piece >= 32 && p.piece <= p.chunk && (p.piece % 32 == 0 || p.piece == p.chunk));
+        CHECK((size_t)rows * (size_t)p.piece <= FCK_DEC_SCORE_FLOATS);
+        const size_t smem = fck_dec_smem_floats(&p);
+        CHECK(smem >= (size_t)rows * (size_t)p.piece && smem * sizeof(float) <= 48 * 1024);
+        const int kg = fck_dec_key_groups(d);
+        CHECK_MSG(kg >= 2 && kg * d <= FCK_DEC_THREADS && (size_t)(kg - 1) * rows * d <= smem, "d %d", d);
+        CHECK(p.rows == rows && p.rtile >= rows && (p.vecs == 2 ? d <= 64 : d <= 128) && 32 * p.vecs >= d);
+        CHECK(fck_dec_workspace_floats(&p, bkv, d) == (size_t)bkv * p.nsplit * rows * (d + 2));
+    }
+    CHECK(fck_dec_supports(16, 128) && !fck_dec_supports(17, 64) && !fck_dec_supports(4, 129) &&
+          !fck_dec_supports(0, 64));
+}
+
+/* decode.cu's arithmetic on the CPU, float for float where it can be: the plan's splits
+ * and pieces, Q·K per (row, key), the causal mask, the online-softmax step per piece
+ * (fck_osm_step, fck_osm_p), P·V accumulated and rescaled, the splits' partial outputs,
+ * maxima and sums, and the combine's weights; against softmax(QKᵀ/√d)·V in float64
+ * (the relative error returned) and, for qk_softmax, P written from the raw scores once
+ * the splits are combined (its relative error in *perr). */
+static double decode_emulated(int rows, int s, int skv, int d, int causal, int sms, const float *q, const float *k,
+                              const float *v, double *perr)
+{
+    const fck_dec_plan pl = fck_dec_plan_make(1, rows, skv, d, sms);
+    const float sl2 = 1.4426950408889634f / sqrtf((float)d);
+    const size_t pf = fck_dec_part_floats(rows, d);
+    float *part = calloc((size_t)pl.nsplit * pf, sizeof(float)), *sc = malloc((size_t)pl.piece * sizeof(float));
+    float *raw = malloc((size_t)rows * skv * sizeof(float)); /* qk_softmax's fp32 scores */
+    for (int sp = 0; sp < pl.nsplit; sp++) {
+        int ja, jb;
+        fck_dec_split_keys(&pl, sp, skv, &ja, &jb);
+        float *out = part + (size_t)sp * pf;
+        for (int r = 0; r < rows; r++) {
+            float m = -INFINITY, l = 0.0f, *acc = out + (size_t)r * d;
+            for (int p0 = ja; p0 < jb; p0 += pl.piece) {
+                const int np = jb - p0 < pl.piece ? jb - p0 : pl.piece;
+                float mx = -INFINITY, nb, sum = 0.0f;
+                for (int j = 0; j < np; j++) {
+                    float x = 0.0f;
+                    for (int c = 0; c < d; c++) x = fmaf(q[(size_t)r * d + c], k[(size_t)(p0 + j) * d + c], x);
+                    sc[j] = causal && p0 + j > fck_attn_last_key(r % s, s, skv) ? -INFINITY : x;
+                    raw[(size_t)r * skv + p0 + j] = sc[j];
+                    mx = fmaxf(mx, sc[j]);
+                }
+                const float alpha = fck_osm_step(&m, mx, sl2, &nb);
+                for (int j = 0; j < np; j++) sum += sc[j] = fck_osm_p(sc[j], sl2, nb);
+                l = l * alpha + sum;
+                for (int c = 0; c < d; c++) {
+                    float a = acc[c] * alpha;
+                    for (int j = 0; j < np; j++) a = fmaf(sc[j], v[(size_t)(p0 + j) * d + c], a);
+                    acc[c] = a;
+                }
+            }
+            out[(size_t)rows * d + r] = m;
+            out[(size_t)rows * d + rows + r] = l;
+        }
+    }
+    double num = 0.0, den = 0.0, pnum = 0.0, pden = 0.0;
+    for (int r = 0; r < rows; r++) {
+        float mx = -INFINITY, l = 0.0f;
+        for (int c = 0; c < pl.nsplit; c++) mx = fmaxf(mx, part[c * pf + (size_t)rows * d + r]);
+        float *w = malloc((size_t)pl.nsplit * sizeof(float));
+        for (int c = 0; c < pl.nsplit; c++) {
+            const float mc = part[c * pf + (size_t)rows * d + r];
+            w[c] = mc == -INFINITY ? 0.0f : exp2f((mc - mx) * sl2);
+            l += w[c] * part[c * pf + (size_t)rows * d + rows + r];
+        }
+        /* float64 reference of row r: query position r % s */
+        const int last = causal ? fck_attn_last_key(r % s, s, skv) : skv - 1;
+        double m64 = -INFINITY, l64 = 0.0;
+        double *p64 = malloc((size_t)skv * sizeof(double));
+        for (int j = 0; j <= last; j++) {
+            double x = 0.0;
+            for (int c = 0; c < d; c++) x += (double)q[(size_t)r * d + c] * k[(size_t)j * d + c];
+            p64[j] = x / sqrt((double)d);
+            if (p64[j] > m64) m64 = p64[j];
+        }
+        for (int j = 0; j <= last; j++) l64 += p64[j] = exp(p64[j] - m64);
+        float m0 = -INFINITY, nb;
+        fck_osm_step(&m0, mx, sl2, &nb); /* the normalizing kernel's base */
+        for (int j = 0; j < skv; j++) {
+            const double p = fck_osm_p(raw[(size_t)r * skv + j], sl2, nb) * (l > 0.0f ? 1.0f / l : 0.0f);
+            const double ref = j <= last ? p64[j] / l64 : 0.0;
+            pnum += (p - ref) * (p - ref);
+            pden += ref * ref;
+        }
+        for (int c = 0; c < d; c++) {
+            float o = 0.0f;
+            for (int t = 0; t < pl.nsplit; t++) o = fmaf(w[t], part[t * pf + (size_t)r * d + c], o);
+            o = l > 0.0f ? o / l : 0.0f;
+            double ref = 0.0;
+            for (int j = 0; j <= last; j++) ref += p64[j] * v[(size_t)j * d + c];
+            ref /= l64;
+            num += (o - ref) * (o - ref);
+            den += ref * ref;
+        }
+        free(w);
+        free(p64);
+    }
+    free(part);
+    free(sc);
+    free(raw);
+    *perr = sqrt(pnum / pden);
+    return sqrt(num / den);
+}
+
+static void test_decode_arithmetic(void)
+{
+    /* rows, s, skv, d, causal, sms: several splits and pieces per split (rows 16: pieces of
+     * 512 keys), one split, a last split and piece of fewer keys, a causal mask whose
+     * last keys are hidden from all but the last query, d not a multiple of 32 */
+    const int shapes[][6] = {{4, 1, 4096, 128, 0, 8},  {16, 2, 3000, 64, 1, 1}, {1, 1, 70, 8, 0, 132},
+                             {6, 3, 600, 72, 1, 132},  {5, 5, 1500, 64, 0, 4},  {4, 2, 700, 20, 1, 16},
+                             {16, 16, 4133, 128, 1, 2}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int *sh = shapes[i], rows = sh[0], s = sh[1], skv = sh[2], d = sh[3];
+        float *q = malloc((size_t)rows * d * sizeof(float)), *k = malloc((size_t)skv * d * sizeof(float));
+        float *v = malloc((size_t)skv * d * sizeof(float));
+        for (int t = 0; t < rows * d; t++) q[t] = (float)(4.0 * rnd_unit() - 2.0);
+        for (size_t t = 0; t < (size_t)skv * d; t++) {
+            k[t] = (float)(2.0 * rnd_unit() - 1.0);
+            v[t] = (float)(2.0 * rnd_unit() - 1.0);
+        }
+        const fck_dec_plan pl = fck_dec_plan_make(1, rows, skv, d, sh[5]);
+        double perr;
+        const double err = decode_emulated(rows, s, skv, d, sh[4], sh[5], q, k, v, &perr);
+        CHECK_MSG(err < 2e-6 && perr < 2e-6,
+                  "rows %d s %d skv %d d %d causal %d (%d splits of %d, pieces %d): error O %.3g, P %.3g", rows, s, skv,
+                  d, sh[4], pl.nsplit, pl.chunk, pl.piece, err, perr);
+        free(q), free(k), free(v);
+    }
+}
+
 /* ---------------------------------------------------------------- napkin math */
 
 static void test_napkin(void)
@@ -974,11 +1133,10 @@ static void test_napkin(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(test_fastdiv),        T(test_channel_map),    T(test_attn_grid),
-        T(test_attn_tiles),     T(test_attn_kv_head),   T(test_swizzle_bijective),
-        T(test_bank_conflicts), T(test_smem_budget),    T(test_online_softmax),
-        T(test_softmax_plan),   T(test_fragments_half), T(test_fragments_tf32),
-        T(test_tf32_split),     T(test_napkin),
+        T(test_fastdiv),        T(test_channel_map),       T(test_attn_grid),         T(test_attn_tiles),
+        T(test_attn_kv_head),   T(test_swizzle_bijective), T(test_bank_conflicts),    T(test_smem_budget),
+        T(test_online_softmax), T(test_softmax_plan),      T(test_fragments_half),    T(test_fragments_tf32),
+        T(test_tf32_split),     T(test_decode_plan),       T(test_decode_arithmetic), T(test_napkin),
     };
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

@@ -161,30 +161,62 @@ static double attn_tol(fck_dtype dt)
     return dt == FCK_FP32 ? 2e-5 : dt == FCK_TF32 ? 3e-3 : dt == FCK_FP16 ? 5e-3 : 3e-2;
 }
 
+/* the entries of P (downloaded) that a causal mask hides and are not 0 */
+static size_t masked_nonzero(const double *ph, const fck_attn_shape *sh)
+{
+    const int s = sh->s, skv = sh->skv;
+    size_t n = 0;
+    for (int h = 0; h < sh->bh && sh->causal; h++)
+        for (int i = 0; i < s; i++)
+            for (int j = i + skv - s + 1; j < skv; j++) n += ph[((size_t)h * s + i) * skv + j] != 0.0;
+    return n;
+}
+
+/* Q, K, V of a shape on the device (random, from seed) and on the host, P and O in
+ * float64 */
+typedef struct attn_data {
+    size_t nq, nkv, np;
+    double *q, *k, *v, *pref, *oref;
+    void *dq, *dk, *dv;
+} attn_data;
+
+static void attn_data_make(fck_dtype dt, const fck_attn_shape *sh, unsigned long long seed, attn_data *a)
+{
+    a->nq = (size_t)sh->bh * sh->s * sh->d;
+    a->nkv = (size_t)(sh->bh / sh->group) * sh->skv * sh->d;
+    a->np = (size_t)sh->bh * sh->s * sh->skv;
+    a->dq = dev_random(dt, a->nq, seed + sh->s, &a->q);
+    a->dk = dev_random(dt, a->nkv, seed + 11 + sh->d, &a->k);
+    a->dv = dev_random(dt, a->nkv, seed + 22, &a->v);
+    a->pref = malloc(a->np * sizeof(double));
+    a->oref = malloc(a->nq * sizeof(double));
+    attention_ref(a->q, a->k, a->v, sh, a->pref, a->oref);
+}
+
+static void attn_data_free(attn_data *a)
+{
+    free(a->q), free(a->k), free(a->v), free(a->pref), free(a->oref);
+    cudaFree(a->dq), cudaFree(a->dk), cudaFree(a->dv);
+}
+
 static void check_attention(fck_dtype dt, const fck_attn_shape *sh)
 {
-    const int s = sh->s, skv = sh->skv, d = sh->d, bh = sh->bh, causal = sh->causal;
-    const size_t nq = (size_t)bh * s * d, nkv = (size_t)(bh / sh->group) * skv * d, np = (size_t)bh * s * skv;
-    double *q, *k, *v;
-    void *dq = dev_random(dt, nq, 11 + s, &q), *dk = dev_random(dt, nkv, 22 + d, &k);
-    void *dv = dev_random(dt, nkv, 33, &v);
-    double *pref = malloc(np * sizeof(double)), *oref = malloc(nq * sizeof(double));
-    attention_ref(q, k, v, sh, pref, oref);
+    const int s = sh->s, skv = sh->skv, d = sh->d, causal = sh->causal;
+    attn_data a;
+    attn_data_make(dt, sh, 11, &a);
+    const size_t nq = a.nq, np = a.np;
     for (int kern = 0; kern < FCK_ATTN_NKERNELS; kern++) {
         const char *name = fck_attention_kernel_name((fck_attn_kernel)kern);
         void *o = dev_poisoned(dt, nq), *p = dev_poisoned(dt, np);
-        CU(fck_flash_attention_v((fck_attn_kernel)kern, dt, dq, dk, dv, o, *sh, 0));
-        CU(fck_qk_softmax_v((fck_attn_kernel)kern, dt, dq, dk, p, *sh, 0));
+        CU(fck_flash_attention_v((fck_attn_kernel)kern, dt, a.dq, a.dk, a.dv, o, *sh, 0));
+        CU(fck_qk_softmax_v((fck_attn_kernel)kern, dt, a.dq, a.dk, p, *sh, 0));
         double *oh = download(dt, o, nq), *ph = download(dt, p, np);
-        const double eo = rel_err(oh, oref, nq), ep = rel_err(ph, pref, np);
+        const double eo = rel_err(oh, a.oref, nq), ep = rel_err(ph, a.pref, np);
         CHECK_MSG(eo <= attn_tol(dt), "%s flash %s d=%d s=%d skv=%d group=%d causal=%d: error %.3g", name, dt_names[dt],
                   d, s, skv, sh->group, causal, eo);
         CHECK_MSG(ep <= attn_tol(dt), "%s qk_softmax %s d=%d s=%d skv=%d group=%d causal=%d: error %.3g", name,
                   dt_names[dt], d, s, skv, sh->group, causal, ep);
-        size_t nonzero_masked = 0;
-        for (int h = 0; h < bh && causal; h++)
-            for (int i = 0; i < s; i++)
-                for (int j = i + skv - s + 1; j < skv; j++) nonzero_masked += ph[((size_t)h * s + i) * skv + j] != 0.0;
+        const size_t nonzero_masked = masked_nonzero(ph, sh);
         CHECK_MSG(nonzero_masked == 0, "%s qk_softmax %s: %zu masked entries not 0", name, dt_names[dt],
                   nonzero_masked);
         free(oh);
@@ -192,8 +224,7 @@ static void check_attention(fck_dtype dt, const fck_attn_shape *sh)
         cudaFree(o);
         cudaFree(p);
     }
-    free(q), free(k), free(v), free(pref), free(oref);
-    cudaFree(dq), cudaFree(dk), cudaFree(dv);
+    attn_data_free(&a);
 }
 
 static void test_attention(void)
@@ -241,6 +272,60 @@ static void test_attention_args(void)
     CHECK(fck_flash_attention_v(FCK_ATTN_REFERENCE, FCK_BF16, NULL, NULL, NULL, NULL, odd_group, 0) ==
           cudaErrorInvalidValue);
     CHECK(fck_qk_softmax_v(FCK_ATTN_FLASH2, FCK_BF16, NULL, NULL, NULL, short_causal, 0) == cudaErrorInvalidValue);
+}
+
+/* ---------------------------------------------------------------- decode attention */
+
+/* fck_decode_attention and fck_decode_qk_softmax against float64 on decode shapes:
+ * LLaMA's grouped heads against 4096 keys (causal and not), 16 rows per key/value head,
+ * s > 1, d not a multiple of 32, keys fewer than a split, a causal mask that hides the
+ * last keys from the first query */
+static void check_decode(fck_dtype dt, const fck_attn_shape *sh)
+{
+    const int s = sh->s, skv = sh->skv, d = sh->d, bh = sh->bh;
+    attn_data a;
+    attn_data_make(dt, sh, 44, &a);
+    const size_t nq = a.nq, np = a.np;
+    const size_t wsb = fck_decode_workspace(*sh, 0), wsq = fck_decode_workspace(*sh, 1);
+    CHECK_MSG(wsb > 0 && wsq > wsb, "decode s=%d skv=%d group=%d d=%d: workspace %zu, %zu", s, skv, sh->group, d, wsb,
+              wsq);
+    void *ws = NULL, *o = dev_poisoned(dt, nq), *p = dev_poisoned(dt, np);
+    CU(cudaMalloc(&ws, wsq ? wsq : 1));
+    CU(fck_decode_attention(dt, a.dq, a.dk, a.dv, o, *sh, ws, wsb, 0));
+    CU(fck_decode_qk_softmax(dt, a.dq, a.dk, p, *sh, ws, wsq, 0));
+    CHECK(fck_decode_attention(dt, a.dq, a.dk, a.dv, o, *sh, ws, wsb - 1, 0) == cudaErrorInvalidValue);
+    CHECK(fck_decode_qk_softmax(dt, a.dq, a.dk, p, *sh, ws, wsq - 1, 0) == cudaErrorInvalidValue);
+    double *oh = download(dt, o, nq), *ph = download(dt, p, np);
+    const double eo = rel_err(oh, a.oref, nq), ep = rel_err(ph, a.pref, np);
+    for (int qks = 0; qks < 2; qks++) {
+        char buf[256];
+        fck_decode_describe(dt, *sh, qks, buf, sizeof buf);
+        CHECK_MSG((qks ? ep : eo) <= attn_tol(dt),
+                  "decode %s %s bh=%d s=%d skv=%d group=%d d=%d causal=%d: error %.3g [%s]",
+                  qks ? "qk_softmax" : "attention", dt_names[dt], bh, s, skv, sh->group, d, sh->causal, qks ? ep : eo,
+                  buf);
+        CHECK_MSG(strstr(buf, ", 0 B local"), "%s", buf);
+    }
+    const size_t nonzero_masked = masked_nonzero(ph, sh);
+    CHECK_MSG(nonzero_masked == 0, "decode qk_softmax %s: %zu masked entries not 0", dt_names[dt], nonzero_masked);
+    free(oh), free(ph);
+    cudaFree(o), cudaFree(p), cudaFree(ws);
+    attn_data_free(&a);
+}
+
+static void test_decode(void)
+{
+    const fck_attn_shape shapes[] = {{8, 1, 4096, 4, 128, 0}, {32, 1, 4096, 4, 128, 1}, {6, 2, 3000, 3, 64, 1},
+                                     {2, 1, 70, 1, 8, 0},     {4, 3, 600, 2, 72, 1},    {2, 5, 1500, 1, 64, 0},
+                                     {16, 2, 700, 8, 20, 1},  {8, 1, 40, 4, 64, 1}};
+    for (int dt = FCK_FP32; dt <= FCK_FP16; dt++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) check_decode((fck_dtype)dt, &shapes[i]);
+    /* 17 rows per key/value head, d = 129, a causal mask over fewer keys than queries */
+    const fck_attn_shape rows17 = {17, 1, 100, 17, 64, 0}, d129 = {2, 1, 100, 1, 129, 0},
+                         short_kv = {1, 4, 3, 1, 64, 1};
+    CHECK(fck_decode_workspace(rows17, 0) == 0 && fck_decode_workspace(d129, 1) == 0 &&
+          fck_decode_workspace(short_kv, 0) == 0);
+    CHECK(fck_decode_attention(FCK_BF16, NULL, NULL, NULL, NULL, rows17, NULL, 1 << 20, 0) == cudaErrorInvalidValue);
 }
 
 /* ---------------------------------------------------------------- row softmax */
@@ -421,7 +506,7 @@ int main(int argc, char **argv)
                fck_arch());
         return 77;
     }
-    static const t_case cases[] = {T(test_attention_args), T(test_attention), T(test_softmax_rows),
+    static const t_case cases[] = {T(test_attention_args), T(test_attention), T(test_decode),     T(test_softmax_rows),
                                    T(test_channel_affine), T(test_glu),       T(test_copy_passes)};
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

@@ -21,7 +21,7 @@ typedef struct fc_impl {
     int nreorders;  /* of those, layout conversions around a call that takes another layout than the problem's */
     bool fallback;  /* a reference or generic implementation stood in for a fast one */
     char fallback_why[160];
-    char kernel[16]; /* the kernel design an option chose (fc_attn_kernel_words), or "" */
+    char kernel[16]; /* the kernel design an option chose (fc_attn_kernel_words), "decode", or "" */
     /* The FLOPs the implementation performs where its algorithm does other arithmetic
      * than the problem's count (a Winograd convolution: its transforms and its
      * products in the transform domain); 0: the problem's count. The percentages of

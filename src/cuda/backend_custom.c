@@ -27,10 +27,14 @@
  * the fused kernels use tf32 tensor cores for tf32 and three tf32 products of the
  * split operands (about fp32 accuracy) for fp32. Head dimensions other than 64 and
  * 128 are unsupported for qk_softmax and attention (the fused kernels are built for
- * those two); qk_scale takes any d. Decode-shaped problems (s < 16) are declined for
- * them: their blocks tile 64 or 128 queries of one head and give all of a head's keys to
- * one block, so one query would fill one row of 64 and b·h blocks; that needs a split-KV
- * kernel (keys shared out over blocks, partial results combined), which is not here.
+ * those two); qk_scale takes any d.
+ * Decode-shaped problems (s < 16): the flash kernels tile 64 or 128 queries of one head
+ * and give all of a head's keys to one block, so one query would fill one row of a tile
+ * and b·h blocks. They take fusecal's split-KV decode kernels instead (kernels/decode.cu:
+ * a block per key/value head and split of its keys, its g·s query rows at most 16 and d
+ * up to 128, fp32 arithmetic; a second kernel combines the splits' outputs (attention) or
+ * writes P from the fp32 scores once the splits' maxima and sums are combined
+ * (qk_softmax)), with a workspace made at setup.
  */
 #include "cuda_common.h"
 #include "custom_parts.h"
@@ -48,6 +52,9 @@ typedef struct cu_state {
     int bh, S, SKV, D, causal;
     int bkv, group;         /* key/value heads in all (b·hkv); query heads per key/value head */
     fck_attn_kernel kernel; /* the fused attention kernel (qk_softmax, attention) */
+    bool decode;            /* qk_softmax or attention with s < 16: the split-KV decode kernels */
+    void *ws;               /* its workspace, ws_bytes */
+    size_t ws_bytes;
     void *q, *k, *v;
     fc_cuda_chain ch;
 } cu_state;
@@ -71,6 +78,20 @@ static fc_op fused_op(const fc_pattern *pat)
     return pat->ops[k >= 0 ? k : 0];
 }
 
+/* Whether the split-KV decode kernels take a decode-shaped problem (s < 16). */
+static bool decode_supports(const fc_problem *p, int64_t rows, char *why, size_t n)
+{
+    const long long s = (long long)p->d[FC_ATT_S], d = (long long)p->d[FC_ATT_D];
+    if (!fck_dec_supports(rows, d)) {
+        snprintf(why, n,
+                 "s = %lld: fusecal's split-KV decode kernel takes at most %d query rows per key/value head "
+                 "((h/hkv)*s = %lld) and head dimensions up to %d (d = %lld)",
+                 s, FCK_DEC_MAX_ROWS, (long long)rows, FCK_DEC_MAX_D, d);
+        return false;
+    }
+    return true;
+}
+
 static bool cu_supports(const fc_problem *p, char *why, size_t n)
 {
     if (!fc_op_table_fits(cu_ops, p->pat, "cuda.custom", why, n)) return false;
@@ -87,6 +108,7 @@ static bool cu_supports(const fc_problem *p, char *why, size_t n)
             snprintf(why, n, "fusecal's attention kernels scale by 1/sqrt(d); pattern '%s' has no scale", p->pat->name);
             return false;
         }
+        if (s < 16) return decode_supports(p, rows, why, n);
         if (!fck_attention_supports((int)d)) {
             snprintf(why, n,
                      "fusecal's fused attention kernels are built for head dimensions 64 and 128 (asked: d=%lld)",
@@ -100,13 +122,6 @@ static bool cu_supports(const fc_problem *p, char *why, size_t n)
                      (long long)bh, (long long)s, FCK_REF_BR);
             return false;
         }
-        if (s < 16) {
-            snprintf(why, n,
-                     "s = %lld: fusecal's fused attention kernels give each head's %lld keys to one block of 64 "
-                     "queries, of which %lld would be used; decode needs a split-KV kernel, which cuda.custom lacks",
-                     (long long)s, (long long)skv, (long long)s);
-            return false;
-        }
     }
     return true;
 }
@@ -118,6 +133,11 @@ static int cu_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
     double D = (double)p->d[FC_ATT_D], E = (double)fc_dtype_size(p->dtype);
     bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
     double b = (BH * S * D + (pv ? 2 : 1) * BKV * SKV * D) * E + fc_cuda_chain_bytes(p);
+    if (fc_op_table_kernel(cu_ops, p->pat) >= 0 && S < 16) { /* the decode kernels' workspace */
+        const double rows = BH / BKV * S; /* partial results: at most a split per FCK_DEC_MIN_KEYS keys */
+        b += BKV * ceil(SKV / FCK_DEC_MIN_KEYS) * (double)fck_dec_part_floats((int)rows, (int)D) * 4.0;
+        if (!pv) b += BKV * rows * SKV * 4.0; /* qk_softmax's fp32 scores */
+    }
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -145,6 +165,13 @@ static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         fc_cuda_upload(s->c, w->t[FC_ATT_TK].data, w->t[FC_ATT_TK].n, s->dt, &s->k, "K", e))
         return -1;
     if (pv && fc_cuda_upload(s->c, w->t[FC_ATT_TV].data, w->t[FC_ATT_TV].n, s->dt, &s->v, "V", e)) return -1;
+    s->decode = fc_op_table_kernel(cu_ops, p->pat) >= 0 && s->S < 16;
+    if (s->decode) {
+        const fck_attn_shape sh = {s->bh, s->S, s->SKV, s->group, s->D, s->causal};
+        s->ws_bytes = fck_decode_workspace(sh, !pv);
+        if (s->ws_bytes == 0) return fc_errf(e, "cuda.custom: the decode kernel does not take this problem");
+        if (fc_cuda_alloc(&s->ws, s->ws_bytes, "the decode kernel's partial results", e)) return -1;
+    }
     return fc_cuda_chain_alloc(&s->ch, s->c, p, w, e);
 }
 
@@ -185,8 +212,16 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
         void *out = s->ch.out[FC_FUSED];
         switch (fused_op(s->p.pat)) {
         case FC_OP_QK: return gemm_qk(s, fc_pattern_has_op(s->p.pat, FC_OP_SCALE) ? scale : 1.0f, out, e);
-        case FC_OP_SOFTMAX: FC_CU(fck_qk_softmax_v(s->kernel, kd, s->q, s->k, out, sh, st)); return 0;
-        case FC_OP_PV: FC_CU(fck_flash_attention_v(s->kernel, kd, s->q, s->k, s->v, out, sh, st)); return 0;
+        case FC_OP_SOFTMAX:
+            if (s->decode) FC_CU(fck_decode_qk_softmax(kd, s->q, s->k, out, sh, s->ws, s->ws_bytes, st));
+            else
+                FC_CU(fck_qk_softmax_v(s->kernel, kd, s->q, s->k, out, sh, st));
+            return 0;
+        case FC_OP_PV:
+            if (s->decode) FC_CU(fck_decode_attention(kd, s->q, s->k, s->v, out, sh, s->ws, s->ws_bytes, st));
+            else
+                FC_CU(fck_flash_attention_v(s->kernel, kd, s->q, s->k, s->v, out, sh, st));
+            return 0;
         default: return fc_errf(e, "cuda.custom: no fused kernel ends with op '%s'", fc_op_name(fused_op(s->p.pat)));
         }
     }
@@ -239,6 +274,23 @@ static const char *unfused_detail(const cu_state *s, fc_op op, char *buf, size_t
     return buf;
 }
 
+/* The fused form of a decode-shaped problem: the split-KV kernels, what they keep where,
+ * and the split kernel's plan and resources as fck_decode_describe reads them. */
+static const char *decode_detail(const cu_state *s, bool qks, char *buf, size_t n)
+{
+    const fck_attn_shape sh = {s->bh, s->S, s->SKV, s->group, s->D, s->causal};
+    char res[256] = "";
+    fck_decode_describe(fc_cuda_kdt(s->dt), sh, qks, res, sizeof res);
+    snprintf(buf, n,
+             "fusecal split-KV decode %s: each key/value head's keys shared out over blocks (its %d query rows' "
+             "scores %s), %s; fp32 arithmetic, %s in memory%s [%s]",
+             qks ? "qk_softmax" : "attention", s->group * s->S,
+             qks ? "to an fp32 buffer, each split's max and sum" : "in shared memory, online softmax, P.V",
+             qks ? "then P written once from them by a second kernel" : "the splits combined by a second kernel",
+             s->dt == FC_TF32 ? "fp32" : fc_dtype_name(s->dt), s->causal ? ", causal" : "", res);
+    return buf;
+}
+
 /* The fused form's GEMM (qk_scale), or its kernel: which one (run --kernel), what it
  * computes, its tensor-core instructions, and its tiling and resources as
  * fck_attention_resources_v reads them from the built kernel. */
@@ -262,6 +314,7 @@ static const char *fused_detail(const cu_state *s, fc_op op, char *buf, size_t n
         return buf;
     }
     case FC_OP_SOFTMAX:
+        if (s->decode) return decode_detail(s, true, buf, n);
         fck_attention_resources_v(s->kernel, fc_cuda_kdt(s->dt), s->D, 1, res, sizeof res);
         snprintf(buf, n,
                  "fusecal qk_softmax kernel (%s): QK^T tiles on tensor cores (%s), row max/sum in a first sweep, P "
@@ -269,6 +322,7 @@ static const char *fused_detail(const cu_state *s, fc_op op, char *buf, size_t n
                  name, mma, s->causal ? ", causal" : "", res);
         return buf;
     case FC_OP_PV:
+        if (s->decode) return decode_detail(s, false, buf, n);
         fck_attention_resources_v(s->kernel, fc_cuda_kdt(s->dt), s->D, 0, res, sizeof res);
         snprintf(buf, n, "fusecal flash attention (%s): online softmax, S never written, tensor cores (%s)%s [%s]",
                  name, mma, s->causal ? ", causal (tiles above the diagonal skipped)" : "", res);
@@ -290,9 +344,9 @@ static void cu_describe(void *state, fc_variant v, fc_impl *impl)
     if (v == FC_UNFUSED) fc_impl_add_chain(impl, cu_ops, pat, cu_detail, s);
     else
         fc_impl_add_op(impl, cu_ops, fused_op(pat), FC_FUSED, cu_detail, s);
-    impl->nkernels = v == FC_UNFUSED ? pat->nops : 1;
+    impl->nkernels = v == FC_UNFUSED ? pat->nops : s->decode ? 2 : 1; /* decode: the splits, then the combine */
     if (v == FC_FUSED && fc_op_table_kernel(cu_ops, pat) >= 0)
-        fc_strlcpy(impl->kernel, fck_attention_kernel_name(s->kernel), sizeof impl->kernel);
+        fc_strlcpy(impl->kernel, s->decode ? "decode" : fck_attention_kernel_name(s->kernel), sizeof impl->kernel);
 }
 
 static void cu_teardown(void *state)
@@ -304,6 +358,7 @@ static void cu_teardown(void *state)
     fc_cuda_free(s->q);
     fc_cuda_free(s->k);
     fc_cuda_free(s->v);
+    fc_cuda_free(s->ws);
     free(s);
 }
 
@@ -318,7 +373,7 @@ const fc_backend fc_custom_attention = {
     .device = "cuda",
     .summary =
         "cuBLAS GEMMs + fusecal softmax kernels; fused: GEMM with alpha, fused QK^T+softmax, flash attention "
-        "(mma.sync; --kernel reference or flash2)",
+        "(mma.sync; --kernel reference or flash2); split-KV decode kernels for s < 16",
     .available = fc_cuda_usable,
     .supports = cu_supports,
     .device_bytes = cu_device_bytes,

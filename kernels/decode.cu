@@ -1,0 +1,393 @@
+/* decode.cu — split-KV decode attention and qk_softmax (fusecal_kernels.h:
+ * fck_decode_attention, fck_decode_qk_softmax).
+ *
+ * Decode is memory-bound: one query row (or a few) per head against a key/value cache
+ * of thousands of keys, each key read once. The flash kernels give all of a head's
+ * keys to one block of 64 or 128 query rows, so a decode problem would occupy b·h
+ * blocks and use one row of each tile; here the keys of each key/value head are shared
+ * out over splits (kernel_logic.h: fck_dec_plan_make), a block per (key/value head,
+ * split), and the splits' partial results are combined by a second kernel.
+ *
+ * Split block (FCK_DEC_THREADS threads), for its rows = group·s query rows (the group's
+ * query heads are adjacent: rows n·rows .. n·rows + rows − 1 of Q and O), pieces of its
+ * keys in turn:
+ *   scores   a warp per key, lanes along d (element lane + 32·e, coalesced), the rows'
+ *            Q in registers; each row's dot product summed by shuffles; the causal mask
+ *            (query i of a head sees keys j <= i + skv − s) gives −inf;
+ *   softmax  a warp per row: the piece's max and the online-softmax step
+ *            (kernel_logic.h: fck_osm_step), p = exp2((s − m)·log2(e)/√d) in place;
+ *   P·V      thread (group of keys, column of V): V's rows read once per block,
+ *            coalesced along d, the rows' accumulators in registers, rescaled per piece.
+ * At the end the groups' accumulators are summed through shared memory and the split's
+ * partial output (fp32), row maxima and sums written to the workspace. Combine: a block
+ * per row, weights exp2((m_c − max)·sl2) in shared memory, O = Σ w_c·o_c / Σ w_c·l_c.
+ * qk_softmax: the split blocks also copy each piece's raw scores to an fp32 buffer and
+ * skip P·V; a block per row then writes P = exp2((S − max)·sl2) / Σ w_c·l_c from them
+ * (fp32 scores: rounding them to bf16 before the exponent would cost 2^-8 of a score of
+ * 10, 4 % of its probability).
+ * Arithmetic in fp32 for every dtype (tf32 too: no tensor cores; the dot products are
+ * 1 x d x skv per row, nothing for an MMA to share).
+ */
+#include "fusecal_kernels.h"
+#include "kernel_logic.h"
+#include "kernel_util.cuh"
+
+#include <math.h>
+#include <stdio.h>
+
+namespace {
+
+using fck::from_f;
+using fck::to_f;
+
+constexpr int NW = FCK_DEC_THREADS / 32; /* warps per split block */
+constexpr int KU = 2;                    /* keys per warp in flight in the scores */
+
+__device__ __forceinline__ float warp_sum(float x)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+__device__ __forceinline__ float warp_max(float x)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    return x;
+}
+
+/* Scores of the piece's np keys from p0 into sc (rows x piece), −inf where masked. */
+template <typename T, int NV, int RM>
+__device__ __forceinline__ void piece_scores(const float (&qr)[RM][NV], const T *__restrict__ kn, float *sc,
+                                             const fck_dec_plan &pl, int p0, int np, int s, int skv, int d, int causal)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int j0 = warp; j0 < np; j0 += NW * KU) {
+        float kv[KU][NV];
+#pragma unroll
+        for (int u = 0; u < KU; u++) /* both keys' loads before either's arithmetic */
+#pragma unroll
+            for (int e = 0; e < NV; e++) {
+                const int j = j0 + u * NW, c = lane + 32 * e;
+                kv[u][e] = j < np && c < d ? to_f(kn[(size_t)(p0 + j) * d + c]) : 0.0f;
+            }
+#pragma unroll
+        for (int u = 0; u < KU; u++) {
+            const int j = j0 + u * NW;
+            if (j >= np) break;
+#pragma unroll
+            for (int r = 0; r < RM; r++) {
+                if (r >= pl.rows) break;
+                float x = 0.0f;
+#pragma unroll
+                for (int e = 0; e < NV; e++) x = fmaf(qr[r][e], kv[u][e], x);
+                x = warp_sum(x);
+                const bool masked = causal && p0 + j > fck_attn_last_key(r % s, s, skv);
+                if (lane == (r & 31)) sc[r * pl.piece + j] = masked ? -INFINITY : x;
+            }
+        }
+    }
+}
+
+/* The online-softmax step of each row over the piece: p in place, the row's max, sum
+ * and this piece's factor for the old accumulators. */
+__device__ __forceinline__ void piece_softmax(float *sc, const fck_dec_plan &pl, int np, float sl2, float *m_s,
+                                              float *l_s, float *c_s)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int r = warp; r < pl.rows; r += NW) {
+        float *row = sc + r * pl.piece;
+        float mx = -INFINITY;
+        for (int j = lane; j < np; j += 32) mx = fmaxf(mx, row[j]);
+        mx = warp_max(mx);
+        float m = m_s[r], nb;
+        const float alpha = fck_osm_step(&m, mx, sl2, &nb);
+        float sum = 0.0f;
+        for (int j = lane; j < np; j += 32) {
+            const float p = fck_osm_p(row[j], sl2, nb);
+            row[j] = p;
+            sum += p;
+        }
+        sum = warp_sum(sum);
+        if (lane == 0) {
+            m_s[r] = m;
+            l_s[r] = l_s[r] * alpha + sum;
+            c_s[r] = alpha;
+        }
+    }
+}
+
+/* One split block. QKS (qk_softmax): no V; each piece's raw scores are also copied to
+ * `scores` (fp32, [bkv·rows, skv]) and only the maxima and sums go to part. */
+template <typename T, int NV, int RM, bool QKS>
+__global__ void __launch_bounds__(FCK_DEC_THREADS, 1)
+    dec_split_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
+                     float *__restrict__ part, float *__restrict__ scores, fck_dec_plan pl, int s, int skv, int d,
+                     int causal, float sl2)
+{
+    extern __shared__ float sc[];
+    __shared__ float m_s[RM], l_s[RM], c_s[RM];
+    const int R = pl.rows, lane = threadIdx.x & 31;
+    const int n = blockIdx.x / pl.nsplit, sp = blockIdx.x % pl.nsplit;
+    const int ja = sp * pl.chunk, jb = min(skv, ja + pl.chunk); /* fck_dec_split_keys, pl kept in registers */
+    const T *qn = q + (size_t)n * R * d, *kn = k + (size_t)n * skv * d;
+
+    float qr[RM][NV];
+#pragma unroll
+    for (int r = 0; r < RM; r++)
+#pragma unroll
+        for (int e = 0; e < NV; e++) {
+            const int c = lane + 32 * e;
+            qr[r][e] = r < R && c < d ? to_f(qn[(size_t)r * d + c]) : 0.0f;
+        }
+    if (threadIdx.x < RM) {
+        m_s[threadIdx.x] = -INFINITY;
+        l_s[threadIdx.x] = 0.0f;
+    }
+    const int kg = fck_dec_key_groups(d), grp = threadIdx.x / d, col = threadIdx.x % d;
+    const bool pv = !QKS && grp < kg;
+    float acc[RM];
+#pragma unroll
+    for (int r = 0; r < RM; r++) acc[r] = 0.0f;
+    __syncthreads();
+
+    for (int p0 = ja; p0 < jb; p0 += pl.piece) {
+        const int np = min(pl.piece, jb - p0);
+        piece_scores<T, NV, RM>(qr, kn, sc, pl, p0, np, s, skv, d, causal);
+        __syncthreads();
+        if (QKS)
+            for (int t = threadIdx.x; t < R * np; t += FCK_DEC_THREADS) {
+                const int r = t / np, j = t - r * np;
+                scores[((size_t)n * R + r) * skv + p0 + j] = sc[r * pl.piece + j];
+            }
+        piece_softmax(sc, pl, np, sl2, m_s, l_s, c_s);
+        __syncthreads();
+        if (pv) {
+            const T *vn = v + (size_t)n * skv * d;
+#pragma unroll
+            for (int r = 0; r < RM; r++)
+                if (r < R) acc[r] *= c_s[r];
+#pragma unroll 2
+            for (int j = grp; j < np; j += kg) {
+                const float vv = to_f(vn[(size_t)(p0 + j) * d + col]);
+#pragma unroll
+                for (int r = 0; r < RM; r++)
+                    if (r < R) acc[r] = fmaf(sc[r * pl.piece + j], vv, acc[r]);
+            }
+        }
+        __syncthreads(); /* the next piece's scores overwrite sc */
+    }
+
+    float *out = part + (size_t)blockIdx.x * fck_dec_part_floats(R, d);
+    if (threadIdx.x < R) {
+        out[R * d + threadIdx.x] = m_s[threadIdx.x];
+        out[R * d + R + threadIdx.x] = l_s[threadIdx.x];
+    }
+    if (QKS) return;
+    /* the groups of keys summed: groups 1.. through shared memory, group 0 adds */
+    if (pv && grp > 0)
+#pragma unroll
+        for (int r = 0; r < RM; r++)
+            if (r < R) sc[((grp - 1) * R + r) * d + col] = acc[r];
+    __syncthreads();
+    if (pv && grp == 0)
+#pragma unroll
+        for (int r = 0; r < RM; r++)
+            if (r < R) {
+                float x = acc[r];
+                for (int g = 1; g < kg; g++) x += sc[((g - 1) * R + r) * d + col];
+                out[r * d + col] = x;
+            }
+}
+
+constexpr int CT = 128; /* threads of a combine or normalizing block */
+
+/* Row r's splits (p0: its key/value head's first partial result): each split's weight
+ * exp2((m_c − max)·sl2) into w (shared), the max into *mx; returns 1 / Σ w_c·l_c (0 for
+ * a row no key reached). */
+__device__ __forceinline__ float split_weights(const float *p0, size_t stride, int R, int d, int r, int nsplit,
+                                               float sl2, float *w, float *mx)
+{
+    float m = -INFINITY;
+    for (int c = 0; c < nsplit; c++) m = fmaxf(m, p0[c * stride + (size_t)R * d + r]);
+    for (int c = threadIdx.x; c < nsplit; c += CT) {
+        const float mc = p0[c * stride + (size_t)R * d + r];
+        w[c] = mc == -INFINITY ? 0.0f : exp2f((mc - m) * sl2);
+    }
+    __syncthreads();
+    float l = 0.0f;
+    for (int c = 0; c < nsplit; c++) l += w[c] * p0[c * stride + (size_t)R * d + R + r];
+    *mx = m;
+    return l > 0.0f ? 1.0f / l : 0.0f;
+}
+
+/* attention: one block per row (key/value head n, row r), O's row n·rows + r = the
+ * splits' partial outputs weighted, over the weighted sums. */
+template <typename T>
+__global__ void __launch_bounds__(CT, 1)
+    dec_combine_kernel(const float *__restrict__ part, T *__restrict__ o, fck_dec_plan pl, int d, float sl2)
+{
+    extern __shared__ float w[]; /* nsplit weights */
+    const int R = pl.rows, n = blockIdx.x / R, r = blockIdx.x % R;
+    const size_t stride = fck_dec_part_floats(R, d);
+    const float *p0 = part + (size_t)n * pl.nsplit * stride;
+    float mx;
+    const float inv = split_weights(p0, stride, R, d, r, pl.nsplit, sl2, w, &mx);
+    T *orow = o + ((size_t)n * R + r) * d;
+    for (int col = threadIdx.x; col < d; col += CT) {
+        float x = 0.0f;
+        for (int c = 0; c < pl.nsplit; c++) x = fmaf(w[c], p0[c * stride + (size_t)r * d + col], x);
+        orow[col] = from_f<T>(x * inv);
+    }
+}
+
+/* qk_softmax: one block per row, P's row n·rows + r = exp2((S − max)·sl2) over the
+ * weighted sums, from the fp32 raw scores (−inf where masked: 0). */
+template <typename T>
+__global__ void __launch_bounds__(CT, 1)
+    dec_normalize_kernel(const float *__restrict__ part, const float *__restrict__ scores, T *__restrict__ p,
+                         fck_dec_plan pl, int skv, int d, float sl2)
+{
+    extern __shared__ float w[]; /* nsplit weights */
+    const int R = pl.rows, n = blockIdx.x / R, r = blockIdx.x % R;
+    const size_t stride = fck_dec_part_floats(R, d), row = (size_t)n * R + r;
+    float mx, nb;
+    const float inv = split_weights(part + (size_t)n * pl.nsplit * stride, stride, R, d, r, pl.nsplit, sl2, w, &mx);
+    float m = -INFINITY;
+    fck_osm_step(&m, mx, sl2, &nb); /* nb = −max·sl2, 0 for a row no key reached */
+    const float *srow = scores + row * skv;
+    T *prow = p + row * skv;
+    for (int j = threadIdx.x; j < skv; j += CT) prow[j] = from_f<T>(fck_osm_p(srow[j], sl2, nb) * inv);
+}
+
+/* The plan on the current device's SMs; rows 0 when the shape is not the kernel's. */
+fck_dec_plan plan_of(const fck_attn_shape &sh)
+{
+    fck_dec_plan p{};
+    if (sh.bh < 1 || sh.s < 1 || sh.skv < 1 || sh.group < 1 || sh.bh % sh.group || (sh.causal && sh.skv < sh.s))
+        return p;
+    const long long rows = (long long)sh.group * sh.s, bkv = sh.bh / sh.group;
+    if (!fck_dec_supports(rows, sh.d)) return p;
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        sms = 1;
+    p = fck_dec_plan_make(bkv, (int)rows, sh.skv, sh.d, sms);
+    if ((long long)bkv * p.nsplit > 0x7fffffffLL || bkv * rows > 0x7fffffffLL) p.rows = 0;
+    return p;
+}
+
+/* Bytes of workspace: the splits' partial results, and for qk_softmax the fp32 scores
+ * after them. */
+size_t workspace_bytes(const fck_attn_shape &sh, const fck_dec_plan &pl, bool qks)
+{
+    const long long bkv = sh.bh / sh.group;
+    return (fck_dec_workspace_floats(&pl, bkv, sh.d) + (qks ? (size_t)bkv * pl.rows * sh.skv : 0)) * sizeof(float);
+}
+
+/* The split kernel, then the combine (attention: o is O) or the normalization
+ * (qk_softmax: o is P). */
+template <typename T, int NV, int RM, bool QKS>
+cudaError_t launch(const void *q, const void *k, const void *v, void *o, const fck_attn_shape &sh,
+                   const fck_dec_plan &pl, float *ws, cudaStream_t stream)
+{
+    const long long bkv = sh.bh / sh.group;
+    const float sl2 = 1.4426950408889634f / sqrtf((float)sh.d);
+    float *scores = QKS ? ws + fck_dec_workspace_floats(&pl, bkv, sh.d) : nullptr;
+    dec_split_kernel<T, NV, RM, QKS>
+        <<<(unsigned)(bkv * pl.nsplit), FCK_DEC_THREADS, fck_dec_smem_floats(&pl) * sizeof(float), stream>>>(
+            static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v), ws, scores, pl, sh.s,
+            sh.skv, sh.d, sh.causal, sl2);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    const unsigned rows = (unsigned)(bkv * pl.rows);
+    const size_t wsm = (size_t)pl.nsplit * sizeof(float);
+    if (QKS) dec_normalize_kernel<T><<<rows, CT, wsm, stream>>>(ws, scores, static_cast<T *>(o), pl, sh.skv, sh.d, sl2);
+    else
+        dec_combine_kernel<T><<<rows, CT, wsm, stream>>>(ws, static_cast<T *>(o), pl, sh.d, sl2);
+    return cudaGetLastError();
+}
+
+/* The kernel's template for the plan's elements per lane and rows held. */
+#define FCK_DEC_PICK(pl, F, ...)                                                                       \
+    ((pl).vecs == 2 ? ((pl).rtile == 4 ? F<T, 2, 4, QKS>(__VA_ARGS__) : F<T, 2, 16, QKS>(__VA_ARGS__)) \
+                    : ((pl).rtile == 4 ? F<T, 4, 4, QKS>(__VA_ARGS__) : F<T, 4, 16, QKS>(__VA_ARGS__)))
+
+template <typename T, bool QKS>
+cudaError_t dispatch(const void *q, const void *k, const void *v, void *o, const fck_attn_shape &sh,
+                     const fck_dec_plan &pl, float *ws, cudaStream_t stream)
+{
+    return FCK_DEC_PICK(pl, launch, q, k, v, o, sh, pl, ws, stream);
+}
+
+template <typename T, int NV, int RM, bool QKS>
+cudaError_t attributes(cudaFuncAttributes *a)
+{
+    return cudaFuncGetAttributes(a, dec_split_kernel<T, NV, RM, QKS>);
+}
+
+template <typename T, bool QKS>
+cudaError_t split_attributes(const fck_dec_plan &pl, cudaFuncAttributes *a)
+{
+    return FCK_DEC_PICK(pl, attributes, a);
+}
+
+template <bool QKS>
+cudaError_t run(fck_dtype dt, const void *q, const void *k, const void *v, void *o, const fck_attn_shape &sh, void *ws,
+                size_t ws_bytes, cudaStream_t stream)
+{
+    const fck_dec_plan pl = plan_of(sh);
+    if (!pl.rows || ws_bytes < workspace_bytes(sh, pl, QKS)) return cudaErrorInvalidValue;
+    float *w = static_cast<float *>(ws);
+    switch (dt) {
+    case FCK_FP32:
+    case FCK_TF32: return dispatch<float, QKS>(q, k, v, o, sh, pl, w, stream);
+    case FCK_BF16: return dispatch<__nv_bfloat16, QKS>(q, k, v, o, sh, pl, w, stream);
+    case FCK_FP16: return dispatch<__half, QKS>(q, k, v, o, sh, pl, w, stream);
+    }
+    return cudaErrorInvalidValue;
+}
+
+template <bool QKS>
+cudaError_t attributes_of(fck_dtype dt, const fck_dec_plan &pl, cudaFuncAttributes *a)
+{
+    return dt == FCK_BF16   ? split_attributes<__nv_bfloat16, QKS>(pl, a)
+           : dt == FCK_FP16 ? split_attributes<__half, QKS>(pl, a)
+                            : split_attributes<float, QKS>(pl, a);
+}
+
+} // namespace
+
+extern "C" size_t fck_decode_workspace(fck_attn_shape sh, int qk_softmax)
+{
+    const fck_dec_plan pl = plan_of(sh);
+    return pl.rows ? workspace_bytes(sh, pl, qk_softmax != 0) : 0;
+}
+
+extern "C" cudaError_t fck_decode_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o,
+                                            fck_attn_shape sh, void *ws, size_t ws_bytes, cudaStream_t stream)
+{
+    return run<false>(dt, q, k, v, o, sh, ws, ws_bytes, stream);
+}
+
+extern "C" cudaError_t fck_decode_qk_softmax(fck_dtype dt, const void *q, const void *k, void *p, fck_attn_shape sh,
+                                             void *ws, size_t ws_bytes, cudaStream_t stream)
+{
+    return run<true>(dt, q, k, nullptr, p, sh, ws, ws_bytes, stream);
+}
+
+extern "C" int fck_decode_describe(fck_dtype dt, fck_attn_shape sh, int qk_softmax, char *buf, size_t n)
+{
+    const fck_dec_plan pl = plan_of(sh);
+    if (!pl.rows) return snprintf(buf, n, "decode<d=%d, %d rows>: unsupported", sh.d, sh.group * sh.s);
+    cudaFuncAttributes a;
+    cudaError_t e = qk_softmax ? attributes_of<true>(dt, pl, &a) : attributes_of<false>(dt, pl, &a);
+    if (e != cudaSuccess) return snprintf(buf, n, "decode: attributes unavailable (%s)", cudaGetErrorString(e));
+    return snprintf(buf, n,
+                    "decode%s<%d elements/lane, %d rows>: %d splits of %d keys per key/value head in pieces of %d, "
+                    "%d threads, %d regs, %zu B dynamic smem, %zu B local; then a %s kernel",
+                    qk_softmax ? " qk_softmax" : "", pl.vecs, pl.rtile, pl.nsplit, pl.chunk, pl.piece, FCK_DEC_THREADS,
+                    a.numRegs, fck_dec_smem_floats(&pl) * sizeof(float), (size_t)a.localSizeBytes,
+                    qk_softmax ? "normalizing" : "combine");
+}
