@@ -41,7 +41,12 @@ using fck::from_f;
 using fck::to_f;
 
 constexpr int NW = FCK_DEC_THREADS / 32; /* warps per split block */
-constexpr int KU = 2;                    /* keys per warp in flight in the scores */
+/* Keys per warp in flight in the scores; P·V unrolls 8 keys per thread. Little's law
+ * sizes both: about 18 KB per SM must be in flight for an H100's 3.35 TB/s at ~0.7 µs
+ * (132 SMs); three blocks of 8 warps x 4 keys of 256 B (bf16, d = 128) are 24 KB, and
+ * P·V's 256 threads x 8 keys x 2 B x 3 blocks 12 KB (at 2 keys a thread: 3 KB). An
+ * estimate to check on a GPU, not a measurement. */
+constexpr int KU = 4;
 
 __device__ __forceinline__ float warp_sum(float x)
 {
@@ -168,7 +173,7 @@ __global__ void __launch_bounds__(FCK_DEC_THREADS, 1)
 #pragma unroll
             for (int r = 0; r < RM; r++)
                 if (r < R) acc[r] *= c_s[r];
-#pragma unroll 2
+#pragma unroll 8
             for (int j = grp; j < np; j += kg) {
                 const float vv = to_f(vn[(size_t)(p0 + j) * d + col]);
 #pragma unroll
