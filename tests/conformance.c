@@ -74,15 +74,18 @@ static const char *const shapes[] = {
      * 256); tiles per thread (1 MiB) with a last tile of fewer heads (4 heads of 256 x
      * 256, 34 of them) and of fewer rows (2 query heads' 1000 rows of 600 keys in tiles
      * of 432, the second spanning both query heads; causal: the first runs over 576
-     * keys, the 532 its rows see rounded up). Causal with s >= 512, rows in blocks of at
-     * most s/4: 1100 rows of 1100 keys in 4 blocks of 272 rows and one of 12, shared;
-     * 3 heads of 512 x 512 that would fit whole, in blocks of 128 rows per thread. */
+     * keys, the 532 its rows see rounded up). Causal with s >= 256, rows in blocks of at
+     * most max(s/4, 128): 1100 rows of 1100 keys in 4 blocks of 272 rows and one of 12,
+     * shared; 3 heads of 512 x 512 that would fit whole, in blocks of 128 rows per
+     * thread; 2 query heads of 300 rows per key/value head in blocks of 128, the third
+     * spanning both heads. */
     "b=1,h=13,s=300,d=16",
     "b=1,h=2,hkv=1,s=1000,skv=600,d=16",
     "b=2,h=17,s=256,d=16",
     "b=1,h=8,hkv=4,s=500,skv=600,d=32,causal=1",
     "b=1,h=1,s=1100,d=16,causal=1",
     "b=1,h=3,s=512,d=16,causal=1",
+    "b=1,h=4,hkv=2,s=300,d=16,causal=1",
     /* norm */
     "m=7,n=13",
     "m=1,n=1",

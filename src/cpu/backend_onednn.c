@@ -1254,13 +1254,15 @@ static int build_add_norm(od_state *s, fc_err *e)
  * (each shape its own pair of matmuls), at most that share of skv computed beyond the
  * last key a block's rows see. */
 #define ATT_CAUSAL_SHAPES 16
-/* Under a causal mask with s >= ATT_CAUSAL_BLOCKS x ATT_CAUSAL_MIN_ROWS, a query head's
- * s rows go in blocks of at most s / ATT_CAUSAL_BLOCKS, whole heads or not: the first
- * block sees a quarter of the keys. AMD EPYC VM, fp32, fused medians of two runs
- * each: attention b=1, h=32, hkv=8, s=512, d=128 (blocks of a query head's 512 rows
- * before) 12.0–12.3 ms → 8.9–9.0 with blocks of s/4, 9.1–9.6 with s/8; qk_softmax b=4,
- * h=12, s=512, d=64 (whole heads before) 7.7–7.8 → 7.1–7.2, s/8 7.7–8.3; at s=256
- * (blocks of 64 rows) 0.46–0.47 → 0.47–0.48, s/8 0.63–0.68: so not below 128 rows. */
+/* Under a causal mask with s >= 2 x ATT_CAUSAL_MIN_ROWS, a query head's s rows go in
+ * blocks of at most max(s / ATT_CAUSAL_BLOCKS, ATT_CAUSAL_MIN_ROWS), whole heads or not:
+ * the first block sees a quarter (or half) of the keys. AMD EPYC VM, fp32, fused medians
+ * of two runs each: attention b=1, h=32, hkv=8, s=512, d=128 (blocks of a query head's
+ * 512 rows before) 12.0–12.3 ms → 8.9–9.0 with blocks of s/4, 9.1–9.6 with s/8; qk_softmax
+ * b=4, h=12, s=512, d=64 (whole heads before) 7.7–7.8 → 7.1–7.2, s/8 7.7–8.3; at s=256
+ * blocks of 64 rows 0.46–0.47 → 0.47–0.48, s/8 0.63–0.68: so not below 128 rows. Blocks
+ * of 128 from s = 256 on (three runs each, alternated): b=1, h=32, hkv=8, s=384, d=128
+ * 7.03–7.31 → 5.73–6.17 ms; at s=256 (two blocks) 0.44–0.50 → 0.45–0.49, no change. */
 #define ATT_CAUSAL_BLOCKS 4
 #define ATT_CAUSAL_MIN_ROWS 128
 
@@ -1282,7 +1284,7 @@ static int att_tiles(att_blocked *a, size_t bytes)
 {
     const fc_att_geom *g = &a->g;
     const size_t rows = (size_t)g->g * g->s, row_bytes = (size_t)g->skv * sizeof(float);
-    const bool trim = g->causal && g->s >= ATT_CAUSAL_BLOCKS * ATT_CAUSAL_MIN_ROWS;
+    const bool trim = g->causal && g->s >= 2 * ATT_CAUSAL_MIN_ROWS;
     free(a->shape);
     free(a->block_shape);
     a->nshapes = 0;
@@ -1299,7 +1301,8 @@ static int att_tiles(att_blocked *a, size_t bytes)
     }
     size_t R = bytes / row_bytes / 16 * 16;
     R = R < 16 ? 16 : R;
-    const size_t R_causal = (size_t)(g->s / ATT_CAUSAL_BLOCKS / 16 * 16);
+    size_t R_causal = (size_t)(g->s / ATT_CAUSAL_BLOCKS / 16 * 16);
+    if (R_causal < ATT_CAUSAL_MIN_ROWS) R_causal = ATT_CAUSAL_MIN_ROWS;
     if (trim && R > R_causal) R = R_causal;
     a->nh = 1;
     a->R = (int)(R < rows ? R : rows);
