@@ -71,7 +71,7 @@ __device__ __forceinline__ void piece_scores(const float (&qr)[RM][NV], const T 
     for (int j0 = warp; j0 < np; j0 += NW * KU) {
         float kv[KU][NV];
 #pragma unroll
-        for (int u = 0; u < KU; u++) /* both keys' loads before either's arithmetic */
+        for (int u = 0; u < KU; u++) /* the KU keys' loads before any of their arithmetic */
 #pragma unroll
             for (int e = 0; e < NV; e++) {
                 const int j = j0 + u * NW, c = lane + 32 * e;
