@@ -266,6 +266,21 @@ __global__ void __launch_bounds__(CT, 1)
     for (int j = threadIdx.x; j < skv; j += CT) prow[j] = from_f<T>(fck_osm_p(srow[j], sl2, nb) * inv);
 }
 
+/* The current device's SM count, asked of the runtime once per device (the launchers
+ * plan every call; the attribute query is kept out of the timed calls, as attention.cu's
+ * configure keeps its attribute setting). */
+int device_sms(void)
+{
+    static int known_dev = -1, known_sms = 1;
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+    if (dev == known_dev) return known_sms;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) return 1;
+    known_dev = dev;
+    known_sms = sms;
+    return sms;
+}
+
 /* The plan on the current device's SMs; rows 0 when the shape is not the kernel's. */
 fck_dec_plan plan_of(const fck_attn_shape &sh)
 {
@@ -274,11 +289,7 @@ fck_dec_plan plan_of(const fck_attn_shape &sh)
         return p;
     const long long rows = (long long)sh.group * sh.s, bkv = sh.bh / sh.group;
     if (!fck_dec_supports(rows, sh.d)) return p;
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-        sms = 1;
-    p = fck_dec_plan_make(bkv, (int)rows, sh.skv, sh.d, sms);
+    p = fck_dec_plan_make(bkv, (int)rows, sh.skv, sh.d, device_sms());
     if ((long long)bkv * p.nsplit > 0x7fffffffLL || bkv * rows > 0x7fffffffLL) p.rows = 0;
     return p;
 }

@@ -145,6 +145,12 @@ static int cu_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
 
 static void cu_teardown(void *state);
 
+/* The problem as fusecal's attention kernels take it */
+static fck_attn_shape shape_of(const cu_state *s)
+{
+    return (fck_attn_shape){s->bh, s->S, s->SKV, s->group, s->D, s->causal};
+}
+
 static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
 {
     cu_state *s = fc_xcalloc(1, sizeof *s);
@@ -167,7 +173,7 @@ static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     if (pv && fc_cuda_upload(s->c, w->t[FC_ATT_TV].data, w->t[FC_ATT_TV].n, s->dt, &s->v, "V", e)) return -1;
     s->decode = fc_op_table_kernel(cu_ops, p->pat) >= 0 && s->S < 16;
     if (s->decode) {
-        const fck_attn_shape sh = {s->bh, s->S, s->SKV, s->group, s->D, s->causal};
+        const fck_attn_shape sh = shape_of(s);
         s->ws_bytes = fck_decode_workspace(sh, !pv);
         if (s->ws_bytes == 0) return fc_errf(e, "cuda.custom: the decode kernel does not take this problem");
         if (fc_cuda_alloc(&s->ws, s->ws_bytes, "the decode kernel's partial results", e)) return -1;
@@ -207,7 +213,7 @@ static int cu_run(void *state, fc_variant v, fc_err *e)
     fck_dtype kd = fc_cuda_kdt(s->dt);
     cudaStream_t st = s->c->stream;
     float scale = 1.0f / sqrtf((float)s->D);
-    const fck_attn_shape sh = {s->bh, s->S, s->SKV, s->group, s->D, s->causal};
+    const fck_attn_shape sh = shape_of(s);
     if (v == FC_FUSED) {
         void *out = s->ch.out[FC_FUSED];
         switch (fused_op(s->p.pat)) {
@@ -278,7 +284,7 @@ static const char *unfused_detail(const cu_state *s, fc_op op, char *buf, size_t
  * and the split kernel's plan and resources as fck_decode_describe reads them. */
 static const char *decode_detail(const cu_state *s, bool qks, char *buf, size_t n)
 {
-    const fck_attn_shape sh = {s->bh, s->S, s->SKV, s->group, s->D, s->causal};
+    const fck_attn_shape sh = shape_of(s);
     char res[256] = "";
     fck_decode_describe(fc_cuda_kdt(s->dt), sh, qks, res, sizeof res);
     snprintf(buf, n,
