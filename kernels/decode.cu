@@ -161,11 +161,13 @@ __global__ void __launch_bounds__(FCK_DEC_THREADS, 1)
         const int np = min(pl.piece, jb - p0);
         piece_scores<T, NV, RM>(qr, kn, sc, pl, p0, np, s, skv, d, causal);
         __syncthreads();
-        if (QKS)
+        if (QKS) {
             for (int t = threadIdx.x; t < R * np; t += FCK_DEC_THREADS) {
                 const int r = t / np, j = t - r * np;
                 scores[((size_t)n * R + r) * skv + p0 + j] = sc[r * pl.piece + j];
             }
+            __syncthreads(); /* every raw score copied before a row's warp overwrites it */
+        }
         piece_softmax(sc, pl, np, sl2, m_s, l_s, c_s);
         __syncthreads();
         if (pv) {
