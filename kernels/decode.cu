@@ -12,8 +12,9 @@
  * query heads are adjacent: rows n·rows .. n·rows + rows − 1 of Q and O), pieces of its
  * keys in turn:
  *   scores   a warp per key, lanes along d (element lane + 32·e, coalesced), the rows'
- *            Q in registers; each row's dot product summed by shuffles; the causal mask
- *            (query i of a head sees keys j <= i + skv − s) gives −inf;
+ *            Q in registers; the rows' dot products summed by one reduce-scatter over
+ *            the lanes (rows_reduce); the causal mask (query i of a head sees keys
+ *            j <= i + skv − s) gives −inf;
  *   softmax  a warp per row: the piece's max and the online-softmax step
  *            (kernel_logic.h: fck_osm_step), p = exp2((s − m)·log2(e)/√d) in place;
  *   P·V      thread (group of keys, column of V): V's rows read once per block,
@@ -62,6 +63,36 @@ __device__ __forceinline__ float warp_max(float x)
     return x;
 }
 
+/* The rows' dot products of one key summed over the warp: each lane holds its partial
+ * sums x[0..RM); row fck_dec_lane_row(lane, RM)'s total is left in x[0] of its lanes. A
+ * reduce-scatter: at each offset from 16 down, a lane keeps half of the rows it still
+ * holds (the upper half where its bit of that offset is set) and adds its partner's
+ * partial sums of them, RM − 1 shuffles in all, then one shuffle per remaining offset
+ * for the one row left: RM − 1 + 5 − log2(RM) (6 for RM = 4, 16 for 16) where a
+ * warp_sum per row costs 5 each (20, 80). The pairs added are the butterfly's, offset by
+ * offset, so each total is the float warp_sum gives. */
+template <int RM>
+__device__ __forceinline__ float rows_reduce(float (&x)[RM])
+{
+    static_assert(RM >= 1 && RM <= 32 && (RM & (RM - 1)) == 0, "rows held: a power of two up to 32");
+    constexpr int LOG2 = RM >= 32 ? 5 : RM >= 16 ? 4 : RM >= 8 ? 3 : RM >= 4 ? 2 : RM >= 2 ? 1 : 0;
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int st = 0; st < LOG2; st++) { /* constant trip counts: x stays in registers */
+        const int h = (RM >> st) / 2, o = 16 >> st;
+        const bool up = lane & o;
+#pragma unroll
+        for (int i = 0; i < RM / 2; i++)
+            if (i < h) {
+                const float send = up ? x[i] : x[i + h], keep = up ? x[i + h] : x[i];
+                x[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+            }
+    }
+#pragma unroll
+    for (int st = LOG2; st < 5; st++) x[0] += __shfl_xor_sync(0xffffffffu, x[0], 16 >> st);
+    return x[0];
+}
+
 /* Scores of the piece's np keys from p0 into sc (rows x piece), −inf where masked. */
 template <typename T, int NV, int RM>
 __device__ __forceinline__ void piece_scores(const float (&qr)[RM][NV], const T *__restrict__ kn, float *sc,
@@ -77,19 +108,23 @@ __device__ __forceinline__ void piece_scores(const float (&qr)[RM][NV], const T 
                 const int j = j0 + u * NW, c = lane + 32 * e;
                 kv[u][e] = j < np && c < d ? to_f(kn[(size_t)(p0 + j) * d + c]) : 0.0f;
             }
+        const int r = fck_dec_lane_row(lane, RM); /* the row this lane's sums end with */
 #pragma unroll
         for (int u = 0; u < KU; u++) {
             const int j = j0 + u * NW;
             if (j >= np) break;
+            float x[RM];
 #pragma unroll
-            for (int r = 0; r < RM; r++) {
-                if (r >= pl.rows) break;
-                float x = 0.0f;
+            for (int rr = 0; rr < RM; rr++) {
+                x[rr] = 0.0f;
+                if (rr < pl.rows)
 #pragma unroll
-                for (int e = 0; e < NV; e++) x = fmaf(qr[r][e], kv[u][e], x);
-                x = warp_sum(x);
+                    for (int e = 0; e < NV; e++) x[rr] = fmaf(qr[rr][e], kv[u][e], x[rr]);
+            }
+            const float dot = rows_reduce<RM>(x);
+            if (fck_dec_lane_writes(lane, RM) && r < pl.rows) {
                 const bool masked = causal && p0 + j > fck_attn_last_key(r % s, s, skv);
-                if (lane == (r & 31)) sc[r * pl.piece + j] = masked ? -INFINITY : x;
+                sc[r * pl.piece + j] = masked ? -INFINITY : dot;
             }
         }
     }

@@ -363,6 +363,11 @@ FCK_HD size_t fck_dec_workspace_floats(const fck_dec_plan *p, long long bkv, int
 {
     return (size_t)bkv * (size_t)p->nsplit * fck_dec_part_floats(p->rows, d);
 }
+/* The scores' reduce-scatter over a warp's 32 lanes (decode.cu: rows_reduce) for rm
+ * rows held (a power of two up to 32): the row whose total lane ends with, and whether
+ * it is the one lane of its 32 / rm that writes it. */
+FCK_HD int fck_dec_lane_row(int lane, int rm) { return lane / (32 / rm); }
+FCK_HD int fck_dec_lane_writes(int lane, int rm) { return lane % (32 / rm) == 0; }
 /* Groups of keys in P·V: threads (group, column) for d columns, FCK_DEC_THREADS / d
  * groups (at least 2 for d <= 128). */
 FCK_HD int fck_dec_key_groups(int d) { return FCK_DEC_THREADS / d; }

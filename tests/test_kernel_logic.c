@@ -999,6 +999,52 @@ static void test_decode_plan(void)
           !fck_dec_supports(0, 64));
 }
 
+/* decode.cu's rows_reduce over 32 simulated lanes for rm = 1..32 rows held: every
+ * shuffle gives the partner's value from before the step, as __shfl_xor_sync does. Each
+ * row must end in the lanes fck_dec_lane_row names, with exactly one writing lane per
+ * row, and its total must be the float the butterfly (warp_sum per row) gives: the
+ * same pairs, offset by offset. Checked to fail with the upper and lower halves swapped
+ * and with the rows mapped as lane % rm. */
+static void test_decode_rows_reduce(void)
+{
+    for (int rm = 1; rm <= 32; rm *= 2)
+        for (int it = 0; it < 50; it++) {
+            float x[32][32], bf[32][32], t[32][32];
+            for (int l = 0; l < 32; l++)
+                for (int r = 0; r < rm; r++) x[l][r] = bf[l][r] = (float)(2.0 * rnd_unit() - 1.0) * (r + 1);
+            for (int o = 16; o > 0; o >>= 1) { /* the butterfly of each row */
+                memcpy(t, bf, sizeof t);
+                for (int l = 0; l < 32; l++)
+                    for (int r = 0; r < rm; r++) bf[l][r] = t[l][r] + t[l ^ o][r];
+            }
+            int o = 16;
+            for (int cnt = rm; cnt > 1; cnt >>= 1, o >>= 1) {
+                memcpy(t, x, sizeof t);
+                for (int l = 0; l < 32; l++) {
+                    const int up = (l & o) != 0, p = l ^ o;
+                    for (int i = 0; i < cnt / 2; i++) {
+                        const int pup = (p & o) != 0; /* the partner sends the half it gives up */
+                        const float recv = pup ? t[p][i] : t[p][i + cnt / 2];
+                        x[l][i] = (up ? t[l][i + cnt / 2] : t[l][i]) + recv;
+                    }
+                }
+            }
+            for (; o > 0; o >>= 1) {
+                memcpy(t, x, sizeof t);
+                for (int l = 0; l < 32; l++) x[l][0] = t[l][0] + t[l ^ o][0];
+            }
+            int writers[32] = {0};
+            for (int l = 0; l < 32; l++) {
+                const int r = fck_dec_lane_row(l, rm);
+                CHECK_MSG(r >= 0 && r < rm && x[l][0] == bf[l][r], "rm %d lane %d row %d: %.9g, butterfly %.9g", rm, l,
+                          r, x[l][0], r < rm ? bf[l][r] : 0.0f);
+                if (fck_dec_lane_writes(l, rm)) writers[r]++;
+            }
+            for (int r = 0; r < rm; r++)
+                CHECK_MSG(writers[r] == 1, "rm %d row %d: %d writing lanes", rm, r, writers[r]);
+        }
+}
+
 /* decode.cu's arithmetic on the CPU, float for float where it can be: the plan's splits
  * and pieces, Q·K per (row, key), the causal mask, the online-softmax step per piece
  * (fck_osm_step, fck_osm_p), P·V accumulated and rescaled, the splits' partial outputs,
@@ -1133,10 +1179,11 @@ static void test_napkin(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(test_fastdiv),        T(test_channel_map),       T(test_attn_grid),         T(test_attn_tiles),
-        T(test_attn_kv_head),   T(test_swizzle_bijective), T(test_bank_conflicts),    T(test_smem_budget),
-        T(test_online_softmax), T(test_softmax_plan),      T(test_fragments_half),    T(test_fragments_tf32),
-        T(test_tf32_split),     T(test_decode_plan),       T(test_decode_arithmetic), T(test_napkin),
+        T(test_fastdiv),        T(test_channel_map),       T(test_attn_grid),          T(test_attn_tiles),
+        T(test_attn_kv_head),   T(test_swizzle_bijective), T(test_bank_conflicts),     T(test_smem_budget),
+        T(test_online_softmax), T(test_softmax_plan),      T(test_fragments_half),     T(test_fragments_tf32),
+        T(test_tf32_split),     T(test_decode_plan),       T(test_decode_rows_reduce), T(test_decode_arithmetic),
+        T(test_napkin),
     };
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }
