@@ -35,6 +35,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 namespace {
 
@@ -318,15 +319,67 @@ int device_sms(void)
     return sms;
 }
 
-/* The plan on the current device's SMs; rows 0 when the shape is not the kernel's. */
-fck_dec_plan plan_of(const fck_attn_shape &sh)
+/* The kernel's template for the plan's elements per lane and rows held. */
+#define FCK_DEC_PICK(pl, F, ...)                                                                       \
+    ((pl).vecs == 2 ? ((pl).rtile == 4 ? F<T, 2, 4, QKS>(__VA_ARGS__) : F<T, 2, 16, QKS>(__VA_ARGS__)) \
+                    : ((pl).rtile == 4 ? F<T, 4, 4, QKS>(__VA_ARGS__) : F<T, 4, 16, QKS>(__VA_ARGS__)))
+
+template <typename T, int NV, int RM, bool QKS>
+cudaError_t occupancy(int *blocks, size_t smem)
+{
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, dec_split_kernel<T, NV, RM, QKS>, FCK_DEC_THREADS,
+                                                         smem);
+}
+
+template <typename T, bool QKS>
+cudaError_t split_occupancy(const fck_dec_plan &pl, int *blocks, size_t smem)
+{
+    return FCK_DEC_PICK(pl, occupancy, blocks, smem);
+}
+
+/* The split kernel's blocks resident per SM for dt and the plan's template sizes, with
+ * the most shared memory a plan for its rows gives (registers bind first: 56-153 of
+ * them a thread); asked of the runtime once per device and kernel, like device_sms. */
+int blocks_per_sm(fck_dtype dt, const fck_dec_plan &pl, bool qks)
+{
+    static int known_dev = -1, known[4][2][2][2][FCK_DEC_MAX_ROWS + 1];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || (unsigned)dt > 3u || pl.rows < 1 || pl.rows > FCK_DEC_MAX_ROWS) return 1;
+    if (dev != known_dev) {
+        memset(known, 0, sizeof known);
+        known_dev = dev;
+    }
+    int &b = known[dt][pl.vecs == 4][pl.rtile == 16][qks][pl.rows];
+    if (b) return b;
+    const size_t smem = fck_dec_smem_floats_most(pl.rows) * sizeof(float);
+    int n = 0;
+    cudaError_t e = dt == FCK_BF16   ? (qks ? split_occupancy<__nv_bfloat16, true>(pl, &n, smem)
+                                            : split_occupancy<__nv_bfloat16, false>(pl, &n, smem))
+                    : dt == FCK_FP16 ? (qks ? split_occupancy<__half, true>(pl, &n, smem)
+                                            : split_occupancy<__half, false>(pl, &n, smem))
+                                     : (qks ? split_occupancy<float, true>(pl, &n, smem)
+                                            : split_occupancy<float, false>(pl, &n, smem));
+    if (e != cudaSuccess || n < 1) {
+        (void)cudaGetLastError(); /* not left for the next launch's check */
+        return 1;
+    }
+    return b = n;
+}
+
+/* The plan for dt on the current device's resident blocks; rows 0 when the shape is not
+ * the kernel's. */
+fck_dec_plan plan_of(fck_dtype dt, const fck_attn_shape &sh, bool qks)
 {
     fck_dec_plan p{};
     if (sh.bh < 1 || sh.s < 1 || sh.skv < 1 || sh.group < 1 || sh.bh % sh.group || (sh.causal && sh.skv < sh.s))
         return p;
     const long long rows = (long long)sh.group * sh.s, bkv = sh.bh / sh.group;
     if (!fck_dec_supports(rows, sh.d)) return p;
-    p = fck_dec_plan_make(bkv, (int)rows, sh.skv, sh.d, device_sms());
+    p.rows = (int)rows;
+    p.vecs = fck_dec_vecs(sh.d);
+    p.rtile = fck_dec_rtile(p.rows);
+    const long long slots = (long long)device_sms() * blocks_per_sm(dt, p, qks);
+    p = fck_dec_plan_make(bkv, (int)rows, sh.skv, sh.d, slots);
     if ((long long)bkv * p.nsplit > 0x7fffffffLL || bkv * rows > 0x7fffffffLL) p.rows = 0;
     return p;
 }
@@ -362,11 +415,6 @@ cudaError_t launch(const void *q, const void *k, const void *v, void *o, const f
     return cudaGetLastError();
 }
 
-/* The kernel's template for the plan's elements per lane and rows held. */
-#define FCK_DEC_PICK(pl, F, ...)                                                                       \
-    ((pl).vecs == 2 ? ((pl).rtile == 4 ? F<T, 2, 4, QKS>(__VA_ARGS__) : F<T, 2, 16, QKS>(__VA_ARGS__)) \
-                    : ((pl).rtile == 4 ? F<T, 4, 4, QKS>(__VA_ARGS__) : F<T, 4, 16, QKS>(__VA_ARGS__)))
-
 template <typename T, bool QKS>
 cudaError_t dispatch(const void *q, const void *k, const void *v, void *o, const fck_attn_shape &sh,
                      const fck_dec_plan &pl, float *ws, cudaStream_t stream)
@@ -390,7 +438,7 @@ template <bool QKS>
 cudaError_t run(fck_dtype dt, const void *q, const void *k, const void *v, void *o, const fck_attn_shape &sh, void *ws,
                 size_t ws_bytes, cudaStream_t stream)
 {
-    const fck_dec_plan pl = plan_of(sh);
+    const fck_dec_plan pl = plan_of(dt, sh, QKS);
     if (!pl.rows || ws_bytes < workspace_bytes(sh, pl, QKS)) return cudaErrorInvalidValue;
     float *w = static_cast<float *>(ws);
     switch (dt) {
@@ -412,9 +460,9 @@ cudaError_t attributes_of(fck_dtype dt, const fck_dec_plan &pl, cudaFuncAttribut
 
 } // namespace
 
-extern "C" size_t fck_decode_workspace(fck_attn_shape sh, int qk_softmax)
+extern "C" size_t fck_decode_workspace(fck_dtype dt, fck_attn_shape sh, int qk_softmax)
 {
-    const fck_dec_plan pl = plan_of(sh);
+    const fck_dec_plan pl = plan_of(dt, sh, qk_softmax != 0);
     return pl.rows ? workspace_bytes(sh, pl, qk_softmax != 0) : 0;
 }
 
@@ -432,15 +480,17 @@ extern "C" cudaError_t fck_decode_qk_softmax(fck_dtype dt, const void *q, const 
 
 extern "C" int fck_decode_describe(fck_dtype dt, fck_attn_shape sh, int qk_softmax, char *buf, size_t n)
 {
-    const fck_dec_plan pl = plan_of(sh);
+    const fck_dec_plan pl = plan_of(dt, sh, qk_softmax != 0);
     if (!pl.rows) return snprintf(buf, n, "decode<d=%d, %d rows>: unsupported", sh.d, sh.group * sh.s);
     cudaFuncAttributes a;
     cudaError_t e = qk_softmax ? attributes_of<true>(dt, pl, &a) : attributes_of<false>(dt, pl, &a);
     if (e != cudaSuccess) return snprintf(buf, n, "decode: attributes unavailable (%s)", cudaGetErrorString(e));
     return snprintf(buf, n,
-                    "decode%s<%d elements/lane, %d rows>: %d splits of %d keys per key/value head in pieces of %d, "
-                    "%d threads, %d regs, %zu B dynamic smem, %zu B local; then a %s kernel",
-                    qk_softmax ? " qk_softmax" : "", pl.vecs, pl.rtile, pl.nsplit, pl.chunk, pl.piece, FCK_DEC_THREADS,
-                    a.numRegs, fck_dec_smem_floats(&pl) * sizeof(float), (size_t)a.localSizeBytes,
+                    "decode%s<%d elements/lane, %d rows>: %d splits of %d keys per key/value head in pieces of %d "
+                    "(%lld blocks, %d resident per SM on %d SMs), %d threads, %d regs, %zu B dynamic smem, %zu B "
+                    "local; then a %s kernel",
+                    qk_softmax ? " qk_softmax" : "", pl.vecs, pl.rtile, pl.nsplit, pl.chunk, pl.piece,
+                    (long long)(sh.bh / sh.group) * pl.nsplit, blocks_per_sm(dt, pl, qk_softmax != 0), device_sms(),
+                    FCK_DEC_THREADS, a.numRegs, fck_dec_smem_floats(&pl) * sizeof(float), (size_t)a.localSizeBytes,
                     qk_softmax ? "normalizing" : "combine");
 }

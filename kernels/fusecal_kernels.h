@@ -147,15 +147,16 @@ int fck_attention_resources(fck_dtype dt, int d, int qk_softmax, char *buf, size
 /* ---------------------------------------------------------------- decode attention
  * Decode-shaped problems (fck_attn_shape: group·s query rows per key/value head, at most
  * 16 (FCK_DEC_MAX_ROWS); any d up to 128): split-KV, each key/value head's keys shared
- * out over blocks (kernel_logic.h: fck_dec_plan_make, for the current device's SMs),
+ * out over blocks (kernel_logic.h: fck_dec_plan_make, for the blocks the current device
+ * keeps resident: its SMs x the split kernel's occupancy for the dtype),
  * their partial results into ws, then one kernel that combines them (decode.cu). fp32
  * arithmetic for every dtype (tf32: no tensor cores). Shapes they do not take, or
  * ws_bytes short of fck_decode_workspace: cudaErrorInvalidValue. */
 
-/* The workspace either launcher needs for sh on the current device, in bytes (qk_softmax:
+/* The workspace either launcher needs for dt and sh on the current device, in bytes (qk_softmax:
  * fck_decode_qk_softmax's, which also keeps the fp32 scores); 0 when they do not take
  * sh. */
-size_t fck_decode_workspace(fck_attn_shape sh, int qk_softmax);
+size_t fck_decode_workspace(fck_dtype dt, fck_attn_shape sh, int qk_softmax);
 /* O = softmax(Q·Kᵀ/√d)·V */
 cudaError_t fck_decode_attention(fck_dtype dt, const void *q, const void *k, const void *v, void *o, fck_attn_shape sh,
                                  void *ws, size_t ws_bytes, cudaStream_t stream);

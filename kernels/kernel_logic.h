@@ -301,14 +301,15 @@ FCK_CX int fck_sm90_blocks_per_sm(size_t smem, int threads, int regs)
  * keys, in pieces of `piece` keys whose scores sit in shared memory (then their
  * probabilities, in place, for P·V: thread (group of keys, column of V)); it writes the
  * split's partial output, row maxima and sums; a second kernel combines the splits by
- * their maxima. Splits: enough that the grid has FCK_DEC_BLOCKS_PER_SM blocks per SM,
- * at least FCK_DEC_MIN_KEYS keys each, chunk a multiple of 32. Template sizes: vecs
- * elements of d per lane (2: d <= 64, 4: d <= 128), rtile rows held (4 or 16). */
+ * their maxima. Splits (fck_dec_plan_make): the count whose grid ends soonest on the
+ * blocks the device keeps resident at once, at least FCK_DEC_MIN_KEYS keys each, chunk a
+ * multiple of 32. Template sizes: vecs elements of d per lane (2: d <= 64, 4: d <= 128),
+ * rtile rows held (4 or 16). */
 #define FCK_DEC_THREADS 256
 #define FCK_DEC_MAX_ROWS 16
 #define FCK_DEC_MAX_D 128
 #define FCK_DEC_MIN_KEYS 64
-#define FCK_DEC_BLOCKS_PER_SM 4
+#define FCK_DEC_WAVES_SEARCHED 32 /* waves of the grid the split count's search goes through */
 #define FCK_DEC_SCORE_FLOATS 8192 /* rows x piece at most: 32 KiB of scores */
 typedef struct {
     int rows;   /* query rows per key/value head: group·s */
@@ -324,22 +325,58 @@ FCK_HD int fck_dec_supports(long long rows, long long d)
 {
     return rows >= 1 && rows <= FCK_DEC_MAX_ROWS && d >= 1 && d <= FCK_DEC_MAX_D;
 }
+/* The kernel's template sizes for d and rows: elements per lane, rows held. */
+FCK_HD int fck_dec_vecs(int d) { return d <= 64 ? 2 : 4; }
+FCK_HD int fck_dec_rtile(int rows) { return rows <= 4 ? 4 : 16; }
+/* Keys per piece at most for rows: the scores' shared memory in whole warps of keys. */
+FCK_HD int fck_dec_piece_cap(int rows) { return FCK_DEC_SCORE_FLOATS / (rows > 0 ? rows : 1) / 32 * 32; }
+/* Keys per split when skv keys go to n splits: whole warps. */
+FCK_HD int fck_dec_chunk_of(int skv, long long n) { return (int)(((skv + n - 1) / n + 31) / 32 * 32); }
+/* What the split search minimises for bkv heads in splits of chunk keys (nsplit of them)
+ * on `slots` resident blocks: waves of the grid x keys per block. A memory-bound
+ * block's time follows its keys, and a last wave that fills few of the slots takes
+ * about as long as a full one. */
+FCK_HD long long fck_dec_grid_cost(long long bkv, int nsplit, int chunk, long long slots)
+{
+    return (bkv * nsplit + slots - 1) / slots * chunk;
+}
 
-/* The plan for bkv key/value heads of skv keys, rows query rows each, on sms SMs. */
-FCK_HD fck_dec_plan fck_dec_plan_make(long long bkv, int rows, int skv, int d, int sms)
+/* The plan for bkv key/value heads of skv keys, rows query rows each, on a device that
+ * keeps `slots` split blocks resident at once (its SMs x the kernel's blocks per SM).
+ * The split count: of 1 .. FCK_DEC_WAVES_SEARCHED splits a head and the largest counts
+ * that fit each number of waves from the fewest (one split a head) on,
+ * FCK_DEC_WAVES_SEARCHED of them, the one of least fck_dec_grid_cost, the fewest splits
+ * among equals (each adds to the combine's work); at least FCK_DEC_MIN_KEYS keys a
+ * split. 64 candidates: the launchers plan every call. */
+FCK_HD fck_dec_plan fck_dec_plan_make(long long bkv, int rows, int skv, int d, long long slots)
 {
     fck_dec_plan p;
     p.rows = rows;
-    p.vecs = d <= 64 ? 2 : 4;
-    p.rtile = rows <= 4 ? 4 : 16;
-    const long long target = (long long)FCK_DEC_BLOCKS_PER_SM * (sms > 0 ? sms : 1);
-    long long ns = bkv > 0 ? (target + bkv - 1) / bkv : 1;
+    p.vecs = fck_dec_vecs(d);
+    p.rtile = fck_dec_rtile(rows);
+    if (bkv < 1) bkv = 1;
+    if (slots < 1) slots = 1;
+    if (skv < 1) skv = 1;
     const long long most = ((long long)skv + FCK_DEC_MIN_KEYS - 1) / FCK_DEC_MIN_KEYS;
-    if (ns > most) ns = most;
-    if (ns < 1) ns = 1;
-    p.chunk = (int)(((skv + ns - 1) / ns + 31) / 32 * 32);
-    p.nsplit = (skv + p.chunk - 1) / p.chunk;
-    const int cap = FCK_DEC_SCORE_FLOATS / (rows > 0 ? rows : 1) / 32 * 32;
+    const long long w0 = (bkv + slots - 1) / slots; /* the waves of one split a head */
+    long long best = -1;
+    p.chunk = fck_dec_chunk_of(skv, 1);
+    p.nsplit = 1;
+    /* i < SEARCHED: 1 + i splits (many waves: a few splits a head); then the most splits
+     * that fit each number of waves from w0 on */
+    for (long long i = 0; i < 2 * FCK_DEC_WAVES_SEARCHED; i++) {
+        long long n = i < FCK_DEC_WAVES_SEARCHED ? 1 + i : (w0 + i - FCK_DEC_WAVES_SEARCHED) * slots / bkv;
+        if (n < 1) n = 1;
+        if (n > most) n = most;
+        const int chunk = fck_dec_chunk_of(skv, n), ns = (skv + chunk - 1) / chunk;
+        const long long cost = fck_dec_grid_cost(bkv, ns, chunk, slots);
+        if (best < 0 || cost < best || (cost == best && ns < p.nsplit)) {
+            best = cost;
+            p.chunk = chunk;
+            p.nsplit = ns;
+        }
+    }
+    const int cap = fck_dec_piece_cap(rows);
     p.piece = p.chunk < cap ? p.chunk : cap;
     return p;
 }
@@ -355,6 +392,12 @@ FCK_HD size_t fck_dec_smem_floats(const fck_dec_plan *p)
 {
     const int w = p->piece > FCK_DEC_THREADS ? p->piece : FCK_DEC_THREADS;
     return (size_t)p->rows * (size_t)w;
+}
+/* ... the most any plan for rows gives (its pieces at fck_dec_piece_cap). */
+FCK_HD size_t fck_dec_smem_floats_most(int rows)
+{
+    const int cap = fck_dec_piece_cap(rows), w = cap > FCK_DEC_THREADS ? cap : FCK_DEC_THREADS;
+    return (size_t)rows * (size_t)w;
 }
 /* Floats of one split's partial result: rows x d outputs, rows maxima, rows sums. */
 FCK_HD size_t fck_dec_part_floats(int rows, int d) { return (size_t)rows * ((size_t)d + 2); }

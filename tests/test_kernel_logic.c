@@ -961,18 +961,22 @@ static void test_tf32_split(void)
 
 /* ---------------------------------------------------------------- split-KV decode */
 
-/* The decode plan over bkv heads, rows, skv keys, d and SM counts: every split holds
- * keys (none empty, none past skv), chunks of whole warps, at most one split per
- * FCK_DEC_MIN_KEYS keys (the bound cuda.custom's device_bytes counts on), a grid that
- * reaches the aimed blocks per SM where the keys allow, pieces whose scores fit the
- * shared memory the launch gives, which also holds the key groups' partial outputs. */
+/* The decode plan over bkv heads, rows, skv keys, d and resident blocks: every split
+ * holds keys (none empty, none past skv), chunks of whole warps, at most one split per
+ * FCK_DEC_MIN_KEYS keys (the bound cuda.custom's device_bytes counts on), a grid cost
+ * (waves x keys per block) that no split count within the searched waves beats and
+ * that is within 1/16 of the best of every split count (brute force), pieces whose
+ * scores fit the shared memory the launch gives
+ * (within what fck_dec_smem_floats_most tells the occupancy query), which also holds
+ * the key groups' partial outputs. */
 static void test_decode_plan(void)
 {
     for (int it = 0; it < 20000; it++) {
         const long long bkv = rnd_int(1, it % 3 ? 64 : 5000);
         const int rows = rnd_int(1, FCK_DEC_MAX_ROWS), skv = rnd_int(1, it % 2 ? 3000 : 200000);
-        const int d = rnd_int(1, FCK_DEC_MAX_D), sms = rnd_int(1, 200);
-        const fck_dec_plan p = fck_dec_plan_make(bkv, rows, skv, d, sms);
+        const int d = rnd_int(1, FCK_DEC_MAX_D);
+        const long long slots = rnd_int(1, 8) * (long long)rnd_int(1, 200);
+        const fck_dec_plan p = fck_dec_plan_make(bkv, rows, skv, d, slots);
         CHECK_MSG(p.nsplit >= 1 && p.chunk >= 32 && p.chunk % 32 == 0, "nsplit %d chunk %d", p.nsplit, p.chunk);
         CHECK_MSG((long long)(p.nsplit - 1) * p.chunk < skv && (long long)p.nsplit * p.chunk >= skv,
                   "skv %d: %d splits of %d", skv, p.nsplit, p.chunk);
@@ -981,20 +985,37 @@ static void test_decode_plan(void)
             fck_dec_split_keys(&p, sp, skv, &ja, &jb);
             CHECK(ja < jb && jb <= skv && jb - ja <= p.chunk);
         }
-        CHECK_MSG(p.nsplit <= (skv + FCK_DEC_MIN_KEYS - 1) / FCK_DEC_MIN_KEYS || p.nsplit == 1, "skv %d: %d splits",
-                  skv, p.nsplit);
-        const long long aim = (long long)FCK_DEC_BLOCKS_PER_SM * sms;
-        if (bkv * ((skv + FCK_DEC_MIN_KEYS - 1) / FCK_DEC_MIN_KEYS) >= 2 * aim && skv >= 64 * 32)
-            CHECK_MSG(bkv * p.nsplit >= aim / 2, "bkv %lld skv %d sms %d: %d splits", bkv, skv, sms, p.nsplit);
+        const long long most = (skv + FCK_DEC_MIN_KEYS - 1) / FCK_DEC_MIN_KEYS;
+        CHECK_MSG(p.nsplit <= most || p.nsplit == 1, "skv %d: %d splits", skv, p.nsplit);
+        /* the split search against every split count */
+        const long long cost = fck_dec_grid_cost(bkv, p.nsplit, p.chunk, slots), w0 = (bkv + slots - 1) / slots;
+        long long best = cost, best_searched = cost;
+        for (long long n = 1; n <= most && n <= 4096; n++) {
+            const int c = fck_dec_chunk_of(skv, n), ns = (skv + c - 1) / c;
+            const long long k = fck_dec_grid_cost(bkv, ns, c, slots);
+            if (k < best) best = k;
+            if ((n <= FCK_DEC_WAVES_SEARCHED || (bkv * ns + slots - 1) / slots < w0 + FCK_DEC_WAVES_SEARCHED) &&
+                k < best_searched)
+                best_searched = k;
+        }
+        CHECK_MSG(best_searched == cost && cost * 16 <= best * 17,
+                  "bkv %lld skv %d slots %lld: %d splits of %d cost %lld, best %lld (searched %lld)", bkv, skv, slots,
+                  p.nsplit, p.chunk, cost, best, best_searched);
         CHECK(p.piece >= 32 && p.piece <= p.chunk && (p.piece % 32 == 0 || p.piece == p.chunk));
         CHECK((size_t)rows * (size_t)p.piece <= FCK_DEC_SCORE_FLOATS);
         const size_t smem = fck_dec_smem_floats(&p);
-        CHECK(smem >= (size_t)rows * (size_t)p.piece && smem * sizeof(float) <= 48 * 1024);
+        CHECK(smem >= (size_t)rows * (size_t)p.piece && smem <= fck_dec_smem_floats_most(rows) &&
+              fck_dec_smem_floats_most(rows) * sizeof(float) <= 48 * 1024);
         const int kg = fck_dec_key_groups(d);
         CHECK_MSG(kg >= 2 && kg * d <= FCK_DEC_THREADS && (size_t)(kg - 1) * rows * d <= smem, "d %d", d);
         CHECK(p.rows == rows && p.rtile >= rows && (p.vecs == 2 ? d <= 64 : d <= 128) && 32 * p.vecs >= d);
+        CHECK(p.vecs == fck_dec_vecs(d) && p.rtile == fck_dec_rtile(rows));
         CHECK(fck_dec_workspace_floats(&p, bkv, d) == (size_t)bkv * p.nsplit * rows * (d + 2));
     }
+    /* LLaMA-3-8B decode, b = 4 (32 key/value heads of 4096 keys), 132 SMs x 3 blocks:
+     * 12 splits of 352 keys, one wave of 384 blocks (16 splits of 256 are 1.3 waves) */
+    const fck_dec_plan ll = fck_dec_plan_make(32, 4, 4096, 128, 132 * 3);
+    CHECK_MSG(ll.nsplit == 12 && ll.chunk == 352, "%d splits of %d", ll.nsplit, ll.chunk);
     CHECK(fck_dec_supports(16, 128) && !fck_dec_supports(17, 64) && !fck_dec_supports(4, 129) &&
           !fck_dec_supports(0, 64));
 }
@@ -1051,10 +1072,10 @@ static void test_decode_rows_reduce(void)
  * maxima and sums, and the combine's weights; against softmax(QKᵀ/√d)·V in float64
  * (the relative error returned) and, for qk_softmax, P written from the raw scores once
  * the splits are combined (its relative error in *perr). */
-static double decode_emulated(int rows, int s, int skv, int d, int causal, int sms, const float *q, const float *k,
+static double decode_emulated(int rows, int s, int skv, int d, int causal, int slots, const float *q, const float *k,
                               const float *v, double *perr)
 {
-    const fck_dec_plan pl = fck_dec_plan_make(1, rows, skv, d, sms);
+    const fck_dec_plan pl = fck_dec_plan_make(1, rows, skv, d, slots);
     const float sl2 = 1.4426950408889634f / sqrtf((float)d);
     const size_t pf = fck_dec_part_floats(rows, d);
     float *part = calloc((size_t)pl.nsplit * pf, sizeof(float)), *sc = malloc((size_t)pl.piece * sizeof(float));
@@ -1139,7 +1160,7 @@ static double decode_emulated(int rows, int s, int skv, int d, int causal, int s
 
 static void test_decode_arithmetic(void)
 {
-    /* rows, s, skv, d, causal, sms: several splits and pieces per split (rows 16: pieces of
+    /* rows, s, skv, d, causal, resident blocks: several splits and pieces per split (rows 16: pieces of
      * 512 keys), one split, a last split and piece of fewer keys, a causal mask whose
      * last keys are hidden from all but the last query, d not a multiple of 32 */
     const int shapes[][6] = {{4, 1, 4096, 128, 0, 8},  {16, 2, 3000, 64, 1, 1}, {1, 1, 70, 8, 0, 132},

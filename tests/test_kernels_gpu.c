@@ -286,7 +286,7 @@ static void check_decode(fck_dtype dt, const fck_attn_shape *sh)
     attn_data a;
     attn_data_make(dt, sh, 44, &a);
     const size_t nq = a.nq, np = a.np;
-    const size_t wsb = fck_decode_workspace(*sh, 0), wsq = fck_decode_workspace(*sh, 1);
+    const size_t wsb = fck_decode_workspace(dt, *sh, 0), wsq = fck_decode_workspace(dt, *sh, 1);
     CHECK_MSG(wsb > 0 && wsq > wsb, "decode s=%d skv=%d group=%d d=%d: workspace %zu, %zu", s, skv, sh->group, d, wsb,
               wsq);
     void *ws = NULL, *o = dev_poisoned(dt, nq), *p = dev_poisoned(dt, np);
@@ -304,7 +304,7 @@ static void check_decode(fck_dtype dt, const fck_attn_shape *sh)
                   "decode %s %s bh=%d s=%d skv=%d group=%d d=%d causal=%d: error %.3g [%s]",
                   qks ? "qk_softmax" : "attention", dt_names[dt], bh, s, skv, sh->group, d, sh->causal, qks ? ep : eo,
                   buf);
-        CHECK_MSG(strstr(buf, ", 0 B local"), "%s", buf);
+        CHECK_MSG(strstr(buf, ", 0 B local") && strstr(buf, " resident per SM on "), "%s", buf);
     }
     const size_t nonzero_masked = masked_nonzero(ph, sh);
     CHECK_MSG(nonzero_masked == 0, "decode qk_softmax %s: %zu masked entries not 0", dt_names[dt], nonzero_masked);
@@ -323,8 +323,8 @@ static void test_decode(void)
     /* 17 rows per key/value head, d = 129, a causal mask over fewer keys than queries */
     const fck_attn_shape rows17 = {17, 1, 100, 17, 64, 0}, d129 = {2, 1, 100, 1, 129, 0},
                          short_kv = {1, 4, 3, 1, 64, 1};
-    CHECK(fck_decode_workspace(rows17, 0) == 0 && fck_decode_workspace(d129, 1) == 0 &&
-          fck_decode_workspace(short_kv, 0) == 0);
+    CHECK(fck_decode_workspace(FCK_BF16, rows17, 0) == 0 && fck_decode_workspace(FCK_FP32, d129, 1) == 0 &&
+          fck_decode_workspace(FCK_FP16, short_kv, 0) == 0);
     CHECK(fck_decode_attention(FCK_BF16, NULL, NULL, NULL, NULL, rows17, NULL, 1 << 20, 0) == cudaErrorInvalidValue);
 }
 

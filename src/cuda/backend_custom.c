@@ -174,7 +174,7 @@ static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     s->decode = fc_op_table_kernel(cu_ops, p->pat) >= 0 && s->S < 16;
     if (s->decode) {
         const fck_attn_shape sh = shape_of(s);
-        s->ws_bytes = fck_decode_workspace(sh, !pv);
+        s->ws_bytes = fck_decode_workspace(fc_cuda_kdt(s->dt), sh, !pv);
         if (s->ws_bytes == 0) return fc_errf(e, "cuda.custom: the decode kernel does not take this problem");
         if (fc_cuda_alloc(&s->ws, s->ws_bytes, "the decode kernel's partial results", e)) return -1;
     }
