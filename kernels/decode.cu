@@ -69,7 +69,7 @@ __device__ __forceinline__ float warp_max(float x)
  * reduce-scatter: at each offset from 16 down, a lane keeps half of the rows it still
  * holds (the upper half where its bit of that offset is set) and adds its partner's
  * partial sums of them, RM − 1 shuffles in all, then one shuffle per remaining offset
- * for the one row left: RM − 1 + 5 − log2(RM) (6 for RM = 4, 16 for 16) where a
+ * for the one row left: RM − 1 + 5 − log2(RM) (6 for RM = 4, 9 for 8, 16 for 16) where a
  * warp_sum per row costs 5 each (20, 80). The pairs added are the butterfly's, offset by
  * offset, so each total is the float warp_sum gives. */
 template <int RM>
@@ -160,9 +160,12 @@ __device__ __forceinline__ void piece_softmax(float *sc, const fck_dec_plan &pl,
 }
 
 /* One split block. QKS (qk_softmax): no V; each piece's raw scores are also copied to
- * `scores` (fp32, [bkv·rows, skv]) and only the maxima and sums go to part. */
+ * `scores` (fp32, [bkv·rows, skv]) and only the maxima and sums go to part. Launch
+ * bounds: up to 8 rows, two blocks per SM (at most 128 registers: ptxas gave the fp32
+ * 8-row attention 157-163 unbounded, one block an SM; bounded, 128 and no spills); 16
+ * rows, one (bounded to 128 registers they spill). */
 template <typename T, int NV, int RM, bool QKS>
-__global__ void __launch_bounds__(FCK_DEC_THREADS, 1)
+__global__ void __launch_bounds__(FCK_DEC_THREADS, RM <= 8 ? 2 : 1)
     dec_split_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                      float *__restrict__ part, float *__restrict__ scores, fck_dec_plan pl, int s, int skv, int d,
                      int causal, float sl2)
@@ -320,9 +323,13 @@ int device_sms(void)
 }
 
 /* The kernel's template for the plan's elements per lane and rows held. */
-#define FCK_DEC_PICK(pl, F, ...)                                                                       \
-    ((pl).vecs == 2 ? ((pl).rtile == 4 ? F<T, 2, 4, QKS>(__VA_ARGS__) : F<T, 2, 16, QKS>(__VA_ARGS__)) \
-                    : ((pl).rtile == 4 ? F<T, 4, 4, QKS>(__VA_ARGS__) : F<T, 4, 16, QKS>(__VA_ARGS__)))
+#define FCK_DEC_PICK(pl, F, ...)                                          \
+    ((pl).vecs == 2 ? ((pl).rtile == 4   ? F<T, 2, 4, QKS>(__VA_ARGS__)   \
+                       : (pl).rtile == 8 ? F<T, 2, 8, QKS>(__VA_ARGS__)   \
+                                         : F<T, 2, 16, QKS>(__VA_ARGS__)) \
+                    : ((pl).rtile == 4   ? F<T, 4, 4, QKS>(__VA_ARGS__)   \
+                       : (pl).rtile == 8 ? F<T, 4, 8, QKS>(__VA_ARGS__)   \
+                                         : F<T, 4, 16, QKS>(__VA_ARGS__)))
 
 template <typename T, int NV, int RM, bool QKS>
 cudaError_t occupancy(int *blocks, size_t smem)
@@ -342,14 +349,14 @@ cudaError_t split_occupancy(const fck_dec_plan &pl, int *blocks, size_t smem)
  * them a thread); asked of the runtime once per device and kernel, like device_sms. */
 int blocks_per_sm(fck_dtype dt, const fck_dec_plan &pl, bool qks)
 {
-    static int known_dev = -1, known[4][2][2][2][FCK_DEC_MAX_ROWS + 1];
+    static int known_dev = -1, known[4][2][3][2][FCK_DEC_MAX_ROWS + 1];
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || (unsigned)dt > 3u || pl.rows < 1 || pl.rows > FCK_DEC_MAX_ROWS) return 1;
     if (dev != known_dev) {
         memset(known, 0, sizeof known);
         known_dev = dev;
     }
-    int &b = known[dt][pl.vecs == 4][pl.rtile == 16][qks][pl.rows];
+    int &b = known[dt][pl.vecs == 4][pl.rtile == 4 ? 0 : pl.rtile == 8 ? 1 : 2][qks][pl.rows];
     if (b) return b;
     const size_t smem = fck_dec_smem_floats_most(pl.rows) * sizeof(float);
     int n = 0;

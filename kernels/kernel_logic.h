@@ -304,7 +304,7 @@ FCK_CX int fck_sm90_blocks_per_sm(size_t smem, int threads, int regs)
  * their maxima. Splits (fck_dec_plan_make): the count whose grid ends soonest on the
  * blocks the device keeps resident at once, at least FCK_DEC_MIN_KEYS keys each, chunk a
  * multiple of 32. Template sizes: vecs elements of d per lane (2: d <= 64, 4: d <= 128),
- * rtile rows held (4 or 16). */
+ * rtile rows held (4, 8 or 16). */
 #define FCK_DEC_THREADS 256
 #define FCK_DEC_MAX_ROWS 16
 #define FCK_DEC_MAX_D 128
@@ -317,7 +317,7 @@ typedef struct {
     int chunk;  /* keys per split (the last may have fewer) */
     int piece;  /* keys per piece of a split */
     int vecs;   /* elements of a row per lane: 2 or 4 */
-    int rtile;  /* rows the kernel holds: 4 or 16 */
+    int rtile;  /* rows the kernel holds: 4, 8 or 16 */
 } fck_dec_plan;
 
 /* Whether the decode kernel takes rows query rows per key/value head of dimension d. */
@@ -327,7 +327,7 @@ FCK_HD int fck_dec_supports(long long rows, long long d)
 }
 /* The kernel's template sizes for d and rows: elements per lane, rows held. */
 FCK_HD int fck_dec_vecs(int d) { return d <= 64 ? 2 : 4; }
-FCK_HD int fck_dec_rtile(int rows) { return rows <= 4 ? 4 : 16; }
+FCK_HD int fck_dec_rtile(int rows) { return rows <= 4 ? 4 : rows <= 8 ? 8 : 16; }
 /* Keys per piece at most for rows: the scores' shared memory in whole warps of keys. */
 FCK_HD int fck_dec_piece_cap(int rows) { return FCK_DEC_SCORE_FLOATS / (rows > 0 ? rows : 1) / 32 * 32; }
 /* Keys per split when skv keys go to n splits: whole warps. */

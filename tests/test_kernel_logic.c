@@ -1010,6 +1010,8 @@ static void test_decode_plan(void)
         CHECK_MSG(kg >= 2 && kg * d <= FCK_DEC_THREADS && (size_t)(kg - 1) * rows * d <= smem, "d %d", d);
         CHECK(p.rows == rows && p.rtile >= rows && (p.vecs == 2 ? d <= 64 : d <= 128) && 32 * p.vecs >= d);
         CHECK(p.vecs == fck_dec_vecs(d) && p.rtile == fck_dec_rtile(rows));
+        CHECK_MSG((p.rtile == 4 || p.rtile == 8 || p.rtile == 16) && (p.rtile == 4 || p.rtile / 2 < rows),
+                  "rows %d held in %d", rows, p.rtile); /* the smallest instance that holds them */
         CHECK(fck_dec_workspace_floats(&p, bkv, d) == (size_t)bkv * p.nsplit * rows * (d + 2));
     }
     /* LLaMA-3-8B decode, b = 4 (32 key/value heads of 4096 keys), 132 SMs x 3 blocks:
