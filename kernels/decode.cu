@@ -161,11 +161,14 @@ __device__ __forceinline__ void piece_softmax(float *sc, const fck_dec_plan &pl,
 
 /* One split block. QKS (qk_softmax): no V; each piece's raw scores are also copied to
  * `scores` (fp32, [bkv·rows, skv]) and only the maxima and sums go to part. Launch
- * bounds: up to 8 rows, two blocks per SM (at most 128 registers: ptxas gave the fp32
- * 8-row attention 157-163 unbounded, one block an SM; bounded, 128 and no spills); 16
- * rows, one (bounded to 128 registers they spill). */
+ * bounds, for the loads in flight that more warps per SM give: up to 4 rows, four
+ * blocks per SM (at most 64 registers: ptxas gives 55-64, no spills; 56-72 unbounded,
+ * three blocks); up to 8, two (at most 128: 72-128, no spills; the fp32 attention took
+ * 157-163 unbounded, one block); 16 rows, one (bounded to 128 registers they spill). */
+constexpr int min_blocks(int rm) { return rm <= 4 ? 4 : rm <= 8 ? 2 : 1; }
+
 template <typename T, int NV, int RM, bool QKS>
-__global__ void __launch_bounds__(FCK_DEC_THREADS, RM <= 8 ? 2 : 1)
+__global__ void __launch_bounds__(FCK_DEC_THREADS, min_blocks(RM))
     dec_split_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                      float *__restrict__ part, float *__restrict__ scores, fck_dec_plan pl, int s, int skv, int d,
                      int causal, float sl2)
