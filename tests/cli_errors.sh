@@ -33,9 +33,9 @@ run 2 "a depthwise shape with k != c" --pattern dwconv_bn_relu --shape n=1,c=4,h
 run 2 "shape vs --pattern" --pattern linear_bias --shape conv_relu:n=1,c=1,h=4,w=4,k=1; err_says "leaves out"
 run 2 "causal without softmax" --shape qk_scale:b=1,h=1,s=4,d=4,causal=1; err_says "causal=1 needs a softmax"
 if have_backend cpu.onednn; then
-    run 2 "unsupported combination" --backend cpu.onednn --pattern gelu_linear --shape m=4,k=8,n=8; err_says "nothing to measure" "cpu.onednn" "no prologue"
+    run 2 "unsupported combination" --backend cpu.onednn --pattern linear_bias --shape m=4,k=8,n=8,dtype=fp16; err_says "nothing to measure" "cpu.onednn" "fp32 and bf16"
 else
-    run 2 "backend not built" --backend cpu.onednn --pattern gelu_linear --shape m=4,k=8,n=8; err_says "cpu.onednn" "not in this build"
+    run 2 "backend not built" --backend cpu.onednn --pattern linear_bias --shape m=4,k=8,n=8; err_says "cpu.onednn" "not in this build"
 fi
 run 2 "--device cuda without a GPU or CUDA build" --device cuda; err_says "--device cuda"
 run 2 "--shape with --sweep" --shape m=1,k=1,n=1 --sweep quick; err_says "exclude each other"

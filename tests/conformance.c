@@ -22,6 +22,7 @@ static const char *const shapes[] = {
     "m=33,k=65,n=17",
     "m=64,k=128,n=256",
     "m=130,k=70,n=520",
+    "m=50,k=16384,n=24", /* cpu.onednn's gelu_linear in blocks of x rows and a last block of fewer */
     /* conv */
     "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc",
     "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nchw",

@@ -16,12 +16,15 @@
  *            take eltwise and sum post-ops but not a binary add, so conv_bn_add_relu
  *            runs jit_1x1 or jit_dw where the unfused conv ran brgconv_1x1 or
  *            brdgmm_dw): that implementation without post-ops, then the unfused
- *            passes, so that the record splits implementation from fusion.
+ *            passes, so that the record splits implementation from fusion;
+ *            (gelu_linear) the unfused chain with the fused form's blocked matmuls.
  * The residual is a binary add post-op reading r, not a sum post-op: a sum
  * accumulates into dst, which would have to be refilled with r before every run (an
  * extra pass over y that the in-place network op does not make).
- * A GELU prologue (gelu_linear) is declined: oneDNN's post-ops act on a primitive's
- * output, and it has no prologue on the matmul's input.
+ * oneDNN's post-ops act on a primitive's output, and its matmul has no prologue on
+ * its input: gelu_linear's fused form is x in blocks of rows, each through
+ * eltwise_gelu_tanh into a buffer that stays in cache and a matmul with the bias from
+ * it (see "GELU prologue" below).
  * oneDNN's primitive API has no primitive that fuses softmax with the matmuls around
  * it: qk_softmax's and attention's fused form is row-blocked, the matmul primitives on
  * tiles that stay in cache with fusecal's softmax between them (see "attention with a
@@ -143,6 +146,22 @@ typedef struct att_blocked {
     float *dws;       /* decode: the split-KV kernel's workspace (no tiles then) */
 } att_blocked;
 
+/* gelu_linear's blocks of x rows: for a block of `rows`, the fused form's
+ * eltwise_gelu_tanh into the block buffer and matmul (with the bias) from it, and the
+ * control's matmul (no bias) from the unfused chain's gelu(x); the memory objects whose
+ * handles move from block to block. */
+typedef struct pro_block {
+    int rows;
+    prim gelu, mm, ctl;
+    dnnl_memory_t gelu_x, mm_y, ctl_x, ctl_y;
+} pro_block;
+
+typedef struct od_prologue {
+    int mb;           /* rows of a full block */
+    pro_block blk[2]; /* full blocks, and the last when M is not a whole number of them (rows 0: none) */
+    void *buf;        /* gelu of one block of x rows, in the problem's data type */
+} od_prologue;
+
 typedef struct od_state {
     fc_problem p;
     md_pool mds;
@@ -163,6 +182,7 @@ typedef struct od_state {
     bool declined;                      /* oneDNN has no implementation for a primitive of the chain */
     double wino_flops[FC_MAX_VARIANTS]; /* a Winograd chain's FLOPs (fc_impl.flops_performed), else 0 */
     att_blocked att;                    /* qk_softmax's and attention's fused form */
+    od_prologue pro;                    /* gelu_linear's blocked forms */
 } od_state;
 
 static bool od_available(char *why, size_t n)
@@ -208,6 +228,7 @@ static const fc_op_impl od_ops[FC_NOPS] = {
     [FC_OP_GLU_MUL] = {"binary_mul", FC_FUSE_EPILOGUE, "binary_mul"},
     [FC_OP_SOFTMAX] = {"softmax", FC_FUSE_KERNEL, "row-blocked matmul + in-cache softmax"},
     [FC_OP_PV] = {"matmul", FC_FUSE_KERNEL, "row-blocked matmul + in-cache softmax + matmul"},
+    [FC_OP_GELU_IN] = {"eltwise_gelu_tanh", FC_FUSE_PROLOGUE, "eltwise_gelu_tanh of each block of x rows"},
 };
 
 static bool od_supports(const fc_problem *p, char *why, size_t n)
@@ -215,13 +236,6 @@ static bool od_supports(const fc_problem *p, char *why, size_t n)
     if (p->dtype == FC_BF16 && !fc_host_bf16(why, n)) return false;
     if (p->dtype != FC_FP32 && p->dtype != FC_BF16) {
         snprintf(why, n, "cpu.onednn computes fp32 and bf16 (asked: %s)", fc_dtype_name(p->dtype));
-        return false;
-    }
-    if (fc_pattern_has_op(p->pat, FC_OP_GELU_IN)) {
-        snprintf(why, n,
-                 "cpu.onednn cannot fuse pattern '%s': oneDNN's matmul has no prologue (its post-ops act on the "
-                 "output, not on x as it is loaded)",
-                 p->pat->name);
         return false;
     }
     /* the setup's check below (build_conv), said before it: without AVX-512 oneDNN runs
@@ -527,6 +541,17 @@ static void arg(prim *pr, int a, dnnl_memory_t m) { pr->args[pr->nargs++] = (dnn
 
 static prim *next_prim(od_state *s, fc_variant v) { return &s->chain[v][s->nprims[v]++]; }
 
+/* A step of the chain that fusecal's host kernel runs, named with why. */
+static prim *host_step(od_state *s, fc_variant v, const char *op, const char *why,
+                       int (*fn)(od_state *, fc_variant, fc_err *))
+{
+    prim *pr = next_prim(s, v);
+    pr->op = op;
+    pr->host = fn;
+    snprintf(pr->impl, sizeof pr->impl, "fusecal host kernel: %s", why);
+    return pr;
+}
+
 /* Reorders user weights (md `from`, data `src`) into the layout `pd` wants for
  * `what`; returns the memory to pass. */
 static int reorder_weights(od_state *s, cmd from, void *src, dnnl_primitive_desc_t pd, dnnl_query_t what,
@@ -741,6 +766,152 @@ static int build_glu(od_state *s, fc_err *e)
         glu_matmul(s, FC_FUSED, x_md, w_md, wany_md, y_md, elem_at(s, W, (size_t)N * (size_t)K), s->ch.out[FC_FUSED],
                    dnnl_binary_mul, s->glu_s, e))
         return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ GELU prologue
+ *
+ * gelu_linear, y = gelu_tanh(x)·Wᵀ + b. Unfused: eltwise_gelu_tanh over x, matmul,
+ * binary_add of b. oneDNN's matmul has no prologue (its post-ops act on its output), so
+ * the fused form is fusecal's blocking of oneDNN's primitives: x in blocks of mb rows,
+ * each through eltwise_gelu_tanh into a buffer of at most PRO_BLOCK_BYTES that the
+ * block's matmul (the bias folded in) reads from the caches; gelu(x) is never written
+ * whole. The blocking also changes the matmul (M / mb calls of mb rows in place of one
+ * of M), so a control times the unfused chain with those blocked matmuls (without the
+ * bias) in place of its one, and the record splits the speedup into the blocking and
+ * the fusion. */
+#define PRO_BLOCK_BYTES (1u << 20)
+
+/* The block of `rows` rows: its primitives and memory objects. The first block's fused
+ * matmul chooses the weights' layout (*wei, reordered once into *mw); the others take
+ * it as it is. */
+static int pro_block_build(od_state *s, pro_block *b, int rows, cmd wuser_md, cmd *wei, dnnl_memory_t *mw, fc_err *e)
+{
+    const fc_problem *p = &s->p;
+    dnnl_dim_t K = p->d[FC_LIN_K], N = p->d[FC_LIN_N];
+    cmd x_md, y_md, b_md, wany_md;
+    if (md_tag(s, &x_md, 2, (dnnl_dims_t){rows, K}, dnnl_ab, e) ||
+        md_tag(s, &y_md, 2, (dnnl_dims_t){rows, N}, dnnl_ab, e) ||
+        md_f32(s, &b_md, 2, (dnnl_dims_t){1, N}, dnnl_ab, e) ||
+        md_tag(s, &wany_md, 2, (dnnl_dims_t){K, N}, dnnl_format_tag_any, e))
+        return -1;
+    b->rows = rows;
+    dnnl_primitive_attr_t attr;
+    dnnl_memory_t mbuf, mbias;
+    if (new_attr(&attr, e) ||
+        make_prim(s, "eltwise_gelu_tanh", pd_eltwise(&b->gelu.pd, s->eng, dnnl_eltwise_gelu_tanh, x_md, 0.0f, attr),
+                  attr, &b->gelu, e) ||
+        mem(s, x_md, in(s, FC_LIN_TX), &b->gelu_x, e) || mem(s, x_md, s->pro.buf, &mbuf, e) ||
+        mem(s, b_md, s->w->t[FC_LIN_TB].data, &mbias, e))
+        return -1;
+    arg(&b->gelu, DNNL_ARG_SRC, b->gelu_x);
+    arg(&b->gelu, DNNL_ARG_DST, mbuf);
+    for (int c = 0; c < 2; c++) { /* the fused form's matmul (with the bias), the control's */
+        prim *pr = c ? &b->ctl : &b->mm;
+        if (new_attr(&attr, e) ||
+            make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, x_md, *wei ? *wei : wany_md, c ? NULL : b_md, y_md, attr),
+                      attr, pr, e))
+            return -1;
+        if (!*wei) {
+            if (reorder_weights(s, wuser_md, in(s, FC_LIN_TW), pr->pd, dnnl_query_weights_md, mw, e)) return -1;
+            *wei = dnnl_primitive_desc_query_md(pr->pd, dnnl_query_weights_md, 0);
+        }
+        dnnl_memory_t *src = c ? &b->ctl_x : &mbuf, *dst = c ? &b->ctl_y : &b->mm_y;
+        if ((c && mem(s, x_md, fc_cpu_chain_dst(&s->ch, 0), src, e)) ||
+            mem(s, y_md, c ? fc_cpu_chain_dst(&s->ch, 1) : s->ch.out[FC_FUSED], dst, e))
+            return -1;
+        arg(pr, DNNL_ARG_SRC, *src);
+        arg(pr, DNNL_ARG_WEIGHTS, *mw);
+        arg(pr, DNNL_ARG_DST, *dst);
+        if (!c) arg(pr, DNNL_ARG_BIAS, mbias);
+    }
+    return 0;
+}
+
+/* Every block of x rows: the fused form's gelu and matmul (ctl false), or the control's
+ * matmul from the unfused chain's gelu(x) (ctl true). */
+static int pro_blocks(od_state *s, bool ctl, fc_err *e)
+{
+    const int64_t *d = s->p.d;
+    const size_t M = (size_t)d[FC_LIN_M], K = (size_t)d[FC_LIN_K], N = (size_t)d[FC_LIN_N];
+    void *x = in(s, FC_LIN_TX), *y = s->ch.out[FC_FUSED];
+    void *gx = fc_cpu_chain_dst(&s->ch, 0), *gy = fc_cpu_chain_dst(&s->ch, 1);
+    for (size_t i0 = 0; i0 < M; i0 += (size_t)s->pro.mb) {
+        pro_block *b = &s->pro.blk[M - i0 < (size_t)s->pro.mb];
+        if (ctl) {
+            FC_DNNL(dnnl_memory_set_data_handle(b->ctl_x, elem_at(s, gx, i0 * K)));
+            FC_DNNL(dnnl_memory_set_data_handle(b->ctl_y, elem_at(s, gy, i0 * N)));
+            FC_DNNL(dnnl_primitive_execute(b->ctl.p, s->stream, b->ctl.nargs, b->ctl.args));
+            continue;
+        }
+        FC_DNNL(dnnl_memory_set_data_handle(b->gelu_x, elem_at(s, x, i0 * K)));
+        FC_DNNL(dnnl_memory_set_data_handle(b->mm_y, elem_at(s, y, i0 * N)));
+        FC_DNNL(dnnl_primitive_execute(b->gelu.p, s->stream, b->gelu.nargs, b->gelu.args));
+        FC_DNNL(dnnl_primitive_execute(b->mm.p, s->stream, b->mm.nargs, b->mm.args));
+    }
+    FC_DNNL(dnnl_stream_wait(s->stream));
+    return 0;
+}
+
+static int pro_fused(od_state *s, fc_variant v, fc_err *e)
+{
+    (void)v;
+    return pro_blocks(s, false, e);
+}
+
+static int pro_control(od_state *s, fc_variant v, fc_err *e)
+{
+    (void)v;
+    return pro_blocks(s, true, e);
+}
+
+static int build_prologue(od_state *s, fc_err *e)
+{
+    const fc_problem *p = &s->p;
+    const fc_workload *w = s->w;
+    const dnnl_dim_t M = p->d[FC_LIN_M], K = p->d[FC_LIN_K], N = p->d[FC_LIN_N];
+    const size_t el = s->dt == dnnl_bf16 ? sizeof(fc_bf16) : sizeof(float);
+    int mb = (int)(PRO_BLOCK_BYTES / ((size_t)K * el)) / 16 * 16;
+    s->pro.mb = mb < 16 ? 16 : mb > M ? (int)M : mb;
+    s->pro.buf = fc_cpu_buffer((size_t)s->pro.mb * (size_t)K);
+    fc_cpu_chain_add_control(&s->ch);
+    cmd x_md, wuser_md, wany_md, y_md, b_md, wei = NULL;
+    if (md_tag(s, &x_md, 2, (dnnl_dims_t){M, K}, dnnl_ab, e) ||
+        md_tag(s, &wuser_md, 2, (dnnl_dims_t){K, N}, dnnl_ba, e) ||
+        md_tag(s, &wany_md, 2, (dnnl_dims_t){K, N}, dnnl_format_tag_any, e) ||
+        md_tag(s, &y_md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) || md_f32(s, &b_md, 2, (dnnl_dims_t){1, N}, dnnl_ab, e))
+        return -1;
+    dnnl_memory_t mw;
+    if (pro_block_build(s, &s->pro.blk[0], s->pro.mb, wuser_md, &wei, &mw, e) ||
+        (M % s->pro.mb && pro_block_build(s, &s->pro.blk[1], (int)(M % s->pro.mb), wuser_md, &wei, &mw, e)))
+        return -1;
+    prim *pr = host_step(s, FC_FUSED, "eltwise_gelu_tanh+matmul", "", pro_fused);
+    snprintf(pr->impl, sizeof pr->impl, "%d-row blocks of x: %s[%.24s] into a cached buffer -> %s[%.24s]", s->pro.mb,
+             s->pro.blk[0].gelu.op, s->pro.blk[0].gelu.impl, s->pro.blk[0].mm.op, s->pro.blk[0].mm.impl);
+    /* the unfused chain, and the control with the blocked matmuls in place of its one */
+    void *g = fc_cpu_chain_dst(&s->ch, 0), *mmo = fc_cpu_chain_dst(&s->ch, 1);
+    for (int c = 0; c < 2; c++) {
+        const fc_variant v = c ? FC_CONTROL : FC_UNFUSED;
+        if (eltwise(s, v, x_md, dnnl_eltwise_gelu_tanh, 0.0f, in(s, FC_LIN_TX), g, e)) return -1;
+        if (c) {
+            pr = host_step(s, v, "matmul", "", pro_control);
+            snprintf(pr->impl, sizeof pr->impl, "%d-row blocks: %.64s", s->pro.mb, s->pro.blk[0].ctl.impl);
+        } else {
+            dnnl_primitive_attr_t attr;
+            dnnl_memory_t ms, mwu, md;
+            pr = next_prim(s, v);
+            if (new_attr(&attr, e) ||
+                make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, x_md, wany_md, NULL, y_md, attr), attr, pr, e) ||
+                mem(s, x_md, g, &ms, e) ||
+                reorder_weights(s, wuser_md, in(s, FC_LIN_TW), pr->pd, dnnl_query_weights_md, &mwu, e) ||
+                mem(s, y_md, mmo, &md, e))
+                return -1;
+            arg(pr, DNNL_ARG_SRC, ms);
+            arg(pr, DNNL_ARG_WEIGHTS, mwu);
+            arg(pr, DNNL_ARG_DST, md);
+        }
+        if (binary_op(s, v, dnnl_binary_add, y_md, b_md, mmo, w->t[FC_LIN_TB].data, s->ch.out[v], e)) return -1;
+    }
     return 0;
 }
 
@@ -1162,17 +1333,6 @@ static int host_rope(od_state *s, fc_variant v, fc_err *e)
     else
         fc_cpu_rope(q, s->rope, s->ch.out[v], M, H, D);
     return 0;
-}
-
-/* A step of the chain that fusecal's host kernel runs, named with why. */
-static prim *host_step(od_state *s, fc_variant v, const char *op, const char *why,
-                       int (*fn)(od_state *, fc_variant, fc_err *))
-{
-    prim *pr = next_prim(s, v);
-    pr->op = op;
-    pr->host = fn;
-    snprintf(pr->impl, sizeof pr->impl, "fusecal host kernel: %s", why);
-    return pr;
 }
 
 #define NO_RMS_PRIMITIVE "no RMSNorm primitive before oneDNN 3.9"
@@ -1647,6 +1807,7 @@ static int od_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     int rc;
     switch (p->pat->ops[0]) {
     case FC_OP_GEMM: rc = fc_pattern_has_op(p->pat, FC_OP_GLU_MUL) ? build_glu(s, e) : build_linear(s, e); break;
+    case FC_OP_GELU_IN: rc = build_prologue(s, e); break;
     case FC_OP_CONV: rc = build_conv(s, e); break;
     case FC_OP_QK: rc = fc_pattern_has_op(p->pat, FC_OP_SOFTMAX) ? build_att(s, e) : build_qk(s, e); break;
     case FC_OP_ADD: rc = build_add_norm(s, e); break;
@@ -1699,7 +1860,9 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
     int call = s->nprims[v] - 1;
     while (call > 0 && !strcmp(s->chain[v][call].op, "reorder")) call--;
     if (v == FC_CONTROL)
-        fc_impl_addf(impl, "control: the fused form's convolution without post-ops, then the passes: ");
+        fc_impl_addf(impl, s->p.pat->family == FC_FAM_CONV
+                               ? "control: the fused form's convolution without post-ops, then the passes: "
+                               : "control: the unfused chain with the fused form's blocked matmuls: ");
     for (int i = 0; i < s->nprims[v]; i++) {
         prim *pr = &s->chain[v][i];
         fc_impl_addf(impl, "%s%s[%s]%s", i ? " -> " : "", pr->op, pr->impl, pr->post ? pr->post : "");
@@ -1748,6 +1911,14 @@ static void od_teardown(void *state)
         free(l->inv);
         free(l->t);
     }
+    for (int i = 0; i < 2; i++) {
+        prim *bp[3] = {&s->pro.blk[i].gelu, &s->pro.blk[i].mm, &s->pro.blk[i].ctl};
+        for (int j = 0; j < 3; j++) {
+            if (bp[j]->p) dnnl_primitive_destroy(bp[j]->p);
+            if (bp[j]->pd) dnnl_primitive_desc_destroy(bp[j]->pd);
+        }
+    }
+    free(s->pro.buf);
     free(s->att.lane);
     free(s->att.shape);
     free(s->att.block_shape);
