@@ -631,6 +631,23 @@ static int set_post_ops(dnnl_primitive_attr_t attr, cmd add, dnnl_alg_kind_t act
 
 /* ------------------------------------------------------------------ linear */
 
+/* A matmul into pr (attr taken) from src by the workload's weights, reordered once into
+ * the layout it chooses, into dst; with the bias descriptor b_md or none (NULL). */
+static int linear_matmul(od_state *s, prim *pr, dnnl_primitive_attr_t attr, cmd src_md, cmd wuser_md, cmd wany_md,
+                         cmd b_md, cmd dst_md, void *src, void *dst, fc_err *e)
+{
+    if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, src_md, wany_md, b_md, dst_md, attr), attr, pr, e)) return -1;
+    dnnl_memory_t ms, mw, md;
+    if (mem(s, src_md, src, &ms, e) ||
+        reorder_weights(s, wuser_md, in(s, FC_LIN_TW), pr->pd, dnnl_query_weights_md, &mw, e) ||
+        mem(s, dst_md, dst, &md, e))
+        return -1;
+    arg(pr, DNNL_ARG_SRC, ms);
+    arg(pr, DNNL_ARG_WEIGHTS, mw);
+    arg(pr, DNNL_ARG_DST, md);
+    return 0;
+}
+
 static int build_linear(od_state *s, fc_err *e)
 {
     const fc_problem *p = &s->p;
@@ -652,17 +669,10 @@ static int build_linear(od_state *s, fc_err *e)
         if (new_attr(&attr, e)) return -1;
         if (fused && set_post_ops(attr, resid ? dst_md : NULL, act, e)) return -1;
         prim *pr = next_prim(s, (fc_variant)v);
-        dnnl_status_t st = pd_matmul(&pr->pd, s->eng, src_md, wany_md, fused ? b_md : NULL, dst_md, attr);
-        if (make_prim(s, "matmul", st, attr, pr, e)) return -1;
-        dnnl_memory_t ms, mw, md;
         float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
-        if (mem(s, src_md, in(s, FC_LIN_TX), &ms, e) ||
-            reorder_weights(s, wuser_md, in(s, FC_LIN_TW), pr->pd, dnnl_query_weights_md, &mw, e) ||
-            mem(s, dst_md, dst, &md, e))
+        if (linear_matmul(s, pr, attr, src_md, wuser_md, wany_md, fused ? b_md : NULL, dst_md, in(s, FC_LIN_TX), dst,
+                          e))
             return -1;
-        arg(pr, DNNL_ARG_SRC, ms);
-        arg(pr, DNNL_ARG_WEIGHTS, mw);
-        arg(pr, DNNL_ARG_DST, md);
         if (fused) {
             dnnl_memory_t mb;
             if (mem(s, b_md, w->t[FC_LIN_TB].data, &mb, e)) return -1;
@@ -898,17 +908,9 @@ static int build_prologue(od_state *s, fc_err *e)
             snprintf(pr->impl, sizeof pr->impl, "%d-row blocks: %.64s", s->pro.mb, s->pro.blk[0].ctl.impl);
         } else {
             dnnl_primitive_attr_t attr;
-            dnnl_memory_t ms, mwu, md;
-            pr = next_prim(s, v);
             if (new_attr(&attr, e) ||
-                make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, x_md, wany_md, NULL, y_md, attr), attr, pr, e) ||
-                mem(s, x_md, g, &ms, e) ||
-                reorder_weights(s, wuser_md, in(s, FC_LIN_TW), pr->pd, dnnl_query_weights_md, &mwu, e) ||
-                mem(s, y_md, mmo, &md, e))
+                linear_matmul(s, next_prim(s, v), attr, x_md, wuser_md, wany_md, NULL, y_md, g, mmo, e))
                 return -1;
-            arg(pr, DNNL_ARG_SRC, ms);
-            arg(pr, DNNL_ARG_WEIGHTS, mwu);
-            arg(pr, DNNL_ARG_DST, md);
         }
         if (binary_op(s, v, dnnl_binary_add, y_md, b_md, mmo, w->t[FC_LIN_TB].data, s->ch.out[v], e)) return -1;
     }
