@@ -335,16 +335,24 @@ int device_sms(void)
                                          : F<T, 4, 16, QKS>(__VA_ARGS__)))
 
 template <typename T, int NV, int RM, bool QKS>
-cudaError_t occupancy(int *blocks, size_t smem)
+const void *kernel_ptr(const fck_dec_plan &)
 {
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, dec_split_kernel<T, NV, RM, QKS>, FCK_DEC_THREADS,
-                                                         smem);
+    return reinterpret_cast<const void *>(dec_split_kernel<T, NV, RM, QKS>);
 }
 
 template <typename T, bool QKS>
-cudaError_t split_occupancy(const fck_dec_plan &pl, int *blocks, size_t smem)
+const void *split_kernel_t(const fck_dec_plan &pl)
 {
-    return FCK_DEC_PICK(pl, occupancy, blocks, smem);
+    return FCK_DEC_PICK(pl, kernel_ptr, pl);
+}
+
+/* The split kernel that runs the plan for dt (for the runtime's attribute and
+ * occupancy queries). */
+const void *split_kernel(fck_dtype dt, const fck_dec_plan &pl, bool qks)
+{
+    if (dt == FCK_BF16) return qks ? split_kernel_t<__nv_bfloat16, true>(pl) : split_kernel_t<__nv_bfloat16, false>(pl);
+    if (dt == FCK_FP16) return qks ? split_kernel_t<__half, true>(pl) : split_kernel_t<__half, false>(pl);
+    return qks ? split_kernel_t<float, true>(pl) : split_kernel_t<float, false>(pl);
 }
 
 /* The split kernel's blocks resident per SM for dt and the plan's template sizes, with
@@ -352,23 +360,18 @@ cudaError_t split_occupancy(const fck_dec_plan &pl, int *blocks, size_t smem)
  * them a thread); asked of the runtime once per device and kernel, like device_sms. */
 int blocks_per_sm(fck_dtype dt, const fck_dec_plan &pl, bool qks)
 {
-    static int known_dev = -1, known[4][2][3][2][FCK_DEC_MAX_ROWS + 1];
+    static int known_dev = -1, known[4][2][2][FCK_DEC_MAX_ROWS + 1]; /* [dt][vecs == 4][qks][rows] */
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || (unsigned)dt > 3u || pl.rows < 1 || pl.rows > FCK_DEC_MAX_ROWS) return 1;
     if (dev != known_dev) {
         memset(known, 0, sizeof known);
         known_dev = dev;
     }
-    int &b = known[dt][pl.vecs == 4][pl.rtile == 4 ? 0 : pl.rtile == 8 ? 1 : 2][qks][pl.rows];
+    int &b = known[dt][pl.vecs == 4][qks][pl.rows]; /* (rtile follows from rows) */
     if (b) return b;
-    const size_t smem = fck_dec_smem_floats_most(pl.rows) * sizeof(float);
     int n = 0;
-    cudaError_t e = dt == FCK_BF16   ? (qks ? split_occupancy<__nv_bfloat16, true>(pl, &n, smem)
-                                            : split_occupancy<__nv_bfloat16, false>(pl, &n, smem))
-                    : dt == FCK_FP16 ? (qks ? split_occupancy<__half, true>(pl, &n, smem)
-                                            : split_occupancy<__half, false>(pl, &n, smem))
-                                     : (qks ? split_occupancy<float, true>(pl, &n, smem)
-                                            : split_occupancy<float, false>(pl, &n, smem));
+    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, split_kernel(dt, pl, qks), FCK_DEC_THREADS,
+                                                                  fck_dec_smem_floats_most(pl.rows) * sizeof(float));
     if (e != cudaSuccess || n < 1) {
         (void)cudaGetLastError(); /* not left for the next launch's check */
         return 1;
@@ -432,18 +435,6 @@ cudaError_t dispatch(const void *q, const void *k, const void *v, void *o, const
     return FCK_DEC_PICK(pl, launch, q, k, v, o, sh, pl, ws, stream);
 }
 
-template <typename T, int NV, int RM, bool QKS>
-cudaError_t attributes(cudaFuncAttributes *a)
-{
-    return cudaFuncGetAttributes(a, dec_split_kernel<T, NV, RM, QKS>);
-}
-
-template <typename T, bool QKS>
-cudaError_t split_attributes(const fck_dec_plan &pl, cudaFuncAttributes *a)
-{
-    return FCK_DEC_PICK(pl, attributes, a);
-}
-
 template <bool QKS>
 cudaError_t run(fck_dtype dt, const void *q, const void *k, const void *v, void *o, const fck_attn_shape &sh, void *ws,
                 size_t ws_bytes, cudaStream_t stream)
@@ -458,14 +449,6 @@ cudaError_t run(fck_dtype dt, const void *q, const void *k, const void *v, void 
     case FCK_FP16: return dispatch<__half, QKS>(q, k, v, o, sh, pl, w, stream);
     }
     return cudaErrorInvalidValue;
-}
-
-template <bool QKS>
-cudaError_t attributes_of(fck_dtype dt, const fck_dec_plan &pl, cudaFuncAttributes *a)
-{
-    return dt == FCK_BF16   ? split_attributes<__nv_bfloat16, QKS>(pl, a)
-           : dt == FCK_FP16 ? split_attributes<__half, QKS>(pl, a)
-                            : split_attributes<float, QKS>(pl, a);
 }
 
 } // namespace
@@ -493,7 +476,7 @@ extern "C" int fck_decode_describe(fck_dtype dt, fck_attn_shape sh, int qk_softm
     const fck_dec_plan pl = plan_of(dt, sh, qk_softmax != 0);
     if (!pl.rows) return snprintf(buf, n, "decode<d=%d, %d rows>: unsupported", sh.d, sh.group * sh.s);
     cudaFuncAttributes a;
-    cudaError_t e = qk_softmax ? attributes_of<true>(dt, pl, &a) : attributes_of<false>(dt, pl, &a);
+    cudaError_t e = cudaFuncGetAttributes(&a, split_kernel(dt, pl, qk_softmax != 0));
     if (e != cudaSuccess) return snprintf(buf, n, "decode: attributes unavailable (%s)", cudaGetErrorString(e));
     return snprintf(buf, n,
                     "decode%s<%d elements/lane, %d rows>: %d splits of %d keys per key/value head in pieces of %d "
