@@ -151,14 +151,13 @@ typedef struct att_blocked {
  * control's matmul (no bias) from the unfused chain's gelu(x); the memory objects whose
  * handles move from block to block. */
 typedef struct pro_block {
-    int rows;
     prim gelu, mm, ctl;
     dnnl_memory_t gelu_x, mm_y, ctl_x, ctl_y;
 } pro_block;
 
 typedef struct od_prologue {
     int mb;           /* rows of a full block */
-    pro_block blk[2]; /* full blocks, and the last when M is not a whole number of them (rows 0: none) */
+    pro_block blk[2]; /* full blocks, and the last when M is not a whole number of them */
     void *buf;        /* gelu of one block of x rows, in the problem's data type */
 } od_prologue;
 
@@ -541,6 +540,12 @@ static void arg(prim *pr, int a, dnnl_memory_t m) { pr->args[pr->nargs++] = (dnn
 
 static prim *next_prim(od_state *s, fc_variant v) { return &s->chain[v][s->nprims[v]++]; }
 
+static void prim_free(prim *pr)
+{
+    if (pr->p) dnnl_primitive_destroy(pr->p);
+    if (pr->pd) dnnl_primitive_desc_destroy(pr->pd);
+}
+
 /* A step of the chain that fusecal's host kernel runs, named with why. */
 static prim *host_step(od_state *s, fc_variant v, const char *op, const char *why,
                        int (*fn)(od_state *, fc_variant, fc_err *))
@@ -795,17 +800,15 @@ static int build_glu(od_state *s, fc_err *e)
 /* The block of `rows` rows: its primitives and memory objects. The first block's fused
  * matmul chooses the weights' layout (*wei, reordered once into *mw); the others take
  * it as it is. */
-static int pro_block_build(od_state *s, pro_block *b, int rows, cmd wuser_md, cmd *wei, dnnl_memory_t *mw, fc_err *e)
+static int pro_block_build(od_state *s, pro_block *b, int rows, cmd wuser_md, cmd wany_md, cmd b_md, cmd *wei,
+                           dnnl_memory_t *mw, fc_err *e)
 {
     const fc_problem *p = &s->p;
     dnnl_dim_t K = p->d[FC_LIN_K], N = p->d[FC_LIN_N];
-    cmd x_md, y_md, b_md, wany_md;
+    cmd x_md, y_md;
     if (md_tag(s, &x_md, 2, (dnnl_dims_t){rows, K}, dnnl_ab, e) ||
-        md_tag(s, &y_md, 2, (dnnl_dims_t){rows, N}, dnnl_ab, e) ||
-        md_f32(s, &b_md, 2, (dnnl_dims_t){1, N}, dnnl_ab, e) ||
-        md_tag(s, &wany_md, 2, (dnnl_dims_t){K, N}, dnnl_format_tag_any, e))
+        md_tag(s, &y_md, 2, (dnnl_dims_t){rows, N}, dnnl_ab, e))
         return -1;
-    b->rows = rows;
     dnnl_primitive_attr_t attr;
     dnnl_memory_t mbuf, mbias;
     if (new_attr(&attr, e) ||
@@ -892,8 +895,9 @@ static int build_prologue(od_state *s, fc_err *e)
         md_tag(s, &y_md, 2, (dnnl_dims_t){M, N}, dnnl_ab, e) || md_f32(s, &b_md, 2, (dnnl_dims_t){1, N}, dnnl_ab, e))
         return -1;
     dnnl_memory_t mw;
-    if (pro_block_build(s, &s->pro.blk[0], s->pro.mb, wuser_md, &wei, &mw, e) ||
-        (M % s->pro.mb && pro_block_build(s, &s->pro.blk[1], (int)(M % s->pro.mb), wuser_md, &wei, &mw, e)))
+    if (pro_block_build(s, &s->pro.blk[0], s->pro.mb, wuser_md, wany_md, b_md, &wei, &mw, e) ||
+        (M % s->pro.mb &&
+         pro_block_build(s, &s->pro.blk[1], (int)(M % s->pro.mb), wuser_md, wany_md, b_md, &wei, &mw, e)))
         return -1;
     prim *pr = host_step(s, FC_FUSED, "eltwise_gelu_tanh+matmul", "", pro_fused);
     snprintf(pr->impl, sizeof pr->impl, "%d-row blocks of x: %s[%.24s] into a cached buffer -> %s[%.24s]", s->pro.mb,
@@ -1894,18 +1898,12 @@ static void od_teardown(void *state)
     od_state *s = state;
     if (!s) return;
     for (int v = 0; v < FC_MAX_VARIANTS; v++)
-        for (int i = 0; i < MAX_PRIMS; i++) {
-            if (s->chain[v][i].p) dnnl_primitive_destroy(s->chain[v][i].p);
-            if (s->chain[v][i].pd) dnnl_primitive_desc_destroy(s->chain[v][i].pd);
-        }
+        for (int i = 0; i < MAX_PRIMS; i++) prim_free(&s->chain[v][i]);
     for (int i = 0; i < s->att.nlanes; i++) {
         att_lane *l = &s->att.lane[i];
         for (int t = 0; l->t && t < s->att.nshapes; t++) {
-            prim *tp[2] = {&l->t[t].qk, &l->t[t].pv};
-            for (int j = 0; j < 2; j++) {
-                if (tp[j]->p) dnnl_primitive_destroy(tp[j]->p);
-                if (tp[j]->pd) dnnl_primitive_desc_destroy(tp[j]->pd);
-            }
+            prim_free(&l->t[t].qk);
+            prim_free(&l->t[t].pv);
         }
         if (l->stream && l->stream != s->stream) dnnl_stream_destroy(l->stream);
         if (l->P != l->S) free(l->P);
@@ -1914,11 +1912,9 @@ static void od_teardown(void *state)
         free(l->t);
     }
     for (int i = 0; i < 2; i++) {
-        prim *bp[3] = {&s->pro.blk[i].gelu, &s->pro.blk[i].mm, &s->pro.blk[i].ctl};
-        for (int j = 0; j < 3; j++) {
-            if (bp[j]->p) dnnl_primitive_destroy(bp[j]->p);
-            if (bp[j]->pd) dnnl_primitive_desc_destroy(bp[j]->pd);
-        }
+        prim_free(&s->pro.blk[i].gelu);
+        prim_free(&s->pro.blk[i].mm);
+        prim_free(&s->pro.blk[i].ctl);
     }
     free(s->pro.buf);
     free(s->att.lane);
