@@ -6,6 +6,11 @@
 #   bench/ab_builds.sh OLD_FUSECAL NEW_FUSECAL OUTDIR ROUNDS 'RUN ARGS...'
 # e.g. bench/ab_builds.sh /tmp/old/build/fusecal build/fusecal /tmp/ab 3 \
 #        '--shape add_layernorm:m=14592,n=768 --max-time 3'
+# Two builds differ in where their code lies as well: on the AMD EPYC VM the fp32
+# decode kernel, its instructions unchanged, ran 0.90x in a build whose functions had
+# moved by 16 bytes (ab-decode-dpbf16.txt). To measure a kernel's choice alone, give
+# both sides one binary with the choice switched at run time (OLD may be a script
+# that sets the switch and execs it).
 # Writes OUTDIR/{old,new}-R.json (each round's records) and OUTDIR/ab.txt: per
 # problem, backend and variant, each build's median latency in every round, the
 # medians of the rounds, and new / old.

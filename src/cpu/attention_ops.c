@@ -29,7 +29,9 @@
  * are dot products along d, reduced VW keys at a time by a shuffle tree into one vector
  * of VW scores; an online softmax over DEC_CH-key pieces; P·V along d. Each chunk leaves
  * a partial output, maximum and sum per row; a last pass combines them:
- * O = Σ_c e^(m_c − m)·O_c / Σ_c e^(m_c − m)·l_c.
+ * O = Σ_c e^(m_c − m)·O_c / Σ_c e^(m_c − m)·l_c. In bf16 with AVX-512 BF16 the dot
+ * products of both steps are vdpbf16ps over pairs of bfloat16 (the comment above
+ * dec_dot_dp).
  */
 #include "attention_ops.h"
 #include "cpu_bf16.h"
@@ -64,6 +66,14 @@
 #define DEC_SPLIT_MAX 64       /* chunks per key/value head, at most */
 #define DEC_PF_BYTES 4096      /* how far ahead of its reads the decode kernel asks for K and V */
 #define ROW_BLOCK (256 * 1024) /* bytes of scores per row block of the fused qk_softmax */
+/* bf16 decode with AVX-512 BF16: Q·Kᵀ and P·V as vdpbf16ps over pairs of bfloat16
+ * (the comment above dec_dot_dp) */
+#if defined(__AVX512BF16__) && VW == 16
+#define DEC_DP 1
+#else
+#define DEC_DP 0
+#endif
+#define DEC_PB (DEC_CH + 32) /* bfloat16 per row of the rounded probabilities (a zero after the last) */
 
 typedef float vf __attribute__((vector_size(VW * 4)));
 typedef int32_t vi __attribute__((vector_size(VW * 4)));
@@ -534,7 +544,9 @@ static int dec_splits(const fc_att_geom *g, int nthreads)
 /* floats of one chunk's partial result: output, maximum and sum per row */
 static size_t dec_part(const fc_att_geom *g) { return (size_t)dec_rows(g) * ((size_t)g->d + 2); }
 
-static size_t dec_ws_floats(const fc_att_geom *g) { return (size_t)dec_rows(g) * ((size_t)g->d + DEC_CH); }
+/* per thread: the rows' scaled queries (d each), their scores (DEC_CH each) and,
+ * rounded to bfloat16 for vdpbf16ps, their probabilities (DEC_PB bfloat16 each) */
+static size_t dec_ws_floats(const fc_att_geom *g) { return (size_t)dec_rows(g) * ((size_t)g->d + DEC_CH + DEC_PB / 2); }
 
 /* x[k] for k < VW: one vector whose lane k is the sum of x[k]'s lanes (x is destroyed).
  * Each level adds pairs of lanes of two vectors into one: log2(VW) levels, 2(VW − 1)
@@ -711,6 +723,182 @@ INLINE void dec_pv_rows(const int X, const float *p, int nk, const void *V, int 
         }
 }
 
+#if DEC_DP
+/* bf16 decode on a CPU with AVX-512 BF16. Widening each bfloat16 to a float and
+ * multiplying in floats costs two vector operations per 16 elements before the FMAs,
+ * and bf16 K and V bring twice the elements per byte that float ones do: with four
+ * query rows per key/value head that is 8 FMAs per element of K and V, more than
+ * two cores' FMA units keep up with at the rate memory delivers them. vdpbf16ps
+ * takes 32 bfloat16 of each operand and adds the products of each pair of lanes
+ * into 16 float lanes, rounding once, as a bf16 GEMM does: half the instructions
+ * and no widening. Q·Kᵀ pairs consecutive elements of d (Q unscaled, exact; the
+ * scores scaled after). P·V pairs consecutive keys: two rows of V interleaved
+ * (vpunpcklwd/vpunpckhwd, within each 128-bit lane, so the accumulators hold the
+ * dims in a fixed order of their own, put back when they are stored) times a pair
+ * of probabilities rounded to bfloat16, as a bf16 attention's P·V GEMM takes them. */
+typedef __m512bh vbh;
+
+INLINE vbh bh_load(const fc_bf16 *p) { return (vbh)_mm512_loadu_si512(p); }
+INLINE vf dpbf16(vf acc, vbh a, vbh b) { return (vf)_mm512_dpbf16_ps((__m512)acc, a, b); }
+
+/* x[i·KB + k]: the lane-wise partial sums of q_i·k_k over whole 32-element steps of d
+ * (dec_dot's layout: one shuffle tree sums them) */
+INLINE void dec_dot_dp(const int RB, const fc_bf16 *const *q, const fc_bf16 *K, int d, vf *x)
+{
+    const int KB = VW / RB;
+#pragma GCC unroll 16
+    for (int i = 0; i < VW; i++) x[i] = vdup(0.0f);
+    for (int e = 0; e + 2 * VW <= d; e += 2 * VW) {
+        vbh a[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < RB; i++) {
+            a[i] = bh_load(q[i] + e);
+            IN_REGISTER(a[i]);
+        }
+#pragma GCC unroll 8
+        for (int k = 0; k < KB; k++) {
+            vbh kv = bh_load(K + (size_t)k * d + e);
+            IN_REGISTER(kv);
+#pragma GCC unroll 4
+            for (int i = 0; i < RB; i++) x[i * KB + k] = dpbf16(x[i * KB + k], a[i], kv);
+        }
+    }
+}
+
+/* dec_scores with the bfloat16 rows qb (unscaled) and alpha applied to the sums */
+static void dec_scores_dp(const fc_att_geom *g, const fc_bf16 *qb, float alpha, const fc_bf16 *K, int nk, float *sb)
+{
+    const int R = dec_rows(g), d = g->d, RB = R >= 4 ? 4 : 2, KB = VW / RB, dv = d - d % (2 * VW),
+              ahead = pf_keys(d, true);
+    int j = 0;
+    for (; j + KB <= nk; j += KB) {
+        prefetch_ahead(K + (size_t)(j + ahead) * d, (size_t)KB * d * sizeof *K);
+        const fc_bf16 *Kj = K + (size_t)j * d;
+        for (int r = 0; r < R; r += RB) {
+            const fc_bf16 *q[4];
+            int row[4];
+            for (int i = 0; i < RB; i++) {
+                row[i] = imin(r + i, R - 1);
+                q[i] = qb + (size_t)row[i] * d;
+            }
+            vf x[VW];
+            if (RB == 4) dec_dot_dp(4, q, Kj, d, x);
+            else
+                dec_dot_dp(2, q, Kj, d, x);
+            vf s = sum_lanes(x);
+            if (dv < d) {
+                vf tail = vdup(0.0f);
+                for (int i = 0; i < RB; i++)
+                    for (int k = 0; k < KB; k++)
+                        for (int e = dv; e < d; e++)
+                            tail[i * KB + k] += fc_bf16_load(q[i][e]) * fc_bf16_load(Kj[(size_t)k * d + e]);
+                s += tail;
+            }
+            s *= alpha;
+#pragma GCC unroll 4
+            for (int i = 0; i < RB; i++)
+#pragma GCC unroll 8
+                for (int k = 0; k < KB; k++) sb[(size_t)row[i] * DEC_CH + j + k] = s[i * KB + k];
+        }
+    }
+    for (; j < nk; j++)
+        for (int r = 0; r < R; r++) {
+            const fc_bf16 *q = qb + (size_t)r * d, *k = K + (size_t)j * d;
+            float acc = 0;
+            for (int e = 0; e < d; e++) acc += fc_bf16_load(q[e]) * fc_bf16_load(k[e]);
+            sb[(size_t)r * DEC_CH + j] = acc * alpha;
+        }
+}
+
+/* The accumulators' order of 32 dims and back: vpunpck{l,h}wd of two rows' 32
+ * bfloat16 pair dims 0-3, 8-11, 16-19, 24-27 (lo) and 4-7, 12-15, 20-23, 28-31 (hi) */
+static const vi DP_LO = {0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27};
+static const vi DP_HI = {4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31};
+static const vi DP_A = {0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23};
+static const vi DP_B = {8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31};
+INLINE vf perm2(vf a, vi idx, vf b) { return (vf)_mm512_permutex2var_ps((__m512)a, (__m512i)idx, (__m512)b); }
+
+/* acc[x][·] += the pair of row x's probabilities at keys j, j + 1 times the 64 dims
+ * of V's rows j and j + 1 at Ve (a zero row for the second with odd: the last key) */
+INLINE void dec_pv_pair(const int X, const fc_bf16 *pb, const fc_bf16 *Ve, int d, int j, bool odd, vf acc[4][4])
+{
+    vbh v[4];
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+        const __m512i a = _mm512_loadu_si512(Ve + h * 2 * VW);
+        const __m512i b = odd ? _mm512_setzero_si512() : _mm512_loadu_si512(Ve + d + h * 2 * VW);
+        v[2 * h] = (vbh)_mm512_unpacklo_epi16(a, b);
+        v[2 * h + 1] = (vbh)_mm512_unpackhi_epi16(a, b);
+        IN_REGISTER(v[2 * h]);
+        IN_REGISTER(v[2 * h + 1]);
+    }
+#pragma GCC unroll 4
+    for (int x = 0; x < X; x++) {
+        uint32_t pair;
+        memcpy(&pair, pb + (size_t)x * DEC_PB + j, sizeof pair);
+        const vbh pj = (vbh)_mm512_set1_epi32((int)pair);
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) acc[x][c] = dpbf16(acc[x][c], pj, v[c]);
+    }
+}
+
+/* dec_pv_rows with the rows' probabilities as bfloat16 pb (DEC_PB apart, a zero
+ * after the last key), p the same in floats for the dims past the last 64 */
+INLINE void dec_pv_rows_dp(const int X, const fc_bf16 *pb, const float *p, int nk, const fc_bf16 *V, int d, float *o,
+                           const float *corr, bool pf)
+{
+    const int ahead = pf_keys(d, true);
+    int e = 0;
+    for (; e + 4 * VW <= d; e += 4 * VW) {
+        vf acc[4][4]; /* [row][lo, hi of dims e..e+31, lo, hi of e+32..e+63] */
+#pragma GCC unroll 4
+        for (int x = 0; x < X; x++)
+#pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                const float *oh = o + (size_t)x * d + e + h * 2 * VW;
+                const vf a = vld(oh) * corr[x], b = vld(oh + VW) * corr[x];
+                acc[x][2 * h] = perm2(a, DP_LO, b);
+                acc[x][2 * h + 1] = perm2(a, DP_HI, b);
+            }
+        int j = 0;
+        for (; j + 2 <= nk; j += 2) {
+            if (e == 0 && pf) prefetch_ahead(V + (size_t)(j + ahead) * d, (size_t)2 * d * sizeof *V);
+            dec_pv_pair(X, pb, V + (size_t)j * d + e, d, j, false, acc);
+        }
+        if (j < nk) dec_pv_pair(X, pb, V + (size_t)j * d + e, d, j, true, acc);
+#pragma GCC unroll 4
+        for (int x = 0; x < X; x++)
+#pragma GCC unroll 2
+            for (int h = 0; h < 2; h++) {
+                float *oh = o + (size_t)x * d + e + h * 2 * VW;
+                vst(oh, perm2(acc[x][2 * h], DP_A, acc[x][2 * h + 1]));
+                vst(oh + VW, perm2(acc[x][2 * h], DP_B, acc[x][2 * h + 1]));
+            }
+    }
+    for (; e < d; e++)
+        for (int x = 0; x < X; x++) {
+            float acc = o[(size_t)x * d + e] * corr[x];
+            for (int j = 0; j < nk; j++) acc += p[(size_t)x * DEC_CH + j] * fc_bf16_load(V[(size_t)j * d + e]);
+            o[(size_t)x * d + e] = acc;
+        }
+}
+
+/* the R rows' probabilities (DEC_CH apart) rounded to bfloat16 into pb (DEC_PB
+ * apart), a zero after each row's nk: the pair of an odd last key */
+static void dec_round_p(const float *sb, int R, int nk, fc_bf16 *pb)
+{
+    for (int r = 0; r < R; r++) {
+        const float *x = sb + (size_t)r * DEC_CH;
+        fc_bf16 *y = pb + (size_t)r * DEC_PB;
+        int j = 0;
+        for (; j + 2 * VW <= nk; j += 2 * VW) /* 32 rounded to nearest even, in one store */
+            _mm512_storeu_si512(y + j, (__m512i)_mm512_cvtne2ps_pbh((__m512)vld(x + j + VW), (__m512)vld(x + j)));
+        for (; j < nk; j++) y[j] = fc_bf16_store(x[j]);
+        y[nk] = 0;
+    }
+}
+#endif
+
 /* Keys [ja, jb) of key/value head n for its R rows: the partial output, maxima and sums
  * into part (R x d, then R maxima, R sums). */
 INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
@@ -721,7 +909,13 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
     float *qs = ws, *sb = ws + (size_t)R * d, *o = part, *m = part + (size_t)R * d, *l = m + R;
     const void *Qn = el_at(Q, (size_t)n * R * d, bf), *Kn = el_at(K, (size_t)n * g->skv * d, bf),
                *Vn = el_at(V, (size_t)n * g->skv * d, bf);
-    for (size_t i = 0; i < (size_t)R * d; i++) qs[i] = alpha * el_load(Qn, i, bf);
+#if DEC_DP
+    const bool dp = bf; /* vdpbf16ps: Q kept in bfloat16, unscaled */
+    fc_bf16 *qb = (fc_bf16 *)qs, *pb = (fc_bf16 *)(sb + (size_t)R * DEC_CH);
+    if (dp) memcpy(qb, Qn, (size_t)R * d * sizeof *qb);
+    else
+#endif
+        for (size_t i = 0; i < (size_t)R * d; i++) qs[i] = alpha * el_load(Qn, i, bf);
     memset(o, 0, (size_t)R * d * sizeof(float));
     for (int r = 0; r < R; r++) {
         m[r] = -INFINITY;
@@ -731,7 +925,11 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
     for (int j0 = ja; j0 < jb; j0 += DEC_CH) {
         const int nk = imin(DEC_CH, jb - j0);
         const void *Vj = el_at(Vn, (size_t)j0 * d, bf);
-        dec_scores(g, qs, el_at(Kn, (size_t)j0 * d, bf), nk, sb, bf);
+#if DEC_DP
+        if (dp) dec_scores_dp(g, qb, alpha, (const fc_bf16 *)Kn + (size_t)j0 * d, nk, sb);
+        else
+#endif
+            dec_scores(g, qs, el_at(Kn, (size_t)j0 * d, bf), nk, sb, bf);
         for (int r = 0; r < R; r++) {
             float *row = sb + (size_t)r * DEC_CH;
             const int seen = imax(0, imin(nk, row_keys(g, r) - j0));
@@ -747,6 +945,21 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
             m[r] = mn;
         }
         int r = 0;
+#if DEC_DP
+        if (dp) {
+            dec_round_p(sb, R, nk, pb);
+            for (; r + 4 <= R; r += 4)
+                dec_pv_rows_dp(4, pb + (size_t)r * DEC_PB, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d,
+                               corr + r, r == 0);
+            for (; r + 2 <= R; r += 2)
+                dec_pv_rows_dp(2, pb + (size_t)r * DEC_PB, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d,
+                               corr + r, r == 0);
+            if (r < R)
+                dec_pv_rows_dp(1, pb + (size_t)r * DEC_PB, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d,
+                               corr + r, r == 0);
+            continue;
+        }
+#endif
         /* the first group of rows asks for V's rows ahead (the others read them again) */
         for (; r + DEC_PV_X <= R && DEC_PV_X == 4; r += 4)
             dec_pv_rows(4, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, r == 0, bf);
@@ -830,6 +1043,11 @@ void fc_cpu_att_decode_bf16(const fc_att_geom *g, const fc_bf16 *Q, const fc_bf1
                             float *ws, int nthreads)
 {
     decode(g, Q, K, V, O, ws, nthreads, true);
+}
+
+const char *fc_cpu_att_decode_bf16_math(void)
+{
+    return DEC_DP ? "bf16-pair products in f32 (vdpbf16ps)" : "f32 arithmetic";
 }
 
 void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n)

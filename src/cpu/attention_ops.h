@@ -79,10 +79,14 @@ size_t fc_cpu_att_workspace(const fc_att_geom *g, int nthreads);
 void fc_cpu_att_flash(const fc_att_geom *g, const float *Q, const float *K, const float *V, float *O, float *ws,
                       int nthreads);
 /* The decode kernel on bfloat16 Q, K, V and O (fc_cpu_att_decode(g) must hold): K and
- * V read as bf16 (half the bytes), widened exactly, float arithmetic, O rounded to
- * nearest even; the workspace of fc_cpu_att_workspace. */
+ * V read as bf16 (half the bytes); where the build has AVX-512 BF16, Q·Kᵀ and P·V
+ * as products of bf16 pairs summed in float (vdpbf16ps; P rounded to bf16 for P·V),
+ * elsewhere each element widened exactly and float arithmetic; the softmax in float,
+ * O rounded to nearest even; the workspace of fc_cpu_att_workspace. */
 void fc_cpu_att_decode_bf16(const fc_att_geom *g, const fc_bf16 *Q, const fc_bf16 *K, const fc_bf16 *V, fc_bf16 *O,
                             float *ws, int nthreads);
+/* How fc_cpu_att_decode_bf16 multiplies, for an implementation's name */
+const char *fc_cpu_att_decode_bf16_math(void);
 /* What fc_cpu_att_flash runs for g, for describe(): kernel, tiles, vector width. */
 void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n);
 

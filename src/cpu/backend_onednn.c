@@ -1756,10 +1756,11 @@ static int build_att(od_state *s, fc_err *e)
      * probabilities, their matmuls */
     if (pv && fc_cpu_att_decode(g)) {
         a->dws = fc_cpu_buffer(fc_cpu_att_workspace(g, omp_get_max_threads()));
+        char how[96];
+        snprintf(how, sizeof how, "K and V streamed once as bf16, %s, partials combined",
+                 fc_cpu_att_decode_bf16_math());
         host_step(s, FC_FUSED, "split-KV decode attention",
-                  s->dt == dnnl_bf16 ? "K and V streamed once as bf16, f32 arithmetic, partials combined"
-                                     : "K and V streamed once, partials combined",
-                  att_decode);
+                  s->dt == dnnl_bf16 ? how : "K and V streamed once, partials combined", att_decode);
     } else if (build_att_tiles(s, pv, e)) {
         return -1;
     }
