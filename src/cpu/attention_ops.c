@@ -633,39 +633,109 @@ INLINE void dec_dot(const int RB, const float *const *q, const void *K, int d, v
     }
 }
 
+#if DEC_DP
+/* bf16 decode on a CPU with AVX-512 BF16. Widening each bfloat16 to a float and
+ * multiplying in floats costs two vector operations per 16 elements before the FMAs,
+ * and bf16 K and V bring twice the elements per byte that float ones do: with four
+ * query rows per key/value head that is 8 FMAs per element of K and V, more than
+ * two cores' FMA units keep up with at the rate memory delivers them. vdpbf16ps
+ * takes 32 bfloat16 of each operand and adds the products of each pair of lanes
+ * into 16 float lanes, rounding once, as a bf16 GEMM does: half the instructions
+ * and no widening. Q·Kᵀ pairs consecutive elements of d (Q unscaled, exact; the
+ * scores scaled after). P·V pairs consecutive keys: two rows of V interleaved
+ * (vpunpcklwd/vpunpckhwd, within each 128-bit lane, so the accumulators hold the
+ * dims in a fixed order of their own, put back when they are stored) times a pair
+ * of probabilities rounded to bfloat16, as a bf16 attention's P·V GEMM takes them. */
+typedef __m512bh vbh;
+
+INLINE vbh bh_load(const fc_bf16 *p) { return (vbh)_mm512_loadu_si512(p); }
+INLINE vf dpbf16(vf acc, vbh a, vbh b) { return (vf)_mm512_dpbf16_ps((__m512)acc, a, b); }
+
+/* x[i·KB + k]: the lane-wise partial sums of q_i·k_k over whole 32-element steps of d
+ * (dec_dot's layout: one shuffle tree sums them) */
+INLINE void dec_dot_dp(const int RB, const fc_bf16 *const *q, const fc_bf16 *K, int d, vf *x)
+{
+    const int KB = VW / RB;
+#pragma GCC unroll 16
+    for (int i = 0; i < VW; i++) x[i] = vdup(0.0f);
+    for (int e = 0; e + 2 * VW <= d; e += 2 * VW) {
+        vbh a[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < RB; i++) {
+            a[i] = bh_load(q[i] + e);
+            IN_REGISTER(a[i]);
+        }
+#pragma GCC unroll 8
+        for (int k = 0; k < KB; k++) {
+            vbh kv = bh_load(K + (size_t)k * d + e);
+            IN_REGISTER(kv);
+#pragma GCC unroll 4
+            for (int i = 0; i < RB; i++) x[i * KB + k] = dpbf16(x[i * KB + k], a[i], kv);
+        }
+    }
+}
+
+#endif
+
+/* dec_dot for RB = 4 or 2 rows: qf's floats, or with dp qh's bfloat16 by vdpbf16ps */
+INLINE void dec_dot_rows(const int RB, const float *const *qf, const fc_bf16 *const *qh, const void *K, int d, vf *x,
+                         const bool bf, const bool dp)
+{
+#if DEC_DP
+    if (dp) {
+        if (RB == 4) dec_dot_dp(4, qh, K, d, x);
+        else
+            dec_dot_dp(2, qh, K, d, x);
+        return;
+    }
+#endif
+    (void)qh;
+    (void)dp;
+    if (RB == 4) dec_dot(4, qf, K, d, x, bf);
+    else
+        dec_dot(2, qf, K, d, x, bf);
+}
+
 /* sb[r][0..nk) = qs[r]·K[j] for the nk keys at K (rows d apart), asking for the rows
  * pf_keys ahead as it goes. Rows go by RB (four, or two for fewer rows; the last
  * repeated to fill a group) and keys by VW/RB: one shuffle tree sums the group's dot
  * products, lane i·VW/RB + k row i's with key k; a d that is not a whole number of
  * vectors adds its last elements' products after the tree. The last keys take the
- * one-by-one path. */
-INLINE void dec_scores(const fc_att_geom *g, const float *qs, const void *K, int nk, float *sb, const bool bf)
+ * one-by-one path. qs holds the rows as floats, scaled; with dp (vdpbf16ps) as
+ * bfloat16, unscaled, and the sums are multiplied by post. */
+INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const void *K, int nk, float *sb,
+                       const bool bf, const bool dp)
 {
-    const int R = dec_rows(g), d = g->d, RB = R >= 4 ? 4 : 2, KB = VW / RB, dv = d - d % VW, ahead = pf_keys(d, bf);
+    const int R = dec_rows(g), d = g->d, RB = R >= 4 ? 4 : 2, KB = VW / RB, dv = d - d % (dp ? 2 * VW : VW),
+              ahead = pf_keys(d, bf);
     int j = 0;
     for (; j + KB <= nk; j += KB) {
         prefetch_ahead(el_at(K, (size_t)(j + ahead) * d, bf), (size_t)KB * d * el_size(bf));
         const void *Kj = el_at(K, (size_t)j * d, bf);
         for (int r = 0; r < R; r += RB) {
-            const float *q[4];
+            const void *q[4];
+            const float *qf[4];   /* the same rows, typed: float */
+            const fc_bf16 *qh[4]; /* ... or bfloat16 (dp) */
             int row[4];
             for (int i = 0; i < RB; i++) {
                 row[i] = imin(r + i, R - 1);
-                q[i] = qs + (size_t)row[i] * d;
+                q[i] = el_at(qs, (size_t)row[i] * d, dp);
+                qf[i] = q[i];
+                qh[i] = q[i];
             }
             vf x[VW];
-            if (RB == 4) dec_dot(4, q, Kj, d, x, bf);
-            else
-                dec_dot(2, q, Kj, d, x, bf);
+            dec_dot_rows(RB, qf, qh, Kj, d, x, bf, dp);
             vf s = sum_lanes(x);
             if (dv < d) {
                 vf tail = vdup(0.0f);
                 for (int i = 0; i < RB; i++)
                     for (int k = 0; k < KB; k++)
-                        for (int e = dv; e < d; e++) tail[i * KB + k] += q[i][e] * el_load(Kj, (size_t)k * d + e, bf);
+                        for (int e = dv; e < d; e++)
+                            tail[i * KB + k] += el_load(q[i], (size_t)e, dp) * el_load(Kj, (size_t)k * d + e, bf);
                 s += tail;
             }
-            /* unrolled, each lane a constant: the stores take the lanes from the register */
+            if (dp) s *= post;
+                /* unrolled, each lane a constant: the stores take the lanes from the register */
 #pragma GCC unroll 4
             for (int i = 0; i < RB; i++)
 #pragma GCC unroll 8
@@ -674,11 +744,10 @@ INLINE void dec_scores(const fc_att_geom *g, const float *qs, const void *K, int
     }
     for (; j < nk; j++)
         for (int r = 0; r < R; r++) {
-            const float *q = qs + (size_t)r * d;
-            const void *k = el_at(K, (size_t)j * d, bf);
+            const void *q = el_at(qs, (size_t)r * d, dp), *k = el_at(K, (size_t)j * d, bf);
             float acc = 0;
-            for (int e = 0; e < d; e++) acc += q[e] * el_load(k, (size_t)e, bf);
-            sb[(size_t)r * DEC_CH + j] = acc;
+            for (int e = 0; e < d; e++) acc += el_load(q, (size_t)e, dp) * el_load(k, (size_t)e, bf);
+            sb[(size_t)r * DEC_CH + j] = dp ? acc * post : acc;
         }
 }
 
@@ -724,92 +793,6 @@ INLINE void dec_pv_rows(const int X, const float *p, int nk, const void *V, int 
 }
 
 #if DEC_DP
-/* bf16 decode on a CPU with AVX-512 BF16. Widening each bfloat16 to a float and
- * multiplying in floats costs two vector operations per 16 elements before the FMAs,
- * and bf16 K and V bring twice the elements per byte that float ones do: with four
- * query rows per key/value head that is 8 FMAs per element of K and V, more than
- * two cores' FMA units keep up with at the rate memory delivers them. vdpbf16ps
- * takes 32 bfloat16 of each operand and adds the products of each pair of lanes
- * into 16 float lanes, rounding once, as a bf16 GEMM does: half the instructions
- * and no widening. Q·Kᵀ pairs consecutive elements of d (Q unscaled, exact; the
- * scores scaled after). P·V pairs consecutive keys: two rows of V interleaved
- * (vpunpcklwd/vpunpckhwd, within each 128-bit lane, so the accumulators hold the
- * dims in a fixed order of their own, put back when they are stored) times a pair
- * of probabilities rounded to bfloat16, as a bf16 attention's P·V GEMM takes them. */
-typedef __m512bh vbh;
-
-INLINE vbh bh_load(const fc_bf16 *p) { return (vbh)_mm512_loadu_si512(p); }
-INLINE vf dpbf16(vf acc, vbh a, vbh b) { return (vf)_mm512_dpbf16_ps((__m512)acc, a, b); }
-
-/* x[i·KB + k]: the lane-wise partial sums of q_i·k_k over whole 32-element steps of d
- * (dec_dot's layout: one shuffle tree sums them) */
-INLINE void dec_dot_dp(const int RB, const fc_bf16 *const *q, const fc_bf16 *K, int d, vf *x)
-{
-    const int KB = VW / RB;
-#pragma GCC unroll 16
-    for (int i = 0; i < VW; i++) x[i] = vdup(0.0f);
-    for (int e = 0; e + 2 * VW <= d; e += 2 * VW) {
-        vbh a[4];
-#pragma GCC unroll 4
-        for (int i = 0; i < RB; i++) {
-            a[i] = bh_load(q[i] + e);
-            IN_REGISTER(a[i]);
-        }
-#pragma GCC unroll 8
-        for (int k = 0; k < KB; k++) {
-            vbh kv = bh_load(K + (size_t)k * d + e);
-            IN_REGISTER(kv);
-#pragma GCC unroll 4
-            for (int i = 0; i < RB; i++) x[i * KB + k] = dpbf16(x[i * KB + k], a[i], kv);
-        }
-    }
-}
-
-/* dec_scores with the bfloat16 rows qb (unscaled) and alpha applied to the sums */
-static void dec_scores_dp(const fc_att_geom *g, const fc_bf16 *qb, float alpha, const fc_bf16 *K, int nk, float *sb)
-{
-    const int R = dec_rows(g), d = g->d, RB = R >= 4 ? 4 : 2, KB = VW / RB, dv = d - d % (2 * VW),
-              ahead = pf_keys(d, true);
-    int j = 0;
-    for (; j + KB <= nk; j += KB) {
-        prefetch_ahead(K + (size_t)(j + ahead) * d, (size_t)KB * d * sizeof *K);
-        const fc_bf16 *Kj = K + (size_t)j * d;
-        for (int r = 0; r < R; r += RB) {
-            const fc_bf16 *q[4];
-            int row[4];
-            for (int i = 0; i < RB; i++) {
-                row[i] = imin(r + i, R - 1);
-                q[i] = qb + (size_t)row[i] * d;
-            }
-            vf x[VW];
-            if (RB == 4) dec_dot_dp(4, q, Kj, d, x);
-            else
-                dec_dot_dp(2, q, Kj, d, x);
-            vf s = sum_lanes(x);
-            if (dv < d) {
-                vf tail = vdup(0.0f);
-                for (int i = 0; i < RB; i++)
-                    for (int k = 0; k < KB; k++)
-                        for (int e = dv; e < d; e++)
-                            tail[i * KB + k] += fc_bf16_load(q[i][e]) * fc_bf16_load(Kj[(size_t)k * d + e]);
-                s += tail;
-            }
-            s *= alpha;
-#pragma GCC unroll 4
-            for (int i = 0; i < RB; i++)
-#pragma GCC unroll 8
-                for (int k = 0; k < KB; k++) sb[(size_t)row[i] * DEC_CH + j + k] = s[i * KB + k];
-        }
-    }
-    for (; j < nk; j++)
-        for (int r = 0; r < R; r++) {
-            const fc_bf16 *q = qb + (size_t)r * d, *k = K + (size_t)j * d;
-            float acc = 0;
-            for (int e = 0; e < d; e++) acc += fc_bf16_load(q[e]) * fc_bf16_load(k[e]);
-            sb[(size_t)r * DEC_CH + j] = acc * alpha;
-        }
-}
-
 /* The accumulators' order of 32 dims and back: vpunpck{l,h}wd of two rows' 32
  * bfloat16 pair dims 0-3, 8-11, 16-19, 24-27 (lo) and 4-7, 12-15, 20-23, 28-31 (hi) */
 static const vi DP_LO = {0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27};
@@ -909,12 +892,9 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
     float *qs = ws, *sb = ws + (size_t)R * d, *o = part, *m = part + (size_t)R * d, *l = m + R;
     const void *Qn = el_at(Q, (size_t)n * R * d, bf), *Kn = el_at(K, (size_t)n * g->skv * d, bf),
                *Vn = el_at(V, (size_t)n * g->skv * d, bf);
-#if DEC_DP
-    const bool dp = bf; /* vdpbf16ps: Q kept in bfloat16, unscaled */
-    fc_bf16 *qb = (fc_bf16 *)qs, *pb = (fc_bf16 *)(sb + (size_t)R * DEC_CH);
-    if (dp) memcpy(qb, Qn, (size_t)R * d * sizeof *qb);
+    const bool dp = DEC_DP && bf; /* vdpbf16ps: Q kept in bfloat16, unscaled; the scores scaled */
+    if (dp) memcpy(qs, Qn, (size_t)R * d * sizeof(fc_bf16));
     else
-#endif
         for (size_t i = 0; i < (size_t)R * d; i++) qs[i] = alpha * el_load(Qn, i, bf);
     memset(o, 0, (size_t)R * d * sizeof(float));
     for (int r = 0; r < R; r++) {
@@ -925,11 +905,7 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
     for (int j0 = ja; j0 < jb; j0 += DEC_CH) {
         const int nk = imin(DEC_CH, jb - j0);
         const void *Vj = el_at(Vn, (size_t)j0 * d, bf);
-#if DEC_DP
-        if (dp) dec_scores_dp(g, qb, alpha, (const fc_bf16 *)Kn + (size_t)j0 * d, nk, sb);
-        else
-#endif
-            dec_scores(g, qs, el_at(Kn, (size_t)j0 * d, bf), nk, sb, bf);
+        dec_scores(g, qs, alpha, el_at(Kn, (size_t)j0 * d, bf), nk, sb, bf, dp);
         for (int r = 0; r < R; r++) {
             float *row = sb + (size_t)r * DEC_CH;
             const int seen = imax(0, imin(nk, row_keys(g, r) - j0));
@@ -947,6 +923,7 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
         int r = 0;
 #if DEC_DP
         if (dp) {
+            fc_bf16 *pb = (fc_bf16 *)(sb + (size_t)R * DEC_CH);
             dec_round_p(sb, R, nk, pb);
             for (; r + 4 <= R; r += 4)
                 dec_pv_rows_dp(4, pb + (size_t)r * DEC_PB, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d,
