@@ -751,6 +751,18 @@ INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const v
         }
 }
 
+/* dims e.. of dec_pv_rows' o, one at a time: those past its last whole block */
+INLINE void dec_pv_tail(const int X, const float *p, int nk, const void *V, int d, float *o, const float *corr, int e,
+                        const bool bf)
+{
+    for (; e < d; e++)
+        for (int x = 0; x < X; x++) {
+            float acc = o[(size_t)x * d + e] * corr[x];
+            for (int j = 0; j < nk; j++) acc += p[(size_t)x * DEC_CH + j] * el_load(V, (size_t)j * d + e, bf);
+            o[(size_t)x * d + e] = acc;
+        }
+}
+
 /* o[x][e] = o[x][e]·corr[x] + Σ_j p[x][j]·V[j][e] for X rows of p (DEC_CH apart), o (d
  * apart); with pf, asking for V's rows pf_keys ahead as it goes */
 INLINE void dec_pv_rows(const int X, const float *p, int nk, const void *V, int d, float *o, const float *corr, bool pf,
@@ -784,12 +796,7 @@ INLINE void dec_pv_rows(const int X, const float *p, int nk, const void *V, int 
 #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) vst(o + (size_t)x * d + e + c * VW, acc[x][c]);
     }
-    for (; e < d; e++)
-        for (int x = 0; x < X; x++) {
-            float acc = o[(size_t)x * d + e] * corr[x];
-            for (int j = 0; j < nk; j++) acc += p[(size_t)x * DEC_CH + j] * el_load(V, (size_t)j * d + e, bf);
-            o[(size_t)x * d + e] = acc;
-        }
+    dec_pv_tail(X, p, nk, V, d, o, corr, e, bf);
 }
 
 #if DEC_DP
@@ -858,12 +865,7 @@ INLINE void dec_pv_rows_dp(const int X, const fc_bf16 *pb, const float *p, int n
                 vst(oh + VW, perm2(acc[x][2 * h], DP_B, acc[x][2 * h + 1]));
             }
     }
-    for (; e < d; e++)
-        for (int x = 0; x < X; x++) {
-            float acc = o[(size_t)x * d + e] * corr[x];
-            for (int j = 0; j < nk; j++) acc += p[(size_t)x * DEC_CH + j] * fc_bf16_load(V[(size_t)j * d + e]);
-            o[(size_t)x * d + e] = acc;
-        }
+    dec_pv_tail(X, p, nk, V, d, o, corr, e, true);
 }
 
 /* the R rows' probabilities (DEC_CH apart) rounded to bfloat16 into pb (DEC_PB
