@@ -73,8 +73,8 @@ static void push(fc_samples *s, double ms)
 }
 
 /* Warm-up, batch size and (in graph mode) the captured graph of each variant. Every
- * variant takes the same batch, the one that brings the slowest variant's sample to
- * target_sample: a call's time depends on what ran just before it (a working set
+ * variant takes the same batch, the one that brings the fastest variant's sample to
+ * target_sample (the others' samples are longer): a call's time depends on what ran just before it (a working set
  * a few times the LLC finds part of itself still cached after its own call, none
  * after another variant's), and a sample of B calls has B − 1 calls after their own.
  * With a batch per variant, a fused form twice as fast took two calls a sample
@@ -83,15 +83,15 @@ static void push(fc_samples *s, double ms)
  * 1.66-1.83x with batches 1 and 2, 1.55-1.68x with the same batch, runs alternated. */
 static int prepare(engine *g, const fc_round_cfg *cfg, fc_samples *out, fc_err *e)
 {
-    double slowest = 0;
+    double fastest = INFINITY;
     for (int v = 0; v < cfg->nvar; v++) {
         double est;
         if (warm_up(g, (fc_variant)v, &est, e) != 0) return -1;
-        if (est > slowest) slowest = est;
+        if (est < fastest) fastest = est;
     }
     int batch = 1;
-    if (!cfg->cold && slowest > 0 && slowest < cfg->target_sample) {
-        double b = ceil(cfg->target_sample / slowest);
+    if (!cfg->cold && fastest > 0 && fastest < cfg->target_sample) {
+        double b = ceil(cfg->target_sample / fastest);
         batch = b > 100000 ? 100000 : (int)b;
     }
     for (int v = 0; v < cfg->nvar; v++) {

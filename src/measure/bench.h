@@ -2,7 +2,7 @@
  *
  * A measurement is made of rounds; each round is one fresh setup of a problem's
  * variants (done by the caller) timed here: every variant is warmed up, all are
- * given one batch size (the slowest's: bench.c's prepare says why), then samples
+ * given one batch size (the fastest's: bench.c's prepare says why), then samples
  * are taken in tuples — one sample of each variant, in a random order per tuple —
  * so drift hits all of them alike. A sample times `batch` back-to-back calls
  * (batch > 1 only for short calls in warm mode); in cold
@@ -21,7 +21,7 @@
 typedef struct fc_round_cfg {
     int nvar; /* variants timed: 2 (unfused, fused) or 3 (and the control) */
     bool cold;
-    double target_sample; /* seconds: warm samples batch calls until the slowest variant's reach this */
+    double target_sample; /* seconds: warm samples batch calls until the fastest variant's reach this */
     int min_pairs;        /* tuples at least, whatever the time */
     double min_time;      /* seconds of samples per variant at least */
     double max_time;      /* seconds per variant at most, once min_pairs are in */
