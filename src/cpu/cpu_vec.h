@@ -41,21 +41,24 @@ static inline float vhsum(v16f v)
  * rest 0.91-1.04; the row asks at 2 KB made the bf16 rope 1.03-1.09x slower. (On the
  * Xeon, 8 KB ahead lost 2-4 points against 4.) */
 enum { FC_AHEAD = 2048, FC_AHEAD_ROW = 4096 };
-static inline void vask(const void *p, size_t at, size_t left)
+/* the line ahead bytes past p + at, when it lies inside the stream */
+static inline void vask_ahead(const void *p, size_t at, size_t left, size_t ahead)
 {
-    if (at + FC_AHEAD < left) __builtin_prefetch((const char *)p + at + FC_AHEAD, 0, 3);
+    if (at + ahead < left) __builtin_prefetch((const char *)p + at + ahead, 0, 3);
 }
-static inline void vask_w(void *p, size_t at, size_t left)
+static inline void vask_w_ahead(void *p, size_t at, size_t left, size_t ahead)
 {
-    if (at + FC_AHEAD < left) __builtin_prefetch((char *)p + at + FC_AHEAD, 1, 3);
+    if (at + ahead < left) __builtin_prefetch((char *)p + at + ahead, 1, 3);
 }
+static inline void vask(const void *p, size_t at, size_t left) { vask_ahead(p, at, left, FC_AHEAD); }
+static inline void vask_w(void *p, size_t at, size_t left) { vask_w_ahead(p, at, left, FC_AHEAD); }
 /* the asks for a row's n bytes at src (read) and, given, at dst (written), each
  * stream left bytes long from the row on */
 static inline void vask_row(const void *src, void *dst, size_t n, size_t left)
 {
     for (size_t at = 0; at + FC_AHEAD_ROW < left && at < n; at += 64) {
-        __builtin_prefetch((const char *)src + at + FC_AHEAD_ROW, 0, 3);
-        if (dst) __builtin_prefetch((char *)dst + at + FC_AHEAD_ROW, 1, 3);
+        vask_ahead(src, at, left, FC_AHEAD_ROW);
+        if (dst) vask_w_ahead(dst, at, left, FC_AHEAD_ROW);
     }
 }
 

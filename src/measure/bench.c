@@ -74,13 +74,14 @@ static void push(fc_samples *s, double ms)
 
 /* Warm-up, batch size and (in graph mode) the captured graph of each variant. Every
  * variant takes the same batch, the one that brings the fastest variant's sample to
- * target_sample (the others' samples are longer): a call's time depends on what ran just before it (a working set
- * a few times the LLC finds part of itself still cached after its own call, none
- * after another variant's), and a sample of B calls has B − 1 calls after their own.
- * With a batch per variant, a fused form twice as fast took two calls a sample
- * where its unfused chain took one, and the speedup gained what the cache kept: the
- * bf16 add_layernorm at m=14592, n=768 (67 MB, a 32 MiB L3; AMD EPYC VM) measured
- * 1.66-1.83x with batches 1 and 2, 1.55-1.68x with the same batch, runs alternated. */
+ * target_sample (the others' samples are longer). A call's time depends on what ran
+ * just before it: a working set a few times the LLC finds part of itself still
+ * cached after its own call, none after another variant's, and a sample of B calls
+ * has B − 1 calls after their own. With a batch per variant, a fused form twice as
+ * fast took two calls a sample where its unfused chain took one, and the speedup
+ * gained what the cache kept: the bf16 add_layernorm at m=14592, n=768 (67 MB, a
+ * 32 MiB L3; AMD EPYC VM) measured 1.66-1.83x with batches 1 and 2, 1.55-1.68x with
+ * the same batch, runs alternated. */
 static int prepare(engine *g, const fc_round_cfg *cfg, fc_samples *out, fc_err *e)
 {
     double fastest = INFINITY;
