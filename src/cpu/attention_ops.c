@@ -1,8 +1,8 @@
 /* attention_ops.c — see attention_ops.h.
  *
- * Vectors are GCC vector extensions of VW floats: 16 with AVX-512 (a zmm register), 8
- * otherwise (a ymm with AVX2), and the register tiles are sized to each register file
- * (32 and 16 registers). This file is compiled with -ffp-contract=fast, so a·b + c is
+ * Vectors are cpu_vec.h's VW floats, one register: 16 with AVX-512 (a zmm), 8 with
+ * AVX2 (a ymm), and the register tiles are sized to each register file (32 and 16
+ * registers). This file is compiled with -ffp-contract=fast, so a·b + c is
  * one FMA.
  *
  * Flash attention (many query rows per key/value head). A block of BR = 2·VW query rows
@@ -35,6 +35,7 @@
  */
 #include "attention_ops.h"
 #include "cpu_bf16.h"
+#include "cpu_vec.h"
 
 #include <cblas.h>
 #include <immintrin.h>
@@ -44,17 +45,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#if defined(__AVX512F__)
-#define VW 16
+#if VW == 16
 #define QK_R 12 /* keys per Q·Kᵀ tile */
 #define PV_E 8  /* head-dimension rows per P·V tile */
 #define ISA "AVX-512"
 #define DEC_PV_X 4 /* rows per V load of the decode kernel's P·V: 16 accumulators */
-#else
-#define VW 8
+#else              /* sixteen vector registers */
 #define QK_R 6
 #define PV_E 4
-#define ISA "AVX2"
+#define ISA (VW == 8 ? "AVX2" : "SSE")
 #define DEC_PV_X 2 /* 8 accumulators: 16 registers in all */
 #endif
 #define QV 2                   /* query vectors per block */
@@ -75,13 +74,8 @@
 #endif
 #define DEC_PB (DEC_CH + 32) /* bfloat16 per row of the rounded probabilities (a zero after the last) */
 
-typedef float vf __attribute__((vector_size(VW * 4)));
-typedef int32_t vi __attribute__((vector_size(VW * 4)));
-typedef float vfu __attribute__((vector_size(VW * 4), aligned(4), may_alias)); /* unaligned access */
-typedef uint16_t vh __attribute__((vector_size(VW * 2)));                      /* VW bfloat16 */
+typedef uint16_t vh __attribute__((vector_size(VW * 2))); /* VW bfloat16 */
 
-static inline vf vld(const float *p) { return *(const vfu *)p; }
-static inline void vst(float *p, vf v) { *(vfu *)p = v; }
 static inline vf vdup(float x) { return (vf){0} + x; }
 /* *p in every lane: one broadcast load (vdup's + 0 is an add the compiler must keep,
  * as 0 + −0 is not −0) */
@@ -91,8 +85,6 @@ static inline vf vbcast(const float *p)
     return __builtin_shuffle(r, (vi){0});
 }
 static inline vi vidup(int x) { return (vi){0} + x; }
-static inline vf vsel(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
-static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
 
 /* e^r for xc in [−87, 88] and n = round(xc·log2 e): r = xc − n·ln2 in two steps
  * (Cody–Waite), r in [−ln2/2, ln2/2], then Cephes' degree-5 polynomial (relative
@@ -232,7 +224,7 @@ static float max_span(const float *x, int n)
 {
     vf vm = vdup(-INFINITY);
     int j = 0;
-    for (; j + VW <= n; j += VW) vm = vmax(vm, vld(x + j));
+    for (; j + VW <= n; j += VW) vm = vmax(vm, vload(x + j));
     float m = hmax(vm);
     for (; j < n; j++) m = x[j] > m ? x[j] : m;
     return m;
@@ -244,8 +236,8 @@ static float exp_sum_to(const float *x, float *y, int n, float m)
     vf vs = vdup(0.0f), vm = vdup(m);
     int j = 0;
     for (; j + VW <= n; j += VW) {
-        vf e = vexp(vld(x + j) - vm);
-        vst(y + j, e);
+        vf e = vexp(vload(x + j) - vm);
+        vstore(y + j, e);
         vs += e;
     }
     float s = hsum(vs);
@@ -305,7 +297,7 @@ void fc_cpu_att_softmax_tile(const fc_att_geom *g, float *S, int nh, int R, int 
         fc_bf16 *o = (fc_bf16 *)out + at;
         int j = 0;
         for (; j + VW <= lim; j += VW) {
-            vi u = (vi)(vld(x + j) * inv); /* finite and >= 0: round to nearest even by the bits */
+            vi u = (vi)(vload(x + j) * inv); /* finite and >= 0: round to nearest even by the bits */
             vh h = __builtin_convertvector((u + 0x7fff + ((u >> 16) & 1)) >> 16, vh);
             memcpy(o + j, &h, sizeof h);
         }
@@ -380,7 +372,7 @@ INLINE void qk_tile(const int R, const float *K, int d, const float *qt, float *
     for (int e = 0; e < d; e++) {
         vf q[QV];
 #pragma GCC unroll 4
-        for (int c = 0; c < QV; c++) q[c] = vld(qt + (size_t)e * BR + c * VW);
+        for (int c = 0; c < QV; c++) q[c] = vload(qt + (size_t)e * BR + c * VW);
 #pragma GCC unroll 16
         for (int r = 0; r < R; r++) {
             const vf k = vdup(K[(size_t)r * d + e]);
@@ -392,7 +384,7 @@ INLINE void qk_tile(const int R, const float *K, int d, const float *qt, float *
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
         for (int c = 0; c < QV; c++) {
-            vst(st + r * BR + c * VW, acc[r][c]);
+            vstore(st + r * BR + c * VW, acc[r][c]);
             mx[c] = vmax(mx[c], acc[r][c]);
         }
 }
@@ -405,11 +397,11 @@ INLINE void pv_tile(const int E, const float *V, int d, const float *st, int nk,
 #pragma GCC unroll 16
     for (int x = 0; x < E; x++)
 #pragma GCC unroll 4
-        for (int c = 0; c < QV; c++) acc[x][c] = vld(ot + x * BR + c * VW) * corr[c];
+        for (int c = 0; c < QV; c++) acc[x][c] = vload(ot + x * BR + c * VW) * corr[c];
     for (int j = 0; j < nk; j++) {
         vf p[QV];
 #pragma GCC unroll 4
-        for (int c = 0; c < QV; c++) p[c] = vld(st + j * BR + c * VW);
+        for (int c = 0; c < QV; c++) p[c] = vload(st + j * BR + c * VW);
 #pragma GCC unroll 16
         for (int x = 0; x < E; x++) {
             const vf v = vdup(V[(size_t)j * d + x]);
@@ -420,7 +412,7 @@ INLINE void pv_tile(const int E, const float *V, int d, const float *st, int nk,
 #pragma GCC unroll 16
     for (int x = 0; x < E; x++)
 #pragma GCC unroll 4
-        for (int c = 0; c < QV; c++) vst(ot + x * BR + c * VW, acc[x][c]);
+        for (int c = 0; c < QV; c++) vstore(ot + x * BR + c * VW, acc[x][c]);
 }
 
 static size_t flash_ws_floats(int d) { return (size_t)2 * d * BR + (size_t)BC * BR; }
@@ -473,8 +465,8 @@ static void qblock_keys(const fc_att_geom *g, qblock *b, const float *Kh, const 
         for (j = 0; j < nk; j++)
             for (int c = 0; c < QV; c++) {
                 float *s = b->st + j * BR + c * VW;
-                vf v = vsel(vidup(j0 + j) >= b->lim[c], vdup(-INFINITY), vld(s));
-                vst(s, v);
+                vf v = vsel(vidup(j0 + j) >= b->lim[c], vdup(-INFINITY), vload(s));
+                vstore(s, v);
                 mx[c] = vmax(mx[c], v);
             }
     }
@@ -489,8 +481,8 @@ static void qblock_keys(const fc_att_geom *g, qblock *b, const float *Kh, const 
     for (j = 0; j < nk; j++)
         for (int c = 0; c < QV; c++) {
             float *s = b->st + j * BR + c * VW;
-            vf p = vexp(vld(s) - base[c]);
-            vst(s, p);
+            vf p = vexp(vload(s) - base[c]);
+            vstore(s, p);
             sum[c] += p;
         }
     for (int c = 0; c < QV; c++) b->l[c] = b->l[c] * corr[c] + sum[c];
@@ -597,14 +589,7 @@ INLINE float el_load(const void *base, size_t i, bool bf)
 /* VW elements from base + i: bfloat16 widened exactly (its bits are a float's top half) */
 INLINE vf el_vload(const void *base, size_t i, bool bf)
 {
-    if (!bf) return vld((const float *)base + i);
-#if VW == 16
-    return (vf)fc_bf16_widen16((const fc_bf16 *)base + i); /* one vpmovzxwd (cpu_bf16.h) */
-#else
-    vh h;
-    memcpy(&h, (const fc_bf16 *)base + i, sizeof h);
-    return (vf)(__builtin_convertvector(h, vi) << 16);
-#endif
+    return bf ? vload_bf16((const fc_bf16 *)base + i) : vload((const float *)base + i);
 }
 
 /* x[i·KB + k] = q_i·k_k for the RB rows q_i and the KB = VW/RB keys k_k at K (rows d
@@ -620,7 +605,7 @@ INLINE void dec_dot(const int RB, const float *const *q, const void *K, int d, v
         vf a[4];
 #pragma GCC unroll 4
         for (int i = 0; i < RB; i++) {
-            a[i] = vld(q[i] + e);
+            a[i] = vload(q[i] + e);
             IN_REGISTER(a[i]);
         }
 #pragma GCC unroll 8
@@ -775,7 +760,7 @@ INLINE void dec_pv_rows(const int X, const float *p, int nk, const void *V, int 
 #pragma GCC unroll 4
         for (int x = 0; x < X; x++)
 #pragma GCC unroll 4
-            for (int c = 0; c < 4; c++) acc[x][c] = vld(o + (size_t)x * d + e + c * VW) * corr[x];
+            for (int c = 0; c < 4; c++) acc[x][c] = vload(o + (size_t)x * d + e + c * VW) * corr[x];
         for (int j = 0; j < nk; j++) {
             if (e == 0 && pf) prefetch_ahead(el_at(V, (size_t)(j + ahead) * d, bf), (size_t)d * el_size(bf));
             vf v[4];
@@ -794,7 +779,7 @@ INLINE void dec_pv_rows(const int X, const float *p, int nk, const void *V, int 
 #pragma GCC unroll 4
         for (int x = 0; x < X; x++)
 #pragma GCC unroll 4
-            for (int c = 0; c < 4; c++) vst(o + (size_t)x * d + e + c * VW, acc[x][c]);
+            for (int c = 0; c < 4; c++) vstore(o + (size_t)x * d + e + c * VW, acc[x][c]);
     }
     dec_pv_tail(X, p, nk, V, d, o, corr, e, bf);
 }
@@ -846,7 +831,7 @@ INLINE void dec_pv_rows_dp(const int X, const fc_bf16 *pb, const float *p, int n
 #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
                 const float *oh = o + (size_t)x * d + e + h * 2 * VW;
-                const vf a = vld(oh) * corr[x], b = vld(oh + VW) * corr[x];
+                const vf a = vload(oh) * corr[x], b = vload(oh + VW) * corr[x];
                 acc[x][2 * h] = perm2(a, DP_LO, b);
                 acc[x][2 * h + 1] = perm2(a, DP_HI, b);
             }
@@ -861,8 +846,8 @@ INLINE void dec_pv_rows_dp(const int X, const fc_bf16 *pb, const float *p, int n
 #pragma GCC unroll 2
             for (int h = 0; h < 2; h++) {
                 float *oh = o + (size_t)x * d + e + h * 2 * VW;
-                vst(oh, perm2(acc[x][2 * h], DP_A, acc[x][2 * h + 1]));
-                vst(oh + VW, perm2(acc[x][2 * h], DP_B, acc[x][2 * h + 1]));
+                vstore(oh, perm2(acc[x][2 * h], DP_A, acc[x][2 * h + 1]));
+                vstore(oh + VW, perm2(acc[x][2 * h], DP_B, acc[x][2 * h + 1]));
             }
     }
     dec_pv_tail(X, p, nk, V, d, o, corr, e, true);
@@ -877,7 +862,7 @@ static void dec_round_p(const float *sb, int R, int nk, fc_bf16 *pb)
         fc_bf16 *y = pb + (size_t)r * DEC_PB;
         int j = 0;
         for (; j + 2 * VW <= nk; j += 2 * VW) /* 32 rounded to nearest even, in one store */
-            _mm512_storeu_si512(y + j, (__m512i)_mm512_cvtne2ps_pbh((__m512)vld(x + j + VW), (__m512)vld(x + j)));
+            _mm512_storeu_si512(y + j, (__m512i)_mm512_cvtne2ps_pbh((__m512)vload(x + j + VW), (__m512)vload(x + j)));
         for (; j < nk; j++) y[j] = fc_bf16_store(x[j]);
         y[nk] = 0;
     }

@@ -7,7 +7,7 @@
  * it is memory-bound at any size (MobileNetV2's 56²×144 layer: 8 MFLOP over 3.6 MB).
  *
  * NHWC vectorises over channels: each thread takes a row of output pixels and a chunk
- * of 64 channels, keeps four 16-float accumulators per pixel in registers across the
+ * of four vectors of channels, keeps four accumulators per pixel in registers across the
  * taps that land inside the input, and applies bias, residual and ReLU before the one
  * store. NCHW vectorises along an output row of one channel plane: the row is made
  * in place (bias, then each tap over the outputs whose input column is inside), then
@@ -18,7 +18,7 @@
 
 #include <string.h>
 
-#define DW_CHUNK 64 /* channels per NHWC work item: four vectors */
+#define DW_CHUNK (4 * VW) /* channels per NHWC work item: four vectors */
 
 void fc_cpu_dwconv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
 {
@@ -47,14 +47,14 @@ typedef struct dw_args {
     const fc_epilogue *ep;
 } dw_args;
 
-/* Channels [c0, c0 + 16·nv) of output pixel (nn, oy, ox), NHWC; nv is 1 or 4 at each
+/* Channels [c0, c0 + VW·nv) of output pixel (nn, oy, ox), NHWC; nv is 1 or 4 at each
  * call, so the loops over it unroll and the accumulators stay in registers. */
 static inline __attribute__((always_inline)) void dw_pixel_vec(const dw_args *a, int nn, int oy, int ox, int c0, int nv)
 {
     const fc_conv_geom *g = a->g;
     const size_t C = (size_t)g->c;
-    v16f acc[4];
-    for (int j = 0; j < nv; j++) acc[j] = a->ep->bias ? vload(a->ep->bias + c0 + 16 * j) : vsplat(0.0f);
+    vf acc[4];
+    for (int j = 0; j < nv; j++) acc[j] = a->ep->bias ? vload(a->ep->bias + c0 + VW * j) : vsplat(0.0f);
     int rlo, rhi, slo, shi;
     tap_range(oy, g->r, g->h, g->stride, g->pad, &rlo, &rhi);
     tap_range(ox, g->s, g->w, g->stride, g->pad, &slo, &shi);
@@ -63,18 +63,18 @@ static inline __attribute__((always_inline)) void dw_pixel_vec(const dw_args *a,
         const float *wr = a->w + (size_t)r * g->s * C + c0;
         for (int s = slo; s < shi; s++) {
             const float *xs = xr + (size_t)(ox * g->stride - g->pad + s) * C, *ws = wr + (size_t)s * C;
-            for (int j = 0; j < nv; j++) acc[j] += vload(xs + 16 * j) * vload(ws + 16 * j);
+            for (int j = 0; j < nv; j++) acc[j] += vload(xs + VW * j) * vload(ws + VW * j);
         }
     }
     size_t o = (((size_t)nn * g->p + oy) * g->q + ox) * C + c0;
     for (int j = 0; j < nv; j++) {
-        if (a->ep->resid) acc[j] += vload(a->ep->resid + o + 16 * j);
+        if (a->ep->resid) acc[j] += vload(a->ep->resid + o + VW * j);
         if (a->ep->act == FC_ACT_RELU) acc[j] = vmax(acc[j], vsplat(0.0f));
-        vstore(a->y + o + 16 * j, acc[j]);
+        vstore(a->y + o + VW * j, acc[j]);
     }
 }
 
-/* The same for one channel (the tail of a chunk that is not a multiple of 16). */
+/* The same for one channel (the tail of a chunk that is not a multiple of VW). */
 static void dw_pixel_one(const dw_args *a, int nn, int oy, int ox, int c)
 {
     const fc_conv_geom *g = a->g;
@@ -112,7 +112,7 @@ static void dwconv_nhwc(const dw_args *a)
                     dw_pixel_vec(a, nn, oy, ox, c, 4);
                     c += DW_CHUNK;
                 }
-                for (; c + 16 <= cend; c += 16) dw_pixel_vec(a, nn, oy, ox, c, 1);
+                for (; c + VW <= cend; c += VW) dw_pixel_vec(a, nn, oy, ox, c, 1);
                 for (; c < cend; c++) dw_pixel_one(a, nn, oy, ox, c);
             }
         }

@@ -18,49 +18,49 @@
 
 /* ------------------------------------------------------------------ math */
 
-/* exp, softmax and GELU are written on 16-float vectors (cpu_vec.h), where `omp
+/* exp, softmax and GELU are written on the ISA's float vectors (cpu_vec.h), where `omp
  * simd` over the scalar form left the exponential scalar. */
-static inline float vhmax(v16f v)
+static inline float vhmax(vf v)
 {
     float m = v[0];
-    for (int i = 1; i < 16; i++) m = v[i] > m ? v[i] : m;
+    for (int i = 1; i < VW; i++) m = v[i] > m ? v[i] : m;
     return m;
 }
 
 /* exp(x) = 2^n·e^r, n = round(x·log2 e) by the 1.5·2^23 trick, r in [−ln2/2, ln2/2],
  * Cephes' degree-5 polynomial (relative error ~1e-7). exp(x < −87) = 0, so exp(−∞)
  * = 0 for masked logits. */
-static inline v16f vexp(v16f x)
+static inline vf vexp(vf x)
 {
-    const v16f magic = vsplat(12582912.0f);
-    v16f xc = vsel(x < vsplat(-87.0f), vsplat(-87.0f), x);
+    const vf magic = vsplat(12582912.0f);
+    vf xc = vsel(x < vsplat(-87.0f), vsplat(-87.0f), x);
     xc = vsel(xc > vsplat(88.0f), vsplat(88.0f), xc);
-    v16f t = xc * vsplat(1.44269504088896341f) + magic;
-    v16f n = t - magic;
-    v16i ni = (v16i)t - (v16i)magic;
-    v16f r = xc - n * vsplat(0.693359375f);
+    vf t = xc * vsplat(1.44269504088896341f) + magic;
+    vf n = t - magic;
+    vi ni = (vi)t - (vi)magic;
+    vf r = xc - n * vsplat(0.693359375f);
     r = r + n * vsplat(2.12194440e-4f);
-    v16f p = vsplat(1.9875691500E-4f);
+    vf p = vsplat(1.9875691500E-4f);
     p = p * r + vsplat(1.3981999507E-3f);
     p = p * r + vsplat(8.3334519073E-3f);
     p = p * r + vsplat(4.1665795894E-2f);
     p = p * r + vsplat(1.6666665459E-1f);
     p = p * r + vsplat(5.0000001201E-1f);
     p = p * r * r + r + vsplat(1.0f);
-    v16f scale = (v16f)((ni + 127) << 23);
+    vf scale = (vf)((ni + 127) << 23);
     return vsel(x < vsplat(-87.0f), vsplat(0.0f), p * scale);
 }
 
 static inline float fast_expf(float x)
 {
-    v16f v = vsplat(x);
+    vf v = vsplat(x);
     return vexp(v)[0];
 }
 
 /* gelu_tanh(x) = 0.5·x·(1 + tanh(u)) = x / (1 + e^(−2u)), u = √(2/π)(x + 0.044715x³) */
-static inline v16f vgelu(v16f x)
+static inline vf vgelu(vf x)
 {
-    v16f u = vsplat(0.7978845608028654f) * (x + vsplat(0.044715f) * x * x * x);
+    vf u = vsplat(0.7978845608028654f) * (x + vsplat(0.044715f) * x * x * x);
     return x / (vsplat(1.0f) + vexp(vsplat(-2.0f) * u));
 }
 
@@ -70,7 +70,7 @@ static inline float gelu(float x) { return vgelu(vsplat(x))[0]; }
 static void gelu_span(const float *in, float *out, size_t n)
 {
     size_t j = 0;
-    for (; j + 16 <= n; j += 16) vstore(out + j, vgelu(vload(in + j)));
+    for (; j + VW <= n; j += VW) vstore(out + j, vgelu(vload(in + j)));
     for (; j < n; j++) out[j] = gelu(in[j]);
 }
 
@@ -88,7 +88,7 @@ static inline void act_span(float *y, size_t n, fc_act a)
 }
 
 /* silu(x) = x / (1 + e^−x); e^−x clamps at e^88 for x < −88, which leaves x·~1e-38 */
-static inline v16f vsilu(v16f x) { return x / (vsplat(1.0f) + vexp(-x)); }
+static inline vf vsilu(vf x) { return x / (vsplat(1.0f) + vexp(-x)); }
 
 static inline float silu(float x) { return vsilu(vsplat(x))[0]; }
 
@@ -97,14 +97,14 @@ void fc_cpu_gelu_span(const float *in, float *out, size_t n) { gelu_span(in, out
 void fc_cpu_silu_span(const float *in, float *out, size_t n)
 {
     size_t j = 0;
-    for (; j + 16 <= n; j += 16) vstore(out + j, vsilu(vload(in + j)));
+    for (; j + VW <= n; j += VW) vstore(out + j, vsilu(vload(in + j)));
     for (; j < n; j++) out[j] = silu(in[j]);
 }
 
 void fc_cpu_silu_mul_span(const float *g, const float *u, float *out, size_t n)
 {
     size_t j = 0;
-    for (; j + 16 <= n; j += 16) vstore(out + j, vsilu(vload(g + j)) * vload(u + j));
+    for (; j + VW <= n; j += VW) vstore(out + j, vsilu(vload(g + j)) * vload(u + j));
     for (; j < n; j++) out[j] = silu(g[j]) * u[j];
 }
 
@@ -193,8 +193,8 @@ void fc_cpu_gelu(const float *in, float *out, size_t n)
 static inline float max_span(const float *in, size_t n, float mx)
 {
     size_t j = 0;
-    v16f vm = vsplat(mx);
-    for (; j + 16 <= n; j += 16) vm = vmax(vm, vload(in + j));
+    vf vm = vsplat(mx);
+    for (; j + VW <= n; j += VW) vm = vmax(vm, vload(in + j));
     mx = vhmax(vm);
     for (; j < n; j++) mx = in[j] > mx ? in[j] : mx;
     return mx;
@@ -204,9 +204,9 @@ static inline float max_span(const float *in, size_t n, float mx)
 static inline float exp_sum_span(const float *in, float *out, size_t n, float mx)
 {
     size_t j = 0;
-    v16f vs = vsplat(0.0f), vmx = vsplat(mx);
-    for (; j + 16 <= n; j += 16) {
-        v16f e = vexp(vload(in + j) - vmx);
+    vf vs = vsplat(0.0f), vmx = vsplat(mx);
+    for (; j + VW <= n; j += VW) {
+        vf e = vexp(vload(in + j) - vmx);
         vstore(out + j, e);
         vs += e;
     }

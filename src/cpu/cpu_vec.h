@@ -1,31 +1,60 @@
-/* cpu_vec.h — 16-float vectors (GCC vector extensions) for the host kernels: the
- * compiler maps one to a zmm register with AVX-512, two ymm with AVX2, and so on. */
+/* cpu_vec.h — float vectors of the ISA's width (GCC vector extensions) for the host
+ * kernels: VW floats, 16 with AVX-512, 8 with AVX2, 4 otherwise, so that a vector is
+ * one register. A 64-byte vector where the ISA has no 64-byte registers has no
+ * machine mode in GCC and lives in memory: built for AVX2 (-march=znver3) on the AMD
+ * EPYC VM, the NHWC depthwise conv took 3.7-8.2x the time with 16-float vectors that
+ * it takes with 8 (one harness, both alternated), and in `fusecal run --quick` the
+ * fused add_layernorm (4096 x 768) 2.37 ms against 0.62, qk_norm_rope 0.79 against
+ * 0.27, qk_softmax's unfused softmax pass 6.34 against 2.46 (its speedup 2.62x
+ * against 1.03x): verdicts on the build, not on fusion. */
 #ifndef FC_CPU_VEC_H
 #define FC_CPU_VEC_H
 
 #include <stdint.h>
 #include "cpu_bf16.h"
 
-typedef float v16f __attribute__((vector_size(64)));
-typedef int32_t v16i __attribute__((vector_size(64)));
-typedef float v16fu __attribute__((vector_size(64), aligned(4), may_alias)); /* unaligned access */
+#if defined(__AVX512F__)
+#define VW 16
+#elif defined(__AVX__)
+#define VW 8
+#else
+#define VW 4
+#endif
 
-static inline v16f vload(const float *p) { return *(const v16fu *)p; }
-static inline void vstore(float *p, v16f v) { *(v16fu *)p = v; }
-static inline v16f vsplat(float x) { return (v16f){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
-static inline v16f vsel(v16i mask, v16f a, v16f b) { return (v16f)((mask & (v16i)a) | (~mask & (v16i)b)); }
-static inline v16f vmax(v16f a, v16f b) { return vsel(a > b, a, b); }
+typedef float vf __attribute__((vector_size(VW * 4)));
+typedef int32_t vi __attribute__((vector_size(VW * 4)));
+typedef float vfu __attribute__((vector_size(VW * 4), aligned(4), may_alias)); /* unaligned access */
 
-/* The sum of v's lanes as a tree: halves added four times. (`omp simd reduction`
- * ends a row's sum with one scalar add per lane, each waiting on the last: 32 in a
- * chain for AVX-512's two accumulators, most of a 128-float row's time.) */
-static inline float vhsum(v16f v)
+static inline vf vload(const float *p) { return *(const vfu *)p; }
+static inline void vstore(float *p, vf v) { *(vfu *)p = v; }
+#if VW == 16
+#define FC_VW_LIST(x) x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x
+#elif VW == 8
+#define FC_VW_LIST(x) x, x, x, x, x, x, x, x
+#else
+#define FC_VW_LIST(x) x, x, x, x
+#endif
+static inline vf vsplat(float x) { return (vf){FC_VW_LIST(x)}; }
+static inline vf vsel(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
+static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
+
+/* The sum of v's lanes as a tree: halves added until four are left. (`omp simd
+ * reduction` ends a row's sum with one scalar add per lane, each waiting on the
+ * last: 32 in a chain for AVX-512's two accumulators, most of a 128-float row's
+ * time.) */
+static inline float vhsum(vf v)
 {
-    typedef float v8f __attribute__((vector_size(32)));
     typedef float v4f __attribute__((vector_size(16)));
+#if VW == 16
+    typedef float v8f __attribute__((vector_size(32)));
     v8f a = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
     a += (v8f){v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]};
     v4f b = (v4f){a[0], a[1], a[2], a[3]} + (v4f){a[4], a[5], a[6], a[7]};
+#elif VW == 8
+    v4f b = (v4f){v[0], v[1], v[2], v[3]} + (v4f){v[4], v[5], v[6], v[7]};
+#else
+    v4f b = v;
+#endif
     return (b[0] + b[2]) + (b[1] + b[3]);
 }
 
@@ -62,45 +91,44 @@ static inline void vask_row(const void *src, void *dst, size_t n, size_t left)
     }
 }
 
-/* x rounded to 16 bfloat16 at p, to nearest even, NaN kept NaN: one vcvtneps2bf16
+/* x rounded to VW bfloat16 at p, to nearest even, NaN kept NaN: one vcvtneps2bf16
  * with AVX-512 BF16 (which also flushes denormals, below 1.2e-38, to zero), else
  * fc_bf16_store's arithmetic on all lanes */
-static inline void vstore_bf16(uint16_t *p, v16f x)
+typedef uint16_t vhu __attribute__((vector_size(VW * 2), aligned(2), may_alias)); /* VW bfloat16, unaligned */
+static inline void vstore_bf16(uint16_t *p, vf x)
 {
-    typedef uint16_t v16hu __attribute__((vector_size(32), aligned(2), may_alias));
-#if defined(__AVX512BF16__)
-    *(v16hu *)p = (v16hu)__builtin_ia32_cvtneps2bf16_v16sf((__attribute__((vector_size(64))) float)x);
+#if defined(__AVX512BF16__) && VW == 16
+    *(vhu *)p = (vhu)__builtin_ia32_cvtneps2bf16_v16sf(x);
 #else
-    typedef uint32_t v16u __attribute__((vector_size(64)));
-    v16u u = (v16u)x;
-    v16u r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    v16i nan = (v16i)((u & 0x7fffffffu) > 0x7f800000u);
-    r = (v16u)((nan & (v16i)((u >> 16) | 0x40u)) | (~nan & (v16i)r));
-    *(v16hu *)p = __builtin_convertvector(r, v16hu);
+    typedef uint32_t vu __attribute__((vector_size(VW * 4)));
+    vu u = (vu)x;
+    vu r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    vi nan = (vi)((u & 0x7fffffffu) > 0x7f800000u);
+    r = (vu)((nan & (vi)((u >> 16) | 0x40u)) | (~nan & (vi)r));
+    *(vhu *)p = __builtin_convertvector(r, vhu);
 #endif
 }
 
-/* 32 floats, a then b, rounded as vstore_bf16 rounds them, in one 64-byte store
+/* 2·VW floats, a then b, rounded as vstore_bf16 rounds them, in one 64-byte store
  * (with AVX-512 BF16; a plain bf16 add past the LLC ran at 77 % of the bandwidth
  * with two 32-byte stores into each cache line, at 86 % with one) */
-static inline void vstore2_bf16(uint16_t *p, v16f a, v16f b)
+static inline void vstore2_bf16(uint16_t *p, vf a, vf b)
 {
-#if defined(__AVX512BF16__)
+#if defined(__AVX512BF16__) && VW == 16
     _mm512_storeu_si512(p, (__m512i)_mm512_cvtne2ps_pbh((__m512)b, (__m512)a));
 #else
     vstore_bf16(p, a);
-    vstore_bf16(p + 16, b);
+    vstore_bf16(p + VW, b);
 #endif
 }
 
-/* 16 bfloat16 at p as floats (exact: a bfloat16 is a float's top half) */
-static inline v16f vload_bf16(const uint16_t *p)
+/* VW bfloat16 at p as floats (exact: a bfloat16 is a float's top half) */
+static inline vf vload_bf16(const uint16_t *p)
 {
-#if defined(__AVX512F__)
-    return (v16f)fc_bf16_widen16(p);
+#if VW == 16
+    return (vf)fc_bf16_widen16(p);
 #else
-    typedef uint16_t v16h __attribute__((vector_size(32), aligned(2), may_alias));
-    return (v16f)(__builtin_convertvector(*(const v16h *)p, v16i) << 16);
+    return (vf)(__builtin_convertvector(*(const vhu *)p, vi) << 16);
 #endif
 }
 

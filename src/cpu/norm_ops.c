@@ -1,5 +1,5 @@
 /* norm_ops.c — see norm_ops.h. Each row is one OpenMP iteration (static schedule);
- * inside it, 16-float vectors (cpu_vec.h): a sweep that reads memory, then sweeps over
+ * inside it, the ISA's float vectors (cpu_vec.h): a sweep that reads memory, then sweeps over
  * what the first left in L1/L2 (a row of 8192 floats is 32 KiB). Each kernel asks
  * for its streams' lines 4 KB ahead (cpu_vec.h's vask; past the LLC on the Xeon,
  * add_layernorm 70–72 → 78–81 % of the bandwidth, add_rmsnorm 53–59 → 65–66 %, in
@@ -13,9 +13,9 @@
  * cached row. */
 static inline float row_sum(const float *h, size_t n)
 {
-    v16f a = vsplat(0.0f);
+    vf a = vsplat(0.0f);
     size_t j = 0;
-    for (; j + 16 <= n; j += 16) a += vload(h + j);
+    for (; j + VW <= n; j += VW) a += vload(h + j);
     float s = vhsum(a);
     for (; j < n; j++) s += h[j];
     return s;
@@ -25,16 +25,16 @@ static inline float row_sum(const float *h, size_t n)
  * each row with a chain of scalar adds, most of a short row's time) */
 static inline float row_sq_dev(const float *h, float mean, size_t n)
 {
-    const v16f vm = vsplat(mean);
-    v16f a = vsplat(0.0f), b = vsplat(0.0f);
+    const vf vm = vsplat(mean);
+    vf a = vsplat(0.0f), b = vsplat(0.0f);
     size_t j = 0;
-    for (; j + 32 <= n; j += 32) {
-        v16f x = vload(h + j) - vm, y = vload(h + j + 16) - vm;
+    for (; j + 2 * VW <= n; j += 2 * VW) {
+        vf x = vload(h + j) - vm, y = vload(h + j + VW) - vm;
         a += x * x;
         b += y * y;
     }
-    for (; j + 16 <= n; j += 16) {
-        v16f x = vload(h + j) - vm;
+    for (; j + VW <= n; j += VW) {
+        vf x = vload(h + j) - vm;
         a += x * x;
     }
     float s = vhsum(a + b);
@@ -48,12 +48,12 @@ static inline void ask_w(float *p, size_t j, size_t left) { vask_w(p, j * sizeof
 
 /* x + r at j into h, the three streams asked for ahead (left elements from j's row
  * on) */
-static inline v16f add_at(const float *x, const float *r, float *h, size_t j, size_t left)
+static inline vf add_at(const float *x, const float *r, float *h, size_t j, size_t left)
 {
     ask(x, j, left);
     ask(r, j, left);
     ask_w(h, j, left);
-    const v16f v = vload(x + j) + vload(r + j);
+    const vf v = vload(x + j) + vload(r + j);
     vstore(h + j, v);
     return v;
 }
@@ -73,16 +73,16 @@ typedef struct next_row {
 static inline void normalize_row(const float *h, float mean, float rstd, const float *gamma, const float *beta,
                                  float *y, size_t n, size_t left, const next_row *next)
 {
-    const v16f vm = vsplat(mean), vr = vsplat(rstd);
+    const vf vm = vsplat(mean), vr = vsplat(rstd);
     size_t j = 0;
-    for (; j + 16 <= n; j += 16) {
+    for (; j + VW <= n; j += VW) {
         ask_w(y, j, left);
         if (next) {
             __builtin_prefetch(next->x + j, 0, 3);
             __builtin_prefetch(next->r + j, 0, 3);
             __builtin_prefetch(next->y + j, 1, 3);
         }
-        const v16f t = (vload(h + j) - vm) * vr * vload(gamma + j);
+        const vf t = (vload(h + j) - vm) * vr * vload(gamma + j);
         vstore(y + j, beta ? t + vload(beta + j) : t);
     }
     for (; j < n; j++) y[j] = (h[j] - mean) * rstd * gamma[j] + (beta ? beta[j] : 0.0f);
@@ -95,8 +95,8 @@ static inline void head_rope(const float *a, const float *gamma, float rstd, con
     const size_t half = d / 2;
     const float *c = cs, *s = cs + half;
     size_t i = 0;
-    for (const v16f vr = vsplat(rstd); i + 16 <= half; i += 16) {
-        v16f lo = vload(a + i), hi = vload(a + i + half);
+    for (const vf vr = vsplat(rstd); i + VW <= half; i += VW) {
+        vf lo = vload(a + i), hi = vload(a + i + half);
         if (gamma) {
             lo = lo * vr * vload(gamma + i);
             hi = hi * vr * vload(gamma + i + half);
@@ -161,9 +161,9 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
         const float *xi = x + i * n, *ri = r + i * n;
         float *yi = y + i * n;
         const size_t left = (rows - i) * n;
-        v16f a = vsplat(0.0f);
+        vf a = vsplat(0.0f);
         size_t j = 0;
-        for (; j + 16 <= n; j += 16) a += add_at(xi, ri, yi, j, left);
+        for (; j + VW <= n; j += VW) a += add_at(xi, ri, yi, j, left);
         float s = vhsum(a);
         for (; j < n; j++) s += yi[j] = xi[j] + ri[j];
         const float mean = s / (float)n;
@@ -183,10 +183,10 @@ void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, floa
         const float *xi = x + i * n, *ri = r + i * n;
         float *hi = h + i * n, *yi = y + i * n;
         const size_t left = (rows - i) * n;
-        v16f a = vsplat(0.0f);
+        vf a = vsplat(0.0f);
         size_t j = 0;
-        for (; j + 16 <= n; j += 16) {
-            const v16f hv = add_at(xi, ri, hi, j, left);
+        for (; j + VW <= n; j += VW) {
+            const vf hv = add_at(xi, ri, hi, j, left);
             a += hv * hv;
         }
         float s = vhsum(a);

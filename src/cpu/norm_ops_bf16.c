@@ -6,7 +6,7 @@
  * again from cache); add_rmsnorm normalizes the h it stores (the residual the next layer
  * reads), as the unfused chain does.
  *
- * Every kernel stores 32 results a cache line at a time (vstore2_bf16) and asks for
+ * Every kernel stores 2·VW results at a time (vstore2_bf16: a cache line with AVX-512) and asks for
  * the lines of its streams 4 KB in advance (cpu_vec.h's vask), those it writes with
  * intent to write: the hardware prefetchers stop at each 4 KB page, and a row of a bf16
  * norm is too little work to hide the misses. Past the LLC (Xeon, 2 cores, % of
@@ -48,15 +48,15 @@ static inline void ask_w(fc_bf16 *p, size_t j, size_t left) { vask_w(p, j * size
 /* Σ h² over a row: two vector accumulators, a tree at the end (cpu_vec.h) */
 static inline float row_sq(const fc_bf16 *h, size_t n)
 {
-    v16f a = vsplat(0.0f), b = vsplat(0.0f);
+    vf a = vsplat(0.0f), b = vsplat(0.0f);
     size_t j = 0;
-    for (; j + 32 <= n; j += 32) {
-        v16f x = vload_bf16(h + j), y = vload_bf16(h + j + 16);
+    for (; j + 2 * VW <= n; j += 2 * VW) {
+        vf x = vload_bf16(h + j), y = vload_bf16(h + j + VW);
         a += x * x;
         b += y * y;
     }
-    for (; j + 16 <= n; j += 16) {
-        v16f x = vload_bf16(h + j);
+    for (; j + VW <= n; j += VW) {
+        vf x = vload_bf16(h + j);
         a += x * x;
     }
     float s = vhsum(a + b);
@@ -68,14 +68,14 @@ static inline float row_sq(const fc_bf16 *h, size_t n)
  * elements from y on) ahead */
 static inline void scale_row(const fc_bf16 *h, const float *gamma, float rstd, fc_bf16 *y, size_t n, size_t left)
 {
-    const v16f vr = vsplat(rstd);
+    const vf vr = vsplat(rstd);
     size_t j = 0;
-    for (; j + 32 <= n; j += 32) {
+    for (; j + 2 * VW <= n; j += 2 * VW) {
         ask_w(y, j, left);
         vstore2_bf16(y + j, vload_bf16(h + j) * vr * vload(gamma + j),
-                     vload_bf16(h + j + 16) * vr * vload(gamma + j + 16));
+                     vload_bf16(h + j + VW) * vr * vload(gamma + j + VW));
     }
-    for (; j + 16 <= n; j += 16) vstore_bf16(y + j, vload_bf16(h + j) * vr * vload(gamma + j));
+    for (; j + VW <= n; j += VW) vstore_bf16(y + j, vload_bf16(h + j) * vr * vload(gamma + j));
     for (; j < n; j++) y[j] = fc_bf16_store(fc_bf16_load(h[j]) * rstd * gamma[j]);
 }
 
@@ -95,10 +95,10 @@ void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, f
 /* The rotate-half rotary embedding of one head a of 2·half into o, cos c and sin s of
  * its position; with gamma, the head is first normalized: each element times
  * rstd·gamma[i]. */
-static inline void rope_16(const fc_bf16 *a, const float *gamma, v16f vr, const float *c, const float *s, size_t half,
-                           size_t i, v16f *lo, v16f *hi)
+static inline void rope_vec(const fc_bf16 *a, const float *gamma, vf vr, const float *c, const float *s, size_t half,
+                            size_t i, vf *lo, vf *hi)
 {
-    v16f l = vload_bf16(a + i), h = vload_bf16(a + i + half), vc = vload(c + i), vs = vload(s + i);
+    vf l = vload_bf16(a + i), h = vload_bf16(a + i + half), vc = vload(c + i), vs = vload(s + i);
     if (gamma) {
         l = l * vr * vload(gamma + i);
         h = h * vr * vload(gamma + i + half);
@@ -110,18 +110,18 @@ static inline void rope_16(const fc_bf16 *a, const float *gamma, v16f vr, const 
 static inline __attribute__((always_inline)) void rope_head(const fc_bf16 *a, const float *gamma, float rstd,
                                                             const float *c, const float *s, fc_bf16 *o, size_t half)
 {
-    const v16f vr = vsplat(rstd);
+    const vf vr = vsplat(rstd);
     size_t i = 0;
-    for (; i + 32 <= half; i += 32) {
-        v16f l0, h0, l1, h1;
-        rope_16(a, gamma, vr, c, s, half, i, &l0, &h0);
-        rope_16(a, gamma, vr, c, s, half, i + 16, &l1, &h1);
+    for (; i + 2 * VW <= half; i += 2 * VW) {
+        vf l0, h0, l1, h1;
+        rope_vec(a, gamma, vr, c, s, half, i, &l0, &h0);
+        rope_vec(a, gamma, vr, c, s, half, i + VW, &l1, &h1);
         vstore2_bf16(o + i, l0, l1);
         vstore2_bf16(o + i + half, h0, h1);
     }
-    for (; i + 16 <= half; i += 16) {
-        v16f l0, h0;
-        rope_16(a, gamma, vr, c, s, half, i, &l0, &h0);
+    for (; i + VW <= half; i += VW) {
+        vf l0, h0;
+        rope_vec(a, gamma, vr, c, s, half, i, &l0, &h0);
         vstore_bf16(o + i, l0);
         vstore_bf16(o + i + half, h0);
     }
@@ -147,17 +147,16 @@ void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, s
     }
 }
 
-/* h = x + r at j, j + 16 of a fused row: from the row kept on the stack, or again
+/* h = x + r at j, j + VW of a fused row: from the row kept on the stack, or again
  * from x and r past it */
-static inline void row_h(const fc_bf16 *x, const fc_bf16 *r, const float *kept, size_t nkept, size_t j, v16f *h0,
-                         v16f *h1)
+static inline void row_h(const fc_bf16 *x, const fc_bf16 *r, const float *kept, size_t nkept, size_t j, vf *h0, vf *h1)
 {
     if (j < nkept) {
         *h0 = vload(kept + j);
-        *h1 = vload(kept + j + 16);
+        *h1 = vload(kept + j + VW);
     } else {
         *h0 = vload_bf16(x + j) + vload_bf16(r + j);
-        *h1 = vload_bf16(x + j + 16) + vload_bf16(r + j + 16);
+        *h1 = vload_bf16(x + j + VW) + vload_bf16(r + j + VW);
     }
 }
 
@@ -170,44 +169,44 @@ static inline void row_h(const fc_bf16 *x, const fc_bf16 *r, const float *kept, 
 void fc_cpu_add_layernorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, const float *beta, float eps,
                                fc_bf16 *y, size_t rows, size_t n)
 {
-    const size_t nkept = n < ROW_KEPT ? n / 32 * 32 : ROW_KEPT;
+    const size_t nkept = n < ROW_KEPT ? n / (2 * VW) * (2 * VW) : ROW_KEPT;
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < rows; i++) {
         const fc_bf16 *xi = x + i * n, *ri = r + i * n;
         fc_bf16 *yi = y + i * n;
         const size_t left = (rows - i) * n;
         float kept[ROW_KEPT] __attribute__((aligned(64)));
-        v16f a0 = vsplat(0.0f), a1 = vsplat(0.0f), a2 = vsplat(0.0f), a3 = vsplat(0.0f);
+        vf a0 = vsplat(0.0f), a1 = vsplat(0.0f), a2 = vsplat(0.0f), a3 = vsplat(0.0f);
         size_t j = 0;
-        for (; j + 32 <= n; j += 32) {
+        for (; j + 2 * VW <= n; j += 2 * VW) {
             ask(xi, j, left);
             ask(ri, j, left);
             ask_w(yi, j, left);
-            const v16f h0 = vload_bf16(xi + j) + vload_bf16(ri + j);
-            const v16f h1 = vload_bf16(xi + j + 16) + vload_bf16(ri + j + 16);
+            const vf h0 = vload_bf16(xi + j) + vload_bf16(ri + j);
+            const vf h1 = vload_bf16(xi + j + VW) + vload_bf16(ri + j + VW);
             if (j < nkept) {
                 vstore(kept + j, h0);
-                vstore(kept + j + 16, h1);
+                vstore(kept + j + VW, h1);
             }
             a0 += h0;
             a1 += h1;
-            const v16f t0 = a0, t1 = a1;
+            const vf t0 = a0, t1 = a1;
             a0 = a2, a1 = a3, a2 = t0, a3 = t1;
         }
         const size_t nv = j;
         float s = vhsum((a0 + a1) + (a2 + a3));
         for (; j < n; j++) s += fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]);
         const float mean = s / (float)n;
-        const v16f vm = vsplat(mean);
+        const vf vm = vsplat(mean);
         a0 = a1 = a2 = a3 = vsplat(0.0f);
-        for (j = 0; j < nv; j += 32) {
-            v16f h0, h1;
+        for (j = 0; j < nv; j += 2 * VW) {
+            vf h0, h1;
             row_h(xi, ri, kept, nkept, j, &h0, &h1);
             h0 -= vm;
             h1 -= vm;
             a0 += h0 * h0;
             a1 += h1 * h1;
-            const v16f t0 = a0, t1 = a1;
+            const vf t0 = a0, t1 = a1;
             a0 = a2, a1 = a3, a2 = t0, a3 = t1;
         }
         float q = vhsum((a0 + a1) + (a2 + a3));
@@ -216,12 +215,12 @@ void fc_cpu_add_layernorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *
             q += d * d;
         }
         const float rstd = 1.0f / sqrtf(q / (float)n + eps);
-        const v16f vr = vsplat(rstd);
-        for (j = 0; j < nv; j += 32) {
-            v16f h0, h1;
+        const vf vr = vsplat(rstd);
+        for (j = 0; j < nv; j += 2 * VW) {
+            vf h0, h1;
             row_h(xi, ri, kept, nkept, j, &h0, &h1);
             vstore2_bf16(yi + j, (h0 - vm) * vr * vload(gamma + j) + vload(beta + j),
-                         (h1 - vm) * vr * vload(gamma + j + 16) + vload(beta + j + 16));
+                         (h1 - vm) * vr * vload(gamma + j + VW) + vload(beta + j + VW));
         }
         for (j = nv; j < n; j++)
             yi[j] = fc_bf16_store((fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]) - mean) * rstd * gamma[j] + beta[j]);
@@ -236,21 +235,21 @@ void fc_cpu_add_rmsnorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *ga
         const fc_bf16 *xi = x + i * n, *ri = r + i * n;
         fc_bf16 *hi = h + i * n, *yi = y + i * n;
         const size_t left = (rows - i) * n;
-        v16f a = vsplat(0.0f), b = vsplat(0.0f);
+        vf a = vsplat(0.0f), b = vsplat(0.0f);
         size_t j = 0;
-        for (; j + 32 <= n; j += 32) {
+        for (; j + 2 * VW <= n; j += 2 * VW) {
             ask(xi, j, left);
             ask(ri, j, left);
             ask_w(hi, j, left);
             vstore2_bf16(hi + j, vload_bf16(xi + j) + vload_bf16(ri + j),
-                         vload_bf16(xi + j + 16) + vload_bf16(ri + j + 16));
-            const v16f h0 = vload_bf16(hi + j), h1 = vload_bf16(hi + j + 16); /* rounded, as the next layer reads h */
+                         vload_bf16(xi + j + VW) + vload_bf16(ri + j + VW));
+            const vf h0 = vload_bf16(hi + j), h1 = vload_bf16(hi + j + VW); /* rounded, as the next layer reads h */
             a += h0 * h0;
             b += h1 * h1;
         }
-        for (; j + 16 <= n; j += 16) {
+        for (; j + VW <= n; j += VW) {
             vstore_bf16(hi + j, vload_bf16(xi + j) + vload_bf16(ri + j));
-            const v16f h0 = vload_bf16(hi + j);
+            const vf h0 = vload_bf16(hi + j);
             a += h0 * h0;
         }
         float s = vhsum(a + b);
