@@ -42,6 +42,12 @@ static const char *const shapes[] = {
     "n=2,c=6,h=9,w=7,k=6,g=6,r=3,s=3,stride=2,pad=1,layout=nchw",
     "n=1,c=83,h=5,w=6,k=83,g=83,r=3,s=3,stride=2,pad=1,layout=nhwc",
     "n=1,c=32,h=9,w=9,k=32,r=3,s=3,stride=1,pad=1,layout=nchw",
+    /* depthwise NCHW rows of 16 outputs and more (vectors, the last one overlapping the
+     * one before): stride 1 and 2, no padding, a 5x3 filter */
+    "n=1,c=5,h=11,w=37,k=5,g=5,r=3,s=3,pad=1,layout=nchw",
+    "n=2,c=3,h=9,w=41,k=3,g=3,r=3,s=3,stride=2,pad=1,layout=nchw",
+    "n=1,c=4,h=6,w=18,k=4,g=4,r=3,s=3,layout=nchw",
+    "n=1,c=4,h=8,w=20,k=4,g=4,r=5,s=3,pad=2,layout=nchw",
     /* cpu.onednn's Winograd convolutions (64 channels and more, 3x3, stride 1, fp32, where
      * the CPU has AVX-512): outputs no whole number of 2x2 tiles, with and without padding */
     "n=1,c=64,h=9,w=7,k=64,r=3,s=3,pad=1,layout=nhwc",
