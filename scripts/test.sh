@@ -6,7 +6,11 @@
 #   2. the CPU test suite in an AddressSanitizer + UndefinedBehaviorSanitizer
 #      build with leak checking;
 #   3. the release build (the CUDA backends compiled when the toolkit is present;
-#      their gpu-labelled tests skip without a GPU) and every test.
+#      their gpu-labelled tests skip without a GPU) and every test;
+#   4. the host kernels at the other vector width (cpu_vec.h's VW): where the CPU
+#      has AVX-512, an AVX2 build (x86-64-v3) and its kernel tests; where it has
+#      not, an AVX-512 build (x86-64-v4) compiled only. -Werror=psabi fails a vector
+#      type wider than the ISA's registers, which GCC keeps in memory.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh --tests
@@ -28,3 +32,13 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+
+if grep -qw avx512f /proc/cpuinfo; then isa=x86-64-v3; else isa=x86-64-v4; fi
+kernels='test_backends test_norm_logic test_attention test_kernel_logic'
+cmake -S . -B build-isa -DCMAKE_BUILD_TYPE=Release -DFUSECAL_NATIVE=OFF -DFUSECAL_CUDA=OFF \
+    -DCMAKE_C_FLAGS="-march=$isa -Werror=psabi"
+# shellcheck disable=SC2086 # one target per word
+cmake --build build-isa -j"$jobs" --target $kernels
+if [ "$isa" = x86-64-v3 ]; then
+    ctest --test-dir build-isa --output-on-failure -j"$jobs" -R "^($(echo $kernels | tr ' ' '|'))\$"
+fi
