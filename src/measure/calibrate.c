@@ -358,7 +358,7 @@ static int verify_setup(const fc_backend *b, void *state, int nvar, const fc_wor
         if (b->poison(state, (fc_variant)v, e) != 0 || b->run(state, (fc_variant)v, e) != 0 ||
             b->output(state, (fc_variant)v, host[v], e) != 0) {
             r->status = FC_STATUS_FAILED;
-            snprintf(r->reason, sizeof r->reason, "%s run failed: %s", fc_variant_name((fc_variant)v), e->msg);
+            snprintf(r->reason, sizeof r->reason, "%s run failed: %.384s", fc_variant_name((fc_variant)v), e->msg);
             return -1;
         }
         fc_check_output(ref, host[v], w->out_n, tol, &r->v[v].check);
@@ -394,7 +394,7 @@ static int check_stable(const fc_backend *b, void *state, int nvar, const fc_wor
     for (int v = 0; v < nvar; v++) {
         if (b->output(state, (fc_variant)v, after, e) != 0) {
             r->status = FC_STATUS_FAILED;
-            snprintf(r->reason, sizeof r->reason, "reading output after timing failed: %s", e->msg);
+            snprintf(r->reason, sizeof r->reason, "reading output after timing failed: %.384s", e->msg);
             return -1;
         }
         r->v[v].stable = fc_rel_diff(after, host[v], w->out_n) <= tol;
@@ -438,12 +438,12 @@ static int one_round(job_run *j, const fc_problem *p, int round, fc_record *r)
     int src = j->b->setup(p, j->w, j->dctx, &state, &e);
     if (src == FC_DECLINED) {
         r->status = FC_STATUS_SKIPPED;
-        snprintf(r->reason, sizeof r->reason, "declined by the library: %s", e.msg);
+        snprintf(r->reason, sizeof r->reason, "declined by the library: %.384s", e.msg);
         return -1;
     }
     if (src != 0) {
         r->status = FC_STATUS_FAILED;
-        snprintf(r->reason, sizeof r->reason, "setup failed: %s", e.msg);
+        snprintf(r->reason, sizeof r->reason, "setup failed: %.384s", e.msg);
         return -1;
     }
     if (round == 0) r->setup_ms = (fc_now() - t0) * 1e3;
@@ -465,7 +465,7 @@ static int one_round(job_run *j, const fc_problem *p, int round, fc_record *r)
     j->cfg.seed = fc_seed_mix(r->seed, (uint64_t)round);
     if (fc_bench_round(j->dev, j->dctx, fc_backend_launch, &la, &j->cfg, smp, &interrupted, &e) != 0) {
         r->status = FC_STATUS_FAILED;
-        snprintf(r->reason, sizeof r->reason, "timing failed: %s", e.msg);
+        snprintf(r->reason, sizeof r->reason, "timing failed: %.384s", e.msg);
         goto out;
     }
     if (!interrupted) {
@@ -481,7 +481,7 @@ static int one_round(job_run *j, const fc_problem *p, int round, fc_record *r)
         j->cfg.mode = FC_TIMING_GRAPH;
         if (fc_bench_round(j->dev, j->dctx, fc_backend_launch, &la, &j->cfg, smp, &interrupted, &e) != 0) {
             r->status = FC_STATUS_FAILED;
-            snprintf(r->reason, sizeof r->reason, "graph timing failed: %s", e.msg);
+            snprintf(r->reason, sizeof r->reason, "graph timing failed: %.384s", e.msg);
             goto out;
         }
         if (!interrupted) {
@@ -851,7 +851,7 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
         bool begun = false;
         if (!open) {
             h.status = FC_STATUS_FAILED;
-            snprintf(h.reason, sizeof h.reason, "worker process: %s", e.msg);
+            snprintf(h.reason, sizeof h.reason, "worker process: %.384s", e.msg);
         } else if (!prob_switch(&d, &job->prob, items[i].problem, &set, cache.dir)) {
             h.status = FC_STATUS_SKIPPED;
             fc_strlcpy(h.reason, d.skip, sizeof h.reason);
