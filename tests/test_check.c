@@ -980,6 +980,14 @@ static cJSON *host_block(const char *hostname, const char *cpu, const char *gpu,
     return cJSON_Parse(text);
 }
 
+/* h with devices.cpu.kernels.isa set */
+static cJSON *with_kernels(cJSON *h, const char *isa)
+{
+    cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, "devices"), "cpu");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(cpu, "kernels"), "isa", isa);
+    return h;
+}
+
 /* A host block read once: the machine's fields, each library's identity (its version,
  * or its fields less thread counts); and whether two blocks are the same host. */
 static void host_summaries(void)
@@ -1022,6 +1030,21 @@ static void host_summaries(void)
         cJSON_Delete(cases[i].b);
     }
     cJSON_Delete(a);
+
+    /* the ISA the host kernels were built for: compared where both blocks name it */
+    cJSON *k512 = with_kernels(host_block("vm", "AMD EPYC", NULL, "2.6.3", "c", 2), "AVX-512"),
+          *k2 = with_kernels(host_block("vm", "AMD EPYC", NULL, "2.6.3", "c", 2), "AVX2"),
+          *none = host_block("vm", "AMD EPYC", NULL, "2.6.3", "c", 2);
+    fc_host_summary_read(k512, &s);
+    CHECK(s.kernels && !strcmp(s.kernels, "AVX-512"));
+    fc_host_summary_free(&s);
+    char why[256] = "";
+    CHECK(!fc_host_compatible(k512, k2, why, sizeof why));
+    CHECK_STR_CONTAINS(why, "devices.cpu.kernels.isa 'AVX-512' vs 'AVX2'");
+    CHECK(fc_host_compatible(k512, none, why, sizeof why) && fc_host_compatible(none, k2, why, sizeof why));
+    cJSON_Delete(k512);
+    cJSON_Delete(k2);
+    cJSON_Delete(none);
 }
 
 int main(int argc, char **argv)

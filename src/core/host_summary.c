@@ -30,6 +30,7 @@ void fc_host_summary_read(const cJSON *host, fc_host_summary *s)
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(devs, "cpu");
     s->hostname = fc_json_str(host, "hostname", NULL);
     s->cpu_model = fc_json_str(cpu, "model", NULL);
+    s->kernels = fc_json_str(cJSON_GetObjectItemCaseSensitive(cpu, "kernels"), "isa", NULL);
     s->gpu_name = fc_json_str(cJSON_GetObjectItemCaseSensitive(devs, "cuda"), "name", NULL);
     s->threads = fc_json_int(cpu, "threads", 0);
     const cJSON *libs = cJSON_GetObjectItemCaseSensitive(host, "libraries");

@@ -18,6 +18,7 @@ typedef struct fc_host_lib {
 typedef struct fc_host_summary {
     const char *hostname;
     const char *cpu_model; /* devices.cpu.model */
+    const char *kernels;   /* devices.cpu.kernels.isa: the ISA fusecal's host kernels were built for */
     const char *gpu_name;  /* devices.cuda.name */
     int threads;           /* devices.cpu.threads, 0 when absent */
     bool has_libraries;    /* a "libraries" object, even an empty one */

@@ -21,6 +21,21 @@
 #define VW 4
 #endif
 
+/* what the kernels were built for, as the host block names it (devices.cpu.kernels):
+ * a build for another ISA than the CPU's runs other kernels and can reach other
+ * verdicts */
+#if VW == 16 && defined(__AVX512BF16__)
+#define FC_VEC_ISA "AVX-512 BF16"
+#elif VW == 16
+#define FC_VEC_ISA "AVX-512"
+#elif defined(__AVX2__)
+#define FC_VEC_ISA "AVX2"
+#elif VW == 8
+#define FC_VEC_ISA "AVX"
+#else
+#define FC_VEC_ISA "SSE"
+#endif
+
 typedef float vf __attribute__((vector_size(VW * 4)));
 typedef int32_t vi __attribute__((vector_size(VW * 4)));
 typedef float vfu __attribute__((vector_size(VW * 4), aligned(4), may_alias)); /* unaligned access */

@@ -2,6 +2,7 @@
  * sweeps a buffer larger than the last-level cache, and measured ceilings (sgemm
  * GFLOP/s through OpenBLAS, memory bandwidth by copy and triad). */
 #include "device.h"
+#include "cpu_vec.h"
 #include "cpuinfo.h"
 #include "stats.h"
 #include "util.h"
@@ -137,6 +138,9 @@ static void cpu_inventory(void *ctx, cJSON *out)
     cJSON_AddNumberToObject(out, "threads", c ? c->threads : fc_online_cpus());
     cJSON_AddNumberToObject(out, "omp_max_threads", omp_get_max_threads());
     cJSON_AddBoolToObject(out, "threads_pinned", c && c->pinned);
+    cJSON *k = cJSON_AddObjectToObject(out, "kernels"); /* fusecal's own, as built (cpu_vec.h) */
+    cJSON_AddStringToObject(k, "isa", FC_VEC_ISA);
+    cJSON_AddNumberToObject(k, "vector_floats", VW);
 }
 
 enum { SGEMM_REPS_SMALL = 15, SGEMM_REPS_LARGE = 7, STREAM_REPS = 7 };

@@ -88,6 +88,9 @@ bool fc_host_compatible(const cJSON *a, const cJSON *b, char *why, size_t n)
     bool same = same_field("hostname", x.hostname, y.hostname, why, n) &&
                 same_field("devices.cpu.model", x.cpu_model, y.cpu_model, why, n) &&
                 same_field("devices.cuda.name", x.gpu_name, y.gpu_name, why, n);
+    /* the kernels' build, where both blocks name it (documents before it was recorded
+     * do not) */
+    if (same && x.kernels && y.kernels) same = same_field("devices.cpu.kernels.isa", x.kernels, y.kernels, why, n);
     /* every library present in both, the same build */
     for (int i = 0; same && i < x.nlibs; i++) {
         const char *other = fc_host_summary_lib(&y, x.libs[i].name);
