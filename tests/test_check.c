@@ -164,6 +164,14 @@ static void host_json(fc_doc *d, const char *cpu, const char *onednn)
     d->complete = true;
 }
 
+/* h with devices.cpu.kernels.isa set */
+static cJSON *with_kernels(cJSON *h, const char *isa)
+{
+    cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, "devices"), "cpu");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(cpu, "kernels"), "isa", isa);
+    return h;
+}
+
 static void add(fc_doc *d, fc_record r) { *fc_doc_add(d) = r; }
 
 static int run_check(fc_doc *base, fc_doc *cur, const fc_thresholds *th, bool strict, fc_check_result *c)
@@ -269,16 +277,20 @@ static void exit_codes(void)
     fc_doc moved;
     fc_doc_init(&moved);
     host_json(&moved, "CPU B", "3.1.0");
+    with_kernels(base.host, "AVX-512");
+    with_kernels(moved.host, "AVX2");
     add(&moved, mk(LB, "cpu.openblas", 1.2, 1.3, 1.4, FC_STATUS_OK));
     add(&moved, mk(LR, "cpu.openblas", 1.5, 1.6, 1.7, FC_STATUS_OK));
     CHECK(run_check(&base, &moved, NULL, false, &c) == FC_EXIT_OK);
-    bool dev = false, lib = false, blas = false;
+    bool dev = false, lib = false, blas = false, kern = false;
     for (int i = 0; i < c.nnotes; i++) {
         dev |= strstr(c.notes[i], "different device") && strstr(c.notes[i], "CPU A") && strstr(c.notes[i], "CPU B");
         lib |= strstr(c.notes[i], "onednn") && strstr(c.notes[i], "3.1.0");
         blas |= strstr(c.notes[i], "openblas") != NULL; /* a thread count is not a library version */
+        kern |= strstr(c.notes[i], "different host kernels") && strstr(c.notes[i], "AVX-512") &&
+                strstr(c.notes[i], "AVX2");
     }
-    CHECK(dev && lib && !blas);
+    CHECK(dev && lib && !blas && kern);
     fc_check_free(&c);
 
     fc_doc_free(&moved);
@@ -978,14 +990,6 @@ static cJSON *host_block(const char *hostname, const char *cpu, const char *gpu,
              "\"threads\": %d}%s}}",
              hostname, cpu, gpu_entry, blas_config, blas_threads, onednn_entry);
     return cJSON_Parse(text);
-}
-
-/* h with devices.cpu.kernels.isa set */
-static cJSON *with_kernels(cJSON *h, const char *isa)
-{
-    cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, "devices"), "cpu");
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(cpu, "kernels"), "isa", isa);
-    return h;
 }
 
 /* A host block read once: the machine's fields, each library's identity (its version,

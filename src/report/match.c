@@ -366,6 +366,8 @@ int fc_doc_differences(const fc_doc *a, const fc_doc *b, const char *an, const c
         LINE("different device: GPU none (%s), '%s' (%s)", an, y.gpu_name, bn);
     if (x.hostname && y.hostname && strcmp(x.hostname, y.hostname))
         LINE("different host: '%s' (%s) vs '%s' (%s)", x.hostname, an, y.hostname, bn);
+    if (x.kernels && y.kernels && strcmp(x.kernels, y.kernels))
+        LINE("different host kernels: built for %s (%s) vs %s (%s)", x.kernels, an, y.kernels, bn);
     for (int i = 0; i < x.nlibs; i++) {
         const char *other = fc_host_summary_lib(&y, x.libs[i].name);
         if (!other) {
