@@ -14,10 +14,8 @@
  */
 #include "cpu_ops.h"
 #include "cpu_vec.h"
-#include "util.h"
 
 #include <omp.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define DW_CHUNK (4 * VW) /* channels per NHWC work item: four vectors */
@@ -138,8 +136,10 @@ static void dwconv_nhwc(const dw_args *a)
  * when Q is not a multiple of VW: they overlap the vector before, and are stored
  * whole, not accumulated; a row of fewer is made in one vector and copied). On the
  * AMD EPYC VM (one harness alternating both, 200 runs each) MobileNetV2's depthwise
- * layers took 0.43-0.55 of the time of the row made in place with a pass per tap at
- * stride 1 and 0.63-0.80 at stride 2 (AVX-512; an AVX2 build 0.48-0.62 and 0.73-0.90).
+ * layers took 0.41-0.47 of the time of the row made in place with a pass per tap at
+ * stride 1 and 0.58-0.74 at stride 2 (AVX-512; an AVX2 build 0.47-0.55 and 0.68-0.82).
+ * The rings live in the workspace made at setup (fc_cpu_dwconv_workspace), nothing
+ * is allocated while timing.
  */
 typedef struct dw_ring {
     float *buf; /* r slots of stride phases of pl floats */
@@ -159,7 +159,7 @@ static float *dw_ring_row(const dw_args *a, dw_ring *rg, size_t plane, int iy)
     for (int k = 0; k < st; k++) {
         /* phase k's element i is column i·st + k − pad: inside [0, w) for i in [i0, i1) */
         float *ph = dst + (size_t)k * rg->pl;
-        const int last = g->w - 1 + g->pad - k; /* the last column's element times st */
+        const int last = g->w - 1 + g->pad - k; /* i·st <= last: column i·st + k − pad <= w − 1 */
         int i0 = k >= g->pad ? 0 : (g->pad - k + st - 1) / st, i1 = last < 0 ? 0 : last / st + 1;
         if (i1 > rg->pl) i1 = rg->pl;
         if (i1 < i0) i1 = i0;
@@ -236,35 +236,46 @@ static void dw_band_nchw(const dw_args *a, dw_ring *rg, const float **rows, int 
     }
 }
 
-static void dwconv_nchw(const dw_args *a)
+/* a phase holds the outputs (at least a vector's) and the taps' reach past them */
+static int dw_phase_len(const fc_conv_geom *g)
+{
+    return ((g->q > VW ? g->q : VW) + (g->s - 1) / g->stride + VW - 1) / VW * VW;
+}
+
+/* whole 4 KiB pages a thread: with the two threads' rings 768 bytes apart (56², no
+ * line shared) the kernel took 1.7-1.9x the time it takes with a page each */
+size_t fc_cpu_dwconv_workspace(const fc_conv_geom *g)
+{
+    size_t n = (size_t)g->r * (size_t)g->stride * (size_t)dw_phase_len(g);
+    return g->nhwc ? 0 : (n + 1023) / 1024 * 1024;
+}
+
+static void dwconv_nchw(const dw_args *a, float *ws)
 {
     const fc_conv_geom *g = a->g;
     const int nplanes = g->n * g->c, nt = omp_get_max_threads();
     /* bands: at least four work items a thread; each band re-reads r - stride rows */
     const int per_plane = nplanes >= 4 * nt ? 1 : (4 * nt + nplanes - 1) / nplanes;
     const int band = (g->p + per_plane - 1) / per_plane, nbands = (g->p + band - 1) / band;
-    /* a phase holds the outputs (at least a vector's) and the taps' reach past them */
-    const int pl = ((g->q > VW ? g->q : VW) + (g->s - 1) / g->stride + VW - 1) / VW * VW;
+    const size_t per = fc_cpu_dwconv_workspace(g);
 #pragma omp parallel
     {
-        dw_ring rg = {fc_xmalloc((size_t)g->r * g->stride * pl * sizeof(float)), fc_xmalloc((size_t)g->r * sizeof(int)),
-                      pl};
-        const float **rows = fc_xmalloc((size_t)g->r * sizeof *rows);
+        int row[g->r];
+        const float *rows[g->r];
+        dw_ring rg = {ws + (size_t)omp_get_thread_num() * per, row, dw_phase_len(g)};
 #pragma omp for schedule(static)
         for (int item = 0; item < nplanes * nbands; item++) {
             int pln = item / nbands, oy0 = item % nbands * band;
             dw_band_nchw(a, &rg, rows, pln / g->c, pln % g->c, oy0, oy0 + band < g->p ? oy0 + band : g->p);
         }
-        free(rows);
-        free(rg.row);
-        free(rg.buf);
     }
 }
 
-void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep)
+void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
+                   float *ws)
 {
     dw_args a = {g, x, wpacked, y, ep};
     if (g->nhwc) dwconv_nhwc(&a);
     else
-        dwconv_nchw(&a);
+        dwconv_nchw(&a, ws);
 }

@@ -330,7 +330,8 @@ bool fc_cpu_conv_is_depthwise(const fc_conv_geom *g) { return g->g == g->c && g-
 
 size_t fc_cpu_conv_workspace(const fc_conv_geom *g)
 {
-    if (fc_cpu_conv_is_depthwise(g) || conv_direct(g)) return 0;
+    if (fc_cpu_conv_is_depthwise(g)) return fc_cpu_dwconv_workspace(g);
+    if (conv_direct(g)) return 0;
     return (size_t)conv_block(g) * (size_t)conv_rsc(g);
 }
 
@@ -465,7 +466,7 @@ void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wp, float *
 {
     (void)nthreads;
     size_t per = fc_cpu_conv_workspace(g);
-    if (fc_cpu_conv_is_depthwise(g)) fc_cpu_dwconv(g, x, wp, y, ep);
+    if (fc_cpu_conv_is_depthwise(g)) fc_cpu_dwconv(g, x, wp, y, ep, ws);
     else if (g->nhwc)
         conv_nhwc(g, x, wp, y, ep, ws, per);
     else

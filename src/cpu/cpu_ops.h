@@ -68,6 +68,10 @@ void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wpacked, fl
 /* The direct depthwise conv (cpu_dwconv.c): y = act(conv(x, W) + bias + resid), act
  * none or ReLU, the epilogue applied as each output vector is made. */
 void fc_cpu_dwconv_pack_weights(const fc_conv_geom *g, const float *w_crs, float *packed);
-void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep);
+/* ws: fc_cpu_dwconv_workspace(g) floats per thread of the OpenMP team (NCHW's padded
+ * input rows; NHWC needs none) */
+size_t fc_cpu_dwconv_workspace(const fc_conv_geom *g);
+void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
+                   float *ws);
 
 #endif
