@@ -76,9 +76,7 @@
 
 typedef uint16_t vh __attribute__((vector_size(VW * 2))); /* VW bfloat16 */
 
-static inline vf vdup(float x) { return (vf){0} + x; }
-/* *p in every lane: one broadcast load (vdup's + 0 is an add the compiler must keep,
- * as 0 + −0 is not −0) */
+/* *p in every lane: one broadcast load */
 static inline vf vbcast(const float *p)
 {
     const vf r = {*p};
@@ -93,7 +91,7 @@ static inline vf exp_poly(vf xc, vf n)
 {
     vf r = xc - n * 0.693359375f;
     r = r + n * 2.12194440e-4f;
-    vf p = vdup(1.9875691500E-4f);
+    vf p = vsplat(1.9875691500E-4f);
     p = p * r + 1.3981999507E-3f;
     p = p * r + 8.3334519073E-3f;
     p = p * r + 4.1665795894E-2f;
@@ -118,29 +116,15 @@ static inline vf vexp(vf x)
 static inline vf vexp(vf x)
 {
     const float magic = 12582912.0f;
-    vf xc = vsel(x < vdup(-87.0f), vdup(-87.0f), x);
-    xc = vsel(xc > vdup(88.0f), vdup(88.0f), xc);
+    vf xc = vsel(x < vsplat(-87.0f), vsplat(-87.0f), x);
+    xc = vsel(xc > vsplat(88.0f), vsplat(88.0f), xc);
     vf t = xc * 1.44269504088896341f + magic;
     vf n = t - magic;
-    vi ni = (vi)t - (vi)vdup(magic);
+    vi ni = (vi)t - (vi)vsplat(magic);
     vf scale = (vf)((ni + 127) << 23);
-    return vsel(x < vdup(-87.0f), vdup(0.0f), exp_poly(xc, n) * scale);
+    return vsel(x < vsplat(-87.0f), vsplat(0.0f), exp_poly(xc, n) * scale);
 }
 #endif
-
-static inline float hmax(vf v)
-{
-    float m = v[0];
-    for (int i = 1; i < VW; i++) m = v[i] > m ? v[i] : m;
-    return m;
-}
-
-static inline float hsum(vf v)
-{
-    float s = 0;
-    for (int i = 0; i < VW; i++) s += v[i];
-    return s;
-}
 
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
@@ -222,10 +206,10 @@ void fc_cpu_att_scale_mask(const fc_att_geom *g, const float *in, float *out, fl
 
 static float max_span(const float *x, int n)
 {
-    vf vm = vdup(-INFINITY);
+    vf vm = vsplat(-INFINITY);
     int j = 0;
     for (; j + VW <= n; j += VW) vm = vmax(vm, vload(x + j));
-    float m = hmax(vm);
+    float m = vhmax(vm);
     for (; j < n; j++) m = x[j] > m ? x[j] : m;
     return m;
 }
@@ -233,20 +217,20 @@ static float max_span(const float *x, int n)
 /* y[j] = e^(x[j] − m) over n (y may be x); returns the sum */
 static float exp_sum_to(const float *x, float *y, int n, float m)
 {
-    vf vs = vdup(0.0f), vm = vdup(m);
+    vf vs = vsplat(0.0f), vm = vsplat(m);
     int j = 0;
     for (; j + VW <= n; j += VW) {
         vf e = vexp(vload(x + j) - vm);
         vstore(y + j, e);
         vs += e;
     }
-    float s = hsum(vs);
+    float s = vhsum(vs);
     if (j < n) {
-        vf t = vdup(-INFINITY);
+        vf t = vsplat(-INFINITY);
         for (int k = 0; j + k < n; k++) t[k] = x[j + k];
         vf e = vexp(t - vm);
         for (int k = 0; j + k < n; k++) y[j + k] = e[k];
-        s += hsum(e);
+        s += vhsum(e);
     }
     return s;
 }
@@ -368,14 +352,14 @@ INLINE void qk_tile(const int R, const float *K, int d, const float *qt, float *
 #pragma GCC unroll 16
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
-        for (int c = 0; c < QV; c++) acc[r][c] = vdup(0.0f);
+        for (int c = 0; c < QV; c++) acc[r][c] = vsplat(0.0f);
     for (int e = 0; e < d; e++) {
         vf q[QV];
 #pragma GCC unroll 4
         for (int c = 0; c < QV; c++) q[c] = vload(qt + (size_t)e * BR + c * VW);
 #pragma GCC unroll 16
         for (int r = 0; r < R; r++) {
-            const vf k = vdup(K[(size_t)r * d + e]);
+            const vf k = vsplat(K[(size_t)r * d + e]);
 #pragma GCC unroll 4
             for (int c = 0; c < QV; c++) acc[r][c] += k * q[c];
         }
@@ -404,7 +388,7 @@ INLINE void pv_tile(const int E, const float *V, int d, const float *st, int nk,
         for (int c = 0; c < QV; c++) p[c] = vload(st + j * BR + c * VW);
 #pragma GCC unroll 16
         for (int x = 0; x < E; x++) {
-            const vf v = vdup(V[(size_t)j * d + x]);
+            const vf v = vsplat(V[(size_t)j * d + x]);
 #pragma GCC unroll 4
             for (int c = 0; c < QV; c++) acc[x][c] += v * p[c];
         }
@@ -445,8 +429,8 @@ static void qblock_start(const fc_att_geom *g, qblock *b, const float *Qh, int r
         }
     }
     for (int c = 0; c < QV; c++) {
-        b->m[c] = vdup(-INFINITY);
-        b->l[c] = vdup(0.0f);
+        b->m[c] = vsplat(-INFINITY);
+        b->l[c] = vsplat(0.0f);
     }
 }
 
@@ -455,17 +439,17 @@ static void qblock_keys(const fc_att_geom *g, qblock *b, const float *Kh, const 
 {
     const int d = g->d;
     vf mx[QV];
-    for (int c = 0; c < QV; c++) mx[c] = vdup(-INFINITY);
+    for (int c = 0; c < QV; c++) mx[c] = vsplat(-INFINITY);
     const float *K0 = Kh + (size_t)j0 * d;
     int j = 0;
     for (; j + QK_R <= nk; j += QK_R) qk_tile(QK_R, K0 + (size_t)j * d, d, b->qt, b->st + j * BR, mx);
     for (; j < nk; j++) qk_tile(1, K0 + (size_t)j * d, d, b->qt, b->st + j * BR, mx);
     if (j0 + nk > b->lim_min) { /* some lane sees only part of the block: mask, then the max again */
-        for (int c = 0; c < QV; c++) mx[c] = vdup(-INFINITY);
+        for (int c = 0; c < QV; c++) mx[c] = vsplat(-INFINITY);
         for (j = 0; j < nk; j++)
             for (int c = 0; c < QV; c++) {
                 float *s = b->st + j * BR + c * VW;
-                vf v = vsel(vidup(j0 + j) >= b->lim[c], vdup(-INFINITY), vload(s));
+                vf v = vsel(vidup(j0 + j) >= b->lim[c], vsplat(-INFINITY), vload(s));
                 vstore(s, v);
                 mx[c] = vmax(mx[c], v);
             }
@@ -473,10 +457,10 @@ static void qblock_keys(const fc_att_geom *g, qblock *b, const float *Kh, const 
     vf corr[QV], base[QV], sum[QV];
     for (int c = 0; c < QV; c++) {
         vf mn = vmax(b->m[c], mx[c]);
-        base[c] = vsel(mn == vdup(-INFINITY), vdup(0.0f), mn); /* a lane with nothing seen yet */
+        base[c] = vsel(mn == vsplat(-INFINITY), vsplat(0.0f), mn); /* a lane with nothing seen yet */
         corr[c] = vexp(b->m[c] - base[c]);
         b->m[c] = mn;
-        sum[c] = vdup(0.0f);
+        sum[c] = vsplat(0.0f);
     }
     for (j = 0; j < nk; j++)
         for (int c = 0; c < QV; c++) {
@@ -600,7 +584,7 @@ INLINE void dec_dot(const int RB, const float *const *q, const void *K, int d, v
 {
     const int KB = VW / RB;
 #pragma GCC unroll 16
-    for (int i = 0; i < VW; i++) x[i] = vdup(0.0f);
+    for (int i = 0; i < VW; i++) x[i] = vsplat(0.0f);
     for (int e = 0; e + VW <= d; e += VW) {
         vf a[4];
 #pragma GCC unroll 4
@@ -642,7 +626,7 @@ INLINE void dec_dot_dp(const int RB, const fc_bf16 *const *q, const fc_bf16 *K, 
 {
     const int KB = VW / RB;
 #pragma GCC unroll 16
-    for (int i = 0; i < VW; i++) x[i] = vdup(0.0f);
+    for (int i = 0; i < VW; i++) x[i] = vsplat(0.0f);
     for (int e = 0; e + 2 * VW <= d; e += 2 * VW) {
         vbh a[4];
 #pragma GCC unroll 4
@@ -712,7 +696,7 @@ INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const v
             dec_dot_rows(RB, qf, qh, Kj, d, x, bf, dp);
             vf s = sum_lanes(x);
             if (dv < d) {
-                vf tail = vdup(0.0f);
+                vf tail = vsplat(0.0f);
                 for (int i = 0; i < RB; i++)
                     for (int k = 0; k < KB; k++)
                         for (int e = dv; e < d; e++)
@@ -902,7 +886,7 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
                 continue;
             }
             const float mx = max_span(row, seen), mn = m[r] > mx ? m[r] : mx;
-            corr[r] = m[r] == -INFINITY ? 0.0f : vexp(vdup(m[r] - mn))[0];
+            corr[r] = m[r] == -INFINITY ? 0.0f : vexp(vsplat(m[r] - mn))[0];
             l[r] = l[r] * corr[r] + exp_sum_span(row, seen, mn);
             for (int j = seen; j < nk; j++) row[j] = 0.0f;
             m[r] = mn;
@@ -970,7 +954,7 @@ static void decode(const fc_att_geom *g, const void *Q, const void *K, const voi
             for (int c = 0; c < ns; c++) mx = fmaxf(mx, p0[(size_t)c * part + (size_t)R * d + r]);
             for (int c = 0; c < ns; c++) {
                 const float *pc = p0 + (size_t)c * part, mc = pc[(size_t)R * d + r];
-                w8[c] = mc == -INFINITY ? 0.0f : vexp(vdup(mc - mx))[0];
+                w8[c] = mc == -INFINITY ? 0.0f : vexp(vsplat(mc - mx))[0];
                 l += w8[c] * pc[(size_t)R * d + R + r];
             }
             const size_t o0 = ((size_t)n * R + r) * d;

@@ -19,14 +19,6 @@
 #include <string.h>
 
 #define DW_CHUNK (4 * VW) /* channels per NHWC work item: four vectors */
-/* the even lanes of two vectors, a then b */
-#if VW == 16
-#define EVENS ((vi){0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30})
-#elif VW == 8
-#define EVENS ((vi){0, 2, 4, 6, 8, 10, 12, 14})
-#else
-#define EVENS ((vi){0, 2, 4, 6})
-#endif
 
 void fc_cpu_dwconv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
 {
@@ -169,9 +161,12 @@ static float *dw_ring_row(const dw_args *a, dw_ring *rg, size_t plane, int iy)
         if (st == 1) {
             memcpy(ph + i0, sk + i0, (size_t)(i1 - i0) * sizeof(float));
             i = i1;
-        } else if (st == 2) /* the even elements of 2·VW at a time */
+        } else if (st == 2) { /* the even elements of 2·VW at a time */
+            vi evens;
+            for (int l = 0; l < VW; l++) evens[l] = 2 * l;
             for (; i + VW <= i1 && 2 * (i + VW) + k - g->pad <= g->w; i += VW)
-                vstore(ph + i, __builtin_shuffle(vload(sk + 2 * (size_t)i), vload(sk + 2 * (size_t)i + VW), EVENS));
+                vstore(ph + i, __builtin_shuffle(vload(sk + 2 * (size_t)i), vload(sk + 2 * (size_t)i + VW), evens));
+        }
         for (; i < i1; i++) ph[i] = sk[(size_t)i * st];
         for (; i < rg->pl; i++) ph[i] = 0.0f;
     }

@@ -20,13 +20,6 @@
 
 /* exp, softmax and GELU are written on the ISA's float vectors (cpu_vec.h), where `omp
  * simd` over the scalar form left the exponential scalar. */
-static inline float vhmax(vf v)
-{
-    float m = v[0];
-    for (int i = 1; i < VW; i++) m = v[i] > m ? v[i] : m;
-    return m;
-}
-
 /* exp(x) = 2^n·e^r, n = round(x·log2 e) by the 1.5·2^23 trick, r in [−ln2/2, ln2/2],
  * Cephes' degree-5 polynomial (relative error ~1e-7). exp(x < −87) = 0, so exp(−∞)
  * = 0 for masked logits. */

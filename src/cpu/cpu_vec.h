@@ -53,6 +53,14 @@ static inline vf vsplat(float x) { return (vf){FC_VW_LIST(x)}; }
 static inline vf vsel(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
 static inline vf vmax(vf a, vf b) { return vsel(a > b, a, b); }
 
+/* the largest of v's lanes */
+static inline float vhmax(vf v)
+{
+    float m = v[0];
+    for (int i = 1; i < VW; i++) m = v[i] > m ? v[i] : m;
+    return m;
+}
+
 /* The sum of v's lanes as a tree: halves added until four are left. (`omp simd
  * reduction` ends a row's sum with one scalar add per lane, each waiting on the
  * last: 32 in a chain for AVX-512's two accumulators, most of a 128-float row's
