@@ -17,8 +17,10 @@
  *            j <= i + skv − s) gives −inf;
  *   softmax  a warp per row: the piece's max and the online-softmax step
  *            (kernel_logic.h: fck_osm_step), p = exp2((s − m)·log2(e)/√d) in place;
- *   P·V      thread (group of keys, column of V): V's rows read once per block,
- *            coalesced along d, the rows' accumulators in registers, rescaled per piece.
+ *   P·V      thread (group of keys, 4 adjacent columns of V: a warp per key at d =
+ *            128): V's rows read once per block, one vector load per key and thread,
+ *            coalesced along d, each probability read from shared memory once for 4
+ *            columns, the rows' accumulators in registers, rescaled per piece.
  * At the end the groups' accumulators are summed through shared memory and the split's
  * partial output (fp32), row maxima and sums written to the workspace. Combine: a block
  * per row, weights exp2((m_c − max)·sl2) in shared memory, O = Σ w_c·o_c / Σ w_c·l_c.
@@ -43,11 +45,11 @@ using fck::from_f;
 using fck::to_f;
 
 constexpr int NW = FCK_DEC_THREADS / 32; /* warps per split block */
-/* Keys per warp in flight in the scores; P·V unrolls 8 keys per thread. Little's law
+/* Keys per warp in flight in the scores; P·V unrolls 4 keys per thread. Little's law
  * sizes both: about 18 KB per SM must be in flight for an H100's 3.35 TB/s at ~0.7 µs
  * (132 SMs); three blocks of 8 warps x 4 keys of 256 B (bf16, d = 128) are 24 KB, and
- * P·V's 256 threads x 8 keys x 2 B x 3 blocks 12 KB (at 2 keys a thread: 3 KB). An
- * estimate to check on a GPU, not a measurement. */
+ * P·V's 256 threads x 4 keys x 8 B (4 columns of bf16) x 3 blocks 24 KB. An estimate
+ * to check on a GPU, not a measurement. */
 constexpr int KU = 4;
 
 __device__ __forceinline__ float warp_sum(float x)
@@ -159,16 +161,115 @@ __device__ __forceinline__ void piece_softmax(float *sc, const fck_dec_plan &pl,
     }
 }
 
+constexpr int PC = FCK_DEC_PV_COLS; /* columns of V a thread takes in P·V */
+
+/* PC elements of V from p in fp32: with VEC one load (p aligned to PC elements), else
+ * the n < PC that lie in the row one by one and zeros for the rest. */
+template <typename T, bool VEC>
+__device__ __forceinline__ void load_cols(const T *p, int n, float (&x)[PC]);
+template <>
+__device__ __forceinline__ void load_cols<float, true>(const float *p, int, float (&x)[PC])
+{
+    const float4 f = *reinterpret_cast<const float4 *>(p);
+    x[0] = f.x, x[1] = f.y, x[2] = f.z, x[3] = f.w;
+}
+template <>
+__device__ __forceinline__ void load_cols<__nv_bfloat16, true>(const __nv_bfloat16 *p, int, float (&x)[PC])
+{
+    const uint2 u = *reinterpret_cast<const uint2 *>(p); /* bf16 -> fp32 is a shift */
+    x[0] = __uint_as_float(u.x << 16), x[1] = __uint_as_float(u.x & 0xffff0000u);
+    x[2] = __uint_as_float(u.y << 16), x[3] = __uint_as_float(u.y & 0xffff0000u);
+}
+template <>
+__device__ __forceinline__ void load_cols<__half, true>(const __half *p, int, float (&x)[PC])
+{
+    const uint2 u = *reinterpret_cast<const uint2 *>(p);
+    const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&u.x)),
+                 b = __half22float2(*reinterpret_cast<const __half2 *>(&u.y));
+    x[0] = a.x, x[1] = a.y, x[2] = b.x, x[3] = b.y;
+}
+template <>
+__device__ __forceinline__ void load_cols<float, false>(const float *p, int n, float (&x)[PC])
+{
+#pragma unroll
+    for (int i = 0; i < PC; i++) x[i] = i < n ? p[i] : 0.0f;
+}
+template <>
+__device__ __forceinline__ void load_cols<__nv_bfloat16, false>(const __nv_bfloat16 *p, int n, float (&x)[PC])
+{
+#pragma unroll
+    for (int i = 0; i < PC; i++) x[i] = i < n ? to_f(p[i]) : 0.0f;
+}
+template <>
+__device__ __forceinline__ void load_cols<__half, false>(const __half *p, int n, float (&x)[PC])
+{
+#pragma unroll
+    for (int i = 0; i < PC; i++) x[i] = i < n ? to_f(p[i]) : 0.0f;
+}
+
+/* P·V of the piece for this thread's group of keys (grp, grp + kg, ...) and its PC
+ * columns c0.. of V (vc: the piece's first key at column c0): acc[r][i] += p[r][j] ·
+ * V[j][c0 + i]. Each probability read from shared memory serves PC FMAs (one per
+ * column: a thread per column read each once per FMA, and at 4 or more rows those
+ * reads, not memory, bound P·V); four keys' loads in flight a thread. */
+template <typename T, int RM, bool VEC>
+__device__ __forceinline__ void piece_pv(const T *__restrict__ vc, const float *sc, const fck_dec_plan &pl, int np,
+                                         int grp, int kg, int d, int c0, float (&acc)[RM][PC])
+{
+#pragma unroll 4
+    for (int j = grp; j < np; j += kg) {
+        float x[PC];
+        load_cols<T, VEC>(vc + (size_t)j * d, d - c0, x);
+#pragma unroll
+        for (int r = 0; r < RM; r++)
+            if (r < pl.rows) {
+                const float p = sc[r * pl.piece + j];
+#pragma unroll
+                for (int i = 0; i < PC; i++) acc[r][i] = fmaf(p, x[i], acc[r][i]);
+            }
+    }
+}
+
+/* The groups of keys' P·V summed in a fixed order through one R x d buffer in shared
+ * memory (sc, no longer read: the piece loop ends with a barrier): the last group
+ * writes it, each group down to 1 adds its own in turn, group 0 adds and writes the
+ * split's partial output to out. Every thread of the block calls it (barriers). */
+template <int RM>
+__device__ __forceinline__ void sum_groups(const float (&acc)[RM][PC], float *sc, float *out, int R, int d, int kg,
+                                           int grp, int c0, bool pv)
+{
+    for (int g = kg - 1; g >= 1; g--) {
+        if (pv && grp == g)
+#pragma unroll
+            for (int r = 0; r < RM; r++)
+#pragma unroll
+                for (int i = 0; i < PC; i++)
+                    if (r < R && c0 + i < d) {
+                        float &b = sc[r * d + c0 + i];
+                        b = g == kg - 1 ? acc[r][i] : b + acc[r][i];
+                    }
+        __syncthreads();
+    }
+    if (pv && grp == 0)
+#pragma unroll
+        for (int r = 0; r < RM; r++)
+#pragma unroll
+            for (int i = 0; i < PC; i++)
+                if (r < R && c0 + i < d) out[r * d + c0 + i] = kg > 1 ? acc[r][i] + sc[r * d + c0 + i] : acc[r][i];
+}
+
 /* One split block. QKS (qk_softmax): no V; each piece's raw scores are also copied to
  * `scores` (fp32, [bkv·rows, skv]) and only the maxima and sums go to part. Launch
  * bounds, for the loads in flight that more warps per SM give: up to 4 rows, four
- * blocks per SM (at most 64 registers: ptxas gives 55-64, no spills; 56-72 unbounded,
- * three blocks); up to 8, two (at most 128: 72-128, no spills; the fp32 attention took
- * 157-163 unbounded, one block); 16 rows, one (bounded to 128 registers they spill). */
-constexpr int min_blocks(int rm) { return rm <= 4 ? 4 : rm <= 8 ? 2 : 1; }
+ * blocks per SM for qk_softmax (at most 64 registers: ptxas sm_90 gives 56-64, no
+ * spills) and three for attention (72-80), whose P·V accumulators (4 x 4 a thread)
+ * are live through the scores (bounded to 64, 12-36 bytes spilled); up to 8, two (at most 128:
+ * 72-123, no spills; the fp32 attention took 157-163 unbounded, one block); 16 rows,
+ * one (bounded to 128 registers they spill). */
+constexpr int min_blocks(int rm, bool qks) { return rm <= 4 ? (qks ? 4 : 3) : rm <= 8 ? 2 : 1; }
 
 template <typename T, int NV, int RM, bool QKS>
-__global__ void __launch_bounds__(FCK_DEC_THREADS, min_blocks(RM))
+__global__ void __launch_bounds__(FCK_DEC_THREADS, min_blocks(RM, QKS))
     dec_split_kernel(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
                      float *__restrict__ part, float *__restrict__ scores, fck_dec_plan pl, int s, int skv, int d,
                      int causal, float sl2)
@@ -192,11 +293,17 @@ __global__ void __launch_bounds__(FCK_DEC_THREADS, min_blocks(RM))
         m_s[threadIdx.x] = -INFINITY;
         l_s[threadIdx.x] = 0.0f;
     }
-    const int kg = fck_dec_key_groups(d), grp = threadIdx.x / d, col = threadIdx.x % d;
-    const bool pv = !QKS && grp < kg;
-    float acc[RM];
+    const int kg = fck_dec_key_groups(d);
+    int grp, c0;
+    fck_dec_pv_slot(threadIdx.x, d, &grp, &c0);
+    const bool pv = !QKS && c0 < d;
+    /* whole vectors of V: every row's columns c0.. aligned to PC elements */
+    const bool vec = d % PC == 0 && reinterpret_cast<uintptr_t>(v) % (PC * sizeof(T)) == 0;
+    float acc[RM][PC];
 #pragma unroll
-    for (int r = 0; r < RM; r++) acc[r] = 0.0f;
+    for (int r = 0; r < RM; r++)
+#pragma unroll
+        for (int i = 0; i < PC; i++) acc[r][i] = 0.0f;
     __syncthreads();
 
     for (int p0 = ja; p0 < jb; p0 += pl.piece) {
@@ -213,17 +320,15 @@ __global__ void __launch_bounds__(FCK_DEC_THREADS, min_blocks(RM))
         piece_softmax(sc, pl, np, sl2, m_s, l_s, c_s);
         __syncthreads();
         if (pv) {
-            const T *vn = v + (size_t)n * skv * d;
+            const T *vc = v + (size_t)n * skv * d + (size_t)p0 * d + c0;
 #pragma unroll
             for (int r = 0; r < RM; r++)
-                if (r < R) acc[r] *= c_s[r];
-#pragma unroll 8
-            for (int j = grp; j < np; j += kg) {
-                const float vv = to_f(vn[(size_t)(p0 + j) * d + col]);
 #pragma unroll
-                for (int r = 0; r < RM; r++)
-                    if (r < R) acc[r] = fmaf(sc[r * pl.piece + j], vv, acc[r]);
-            }
+                for (int i = 0; i < PC; i++)
+                    if (r < R) acc[r][i] *= c_s[r];
+            if (vec) piece_pv<T, RM, true>(vc, sc, pl, np, grp, kg, d, c0, acc);
+            else
+                piece_pv<T, RM, false>(vc, sc, pl, np, grp, kg, d, c0, acc);
         }
         __syncthreads(); /* the next piece's scores overwrite sc */
     }
@@ -233,21 +338,7 @@ __global__ void __launch_bounds__(FCK_DEC_THREADS, min_blocks(RM))
         out[R * d + threadIdx.x] = m_s[threadIdx.x];
         out[R * d + R + threadIdx.x] = l_s[threadIdx.x];
     }
-    if (QKS) return;
-    /* the groups of keys summed: groups 1.. through shared memory, group 0 adds */
-    if (pv && grp > 0)
-#pragma unroll
-        for (int r = 0; r < RM; r++)
-            if (r < R) sc[((grp - 1) * R + r) * d + col] = acc[r];
-    __syncthreads();
-    if (pv && grp == 0)
-#pragma unroll
-        for (int r = 0; r < RM; r++)
-            if (r < R) {
-                float x = acc[r];
-                for (int g = 1; g < kg; g++) x += sc[((g - 1) * R + r) * d + col];
-                out[r * d + col] = x;
-            }
+    if (!QKS) sum_groups<RM>(acc, sc, out, R, d, kg, grp, c0, pv);
 }
 
 constexpr int CT = 128; /* threads of a combine or normalizing block */

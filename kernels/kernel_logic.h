@@ -299,7 +299,7 @@ FCK_CX int fck_sm90_blocks_per_sm(size_t smem, int threads, int regs)
  * block of FCK_DEC_THREADS threads takes one key/value head's `rows` = group·s query
  * rows (their Q in registers, a warp per key along d) against one split of `chunk`
  * keys, in pieces of `piece` keys whose scores sit in shared memory (then their
- * probabilities, in place, for P·V: thread (group of keys, column of V)); it writes the
+ * probabilities, in place, for P·V: thread (group of keys, 4 columns of V)); it writes the
  * split's partial output, row maxima and sums; a second kernel combines the splits by
  * their maxima. Splits (fck_dec_plan_make): the count whose grid ends soonest on the
  * blocks the device keeps resident at once, at least FCK_DEC_MIN_KEYS keys each, chunk a
@@ -386,17 +386,17 @@ FCK_HD void fck_dec_split_keys(const fck_dec_plan *p, int sp, int skv, int *ja, 
     *ja = sp * p->chunk;
     *jb = *ja + p->chunk < skv ? *ja + p->chunk : skv;
 }
-/* Shared memory of a split block in floats: the piece's scores, or at the end the
- * partial outputs of the groups of keys other than the first (fewer than 256·rows). */
+/* Shared memory of a split block in floats: the piece's scores, or at the end the sum
+ * of the groups of keys' partial outputs (rows x d, d at most FCK_DEC_MAX_D). */
 FCK_HD size_t fck_dec_smem_floats(const fck_dec_plan *p)
 {
-    const int w = p->piece > FCK_DEC_THREADS ? p->piece : FCK_DEC_THREADS;
+    const int w = p->piece > FCK_DEC_MAX_D ? p->piece : FCK_DEC_MAX_D;
     return (size_t)p->rows * (size_t)w;
 }
 /* ... the most any plan for rows gives (its pieces at fck_dec_piece_cap). */
 FCK_HD size_t fck_dec_smem_floats_most(int rows)
 {
-    const int cap = fck_dec_piece_cap(rows), w = cap > FCK_DEC_THREADS ? cap : FCK_DEC_THREADS;
+    const int cap = fck_dec_piece_cap(rows), w = cap > FCK_DEC_MAX_D ? cap : FCK_DEC_MAX_D;
     return (size_t)rows * (size_t)w;
 }
 /* Floats of one split's partial result: rows x d outputs, rows maxima, rows sums. */
@@ -411,9 +411,28 @@ FCK_HD size_t fck_dec_workspace_floats(const fck_dec_plan *p, long long bkv, int
  * it is the one lane of its 32 / rm that writes it. */
 FCK_HD int fck_dec_lane_row(int lane, int rm) { return lane / (32 / rm); }
 FCK_HD int fck_dec_lane_writes(int lane, int rm) { return lane % (32 / rm) == 0; }
-/* Groups of keys in P·V: threads (group, column) for d columns, FCK_DEC_THREADS / d
- * groups (at least 2 for d <= 128). */
-FCK_HD int fck_dec_key_groups(int d) { return FCK_DEC_THREADS / d; }
+/* P·V: each thread takes FCK_DEC_PV_COLS adjacent columns of V (one 16-byte fp32 or
+ * 8-byte bf16/fp16 load per key) for one group of keys; the threads of a key are d /
+ * FCK_DEC_PV_COLS rounded up to a power of two (32 for d = 128: a warp per key), and
+ * the FCK_DEC_THREADS threads make FCK_DEC_THREADS / that groups of keys (8 for d =
+ * 128). */
+#define FCK_DEC_PV_COLS 4
+FCK_HD int fck_dec_pv_threads(int d)
+{
+    const int cols = (d + FCK_DEC_PV_COLS - 1) / FCK_DEC_PV_COLS;
+    int t = 1;
+    while (t < cols) t *= 2;
+    return t;
+}
+FCK_HD int fck_dec_key_groups(int d) { return FCK_DEC_THREADS / fck_dec_pv_threads(d); }
+/* Thread t's share of P·V: keys grp, grp + groups, ... of each piece and columns c0 ..
+ * c0 + FCK_DEC_PV_COLS − 1 (those below d; none where c0 >= d). */
+FCK_HD void fck_dec_pv_slot(int t, int d, int *grp, int *c0)
+{
+    const int tpk = fck_dec_pv_threads(d);
+    *grp = t / tpk;
+    *c0 = FCK_DEC_PV_COLS * (t % tpk);
+}
 
 /* ================================================================ row softmax plan
  * fck_softmax_rows reads each row once: the row sits in registers, `threads` threads per

@@ -1006,8 +1006,23 @@ static void test_decode_plan(void)
         const size_t smem = fck_dec_smem_floats(&p);
         CHECK(smem >= (size_t)rows * (size_t)p.piece && smem <= fck_dec_smem_floats_most(rows) &&
               fck_dec_smem_floats_most(rows) * sizeof(float) <= 48 * 1024);
-        const int kg = fck_dec_key_groups(d);
-        CHECK_MSG(kg >= 2 && kg * d <= FCK_DEC_THREADS && (size_t)(kg - 1) * rows * d <= smem, "d %d", d);
+        const int kg = fck_dec_key_groups(d), tpk = fck_dec_pv_threads(d);
+        CHECK_MSG(kg >= 2 && kg * tpk == FCK_DEC_THREADS && (size_t)rows * d <= smem, "d %d", d);
+        /* P·V's threads: each (group of keys, column) taken by exactly one thread, and
+         * no more threads per key than whole vectors need */
+        static unsigned char owners[FCK_DEC_THREADS][FCK_DEC_MAX_D];
+        memset(owners, 0, sizeof owners);
+        for (int t = 0; t < FCK_DEC_THREADS; t++) {
+            int grp, c0;
+            fck_dec_pv_slot(t, d, &grp, &c0);
+            CHECK(grp >= 0 && grp < kg && c0 >= 0 && c0 % FCK_DEC_PV_COLS == 0);
+            for (int c = c0; c < c0 + FCK_DEC_PV_COLS && c < d; c++) owners[grp][c]++;
+        }
+        int once = 0;
+        for (int g = 0; g < kg; g++)
+            for (int c = 0; c < d; c++) once += owners[g][c] == 1;
+        CHECK_MSG(once == kg * d && (tpk == 1 || (tpk / 2) * FCK_DEC_PV_COLS < d), "d %d: %d of %d once", d, once,
+                  kg * d);
         CHECK(p.rows == rows && p.rtile >= rows && (p.vecs == 2 ? d <= 64 : d <= 128) && 32 * p.vecs >= d);
         CHECK(p.vecs == fck_dec_vecs(d) && p.rtile == fck_dec_rtile(rows));
         CHECK_MSG((p.rtile == 4 || p.rtile == 8 || p.rtile == 16) && (p.rtile == 4 || p.rtile / 2 < rows),
@@ -1070,7 +1085,8 @@ static void test_decode_rows_reduce(void)
 
 /* decode.cu's arithmetic on the CPU, float for float where it can be: the plan's splits
  * and pieces, Q·K per (row, key), the causal mask, the online-softmax step per piece
- * (fck_osm_step, fck_osm_p), P·V accumulated and rescaled, the splits' partial outputs,
+ * (fck_osm_step, fck_osm_p), P·V accumulated and rescaled by the threads' groups of
+ * keys and summed over the groups in the kernel's order, the splits' partial outputs,
  * maxima and sums, and the combine's weights; against softmax(QKᵀ/√d)·V in float64
  * (the relative error returned) and, for qk_softmax, P written from the raw scores once
  * the splits are combined (its relative error in *perr). */
@@ -1082,12 +1098,15 @@ static double decode_emulated(int rows, int s, int skv, int d, int causal, int s
     const size_t pf = fck_dec_part_floats(rows, d);
     float *part = calloc((size_t)pl.nsplit * pf, sizeof(float)), *sc = malloc((size_t)pl.piece * sizeof(float));
     float *raw = malloc((size_t)rows * skv * sizeof(float)); /* qk_softmax's fp32 scores */
+    const int kg = fck_dec_key_groups(d);
+    float *accg = malloc((size_t)kg * d * sizeof(float)); /* a row's P·V per group of keys */
     for (int sp = 0; sp < pl.nsplit; sp++) {
         int ja, jb;
         fck_dec_split_keys(&pl, sp, skv, &ja, &jb);
         float *out = part + (size_t)sp * pf;
         for (int r = 0; r < rows; r++) {
             float m = -INFINITY, l = 0.0f, *acc = out + (size_t)r * d;
+            memset(accg, 0, (size_t)kg * d * sizeof(float));
             for (int p0 = ja; p0 < jb; p0 += pl.piece) {
                 const int np = jb - p0 < pl.piece ? jb - p0 : pl.piece;
                 float mx = -INFINITY, nb, sum = 0.0f;
@@ -1101,11 +1120,22 @@ static double decode_emulated(int rows, int s, int skv, int d, int causal, int s
                 const float alpha = fck_osm_step(&m, mx, sl2, &nb);
                 for (int j = 0; j < np; j++) sum += sc[j] = fck_osm_p(sc[j], sl2, nb);
                 l = l * alpha + sum;
-                for (int c = 0; c < d; c++) {
-                    float a = acc[c] * alpha;
-                    for (int j = 0; j < np; j++) a = fmaf(sc[j], v[(size_t)(p0 + j) * d + c], a);
-                    acc[c] = a;
+                /* P·V as the threads share it (fck_dec_pv_slot): group g's keys g, g + kg, ... */
+                for (int t = 0; t < FCK_DEC_THREADS; t++) {
+                    int g, c0;
+                    fck_dec_pv_slot(t, d, &g, &c0);
+                    for (int c = c0; c < c0 + FCK_DEC_PV_COLS && c < d; c++) {
+                        float a = accg[(size_t)g * d + c] * alpha;
+                        for (int j = g; j < np; j += kg) a = fmaf(sc[j], v[(size_t)(p0 + j) * d + c], a);
+                        accg[(size_t)g * d + c] = a;
+                    }
                 }
+            }
+            /* the groups summed as the kernel sums them: the last, then each down to 1, then group 0 */
+            for (int c = 0; c < d; c++) {
+                float b = accg[(size_t)(kg - 1) * d + c];
+                for (int g = kg - 2; g >= 1; g--) b += accg[(size_t)g * d + c];
+                acc[c] = kg > 1 ? accg[c] + b : accg[c];
             }
             out[(size_t)rows * d + r] = m;
             out[(size_t)rows * d + rows + r] = l;
@@ -1156,6 +1186,7 @@ static double decode_emulated(int rows, int s, int skv, int d, int causal, int s
     free(part);
     free(sc);
     free(raw);
+    free(accg);
     *perr = sqrt(pnum / pden);
     return sqrt(num / den);
 }

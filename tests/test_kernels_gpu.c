@@ -278,7 +278,7 @@ static void test_attention_args(void)
 
 /* fck_decode_attention and fck_decode_qk_softmax against float64 on decode shapes:
  * LLaMA's grouped heads against 4096 keys (causal and not), 16 rows per key/value head,
- * s > 1, d not a multiple of 32, keys fewer than a split, a causal mask that hides the
+ * s > 1, d not a multiple of 32 (nor of 4), keys fewer than a split, a causal mask that hides the
  * last keys from the first query */
 static void check_decode(fck_dtype dt, const fck_attn_shape *sh)
 {
@@ -315,9 +315,17 @@ static void check_decode(fck_dtype dt, const fck_attn_shape *sh)
 
 static void test_decode(void)
 {
-    const fck_attn_shape shapes[] = {{8, 1, 4096, 4, 128, 0}, {32, 1, 4096, 4, 128, 1}, {6, 2, 3000, 3, 64, 1},
-                                     {2, 1, 70, 1, 8, 0},     {4, 3, 600, 2, 72, 1},    {2, 5, 1500, 1, 64, 0},
-                                     {16, 2, 700, 8, 20, 1},  {8, 1, 40, 4, 64, 1}};
+    const fck_attn_shape shapes[] = {{8, 1, 4096, 4, 128, 0},
+                                     {32, 1, 4096, 4, 128, 1},
+                                     {6, 2, 3000, 3, 64, 1},
+                                     {2, 1, 70, 1, 8, 0},
+                                     {4, 3, 600, 2, 72, 1},
+                                     {2, 5, 1500, 1, 64, 0},
+                                     {16, 2, 700, 8, 20, 1},
+                                     {8, 1, 40, 4, 64, 1},
+                                     /* d not a multiple of 4: P·V's element-wise loads */
+                                     {4, 2, 333, 2, 30, 1},
+                                     {2, 1, 257, 1, 127, 0}};
     for (int dt = FCK_FP32; dt <= FCK_FP16; dt++)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) check_decode((fck_dtype)dt, &shapes[i]);
     /* 17 rows per key/value head, d = 129, a causal mask over fewer keys than queries */
