@@ -447,7 +447,7 @@ const void *split_kernel(fck_dtype dt, const fck_dec_plan &pl, bool qks)
 }
 
 /* The split kernel's blocks resident per SM for dt and the plan's template sizes, with
- * the most shared memory a plan for its rows gives (registers bind first: 56-153 of
+ * the most shared memory a plan for its rows gives (registers bind first: 56-200 of
  * them a thread); asked of the runtime once per device and kernel, like device_sms. */
 int blocks_per_sm(fck_dtype dt, const fck_dec_plan &pl, bool qks)
 {
