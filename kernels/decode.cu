@@ -163,48 +163,40 @@ __device__ __forceinline__ void piece_softmax(float *sc, const fck_dec_plan &pl,
 
 constexpr int PC = FCK_DEC_PV_COLS; /* columns of V a thread takes in P·V */
 
-/* PC elements of V from p in fp32: with VEC one load (p aligned to PC elements), else
- * the n < PC that lie in the row one by one and zeros for the rest. */
-template <typename T, bool VEC>
-__device__ __forceinline__ void load_cols(const T *p, int n, float (&x)[PC]);
+/* PC elements of V from p (aligned to PC elements) in fp32, one load */
+template <typename T>
+__device__ __forceinline__ void load_vec(const T *p, float (&x)[PC]);
 template <>
-__device__ __forceinline__ void load_cols<float, true>(const float *p, int, float (&x)[PC])
+__device__ __forceinline__ void load_vec<float>(const float *p, float (&x)[PC])
 {
     const float4 f = *reinterpret_cast<const float4 *>(p);
     x[0] = f.x, x[1] = f.y, x[2] = f.z, x[3] = f.w;
 }
 template <>
-__device__ __forceinline__ void load_cols<__nv_bfloat16, true>(const __nv_bfloat16 *p, int, float (&x)[PC])
+__device__ __forceinline__ void load_vec<__nv_bfloat16>(const __nv_bfloat16 *p, float (&x)[PC])
 {
     const uint2 u = *reinterpret_cast<const uint2 *>(p); /* bf16 -> fp32 is a shift */
     x[0] = __uint_as_float(u.x << 16), x[1] = __uint_as_float(u.x & 0xffff0000u);
     x[2] = __uint_as_float(u.y << 16), x[3] = __uint_as_float(u.y & 0xffff0000u);
 }
 template <>
-__device__ __forceinline__ void load_cols<__half, true>(const __half *p, int, float (&x)[PC])
+__device__ __forceinline__ void load_vec<__half>(const __half *p, float (&x)[PC])
 {
     const uint2 u = *reinterpret_cast<const uint2 *>(p);
     const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&u.x)),
                  b = __half22float2(*reinterpret_cast<const __half2 *>(&u.y));
     x[0] = a.x, x[1] = a.y, x[2] = b.x, x[3] = b.y;
 }
-template <>
-__device__ __forceinline__ void load_cols<float, false>(const float *p, int n, float (&x)[PC])
+
+/* PC elements of V from p in fp32: with VEC one load (load_vec), else the n that lie
+ * in the row one by one and zeros for the rest. */
+template <typename T, bool VEC>
+__device__ __forceinline__ void load_cols(const T *p, int n, float (&x)[PC])
 {
+    if (VEC) load_vec(p, x);
+    else
 #pragma unroll
-    for (int i = 0; i < PC; i++) x[i] = i < n ? p[i] : 0.0f;
-}
-template <>
-__device__ __forceinline__ void load_cols<__nv_bfloat16, false>(const __nv_bfloat16 *p, int n, float (&x)[PC])
-{
-#pragma unroll
-    for (int i = 0; i < PC; i++) x[i] = i < n ? to_f(p[i]) : 0.0f;
-}
-template <>
-__device__ __forceinline__ void load_cols<__half, false>(const __half *p, int n, float (&x)[PC])
-{
-#pragma unroll
-    for (int i = 0; i < PC; i++) x[i] = i < n ? to_f(p[i]) : 0.0f;
+        for (int i = 0; i < PC; i++) x[i] = i < n ? to_f(p[i]) : 0.0f;
 }
 
 /* P·V of the piece for this thread's group of keys (grp, grp + kg, ...) and its PC
