@@ -34,6 +34,38 @@ static void cpu_backends_match_reference(void)
     CHECK_MSG(r.controls > 0, "no backend ran a control variant (cpu.openblas's linear problems have one)");
 }
 
+/* The norm family's kernels with their outputs streamed past the caches, as they are
+ * from the LLC's size on (norm_ops.c), on the shapes of every other check: the LLC
+ * pretended one byte, so that every kernel that writes the chain's output streams it
+ * where its rows allow (heads and tails written plainly, rows too long for the fused
+ * kernels' buffers not streamed). */
+static void norm_kernels_streamed(void)
+{
+    static const char *const shapes[] = {"m=7,n=13",      "m=1,n=1",      "m=3,n=1030",  "m=17,n=4096",
+                                         "m=2,n=12290",   "m=4,n=768",    "m=3,n=64",    "m=7,h=3,d=10",
+                                         "m=9,h=4,d=128", "m=3,h=5,d=66", "m=2,h=2,d=64"};
+    const fc_device *cpu = fc_builtin.device[FC_DEV_cpu];
+    void *ctx;
+    fc_device_opts o = {0};
+    fc_err e;
+    CHECK(cpu->open(&o, &ctx, &e) == 0);
+    fc_cpu_norm_streams_pretend(1);
+    fc_conf_opts co = {.device = "cpu",
+                       .dev = cpu,
+                       .devctx = ctx,
+                       .shapes = shapes,
+                       .nshapes = FC_ARRAY_LEN(shapes),
+                       .exact_kernels = true,
+                       .seed = g_seed};
+    fc_conf_result r;
+    fc_conformance(&co, &r);
+    fc_cpu_norm_streams_pretend(0);
+    t_failures += r.failures;
+    cpu->close(ctx);
+    printf("streamed norms: checked %d combinations (seed %llu)\n", r.checked, (unsigned long long)g_seed);
+    CHECK(r.checked >= 3 * 11);
+}
+
 /* The chain's buffers: each op of the unfused chain writes where the one before did
  * not, the last writes the unfused output, and as many intermediates are used as
  * the pattern keeps alive; poison and output reach the variant's own buffer. */
@@ -262,6 +294,7 @@ int main(int argc, char **argv)
         argc = 1;
     }
     static const t_case cases[] = {T(cpu_backends_match_reference),
+                                   T(norm_kernels_streamed),
                                    T(chain_buffers),
                                    T(linear_plans),
                                    T(support_is_explicit),

@@ -1302,13 +1302,14 @@ static int host_fused(od_state *s, fc_variant v, fc_err *e)
     return 0;
 }
 
-/* RMSNorm of rows of n from h into y, in the problem's data type */
-static void rmsnorm_rows(const od_state *s, const void *h, void *y, size_t rows, size_t n)
+/* RMSNorm of rows of n from h into y, in the problem's data type; out: y is the
+ * chain's output */
+static void rmsnorm_rows(const od_state *s, const void *h, void *y, size_t rows, size_t n, bool out)
 {
     const float *g = s->w->t[FC_NORM_TGAMMA].data;
-    if (s->dt == dnnl_bf16) fc_cpu_rmsnorm_rows_bf16(h, g, (float)FC_RMS_EPS, y, rows, n);
+    if (s->dt == dnnl_bf16) fc_cpu_rmsnorm_rows_bf16(h, g, (float)FC_RMS_EPS, y, rows, n, out);
     else
-        fc_cpu_rmsnorm_rows(h, g, (float)FC_RMS_EPS, y, rows, n);
+        fc_cpu_rmsnorm_rows(h, g, (float)FC_RMS_EPS, y, rows, n, out);
 }
 
 /* add_rmsnorm's RMSNorm, from h (after y in the output) into y */
@@ -1316,7 +1317,7 @@ static int host_rmsnorm(od_state *s, fc_variant v, fc_err *e)
 {
     (void)e;
     size_t M = (size_t)s->p.d[FC_NORM_M], N = (size_t)s->p.d[FC_NORM_N];
-    rmsnorm_rows(s, elem_at(s, s->ch.out[v], M * N), s->ch.out[v], M, N);
+    rmsnorm_rows(s, elem_at(s, s->ch.out[v], M * N), s->ch.out[v], M, N, true);
     return 0;
 }
 
@@ -1325,7 +1326,7 @@ static int host_head_rmsnorm(od_state *s, fc_variant v, fc_err *e)
     (void)e;
     (void)v;
     size_t rows = (size_t)(s->p.d[FC_NORM_M] * s->p.d[FC_NORM_H]), D = (size_t)s->p.d[FC_NORM_D];
-    rmsnorm_rows(s, in(s, FC_NORM_TX), fc_cpu_chain_dst(&s->ch, 0), rows, D);
+    rmsnorm_rows(s, in(s, FC_NORM_TX), fc_cpu_chain_dst(&s->ch, 0), rows, D, false);
     return 0;
 }
 

@@ -88,13 +88,18 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_PV] = {"cblas_sgemm(PV, per key/value head)", FC_FUSE_KERNEL,
                   "flash attention or split-KV decode (fusecal), online softmax, S never stored"},
     [FC_OP_ADD] = {"add pass(omp)", FC_FUSE_CALL, "add"},
-    [FC_OP_LAYERNORM] = {"layernorm pass(omp: mean, variance and normalization over the cached row)", FC_FUSE_KERNEL,
-                         "fused add+layernorm(omp, vectors: x and r read once, x+r kept in the output row in cache)"},
-    [FC_OP_RMSNORM] = {"rmsnorm pass(omp)", FC_FUSE_KERNEL,
-                       "fused add+rmsnorm(omp, vectors: x and r read once, h written once and normalized from cache)"},
+    [FC_OP_LAYERNORM] = {"layernorm pass(omp: mean, variance and normalization over the cached row; streamed "
+                         "from the LLC's size on)",
+                         FC_FUSE_KERNEL,
+                         "fused add+layernorm(omp, vectors: x and r read once, x+r kept in a row in cache; y streamed "
+                         "past the caches from the LLC's size on)"},
+    [FC_OP_RMSNORM] = {"rmsnorm pass(omp; streamed from the LLC's size on)", FC_FUSE_KERNEL,
+                       "fused add+rmsnorm(omp, vectors: x and r read once, h written once and normalized from cache; "
+                       "h and y streamed from the LLC's size on)"},
     [FC_OP_HEAD_RMSNORM] = {"rmsnorm pass(omp, per head)", FC_FUSE_CALL, "rmsnorm"},
-    [FC_OP_ROPE] = {"rope pass(omp, rotate-half, fp32 cos/sin table)", FC_FUSE_KERNEL,
-                    "fused rmsnorm+rope(omp, vectors: each head read once, normalized and rotated in L1)"},
+    [FC_OP_ROPE] = {"rope pass(omp, rotate-half, fp32 cos/sin table; streamed from the LLC's size on)", FC_FUSE_KERNEL,
+                    "fused rmsnorm+rope(omp, vectors: each head read once, normalized and rotated in L1; "
+                    "streamed from the LLC's size on)"},
     [FC_OP_SILU] = {"silu pass(omp, gate half)", FC_FUSE_EPILOGUE, "silu(gate)"},
     [FC_OP_GLU_MUL] = {"mul pass(omp, by the up half)", FC_FUSE_EPILOGUE, "* up"},
     [FC_OP_GELU_IN] = {"gelu pass(omp, x)", FC_FUSE_PROLOGUE, "gelu_tanh of each block of x rows"},
@@ -246,9 +251,11 @@ static float *norm_pass(ob_state *s, fc_variant v, fc_op op, const float *cur, f
         if (fc_pattern_has_op(s->p.pat, FC_OP_RMSNORM)) dst = s->ch.out[v] + M * N;
         fc_cpu_add(x, w->t[FC_NORM_TR].data, dst, M * N);
         break;
-    case FC_OP_LAYERNORM: fc_cpu_layernorm_rows(cur, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, dst, M, N); break;
-    case FC_OP_RMSNORM: fc_cpu_rmsnorm_rows(cur, g, (float)FC_RMS_EPS, dst, M, N); break;
-    case FC_OP_HEAD_RMSNORM: fc_cpu_rmsnorm_rows(x, g, (float)FC_RMS_EPS, dst, M * N / D, D); break;
+    case FC_OP_LAYERNORM:
+        fc_cpu_layernorm_rows(cur, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, dst, M, N, true);
+        break;
+    case FC_OP_RMSNORM: fc_cpu_rmsnorm_rows(cur, g, (float)FC_RMS_EPS, dst, M, N, true); break;
+    case FC_OP_HEAD_RMSNORM: fc_cpu_rmsnorm_rows(x, g, (float)FC_RMS_EPS, dst, M * N / D, D, false); break;
     case FC_OP_ROPE: fc_cpu_rope(cur, s->rope, dst, M, N / D, D); break;
     default: break;
     }

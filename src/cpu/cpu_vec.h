@@ -10,6 +10,7 @@
 #ifndef FC_CPU_VEC_H
 #define FC_CPU_VEC_H
 
+#include <immintrin.h>
 #include <stdint.h>
 #include "cpu_bf16.h"
 
@@ -114,6 +115,30 @@ static inline void vask_row(const void *src, void *dst, size_t n, size_t left)
     }
 }
 
+/* Streaming (non-temporal) stores, for an output that is not read again soon and
+ * is too large to stay in the caches: the line goes to memory whole, neither read
+ * first (a store's read-for-ownership) nor kept, so it evicts none of the inputs.
+ * When that pays, measured: norm_ops.c's streams().
+ * p is aligned to a vector (vhead gives the elements before the first such p);
+ * a thread's streaming stores end with vfence before other threads read them. */
+static inline void vstream(float *p, vf v)
+{
+#if VW == 16
+    _mm512_stream_ps(p, (__m512)v);
+#elif VW == 8
+    _mm256_stream_ps(p, (__m256)v);
+#else
+    _mm_stream_ps(p, (__m128)v);
+#endif
+}
+/* the elements of esize bytes from p to its first vector-aligned address, at most n */
+static inline size_t vhead(const void *p, size_t esize, size_t n)
+{
+    const size_t k = (size_t)(-(uintptr_t)p & (VW * 4 - 1)) / esize;
+    return k < n ? k : n;
+}
+static inline void vfence(void) { _mm_sfence(); }
+
 /* x rounded to VW bfloat16 at p, to nearest even, NaN kept NaN: one vcvtneps2bf16
  * with AVX-512 BF16 (which also flushes denormals, below 1.2e-38, to zero), else
  * fc_bf16_store's arithmetic on all lanes */
@@ -142,6 +167,23 @@ static inline void vstore2_bf16(uint16_t *p, vf a, vf b)
 #else
     vstore_bf16(p, a);
     vstore_bf16(p + VW, b);
+#endif
+}
+
+/* the same streamed (vstream), p aligned to VW floats: 2·VW bfloat16 are one float
+ * vector's bytes */
+static inline void vstream2_bf16(uint16_t *p, vf a, vf b)
+{
+#if defined(__AVX512BF16__) && VW == 16
+    _mm512_stream_si512((void *)p, (__m512i)_mm512_cvtne2ps_pbh((__m512)b, (__m512)a));
+#else
+    union {
+        vf v;
+        uint16_t h[2 * VW];
+    } u;
+    vstore_bf16(u.h, a);
+    vstore_bf16(u.h + VW, b);
+    vstream((float *)p, u.v);
 #endif
 }
 

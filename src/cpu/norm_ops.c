@@ -3,11 +3,45 @@
  * what the first left in L1/L2 (a row of 8192 floats is 32 KiB). Each kernel asks
  * for its streams' lines 4 KB ahead (cpu_vec.h's vask; past the LLC on the Xeon,
  * add_layernorm 70–72 → 78–81 % of the bandwidth, add_rmsnorm 53–59 → 65–66 %, in
- * the same runs). */
+ * the same runs). The chain's output streams past the caches when the tensors
+ * reach the LLC's size (fc_cpu_norm_streams). */
 #include "norm_ops.h"
 #include "cpu_vec.h"
+#include "cpuinfo.h"
 
 #include <math.h>
+#include <stdbool.h>
+
+/* Whether a kernel that writes the chain's output, reading and writing fp bytes in
+ * all, streams it (cpu_vec.h's vstream): when fp is at least the LLC. Below, the
+ * tensors stay in cache from one call to the next and a streamed output goes to
+ * memory every time; above, an output written through the cache evicts the inputs
+ * and first reads every line it writes. On the AMD EPYC VM (Zen 4, 32 MiB L3, two
+ * threads; `fusecal run --quick`, both forms alternated, three rounds), the fused
+ * fp32 kernels' time streamed over not, warm: below the LLC 0.73-2.4x, slower in
+ * most rounds (add_rmsnorm
+ * at 8 and 17 MB 1.07-2.4x, qk_norm_rope at 8-25 MB 0.97-1.5x, add_layernorm at
+ * 6-25 MB 0.73-1.34x); at 33.5 MB, the LLC, qk_norm_rope 0.55-0.78x and add_rmsnorm
+ * 0.86-1.09x; past it add_layernorm at 38 MB 0.51-0.72x and at 50 MB 0.75-0.85x,
+ * add_rmsnorm at 67 MB 0.71-0.84x, qk_norm_rope at 67 MB 0.55-0.63x. The bf16
+ * kernels (cpu.onednn) from the LLC on: add_rmsnorm at 33.5 MB 0.47-0.80x and at
+ * 67 MB 0.54-0.66x, qk_norm_rope at 33.5 MB 0.66-0.72x, add_layernorm at 67 MB
+ * 0.76-0.78x. Asked before a parallel region. */
+static size_t g_llc_pretend;
+
+bool fc_cpu_norm_streams(size_t fp)
+{
+    static size_t llc;
+    if (!llc) llc = fc_host_llc_bytes();
+    const size_t at = g_llc_pretend ? g_llc_pretend : llc;
+    return at && fp >= at;
+}
+
+void fc_cpu_norm_streams_pretend(size_t llc) { g_llc_pretend = llc; }
+
+/* the longest row a fused kernel keeps in its thread's buffer while it streams the
+ * output (32 KB); longer rows use the output row as scratch, unstreamed */
+enum { ROW_BUF = 8192 };
 
 /* Σ h and, about the mean, Σ (h − mean)²: the variance's second sweep reads the
  * cached row. */
@@ -46,13 +80,13 @@ static inline float row_sq_dev(const float *h, float mean, size_t n)
 static inline void ask(const float *p, size_t j, size_t left) { vask(p, j * sizeof *p, left * sizeof *p); }
 static inline void ask_w(float *p, size_t j, size_t left) { vask_w(p, j * sizeof *p, left * sizeof *p); }
 
-/* x + r at j into h, the three streams asked for ahead (left elements from j's row
- * on) */
-static inline vf add_at(const float *x, const float *r, float *h, size_t j, size_t left)
+/* x + r at j into h, the streams asked for ahead (left elements from j's row on): x,
+ * r, and h unless it is a thread's row buffer (buf) */
+static inline vf add_at(const float *x, const float *r, float *h, size_t j, size_t left, bool buf)
 {
     ask(x, j, left);
     ask(r, j, left);
-    ask_w(h, j, left);
+    if (!buf) ask_w(h, j, left);
     const vf v = vload(x + j) + vload(r + j);
     vstore(h + j, v);
     return v;
@@ -67,30 +101,53 @@ typedef struct next_row {
     float *y;           /* written */
 } next_row;
 
+/* one element of normalize_row */
+static inline float norm1(const float *h, float mean, float rstd, const float *gamma, const float *beta, size_t j)
+{
+    return (h[j] - mean) * rstd * gamma[j] + (beta ? beta[j] : 0.0f);
+}
+
 /* y = (h − mean)·rstd·gamma + beta, or without a mean and beta h·rstd·gamma, over a
- * row, asking for y's stream (left elements from y on) ahead, and for next's lines
- * (when given) as it goes */
+ * row: streamed (st), or asking for y's stream (left elements from y on) ahead; and
+ * asking for next's lines (when given) as it goes */
 static inline void normalize_row(const float *h, float mean, float rstd, const float *gamma, const float *beta,
-                                 float *y, size_t n, size_t left, const next_row *next)
+                                 float *y, size_t n, size_t left, const next_row *next, bool st)
 {
     const vf vm = vsplat(mean), vr = vsplat(rstd);
     size_t j = 0;
+    if (st)
+        for (const size_t k = vhead(y, sizeof *y, n); j < k; j++) y[j] = norm1(h, mean, rstd, gamma, beta, j);
     for (; j + VW <= n; j += VW) {
-        ask_w(y, j, left);
         if (next) {
             __builtin_prefetch(next->x + j, 0, 3);
             __builtin_prefetch(next->r + j, 0, 3);
-            __builtin_prefetch(next->y + j, 1, 3);
+            if (next->y) __builtin_prefetch(next->y + j, 1, 3);
         }
-        const vf t = (vload(h + j) - vm) * vr * vload(gamma + j);
-        vstore(y + j, beta ? t + vload(beta + j) : t);
+        vf t = (vload(h + j) - vm) * vr * vload(gamma + j);
+        if (beta) t += vload(beta + j);
+        if (st) vstream(y + j, t);
+        else {
+            ask_w(y, j, left);
+            vstore(y + j, t);
+        }
     }
-    for (; j < n; j++) y[j] = (h[j] - mean) * rstd * gamma[j] + (beta ? beta[j] : 0.0f);
+    for (; j < n; j++) y[j] = norm1(h, mean, rstd, gamma, beta, j);
+}
+
+/* the row h into y, streamed */
+static inline void stream_row(const float *h, float *y, size_t n)
+{
+    size_t j = 0;
+    for (const size_t k = vhead(y, sizeof *y, n); j < k; j++) y[j] = h[j];
+    for (; j + VW <= n; j += VW) vstream(y + j, vload(h + j));
+    for (; j < n; j++) y[j] = h[j];
 }
 
 /* rotate-half of one head a into y, cos and sin of its position; with gamma, the
- * head is first normalized: each element times rstd·gamma[i] */
-static inline void head_rope(const float *a, const float *gamma, float rstd, const float *cs, float *y, size_t d)
+ * head is first normalized: each element times rstd·gamma[i]. Streamed (st) when y
+ * and half are vector-aligned (rope_streams). */
+static inline void head_rope(const float *a, const float *gamma, float rstd, const float *cs, float *y, size_t d,
+                             bool st)
 {
     const size_t half = d / 2;
     const float *c = cs, *s = cs + half;
@@ -101,8 +158,14 @@ static inline void head_rope(const float *a, const float *gamma, float rstd, con
             lo = lo * vr * vload(gamma + i);
             hi = hi * vr * vload(gamma + i + half);
         }
-        vstore(y + i, lo * vload(c + i) - hi * vload(s + i));
-        vstore(y + i + half, hi * vload(c + i) + lo * vload(s + i));
+        const vf ylo = lo * vload(c + i) - hi * vload(s + i), yhi = hi * vload(c + i) + lo * vload(s + i);
+        if (st) {
+            vstream(y + i, ylo);
+            vstream(y + i + half, yhi);
+        } else {
+            vstore(y + i, ylo);
+            vstore(y + i + half, yhi);
+        }
     }
     for (; i < half; i++) {
         float lo = a[i], hi = a[i + half];
@@ -115,86 +178,123 @@ static inline void head_rope(const float *a, const float *gamma, float rstd, con
     }
 }
 
-void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows,
-                           size_t n)
+/* whether the rope of heads of d into y, fp bytes read and written, streams: every
+ * head's halves then start on a vector */
+static bool rope_streams(const float *y, size_t d, size_t fp)
 {
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < rows; i++) {
-        const float *hi = h + i * n;
-        const size_t left = (rows - i) * n;
-        vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
-        const float mean = row_sum(hi, n) / (float)n;
-        const float rstd = 1.0f / sqrtf(row_sq_dev(hi, mean, n) / (float)n + eps);
-        normalize_row(hi, mean, rstd, gamma, beta, y + i * n, n, left, NULL);
+    return d % (2 * VW) == 0 && vhead(y, sizeof *y, 1) == 0 && fc_cpu_norm_streams(fp);
+}
+
+void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows,
+                           size_t n, bool out)
+{
+    const bool st = out && fc_cpu_norm_streams(2 * rows * n * sizeof *h);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+        for (size_t i = 0; i < rows; i++) {
+            const float *hi = h + i * n;
+            const size_t left = (rows - i) * n;
+            vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
+            const float mean = row_sum(hi, n) / (float)n;
+            const float rstd = 1.0f / sqrtf(row_sq_dev(hi, mean, n) / (float)n + eps);
+            normalize_row(hi, mean, rstd, gamma, beta, y + i * n, n, left, NULL, st);
+        }
+        if (st) vfence();
     }
 }
 
-void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n)
+void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n, bool out)
 {
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < rows; i++) {
-        const float *hi = h + i * n;
-        const size_t left = (rows - i) * n;
-        vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
-        const float rstd = 1.0f / sqrtf(row_sq_dev(hi, 0.0f, n) / (float)n + eps);
-        normalize_row(hi, 0.0f, rstd, gamma, NULL, y + i * n, n, left, NULL);
+    const bool st = out && fc_cpu_norm_streams(2 * rows * n * sizeof *h);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+        for (size_t i = 0; i < rows; i++) {
+            const float *hi = h + i * n;
+            const size_t left = (rows - i) * n;
+            vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
+            const float rstd = 1.0f / sqrtf(row_sq_dev(hi, 0.0f, n) / (float)n + eps);
+            normalize_row(hi, 0.0f, rstd, gamma, NULL, y + i * n, n, left, NULL, st);
+        }
+        if (st) vfence();
     }
 }
 
 void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t heads, size_t d)
 {
     const size_t all = m * heads;
-#pragma omp parallel for schedule(static)
-    for (size_t t = 0; t < all; t++) {
-        vask_row(q + t * d, y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
-        head_rope(q + t * d, NULL, 1.0f, cs + t / heads * d, y + t * d, d);
+    const bool st = rope_streams(y, d, 2 * all * d * sizeof *q);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+        for (size_t t = 0; t < all; t++) {
+            vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
+            head_rope(q + t * d, NULL, 1.0f, cs + t / heads * d, y + t * d, d, st);
+        }
+        if (st) vfence();
     }
 }
 
-/* The fused add + LayerNorm: x + r into the output row (read from cache by the
- * variance and the normalization, which asks for the next row) */
+/* The fused add + LayerNorm: x + r into a row (read from cache by the variance and
+ * the normalization, which asks for the next row's inputs): the thread's buffer when
+ * y is streamed, else y's own row */
 void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, const float *beta, float eps, float *y,
                           size_t rows, size_t n)
 {
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < rows; i++) {
-        const float *xi = x + i * n, *ri = r + i * n;
-        float *yi = y + i * n;
-        const size_t left = (rows - i) * n;
-        vf a = vsplat(0.0f);
-        size_t j = 0;
-        for (; j + VW <= n; j += VW) a += add_at(xi, ri, yi, j, left);
-        float s = vhsum(a);
-        for (; j < n; j++) s += yi[j] = xi[j] + ri[j];
-        const float mean = s / (float)n;
-        const float rstd = 1.0f / sqrtf(row_sq_dev(yi, mean, n) / (float)n + eps);
-        const next_row next = {xi + n, ri + n, yi + n};
-        normalize_row(yi, mean, rstd, gamma, beta, yi, n, 0, i + 1 < rows ? &next : NULL);
+    const bool st = n <= ROW_BUF && fc_cpu_norm_streams(3 * rows * n * sizeof *x);
+#pragma omp parallel
+    {
+        float buf[ROW_BUF] __attribute__((aligned(64)));
+#pragma omp for schedule(static) nowait
+        for (size_t i = 0; i < rows; i++) {
+            const float *xi = x + i * n, *ri = r + i * n;
+            float *yi = y + i * n, *h = st ? buf : yi;
+            const size_t left = (rows - i) * n;
+            vf a = vsplat(0.0f);
+            size_t j = 0;
+            for (; j + VW <= n; j += VW) a += add_at(xi, ri, h, j, left, st);
+            float s = vhsum(a);
+            for (; j < n; j++) s += h[j] = xi[j] + ri[j];
+            const float mean = s / (float)n;
+            const float rstd = 1.0f / sqrtf(row_sq_dev(h, mean, n) / (float)n + eps);
+            const next_row next = {xi + n, ri + n, st ? NULL : yi + n};
+            normalize_row(h, mean, rstd, gamma, beta, yi, n, 0, i + 1 < rows ? &next : NULL, st);
+        }
+        if (st) vfence();
     }
 }
 
-/* The fused add + RMSNorm: h = x + r written once, its squares summed as it is made,
- * normalized from cache */
+/* The fused add + RMSNorm: h = x + r made once, its squares summed as it is made,
+ * normalized from cache: into h's own row, or, streaming, into the thread's buffer,
+ * from which h and y are both streamed */
 void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, float eps, float *y, float *h, size_t rows,
                         size_t n)
 {
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < rows; i++) {
-        const float *xi = x + i * n, *ri = r + i * n;
-        float *hi = h + i * n, *yi = y + i * n;
-        const size_t left = (rows - i) * n;
-        vf a = vsplat(0.0f);
-        size_t j = 0;
-        for (; j + VW <= n; j += VW) {
-            const vf hv = add_at(xi, ri, hi, j, left);
-            a += hv * hv;
+    const bool st = n <= ROW_BUF && fc_cpu_norm_streams(4 * rows * n * sizeof *x);
+#pragma omp parallel
+    {
+        float buf[ROW_BUF] __attribute__((aligned(64)));
+#pragma omp for schedule(static) nowait
+        for (size_t i = 0; i < rows; i++) {
+            const float *xi = x + i * n, *ri = r + i * n;
+            float *hi = h + i * n, *yi = y + i * n, *row = st ? buf : hi;
+            const size_t left = (rows - i) * n;
+            vf a = vsplat(0.0f);
+            size_t j = 0;
+            for (; j + VW <= n; j += VW) {
+                const vf hv = add_at(xi, ri, row, j, left, st);
+                a += hv * hv;
+            }
+            float s = vhsum(a);
+            for (; j < n; j++) {
+                row[j] = xi[j] + ri[j];
+                s += row[j] * row[j];
+            }
+            if (st) stream_row(row, hi, n);
+            normalize_row(row, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n, left, NULL, st);
         }
-        float s = vhsum(a);
-        for (; j < n; j++) {
-            hi[j] = xi[j] + ri[j];
-            s += hi[j] * hi[j];
-        }
-        normalize_row(hi, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n, left, NULL);
+        if (st) vfence();
     }
 }
 
@@ -202,11 +302,16 @@ void fc_cpu_rmsnorm_rope(const float *q, const float *gamma, const float *cs, fl
                          size_t heads, size_t d)
 {
     const size_t all = m * heads;
-#pragma omp parallel for schedule(static)
-    for (size_t t = 0; t < all; t++) {
-        const float *a = q + t * d;
-        vask_row(a, y + t * d, d * sizeof *a, (all - t) * d * sizeof *a);
-        const float rstd = 1.0f / sqrtf(row_sq_dev(a, 0.0f, d) / (float)d + eps);
-        head_rope(a, gamma, rstd, cs + t / heads * d, y + t * d, d);
+    const bool st = rope_streams(y, d, 2 * all * d * sizeof *q);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+        for (size_t t = 0; t < all; t++) {
+            const float *a = q + t * d;
+            vask_row(a, st ? NULL : y + t * d, d * sizeof *a, (all - t) * d * sizeof *a);
+            const float rstd = 1.0f / sqrtf(row_sq_dev(a, 0.0f, d) / (float)d + eps);
+            head_rope(a, gamma, rstd, cs + t / heads * d, y + t * d, d, st);
+        }
+        if (st) vfence();
     }
 }

@@ -13,16 +13,26 @@
 
 #include "cpu_bf16.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* ---- passes of the unfused chains */
+/* Whether a kernel that writes the chain's output, reading and writing fp bytes in
+ * all, streams it past the caches (at least the LLC; norm_ops.c says why). */
+bool fc_cpu_norm_streams(size_t fp);
+/* the LLC's bytes that rule compares with (0: the host's again; tests) */
+void fc_cpu_norm_streams_pretend(size_t llc);
+
+/* ---- passes of the unfused chains. A pass that writes the chain's output (out)
+ * streams it past the caches when the pass's tensors are large (cpu_vec.h's
+ * vstream), as the fused forms do; one whose output the next pass reads keeps it. */
 /* y = (h − mean)/√(var + eps)·gamma + beta over each row: one pass as PyTorch's
  * layer_norm kernel is (the row read from memory once, its mean and variance kept). */
 void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows,
-                           size_t n);
+                           size_t n, bool out);
 /* y = h/√(mean(h²) + eps)·gamma over each row (a head when n = d). */
-void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n);
-/* rotate-half rotary embedding of q [m, heads, d] at positions 0..m-1 */
+void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n, bool out);
+/* rotate-half rotary embedding of q [m, heads, d] at positions 0..m-1 (always the
+ * chain's output) */
 void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t heads, size_t d);
 
 /* ---- fused forms */
@@ -38,7 +48,8 @@ void fc_cpu_rmsnorm_rope(const float *q, const float *gamma, const float *cs, fl
                          size_t heads, size_t d);
 
 /* ---- the same on bf16 tensors (norm_ops_bf16.c): gamma, beta and cs in fp32 */
-void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, fc_bf16 *y, size_t rows, size_t n);
+void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, fc_bf16 *y, size_t rows, size_t n,
+                              bool out);
 void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d);
 void fc_cpu_add_layernorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, const float *beta, float eps,
                                fc_bf16 *y, size_t rows, size_t n);

@@ -12,7 +12,9 @@
  * norm is too little work to hide the misses. Past the LLC (Xeon, 2 cores, % of
  * the bandwidth ceiling) without the asks / reading ahead / reads and writes:
  * add_layernorm 52 / 81 / 86, add_rmsnorm 58 / 59 / 66, qk_norm_rope 50 / 64 / 69;
- * asking 8 KB ahead instead of 4: 2–4 points less. */
+ * asking 8 KB ahead instead of 4: 2–4 points less. An output streams past the
+ * caches where the fp32 kernels' does (fc_cpu_norm_streams) and its rows start on a
+ * vector's bytes. */
 #include "cpu_bf16.h"
 #include "cpu_ops.h"
 #include "cpu_vec.h"
@@ -64,31 +66,44 @@ static inline float row_sq(const fc_bf16 *h, size_t n)
     return s;
 }
 
-/* y = h·rstd·gamma over a row, rounded to bf16, asking for y's stream (left
- * elements from y on) ahead */
-static inline void scale_row(const fc_bf16 *h, const float *gamma, float rstd, fc_bf16 *y, size_t n, size_t left)
+/* y = h·rstd·gamma over a row, rounded to bf16: streamed (st), or asking for y's
+ * stream (left elements from y on) ahead */
+static inline void scale_row(const fc_bf16 *h, const float *gamma, float rstd, fc_bf16 *y, size_t n, size_t left,
+                             bool st)
 {
     const vf vr = vsplat(rstd);
     size_t j = 0;
+    if (st)
+        for (const size_t k = vhead(y, sizeof *y, n); j < k; j++)
+            y[j] = fc_bf16_store(fc_bf16_load(h[j]) * rstd * gamma[j]);
     for (; j + 2 * VW <= n; j += 2 * VW) {
-        ask_w(y, j, left);
-        vstore2_bf16(y + j, vload_bf16(h + j) * vr * vload(gamma + j),
-                     vload_bf16(h + j + VW) * vr * vload(gamma + j + VW));
+        const vf a = vload_bf16(h + j) * vr * vload(gamma + j), b = vload_bf16(h + j + VW) * vr * vload(gamma + j + VW);
+        if (st) vstream2_bf16(y + j, a, b);
+        else {
+            ask_w(y, j, left);
+            vstore2_bf16(y + j, a, b);
+        }
     }
     for (; j + VW <= n; j += VW) vstore_bf16(y + j, vload_bf16(h + j) * vr * vload(gamma + j));
     for (; j < n; j++) y[j] = fc_bf16_store(fc_bf16_load(h[j]) * rstd * gamma[j]);
 }
 
-void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, fc_bf16 *y, size_t rows, size_t n)
+void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, fc_bf16 *y, size_t rows, size_t n,
+                              bool out)
 {
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < rows; i++) {
-        const fc_bf16 *hi = h + i * n;
-        fc_bf16 *yi = y + i * n;
-        const size_t left = (rows - i) * n;
-        vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
-        float rstd = 1.0f / sqrtf(row_sq(hi, n) / (float)n + eps);
-        scale_row(hi, gamma, rstd, yi, n, left);
+    const bool st = out && fc_cpu_norm_streams(2 * rows * n * sizeof *h);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+        for (size_t i = 0; i < rows; i++) {
+            const fc_bf16 *hi = h + i * n;
+            fc_bf16 *yi = y + i * n;
+            const size_t left = (rows - i) * n;
+            vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
+            float rstd = 1.0f / sqrtf(row_sq(hi, n) / (float)n + eps);
+            scale_row(hi, gamma, rstd, yi, n, left, st);
+        }
+        if (st) vfence();
     }
 }
 
@@ -108,7 +123,8 @@ static inline void rope_vec(const fc_bf16 *a, const float *gamma, vf vr, const f
 }
 
 static inline __attribute__((always_inline)) void rope_head(const fc_bf16 *a, const float *gamma, float rstd,
-                                                            const float *c, const float *s, fc_bf16 *o, size_t half)
+                                                            const float *c, const float *s, fc_bf16 *o, size_t half,
+                                                            bool st)
 {
     const vf vr = vsplat(rstd);
     size_t i = 0;
@@ -116,8 +132,13 @@ static inline __attribute__((always_inline)) void rope_head(const fc_bf16 *a, co
         vf l0, h0, l1, h1;
         rope_vec(a, gamma, vr, c, s, half, i, &l0, &h0);
         rope_vec(a, gamma, vr, c, s, half, i + VW, &l1, &h1);
-        vstore2_bf16(o + i, l0, l1);
-        vstore2_bf16(o + i + half, h0, h1);
+        if (st) {
+            vstream2_bf16(o + i, l0, l1);
+            vstream2_bf16(o + i + half, h0, h1);
+        } else {
+            vstore2_bf16(o + i, l0, l1);
+            vstore2_bf16(o + i + half, h0, h1);
+        }
     }
     for (; i + VW <= half; i += VW) {
         vf l0, h0;
@@ -136,14 +157,26 @@ static inline __attribute__((always_inline)) void rope_head(const fc_bf16 *a, co
     }
 }
 
+/* whether the rope of heads of d into y, fp bytes read and written, streams: every
+ * head's halves then start on a vector's bytes */
+static bool rope_streams(const fc_bf16 *y, size_t d, size_t fp)
+{
+    return d % (4 * VW) == 0 && vhead(y, sizeof *y, 1) == 0 && fc_cpu_norm_streams(fp);
+}
+
 void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d)
 {
     const size_t half = d / 2, all = m * heads;
-#pragma omp parallel for schedule(static)
-    for (size_t t = 0; t < all; t++) {
-        const float *c = cs + t / heads * d;
-        vask_row(q + t * d, y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
-        rope_head(q + t * d, NULL, 1.0f, c, c + half, y + t * d, half);
+    const bool st = rope_streams(y, d, 2 * all * d * sizeof *q);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+        for (size_t t = 0; t < all; t++) {
+            const float *c = cs + t / heads * d;
+            vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
+            rope_head(q + t * d, NULL, 1.0f, c, c + half, y + t * d, half, st);
+        }
+        if (st) vfence();
     }
 }
 
@@ -160,6 +193,13 @@ static inline void row_h(const fc_bf16 *x, const fc_bf16 *r, const float *kept, 
     }
 }
 
+/* whether a fused kernel streams rows of n into y (and h), fp bytes read and written:
+ * every row then starts on a vector's bytes */
+static bool rows_stream(const fc_bf16 *y, size_t n, size_t fp)
+{
+    return n % (2 * VW) == 0 && vhead(y, sizeof *y, 1) == 0 && fc_cpu_norm_streams(fp);
+}
+
 /* The fused add + LayerNorm: x + r kept in fp32 while it is summed, the variance
  * about the mean from what was kept (a sweep in L1), then the normalization. (One
  * sweep of shifted sums, Σ(h−h₀) and Σ(h−h₀)², ran 4 % faster and can lose the
@@ -170,95 +210,113 @@ void fc_cpu_add_layernorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *
                                fc_bf16 *y, size_t rows, size_t n)
 {
     const size_t nkept = n < ROW_KEPT ? n / (2 * VW) * (2 * VW) : ROW_KEPT;
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < rows; i++) {
-        const fc_bf16 *xi = x + i * n, *ri = r + i * n;
-        fc_bf16 *yi = y + i * n;
-        const size_t left = (rows - i) * n;
-        float kept[ROW_KEPT] __attribute__((aligned(64)));
-        vf a0 = vsplat(0.0f), a1 = vsplat(0.0f), a2 = vsplat(0.0f), a3 = vsplat(0.0f);
-        size_t j = 0;
-        for (; j + 2 * VW <= n; j += 2 * VW) {
-            ask(xi, j, left);
-            ask(ri, j, left);
-            ask_w(yi, j, left);
-            const vf h0 = vload_bf16(xi + j) + vload_bf16(ri + j);
-            const vf h1 = vload_bf16(xi + j + VW) + vload_bf16(ri + j + VW);
-            if (j < nkept) {
-                vstore(kept + j, h0);
-                vstore(kept + j + VW, h1);
+    const bool st = rows_stream(y, n, 3 * rows * n * sizeof *x);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+        for (size_t i = 0; i < rows; i++) {
+            const fc_bf16 *xi = x + i * n, *ri = r + i * n;
+            fc_bf16 *yi = y + i * n;
+            const size_t left = (rows - i) * n;
+            float kept[ROW_KEPT] __attribute__((aligned(64)));
+            vf a0 = vsplat(0.0f), a1 = vsplat(0.0f), a2 = vsplat(0.0f), a3 = vsplat(0.0f);
+            size_t j = 0;
+            for (; j + 2 * VW <= n; j += 2 * VW) {
+                ask(xi, j, left);
+                ask(ri, j, left);
+                if (!st) ask_w(yi, j, left);
+                const vf h0 = vload_bf16(xi + j) + vload_bf16(ri + j);
+                const vf h1 = vload_bf16(xi + j + VW) + vload_bf16(ri + j + VW);
+                if (j < nkept) {
+                    vstore(kept + j, h0);
+                    vstore(kept + j + VW, h1);
+                }
+                a0 += h0;
+                a1 += h1;
+                const vf t0 = a0, t1 = a1;
+                a0 = a2, a1 = a3, a2 = t0, a3 = t1;
             }
-            a0 += h0;
-            a1 += h1;
-            const vf t0 = a0, t1 = a1;
-            a0 = a2, a1 = a3, a2 = t0, a3 = t1;
+            const size_t nv = j;
+            float s = vhsum((a0 + a1) + (a2 + a3));
+            for (; j < n; j++) s += fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]);
+            const float mean = s / (float)n;
+            const vf vm = vsplat(mean);
+            a0 = a1 = a2 = a3 = vsplat(0.0f);
+            for (j = 0; j < nv; j += 2 * VW) {
+                vf h0, h1;
+                row_h(xi, ri, kept, nkept, j, &h0, &h1);
+                h0 -= vm;
+                h1 -= vm;
+                a0 += h0 * h0;
+                a1 += h1 * h1;
+                const vf t0 = a0, t1 = a1;
+                a0 = a2, a1 = a3, a2 = t0, a3 = t1;
+            }
+            float q = vhsum((a0 + a1) + (a2 + a3));
+            for (j = nv; j < n; j++) {
+                const float d = fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]) - mean;
+                q += d * d;
+            }
+            const float rstd = 1.0f / sqrtf(q / (float)n + eps);
+            const vf vr = vsplat(rstd);
+            for (j = 0; j < nv; j += 2 * VW) {
+                vf h0, h1;
+                row_h(xi, ri, kept, nkept, j, &h0, &h1);
+                const vf y0 = (h0 - vm) * vr * vload(gamma + j) + vload(beta + j),
+                         y1 = (h1 - vm) * vr * vload(gamma + j + VW) + vload(beta + j + VW);
+                if (st) vstream2_bf16(yi + j, y0, y1);
+                else
+                    vstore2_bf16(yi + j, y0, y1);
+            }
+            for (j = nv; j < n; j++)
+                yi[j] = fc_bf16_store((fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]) - mean) * rstd * gamma[j] + beta[j]);
         }
-        const size_t nv = j;
-        float s = vhsum((a0 + a1) + (a2 + a3));
-        for (; j < n; j++) s += fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]);
-        const float mean = s / (float)n;
-        const vf vm = vsplat(mean);
-        a0 = a1 = a2 = a3 = vsplat(0.0f);
-        for (j = 0; j < nv; j += 2 * VW) {
-            vf h0, h1;
-            row_h(xi, ri, kept, nkept, j, &h0, &h1);
-            h0 -= vm;
-            h1 -= vm;
-            a0 += h0 * h0;
-            a1 += h1 * h1;
-            const vf t0 = a0, t1 = a1;
-            a0 = a2, a1 = a3, a2 = t0, a3 = t1;
-        }
-        float q = vhsum((a0 + a1) + (a2 + a3));
-        for (j = nv; j < n; j++) {
-            const float d = fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]) - mean;
-            q += d * d;
-        }
-        const float rstd = 1.0f / sqrtf(q / (float)n + eps);
-        const vf vr = vsplat(rstd);
-        for (j = 0; j < nv; j += 2 * VW) {
-            vf h0, h1;
-            row_h(xi, ri, kept, nkept, j, &h0, &h1);
-            vstore2_bf16(yi + j, (h0 - vm) * vr * vload(gamma + j) + vload(beta + j),
-                         (h1 - vm) * vr * vload(gamma + j + VW) + vload(beta + j + VW));
-        }
-        for (j = nv; j < n; j++)
-            yi[j] = fc_bf16_store((fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]) - mean) * rstd * gamma[j] + beta[j]);
+        if (st) vfence();
     }
 }
 
+/* h = x + r rounded to bf16 and its squares summed (as the next layer reads h), then
+ * y from h: h written into its row and read back from cache, or, streaming, kept in
+ * the thread's buffer and both streamed from there */
 void fc_cpu_add_rmsnorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, float eps, fc_bf16 *y, fc_bf16 *h,
                              size_t rows, size_t n)
 {
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < rows; i++) {
-        const fc_bf16 *xi = x + i * n, *ri = r + i * n;
-        fc_bf16 *hi = h + i * n, *yi = y + i * n;
-        const size_t left = (rows - i) * n;
-        vf a = vsplat(0.0f), b = vsplat(0.0f);
-        size_t j = 0;
-        for (; j + 2 * VW <= n; j += 2 * VW) {
-            ask(xi, j, left);
-            ask(ri, j, left);
-            ask_w(hi, j, left);
-            vstore2_bf16(hi + j, vload_bf16(xi + j) + vload_bf16(ri + j),
-                         vload_bf16(xi + j + VW) + vload_bf16(ri + j + VW));
-            const vf h0 = vload_bf16(hi + j), h1 = vload_bf16(hi + j + VW); /* rounded, as the next layer reads h */
-            a += h0 * h0;
-            b += h1 * h1;
+    const bool st = n <= 2 * ROW_KEPT && vhead(h, sizeof *h, 1) == 0 && rows_stream(y, n, 4 * rows * n * sizeof *x);
+#pragma omp parallel
+    {
+        fc_bf16 buf[2 * ROW_KEPT] __attribute__((aligned(64)));
+#pragma omp for schedule(static) nowait
+        for (size_t i = 0; i < rows; i++) {
+            const fc_bf16 *xi = x + i * n, *ri = r + i * n;
+            fc_bf16 *hi = h + i * n, *yi = y + i * n, *row = st ? buf : hi;
+            const size_t left = (rows - i) * n;
+            vf a = vsplat(0.0f), b = vsplat(0.0f);
+            size_t j = 0;
+            for (; j + 2 * VW <= n; j += 2 * VW) {
+                ask(xi, j, left);
+                ask(ri, j, left);
+                if (!st) ask_w(hi, j, left);
+                vstore2_bf16(row + j, vload_bf16(xi + j) + vload_bf16(ri + j),
+                             vload_bf16(xi + j + VW) + vload_bf16(ri + j + VW));
+                const vf h0 = vload_bf16(row + j), h1 = vload_bf16(row + j + VW);
+                a += h0 * h0;
+                b += h1 * h1;
+                if (st) vstream((float *)(hi + j), vload((const float *)(row + j)));
+            }
+            for (; j + VW <= n; j += VW) {
+                vstore_bf16(row + j, vload_bf16(xi + j) + vload_bf16(ri + j));
+                const vf h0 = vload_bf16(row + j);
+                a += h0 * h0;
+            }
+            float s = vhsum(a + b);
+            for (; j < n; j++) {
+                fc_bf16 hv = fc_bf16_store(fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]));
+                row[j] = hv;
+                s += fc_bf16_load(hv) * fc_bf16_load(hv);
+            }
+            scale_row(row, gamma, 1.0f / sqrtf(s / (float)n + eps), yi, n, left, st);
         }
-        for (; j + VW <= n; j += VW) {
-            vstore_bf16(hi + j, vload_bf16(xi + j) + vload_bf16(ri + j));
-            const vf h0 = vload_bf16(hi + j);
-            a += h0 * h0;
-        }
-        float s = vhsum(a + b);
-        for (; j < n; j++) {
-            fc_bf16 hv = fc_bf16_store(fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]));
-            hi[j] = hv;
-            s += fc_bf16_load(hv) * fc_bf16_load(hv);
-        }
-        scale_row(hi, gamma, 1.0f / sqrtf(s / (float)n + eps), yi, n, left);
+        if (st) vfence();
     }
 }
 
@@ -269,20 +327,25 @@ void fc_cpu_rmsnorm_rope_bf16(const fc_bf16 *q, const float *gamma, const float 
                               size_t heads, size_t d)
 {
     const size_t half = d / 2, all = m * heads;
-#pragma omp parallel for schedule(static)
-    for (size_t t0 = 0; t0 < all; t0 += 16) {
-        const size_t g = all - t0 < 16 ? all - t0 : 16;
-        float rs[16];
-        for (size_t k = 0; k < g; k++) {
-            const size_t t = t0 + k;
-            vask_row(q + t * d, y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
-            rs[k] = row_sq(q + t * d, d);
+    const bool st = rope_streams(y, d, 2 * all * d * sizeof *q);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+        for (size_t t0 = 0; t0 < all; t0 += 16) {
+            const size_t g = all - t0 < 16 ? all - t0 : 16;
+            float rs[16];
+            for (size_t k = 0; k < g; k++) {
+                const size_t t = t0 + k;
+                vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
+                rs[k] = row_sq(q + t * d, d);
+            }
+            for (size_t k = 0; k < g; k++) rs[k] = 1.0f / sqrtf(rs[k] / (float)d + eps);
+            for (size_t k = 0; k < g; k++) {
+                const size_t t = t0 + k;
+                const float *c = cs + t / heads * d;
+                rope_head(q + t * d, gamma, rs[k], c, c + half, y + t * d, half, st);
+            }
         }
-        for (size_t k = 0; k < g; k++) rs[k] = 1.0f / sqrtf(rs[k] / (float)d + eps);
-        for (size_t k = 0; k < g; k++) {
-            const size_t t = t0 + k;
-            const float *c = cs + t / heads * d;
-            rope_head(q + t * d, gamma, rs[k], c, c + half, y + t * d, half);
-        }
+        if (st) vfence();
     }
 }
