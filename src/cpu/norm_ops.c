@@ -185,8 +185,10 @@ static bool rope_streams(const float *y, size_t d, size_t fp)
     return d % (2 * VW) == 0 && vhead(y, sizeof *y, 1) == 0 && fc_cpu_norm_streams(fp);
 }
 
-void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows,
-                           size_t n, bool out)
+/* the layer norm (centred: about each row's mean, beta added) or the RMSNorm of rows
+ * of n */
+static void norm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows, size_t n,
+                      bool out, bool centred)
 {
     const bool st = out && fc_cpu_norm_streams(2 * rows * n * sizeof *h);
 #pragma omp parallel
@@ -196,7 +198,7 @@ void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta
             const float *hi = h + i * n;
             const size_t left = (rows - i) * n;
             vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
-            const float mean = row_sum(hi, n) / (float)n;
+            const float mean = centred ? row_sum(hi, n) / (float)n : 0.0f;
             const float rstd = 1.0f / sqrtf(row_sq_dev(hi, mean, n) / (float)n + eps);
             normalize_row(hi, mean, rstd, gamma, beta, y + i * n, n, left, NULL, st);
         }
@@ -204,21 +206,15 @@ void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta
     }
 }
 
+void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows,
+                           size_t n, bool out)
+{
+    norm_rows(h, gamma, beta, eps, y, rows, n, out, true);
+}
+
 void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n, bool out)
 {
-    const bool st = out && fc_cpu_norm_streams(2 * rows * n * sizeof *h);
-#pragma omp parallel
-    {
-#pragma omp for schedule(static) nowait
-        for (size_t i = 0; i < rows; i++) {
-            const float *hi = h + i * n;
-            const size_t left = (rows - i) * n;
-            vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
-            const float rstd = 1.0f / sqrtf(row_sq_dev(hi, 0.0f, n) / (float)n + eps);
-            normalize_row(hi, 0.0f, rstd, gamma, NULL, y + i * n, n, left, NULL, st);
-        }
-        if (st) vfence();
-    }
+    norm_rows(h, gamma, NULL, eps, y, rows, n, out, false);
 }
 
 void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t heads, size_t d)
