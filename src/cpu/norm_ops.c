@@ -19,11 +19,11 @@
  * and first reads every line it writes. On the AMD EPYC VM (Zen 4, 32 MiB L3, two
  * threads; `fusecal run --quick`, both forms alternated, three rounds), the fused
  * fp32 kernels' time streamed over not, warm: below the LLC 0.73-2.4x, slower in
- * most rounds (add_rmsnorm
- * at 8 and 17 MB 1.07-2.4x, qk_norm_rope at 8-25 MB 0.97-1.5x, add_layernorm at
- * 6-25 MB 0.73-1.34x); at 33.5 MB, the LLC, qk_norm_rope 0.55-0.78x and add_rmsnorm
- * 0.86-1.09x; past it add_layernorm at 38 MB 0.51-0.72x and at 50 MB 0.75-0.85x,
- * add_rmsnorm at 67 MB 0.71-0.84x, qk_norm_rope at 67 MB 0.55-0.63x. The bf16
+ * most rounds (add_rmsnorm at 8 and 17 MB 1.07-2.4x, qk_norm_rope at 8-25 MB
+ * 0.97-1.5x, add_layernorm at 6-25 MB 0.73-1.34x); at 33.5 MB, the LLC,
+ * qk_norm_rope 0.55-0.78x and add_rmsnorm 0.86-1.09x; past it add_layernorm at 38
+ * MB 0.51-0.72x and at 50 MB 0.75-0.85x, add_rmsnorm at 67 MB 0.71-0.84x,
+ * qk_norm_rope at 67 MB 0.55-0.63x. The bf16
  * kernels (cpu.onednn) from the LLC on: add_rmsnorm at 33.5 MB 0.47-0.80x and at
  * 67 MB 0.54-0.66x, qk_norm_rope at 33.5 MB 0.66-0.72x, add_layernorm at 67 MB
  * 0.76-0.78x. Asked before a parallel region. */
