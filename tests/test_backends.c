@@ -262,7 +262,7 @@ static void bf16_layernorm_rows_that_cancel(void)
                 x[i * n + j] = fc_bf16_store(base + (i == 0 ? 4.0f * u : u));
                 r[i * n + j] = fc_bf16_store(0.5f * u);
             }
-        fc_cpu_add_layernorm_bf16(x, r, g, b, 1e-5f, y, rows, n);
+        fc_cpu_add_layernorm_bf16(x, r, g, b, 1e-5f, y, rows, n, false);
         for (size_t i = 0; i < rows; i++) {
             double mean = 0, var = 0;
             for (size_t j = 0; j < n; j++) mean += (double)fc_bf16_load(x[i * n + j]) + fc_bf16_load(r[i * n + j]);

@@ -174,6 +174,7 @@ typedef struct od_state {
     int nmems, cap_mems;
     fc_cpu_chain ch;
     float *glu_s;                       /* the fused gated unit's silu(x·W_gᵀ) [m, n] */
+    bool norm_st;                       /* a norm chain's output streamed (fc_cpu_norm_streams) */
     float *rope;                        /* qk_norm_rope's cos/sin table, made at setup */
     void *mask;                         /* a causal chain's additive mask [s][skv], 0 or -inf */
     dnnl_data_type_t dt;                /* of activations, weights and outputs (parameters: f32) */
@@ -1285,31 +1286,32 @@ static int host_fused(od_state *s, fc_variant v, fc_err *e)
     const float *g = w->t[FC_NORM_TGAMMA].data, *b = w->t[FC_NORM_TBETA].data;
     void *x = in(s, FC_NORM_TX), *r = fc_pattern_has_op(s->p.pat, FC_OP_ROPE) ? NULL : in(s, FC_NORM_TR);
     float *out = s->ch.out[v];
-    bool bf = s->dt == dnnl_bf16;
+    const bool bf = s->dt == dnnl_bf16, st = s->norm_st;
     if (fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM)) {
-        if (bf) fc_cpu_add_layernorm_bf16(x, r, g, b, (float)FC_LN_EPS, (fc_bf16 *)out, M, N);
+        if (bf) fc_cpu_add_layernorm_bf16(x, r, g, b, (float)FC_LN_EPS, (fc_bf16 *)out, M, N, st);
         else
-            fc_cpu_add_layernorm(x, r, g, b, (float)FC_LN_EPS, out, M, N);
+            fc_cpu_add_layernorm(x, r, g, b, (float)FC_LN_EPS, out, M, N, st);
     } else if (fc_pattern_has_op(s->p.pat, FC_OP_RMSNORM)) {
-        if (bf) fc_cpu_add_rmsnorm_bf16(x, r, g, (float)FC_RMS_EPS, (fc_bf16 *)out, elem_at(s, out, M * N), M, N);
+        if (bf) fc_cpu_add_rmsnorm_bf16(x, r, g, (float)FC_RMS_EPS, (fc_bf16 *)out, elem_at(s, out, M * N), M, N, st);
         else
-            fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N);
+            fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N, st);
     } else if (bf) {
-        fc_cpu_rmsnorm_rope_bf16(x, g, s->rope, (float)FC_RMS_EPS, (fc_bf16 *)out, M, N / D, D);
+        fc_cpu_rmsnorm_rope_bf16(x, g, s->rope, (float)FC_RMS_EPS, (fc_bf16 *)out, M, N / D, D, st);
     } else {
-        fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D);
+        fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D, st);
     }
     return 0;
 }
 
 /* RMSNorm of rows of n from h into y, in the problem's data type; out: y is the
- * chain's output */
+ * chain's output (streamed as the problem's are) */
 static void rmsnorm_rows(const od_state *s, const void *h, void *y, size_t rows, size_t n, bool out)
 {
     const float *g = s->w->t[FC_NORM_TGAMMA].data;
-    if (s->dt == dnnl_bf16) fc_cpu_rmsnorm_rows_bf16(h, g, (float)FC_RMS_EPS, y, rows, n, out);
+    const bool st = out && s->norm_st;
+    if (s->dt == dnnl_bf16) fc_cpu_rmsnorm_rows_bf16(h, g, (float)FC_RMS_EPS, y, rows, n, st);
     else
-        fc_cpu_rmsnorm_rows(h, g, (float)FC_RMS_EPS, y, rows, n, out);
+        fc_cpu_rmsnorm_rows(h, g, (float)FC_RMS_EPS, y, rows, n, st);
 }
 
 /* add_rmsnorm's RMSNorm, from h (after y in the output) into y */
@@ -1336,13 +1338,22 @@ static int host_rope(od_state *s, fc_variant v, fc_err *e)
     const int64_t *d = s->p.d;
     size_t M = (size_t)d[FC_NORM_M], H = (size_t)d[FC_NORM_H], D = (size_t)d[FC_NORM_D];
     void *q = fc_cpu_chain_dst(&s->ch, 0);
-    if (s->dt == dnnl_bf16) fc_cpu_rope_bf16(q, s->rope, (fc_bf16 *)s->ch.out[v], M, H, D);
+    if (s->dt == dnnl_bf16) fc_cpu_rope_bf16(q, s->rope, (fc_bf16 *)s->ch.out[v], M, H, D, s->norm_st);
     else
-        fc_cpu_rope(q, s->rope, s->ch.out[v], M, H, D);
+        fc_cpu_rope(q, s->rope, s->ch.out[v], M, H, D, s->norm_st);
     return 0;
 }
 
 #define NO_RMS_PRIMITIVE "no RMSNorm primitive before oneDNN 3.9"
+
+/* a host step that writes a norm chain's output, saying so when it streams it */
+static void norm_out_step(od_state *s, fc_variant v, const char *op, const char *why,
+                          int (*fn)(od_state *, fc_variant, fc_err *))
+{
+    prim *pr = host_step(s, v, op, why, fn);
+    const size_t n = strlen(pr->impl);
+    if (s->norm_st) snprintf(pr->impl + n, sizeof pr->impl - n, "%s", FC_NORM_STREAMED);
+}
 
 /* qk_norm_rope: RMSNorm per head (rows of d) → rope */
 static int build_qk_norm(od_state *s, fc_err *e)
@@ -1351,14 +1362,15 @@ static int build_qk_norm(od_state *s, fc_err *e)
     dnnl_dim_t M = d[FC_NORM_M], N = d[FC_NORM_N], D = d[FC_NORM_D];
     s->rope = fc_cpu_buffer((size_t)(M * D));
     fc_rope_table(M, D, s->rope);
+    s->norm_st = fc_cpu_norm_streams(&s->p);
     (void)in(s, FC_NORM_TX); /* the bf16 copy, made now */
-    host_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused);
+    norm_out_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused);
     cmd md;
     if (md_tag(s, &md, 2, (dnnl_dims_t){M * N / D, D}, dnnl_ab, e)) return -1;
     if (!FC_DNNL_RMS) host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_head_rmsnorm);
     else if (lnorm(s, md, D, in(s, FC_NORM_TX), fc_cpu_chain_dst(&s->ch, 0), true, e))
         return -1;
-    host_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope);
+    norm_out_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope);
     return 0;
 }
 
@@ -1368,8 +1380,9 @@ static int build_add_norm(od_state *s, fc_err *e)
 {
     dnnl_dim_t M = s->p.d[FC_NORM_M], N = s->p.d[FC_NORM_N];
     bool ln = fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM);
-    host_step(s, FC_FUSED, ln ? "add+layernorm" : "add+rmsnorm", "one pass, oneDNN fuses no add before a norm",
-              host_fused);
+    s->norm_st = fc_cpu_norm_streams(&s->p);
+    norm_out_step(s, FC_FUSED, ln ? "add+layernorm" : "add+rmsnorm", "one pass, oneDNN fuses no add before a norm",
+                  host_fused);
     float *out = s->ch.out[FC_UNFUSED];
     void *h = ln ? fc_cpu_chain_dst(&s->ch, 0) : elem_at(s, out, (size_t)(M * N));
     cmd md;
@@ -1377,7 +1390,7 @@ static int build_add_norm(od_state *s, fc_err *e)
         binary_op(s, FC_UNFUSED, dnnl_binary_add, md, md, in(s, FC_NORM_TX), in(s, FC_NORM_TR), h, e))
         return -1;
     if (ln || FC_DNNL_RMS) return lnorm(s, md, N, h, out, !ln, e);
-    host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm);
+    norm_out_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm);
     return 0;
 }
 

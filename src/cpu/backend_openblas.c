@@ -51,7 +51,8 @@ typedef struct ob_state {
      * unit's block layout */
     fc_lin_plan lin;
     float *wglu;
-    float *rope; /* qk_norm_rope's cos/sin table, made at setup */
+    float *rope;  /* qk_norm_rope's cos/sin table, made at setup */
+    bool norm_st; /* a norm chain's output streamed past the caches (fc_cpu_norm_streams) */
 } ob_state;
 
 static const char *parallel_name(void)
@@ -88,18 +89,14 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_PV] = {"cblas_sgemm(PV, per key/value head)", FC_FUSE_KERNEL,
                   "flash attention or split-KV decode (fusecal), online softmax, S never stored"},
     [FC_OP_ADD] = {"add pass(omp)", FC_FUSE_CALL, "add"},
-    [FC_OP_LAYERNORM] = {"layernorm pass(omp: mean, variance and normalization over the cached row; streamed "
-                         "from the LLC's size on)",
-                         FC_FUSE_KERNEL,
-                         "fused add+layernorm(omp, vectors: x and r read once, x+r kept in a row in cache; y streamed "
-                         "past the caches from the LLC's size on)"},
-    [FC_OP_RMSNORM] = {"rmsnorm pass(omp; streamed from the LLC's size on)", FC_FUSE_KERNEL,
-                       "fused add+rmsnorm(omp, vectors: x and r read once, h written once and normalized from cache; "
-                       "h and y streamed from the LLC's size on)"},
+    [FC_OP_LAYERNORM] = {"layernorm pass(omp: mean, variance and normalization over the cached row%s)", FC_FUSE_KERNEL,
+                         "fused add+layernorm(omp, vectors: x and r read once, x+r kept in a row in cache%s)"},
+    [FC_OP_RMSNORM] =
+        {"rmsnorm pass(omp%s)", FC_FUSE_KERNEL,
+         "fused add+rmsnorm(omp, vectors: x and r read once, h written once and normalized from cache%s)"},
     [FC_OP_HEAD_RMSNORM] = {"rmsnorm pass(omp, per head)", FC_FUSE_CALL, "rmsnorm"},
-    [FC_OP_ROPE] = {"rope pass(omp, rotate-half, fp32 cos/sin table; streamed from the LLC's size on)", FC_FUSE_KERNEL,
-                    "fused rmsnorm+rope(omp, vectors: each head read once, normalized and rotated in L1; "
-                    "streamed from the LLC's size on)"},
+    [FC_OP_ROPE] = {"rope pass(omp, rotate-half, fp32 cos/sin table%s)", FC_FUSE_KERNEL,
+                    "fused rmsnorm+rope(omp, vectors: each head read once, normalized and rotated in L1%s)"},
     [FC_OP_SILU] = {"silu pass(omp, gate half)", FC_FUSE_EPILOGUE, "silu(gate)"},
     [FC_OP_GLU_MUL] = {"mul pass(omp, by the up half)", FC_FUSE_EPILOGUE, "* up"},
     [FC_OP_GELU_IN] = {"gelu pass(omp, x)", FC_FUSE_PROLOGUE, "gelu_tanh of each block of x rows"},
@@ -119,6 +116,7 @@ static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
         return buf;
     }
     if (op == FC_OP_SCALE && p->d[FC_ATT_CAUSAL]) return "+causal-mask";
+    if (op == FC_OP_LAYERNORM || op == FC_OP_RMSNORM || op == FC_OP_ROPE) return s->norm_st ? FC_NORM_STREAMED : "";
     return "";
 }
 
@@ -208,9 +206,12 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     } else if (p->pat->family == FC_FAM_ATTENTION) {
         s->ag = fc_att_geom_of(p);
         if (fused_op(p->pat) == FC_OP_PV) s->ws = fc_cpu_buffer(fc_cpu_att_workspace(&s->ag, s->nthreads));
-    } else if (fc_pattern_has_op(p->pat, FC_OP_ROPE)) {
-        s->rope = fc_cpu_buffer((size_t)(p->d[FC_NORM_M] * p->d[FC_NORM_D]));
-        fc_rope_table(p->d[FC_NORM_M], p->d[FC_NORM_D], s->rope);
+    } else if (p->pat->family == FC_FAM_NORM) {
+        s->norm_st = fc_cpu_norm_streams(p);
+        if (fc_pattern_has_op(p->pat, FC_OP_ROPE)) {
+            s->rope = fc_cpu_buffer((size_t)(p->d[FC_NORM_M] * p->d[FC_NORM_D]));
+            fc_rope_table(p->d[FC_NORM_M], p->d[FC_NORM_D], s->rope);
+        }
     }
     if (fused_op(p->pat) == FC_OP_GEMM) {
         fc_cpu_chain_add_control(&s->ch);
@@ -252,11 +253,11 @@ static float *norm_pass(ob_state *s, fc_variant v, fc_op op, const float *cur, f
         fc_cpu_add(x, w->t[FC_NORM_TR].data, dst, M * N);
         break;
     case FC_OP_LAYERNORM:
-        fc_cpu_layernorm_rows(cur, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, dst, M, N, true);
+        fc_cpu_layernorm_rows(cur, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, dst, M, N, s->norm_st);
         break;
-    case FC_OP_RMSNORM: fc_cpu_rmsnorm_rows(cur, g, (float)FC_RMS_EPS, dst, M, N, true); break;
+    case FC_OP_RMSNORM: fc_cpu_rmsnorm_rows(cur, g, (float)FC_RMS_EPS, dst, M, N, s->norm_st); break;
     case FC_OP_HEAD_RMSNORM: fc_cpu_rmsnorm_rows(x, g, (float)FC_RMS_EPS, dst, M * N / D, D, false); break;
-    case FC_OP_ROPE: fc_cpu_rope(cur, s->rope, dst, M, N / D, D); break;
+    case FC_OP_ROPE: fc_cpu_rope(cur, s->rope, dst, M, N / D, D, s->norm_st); break;
     default: break;
     }
     return dst;
@@ -338,9 +339,11 @@ static void run_fused_norm(ob_state *s, float *out)
     size_t M = (size_t)d[FC_NORM_M], N = (size_t)d[FC_NORM_N], D = (size_t)d[FC_NORM_D];
     const float *x = w->t[FC_NORM_TX].data, *r = w->t[FC_NORM_TR].data, *g = w->t[FC_NORM_TGAMMA].data;
     switch (fused_op(s->p.pat)) {
-    case FC_OP_LAYERNORM: fc_cpu_add_layernorm(x, r, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, out, M, N); break;
-    case FC_OP_RMSNORM: fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N); break;
-    case FC_OP_ROPE: fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D); break;
+    case FC_OP_LAYERNORM:
+        fc_cpu_add_layernorm(x, r, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, out, M, N, s->norm_st);
+        break;
+    case FC_OP_RMSNORM: fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N, s->norm_st); break;
+    case FC_OP_ROPE: fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D, s->norm_st); break;
     default: break;
     }
 }

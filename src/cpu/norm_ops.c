@@ -12,35 +12,37 @@
 #include <math.h>
 #include <stdbool.h>
 
-/* Whether a kernel that writes the chain's output, reading and writing fp bytes in
- * all, streams it (cpu_vec.h's vstream): when fp is at least the LLC. Below, the
- * tensors stay in cache from one call to the next and a streamed output goes to
- * memory every time; above, an output written through the cache evicts the inputs
- * and first reads every line it writes. On the AMD EPYC VM (Zen 4, 32 MiB L3, two
- * threads; `fusecal run --quick`, both forms alternated, three rounds), the fused
- * fp32 kernels' time streamed over not, warm: below the LLC 0.73-2.4x, slower in
- * most rounds (add_rmsnorm at 8 and 17 MB 1.07-2.4x, qk_norm_rope at 8-25 MB
- * 0.97-1.5x, add_layernorm at 6-25 MB 0.73-1.34x); at 33.5 MB, the LLC,
- * qk_norm_rope 0.55-0.78x and add_rmsnorm 0.86-1.09x; past it add_layernorm at 38
- * MB 0.51-0.72x and at 50 MB 0.75-0.85x, add_rmsnorm at 67 MB 0.71-0.84x,
- * qk_norm_rope at 67 MB 0.55-0.63x. The bf16
- * kernels (cpu.onednn) from the LLC on: add_rmsnorm at 33.5 MB 0.47-0.80x and at
- * 67 MB 0.54-0.66x, qk_norm_rope at 33.5 MB 0.66-0.72x, add_layernorm at 67 MB
- * 0.76-0.78x. Asked before a parallel region. */
+/* Whether a norm problem's chain streams its output (norm_ops.h): when the fused
+ * form's bytes are at least the LLC. Below, the tensors stay in cache from one call
+ * to the next and a streamed output goes to memory every time; above, an output
+ * written through the cache evicts the inputs and first reads every line it writes.
+ * On the AMD EPYC VM (Zen 4, 32 MiB L3, two threads; `fusecal run --quick`, both
+ * forms alternated, three rounds), the fused fp32 kernels' time streamed over not,
+ * warm: below the LLC 0.73-2.4x, slower in most rounds (add_rmsnorm at 8 and 17 MB
+ * 1.07-2.4x, qk_norm_rope at 8-25 MB 0.97-1.5x, add_layernorm at 6-25 MB
+ * 0.73-1.34x); at 33.5 MB, the LLC, qk_norm_rope 0.55-0.78x and add_rmsnorm
+ * 0.86-1.09x; past it add_layernorm at 38 MB 0.51-0.72x and at 50 MB 0.75-0.85x,
+ * add_rmsnorm at 67 MB 0.71-0.84x, qk_norm_rope at 67 MB 0.55-0.63x (add_rmsnorm's
+ * h streamed beside y then; y alone since, which is faster: fc_cpu_add_rmsnorm).
+ * The bf16 kernels (cpu.onednn) from the LLC on: add_rmsnorm at 33.5 MB 0.47-0.80x
+ * and at 67 MB 0.54-0.66x, qk_norm_rope at 33.5 MB 0.66-0.72x, add_layernorm at 67
+ * MB 0.76-0.78x. */
 static size_t g_llc_pretend;
 
-bool fc_cpu_norm_streams(size_t fp)
+bool fc_cpu_norm_streams(const fc_problem *p)
 {
     static size_t llc;
     if (!llc) llc = fc_host_llc_bytes();
     const size_t at = g_llc_pretend ? g_llc_pretend : llc;
-    return at && fp >= at;
+    fc_cost c;
+    fc_family_of(p->pat)->cost(p, &c);
+    return at && c.bytes[FC_FUSED] >= (double)at;
 }
 
 void fc_cpu_norm_streams_pretend(size_t llc) { g_llc_pretend = llc; }
 
-/* the longest row a fused kernel keeps in its thread's buffer while it streams the
- * output (32 KB); longer rows use the output row as scratch, unstreamed */
+/* the longest row the fused add + LayerNorm keeps in its thread's buffer while it
+ * streams y (32 KB); longer rows use y's row as scratch, unstreamed */
 enum { ROW_BUF = 8192 };
 
 /* Σ h and, about the mean, Σ (h − mean)²: the variance's second sweep reads the
@@ -92,6 +94,24 @@ static inline vf add_at(const float *x, const float *r, float *h, size_t j, size
     return v;
 }
 
+/* h = x + r over a row (add_at's asks; buf: h is a thread's row buffer), returning
+ * the sum of h, or with sq of its squares */
+static inline float add_row(const float *x, const float *r, float *h, size_t n, size_t left, bool buf, bool sq)
+{
+    vf a = vsplat(0.0f);
+    size_t j = 0;
+    for (; j + VW <= n; j += VW) {
+        const vf v = add_at(x, r, h, j, left, buf);
+        a += sq ? v * v : v;
+    }
+    float s = vhsum(a);
+    for (; j < n; j++) {
+        const float v = h[j] = x[j] + r[j];
+        s += sq ? v * v : v;
+    }
+    return s;
+}
+
 /* The next row of a kernel whose last sweeps read only the cache: its streams' lines
  * are asked for during those sweeps, so that the memory stays busy while they run
  * (add_layernorm over rows of 768 on the AMD EPYC VM: 0.68-0.70 -> 0.81-0.83 of a
@@ -134,18 +154,9 @@ static inline void normalize_row(const float *h, float mean, float rstd, const f
     for (; j < n; j++) y[j] = norm1(h, mean, rstd, gamma, beta, j);
 }
 
-/* the row h into y, streamed */
-static inline void stream_row(const float *h, float *y, size_t n)
-{
-    size_t j = 0;
-    for (const size_t k = vhead(y, sizeof *y, n); j < k; j++) y[j] = h[j];
-    for (; j + VW <= n; j += VW) vstream(y + j, vload(h + j));
-    for (; j < n; j++) y[j] = h[j];
-}
-
 /* rotate-half of one head a into y, cos and sin of its position; with gamma, the
  * head is first normalized: each element times rstd·gamma[i]. Streamed (st) when y
- * and half are vector-aligned (rope_streams). */
+ * and half are vector-aligned (heads_align). */
 static inline void head_rope(const float *a, const float *gamma, float rstd, const float *cs, float *y, size_t d,
                              bool st)
 {
@@ -178,19 +189,14 @@ static inline void head_rope(const float *a, const float *gamma, float rstd, con
     }
 }
 
-/* whether the rope of heads of d into y, fp bytes read and written, streams: every
- * head's halves then start on a vector */
-static bool rope_streams(const float *y, size_t d, size_t fp)
-{
-    return d % (2 * VW) == 0 && vhead(y, sizeof *y, 1) == 0 && fc_cpu_norm_streams(fp);
-}
+/* whether heads of d at y can be streamed: every head's halves start on a vector */
+static bool heads_align(const float *y, size_t d) { return d % (2 * VW) == 0 && vhead(y, sizeof *y, 1) == 0; }
 
 /* the layer norm (centred: about each row's mean, beta added) or the RMSNorm of rows
  * of n */
 static void norm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows, size_t n,
-                      bool out, bool centred)
+                      bool st, bool centred)
 {
-    const bool st = out && fc_cpu_norm_streams(2 * rows * n * sizeof *h);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
@@ -207,20 +213,20 @@ static void norm_rows(const float *h, const float *gamma, const float *beta, flo
 }
 
 void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows,
-                           size_t n, bool out)
+                           size_t n, bool st)
 {
-    norm_rows(h, gamma, beta, eps, y, rows, n, out, true);
+    norm_rows(h, gamma, beta, eps, y, rows, n, st, true);
 }
 
-void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n, bool out)
+void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n, bool st)
 {
-    norm_rows(h, gamma, NULL, eps, y, rows, n, out, false);
+    norm_rows(h, gamma, NULL, eps, y, rows, n, st, false);
 }
 
-void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t heads, size_t d)
+void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t heads, size_t d, bool stream)
 {
     const size_t all = m * heads;
-    const bool st = rope_streams(y, d, 2 * all * d * sizeof *q);
+    const bool st = stream && heads_align(y, d);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
@@ -236,9 +242,9 @@ void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t hea
  * the normalization, which asks for the next row's inputs): the thread's buffer when
  * y is streamed, else y's own row */
 void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, const float *beta, float eps, float *y,
-                          size_t rows, size_t n)
+                          size_t rows, size_t n, bool stream)
 {
-    const bool st = n <= ROW_BUF && fc_cpu_norm_streams(3 * rows * n * sizeof *x);
+    const bool st = stream && n <= ROW_BUF;
 #pragma omp parallel
     {
         float buf[ROW_BUF] __attribute__((aligned(64)));
@@ -247,12 +253,7 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
             const float *xi = x + i * n, *ri = r + i * n;
             float *yi = y + i * n, *h = st ? buf : yi;
             const size_t left = (rows - i) * n;
-            vf a = vsplat(0.0f);
-            size_t j = 0;
-            for (; j + VW <= n; j += VW) a += add_at(xi, ri, h, j, left, st);
-            float s = vhsum(a);
-            for (; j < n; j++) s += h[j] = xi[j] + ri[j];
-            const float mean = s / (float)n;
+            const float mean = add_row(xi, ri, h, n, left, st, false) / (float)n;
             const float rstd = 1.0f / sqrtf(row_sq_dev(h, mean, n) / (float)n + eps);
             const next_row next = {xi + n, ri + n, st ? NULL : yi + n};
             normalize_row(h, mean, rstd, gamma, beta, yi, n, 0, i + 1 < rows ? &next : NULL, st);
@@ -261,44 +262,33 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
     }
 }
 
-/* The fused add + RMSNorm: h = x + r made once, its squares summed as it is made,
- * normalized from cache: into h's own row, or, streaming, into the thread's buffer,
- * from which h and y are both streamed */
+/* The fused add + RMSNorm: h = x + r written once, its squares summed as it is made,
+ * normalized from cache. Only y is streamed: h written plainly as well ran faster
+ * than streamed beside y (AMD EPYC Zen 4 VM, m = 512-2048, n = 4096, 34-134 MB;
+ * three rounds alternated: 0.68-0.81, 0.90-0.94 and 0.93-0.99x the time at 34, 67
+ * and 134 MB). */
 void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, float eps, float *y, float *h, size_t rows,
-                        size_t n)
+                        size_t n, bool st)
 {
-    const bool st = n <= ROW_BUF && fc_cpu_norm_streams(4 * rows * n * sizeof *x);
 #pragma omp parallel
     {
-        float buf[ROW_BUF] __attribute__((aligned(64)));
 #pragma omp for schedule(static) nowait
         for (size_t i = 0; i < rows; i++) {
             const float *xi = x + i * n, *ri = r + i * n;
-            float *hi = h + i * n, *yi = y + i * n, *row = st ? buf : hi;
+            float *hi = h + i * n, *yi = y + i * n;
             const size_t left = (rows - i) * n;
-            vf a = vsplat(0.0f);
-            size_t j = 0;
-            for (; j + VW <= n; j += VW) {
-                const vf hv = add_at(xi, ri, row, j, left, st);
-                a += hv * hv;
-            }
-            float s = vhsum(a);
-            for (; j < n; j++) {
-                row[j] = xi[j] + ri[j];
-                s += row[j] * row[j];
-            }
-            if (st) stream_row(row, hi, n);
-            normalize_row(row, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n, left, NULL, st);
+            const float s = add_row(xi, ri, hi, n, left, false, true);
+            normalize_row(hi, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n, left, NULL, st);
         }
         if (st) vfence();
     }
 }
 
 void fc_cpu_rmsnorm_rope(const float *q, const float *gamma, const float *cs, float eps, float *y, size_t m,
-                         size_t heads, size_t d)
+                         size_t heads, size_t d, bool stream)
 {
     const size_t all = m * heads;
-    const bool st = rope_streams(y, d, 2 * all * d * sizeof *q);
+    const bool st = stream && heads_align(y, d);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait

@@ -89,9 +89,8 @@ static inline void scale_row(const fc_bf16 *h, const float *gamma, float rstd, f
 }
 
 void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, fc_bf16 *y, size_t rows, size_t n,
-                              bool out)
+                              bool st)
 {
-    const bool st = out && fc_cpu_norm_streams(2 * rows * n * sizeof *h);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
@@ -157,17 +156,14 @@ static inline __attribute__((always_inline)) void rope_head(const fc_bf16 *a, co
     }
 }
 
-/* whether the rope of heads of d into y, fp bytes read and written, streams: every
- * head's halves then start on a vector's bytes */
-static bool rope_streams(const fc_bf16 *y, size_t d, size_t fp)
-{
-    return d % (4 * VW) == 0 && vhead(y, sizeof *y, 1) == 0 && fc_cpu_norm_streams(fp);
-}
+/* whether rows of n at y can be streamed 2·VW at a time: every row starts on a
+ * vector's bytes (heads of d: rows of d/2, their halves) */
+static bool rows_align(const fc_bf16 *y, size_t n) { return n % (2 * VW) == 0 && vhead(y, sizeof *y, 1) == 0; }
 
-void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d)
+void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d, bool stream)
 {
     const size_t half = d / 2, all = m * heads;
-    const bool st = rope_streams(y, d, 2 * all * d * sizeof *q);
+    const bool st = stream && rows_align(y, half);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
@@ -193,13 +189,6 @@ static inline void row_h(const fc_bf16 *x, const fc_bf16 *r, const float *kept, 
     }
 }
 
-/* whether a fused kernel streams rows of n into y (and h), fp bytes read and written:
- * every row then starts on a vector's bytes */
-static bool rows_stream(const fc_bf16 *y, size_t n, size_t fp)
-{
-    return n % (2 * VW) == 0 && vhead(y, sizeof *y, 1) == 0 && fc_cpu_norm_streams(fp);
-}
-
 /* The fused add + LayerNorm: x + r kept in fp32 while it is summed, the variance
  * about the mean from what was kept (a sweep in L1), then the normalization. (One
  * sweep of shifted sums, Σ(h−h₀) and Σ(h−h₀)², ran 4 % faster and can lose the
@@ -207,10 +196,10 @@ static bool rows_stream(const fc_bf16 *y, size_t n, size_t fp)
  * vectors, two per step taken in turn: with two, the chain of adds (of FMAs in the
  * variance) set the pace of a row of 768 (0.95 of the time with four, in a harness). */
 void fc_cpu_add_layernorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, const float *beta, float eps,
-                               fc_bf16 *y, size_t rows, size_t n)
+                               fc_bf16 *y, size_t rows, size_t n, bool stream)
 {
     const size_t nkept = n < ROW_KEPT ? n / (2 * VW) * (2 * VW) : ROW_KEPT;
-    const bool st = rows_stream(y, n, 3 * rows * n * sizeof *x);
+    const bool st = stream && rows_align(y, n);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
@@ -276,45 +265,42 @@ void fc_cpu_add_layernorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *
 }
 
 /* h = x + r rounded to bf16 and its squares summed (as the next layer reads h), then
- * y from h: h written into its row and read back from cache, or, streaming, kept in
- * the thread's buffer and both streamed from there */
+ * y from h read back from cache; only y is streamed (norm_ops.c's fp32 kernel says
+ * why) */
 void fc_cpu_add_rmsnorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, float eps, fc_bf16 *y, fc_bf16 *h,
-                             size_t rows, size_t n)
+                             size_t rows, size_t n, bool st)
 {
-    const bool st = n <= 2 * ROW_KEPT && vhead(h, sizeof *h, 1) == 0 && rows_stream(y, n, 4 * rows * n * sizeof *x);
 #pragma omp parallel
     {
-        fc_bf16 buf[2 * ROW_KEPT] __attribute__((aligned(64)));
 #pragma omp for schedule(static) nowait
         for (size_t i = 0; i < rows; i++) {
             const fc_bf16 *xi = x + i * n, *ri = r + i * n;
-            fc_bf16 *hi = h + i * n, *yi = y + i * n, *row = st ? buf : hi;
+            fc_bf16 *hi = h + i * n, *yi = y + i * n;
             const size_t left = (rows - i) * n;
             vf a = vsplat(0.0f), b = vsplat(0.0f);
             size_t j = 0;
             for (; j + 2 * VW <= n; j += 2 * VW) {
                 ask(xi, j, left);
                 ask(ri, j, left);
-                if (!st) ask_w(hi, j, left);
-                vstore2_bf16(row + j, vload_bf16(xi + j) + vload_bf16(ri + j),
+                ask_w(hi, j, left);
+                vstore2_bf16(hi + j, vload_bf16(xi + j) + vload_bf16(ri + j),
                              vload_bf16(xi + j + VW) + vload_bf16(ri + j + VW));
-                const vf h0 = vload_bf16(row + j), h1 = vload_bf16(row + j + VW);
+                const vf h0 = vload_bf16(hi + j), h1 = vload_bf16(hi + j + VW); /* rounded, as the next layer reads h */
                 a += h0 * h0;
                 b += h1 * h1;
-                if (st) vstream((float *)(hi + j), vload((const float *)(row + j)));
             }
             for (; j + VW <= n; j += VW) {
-                vstore_bf16(row + j, vload_bf16(xi + j) + vload_bf16(ri + j));
-                const vf h0 = vload_bf16(row + j);
+                vstore_bf16(hi + j, vload_bf16(xi + j) + vload_bf16(ri + j));
+                const vf h0 = vload_bf16(hi + j);
                 a += h0 * h0;
             }
             float s = vhsum(a + b);
             for (; j < n; j++) {
                 fc_bf16 hv = fc_bf16_store(fc_bf16_load(xi[j]) + fc_bf16_load(ri[j]));
-                row[j] = hv;
+                hi[j] = hv;
                 s += fc_bf16_load(hv) * fc_bf16_load(hv);
             }
-            scale_row(row, gamma, 1.0f / sqrtf(s / (float)n + eps), yi, n, left, st);
+            scale_row(hi, gamma, 1.0f / sqrtf(s / (float)n + eps), yi, n, left, st);
         }
         if (st) vfence();
     }
@@ -324,10 +310,10 @@ void fc_cpu_add_rmsnorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *ga
  * first, then the 16 scales (independent square roots and divisions, where one head
  * at a time waited on each), then the rotations. */
 void fc_cpu_rmsnorm_rope_bf16(const fc_bf16 *q, const float *gamma, const float *cs, float eps, fc_bf16 *y, size_t m,
-                              size_t heads, size_t d)
+                              size_t heads, size_t d, bool stream)
 {
     const size_t half = d / 2, all = m * heads;
-    const bool st = rope_streams(y, d, 2 * all * d * sizeof *q);
+    const bool st = stream && rows_align(y, half);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
