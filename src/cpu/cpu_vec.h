@@ -118,7 +118,7 @@ static inline void vask_row(const void *src, void *dst, size_t n, size_t left)
 /* Streaming (non-temporal) stores, for an output that is not read again soon and
  * is too large to stay in the caches: the line goes to memory whole, neither read
  * first (a store's read-for-ownership) nor kept, so it evicts none of the inputs.
- * When that pays, measured: norm_ops.c's streams().
+ * When that pays, measured: norm_ops.c's fc_cpu_norm_streams.
  * p is aligned to a vector (vhead gives the elements before the first such p);
  * a thread's streaming stores end with vfence before other threads read them. */
 static inline void vstream(float *p, vf v)

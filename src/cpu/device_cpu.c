@@ -223,8 +223,10 @@ static void bw_pass(float *a, const float *b, float *c, size_t n, int kind)
     }
 }
 
+/* the arrays a kernel streams through: a triad's three, a copy's two */
+static int bw_arrays(int kind) { return kind == BW_TRIAD || kind == BW_TRIAD_NT ? 3 : 2; }
 /* bytes a pass of the kernel moves over n floats (read + written) */
-static double bw_bytes(size_t n, int kind) { return (double)n * sizeof(float) * (kind % 2 ? 3 : 2); }
+static double bw_bytes(size_t n, int kind) { return (double)n * sizeof(float) * bw_arrays(kind); }
 
 /* Memory bandwidth: STREAM-style copy and triad over the three arrays (`bytes`
  * each), plain and streamed, counting bytes read plus bytes written; the best of
@@ -256,7 +258,7 @@ enum { BW_FIRST = 32 << 10, BW_RUNS = 5 };
  * written. */
 static double stream_rate(float *a, float *b, float *c, size_t fp, int kind)
 {
-    size_t n = fp / (kind % 2 ? 3 : 2) / sizeof(float) & ~(size_t)63;
+    size_t n = fp / (size_t)bw_arrays(kind) / sizeof(float) & ~(size_t)63;
     double pass_bytes = bw_bytes(n, kind);
     int reps = 1;
     double best = 0;
