@@ -46,14 +46,12 @@
 #include <string.h>
 
 #if VW == 16
-#define QK_R 12 /* keys per Q·Kᵀ tile */
-#define PV_E 8  /* head-dimension rows per P·V tile */
-#define ISA "AVX-512"
+#define QK_R 12    /* keys per Q·Kᵀ tile */
+#define PV_E 8     /* head-dimension rows per P·V tile */
 #define DEC_PV_X 4 /* rows per V load of the decode kernel's P·V: 16 accumulators */
 #else              /* sixteen vector registers */
 #define QK_R 6
 #define PV_E 4
-#define ISA (VW == 8 ? "AVX2" : "SSE")
 #define DEC_PV_X 2 /* 8 accumulators: 16 registers in all */
 #endif
 #define QV 2                   /* query vectors per block */
@@ -1006,11 +1004,11 @@ void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n
                  "split-KV decode attention (fusecal, %s): %d query rows per key/value head, its keys in %d chunk%s "
                  "of up to %d streamed once over %d threads, scores by %d-key shuffle-tree dot products, online "
                  "softmax per %d keys, partials combined",
-                 ISA, dec_rows(g), ns, ns > 1 ? "s" : "", (g->skv + ns - 1) / ns, nthreads, VW, DEC_CH);
+                 FC_VEC_ISA, dec_rows(g), ns, ns > 1 ? "s" : "", (g->skv + ns - 1) / ns, nthreads, VW, DEC_CH);
         return;
     }
     snprintf(buf, n,
              "flash attention (fusecal, %s): %d-query x %d-key blocks, queries along the vector lanes, Q.K^T in "
              "%dx%d and P.V in %dx%d register tiles, K and V read in place, online softmax, S never stored",
-             ISA, BR, BC, QK_R, BR, PV_E, BR);
+             FC_VEC_ISA, BR, BC, QK_R, BR, PV_E, BR);
 }
