@@ -426,6 +426,22 @@ static void describe_blocks(const ob_state *s, fc_impl *impl)
         fc_impl_addf(impl, ", C blocks <= %zu KiB", s->block_bytes >> 10);
 }
 
+/* The fused GEMM's epilogue: the bias and residual enter each block's sgemm as its C
+ * (beta = 1: fc_cpu_gemm_c_init), the rest is applied to the block in cache. */
+static void describe_gemm_epilogue(const fc_pattern *pat, fc_impl *impl)
+{
+    const bool b = fc_pattern_has_op(pat, FC_OP_BIAS), r = fc_pattern_has_op(pat, FC_OP_RESID);
+    if (b || r)
+        fc_impl_addf(impl, " with %s as C (beta = 1)", b && r ? "bias + residual" : b ? "the bias" : "the residual");
+    int n = 0;
+    for (int i = 0; i < pat->nops; i++) {
+        const fc_op o = pat->ops[i];
+        if (ob_ops[o].part == FC_FUSE_EPILOGUE && o != FC_OP_BIAS && o != FC_OP_RESID)
+            fc_impl_addf(impl, "%s%s", n++ ? ", " : " + in-cache epilogue [", ob_ops[o].fused);
+    }
+    if (n) fc_impl_addf(impl, "]");
+}
+
 /* The unfused chain with the fused form's blocked GEMM in place of its sgemm. */
 static void describe_control(const ob_state *s, fc_impl *impl)
 {
@@ -465,8 +481,11 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
         fc_impl_add_op(impl, ob_ops, call, FC_FUSED, ob_detail, s);
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_PROLOGUE, " + in-cache prologue [", ", ", "]");
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_FOLD, "", "", "");
-        fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
-        if (call == FC_OP_GEMM) describe_blocks(s, impl);
+        if (call == FC_OP_GEMM) {
+            describe_gemm_epilogue(pat, impl);
+            describe_blocks(s, impl);
+        } else
+            fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
     }
     fc_impl_addf(impl, " [OpenBLAS %s, %s, %d threads]", openblas_get_corename(), parallel_name(), s->nthreads);
 }

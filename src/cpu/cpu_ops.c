@@ -251,6 +251,19 @@ static void epilogue_block(float *y, size_t ld, int rows, int cols, const fc_epi
     }
 }
 
+void fc_cpu_gemm_c_init(float *C, size_t ld, int rows, int cols, const float *bias, const float *resid)
+{
+    for (int i = 0; i < rows; i++) {
+        float *o = C + (size_t)i * ld;
+        const float *r = resid ? resid + (size_t)i * ld : NULL;
+        if (bias && r) {
+#pragma omp simd
+            for (int j = 0; j < cols; j++) o[j] = bias[j] + r[j];
+        } else
+            memcpy(o, bias ? bias : r, (size_t)cols * sizeof *o);
+    }
+}
+
 void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *C)
 {
     /* FUSECAL_FAULT=openblas: an argument OpenBLAS rejects (it reports through
@@ -295,10 +308,13 @@ void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const floa
             int i0 = ib * mb, j0 = jb * nb;
             int rows = M - i0 < mb ? M - i0 : mb, cols = N - j0 < nb ? N - j0 : nb;
             float *Cb = C + (size_t)i0 * N + j0;
+            const float *bias = ep->bias ? ep->bias + j0 : NULL,
+                        *resid = ep->resid ? ep->resid + (size_t)i0 * N + j0 : NULL;
+            const bool pre = bias || resid;
+            if (pre) fc_cpu_gemm_c_init(Cb, (size_t)N, rows, cols, bias, resid);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, K, 1.0f, A + (size_t)i0 * K, K,
-                        B + (size_t)j0 * K, K, 0.0f, Cb, N);
-            epilogue_block(Cb, (size_t)N, rows, cols, ep, ep->bias ? ep->bias + j0 : NULL, false,
-                           ep->resid ? ep->resid + (size_t)i0 * N + j0 : NULL);
+                        B + (size_t)j0 * K, K, pre ? 1.0f : 0.0f, Cb, N);
+            epilogue_block(Cb, (size_t)N, rows, cols, ep, NULL, false, NULL); /* the activation */
         }
 }
 

@@ -182,14 +182,9 @@ void fc_cpu_prologue_gemm(const fc_lin_plan *pl, const float *x, const float *W,
                     a = A;
                 }
                 float *C = y + (size_t)i0 * N + j0;
+                if (bias) fc_cpu_gemm_c_init(C, (size_t)N, rows, cols, bias + j0, NULL); /* sgemm adds to it */
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, K, 1.0f, a, K, W + (size_t)j0 * K, K,
-                            0.0f, C, N);
-                if (bias)
-                    for (int r = 0; r < rows; r++) {
-                        float *o = C + (size_t)r * N;
-#pragma omp simd
-                        for (int j = 0; j < cols; j++) o[j] += bias[j0 + j];
-                    }
+                            bias ? 1.0f : 0.0f, C, N);
             }
     }
 }
