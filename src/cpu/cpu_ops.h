@@ -45,13 +45,13 @@ void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *
 /* The same in cache-sized blocks, each finished by the epilogue while hot; the bias
  * and residual enter each block's sgemm as its C (fc_cpu_gemm_c_init, beta = 1). */
 void fc_cpu_gemm_nt_fused(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep);
+/* The same with a chosen C-block size in bytes (for tuning). */
+void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep,
+                                 size_t block_bytes);
 /* C = bias + resid over a rows×cols block of leading dimension ld (either may be
  * NULL, not both), for an sgemm with beta = 1 to add its product to, as addmm does:
  * no pass zeroes C first and none adds them after. */
 void fc_cpu_gemm_c_init(float *C, size_t ld, int rows, int cols, const float *bias, const float *resid);
-/* The same with a chosen C-block size in bytes (for tuning). */
-void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep,
-                                 size_t block_bytes);
 
 /* ---- convolution by blocked im2col + sgemm, one sgemm per group; the same driver
  * serves the unfused conv (epilogue = its bias) and the fused one (folded bias,
