@@ -77,7 +77,7 @@ static bool ob_available(char *why, size_t n)
  * what is folded into it, its in-cache epilogue, or a kernel of its own. */
 static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_GEMM] = {"cblas_sgemm", FC_FUSE_CALL, "blocked cblas_sgemm"},
-    [FC_OP_CONV] = {"conv(%s, +bias)", FC_FUSE_CALL, "conv(%s)", FC_FUSE_EPILOGUE, "bias"},
+    [FC_OP_CONV] = {"conv(%s)", FC_FUSE_CALL, "conv(%s)", FC_FUSE_EPILOGUE, "bias"},
     [FC_OP_QK] = {"cblas_sgemm(QK^T, per key/value head)", FC_FUSE_CALL, "cblas_sgemm"},
     [FC_OP_BIAS] = {"bias pass(omp)", FC_FUSE_EPILOGUE, "bias"},
     [FC_OP_RESID] = {"residual pass(omp)", FC_FUSE_EPILOGUE, "residual"},
@@ -104,15 +104,18 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
 
 static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf, size_t n)
 {
-    (void)v;
     const ob_state *s = ctx;
     const fc_problem *p = &s->p;
-    if (op == FC_OP_CONV) {
-        if (fc_cpu_conv_is_depthwise(&s->g)) snprintf(buf, n, "direct depthwise, %s", fc_layout_name(p->layout));
+    if (op == FC_OP_CONV) { /* the unfused conv's bias: the depthwise kernel's epilogue, or the sgemm's C */
+        const bool dw = fc_cpu_conv_is_depthwise(&s->g);
+        const char *lay = fc_layout_name(p->layout), *bias = v != FC_UNFUSED ? ""
+                                                             : dw            ? ", +bias"
+                                                                             : ", the bias as C (beta = 1)";
+        if (dw) snprintf(buf, n, "direct depthwise, %s%s", lay, bias);
         else if (s->g.g > 1)
-            snprintf(buf, n, "blocked im2col+cblas_sgemm per group, g=%d, %s", s->g.g, fc_layout_name(p->layout));
+            snprintf(buf, n, "blocked im2col+cblas_sgemm per group, g=%d, %s%s", s->g.g, lay, bias);
         else
-            snprintf(buf, n, "blocked im2col+cblas_sgemm, %s", fc_layout_name(p->layout));
+            snprintf(buf, n, "blocked im2col+cblas_sgemm, %s%s", lay, bias);
         return buf;
     }
     if (op == FC_OP_SCALE && p->d[FC_ATT_CAUSAL]) return "+causal-mask";
@@ -426,17 +429,21 @@ static void describe_blocks(const ob_state *s, fc_impl *impl)
         fc_impl_addf(impl, ", C blocks <= %zu KiB", s->block_bytes >> 10);
 }
 
-/* The fused GEMM's epilogue: the bias and residual enter each block's sgemm as its C
- * (beta = 1: fc_cpu_gemm_c_init), the rest is applied to the block in cache. */
-static void describe_gemm_epilogue(const fc_pattern *pat, fc_impl *impl)
+/* The fused GEMM's or im2col conv's epilogue: the bias (a conv's own, folded or not)
+ * and the residual enter each block's sgemm as its C (beta = 1: cpu_ops.c's c_init),
+ * the rest is applied to the block in cache. */
+static void describe_c_epilogue(const fc_pattern *pat, bool conv, fc_impl *impl)
 {
-    const bool b = fc_pattern_has_op(pat, FC_OP_BIAS), r = fc_pattern_has_op(pat, FC_OP_RESID);
+    const bool b = conv || fc_pattern_has_op(pat, FC_OP_BIAS), r = fc_pattern_has_op(pat, FC_OP_RESID);
     if (b || r)
-        fc_impl_addf(impl, " with %s as C (beta = 1)", b && r ? "bias + residual" : b ? "the bias" : "the residual");
+        fc_impl_addf(impl, "%s %s as C (beta = 1)", conv ? "," : " with",
+                     b && r ? "bias + residual"
+                     : b    ? "the bias"
+                            : "the residual");
     int n = 0;
     for (int i = 0; i < pat->nops; i++) {
         const fc_op o = pat->ops[i];
-        if (ob_ops[o].part == FC_FUSE_EPILOGUE && o != FC_OP_BIAS && o != FC_OP_RESID)
+        if (ob_ops[o].part == FC_FUSE_EPILOGUE && o != FC_OP_BIAS && o != FC_OP_RESID && o != FC_OP_CONV)
             fc_impl_addf(impl, "%s%s", n++ ? ", " : " + in-cache epilogue [", ob_ops[o].fused);
     }
     if (n) fc_impl_addf(impl, "]");
@@ -482,9 +489,11 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_PROLOGUE, " + in-cache prologue [", ", ", "]");
         fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_FOLD, "", "", "");
         if (call == FC_OP_GEMM) {
-            describe_gemm_epilogue(pat, impl);
+            describe_c_epilogue(pat, false, impl);
             describe_blocks(s, impl);
-        } else
+        } else if (call == FC_OP_CONV && !fc_cpu_conv_is_depthwise(&s->g))
+            describe_c_epilogue(pat, true, impl);
+        else
             fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
     }
     fc_impl_addf(impl, " [OpenBLAS %s, %s, %d threads]", openblas_get_corename(), parallel_name(), s->nthreads);

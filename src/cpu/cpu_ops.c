@@ -228,40 +228,41 @@ void fc_cpu_softmax_rows(const float *in, float *out, size_t rows, size_t cols)
 
 /* ------------------------------------------------------------------ GEMM */
 
-/* y = act(y + bias + resid) over a rows×cols block with leading dimension ld. */
-static void epilogue_block(float *y, size_t ld, int rows, int cols, const fc_epilogue *ep, const float *bias,
-                           bool bias_per_row, const float *resid)
+/* y = act(y) over a rows×cols block with leading dimension ld: the epilogue left
+ * after the bias and residual entered the sgemm as its C (c_init) */
+static void act_block(float *y, size_t ld, int rows, int cols, fc_act act)
 {
-    for (int i = 0; i < rows; i++) {
-        float *o = y + (size_t)i * ld;
-        const float *r = resid ? resid + (size_t)i * ld : NULL;
-        if (bias && !bias_per_row) {
-#pragma omp simd
-            for (int j = 0; j < cols; j++) o[j] += bias[j];
-        } else if (bias) {
-            const float b = bias[i];
-#pragma omp simd
-            for (int j = 0; j < cols; j++) o[j] += b;
-        }
-        if (r) {
-#pragma omp simd
-            for (int j = 0; j < cols; j++) o[j] += r[j];
-        }
-        act_span(o, (size_t)cols, ep->act);
-    }
+    if (act == FC_ACT_NONE) return;
+    for (int i = 0; i < rows; i++) act_span(y + (size_t)i * ld, (size_t)cols, act);
 }
 
-void fc_cpu_gemm_c_init(float *C, size_t ld, int rows, int cols, const float *bias, const float *resid)
+/* C = bias + resid over a rows×cols block: the bias per column (a linear's, an NHWC
+ * conv's) or per row (an NCHW conv's output channels) */
+static void c_init(float *C, size_t ld, int rows, int cols, const float *bias, bool bias_per_row, const float *resid)
 {
     for (int i = 0; i < rows; i++) {
         float *o = C + (size_t)i * ld;
         const float *r = resid ? resid + (size_t)i * ld : NULL;
-        if (bias && r) {
+        if (bias && bias_per_row) {
+            const float b = bias[i];
+            if (r) {
+#pragma omp simd
+                for (int j = 0; j < cols; j++) o[j] = b + r[j];
+            } else {
+#pragma omp simd
+                for (int j = 0; j < cols; j++) o[j] = b;
+            }
+        } else if (bias && r) {
 #pragma omp simd
             for (int j = 0; j < cols; j++) o[j] = bias[j] + r[j];
         } else
             memcpy(o, bias ? bias : r, (size_t)cols * sizeof *o);
     }
+}
+
+void fc_cpu_gemm_c_init(float *C, size_t ld, int rows, int cols, const float *bias, const float *resid)
+{
+    c_init(C, ld, rows, cols, bias, false, resid);
 }
 
 void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *C)
@@ -314,7 +315,7 @@ void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const floa
             if (pre) fc_cpu_gemm_c_init(Cb, (size_t)N, rows, cols, bias, resid);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, K, 1.0f, A + (size_t)i0 * K, K,
                         B + (size_t)j0 * K, K, pre ? 1.0f : 0.0f, Cb, N);
-            epilogue_block(Cb, (size_t)N, rows, cols, ep, NULL, false, NULL); /* the activation */
+            act_block(Cb, (size_t)N, rows, cols, ep->act);
         }
 }
 
@@ -385,8 +386,8 @@ static void im2col_nhwc(const fc_conv_geom *g, const float *x, size_t row0, int 
 }
 
 /* Blocks of output pixels; per block and group one sgemm [rows, k/g, r·s·c/g] on the
- * group's im2col columns (or x itself for a 1x1 conv), then the epilogue on the
- * group's block while it is in cache. */
+ * group's im2col columns (or x itself for a 1x1 conv), C the bias and residual (beta
+ * = 1), then the activation on the group's block while it is in cache. */
 static void conv_nhwc(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
                       float *ws, size_t ws_per)
 {
@@ -412,10 +413,13 @@ static void conv_nhwc(const fc_conv_geom *g, const float *x, const float *wp, fl
                 }
                 size_t k0 = (size_t)grp * kg;
                 float *Y = y + row0 * g->k + k0;
+                const float *bias = ep->bias ? ep->bias + k0 : NULL,
+                            *resid = ep->resid ? ep->resid + row0 * g->k + k0 : NULL;
+                const bool pre = bias || resid;
+                if (pre) c_init(Y, (size_t)g->k, rows, kg, bias, false, resid);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, kg, rsc, 1.0f, A, lda, wp + k0 * rsc, rsc,
-                            0.0f, Y, g->k);
-                epilogue_block(Y, (size_t)g->k, rows, kg, ep, ep->bias ? ep->bias + k0 : NULL, false,
-                               ep->resid ? ep->resid + row0 * g->k + k0 : NULL);
+                            pre ? 1.0f : 0.0f, Y, g->k);
+                act_block(Y, (size_t)g->k, rows, kg, ep->act);
             }
         }
     }
@@ -461,10 +465,12 @@ static void conv_nchw(const fc_conv_geom *g, const float *x, const float *wp, fl
                         ldb = qb;
                     }
                     size_t k0 = (size_t)grp * kg, off = ((size_t)nn * g->k + k0) * pq + j0;
+                    const float *bias = ep->bias ? ep->bias + k0 : NULL, *resid = ep->resid ? ep->resid + off : NULL;
+                    const bool pre = bias || resid;
+                    if (pre) c_init(y + off, (size_t)pq, kg, cols, bias, true, resid);
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kg, cols, crs, 1.0f, wp + k0 * crs, crs, B,
-                                ldb, 0.0f, y + off, pq);
-                    epilogue_block(y + off, (size_t)pq, kg, cols, ep, ep->bias ? ep->bias + k0 : NULL, true,
-                                   ep->resid ? ep->resid + off : NULL);
+                                ldb, pre ? 1.0f : 0.0f, y + off, pq);
+                    act_block(y + off, (size_t)pq, kg, cols, ep->act);
                 }
             }
     }

@@ -55,8 +55,11 @@ void fc_cpu_gemm_c_init(float *C, size_t ld, int rows, int cols, const float *bi
 
 /* ---- convolution by blocked im2col + sgemm, one sgemm per group; the same driver
  * serves the unfused conv (epilogue = its bias) and the fused one (folded bias,
- * residual, activation). A depthwise conv (g = c = k) runs fusecal's direct kernel
- * instead (im2col would copy each input nine times for nine multiply-adds). */
+ * residual, activation). The bias (per output channel: per column of an NHWC block,
+ * per row of an NCHW one) and the residual are each block's C, beta = 1, as for the
+ * fused GEMM; the activation runs on the block in cache. A depthwise conv (g = c = k)
+ * runs fusecal's direct kernel instead (im2col would copy each input nine times for
+ * nine multiply-adds). */
 typedef struct fc_conv_geom {
     int n, c, h, w, k, r, s, stride, pad, p, q;
     bool nhwc;
