@@ -42,6 +42,10 @@ static const char *const shapes[] = {
     "n=2,c=6,h=9,w=7,k=6,g=6,r=3,s=3,stride=2,pad=1,layout=nchw",
     "n=1,c=83,h=5,w=6,k=83,g=83,r=3,s=3,stride=2,pad=1,layout=nhwc",
     "n=1,c=32,h=9,w=9,k=32,r=3,s=3,stride=1,pad=1,layout=nchw",
+    /* cpu.openblas's im2col conv split along the output channels (fewer pixel blocks
+     * than threads), the last chunk narrower: NCHW 3x3, NHWC 1x1 in two groups */
+    "n=1,c=24,h=5,w=5,k=88,r=3,s=3,pad=1,layout=nchw",
+    "n=1,c=8,h=3,w=3,k=136,g=2,r=1,s=1,layout=nhwc",
     /* depthwise NCHW rows of 16 outputs and more (vectors, the last one overlapping the
      * one before): stride 1 and 2, no padding, a 5x3 filter */
     "n=1,c=5,h=11,w=37,k=5,g=5,r=3,s=3,pad=1,layout=nchw",

@@ -385,43 +385,75 @@ static void im2col_nhwc(const fc_conv_geom *g, const float *x, size_t row0, int 
     }
 }
 
-/* Blocks of output pixels; per block and group one sgemm [rows, k/g, r·s·c/g] on the
- * group's im2col columns (or x itself for a 1x1 conv), C the bias and residual (beta
- * = 1), then the activation on the group's block while it is in cache. */
+/* Output-channel chunks of each group's sgemm: one, unless the blocks of output
+ * pixels leave threads idle or unevenly loaded (a late ResNet stage's 7x7 pixels are
+ * one block, run by one thread): then the fewest chunks, of 32 channels or more,
+ * that spread the blocks over the threads within 10 % (the least uneven if none
+ * does). Each chunk's sgemm packs its own columns of the weights and the block's
+ * im2col rows again. */
+static int conv_kchunks(size_t nblk, int kg)
+{
+    const size_t nt = (size_t)omp_get_max_threads();
+    int best = 1;
+    double best_excess = 1e300;
+    for (int c = 1; c <= 8 && (c == 1 || kg / c >= 32); c++) {
+        const size_t units = nblk * (size_t)c;
+        const double excess = (double)((units + nt - 1) / nt * nt) / (double)units;
+        if (excess <= 1.10) return c;
+        if (excess < best_excess) best_excess = excess, best = c;
+    }
+    return best;
+}
+
+/* the width of each of nkc chunks of kg channels: a multiple of 16 unless one chunk */
+static int conv_kchunk_width(int kg, int nkc)
+{
+    if (nkc == 1) return kg;
+    int w = (kg + nkc - 1) / nkc;
+    return (w + 15) / 16 * 16;
+}
+
+/* Blocks of output pixels and of output channels; per block and group one sgemm
+ * [rows, kb, r·s·c/g] on the group's im2col columns (or x itself for a 1x1 conv), C
+ * the bias and residual (beta = 1), then the activation on the block in cache. */
 static void conv_nhwc(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
                       float *ws, size_t ws_per)
 {
     const int rsc = conv_rsc(g), cg = conv_cg(g), kg = g->k / g->g;
     const size_t total = (size_t)g->n * g->p * g->q;
-    const int mb = conv_block(g);
-    const size_t nblk = (total + (size_t)mb - 1) / (size_t)mb;
+    const size_t nblk = (total + (size_t)conv_block(g) - 1) / (size_t)conv_block(g);
+    const int mb = (int)((total + nblk - 1) / nblk); /* equal blocks: conv_kchunks counts blocks */
+    const int nkc = conv_kchunks(nblk, kg), kb = conv_kchunk_width(kg, nkc);
     const bool direct = conv_direct(g);
 #pragma omp parallel
     {
         float *col = ws + (size_t)omp_get_thread_num() * ws_per;
-#pragma omp for schedule(static)
-        for (size_t blk = 0; blk < nblk; blk++) {
-            size_t row0 = blk * (size_t)mb;
-            int rows = (int)(total - row0 < (size_t)mb ? total - row0 : (size_t)mb);
-            for (int grp = 0; grp < g->g; grp++) {
-                const float *A = x + row0 * g->c + (size_t)grp * cg;
-                int lda = g->c;
-                if (!direct) {
-                    im2col_nhwc(g, x, row0, rows, grp * cg, col);
-                    A = col;
-                    lda = rsc;
+#pragma omp for collapse(2) schedule(static)
+        for (size_t blk = 0; blk < nblk; blk++)
+            for (int kc = 0; kc < nkc; kc++) {
+                const size_t row0 = blk * (size_t)mb;
+                const int rows = (int)(total - row0 < (size_t)mb ? total - row0 : (size_t)mb);
+                const int cols = kg - kc * kb < kb ? kg - kc * kb : kb;
+                if (rows <= 0 || cols <= 0) continue;
+                for (int grp = 0; grp < g->g; grp++) {
+                    const float *A = x + row0 * g->c + (size_t)grp * cg;
+                    int lda = g->c;
+                    if (!direct) {
+                        im2col_nhwc(g, x, row0, rows, grp * cg, col);
+                        A = col;
+                        lda = rsc;
+                    }
+                    const size_t k0 = (size_t)grp * kg + (size_t)kc * kb;
+                    float *Y = y + row0 * g->k + k0;
+                    const float *bias = ep->bias ? ep->bias + k0 : NULL,
+                                *resid = ep->resid ? ep->resid + row0 * g->k + k0 : NULL;
+                    const bool pre = bias || resid;
+                    if (pre) c_init(Y, (size_t)g->k, rows, cols, bias, false, resid);
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, rsc, 1.0f, A, lda, wp + k0 * rsc,
+                                rsc, pre ? 1.0f : 0.0f, Y, g->k);
+                    act_block(Y, (size_t)g->k, rows, cols, ep->act);
                 }
-                size_t k0 = (size_t)grp * kg;
-                float *Y = y + row0 * g->k + k0;
-                const float *bias = ep->bias ? ep->bias + k0 : NULL,
-                            *resid = ep->resid ? ep->resid + row0 * g->k + k0 : NULL;
-                const bool pre = bias || resid;
-                if (pre) c_init(Y, (size_t)g->k, rows, kg, bias, false, resid);
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, kg, rsc, 1.0f, A, lda, wp + k0 * rsc, rsc,
-                            pre ? 1.0f : 0.0f, Y, g->k);
-                act_block(Y, (size_t)g->k, rows, kg, ep->act);
             }
-        }
     }
 }
 
@@ -442,37 +474,44 @@ static void im2col_nchw(const fc_conv_geom *g, const float *x, int nn, int c0, i
             }
 }
 
+/* Blocks of output columns (pixels) of each image and of output channels (conv_kchunks);
+ * per block and group one sgemm [kb, cols, c/g·r·s], C the bias and residual. */
 static void conv_nchw(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
                       float *ws, size_t ws_per)
 {
     const int crs = conv_rsc(g), cg = conv_cg(g), kg = g->k / g->g, pq = g->p * g->q;
-    const int qb = conv_block(g) < pq ? conv_block(g) : pq;
-    const int nchunk = (pq + qb - 1) / qb;
+    const int nchunk = (pq + conv_block(g) - 1) / conv_block(g);
+    const int qb = (pq + nchunk - 1) / nchunk; /* equal chunks */
+    const int nkc = conv_kchunks((size_t)g->n * (size_t)nchunk, kg), kb = conv_kchunk_width(kg, nkc);
     const bool direct = conv_direct(g);
 #pragma omp parallel
     {
         float *col = ws + (size_t)omp_get_thread_num() * ws_per;
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(3) schedule(static)
         for (int nn = 0; nn < g->n; nn++)
-            for (int ch = 0; ch < nchunk; ch++) {
-                int j0 = ch * qb, cols = pq - j0 < qb ? pq - j0 : qb;
-                for (int grp = 0; grp < g->g; grp++) {
-                    const float *B = x + ((size_t)nn * g->c + (size_t)grp * cg) * pq + j0;
-                    int ldb = pq;
-                    if (!direct) {
-                        im2col_nchw(g, x, nn, grp * cg, j0, cols, qb, col);
-                        B = col;
-                        ldb = qb;
+            for (int ch = 0; ch < nchunk; ch++)
+                for (int kc = 0; kc < nkc; kc++) {
+                    const int j0 = ch * qb, cols = pq - j0 < qb ? pq - j0 : qb;
+                    const int krows = kg - kc * kb < kb ? kg - kc * kb : kb;
+                    if (cols <= 0 || krows <= 0) continue;
+                    for (int grp = 0; grp < g->g; grp++) {
+                        const float *B = x + ((size_t)nn * g->c + (size_t)grp * cg) * pq + j0;
+                        int ldb = pq;
+                        if (!direct) {
+                            im2col_nchw(g, x, nn, grp * cg, j0, cols, qb, col);
+                            B = col;
+                            ldb = qb;
+                        }
+                        const size_t k0 = (size_t)grp * kg + (size_t)kc * kb, off = ((size_t)nn * g->k + k0) * pq + j0;
+                        const float *bias = ep->bias ? ep->bias + k0 : NULL,
+                                    *resid = ep->resid ? ep->resid + off : NULL;
+                        const bool pre = bias || resid;
+                        if (pre) c_init(y + off, (size_t)pq, krows, cols, bias, true, resid);
+                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, krows, cols, crs, 1.0f, wp + k0 * crs,
+                                    crs, B, ldb, pre ? 1.0f : 0.0f, y + off, pq);
+                        act_block(y + off, (size_t)pq, krows, cols, ep->act);
                     }
-                    size_t k0 = (size_t)grp * kg, off = ((size_t)nn * g->k + k0) * pq + j0;
-                    const float *bias = ep->bias ? ep->bias + k0 : NULL, *resid = ep->resid ? ep->resid + off : NULL;
-                    const bool pre = bias || resid;
-                    if (pre) c_init(y + off, (size_t)pq, kg, cols, bias, true, resid);
-                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kg, cols, crs, 1.0f, wp + k0 * crs, crs, B,
-                                ldb, pre ? 1.0f : 0.0f, y + off, pq);
-                    act_block(y + off, (size_t)pq, kg, cols, ep->act);
                 }
-            }
     }
 }
 

@@ -57,9 +57,11 @@ void fc_cpu_gemm_c_init(float *C, size_t ld, int rows, int cols, const float *bi
  * serves the unfused conv (epilogue = its bias) and the fused one (folded bias,
  * residual, activation). The bias (per output channel: per column of an NHWC block,
  * per row of an NCHW one) and the residual are each block's C, beta = 1, as for the
- * fused GEMM; the activation runs on the block in cache. A depthwise conv (g = c = k)
- * runs fusecal's direct kernel instead (im2col would copy each input nine times for
- * nine multiply-adds). */
+ * fused GEMM; the activation runs on the block in cache. The blocks of pixels are
+ * equal, and split along the output channels too when they are fewer than the
+ * threads or spread unevenly over them. A depthwise conv (g = c = k) runs fusecal's
+ * direct kernel instead (im2col would copy each input nine times for nine
+ * multiply-adds). */
 typedef struct fc_conv_geom {
     int n, c, h, w, k, r, s, stride, pad, p, q;
     bool nhwc;
