@@ -276,6 +276,39 @@ void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *
 
 static int round_down(int v, int m) { return v < m ? m : v / m * m; }
 
+/* Equal blocks of at most b along a side of n: multiples of 16 (the last smaller)
+ * unless the side is one block. */
+static int even_block(int n, int b)
+{
+    const int cnt = (n + b - 1) / b;
+    if (cnt <= 1) return n;
+    const int e = ((n + cnt - 1) / cnt + 15) / 16 * 16;
+    return e < n ? e : n;
+}
+
+static int count_blocks(int n, int b) { return (n + b - 1) / b; }
+
+void fc_cpu_balance_blocks(int outer, int M, int N, int nt, bool grow_cols, int min_block, int *mb, int *nb)
+{
+    int m = even_block(M, *mb), n = even_block(N, *nb);
+    int *g = grow_cols ? &n : &m;
+    const int side = grow_cols ? N : M, cnt0 = count_blocks(side, *g);
+    int best = *g;
+    double best_excess = 1e300;
+    for (int c = cnt0; c <= 8 * cnt0; c++) {
+        const int b = even_block(side, (side + c - 1) / c);
+        if (c > cnt0 && b < min_block) break;
+        *g = b;
+        const double units = (double)outer * count_blocks(M, m) * count_blocks(N, n);
+        const double excess = ceil(units / nt) * nt / units;
+        if (excess < best_excess - 1e-9) best_excess = excess, best = b;
+        if (excess <= 1.10) break;
+    }
+    *g = best;
+    *mb = m;
+    *nb = n;
+}
+
 void fc_cpu_gemm_nt_fused(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep)
 {
     fc_cpu_gemm_nt_fused_blocks(M, N, K, A, B, C, ep, L2_BLOCK_BYTES);
@@ -289,7 +322,8 @@ void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const floa
      * tall blocks (up to 512 rows) and a C block of at most L2_BLOCK_BYTES keep that
      * packing small against the block's FLOPs (measured on Zen 4: 512x256 blocks
      * run at 92-95 % of one whole-matrix sgemm, 64x1024 blocks at 70 %). Halve the
-     * larger side until every thread has a block. */
+     * larger side until every thread has a block, then even the blocks out over the
+     * threads (fc_cpu_balance_blocks). */
     const int cfloats = (int)(block_bytes / sizeof(float));
     int mb = M < 512 ? M : 512;
     int nb = round_down(cfloats / mb, 16);
@@ -302,6 +336,7 @@ void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const floa
         else
             nb = round_down((nb + 1) / 2, 16);
     }
+    fc_cpu_balance_blocks(1, M, N, nt, true, 16, &mb, &nb);
     int nblk_n = (N + nb - 1) / nb, nblk_m = (M + mb - 1) / mb;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int jb = 0; jb < nblk_n; jb++)
@@ -385,35 +420,10 @@ static void im2col_nhwc(const fc_conv_geom *g, const float *x, size_t row0, int 
     }
 }
 
-/* Output-channel chunks of each group's sgemm: one, unless the blocks of output
- * pixels leave threads idle or unevenly loaded (a late ResNet stage's 7x7 pixels are
- * one block, run by one thread): then the fewest chunks, of 32 channels or more,
- * that spread the blocks over the threads within 10 % (the least uneven if none
- * does). Each chunk's sgemm packs its own columns of the weights and the block's
- * im2col rows again. */
-static int conv_kchunks(size_t nblk, int kg)
-{
-    const size_t nt = (size_t)omp_get_max_threads();
-    int best = 1;
-    double best_excess = 1e300;
-    for (int c = 1; c <= 8 && (c == 1 || kg / c >= 32); c++) {
-        const size_t units = nblk * (size_t)c;
-        const double excess = (double)((units + nt - 1) / nt * nt) / (double)units;
-        if (excess <= 1.10) return c;
-        if (excess < best_excess) best_excess = excess, best = c;
-    }
-    return best;
-}
-
-/* the width of each of nkc chunks of kg channels: a multiple of 16 unless one chunk */
-static int conv_kchunk_width(int kg, int nkc)
-{
-    if (nkc == 1) return kg;
-    int w = (kg + nkc - 1) / nkc;
-    return (w + 15) / 16 * 16;
-}
-
-/* Blocks of output pixels and of output channels; per block and group one sgemm
+/* Blocks of output pixels and of output channels (fc_cpu_balance_blocks: a late
+ * ResNet stage's 7x7 pixels are one block, which one thread would run alone; each
+ * chunk's sgemm packs its own columns of the weights and the block's im2col rows
+ * again); per block and group one sgemm
  * [rows, kb, r·s·c/g] on the group's im2col columns (or x itself for a 1x1 conv), C
  * the bias and residual (beta = 1), then the activation on the block in cache. */
 static void conv_nhwc(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
@@ -421,9 +431,10 @@ static void conv_nhwc(const fc_conv_geom *g, const float *x, const float *wp, fl
 {
     const int rsc = conv_rsc(g), cg = conv_cg(g), kg = g->k / g->g;
     const size_t total = (size_t)g->n * g->p * g->q;
-    const size_t nblk = (total + (size_t)conv_block(g) - 1) / (size_t)conv_block(g);
-    const int mb = (int)((total + nblk - 1) / nblk); /* equal blocks: conv_kchunks counts blocks */
-    const int nkc = conv_kchunks(nblk, kg), kb = conv_kchunk_width(kg, nkc);
+    int mb = conv_block(g), kb = kg; /* equal blocks, split along the channels if uneven */
+    fc_cpu_balance_blocks(1, (int)total, kg, omp_get_max_threads(), true, 32, &mb, &kb);
+    const size_t nblk = (total + (size_t)mb - 1) / (size_t)mb;
+    const int nkc = count_blocks(kg, kb);
     const bool direct = conv_direct(g);
 #pragma omp parallel
     {
@@ -474,15 +485,15 @@ static void im2col_nchw(const fc_conv_geom *g, const float *x, int nn, int c0, i
             }
 }
 
-/* Blocks of output columns (pixels) of each image and of output channels (conv_kchunks);
+/* Blocks of output columns (pixels) of each image and of output channels (as conv_nhwc);
  * per block and group one sgemm [kb, cols, c/g·r·s], C the bias and residual. */
 static void conv_nchw(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
                       float *ws, size_t ws_per)
 {
     const int crs = conv_rsc(g), cg = conv_cg(g), kg = g->k / g->g, pq = g->p * g->q;
-    const int nchunk = (pq + conv_block(g) - 1) / conv_block(g);
-    const int qb = (pq + nchunk - 1) / nchunk; /* equal chunks */
-    const int nkc = conv_kchunks((size_t)g->n * (size_t)nchunk, kg), kb = conv_kchunk_width(kg, nkc);
+    int qb = conv_block(g) < pq ? conv_block(g) : pq, kb = kg;
+    fc_cpu_balance_blocks(g->n, pq, kg, omp_get_max_threads(), true, 32, &qb, &kb);
+    const int nchunk = count_blocks(pq, qb), nkc = count_blocks(kg, kb);
     const bool direct = conv_direct(g);
 #pragma omp parallel
     {

@@ -48,6 +48,14 @@ void fc_cpu_gemm_nt_fused(int M, int N, int K, const float *A, const float *B, f
 /* The same with a chosen C-block size in bytes (for tuning). */
 void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const float *B, float *C, const fc_epilogue *ep,
                                  size_t block_bytes);
+/* The blocks of a blocked GEMM or conv, *mb × *nb of an M × N output (outer times
+ * over, a conv's images), for nt threads under OpenMP's static schedule: each side's
+ * blocks made equal (multiples of 16 but the last), then the rows' (grow_cols false)
+ * or the columns' block cut smaller, not below min_block, until the blocks spread
+ * over the threads within 10 % (the least uneven count if none does): LLaMA's FFN
+ * width of 14336 in blocks of 4096 was 4096, 4096, 4096 and 2048, two threads doing
+ * 8192 and 6144 columns. */
+void fc_cpu_balance_blocks(int outer, int M, int N, int nt, bool grow_cols, int min_block, int *mb, int *nb);
 /* C = bias + resid over a rows×cols block of leading dimension ld (either may be
  * NULL, not both), for an sgemm with beta = 1 to add its product to, as addmm does:
  * no pass zeroes C first and none adds them after. */

@@ -16,7 +16,8 @@ void fc_cpu_glu_plan(int M, int N, int K, size_t block_bytes, int nthreads, fc_l
 {
     /* As fc_cpu_gemm_nt_fused_blocks: tall blocks (up to 512 rows) keep each sgemm's
      * packing small against its FLOPs, and the C block, here 2·nb wide, stays within
-     * block_bytes; halve the larger side until every thread has a block. */
+     * block_bytes; halve the larger side until every thread has a block, then even
+     * the blocks out over the threads. */
     const int cfloats = (int)(block_bytes / sizeof(float));
     int mb = min_int(M, 512);
     int nb = round_down(cfloats / (2 * mb), 16);
@@ -31,6 +32,7 @@ void fc_cpu_glu_plan(int M, int N, int K, size_t block_bytes, int nthreads, fc_l
         if (nb > N) nb = N;
         if (mb > M) mb = M;
     }
+    fc_cpu_balance_blocks(1, M, N, nthreads, true, 16, &mb, &nb);
     *pl = (fc_lin_plan){M, N, K, mb, nb};
 }
 
@@ -154,6 +156,7 @@ void fc_cpu_prologue_plan(int M, int N, int K, size_t block_bytes, int nthreads,
         if (nb > N) nb = N;
         if (mb > M) mb = M;
     }
+    fc_cpu_balance_blocks(1, M, N, nthreads, false, 16, &mb, &nb); /* more row blocks: gelu(x) once a row */
     *pl = (fc_lin_plan){M, N, K, mb, nb};
 }
 

@@ -35,7 +35,8 @@ typedef struct fc_lin_plan {
 
 /* ---- gated unit */
 
-/* Blocks whose C ([mb, 2·nb] floats) fits in block_bytes, at least one per thread. */
+/* Blocks whose C ([mb, 2·nb] floats) fits in block_bytes, at least one per thread,
+ * spread evenly over the threads (fc_cpu_balance_blocks). */
 void fc_cpu_glu_plan(int M, int N, int K, size_t block_bytes, int nthreads, fc_lin_plan *pl);
 /* W [2N, K] -> Wp [2N, K] in blocks of nb rows of W_g then nb of W_u. */
 void fc_cpu_glu_pack(const fc_lin_plan *pl, const float *W, float *Wp);
@@ -56,7 +57,8 @@ void fc_cpu_glu_mul(const float *s, const float *y2, float *out, int M, int N, i
 
 /* Row blocks whose gelu(x) ([mb, K] floats) and C ([mb, nb]) each fit in block_bytes,
  * at least one block per thread (splitting rows first, so that no two threads apply
- * GELU to the same rows while there are rows to split). */
+ * GELU to the same rows while there are rows to split), then more row blocks until
+ * they spread evenly over the threads (fc_cpu_balance_blocks). */
 void fc_cpu_prologue_plan(int M, int N, int K, size_t block_bytes, int nthreads, fc_lin_plan *pl);
 /* Floats of gelu(x) buffer each thread needs. */
 size_t fc_cpu_prologue_workspace(const fc_lin_plan *pl);
