@@ -274,7 +274,6 @@ void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, A, lda, B, K, 0.0f, C, N);
 }
 
-static int round_down(int v, int m) { return v < m ? m : v / m * m; }
 
 /* Equal blocks of at most b along a side of n: multiples of 16 (the last smaller)
  * unless the side is one block. */
@@ -286,20 +285,18 @@ static int even_block(int n, int b)
     return e < n ? e : n;
 }
 
-static int count_blocks(int n, int b) { return (n + b - 1) / b; }
-
 void fc_cpu_balance_blocks(int outer, int M, int N, int nt, bool grow_cols, int min_block, int *mb, int *nb)
 {
     int m = even_block(M, *mb), n = even_block(N, *nb);
     int *g = grow_cols ? &n : &m;
-    const int side = grow_cols ? N : M, cnt0 = count_blocks(side, *g);
+    const int side = grow_cols ? N : M, cnt0 = fc_cpu_count_blocks(side, *g);
     int best = *g;
     double best_excess = 1e300;
     for (int c = cnt0; c <= 8 * cnt0; c++) {
         const int b = even_block(side, (side + c - 1) / c);
         if (c > cnt0 && b < min_block) break;
         *g = b;
-        const double units = (double)outer * count_blocks(M, m) * count_blocks(N, n);
+        const double units = (double)outer * fc_cpu_count_blocks(M, m) * fc_cpu_count_blocks(N, n);
         const double excess = ceil(units / nt) * nt / units;
         if (excess < best_excess - 1e-9) best_excess = excess, best = b;
         if (excess <= 1.10) break;
@@ -326,15 +323,15 @@ void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const floa
      * threads (fc_cpu_balance_blocks). */
     const int cfloats = (int)(block_bytes / sizeof(float));
     int mb = M < 512 ? M : 512;
-    int nb = round_down(cfloats / mb, 16);
+    int nb = fc_cpu_round_down(cfloats / mb, 16);
     if (nb < 128) nb = 128;
     if (nb > N) nb = N;
-    if (mb * nb > cfloats) mb = round_down(cfloats / nb, 16);
+    if (mb * nb > cfloats) mb = fc_cpu_round_down(cfloats / nb, 16);
     if (mb > M) mb = M;
     while (((M + mb - 1) / mb) * ((N + nb - 1) / nb) < nt && (mb > 16 || nb > 16)) {
-        if (mb >= nb && mb > 16) mb = round_down((mb + 1) / 2, 16);
+        if (mb >= nb && mb > 16) mb = fc_cpu_round_down((mb + 1) / 2, 16);
         else
-            nb = round_down((nb + 1) / 2, 16);
+            nb = fc_cpu_round_down((nb + 1) / 2, 16);
     }
     fc_cpu_balance_blocks(1, M, N, nt, true, 16, &mb, &nb);
     int nblk_n = (N + nb - 1) / nb, nblk_m = (M + mb - 1) / mb;
@@ -365,7 +362,7 @@ static int conv_rsc(const fc_conv_geom *g) { return g->r * g->s * conv_cg(g); }
 /* NHWC: rows of output pixels per block; NCHW: output columns per block. */
 static int conv_block(const fc_conv_geom *g)
 {
-    int b = round_down((int)(L2_BLOCK_BYTES / sizeof(float) / (size_t)conv_rsc(g)), 16);
+    int b = fc_cpu_round_down((int)(L2_BLOCK_BYTES / sizeof(float) / (size_t)conv_rsc(g)), 16);
     if (b < 32) b = 32;
     if (b > 256) b = 256;
     return b;
@@ -434,7 +431,7 @@ static void conv_nhwc(const fc_conv_geom *g, const float *x, const float *wp, fl
     int mb = conv_block(g), kb = kg; /* equal blocks, split along the channels if uneven */
     fc_cpu_balance_blocks(1, (int)total, kg, omp_get_max_threads(), true, 32, &mb, &kb);
     const size_t nblk = (total + (size_t)mb - 1) / (size_t)mb;
-    const int nkc = count_blocks(kg, kb);
+    const int nkc = fc_cpu_count_blocks(kg, kb);
     const bool direct = conv_direct(g);
 #pragma omp parallel
     {
@@ -493,7 +490,7 @@ static void conv_nchw(const fc_conv_geom *g, const float *x, const float *wp, fl
     const int crs = conv_rsc(g), cg = conv_cg(g), kg = g->k / g->g, pq = g->p * g->q;
     int qb = conv_block(g) < pq ? conv_block(g) : pq, kb = kg;
     fc_cpu_balance_blocks(g->n, pq, kg, omp_get_max_threads(), true, 32, &qb, &kb);
-    const int nchunk = count_blocks(pq, qb), nkc = count_blocks(kg, kb);
+    const int nchunk = fc_cpu_count_blocks(pq, qb), nkc = fc_cpu_count_blocks(kg, kb);
     const bool direct = conv_direct(g);
 #pragma omp parallel
     {

@@ -56,6 +56,9 @@ void fc_cpu_gemm_nt_fused_blocks(int M, int N, int K, const float *A, const floa
  * width of 14336 in blocks of 4096 was 4096, 4096, 4096 and 2048, two threads doing
  * 8192 and 6144 columns. */
 void fc_cpu_balance_blocks(int outer, int M, int N, int nt, bool grow_cols, int min_block, int *mb, int *nb);
+/* Blocks of b that cover n; v rounded down to a multiple of m, and at least m. */
+static inline int fc_cpu_count_blocks(int n, int b) { return (n + b - 1) / b; }
+static inline int fc_cpu_round_down(int v, int m) { return v < m ? m : v / m * m; }
 /* C = bias + resid over a rows×cols block of leading dimension ld (either may be
  * NULL, not both), for an sgemm with beta = 1 to add its product to, as addmm does:
  * no pass zeroes C first and none adds them after. */

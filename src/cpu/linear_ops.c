@@ -6,9 +6,7 @@
 #include <omp.h>
 #include <string.h>
 
-static int round_down(int v, int m) { return v < m ? m : v / m * m; }
 static int min_int(int a, int b) { return a < b ? a : b; }
-static int nblocks(int n, int b) { return (n + b - 1) / b; }
 
 /* ------------------------------------------------------------------ gated unit */
 
@@ -20,15 +18,15 @@ void fc_cpu_glu_plan(int M, int N, int K, size_t block_bytes, int nthreads, fc_l
      * the blocks out over the threads. */
     const int cfloats = (int)(block_bytes / sizeof(float));
     int mb = min_int(M, 512);
-    int nb = round_down(cfloats / (2 * mb), 16);
+    int nb = fc_cpu_round_down(cfloats / (2 * mb), 16);
     if (nb < 64) nb = 64;
     if (nb > N) nb = N;
-    if (mb * 2 * nb > cfloats) mb = min_int(round_down(cfloats / (2 * nb), 16), M);
-    while (nblocks(M, mb) * nblocks(N, nb) < nthreads && (mb > 16 || nb > 16)) {
+    if (mb * 2 * nb > cfloats) mb = min_int(fc_cpu_round_down(cfloats / (2 * nb), 16), M);
+    while (fc_cpu_count_blocks(M, mb) * fc_cpu_count_blocks(N, nb) < nthreads && (mb > 16 || nb > 16)) {
         /* the longer side, or the one that can still be halved */
-        if (mb > 16 && (mb >= 2 * nb || nb <= 16)) mb = round_down((mb + 1) / 2, 16);
+        if (mb > 16 && (mb >= 2 * nb || nb <= 16)) mb = fc_cpu_round_down((mb + 1) / 2, 16);
         else
-            nb = round_down((nb + 1) / 2, 16);
+            nb = fc_cpu_round_down((nb + 1) / 2, 16);
         if (nb > N) nb = N;
         if (mb > M) mb = M;
     }
@@ -52,7 +50,7 @@ size_t fc_cpu_glu_workspace(const fc_lin_plan *pl) { return (size_t)pl->mb * 2 *
 void fc_cpu_swiglu_fused(const fc_lin_plan *pl, const float *x, const float *Wp, float *y, float *ws)
 {
     const int M = pl->M, N = pl->N, K = pl->K, mb = pl->mb, nb = pl->nb;
-    const int nbn = nblocks(N, nb), nbm = nblocks(M, mb);
+    const int nbn = fc_cpu_count_blocks(N, nb), nbm = fc_cpu_count_blocks(M, mb);
     const size_t per = fc_cpu_glu_workspace(pl);
 #pragma omp parallel
     {
@@ -75,7 +73,7 @@ void fc_cpu_swiglu_fused(const fc_lin_plan *pl, const float *x, const float *Wp,
 void fc_cpu_glu_gemm(const fc_lin_plan *pl, const float *x, const float *Wp, float *y2)
 {
     const int M = pl->M, N = pl->N, K = pl->K, mb = pl->mb, nb = pl->nb;
-    const int nbn = nblocks(N, nb), nbm = nblocks(M, mb);
+    const int nbn = fc_cpu_count_blocks(N, nb), nbm = fc_cpu_count_blocks(M, mb);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int jb = 0; jb < nbn; jb++)
         for (int ib = 0; ib < nbm; ib++) {
@@ -104,7 +102,7 @@ static glu_run glu_run_at(int c, int c1, int nb, int N)
 
 void fc_cpu_glu_silu(const float *y2, float *s, int M, int N, int nb)
 {
-    const int nch = nblocks(N, GLU_CHUNK);
+    const int nch = fc_cpu_count_blocks(N, GLU_CHUNK);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int r = 0; r < M; r++)
         for (int ch = 0; ch < nch; ch++) {
@@ -121,7 +119,7 @@ void fc_cpu_glu_silu(const float *y2, float *s, int M, int N, int nb)
 
 void fc_cpu_glu_mul(const float *s, const float *y2, float *out, int M, int N, int nb)
 {
-    const int nch = nblocks(N, GLU_CHUNK);
+    const int nch = fc_cpu_count_blocks(N, GLU_CHUNK);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int r = 0; r < M; r++)
         for (int ch = 0; ch < nch; ch++) {
@@ -143,16 +141,16 @@ void fc_cpu_glu_mul(const float *s, const float *y2, float *out, int M, int N, i
 void fc_cpu_prologue_plan(int M, int N, int K, size_t block_bytes, int nthreads, fc_lin_plan *pl)
 {
     const int cfloats = (int)(block_bytes / sizeof(float));
-    int mb = round_down(cfloats / K, 16);
+    int mb = fc_cpu_round_down(cfloats / K, 16);
     if (mb > 512) mb = 512;
     if (mb > M) mb = M;
-    int nb = round_down(cfloats / mb, 16);
+    int nb = fc_cpu_round_down(cfloats / mb, 16);
     if (nb < 128) nb = 128;
     if (nb > N) nb = N;
-    while (nblocks(M, mb) * nblocks(N, nb) < nthreads && (mb > 16 || nb > 16)) {
-        if (mb > 16) mb = round_down((mb + 1) / 2, 16);
+    while (fc_cpu_count_blocks(M, mb) * fc_cpu_count_blocks(N, nb) < nthreads && (mb > 16 || nb > 16)) {
+        if (mb > 16) mb = fc_cpu_round_down((mb + 1) / 2, 16);
         else
-            nb = round_down((nb + 1) / 2, 16);
+            nb = fc_cpu_round_down((nb + 1) / 2, 16);
         if (nb > N) nb = N;
         if (mb > M) mb = M;
     }
@@ -166,7 +164,7 @@ void fc_cpu_prologue_gemm(const fc_lin_plan *pl, const float *x, const float *W,
                           float *y, float *ws)
 {
     const int M = pl->M, N = pl->N, K = pl->K, mb = pl->mb, nb = pl->nb;
-    const int nbn = nblocks(N, nb), nbm = nblocks(M, mb);
+    const int nbn = fc_cpu_count_blocks(N, nb), nbm = fc_cpu_count_blocks(M, mb);
     const size_t per = fc_cpu_prologue_workspace(pl);
 #pragma omp parallel
     {
