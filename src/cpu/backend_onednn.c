@@ -1346,13 +1346,14 @@ static int host_rope(od_state *s, fc_variant v, fc_err *e)
 
 #define NO_RMS_PRIMITIVE "no RMSNorm primitive before oneDNN 3.9"
 
-/* a host step that writes a norm chain's output, saying so when it streams it */
+/* a host step that writes a norm chain's output, saying so when it streams it (what it
+ * streams: FC_NORM_STREAMED unless given) */
 static void norm_out_step(od_state *s, fc_variant v, const char *op, const char *why,
-                          int (*fn)(od_state *, fc_variant, fc_err *))
+                          int (*fn)(od_state *, fc_variant, fc_err *), const char *streamed)
 {
     prim *pr = host_step(s, v, op, why, fn);
     const size_t n = strlen(pr->impl);
-    if (s->norm_st) snprintf(pr->impl + n, sizeof pr->impl - n, "%s", FC_NORM_STREAMED);
+    if (s->norm_st) snprintf(pr->impl + n, sizeof pr->impl - n, "%s", streamed ? streamed : FC_NORM_STREAMED);
 }
 
 /* qk_norm_rope: RMSNorm per head (rows of d) → rope */
@@ -1364,13 +1365,13 @@ static int build_qk_norm(od_state *s, fc_err *e)
     fc_rope_table(M, D, s->rope);
     s->norm_st = fc_cpu_norm_streams(&s->p);
     (void)in(s, FC_NORM_TX); /* the bf16 copy, made now */
-    norm_out_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused);
+    norm_out_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused, NULL);
     cmd md;
     if (md_tag(s, &md, 2, (dnnl_dims_t){M * N / D, D}, dnnl_ab, e)) return -1;
     if (!FC_DNNL_RMS) host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_head_rmsnorm);
     else if (lnorm(s, md, D, in(s, FC_NORM_TX), fc_cpu_chain_dst(&s->ch, 0), true, e))
         return -1;
-    norm_out_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope);
+    norm_out_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope, NULL);
     return 0;
 }
 
@@ -1381,8 +1382,9 @@ static int build_add_norm(od_state *s, fc_err *e)
     dnnl_dim_t M = s->p.d[FC_NORM_M], N = s->p.d[FC_NORM_N];
     bool ln = fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM);
     s->norm_st = fc_cpu_norm_streams(&s->p);
+    const bool h_st = !ln && s->dt != dnnl_bf16 && fc_cpu_add_rmsnorm_streams_h((size_t)N, s->norm_st);
     norm_out_step(s, FC_FUSED, ln ? "add+layernorm" : "add+rmsnorm", "one pass, oneDNN fuses no add before a norm",
-                  host_fused);
+                  host_fused, h_st ? FC_RMSNORM_H_STREAMED : NULL);
     float *out = s->ch.out[FC_UNFUSED];
     void *h = ln ? fc_cpu_chain_dst(&s->ch, 0) : elem_at(s, out, (size_t)(M * N));
     cmd md;
@@ -1390,7 +1392,7 @@ static int build_add_norm(od_state *s, fc_err *e)
         binary_op(s, FC_UNFUSED, dnnl_binary_add, md, md, in(s, FC_NORM_TX), in(s, FC_NORM_TR), h, e))
         return -1;
     if (ln || FC_DNNL_RMS) return lnorm(s, md, N, h, out, !ln, e);
-    norm_out_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm);
+    norm_out_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm, NULL);
     return 0;
 }
 

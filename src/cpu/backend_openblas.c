@@ -93,7 +93,7 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
                          "fused add+layernorm(omp, vectors: x and r read once, x+r kept in a row in cache%s)"},
     [FC_OP_RMSNORM] =
         {"rmsnorm pass(omp%s)", FC_FUSE_KERNEL,
-         "fused add+rmsnorm(omp, vectors: x and r read once, h written once and normalized from cache%s)"},
+         "fused add+rmsnorm(omp, vectors: x and r read once, h written once and normalized from a row in cache%s)"},
     [FC_OP_HEAD_RMSNORM] = {"rmsnorm pass(omp, per head)", FC_FUSE_CALL, "rmsnorm"},
     [FC_OP_ROPE] = {"rope pass(omp, rotate-half, fp32 cos/sin table%s)", FC_FUSE_KERNEL,
                     "fused rmsnorm+rope(omp, vectors: each head read once, normalized and rotated in L1%s)"},
@@ -119,6 +119,8 @@ static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
         return buf;
     }
     if (op == FC_OP_SCALE && p->d[FC_ATT_CAUSAL]) return "+causal-mask";
+    if (op == FC_OP_RMSNORM && v == FC_FUSED && fc_cpu_add_rmsnorm_streams_h((size_t)p->d[FC_NORM_N], s->norm_st))
+        return FC_RMSNORM_H_STREAMED;
     if (op == FC_OP_LAYERNORM || op == FC_OP_RMSNORM || op == FC_OP_ROPE) return s->norm_st ? FC_NORM_STREAMED : "";
     return "";
 }

@@ -23,7 +23,8 @@
  * 0.73-1.34x); at 33.5 MB, the LLC, qk_norm_rope 0.55-0.78x and add_rmsnorm
  * 0.86-1.09x; past it add_layernorm at 38 MB 0.51-0.72x and at 50 MB 0.75-0.85x,
  * add_rmsnorm at 67 MB 0.71-0.84x, qk_norm_rope at 67 MB 0.55-0.63x (add_rmsnorm's
- * h streamed beside y then; y alone since, which is faster: fc_cpu_add_rmsnorm).
+ * h streamed in y's sweep then; since, h streams from a row buffer in its own
+ * sweep: fc_cpu_add_rmsnorm).
  * The bf16 kernels (cpu.onednn) from the LLC on: add_rmsnorm at 33.5 MB 0.47-0.80x
  * and at 67 MB 0.54-0.66x, qk_norm_rope at 33.5 MB 0.66-0.72x, add_layernorm at 67
  * MB 0.76-0.78x. */
@@ -262,23 +263,62 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
     }
 }
 
-/* The fused add + RMSNorm: h = x + r written once, its squares summed as it is made,
- * normalized from cache. Only y is streamed: h written plainly as well ran faster
- * than streamed beside y (AMD EPYC Zen 4 VM, m = 512-2048, n = 4096, 34-134 MB;
- * three rounds alternated: 0.68-0.81, 0.90-0.94 and 0.93-0.99x the time at 34, 67
- * and 134 MB). */
+/* h = x + r over a row into a thread's row buffer and streamed to h (unaligned head
+ * and tail stored plainly), asking for x and r ahead; returns the sum of squares */
+static inline float add_row_sq_stream(const float *x, const float *r, float *buf, float *h, size_t n, size_t left)
+{
+    float s = 0.0f;
+    size_t j = 0;
+    for (const size_t k = vhead(h, sizeof *h, n); j < k; j++) {
+        const float v = buf[j] = h[j] = x[j] + r[j];
+        s += v * v;
+    }
+    vf a = vsplat(0.0f);
+    for (; j + VW <= n; j += VW) {
+        ask(x, j, left);
+        ask(r, j, left);
+        const vf v = vload(x + j) + vload(r + j);
+        vstore(buf + j, v);
+        vstream(h + j, v);
+        a += v * v;
+    }
+    s += vhsum(a);
+    for (; j < n; j++) {
+        const float v = buf[j] = h[j] = x[j] + r[j];
+        s += v * v;
+    }
+    return s;
+}
+
+/* The fused add + RMSNorm: h = x + r written once, its squares summed as it is made.
+ * Streamed (st, rows up to ROW_BUF): h goes to the thread's row buffer and past the
+ * caches in the first sweep, y is normalized from the buffer and streamed in the
+ * second, so one stream of streaming stores runs at a time. Against h written plainly
+ * (each of its lines first read) with y alone streamed, on the AMD EPYC VM (Zen 4, AVX2
+ * only; `fusecal run`, the two alternated, four rounds), fused ms: m = 1024, n = 4096
+ * 1.60-1.66 against 2.06-2.19, m = 2048 3.81-4.09 against 4.48-4.79, m = 16384, n = 768
+ * 5.49-5.61 against 6.18-6.98; m = 512 (the LLC's size) within noise
+ * (results/cpu-amd-epyc-f25m17-2c-avx2/ab-rmsnorm-h-streamed.txt). h streamed in the
+ * same sweep as y and read back for the normalization was slower than either. Longer
+ * rows, or warm: h is written plainly and normalized from the cache. */
+bool fc_cpu_add_rmsnorm_streams_h(size_t n, bool st) { return st && n <= ROW_BUF; }
+
 void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, float eps, float *y, float *h, size_t rows,
                         size_t n, bool st)
 {
+    const bool buffered = fc_cpu_add_rmsnorm_streams_h(n, st);
 #pragma omp parallel
     {
+        float buf[ROW_BUF] __attribute__((aligned(64)));
 #pragma omp for schedule(static) nowait
         for (size_t i = 0; i < rows; i++) {
             const float *xi = x + i * n, *ri = r + i * n;
             float *hi = h + i * n, *yi = y + i * n;
             const size_t left = (rows - i) * n;
-            const float s = add_row(xi, ri, hi, n, left, false, true);
-            normalize_row(hi, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n, left, NULL, st);
+            const float s = buffered ? add_row_sq_stream(xi, ri, buf, hi, n, left)
+                                     : add_row(xi, ri, hi, n, left, false, true);
+            normalize_row(buffered ? buf : hi, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n,
+                          buffered ? 0 : left, NULL, st);
         }
         if (st) vfence();
     }

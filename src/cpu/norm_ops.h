@@ -27,6 +27,8 @@
 bool fc_cpu_norm_streams(const fc_problem *p);
 /* what an implementation's description adds when it streams */
 #define FC_NORM_STREAMED "; y streamed past the caches"
+/* the fused fp32 add + RMSNorm's, when it streams h as well (fc_cpu_add_rmsnorm_streams_h) */
+#define FC_RMSNORM_H_STREAMED "; h and y streamed past the caches"
 /* the LLC's bytes that rule compares with (0: the host's again; tests) */
 void fc_cpu_norm_streams_pretend(size_t llc);
 
@@ -46,9 +48,12 @@ void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t hea
  * mean, the variance and the normalization sweep it. */
 void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, const float *beta, float eps, float *y,
                           size_t rows, size_t n, bool st);
-/* h = x + r and y = RMSNorm(h)·gamma: h is written once and normalized from cache. */
+/* h = x + r and y = RMSNorm(h)·gamma: h is written once and normalized from cache;
+ * streamed (st), rows of n up to a thread's row buffer stream h as well. */
 void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, float eps, float *y, float *h, size_t rows,
                         size_t n, bool st);
+/* whether fc_cpu_add_rmsnorm streams h beside y */
+bool fc_cpu_add_rmsnorm_streams_h(size_t n, bool st);
 /* y = rope(RMSNorm(q)·gamma) per head, the head in registers and L1 between the two. */
 void fc_cpu_rmsnorm_rope(const float *q, const float *gamma, const float *cs, float eps, float *y, size_t m,
                          size_t heads, size_t d, bool st);
