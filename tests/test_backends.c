@@ -286,6 +286,63 @@ static void bf16_layernorm_rows_that_cancel(void)
     }
 }
 
+/* fp32 layer norms over rows whose mean or variance a one-sweep sum would lose
+ * (norm_ops.c's moments): a row about 64 with a spread of 4 (Σ h alone loses the
+ * mean), one whose first element is 65536 over noise (a shift at the outlier: the
+ * row is summed again), one whose first element lies just within the two standard
+ * deviations of the shift's limit, and plain noise. Both the fused add + LayerNorm
+ * (streamed and not) and the unfused chain's layer-norm pass, against float64 from
+ * the same fp32 h, normwise per row to 1e-5. */
+static void layernorm_rows_that_cancel(void)
+{
+    static const size_t widths[] = {45, 768, 4149, 9001};
+    uint64_t st = g_seed | 1;
+    for (size_t wi = 0; wi < FC_ARRAY_LEN(widths); wi++) {
+        const size_t n = widths[wi], rows = 4, all = rows * n;
+        float *x = malloc(all * sizeof *x), *r = malloc(all * sizeof *r), *h = malloc(all * sizeof *h),
+              *y = malloc(all * sizeof *y), *g = malloc(n * sizeof *g), *b = malloc(n * sizeof *b);
+        for (size_t j = 0; j < n; j++) {
+            g[j] = 0.5f + (float)j / (float)n;
+            b[j] = 0.25f - (float)(j % 7) / 14.0f;
+        }
+        for (size_t i = 0; i < rows; i++)
+            for (size_t j = 0; j < n; j++) {
+                st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+                const float u = (float)(st >> 40) / 16777216.0f * 2.0f - 1.0f; /* [-1, 1) */
+                const float base = i == 0 ? 64.0f : i == 1 && j == 0 ? 65536.0f : 0.0f;
+                x[i * n + j] = base + (i == 0 ? 4.0f * u : u);
+                r[i * n + j] = 0.5f * u;
+                if (i == 2 && j == 0) x[i * n + j] = 1.7f, r[i * n + j] = 0.0f; /* h = 1.5u: sd 0.866 */
+                h[i * n + j] = x[i * n + j] + r[i * n + j];
+            }
+        for (int form = 0; form < 3; form++) {
+            memset(y, 0, all * sizeof *y);
+            if (form < 2) fc_cpu_add_layernorm(x, r, g, b, 1e-5f, y, rows, n, form == 1);
+            else
+                fc_cpu_layernorm_rows(h, g, b, 1e-5f, y, rows, n, false);
+            for (size_t i = 0; i < rows; i++) {
+                const float *hi = h + i * n;
+                double mean = 0, var = 0, num = 0, den = 0;
+                for (size_t j = 0; j < n; j++) mean += hi[j];
+                mean /= (double)n;
+                for (size_t j = 0; j < n; j++) var += ((double)hi[j] - mean) * ((double)hi[j] - mean);
+                const double rstd = 1.0 / sqrt(var / (double)n + 1e-5);
+                for (size_t j = 0; j < n; j++) {
+                    const double want = ((double)hi[j] - mean) * rstd * g[j] + b[j], got = y[i * n + j];
+                    num += (got - want) * (got - want);
+                    den += want * want;
+                }
+                CHECK_MSG(sqrt(num / den) <= 1e-5, "%s, n=%zu row %zu: normwise relative error %.3g (seed %llu)",
+                          form == 2 ? "layernorm pass"
+                          : form    ? "add+layernorm streamed"
+                                    : "add+layernorm",
+                          n, i, sqrt(num / den), (unsigned long long)g_seed);
+            }
+        }
+        free(x), free(r), free(h), free(y), free(g), free(b);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_seed = (uint64_t)time(NULL);
@@ -301,6 +358,7 @@ int main(int argc, char **argv)
                                    T(bf16_from_cpu_flags),
                                    T(openblas_core_from_cpu_flags),
                                    T(onednn_bf16_follows_the_cpu),
-                                   T(bf16_layernorm_rows_that_cancel)};
+                                   T(bf16_layernorm_rows_that_cancel),
+                                   T(layernorm_rows_that_cancel)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -89,7 +89,8 @@ static const fc_op_impl ob_ops[FC_NOPS] = {
     [FC_OP_PV] = {"cblas_sgemm(PV, per key/value head)", FC_FUSE_KERNEL,
                   "flash attention or split-KV decode (fusecal), online softmax, S never stored"},
     [FC_OP_ADD] = {"add pass(omp)", FC_FUSE_CALL, "add"},
-    [FC_OP_LAYERNORM] = {"layernorm pass(omp: mean, variance and normalization over the cached row%s)", FC_FUSE_KERNEL,
+    [FC_OP_LAYERNORM] = {"layernorm pass(omp: mean and variance in one sweep, normalization over the cached row%s)",
+                         FC_FUSE_KERNEL,
                          "fused add+layernorm(omp, vectors: x and r read once, x+r kept in a row in cache%s)"},
     [FC_OP_RMSNORM] =
         {"rmsnorm pass(omp%s)", FC_FUSE_KERNEL,
