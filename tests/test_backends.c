@@ -237,6 +237,27 @@ static void onednn_bf16_follows_the_cpu(void)
     fc_host_bf16_pretend(NULL, NULL);
 }
 
+/* The rows-that-cancel tests' gamma and beta over n */
+static void cancel_params(float *g, float *b, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        g[j] = 0.5f + (float)j / (float)n;
+        b[j] = 0.25f - (float)(j % 7) / 14.0f;
+    }
+}
+
+/* x and r at row i, column j of those tests: u uniform in [-1, 1) from st; row 0 about
+ * base0 with a spread of 4, row 1 noise under a first element of 65536, the others
+ * noise */
+static void cancel_xr(uint64_t *st, size_t i, size_t j, float base0, float *x, float *r)
+{
+    *st ^= *st << 13, *st ^= *st >> 7, *st ^= *st << 17;
+    const float u = (float)(*st >> 40) / 16777216.0f * 2.0f - 1.0f;
+    const float base = i == 0 ? base0 : i == 1 && j == 0 ? 65536.0f : 0.0f;
+    *x = base + (i == 0 ? 4.0f * u : u);
+    *r = 0.5f * u;
+}
+
 /* The bf16 add + LayerNorm kernel on rows whose statistics cancel: a row far from
  * zero (mean 512, spread ±1: E[h²] − mean² in fp32 loses the variance) and a row of
  * noise under one spike; widths with tails, one past the rows it keeps on the
@@ -250,17 +271,13 @@ static void bf16_layernorm_rows_that_cancel(void)
         const size_t n = widths[wi], rows = 3;
         fc_bf16 *x = malloc(rows * n * sizeof *x), *r = malloc(rows * n * sizeof *r), *y = malloc(rows * n * sizeof *y);
         float *g = malloc(n * sizeof *g), *b = malloc(n * sizeof *b);
-        for (size_t j = 0; j < n; j++) {
-            g[j] = 0.5f + (float)j / (float)n;
-            b[j] = 0.25f - (float)(j % 7) / 14.0f;
-        }
+        cancel_params(g, b, n);
         for (size_t i = 0; i < rows; i++)
             for (size_t j = 0; j < n; j++) {
-                st ^= st << 13, st ^= st >> 7, st ^= st << 17;
-                const float u = (float)(st >> 40) / 16777216.0f * 2.0f - 1.0f; /* [-1, 1) */
-                const float base = i == 0 ? 512.0f : i == 1 && j == 0 ? 65536.0f : 0.0f;
-                x[i * n + j] = fc_bf16_store(base + (i == 0 ? 4.0f * u : u));
-                r[i * n + j] = fc_bf16_store(0.5f * u);
+                float xv, rv;
+                cancel_xr(&st, i, j, 512.0f, &xv, &rv);
+                x[i * n + j] = fc_bf16_store(xv);
+                r[i * n + j] = fc_bf16_store(rv);
             }
         fc_cpu_add_layernorm_bf16(x, r, g, b, 1e-5f, y, rows, n, false);
         for (size_t i = 0; i < rows; i++) {
@@ -301,17 +318,10 @@ static void layernorm_rows_that_cancel(void)
         const size_t n = widths[wi], rows = 4, all = rows * n;
         float *x = malloc(all * sizeof *x), *r = malloc(all * sizeof *r), *h = malloc(all * sizeof *h),
               *y = malloc(all * sizeof *y), *g = malloc(n * sizeof *g), *b = malloc(n * sizeof *b);
-        for (size_t j = 0; j < n; j++) {
-            g[j] = 0.5f + (float)j / (float)n;
-            b[j] = 0.25f - (float)(j % 7) / 14.0f;
-        }
+        cancel_params(g, b, n);
         for (size_t i = 0; i < rows; i++)
             for (size_t j = 0; j < n; j++) {
-                st ^= st << 13, st ^= st >> 7, st ^= st << 17;
-                const float u = (float)(st >> 40) / 16777216.0f * 2.0f - 1.0f; /* [-1, 1) */
-                const float base = i == 0 ? 64.0f : i == 1 && j == 0 ? 65536.0f : 0.0f;
-                x[i * n + j] = base + (i == 0 ? 4.0f * u : u);
-                r[i * n + j] = 0.5f * u;
+                cancel_xr(&st, i, j, 64.0f, &x[i * n + j], &r[i * n + j]);
                 if (i == 2 && j == 0) x[i * n + j] = 1.7f, r[i * n + j] = 0.0f; /* h = 1.5u: sd 0.866 */
                 h[i * n + j] = x[i * n + j] + r[i * n + j];
             }
