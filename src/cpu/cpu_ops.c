@@ -274,7 +274,6 @@ void fc_cpu_gemm_nt(int M, int N, int K, const float *A, const float *B, float *
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, A, lda, B, K, 0.0f, C, N);
 }
 
-
 /* Equal blocks of at most b along a side of n: multiples of 16 (the last smaller)
  * unless the side is one block. */
 static int even_block(int n, int b)
