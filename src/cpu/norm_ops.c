@@ -188,11 +188,33 @@ static inline moments add_row_moments(const float *x, const float *r, float *h, 
 /* The next row of a kernel whose last sweeps read only the cache: its streams' lines
  * are asked for during those sweeps, so that the memory stays busy while they run
  * (add_layernorm over rows of 768 on the AMD EPYC VM: 0.68-0.70 -> 0.81-0.83 of a
- * triad's rate, medians of 30 runs each, alternated). */
+ * triad's rate, medians of 30 runs each, alternated). Where the next row's inputs and
+ * the row in cache fill more than half of a 32 KiB L1 (rows past NEXT_L1_ROW floats),
+ * its lines are asked into L2 instead (prefetcht1), and y's not at all: asked into
+ * L1, they evicted the row the sweep reads. On the AMD EPYC VM (Zen 4, AVX2 only;
+ * `fusecal run`, the two alternated, three or four rounds; fused ms), L2 against L1:
+ * add_layernorm m = 2048, n = 4096 2.85-3.06 against 3.59-3.74, m = 4096, n = 2048
+ * 3.14-3.36 against 3.55-3.62, warm m = 512, n = 4096 0.67-0.68 against 0.77-0.80;
+ * add_rmsnorm m = 2048, n = 4096 3.32-3.61 against 3.86-4.01, and against no asks for
+ * the next row (as it had before) 3.85-4.15; at n = 1024 L1 was the faster (add_layernorm
+ * m = 8192 3.26-3.56 against 3.44-3.75), at n = 768 as well or within noise
+ * (results/cpu-amd-epyc-f25m17-2c-avx2/ab-norm-next-row.txt). */
+enum { NEXT_L1_ROW = 16384 / (3 * sizeof(float)) };
+
 typedef struct next_row {
     const float *x, *r; /* read */
     float *y;           /* written */
+    bool l2;            /* asked into L2 (rows past NEXT_L1_ROW), y's lines not asked */
 } next_row;
+
+/* the next row after row i of rows of n at x, r and (given) y, or NULL after the last */
+static inline const next_row *next_of(next_row *nr, const float *x, const float *r, float *y, size_t i, size_t rows,
+                                      size_t n)
+{
+    if (i + 1 >= rows) return NULL;
+    *nr = (next_row){x + (i + 1) * n, r + (i + 1) * n, y ? y + (i + 1) * n : NULL, n > NEXT_L1_ROW};
+    return nr;
+}
 
 /* one element of normalize_row */
 static inline float norm1(const float *h, float mean, float rstd, const float *gamma, const float *beta, size_t j)
@@ -211,7 +233,10 @@ static inline void normalize_row(const float *h, float mean, float rstd, const f
     if (st)
         for (const size_t k = vhead(y, sizeof *y, n); j < k; j++) y[j] = norm1(h, mean, rstd, gamma, beta, j);
     for (; j + VW <= n; j += VW) {
-        if (next) {
+        if (next && next->l2) {
+            __builtin_prefetch(next->x + j, 0, 2);
+            __builtin_prefetch(next->r + j, 0, 2);
+        } else if (next) {
             __builtin_prefetch(next->x + j, 0, 3);
             __builtin_prefetch(next->r + j, 0, 3);
             if (next->y) __builtin_prefetch(next->y + j, 1, 3);
@@ -330,8 +355,8 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
             const size_t left = (rows - i) * n;
             float mean;
             const float rstd = moments_rstd(add_row_moments(xi, ri, h, n, left, st), h, n, eps, &mean);
-            const next_row next = {xi + n, ri + n, st ? NULL : yi + n};
-            normalize_row(h, mean, rstd, gamma, beta, yi, n, 0, i + 1 < rows ? &next : NULL, st);
+            next_row nr;
+            normalize_row(h, mean, rstd, gamma, beta, yi, n, 0, next_of(&nr, x, r, st ? NULL : y, i, rows, n), st);
         }
         if (st) vfence();
     }
@@ -373,8 +398,9 @@ static inline float add_row_sq_stream(const float *x, const float *r, float *buf
  * 1.60-1.66 against 2.06-2.19, m = 2048 3.81-4.09 against 4.48-4.79, m = 16384, n = 768
  * 5.49-5.61 against 6.18-6.98; m = 512 (the LLC's size) within noise
  * (results/cpu-amd-epyc-f25m17-2c-avx2/ab-rmsnorm-h-streamed.txt). h streamed in the
- * same sweep as y and read back for the normalization was slower than either. Longer
- * rows, or warm: h is written plainly and normalized from the cache. */
+ * same sweep as y and read back for the normalization was slower than either. The
+ * normalization asks for the next row's x and r (next_row). Longer rows, or warm: h is
+ * written plainly and normalized from the cache. */
 bool fc_cpu_add_rmsnorm_streams_h(size_t n, bool st) { return st && n <= ROW_BUF; }
 
 void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, float eps, float *y, float *h, size_t rows,
@@ -391,8 +417,9 @@ void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, floa
             const size_t left = (rows - i) * n;
             const float s = buffered ? add_row_sq_stream(xi, ri, buf, hi, n, left)
                                      : add_row(xi, ri, hi, n, left, false);
+            next_row nr;
             normalize_row(buffered ? buf : hi, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n,
-                          buffered ? 0 : left, NULL, st);
+                          buffered ? 0 : left, buffered ? next_of(&nr, x, r, NULL, i, rows, n) : NULL, st);
         }
         if (st) vfence();
     }
