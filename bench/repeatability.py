@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compares two calibration documents of the same sweep made in separate runs
-(bench/repeatability.sh): interval coverage of the other run's speedup, decision
-flips, speedup changes, run times, and the honesty checks of each run."""
+(bench/repeatability.sh): interval coverage of the other run's speedup (the one each
+record's decision was made on: spd), decision flips, speedup changes, run times, and
+the honesty checks of each run."""
 import json
 import math
 import statistics
@@ -12,6 +13,14 @@ T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
         11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 20: 2.086, 30: 2.042}
 
 
+def spd(r):
+    """The speedup a record's decision was made on (decided_by): the fusion split's
+    where a control was measured, the graph replays' where launch-bound, else the
+    eager unfused/fused one."""
+    by = r.get("decided_by")
+    return r["speedup_split"]["fusion"] if by == "fusion" else r["speedup_graph"] if by == "graph" else r["speedup"]
+
+
 def t975(df):
     return T975.get(df, 1.96 + 2.4 / df)
 
@@ -19,7 +28,7 @@ def t975(df):
 def rounds_se(r):
     """The standard error of a record's log speedup from its rounds alone
     (speedup.rounds95, or ci95 when nothing widened it)."""
-    sp = r["speedup"]
+    sp = spd(r)
     lo, hi = sp.get("rounds95", sp["ci95"])
     return math.log(hi / lo) / 2 / t975(max(1, r["rounds"] - 1))
 
@@ -42,7 +51,7 @@ def run_level_sd(pairs):
 def at_sigma(r, sigma):
     """(ratio, log half-width of ci95) a record would have had with run-level sd
     sigma: the rounds' own half-width and 1.96 sigma in quadrature (fc_interval_runs)."""
-    sp = r["speedup"]
+    sp = spd(r)
     lo, hi = sp.get("rounds95", sp["ci95"])
     h = math.log(hi / lo) / 2
     return sp["ratio"], math.sqrt(h * h + (1.959964 * sigma) ** 2)
@@ -82,7 +91,7 @@ def ok_records(doc):
 
 
 def covers(r, x, field="ci95"):
-    lo, hi = r["speedup"].get(field, r["speedup"]["ci95"])
+    lo, hi = spd(r).get(field, spd(r)["ci95"])
     return lo <= x <= hi
 
 
@@ -120,16 +129,16 @@ def main():
     a, b = load(sys.argv[1]), load(sys.argv[2])
     ra, rb = ok_records(a), ok_records(b)
     common = sorted(set(ra) & set(rb))
-    cov_ab = sum(covers(ra[k], rb[k]["speedup"]["ratio"]) for k in common)
-    cov_ba = sum(covers(rb[k], ra[k]["speedup"]["ratio"]) for k in common)
-    rcov = sum(covers(ra[k], rb[k]["speedup"]["ratio"], "rerun95") + covers(rb[k], ra[k]["speedup"]["ratio"], "rerun95")
+    cov_ab = sum(covers(ra[k], spd(rb[k])["ratio"]) for k in common)
+    cov_ba = sum(covers(rb[k], spd(ra[k])["ratio"]) for k in common)
+    rcov = sum(covers(ra[k], spd(rb[k])["ratio"], "rerun95") + covers(rb[k], spd(ra[k])["ratio"], "rerun95")
                for k in common)
     hard = [k for k in common if {ra[k]["decision"], rb[k]["decision"]} == {"yes", "no"}]
     soft = [k for k in common if ra[k]["decision"] != rb[k]["decision"] and k not in hard]
-    overlap = sum(max(ra[k]["speedup"]["ci95"][0], rb[k]["speedup"]["ci95"][0]) <=
-                  min(ra[k]["speedup"]["ci95"][1], rb[k]["speedup"]["ci95"][1]) for k in common)
-    delta = [abs(rb[k]["speedup"]["ratio"] / ra[k]["speedup"]["ratio"] - 1) for k in common]
-    width = [ (r["speedup"]["ci95"][1] - r["speedup"]["ci95"][0]) / (2 * r["speedup"]["ratio"])
+    overlap = sum(max(spd(ra[k])["ci95"][0], spd(rb[k])["ci95"][0]) <=
+                  min(spd(ra[k])["ci95"][1], spd(rb[k])["ci95"][1]) for k in common)
+    delta = [abs(spd(rb[k])["ratio"] / spd(ra[k])["ratio"] - 1) for k in common]
+    width = [ (spd(r)["ci95"][1] - spd(r)["ci95"][0]) / (2 * spd(r)["ratio"])
               for d in (ra, rb) for r in d.values()]
     cpu = a["host"]["devices"]["cpu"]
     n = len(common)
@@ -153,16 +162,16 @@ def main():
     print(f"- hard decision flips (yes <-> no): {len(hard)}" + "".join(f"\n  - {k[1]} {k[0]}: {ra[k]['decision']} -> {rb[k]['decision']}" for k in hard))
     print(f"- soft flips (to or from inconclusive): {len(soft)} ({100 * len(soft) / n:.1f} % of records)")
     for k in soft:
-        print(f"  - {k[1]} {k[0]}: {ra[k]['decision']} {ra[k]['speedup']['ratio']:.3f} "
-              f"[{ra[k]['speedup']['ci95'][0]:.3f}, {ra[k]['speedup']['ci95'][1]:.3f}] -> {rb[k]['decision']} "
-              f"{rb[k]['speedup']['ratio']:.3f} [{rb[k]['speedup']['ci95'][0]:.3f}, {rb[k]['speedup']['ci95'][1]:.3f}]")
+        print(f"  - {k[1]} {k[0]}: {ra[k]['decision']} {spd(ra[k])['ratio']:.3f} "
+              f"[{spd(ra[k])['ci95'][0]:.3f}, {spd(ra[k])['ci95'][1]:.3f}] -> {rb[k]['decision']} "
+              f"{spd(rb[k])['ratio']:.3f} [{spd(rb[k])['ci95'][0]:.3f}, {spd(rb[k])['ci95'][1]:.3f}]")
     print(f"- |change of speedup|: median {100 * statistics.median(delta):.2f} %, p90 "
           f"{100 * statistics.quantiles(delta, n=10)[-1]:.2f} %, max {100 * max(delta):.2f} %")
     print(f"- interval half-width / speedup: median {100 * statistics.median(width):.2f} %, p90 "
           f"{100 * statistics.quantiles(width, n=10)[-1]:.2f} %")
     decided = sum(r["decision"] != "inconclusive" for d in (ra, rb) for r in d.values())
     print(f"- decided records (yes or no): {decided} of {2 * n}")
-    pairs = [(math.log(rb[k]["speedup"]["ratio"] / ra[k]["speedup"]["ratio"]),
+    pairs = [(math.log(spd(rb[k])["ratio"] / spd(ra[k])["ratio"]),
               rounds_se(ra[k]) ** 2 + rounds_se(rb[k]) ** 2) for k in common]
     used = {a["settings"].get("run_noise", 0), b["settings"].get("run_noise", 0)}
     print(f"- run-level sd of a log speedup these two runs imply (maximum likelihood over {n} records, beyond what "

@@ -22,7 +22,8 @@ Two kinds of document:
     "unknown") for problems nobody measured. `predict()` runs the command.
 
 It reads the fields the C code reads (record: problem, backend, status,
-threshold, decision, decided_by, speedup or speedup_graph, variants.<v>.bytes,
+threshold, decision, decided_by, speedup, speedup_graph or speedup_split.fusion
+(the one decided_by names), variants.<v>.bytes,
 variants.<v>.latency_ms.median, flops, roofline ceilings; host: hostname,
 devices.cpu.model or devices.cuda.name; settings: threads, cache) and only the
 fields schemas/predict.schema.json marks stable. A later document's answer for
@@ -78,10 +79,13 @@ LAYOUT = {"conv": "nhwc"}  # families with a layout, and its default
 DTYPES = ("fp32", "tf32", "bf16", "fp16")
 
 Answer = namedtuple("Answer", "problem machine backend source decision unfused_ms fused_ms speedup ci95 "
-                              "threshold reason nearest")
+                              "threshold reason nearest control_ms", defaults=(None,))
 Answer.__doc__ = """One problem on one machine and backend. source: 'measured', 'predicted' or
 'unknown'; decision: 'yes', 'no', 'inconclusive' or 'unknown'; unfused_ms,
-fused_ms, speedup, ci95 (low, high) and threshold are None when unknown."""
+fused_ms, speedup, ci95 (low, high) and threshold are None when unknown. speedup is
+the one the decision is made on: unfused_ms / fused_ms, or control_ms / fused_ms where
+control_ms is not None (the fused form changes more than the fusion, and a control was
+measured: the record's decided_by is "fusion")."""
 
 
 def canonical(problem):
@@ -145,11 +149,13 @@ def _usable(r):
 
 
 def _record_answer(machine, r):
-    sp = r["speedup_graph"] if r.get("decided_by") == "graph" else r["speedup"]
+    by = r.get("decided_by")
+    sp = r["speedup_graph"] if by == "graph" else r["speedup_split"]["fusion"] if by == "fusion" else r["speedup"]
     v = r["variants"]
     return Answer(r["problem"], machine, r["backend"], "measured", r["decision"],
                   v["unfused"]["latency_ms"]["median"], v["fused"]["latency_ms"]["median"], sp["ratio"],
-                  tuple(sp["ci95"]), r["threshold"], "a record of this problem", ())
+                  tuple(sp["ci95"]), r["threshold"], "a record of this problem", (),
+                  v["control"]["latency_ms"]["median"] if by == "fusion" else None)
 
 
 def _predicted_answer(p):
@@ -158,7 +164,7 @@ def _predicted_answer(p):
     return Answer(p["problem"], p["machine"], p["backend"], p["source"], p["decision"],
                   p.get("unfused_ms"), p.get("fused_ms"), sp.get("ratio"),
                   tuple(sp["ci95"]) if known else None, p.get("threshold"), p.get("reason", ""),
-                  tuple(p.get("nearest", ())))
+                  tuple(p.get("nearest", ())), p.get("control_ms"))
 
 
 class Calibration:
@@ -227,7 +233,8 @@ class Calibration:
         return self.answer(problem, backend, machine).decision
 
     def speedup(self, problem, backend=None, machine=None):
-        """(ratio, low, high) of unfused/fused with the 95 % interval, or None."""
+        """(ratio, low, high) of the speedup the decision is made on (unfused/fused, or
+        control/fused: Answer) with the 95 % interval, or None."""
         a = self.answer(problem, backend, machine)
         return None if a.source == "unknown" else (a.speedup, a.ci95[0], a.ci95[1])
 
@@ -235,7 +242,8 @@ class Calibration:
         """What fusing the sites saves, per machine and backend, as the C summary
         computes it: sites are (problem, multiplicity) or (problem, multiplicity,
         name), or a network file (a path or a parsed one: see network_sites); a
-        yes site saves multiplicity x (unfused_ms - fused_ms) per inference, its
+        yes site saves multiplicity x (unfused_ms - fused_ms) per inference
+        (control_ms in place of unfused_ms where the answer has one), its
         interval bounds multiplicity x unfused_ms x (1 - 1/speedup) at the
         interval's ends, added up site by site. Returns a list of dicts with the
         fields of the predict document's summary, plus 'sites_detail'.
@@ -268,9 +276,10 @@ class Calibration:
                 if a.decision != "yes":
                     continue
                 s["fuse"].append(a.problem)
-                s["saving_ms"] += mult * (a.unfused_ms - a.fused_ms)
-                s["saving_ci95"][0] += mult * a.unfused_ms * (1 - 1 / a.ci95[0])
-                s["saving_ci95"][1] += mult * a.unfused_ms * (1 - 1 / a.ci95[1])
+                base = a.control_ms if a.control_ms is not None else a.unfused_ms
+                s["saving_ms"] += mult * (base - a.fused_ms)
+                s["saving_ci95"][0] += mult * base * (1 - 1 / a.ci95[0])
+                s["saving_ci95"][1] += mult * base * (1 - 1 / a.ci95[1])
             out.append(s)
         return out
 

@@ -73,14 +73,20 @@ for s in net["summaries"]:
             continue
         u = r["variants"]["unfused"]["latency_ms"]["median"]
         f = r["variants"]["fused"]["latency_ms"]["median"]
-        assert math.isclose(p["saving_ms"], p["multiplicity"] * (u - f), rel_tol=1e-9), p
+        # decided on the fusion split (a control): the saving and speedup are against the control
+        fusion = r["decided_by"] == "fusion"
+        base = r["variants"]["control"]["latency_ms"]["median"] if fusion else u
+        sp = r["speedup_split"]["fusion"] if fusion else r["speedup"]
+        assert fusion == ("control_ms" in p) and (not fusion or p["control_ms"] == base), p
+        assert math.isclose(p["speedup"]["ratio"], sp["ratio"], rel_tol=1e-9), p
+        assert math.isclose(p["saving_ms"], p["multiplicity"] * (base - f), rel_tol=1e-9), p
         assert p["decision"] == r["decision"]
         lo, hi = p["saving_ci95"]
         assert lo <= p["saving_ms"] <= hi, p
         unfused += p["multiplicity"] * u
         if r["decision"] == "yes":
             total += p["saving_ms"]
-        if r["speedup"]["ci95"][1] < 1:
+        if sp["ci95"][1] < 1:
             losing.append(p["problem"])
         savings.append(p["saving_ms"])
     assert savings == sorted(savings, reverse=True), savings
@@ -90,6 +96,7 @@ for s in net["summaries"]:
     assert s["saving_ci95"][0] <= s["saving_ms"] <= s["saving_ci95"][1]
 lin = [p for p in net["summaries"][0]["per_site"] if p["problem"].startswith("linear_bias_relu")][0]
 assert lin["multiplicity"] == 5 and lin["names"] == ["block.0.fc", "block.1.fc"], lin
+assert "control_ms" in lin, lin  # cpu.openblas's linear fused form has a control: the fusion split decides
 print("summary consistent")
 EOF
 if grep -q "summary consistent" check.out; then ok "the network summary agrees with the records"; else

@@ -13,13 +13,19 @@ schema_ok() { # FILE: valid against the predict schema
 }
 
 # A ladder of linear_bias_relu problems on two backends whose speedup falls with
-# size, and three conv_bn_relu records (too few for the model).
+# size, and three conv_bn_relu records (too few for the model). And a ladder of
+# linear_bias problems on cpu.openblas with a control: the whole speedup about 1.5x
+# the fusion split's (the fused form's implementation), which decides and falls
+# with size from 1.3 to 1.04.
 mapfile -t recs < <("$PYTHON" - <<'EOF'
 for backend, base in (("cpu.openblas", 1.0), ("cpu.onednn", 0.6)):
     for kn in (256, 1024):
         for m in (16, 32, 64, 128, 256, 512, 1024):
             r = 1 + base * 8.0 / (m ** 0.5 * (kn / 256) ** 0.5)
             print(f"linear_bias_relu:m={m},k={kn},n={kn},dtype=fp32@{backend}:{r * 0.98:.4f},{r:.4f},{r * 1.02:.4f}")
+for m in (16, 32, 64, 128, 256, 512, 1024):
+    f = 1 + 0.3 / (m / 16) ** 0.5
+    print(f"linear_bias:m={m},k=1024,n=1024,dtype=fp32@cpu.openblas:{1.5 * f * 0.98:.4f},{1.5 * f:.4f},{1.5 * f * 1.02:.4f}:ok:fusion={f:.4f}")
 for h in (14, 28, 56):
     print(f"conv_bn_relu:n=1,c=64,h={h},w={h},k=64,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=fp32@cpu.onednn:1.0,1.05,1.1")
 EOF
@@ -31,6 +37,8 @@ MEASURED="linear_bias_relu:m=64,k=1024,n=1024"
 INSIDE="linear_bias_relu:m=96,k=512,n=512"
 FAR="linear_bias_relu:m=65536,k=8192,n=8192"
 CONV="conv_bn_relu:n=1,c=64,h=40,w=40,k=64,pad=1"
+CTL_MEASURED="linear_bias:m=64,k=1024,n=1024"
+CTL_INSIDE="linear_bias:m=96,k=1024,n=1024"
 
 # ---- text (the conv problem has an answer on no backend: exit 1)
 expect 1 "predict, text" -- "$FUSECAL" predict cal.json -p "$MEASURED" --problem "$INSIDE" -p "$CONV"
@@ -56,6 +64,16 @@ check_eq "a predicted speedup inside its interval, with a decision by the thresh
 check_eq "the measured answer is the record's" \
     "$(pyq pred.json "d['predictions'][0]['speedup']['ratio'], d['predictions'][0]['nearest']")" \
     "$(pyq cal.json "next(r['speedup']['ratio'] for r in d['records'] if r['problem'] == 'linear_bias_relu:m=64,k=1024,n=1024,dtype=fp32' and r['backend'] == 'cpu.openblas'), []")"
+# the control class: answers on the fusion split, with the control's time
+expect 0 "predict, the control class" -- "$FUSECAL" predict cal.json -p "$CTL_MEASURED" -p "$CTL_INSIDE" --format json \
+    -o ctl.json
+schema_ok ctl.json
+check_eq "the measured control answer is the record's split" \
+    "$(pyq ctl.json "[(p['control_ms'], p['speedup']['ratio']) for p in d['predictions'] if p['backend'] == 'cpu.openblas' and p['source'] == 'measured']")" \
+    "$(pyq cal.json "[(r['variants']['control']['latency_ms']['median'], r['speedup_split']['fusion']['ratio']) for r in d['records'] if r['problem'] == 'linear_bias:m=64,k=1024,n=1024,dtype=fp32']")"
+check_eq "the predicted control answer: the fusion split (1.12 by the ladder's law), not the whole speedup (1.68)" \
+    "$(pyq ctl.json "[(p['source'], 'control_ms' in p, 1.0 < p['speedup']['ratio'] < 1.25, p['control_ms'] < p['unfused_ms']) for p in d['predictions'] if p['backend'] == 'cpu.openblas' and p['problem'].startswith('linear_bias:m=96')]")" \
+    "[('predicted', True, True, True)]"
 expect 0 "every problem answered somewhere: exit 0" -- "$FUSECAL" predict cal.json -p "$MEASURED" -p "$INSIDE"
 check_eq "summary per backend" "$(pyq pred.json "[(s['backend'], s['sites'], s['known']) for s in d['summary']]")" \
     "[('cpu.openblas', 3, 2), ('cpu.onednn', 3, 2)]"
@@ -69,7 +87,7 @@ if grep -q "above the measured" far.json; then ok "the reason names the span"; e
 
 # ---- validate
 expect 0 "validate, text" -- "$FUSECAL" predict --validate cal.json
-for s in "leave-one-out over 31 records" "uncalibrated roofline" "unfused latency error" "decisions reproduced" \
+for s in "leave-one-out over 38 records" "uncalibrated roofline" "unfused latency error" "decisions reproduced" \
     "not predicted: conv_bn_relu"; do
     if grep -qF -- "$s" "$WORK/out"; then ok "validate text has: $s"; else bad "validate text lacks: $s"; fi
 done
@@ -77,7 +95,7 @@ expect 0 "validate, json" -- "$FUSECAL" predict --validate cal.json --format jso
 schema_ok val.json
 check_eq "validation rows and figures" \
     "$(pyq val.json "d['kind'], d['validation']['records'], len(d['validation']['rows']), d['validation']['model']['decisions']['decided'] == d['validation']['roofline']['decisions']['decided']")" \
-    "validation 31 31 True"
+    "validation 38 38 True"
 # a class of two records: the roofline's interval from one other record is unbounded yet
 # a number (the committed standard calibration has two nchw conv_bn_relu records per backend)
 expect 0 "validate the committed standard calibration, json" -- "$FUSECAL" predict --validate \
@@ -112,7 +130,8 @@ err_says "/nonexistent/dir/p.json"
 
 # ---- python/fusecal.py reads what the C code reads
 if "$PYTHON" "$TESTS/fusecal_py_check.py" "$FUSECAL" "$SRC" cal.json "$MEASURED" "$INSIDE" "$CONV" \
-    "linear_bias_relu:m=16,k=256,n=256" "linear_bias_relu:m=700,k=1024,n=1024,dtype=fp32" "$FAR" >py.log 2>&1; then
+    "linear_bias_relu:m=16,k=256,n=256" "linear_bias_relu:m=700,k=1024,n=1024,dtype=fp32" "$FAR" \
+    "$CTL_MEASURED" "$CTL_INSIDE" >py.log 2>&1; then
     ok "python/fusecal.py agrees with fusecal predict ($(tail -1 py.log))"
 else
     bad "python/fusecal.py: $(grep -E 'FAIL|Error|error' py.log | head -5)"

@@ -22,8 +22,10 @@ check_eq "flat partitioner fields" \
     "$(pyq "$out" "all(k in r for r in d['records'] for k in ('fusion_pattern','unfused_latency_ms','fused_latency_ms','speedup_factor','memory_reduction','unfused_gflops','fused_gflops'))")" True
 check_eq "speedup CI brackets the ratio" \
     "$(pyq "$out" "all(r['speedup']['ci95'][0] <= r['speedup']['ratio'] <= r['speedup']['ci95'][1] for r in d['records'])")" True
-check_eq "decision follows the CI" \
-    "$(pyq "$out" "all(r['decision'] == ('yes' if r['speedup']['ci95'][0] > r['threshold'] else 'no' if r['speedup']['ci95'][1] < r['threshold'] else 'inconclusive') for r in d['records'])")" True
+check_eq "decision follows the CI (the fusion split's where a control was measured)" \
+    "$(pyq "$out" "all(r['decision'] == ('yes' if c[0] > r['threshold'] else 'no' if c[1] < r['threshold'] else 'inconclusive') for r in d['records'] for c in [(r['speedup_split']['fusion'] if r['decided_by'] == 'fusion' else r['speedup'])['ci95']])")" True
+check_eq "decided on the fusion split exactly where a control was measured" \
+    "$(pyq "$out" "all((r['decided_by'] == 'fusion') == ('control' in r['variants']) for r in d['records'])")" True
 check_eq "implementations named, unfused kernels per op" \
     "$(pyq "$out" "all(r['variants']['fused']['impl'] and r['variants']['fused']['kernels'] == (2 if r['pattern'] == 'linear_swiglu' and r['backend'] == 'cpu.onednn' else 1) and r['variants']['unfused']['kernels'] > 1 for r in d['records'])")" True
 check_eq "ceilings measured" "$(pyq "$out" "d['ceilings']['cpu']['gflops']['fp32'] > 1 and d['ceilings']['cpu']['bandwidth_gbs'] > 1")" True

@@ -48,7 +48,8 @@ def same_answer(py, c):
     sp = c["speedup"]
     return (close(py.unfused_ms, c["unfused_ms"]) and close(py.fused_ms, c["fused_ms"]) and
             close(py.speedup, sp["ratio"]) and close(py.ci95[0], sp["ci95"][0]) and
-            close(py.ci95[1], sp["ci95"][1]) and close(py.threshold, c["threshold"]))
+            close(py.ci95[1], sp["ci95"][1]) and close(py.threshold, c["threshold"]) and
+            close(py.control_ms, c.get("control_ms")))
 
 
 doc = fusecal.predict([CAL], PROBLEMS, fusecal=FUSECAL)

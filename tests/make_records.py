@@ -6,9 +6,12 @@ asked for a broken one).
 
     make_records.py OUT.json [options] RECORD...
 
-RECORD is PROBLEM@BACKEND:LO,RATIO,HI[:STATUS], e.g.
+RECORD is PROBLEM@BACKEND:LO,RATIO,HI[:STATUS[:fusion=F]], e.g.
     linear_bias:m=64,k=64,n=64,dtype=fp32@cpu.openblas:1.20,1.30,1.40
-STATUS is ok (default), failed (verification failed) or skipped.
+STATUS is ok (default), failed (verification failed) or skipped. fusion=F adds a
+control variant whose time over the fused one's is F (the fusion split, with an
+interval as wide as the speedup's, relative to it), and the decision is made on it
+(decided_by: fusion).
 
     --preset sweep     adds size ladders of several patterns, backends and dtypes
                        whose speedup falls through the threshold (for the report)
@@ -80,7 +83,7 @@ def check(passed=True):
             "nonfinite": 0, "zero_fraction": 0.0, "stable_after_timing": True}
 
 
-def record(problem, backend, lo, ratio, hi, status="ok", threshold=1.1, ceil=(100.0, 20.0)):
+def record(problem, backend, lo, ratio, hi, status="ok", threshold=1.1, ceil=(100.0, 20.0), fusion=None):
     pat, fam, dims, dtype, layout = parse_problem(problem)
     flops, b_unf, b_fus = cost(pat, fam, dims, dtype)
     device = backend.split(".")[0]
@@ -88,7 +91,10 @@ def record(problem, backend, lo, ratio, hi, status="ok", threshold=1.1, ceil=(10
     fused_ms = max(flops / (peak * 0.6e9), b_fus / (bw * 0.7e9)) * 1e3 + 0.002
     unfused_ms = fused_ms * ratio
     variants = {}
-    for name, ms, by, kern in (("unfused", unfused_ms, b_unf, 1 + FAMILY[pat][1]), ("fused", fused_ms, b_fus, 1)):
+    forms = [("unfused", unfused_ms, b_unf, 1 + FAMILY[pat][1]), ("fused", fused_ms, b_fus, 1)]
+    if fusion is not None:
+        forms.append(("control", fused_ms * fusion, b_unf, 1 + FAMILY[pat][1]))
+    for name, ms, by, kern in forms:
         inten = flops / by
         v = {"impl": f"synthetic {name} <{backend}> & co", "kernels": kern, "fallback": False, "bytes": by,
              "peak_intermediate_bytes": 0 if name == "fused" else by / 4, "intensity_flop_per_byte": inten,
@@ -112,15 +118,25 @@ def record(problem, backend, lo, ratio, hi, status="ok", threshold=1.1, ceil=(10
          "environment": {"before": {"loadavg1": 0.1}, "after": {"loadavg1": 0.1}, "throttled": False},
          "seed": "42"}
     if status == "ok":
-        r.update({"decision": "yes" if lo > threshold else "no" if hi < threshold else "inconclusive",
+        dlo, dhi = lo, hi
+        if fusion is not None:
+            dlo, dhi = fusion * lo / ratio, fusion * hi / ratio
+        r.update({"decision": "yes" if dlo > threshold else "no" if dhi < threshold else "inconclusive",
                   "fusion_pattern": pat, "unfused_latency_ms": unfused_ms, "fused_latency_ms": fused_ms,
                   "speedup_factor": ratio, "memory_reduction": 1 - b_fus / b_unf,
                   "unfused_gflops": variants["unfused"]["gflops"], "fused_gflops": variants["fused"]["gflops"],
                   "speedup": {"ratio": ratio, "ci95": [lo, hi], "method": "synthetic"},
-                  "margin": max(lo / threshold - 1, 1 - hi / threshold), "decided_by": "eager",
+                  "margin": max(dlo / threshold - 1, 1 - dhi / threshold),
+                  "decided_by": "eager" if fusion is None else "fusion",
                   "rounds": 3, "stop_rule": "precision",
                   "per_round": [{"median_ms": {"unfused": unfused_ms, "fused": fused_ms}, "ratio": ratio, "pairs": 10,
                                  "batch": {"unfused": 4, "fused": 4}}] * 3})
+        if fusion is not None:
+            c = fused_ms * fusion
+            r["speedup_split"] = {"implementation": {"ratio": ratio / fusion, "ci95": [lo / fusion, hi / fusion]},
+                                  "fusion": {"ratio": fusion, "ci95": [dlo, dhi]}}
+            r["per_round"] = [{"median_ms": {"unfused": unfused_ms, "fused": fused_ms, "control": c}, "ratio": ratio,
+                               "pairs": 10, "batch": {"unfused": 4, "fused": 4, "control": 4}}] * 3
     elif status == "failed":
         r.update({"decision": "none", "reason": "verification failed (fused): rel err 0.5 > tol 1e-05 <&>"})
         r["variants"]["fused"]["verification"] = check(False)
@@ -173,11 +189,12 @@ def main():
         head, ci = s.rsplit("@", 1)
         backend, nums, *st = ci.split(":")
         lo, ratio, hi = map(float, nums.split(","))
-        specs.append((head, backend, lo, ratio, hi, st[0] if st else "ok"))
+        fusion = float(st[1].split("=", 1)[1]) if len(st) > 1 and st[1].startswith("fusion=") else None
+        specs.append((head, backend, lo, ratio, hi, st[0] if st else "ok", fusion))
     if a.preset == "sweep":
-        specs += [(p, b, lo, r, hi, "ok") for p, b, lo, r, hi in preset_sweep()]
-    recs = [record(p, b, lo, r, hi, st, a.threshold, (1000.0, 900.0) if b.startswith("cuda") else (100.0, 20.0))
-            for p, b, lo, r, hi, st in specs]
+        specs += [(p, b, lo, r, hi, "ok", None) for p, b, lo, r, hi in preset_sweep()]
+    recs = [record(p, b, lo, r, hi, st, a.threshold, (1000.0, 900.0) if b.startswith("cuda") else (100.0, 20.0), fu)
+            for p, b, lo, r, hi, st, fu in specs]
     devices = {"cpu": {"model": a.cpu_model, "cores": 2, "threads": a.threads}}
     ceilings = {"cpu": {"gflops": {"fp32": 100.0}, "bandwidth_gbs": 20.0, "method": "synthetic <ceilings> & more"}}
     if a.gpu or any(r["device"] == "cuda" for r in recs):

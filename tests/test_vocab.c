@@ -102,7 +102,7 @@ static const enum_case cases[] = {
     {CAL, "/$defs/variant/properties/bound", &fc_bound_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/variant/properties/stop_rule", &fc_stop_rule_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/record/properties/stop_rule", &fc_stop_rule_words, false, NULL, NULL, NULL},
-    {CAL, "/$defs/record/properties/decided_by", &fc_timing_words, false, NULL, NULL, NULL},
+    {CAL, "/$defs/record/properties/decided_by", &fc_decider_words, false, NULL, NULL, NULL},
     {CAL, "/$defs/ceilings/properties/gflops/propertyNames", &fc_dtype_words, false, NULL, NULL, NULL},
     {CAT, "/$defs/entry/properties/layout", &fc_layout_words, true, NULL, NULL, NULL},
     {CAT, "/$defs/entry/properties/dtypes/items", &fc_dtype_words, false, NULL, NULL, NULL},

@@ -118,7 +118,10 @@ static void prediction_text(fc_str *b, const fc_model *m, const fc_prediction *p
     if (p->source == FC_SRC_UNKNOWN) {
         fc_str_addf(b, " %s\n", p->reason);
     } else {
-        fc_str_addf(b, " unfused %.4g ms, fused %.4g ms, speedup ", p->unfused_ms, p->fused_ms);
+        fc_str_addf(b, " unfused %.4g ms, fused %.4g ms, ", p->unfused_ms, p->fused_ms);
+        if (p->control_ms > 0) fc_str_addf(b, "control %.4g ms, fusion speedup ", p->control_ms);
+        else
+            fc_str_add(b, "speedup ");
         speedup_text(b, &p->speedup);
         fc_str_addf(b, " vs %.3g: %s\n", p->threshold, fc_decision_name(p->decision));
     }

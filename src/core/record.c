@@ -265,9 +265,7 @@ cJSON *fc_record_to_json(const fc_record *r)
         fc_json_add_num(o, "fused_gflops", r->v[FC_FUSED].gflops);
         cJSON_AddItemToObject(o, "speedup", ratio_json(&r->speedup, r->interval_method));
         fc_json_add_num(o, "margin", r->margin);
-        cJSON_AddStringToObject(o, "decided_by",
-                                fc_word_name(&fc_timing_words,
-                                             r->decided_by_graph ? FC_TIMING_GRAPH : FC_TIMING_EAGER));
+        cJSON_AddStringToObject(o, "decided_by", fc_word_name(&fc_decider_words, r->decided_by));
         if (r->has_control) {
             cJSON *split = cJSON_AddObjectToObject(o, "speedup_split");
             cJSON_AddItemToObject(split, "implementation", ratio_json(&r->split_implementation, NULL));
@@ -462,7 +460,8 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     r->rounds = fc_json_int(o, "rounds", 1);
     fc_strlcpy(r->stop_rule, fc_json_str(o, "stop_rule", ""), sizeof r->stop_rule);
     r->margin = fc_json_num(o, "margin", NAN);
-    r->decided_by_graph = fc_word_index(&fc_timing_words, fc_json_str(o, "decided_by", "eager")) == FC_TIMING_GRAPH;
+    const int by = fc_word_index(&fc_decider_words, fc_json_str(o, "decided_by", "eager"));
+    r->decided_by = by < 0 ? FC_DECIDER_EAGER : (fc_decider)by;
     const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "speedup");
     if (sp) ratio_read(sp, &r->speedup);
     fc_strlcpy(r->interval_method, fc_json_str(sp, "method", ""), sizeof r->interval_method);

@@ -61,7 +61,7 @@ typedef struct fc_record {
     fc_ratio_ci split_fusion;         /* control/fused: what fusion alone saves */
     bool has_graph_speedup;
     fc_ratio_ci speedup_graph;
-    bool decided_by_graph; /* launch-bound: the graph replay's speedup made the decision */
+    fc_decider decided_by; /* the speedup the decision was made on (fc_record_decisive_speedup) */
     double flops;          /* useful FLOPs (conv: padding taps excluded) */
     double flops_padded;   /* conv: FLOPs counting the taps on zero padding (0 elsewhere) */
     double traffic_reduction;
@@ -93,11 +93,22 @@ typedef struct fc_settings {
 
 void fc_settings_defaults(fc_settings *s);
 
-/* The speedup a record's decision was made on: the graph replay's where it was
- * launch-bound, else the eager one's. */
+/* The speedup a record's decision was made on: the fusion split's (control/fused)
+ * where a control was measured, the graph replay's where it was launch-bound, else
+ * the eager one's (unfused/fused). */
 static inline const fc_ratio_ci *fc_record_decisive_speedup(const fc_record *r)
 {
-    return r->decided_by_graph ? &r->speedup_graph : &r->speedup;
+    return r->decided_by == FC_DECIDER_FUSION  ? &r->split_fusion
+           : r->decided_by == FC_DECIDER_GRAPH ? &r->speedup_graph
+                                               : &r->speedup;
+}
+
+/* The variant whose time over the fused form's the decisive speedup is: the control
+ * where the fusion split decided, else the unfused chain. What fusing saves is its
+ * time less the fused form's. */
+static inline fc_variant fc_record_decisive_base(const fc_record *r)
+{
+    return r->decided_by == FC_DECIDER_FUSION ? FC_CONTROL : FC_UNFUSED;
 }
 
 typedef struct fc_doc {

@@ -109,6 +109,15 @@ typedef enum { FC_STOP_RULE_LIST(FC_VOCAB_ENUM) FC_NSTOP_RULES } fc_stop_rule;
     X(FC_TIMING_, GRAPH, "graph")
 typedef enum { FC_TIMING_LIST(FC_VOCAB_ENUM) FC_NTIMINGS } fc_timing_mode;
 
+/* Which speedup made a record's decision: the eager launches' (unfused/fused), the
+ * graph replays' (launch-bound problems), or the fusion split's (control/fused, where
+ * a control variant was measured: the fused form changes more than the fusion). */
+#define FC_DECIDER_LIST(X)         \
+    X(FC_DECIDER_, EAGER, "eager") \
+    X(FC_DECIDER_, GRAPH, "graph") \
+    X(FC_DECIDER_, FUSION, "fusion")
+typedef enum { FC_DECIDER_LIST(FC_VOCAB_ENUM) FC_NDECIDERS } fc_decider;
+
 /* Cache state while timing. */
 #define FC_CACHE_LIST(X)       \
     X(FC_CACHE_, WARM, "warm") \
@@ -143,8 +152,8 @@ typedef enum { FC_VERDICT_LIST(FC_VOCAB_ENUM) FC_NVERDICTS } fc_verdict;
 /* clang-format on */
 
 extern const fc_words fc_dtype_words, fc_layout_words, fc_variant_words, fc_device_words, fc_backend_words,
-    fc_format_words, fc_status_words, fc_decision_words, fc_stop_rule_words, fc_timing_words, fc_cache_words,
-    fc_attn_kernel_words, fc_bound_words, fc_verdict_words;
+    fc_format_words, fc_status_words, fc_decision_words, fc_stop_rule_words, fc_timing_words, fc_decider_words,
+    fc_cache_words, fc_attn_kernel_words, fc_bound_words, fc_verdict_words;
 
 /* The device a backend runs on. */
 fc_device_id fc_backend_device(fc_backend_id b);

@@ -549,16 +549,22 @@ static void finish_record(const job_run *j, const fc_settings *set, fc_record *r
         fc_interval_runs(j->eager.logr_impl, r->rounds, rn, &r->split_implementation);
         fc_interval_runs(j->eager.logr_fusion, r->rounds, rn, &r->split_fusion);
     }
-    const fc_ratio_ci *decide = &r->speedup;
+    r->decided_by = FC_DECIDER_EAGER;
     if (j->graph) {
         r->has_graph_speedup = true;
         fc_interval_runs(j->replay.logr, r->rounds, rn, &r->speedup_graph);
         /* launch-bound: a quarter or more of the unfused chain's eager time is host
          * launch work that a graph replay removes; the graph speedup decides */
         const fc_variant_rec *u = &r->v[FC_UNFUSED];
-        r->decided_by_graph = u->lat.median > 0 && (u->lat.median - u->lat_graph.median) >= 0.25 * u->lat.median;
-        if (r->decided_by_graph) decide = &r->speedup_graph;
+        if (u->lat.median > 0 && (u->lat.median - u->lat_graph.median) >= 0.25 * u->lat.median)
+            r->decided_by = FC_DECIDER_GRAPH;
     }
+    /* the fused form changes more than the fusion (a control was measured): what
+     * fusing buys is the control's time over the fused form's, and the decision is
+     * made on that alone; the rest (unfused/control) is the implementation's, which
+     * a partitioner gets without fusing */
+    if (r->has_control) r->decided_by = FC_DECIDER_FUSION;
+    const fc_ratio_ci *decide = fc_record_decisive_speedup(r);
     r->decision = fc_decide(decide, r->threshold);
     r->margin = fc_decision_margin(decide, r->threshold);
     /* closed by an interrupt before the minimum of rounds: the interval stands,

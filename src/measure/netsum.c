@@ -26,15 +26,20 @@ static const fc_record *find(const fc_doc *doc, const char *backend, const char 
     return found;
 }
 
-/* The site's saving per inference and its interval's half-widths below and above. */
+/* The site's saving per inference and its interval's half-widths below and above:
+ * what fusing saves, the time of the variant its decision compared with the fused
+ * form (the unfused chain, or the control where the fusion split decided:
+ * fc_record_decisive_base) less the fused form's. */
 static void site_saving(const fc_record *r, double mult, fc_netsum_site *s)
 {
-    double u = r->v[FC_UNFUSED].lat.median, f = r->v[FC_FUSED].lat.median;
+    const fc_variant b = fc_record_decisive_base(r);
+    const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
+    double u = r->v[b].lat.median, f = r->v[FC_FUSED].lat.median;
     s->saving_ms = mult * (u - f);
     int R = r->rounds;
     if (R >= 2) {
         double d[FC_MAX_ROUNDS], mean = 0, ss = 0;
-        for (int i = 0; i < R; i++) mean += d[i] = r->round[i].median_ms[FC_UNFUSED] - r->round[i].median_ms[FC_FUSED];
+        for (int i = 0; i < R; i++) mean += d[i] = r->round[i].median_ms[b] - r->round[i].median_ms[FC_FUSED];
         mean /= R;
         for (int i = 0; i < R; i++) ss += (d[i] - mean) * (d[i] - mean);
         double hw = mult * fc_t975(R - 1) * sqrt(ss / (R - 1) / R);
@@ -42,9 +47,16 @@ static void site_saving(const fc_record *r, double mult, fc_netsum_site *s)
         s->hi = s->saving_ms + hw;
         return;
     }
-    double lo = r->speedup.lo > 0 ? r->speedup.lo : r->speedup.ratio, hi = r->speedup.hi > 0 ? r->speedup.hi : lo;
+    double lo = sp->lo > 0 ? sp->lo : sp->ratio, hi = sp->hi > 0 ? sp->hi : lo;
     s->lo = fmin(s->saving_ms, mult * u * (1 - 1 / lo));
     s->hi = fmax(s->saving_ms, mult * u * (1 - 1 / hi));
+}
+
+/* fusing the site loses: its decisive speedup's interval lies below 1 */
+static bool losing(const fc_record *r)
+{
+    const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
+    return sp->hi > 0 && sp->hi < 1;
 }
 
 static int by_saving(const void *a, const void *b)
@@ -71,7 +83,7 @@ static void summarize(const fc_network *net, const fc_doc *doc, fc_netsum *out)
         site_saving(s->rec, mult, s);
         out->measured++;
         out->unfused_ms += mult * s->rec->v[FC_UNFUSED].lat.median;
-        if (s->rec->speedup.hi > 0 && s->rec->speedup.hi < 1) out->losing++;
+        if (losing(s->rec)) out->losing++;
         if (s->rec->decision != FC_DECIDE_YES) continue;
         out->fuse++;
         out->saving_ms += s->saving_ms;
@@ -140,9 +152,11 @@ static cJSON *site_json(const fc_network *net, const fc_netsum_site *s)
     cJSON_AddStringToObject(o, "decision", fc_decision_name(r->decision));
     fc_json_add_num(o, "unfused_ms", r->v[FC_UNFUSED].lat.median);
     fc_json_add_num(o, "fused_ms", r->v[FC_FUSED].lat.median);
+    if (fc_record_decisive_base(r) == FC_CONTROL) fc_json_add_num(o, "control_ms", r->v[FC_CONTROL].lat.median);
+    const fc_ratio_ci *d = fc_record_decisive_speedup(r);
     cJSON *sp = cJSON_AddObjectToObject(o, "speedup");
-    fc_json_add_num(sp, "ratio", r->speedup.ratio);
-    cJSON_AddItemToObject(sp, "ci95", pair(r->speedup.lo, r->speedup.hi));
+    fc_json_add_num(sp, "ratio", d->ratio);
+    cJSON_AddItemToObject(sp, "ci95", pair(d->lo, d->hi));
     fc_json_add_num(o, "saving_ms", s->saving_ms);
     cJSON_AddItemToObject(o, "saving_ci95", pair(s->lo, s->hi));
     return o;
@@ -156,7 +170,7 @@ static cJSON *summary_json(const fc_network *net, const fc_netsum *s)
     cJSON_AddNumberToObject(o, "sites", s->sites);
     cJSON_AddNumberToObject(o, "measured", s->measured);
     cJSON_AddNumberToObject(o, "fuse_yes", s->fuse);
-    cJSON *losing = cJSON_AddArrayToObject(o, "losing");
+    cJSON *lose = cJSON_AddArrayToObject(o, "losing");
     fc_json_add_num(o, "unfused_ms", s->unfused_ms);
     fc_json_add_num(o, "saving_ms", s->saving_ms);
     cJSON_AddItemToObject(o, "saving_ci95", pair(s->saving_lo, s->saving_hi));
@@ -165,7 +179,7 @@ static cJSON *summary_json(const fc_network *net, const fc_netsum *s)
     for (int i = 0; i < s->sites; i++) {
         cJSON_AddItemToArray(ps, site_json(net, &s->s[i]));
         const fc_record *r = s->s[i].rec;
-        if (r && r->speedup.hi > 0 && r->speedup.hi < 1) cJSON_AddItemToArray(losing, cJSON_CreateString(r->problem));
+        if (r && losing(r)) cJSON_AddItemToArray(lose, cJSON_CreateString(r->problem));
     }
     return o;
 }

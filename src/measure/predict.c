@@ -153,6 +153,8 @@ static void add_obs(fc_model_class *c, const fc_record *r, double llc, double ml
         o.bytes[v] = r->v[v].bytes;
         o.ms[v] = r->v[v].lat.median;
     }
+    o.fusion = fc_record_decisive_base(r) == FC_CONTROL;
+    o.ms_base = r->v[fc_record_decisive_base(r)].lat.median;
     const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
     o.speedup = sp->ratio;
     /* the interval's half-width over its t quantile (df: the rounds less one) */
@@ -218,12 +220,14 @@ void fc_speedup_intervals(double s, double spread, double noise, int n, fc_ratio
 
 void fc_model_estimate(const fc_class_fit *fit, const fc_obs *o, const fc_problem *p, double flops,
                        const double bytes[FC_NVARIANTS], double ceil_gflops, double ceil_gbs, bool inside,
-                       double ms[FC_NVARIANTS], fc_ratio_ci *speedup)
+                       double ms[FC_NVARIANTS], double *base_ms, fc_ratio_ci *speedup)
 {
     ms[FC_FUSED] = fc_fit_fused_ms(&fit->v[FC_FUSED], flops, bytes[FC_FUSED], ceil_gflops, ceil_gbs);
     ms[FC_UNFUSED] = fc_fit_unfused_ms(&fit->v[FC_UNFUSED], ms[FC_FUSED], bytes, ceil_gbs);
+    const double base = fit->has_base ? fc_fit_unfused_ms(&fit->base, ms[FC_FUSED], bytes, ceil_gbs) : ms[FC_UNFUSED];
+    if (base_ms) *base_ms = base;
     memset(speedup, 0, sizeof *speedup);
-    double s = ms[FC_UNFUSED] / ms[FC_FUSED];
+    double s = base / ms[FC_FUSED];
     bool in = inside && fit->n_inside >= FC_PREDICT_MIN_INSIDE;
     if (o && fit->held) s *= exp(fc_local_correction(fit, o, p));
     fc_speedup_intervals(s, in ? fit->spread_inside : fit->spread, fit->noise, in ? fit->n_inside : fit->n, speedup);
@@ -294,6 +298,7 @@ static void measured(const fc_record *r, fc_prediction *out)
     out->unfused_ms = r->v[FC_UNFUSED].lat.median;
     out->fused_ms = r->v[FC_FUSED].lat.median;
     out->speedup = *fc_record_decisive_speedup(r);
+    out->control_ms = fc_record_decisive_base(r) == FC_CONTROL ? r->v[FC_CONTROL].lat.median : 0;
     out->threshold = r->threshold;
     out->decision = r->decision;
     snprintf(out->reason, sizeof out->reason, "a record of this problem");
@@ -306,13 +311,14 @@ static void predicted(const fc_model_class *c, const fc_problem *p, fc_predictio
     nearest(c, p, out);
     const fc_record *near = out->nearest[0];
     if (!fc_model_within_span(c->obs, c->n, cost.flops, cost.bytes, out->reason, sizeof out->reason)) return;
-    double ms[FC_NVARIANTS];
+    double ms[FC_NVARIANTS], base;
     fc_model_estimate(&c->fit, c->obs, p, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs,
-                      fc_model_inside(c->obs, c->n, cost.flops, cost.bytes), ms, &out->speedup);
+                      fc_model_inside(c->obs, c->n, cost.flops, cost.bytes), ms, &base, &out->speedup);
     out->source = FC_SRC_PREDICTED;
     out->cls = c;
     out->unfused_ms = ms[FC_UNFUSED];
     out->fused_ms = ms[FC_FUSED];
+    out->control_ms = c->fit.has_base ? base : 0;
     out->threshold = near->threshold;
     out->decision = fc_decide(&out->speedup, out->threshold);
     snprintf(out->reason, sizeof out->reason, "fitted to %d records of %s", c->n, c->cls);
@@ -364,9 +370,9 @@ static void summarize_one(const fc_site *site, const fc_prediction *p, fc_predic
 {
     s->sites++;
     if (p->source == FC_SRC_UNKNOWN) return;
-    double mult = site->multiplicity, tu = p->unfused_ms;
+    double mult = site->multiplicity, tu = p->control_ms > 0 ? p->control_ms : p->unfused_ms;
     s->known++;
-    s->unfused_ms += mult * tu;
+    s->unfused_ms += mult * p->unfused_ms;
     if (p->speedup.hi < 1) s->losing++;
     if (p->decision != FC_DECIDE_YES) return;
     s->fuse++;

@@ -97,6 +97,9 @@ typedef struct fc_obs {
     double llc_bytes;        /* the device's last-level cache (0: unknown) */
     double mlc_bytes;        /* the mid-level caches the run's threads have: L2 per core x threads (0: none) */
     double ms[FC_NVARIANTS]; /* measured medians */
+    double ms_base;          /* the median its decisive speedup is over the fused one's: the control's where
+                              * the fusion split decided (fc_record_decisive_base), else the unfused chain's */
+    bool fusion;             /* the fusion split decided */
     double speedup;          /* the record's speedup estimate (the one its decision used) */
     double speedup_sd;       /* its measurement error: the standard deviation of its log, from its ci95 */
 } fc_obs;
@@ -117,9 +120,15 @@ typedef struct fc_fit {
                     * form's given the measured fused time) */
 } fc_fit;
 
-/* A class's fit: both forms, and the spreads of its speedup. */
+/* A class's fit: both forms, and the spreads of its speedup. Where records of the
+ * class were decided on the fusion split (a control measured: the fused form changes
+ * more than the fusion), the unfused form is fitted once more to the decisive base
+ * times (the controls', the unfused chains' elsewhere): base, whose time over the
+ * fused form's is the speedup the model predicts and decides on. */
 typedef struct fc_class_fit {
     fc_fit v[FC_NVARIANTS];
+    bool has_base; /* some record was decided on the fusion split: base is fitted */
+    fc_fit base;
     double spread;        /* root mean square of the held-out log speedup residuals, locally corrected */
     double spread_inside; /* ... of the records that lie inside the others' span (0: too few) */
     int n_inside;         /* those records */
@@ -148,12 +157,13 @@ double fc_fit_unfused_ms(const fc_fit *f, double fused_ms, const double bytes[FC
 double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double ceil_gbs);
 
 /* The model's estimate for problem p of cost (flops, bytes) under the given
- * ceilings: both latencies and the speedup with its intervals (the comment at the
- * top): with the records o the fit was made from, locally corrected; with o NULL,
- * the forms' ŝ = t_u/t_f. */
+ * ceilings: both latencies, the base's (the control's where the class has the fusion
+ * split decide: fc_class_fit; else the unfused one) and the speedup with its
+ * intervals (the comment at the top): with the records o the fit was made from,
+ * locally corrected; with o NULL, the forms' ŝ = t_base/t_f. */
 void fc_model_estimate(const fc_class_fit *fit, const fc_obs *o, const fc_problem *p, double flops,
                        const double bytes[FC_NVARIANTS], double ceil_gflops, double ceil_gbs, bool inside,
-                       double ms[FC_NVARIANTS], fc_ratio_ci *speedup);
+                       double ms[FC_NVARIANTS], double *base_ms, fc_ratio_ci *speedup);
 /* Whether FLOPs and both variants' bytes lie inside the records' span (between
  * their smallest and largest): an interpolation, whose errors are the held-out
  * errors of the records inside the others' span; beyond it (up to
@@ -239,6 +249,8 @@ typedef struct fc_prediction {
     char backend[32];
     fc_pred_source source;
     double unfused_ms, fused_ms; /* 0 when unknown */
+    double control_ms;           /* the decisive speedup's base where it is the control's (the fusion split
+                                  * decides: measured, its median; predicted, the model's); else 0 */
     fc_ratio_ci speedup;
     double threshold;
     fc_decision decision; /* meaningless when unknown */
@@ -258,7 +270,8 @@ const char *fc_prediction_decision(const fc_prediction *p);
 int fc_predict_sites(const fc_model *m, const fc_site *sites, int nsites, fc_prediction **out);
 
 /* What fusing a list of sites saves on one machine and backend. Savings are per
- * inference: multiplicity × (unfused − fused). The interval adds the sites'
+ * inference: multiplicity × (unfused − fused), the control's time in place of the
+ * unfused one's where the fusion split decides (control_ms). The interval adds the sites'
  * interval bounds (saving at the speedup's low and high ends): sites of one class
  * share the model's error, so none is assumed to cancel another. */
 typedef struct fc_predict_summary {

@@ -385,14 +385,36 @@ double fc_local_correction(const fc_class_fit *f, const fc_obs *o, const fc_prob
  * problems it has not; the held-out ones are those errors. The speedup's spread is
  * of its own residuals, not composed from the variants': their errors share the
  * problem's features and largely cancel in the ratio. */
+/* The records as the base's fit sees them (fc_class_fit): the unfused time replaced
+ * by the decisive base's (the control's where the fusion split decided). NULL when
+ * no record of the class was decided on it: the base is the unfused form. */
+static fc_obs *base_obs(const fc_obs *o, int n)
+{
+    bool any = false;
+    for (int i = 0; i < n; i++) any |= o[i].fusion;
+    if (!any) return NULL;
+    fc_obs *b = fc_xmalloc((size_t)n * sizeof *b);
+    for (int i = 0; i < n; i++) {
+        b[i] = o[i];
+        b[i].ms[FC_UNFUSED] = o[i].ms_base;
+    }
+    return b;
+}
+
 void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
 {
     memset(f, 0, sizeof *f);
     f->n = n;
-    double xf[NPAR], xu[NPAR];
-    fit_ctx cf, cu;
+    double xf[NPAR], xu[NPAR], xb[NPAR];
+    fit_ctx cf, cu, cb;
     fit_full(&fused_form, o, n, &f->v[FC_FUSED], xf, &cf);
     fit_full(&unfused_form, o, n, &f->v[FC_UNFUSED], xu, &cu);
+    fc_obs *ob = base_obs(o, n), *train_b = NULL;
+    if (ob) {
+        f->has_base = true;
+        fit_full(&unfused_form, ob, n, &f->base, xb, &cb);
+        train_b = fc_xmalloc((size_t)n * sizeof *train_b);
+    }
     fc_obs *train = fc_xmalloc((size_t)n * sizeof *train);
     double *r = fc_xmalloc((size_t)n * 4 * sizeof *r), *rf = r, *ru = r + n, *rc = r + 2 * n, *rcin = r + 3 * n;
     bool *inside = fc_xmalloc((size_t)n * sizeof *inside);
@@ -400,15 +422,20 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     for (int i = 0; i < n; i++) {
         int m = 0;
         for (int j = 0; j < n; j++)
-            if (j != i) train[m++] = o[j];
-        fc_class_fit fi = {.n = n};
+            if (j != i) {
+                if (ob) train_b[m] = ob[j];
+                train[m++] = o[j];
+            }
+        fc_class_fit fi = {.n = n, .has_base = ob != NULL};
         refit(&fused_form, &cf, xf, train, m, &fi.v[FC_FUSED]);
         refit(&unfused_form, &cu, xu, train, m, &fi.v[FC_UNFUSED]);
+        if (ob) refit(&unfused_form, &cb, xb, train_b, m, &fi.base);
         rf[i] = fused_residual(&fi.v[FC_FUSED], &o[i]);
         ru[i] = unfused_residual(&fi.v[FC_UNFUSED], &o[i]);
         double ms[FC_NVARIANTS];
         fc_ratio_ci sp;
-        fc_model_estimate(&fi, NULL, NULL, o[i].flops, o[i].bytes, o[i].ceil_gflops, o[i].ceil_gbs, false, ms, &sp);
+        fc_model_estimate(&fi, NULL, NULL, o[i].flops, o[i].bytes, o[i].ceil_gflops, o[i].ceil_gbs, false, ms, NULL,
+                          &sp);
         rs[i] = log(o[i].speedup) - log(sp.ratio);
         inside[i] = fc_model_inside(train, m, o[i].flops, o[i].bytes);
         f->n_inside += inside[i];
@@ -428,6 +455,8 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     free(inside);
     free(r);
     free(train);
+    free(train_b);
+    free(ob);
 }
 
 void fc_class_fit_free(fc_class_fit *f)

@@ -121,6 +121,7 @@ static cJSON *prediction_json(const fc_model *m, const fc_site *s, const char *q
     if (p->source != FC_SRC_UNKNOWN) {
         cJSON_AddNumberToObject(o, "unfused_ms", p->unfused_ms);
         cJSON_AddNumberToObject(o, "fused_ms", p->fused_ms);
+        if (p->control_ms > 0) cJSON_AddNumberToObject(o, "control_ms", p->control_ms);
         cJSON_AddItemToObject(o, "speedup", ratio_json(&p->speedup));
         cJSON_AddNumberToObject(o, "threshold", p->threshold);
     }

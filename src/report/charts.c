@@ -39,9 +39,9 @@ void fc_series_free(fc_series_set *set)
 
 bool fc_speedup_plottable(const fc_record *r)
 {
-    return r->status == FC_STATUS_OK && r->flops > 0 && isfinite(r->flops) && r->speedup.ratio > 0 &&
-           r->speedup.lo > 0 && r->speedup.hi > 0 && isfinite(r->speedup.ratio) && isfinite(r->speedup.lo) &&
-           isfinite(r->speedup.hi) && r->threshold > 0;
+    const fc_ratio_ci *s = fc_record_decisive_speedup(r);
+    return r->status == FC_STATUS_OK && r->flops > 0 && isfinite(r->flops) && s->ratio > 0 && s->lo > 0 && s->hi > 0 &&
+           isfinite(s->ratio) && isfinite(s->lo) && isfinite(s->hi) && r->threshold > 0;
 }
 
 static int point_cmp(const void *x, const void *y)
@@ -78,9 +78,10 @@ static void speedup_ranges(fc_speedup_data *d)
     for (int i = 0; i < d->np; i++) {
         const fc_record *r = d->pt[i].r;
         xs[i] = r->flops;
-        ys[4 * i] = r->speedup.lo;
-        ys[4 * i + 1] = r->speedup.hi;
-        ys[4 * i + 2] = r->speedup.ratio;
+        const fc_ratio_ci *s = fc_record_decisive_speedup(r);
+        ys[4 * i] = s->lo;
+        ys[4 * i + 1] = s->hi;
+        ys[4 * i + 2] = s->ratio;
         ys[4 * i + 3] = r->threshold;
         bool seen = false;
         for (int k = 0; k < d->nth; k++) seen |= fabs(d->th[k] - r->threshold) < 1e-9;

@@ -8,8 +8,9 @@
 
 bool fc_crossing_usable(const fc_record *r)
 {
-    return r->prob.pat && r->status == FC_STATUS_OK && r->speedup.ratio > 0 && isfinite(r->speedup.ratio) &&
-           r->threshold > 0 && isfinite(r->threshold) && r->flops > 0 && isfinite(r->flops);
+    const double s = fc_record_decisive_speedup(r)->ratio;
+    return r->prob.pat && r->status == FC_STATUS_OK && s > 0 && isfinite(s) && r->threshold > 0 &&
+           isfinite(r->threshold) && r->flops > 0 && isfinite(r->flops);
 }
 
 /* flags (causal) and derived dims (p, q) are never swept */
@@ -68,7 +69,8 @@ static fc_crossing between(const fc_record **m, int from, int to, int dim, int l
                      .from = r1,
                      .to = r2};
     for (int i = from; i < to; i++) {
-        double d1 = log(m[i]->speedup.ratio / c.threshold), d2 = log(m[i + 1]->speedup.ratio / c.threshold);
+        double d1 = log(fc_record_decisive_speedup(m[i])->ratio / c.threshold),
+               d2 = log(fc_record_decisive_speedup(m[i + 1])->ratio / c.threshold);
         if (!(c.falls ? d1 >= 0 && d2 < 0 : d1 <= 0 && d2 > 0)) continue;
         double t = d1 / (d1 - d2);
         c.at = lerp((double)m[i]->prob.d[dim], (double)m[i + 1]->prob.d[dim], t);

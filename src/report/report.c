@@ -86,19 +86,21 @@ static void speedup_series(const rpt *R, const fc_chart *c, const fc_speedup_dat
                     col);
         for (int i = s->a; i < s->b; i++)
             fc_str_addf(o, "%s%.1f,%.1f", i > s->a ? " " : "", fc_chart_px(c, d->pt[i].r->flops),
-                        fc_chart_py(c, d->pt[i].r->speedup.ratio));
+                        fc_chart_py(c, fc_record_decisive_speedup(d->pt[i].r)->ratio));
         fc_str_add(o, "\"/>\n");
     }
     for (int i = s->a; i < s->b; i++) {
         const fc_record *r = d->pt[i].r;
-        double x = fc_chart_px(c, r->flops), ylo = fc_chart_py(c, r->speedup.lo), yhi = fc_chart_py(c, r->speedup.hi),
-               ym = fc_chart_py(c, r->speedup.ratio);
+        const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
+        double x = fc_chart_px(c, r->flops), ylo = fc_chart_py(c, sp->lo), yhi = fc_chart_py(c, sp->hi),
+               ym = fc_chart_py(c, sp->ratio);
         char fl[32], dims[256];
         fc_si_unit(r->flops, "FLOP", fl, sizeof fl);
         fc_format_dims(&r->prob, dims, sizeof dims);
         fc_str_add(o, "<g><title>");
-        fc_xml_addf(o, "%s %s: %.3g%s [%.3g, %.3g], %s, fuse: %s", label, dims, r->speedup.ratio, TIMES, r->speedup.lo,
-                    r->speedup.hi, fl, fc_decision_name(r->decision));
+        fc_xml_addf(o, "%s %s: %s%.3g%s [%.3g, %.3g], %s, fuse: %s", label, dims,
+                    r->decided_by == FC_DECIDER_FUSION ? "fusion " : "", sp->ratio, TIMES, sp->lo, sp->hi, fl,
+                    fc_decision_name(r->decision));
         fc_str_addf(o,
                     "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>"
                     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.3\"/>"
@@ -176,7 +178,9 @@ static void speedup_caption(rpt *R, const fc_speedup_data *d)
     fc_str *o = &R->o;
     fc_str_add(o,
                "<figcaption>\n<p>Whiskers: 95% confidence interval of the speedup. "
-               "Filled marker: fuse = yes (the whole interval above the threshold); hollow: no or inconclusive.");
+               "Filled marker: fuse = yes (the whole interval above the threshold); hollow: no or inconclusive. "
+               "Where a control was measured, the point is the fusion split (control / fused), which decides; the "
+               "table has the whole speedup.");
     if (d->nbad) fc_str_addf(o, " %d of %d records not drawn (failed or skipped: see the table).", d->nbad, d->total);
     fc_str_add(o, "</p>\n<ul class=\"crossings\">\n");
     for (int i = 0; i < d->nser; i++) {
@@ -216,7 +220,7 @@ static void speedup_draw(rpt *R, const fc_speedup_data *d)
     c.x.si = true;
     c.x.label = "problem size (FLOP per call, log scale)";
     c.y = d->y;
-    c.y.label = "speedup = unfused / fused latency (log scale)";
+    c.y.label = "speedup = unfused (or control) / fused latency (log scale)";
     c.y.suffix = TIMES;
     fc_str_addf(o, "<figure class=\"chart speedup\" id=\"speedup-%s\">\n<h3>%s <span class=\"math\">", pat->name,
                 pat->name);
@@ -226,7 +230,8 @@ static void speedup_draw(rpt *R, const fc_speedup_data *d)
     snprintf(attrs, sizeof attrs, "data-chart=\"speedup\" data-pattern=\"%s\"", pat->name);
     snprintf(title, sizeof title, "%s: speedup of the fused form against problem size", pat->name);
     snprintf(desc, sizeof desc,
-             "Speedup (unfused latency / fused latency, ratio of medians) of %d records against FLOPs per call, "
+             "Speedup (unfused latency / fused latency, ratio of medians; control / fused where a control was "
+             "measured) of %d records against FLOPs per call, "
              "with 95%% confidence intervals as whiskers and the fuse threshold as a dashed line.",
              d->np);
     fc_chart_begin(&c, o, CHART_W, CHART_H, title, desc, attrs);
@@ -561,8 +566,8 @@ static void records_table(rpt *R, int f)
                         sep ? "; " : "", r->split_implementation.ratio, TIMES, r->split_implementation.lo,
                         r->split_implementation.hi);
             fc_xml_escape(o, r->v[FC_CONTROL].impl.name);
-            fc_str_addf(o, "), fusion %.3g%s [%.3g, %.3g]", r->split_fusion.ratio, TIMES, r->split_fusion.lo,
-                        r->split_fusion.hi);
+            fc_str_addf(o, "), fusion %.3g%s [%.3g, %.3g], which decided", r->split_fusion.ratio, TIMES,
+                        r->split_fusion.lo, r->split_fusion.hi);
             sep = true;
         }
         for (int v = 0; ok && v < (r->has_control ? FC_MAX_VARIANTS : FC_NVARIANTS); v++)
@@ -575,7 +580,7 @@ static void records_table(rpt *R, int f)
         if (ok && r->has_graph_speedup) { /* which timing decided, where there were two */
             fc_str_addf(o, "%sgraph-replay speedup %.3g%s [%.3g, %.3g]; decided by %s", sep ? "; " : "",
                         r->speedup_graph.ratio, TIMES, r->speedup_graph.lo, r->speedup_graph.hi,
-                        r->decided_by_graph ? "the graph replay (launch-bound)" : "eager launches");
+                        r->decided_by == FC_DECIDER_GRAPH ? "the graph replay (launch-bound)" : "eager launches");
             sep = true;
         }
         if (r->throttled) fc_str_addf(o, "%sclocks dropped during the problem", sep ? "; " : "");
@@ -837,7 +842,9 @@ char *fc_report_html(const fc_report_page *page)
 
     fc_str_add(o,
                "<section id=\"speedups\">\n<h2>Speedup against problem size</h2>\n"
-               "<p>Speedup = unfused latency / fused latency (ratio of medians of paired, interleaved samples). "
+               "<p>Speedup = unfused latency / fused latency (ratio of medians of paired, interleaved samples); "
+               "where the fused form changes more than the fusion and a control was measured, control / fused, the "
+               "fusion split the decision is made on. "
                "Fusion pays where the whole interval is above the threshold; where a series crosses the threshold "
                "line, fusion stops (or starts) paying. Crossings are found along one dimension at a time, every "
                "other dimension fixed, between sizes decided yes and no.</p>\n<div class=\"charts\">\n");
