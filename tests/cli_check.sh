@@ -188,4 +188,16 @@ check_eq "the summary says so" "$(pyq "$WORK/out" "d['interrupted'], d['result']
 schema_valid part.json
 check_eq "the saved records are marked incomplete" "$(pyq part.json "d['complete'], len(d['records']) < 3")" "False True"
 
+# ---- a record with a control: judged on its fusion split (control/fused), in the
+# baseline as in the current results; the whole speedup (1.6x) did not move
+mk ctlbase.json "$LB@cpu.openblas:1.50,1.60,1.70:ok:fusion=1.30"
+mk ctlcur.json "$LB@cpu.openblas:1.50,1.60,1.70:ok:fusion=1.00"
+expect 1 "a fusion split that fell, the whole speedup unchanged: regressed" -- \
+    "$FUSECAL" check --baseline ctlbase.json ctlcur.json --format json
+check_eq "regressed on the fusion split, which the output gives" \
+    "$(pyq "$WORK/out" "[(r['verdict'], r['baseline']['speedup'], r['current']['speedup']) for r in d['records_checked']]")" \
+    "[('regressed', 1.3, 1)]"
+expect 0 "the fusion split unchanged: pass" -- "$FUSECAL" check --baseline ctlbase.json ctlbase.json
+if grep -qF "(fusion)" "$WORK/out"; then ok "the markdown names the fusion split"; else bad "markdown: $(head -5 "$WORK/out")"; fi
+
 finish

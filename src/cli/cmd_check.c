@@ -128,7 +128,8 @@ const fc_cmd_spec fc_cmd_check = {
     .summary = "pass or fail records against a baseline and thresholds, for CI",
     .synopsis = "[--baseline FILE] [--thresholds FILE] (CURRENT.json | --run) [options]",
     .description =
-        "Judges each record by both speedup confidence intervals, so that noise does not fail a build: "
+        "Judges each record by both speedup confidence intervals (the fusion split's, control/fused, where a "
+        "control was measured: what fusion alone gives), so that noise does not fail a build: "
         "pass, improved, regressed (the current interval lies wholly below the baseline's, by more than "
         "the allowed regression), below-threshold (the current interval lies wholly below the pattern's "
         "minimum speedup), inconclusive, missing, failed-verification.",

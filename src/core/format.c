@@ -32,6 +32,9 @@ void fc_format_dims(const fc_problem *p, char *buf, size_t n)
 void fc_format_speedup(const fc_record *r, char *buf, size_t n)
 {
     if (r->status != FC_STATUS_OK) snprintf(buf, n, "-");
+    else if (r->decided_by == FC_DECIDER_FUSION) /* the split that decided beside the whole */
+        snprintf(buf, n, "%.3fx [%.3f, %.3f]; fusion %.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo,
+                 r->speedup.hi, r->split_fusion.ratio, r->split_fusion.lo, r->split_fusion.hi);
     else
         snprintf(buf, n, "%.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo, r->speedup.hi);
 }

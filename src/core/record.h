@@ -103,6 +103,14 @@ static inline const fc_ratio_ci *fc_record_decisive_speedup(const fc_record *r)
                                                : &r->speedup;
 }
 
+/* The speedup `check` judges: the fusion split where a control was measured (whatever
+ * the document's decided_by, so that a baseline from before decisions were made on it
+ * is judged alike), else the eager one. */
+static inline const fc_ratio_ci *fc_record_fusion_speedup(const fc_record *r)
+{
+    return r->has_control ? &r->split_fusion : &r->speedup;
+}
+
 /* The variant whose time over the fused form's the decisive speedup is: the control
  * where the fusion split decided, else the unfused chain. What fusing saves is its
  * time less the fused form's. */

@@ -67,7 +67,8 @@ static void ci_cell(fc_str *b, const fc_record *r)
     else if (r->status != FC_STATUS_OK)
         fc_str_addf(b, "%s", fc_status_name(r->status));
     else
-        fc_str_addf(b, "%.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo, r->speedup.hi);
+        fc_str_addf(b, "%.3fx [%.3f, %.3f]%s", fc_record_fusion_speedup(r)->ratio, fc_record_fusion_speedup(r)->lo,
+                    fc_record_fusion_speedup(r)->hi, r->has_control ? " (fusion)" : "");
 }
 
 static void md_text(fc_str *b, const char *s)
@@ -177,7 +178,9 @@ char *fc_check_markdown(const fc_check_result *c, const fc_check_info *in)
         ci_cell(&b, it->cur);
         fc_str_add(&b, " | ");
         if (it->base && it->cur && it->base->status == FC_STATUS_OK && it->cur->status == FC_STATUS_OK)
-            fc_str_addf(&b, "%+.1f%%", 100 * (it->cur->speedup.ratio / it->base->speedup.ratio - 1));
+            fc_str_addf(&b, "%+.1f%%",
+                        100 *
+                            (fc_record_fusion_speedup(it->cur)->ratio / fc_record_fusion_speedup(it->base)->ratio - 1));
         else
             fc_str_add(&b, "-");
         if (it->lim.min_speedup > 0) fc_str_addf(&b, " | %.3gx | ", it->lim.min_speedup);
@@ -259,13 +262,14 @@ char *fc_check_junit(const fc_check_result *c, const fc_check_info *in)
             fc_xml_escape(&b, msg);
             fc_str_add(&b, "\nbaseline: ");
             if (it->base && it->base->status == FC_STATUS_OK)
-                fc_str_addf(&b, "%.4g [%.4g, %.4g]", it->base->speedup.ratio, it->base->speedup.lo,
-                            it->base->speedup.hi);
+                fc_str_addf(&b, "%.4g [%.4g, %.4g]", fc_record_fusion_speedup(it->base)->ratio,
+                            fc_record_fusion_speedup(it->base)->lo, fc_record_fusion_speedup(it->base)->hi);
             else
                 fc_str_add(&b, it->base ? fc_status_name(it->base->status) : "none");
             fc_str_add(&b, "\ncurrent: ");
             if (it->cur && it->cur->status == FC_STATUS_OK)
-                fc_str_addf(&b, "%.4g [%.4g, %.4g]", it->cur->speedup.ratio, it->cur->speedup.lo, it->cur->speedup.hi);
+                fc_str_addf(&b, "%.4g [%.4g, %.4g]", fc_record_fusion_speedup(it->cur)->ratio,
+                            fc_record_fusion_speedup(it->cur)->lo, fc_record_fusion_speedup(it->cur)->hi);
             else
                 fc_str_add(&b, it->cur ? fc_status_name(it->cur->status) : "missing");
             fc_str_add(&b, "\nrepro: fusecal run --shape ");
@@ -296,10 +300,11 @@ static cJSON *ci_json(const fc_record *r)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "status", fc_status_name(r->status));
     if (r->status == FC_STATUS_OK) {
-        fc_json_add_num(o, "speedup", r->speedup.ratio);
+        const fc_ratio_ci *s = fc_record_fusion_speedup(r);
+        fc_json_add_num(o, "speedup", s->ratio);
         cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
-        cJSON_AddItemToArray(ci, fc_json_num_item(r->speedup.lo));
-        cJSON_AddItemToArray(ci, fc_json_num_item(r->speedup.hi));
+        cJSON_AddItemToArray(ci, fc_json_num_item(s->lo));
+        cJSON_AddItemToArray(ci, fc_json_num_item(s->hi));
         fc_json_add_num(o, "unfused_latency_ms", r->v[FC_UNFUSED].lat.median);
         fc_json_add_num(o, "fused_latency_ms", r->v[FC_FUSED].lat.median);
         cJSON_AddStringToObject(o, "decision", fc_decision_name(r->decision));

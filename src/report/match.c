@@ -140,11 +140,11 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
         snprintf(why, n, "%.480s", cur->reason[0] ? cur->reason : "the record failed");
         return FC_VERDICT_FAILED_VERIFICATION;
     }
-    const fc_ratio_ci *C = &cur->speedup;
+    const fc_ratio_ci *C = fc_record_fusion_speedup(cur);
     ci_text(C, cc, sizeof cc);
     const double min = lim ? lim->min_speedup : 0, tol = lim ? lim->tolerance : FC_DEFAULT_TOLERANCE;
     const bool have_base = base && base->status == FC_STATUS_OK;
-    const fc_ratio_ci *B = have_base ? &base->speedup : NULL;
+    const fc_ratio_ci *B = have_base ? fc_record_fusion_speedup(base) : NULL;
     if (B) ci_text(B, bc, sizeof bc);
     if (min > 0 && C->hi < min) {
         snprintf(why, n, "speedup %s: the whole interval is below the minimum %.3gx", cc, min);
@@ -263,7 +263,7 @@ void fc_check_confirm(fc_check_result *c, int i, const fc_record *again)
     if (it->nconfirm >= FC_MAX_CONFIRM) return;
     char why[512];
     fc_verdict v = fc_judge(it->base, again, &it->lim, why, sizeof why);
-    if (again && again->status == FC_STATUS_OK) it->confirm[it->nconfirm] = again->speedup;
+    if (again && again->status == FC_STATUS_OK) it->confirm[it->nconfirm] = *fc_record_fusion_speedup(again);
     else
         it->confirm[it->nconfirm] = (fc_ratio_ci){0};
     it->nconfirm++;
