@@ -66,9 +66,20 @@ static void ci_cell(fc_str *b, const fc_record *r)
     if (!r) fc_str_add(b, "-");
     else if (r->status != FC_STATUS_OK)
         fc_str_addf(b, "%s", fc_status_name(r->status));
-    else
-        fc_str_addf(b, "%.3fx [%.3f, %.3f]%s", fc_record_fusion_speedup(r)->ratio, fc_record_fusion_speedup(r)->lo,
-                    fc_record_fusion_speedup(r)->hi, r->has_control ? " (fusion)" : "");
+    else {
+        const fc_ratio_ci *s = fc_record_fusion_speedup(r);
+        fc_str_addf(b, "%.3fx [%.3f, %.3f]%s", s->ratio, s->lo, s->hi, r->has_control ? " (fusion)" : "");
+    }
+}
+
+/* the speedup check judged, for the JUnit failure text; or why there is none */
+static void junit_speedup(fc_str *b, const fc_record *r, const char *none)
+{
+    if (r && r->status == FC_STATUS_OK) {
+        const fc_ratio_ci *s = fc_record_fusion_speedup(r);
+        fc_str_addf(b, "%.4g [%.4g, %.4g]", s->ratio, s->lo, s->hi);
+    } else
+        fc_str_add(b, r ? fc_status_name(r->status) : none);
 }
 
 static void md_text(fc_str *b, const char *s)
@@ -261,17 +272,9 @@ char *fc_check_junit(const fc_check_result *c, const fc_check_info *in)
             fc_str_add(&b, ">");
             fc_xml_escape(&b, msg);
             fc_str_add(&b, "\nbaseline: ");
-            if (it->base && it->base->status == FC_STATUS_OK)
-                fc_str_addf(&b, "%.4g [%.4g, %.4g]", fc_record_fusion_speedup(it->base)->ratio,
-                            fc_record_fusion_speedup(it->base)->lo, fc_record_fusion_speedup(it->base)->hi);
-            else
-                fc_str_add(&b, it->base ? fc_status_name(it->base->status) : "none");
+            junit_speedup(&b, it->base, "none");
             fc_str_add(&b, "\ncurrent: ");
-            if (it->cur && it->cur->status == FC_STATUS_OK)
-                fc_str_addf(&b, "%.4g [%.4g, %.4g]", fc_record_fusion_speedup(it->cur)->ratio,
-                            fc_record_fusion_speedup(it->cur)->lo, fc_record_fusion_speedup(it->cur)->hi);
-            else
-                fc_str_add(&b, it->cur ? fc_status_name(it->cur->status) : "missing");
+            junit_speedup(&b, it->cur, "missing");
             fc_str_add(&b, "\nrepro: fusecal run --shape ");
             fc_xml_escape(&b, ps);
             fc_str_add(&b, " --backend ");
