@@ -153,7 +153,6 @@ static void add_obs(fc_model_class *c, const fc_record *r, double llc, double ml
         o.bytes[v] = r->v[v].bytes;
         o.ms[v] = r->v[v].lat.median;
     }
-    o.fusion = fc_record_decisive_base(r) == FC_CONTROL;
     o.ms_base = r->v[fc_record_decisive_base(r)].lat.median;
     const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
     o.speedup = sp->ratio;

@@ -99,7 +99,6 @@ typedef struct fc_obs {
     double ms[FC_NVARIANTS]; /* measured medians */
     double ms_base;          /* the median its decisive speedup is over the fused one's: the control's where
                               * the fusion split decided (fc_record_decisive_base), else the unfused chain's */
-    bool fusion;             /* the fusion split decided */
     double speedup;          /* the record's speedup estimate (the one its decision used) */
     double speedup_sd;       /* its measurement error: the standard deviation of its log, from its ci95 */
 } fc_obs;

@@ -391,7 +391,7 @@ double fc_local_correction(const fc_class_fit *f, const fc_obs *o, const fc_prob
 static fc_obs *base_obs(const fc_obs *o, int n)
 {
     bool any = false;
-    for (int i = 0; i < n; i++) any |= o[i].fusion;
+    for (int i = 0; i < n; i++) any |= fc_record_decisive_base(o[i].rec) == FC_CONTROL;
     if (!any) return NULL;
     fc_obs *b = fc_xmalloc((size_t)n * sizeof *b);
     for (int i = 0; i < n; i++) {
