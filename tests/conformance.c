@@ -41,6 +41,12 @@ static const char *const shapes[] = {
     "n=2,c=6,h=9,w=7,k=6,r=3,s=3,pad=1,layout=nhwc",
     "n=2,c=6,h=9,w=7,k=6,g=6,r=3,s=3,stride=2,pad=1,layout=nchw",
     "n=1,c=83,h=5,w=6,k=83,g=83,r=3,s=3,stride=2,pad=1,layout=nhwc",
+    /* depthwise NHWC 3x3 (cpu.openblas's rows with the weights in registers): interior
+     * pixels in fours and a remainder, channels past the last whole vector, a row with
+     * no interior pixel (w = 2), no padding at stride 2 */
+    "n=1,c=37,h=9,w=13,k=37,g=37,r=3,s=3,pad=1,layout=nhwc",
+    "n=2,c=40,h=7,w=2,k=40,g=40,r=3,s=3,pad=1,layout=nhwc",
+    "n=1,c=24,h=8,w=11,k=24,g=24,r=3,s=3,stride=2,layout=nhwc",
     "n=1,c=32,h=9,w=9,k=32,r=3,s=3,stride=1,pad=1,layout=nchw",
     /* cpu.openblas's im2col conv split along the output channels (fewer pixel blocks
      * than threads), the last chunk narrower: NCHW 3x3, NHWC 1x1 in two groups */
@@ -115,6 +121,12 @@ static const char *const quick_shapes[] = {
     "n=1,c=17,h=13,w=10,k=9,r=5,s=3,stride=1,pad=2,layout=nchw",
     "n=2,c=6,h=7,w=7,k=9,g=3,r=3,s=3,pad=1,layout=nhwc",
     "n=1,c=83,h=5,w=6,k=83,g=83,r=3,s=3,stride=2,pad=1,layout=nhwc",
+    /* depthwise NHWC 3x3 (cpu.openblas's rows with the weights in registers): interior
+     * pixels in fours and a remainder, channels past the last whole vector, a row with
+     * no interior pixel (w = 2), no padding at stride 2 */
+    "n=1,c=37,h=9,w=13,k=37,g=37,r=3,s=3,pad=1,layout=nhwc",
+    "n=2,c=40,h=7,w=2,k=40,g=40,r=3,s=3,pad=1,layout=nhwc",
+    "n=1,c=24,h=8,w=11,k=24,g=24,r=3,s=3,stride=2,layout=nhwc",
     "n=2,c=6,h=9,w=7,k=6,g=6,r=3,s=3,stride=2,pad=1,layout=nchw",
     "b=1,h=2,s=33,d=64,causal=1",
     "b=1,h=1,s=130,d=128",

@@ -6,10 +6,19 @@
  * Napkin math: 2·r·s FLOPs per output against one read of x and one write of y, so
  * it is memory-bound at any size (MobileNetV2's 56²×144 layer: 8 MFLOP over 3.6 MB).
  *
- * NHWC vectorises over channels: each thread takes a row of output pixels and a chunk
- * of four vectors of channels, keeps four accumulators per pixel in registers across the
- * taps that land inside the input, and applies bias, residual and ReLU before the one
- * store. NCHW vectorises along an output row of one channel plane, from padded copies
+ * NHWC vectorises over channels. A 3×3 filter at stride 1 or 2 (every depthwise
+ * layer of MobileNetV2) goes a row of output pixels at a time, one vector of channels
+ * after another with its nine weight vectors held in registers, four interior pixels
+ * at once (dwconv_nhwc3). Against each pixel's taps with the weights loaded every time
+ * (work items of a row and four vectors of channels), on the AMD EPYC VM (AVX2, two
+ * threads, alternated, three rounds; results/cpu-amd-epyc-f25m17-2c-avx2/
+ * ab-dwconv-rows.txt) the fused time went 0.33-0.35 -> 0.17 ms at 56²×144, 7.2-7.6
+ * -> 2.6 ms at batch 8 and 0.22 -> 0.15 ms at 112²×96 stride 2; 7²×960, mostly edge
+ * pixels, was unchanged. Six pixels at once were within a few per cent of four, eight
+ * slower (a run each). Other filters
+ * take a row of pixels and a chunk of four vectors of channels, with four accumulators
+ * per pixel across the taps that land inside the input. Both apply bias, residual and
+ * ReLU before the one store. NCHW vectorises along an output row of one channel plane, from padded copies
  * of the input rows it reads (dwconv_nchw's comment).
  */
 #include "cpu_ops.h"
@@ -97,8 +106,94 @@ static void dw_pixel_one(const dw_args *a, int nn, int oy, int ox, int c)
     a->y[o] = acc;
 }
 
+/* 3×3 NHWC: output row (nn, oy), channels [c0, c1) (c0 a multiple of VW). For each
+ * vector of channels the nine weight vectors stay in registers and the row's
+ * interior pixels (every tap inside the input) go DW_OXB at a time, one load and one
+ * FMA a tap and pixel; the columns at the edges and the channels past the last whole
+ * vector go through dw_pixel_vec and dw_pixel_one. A row outside the input (the top
+ * and bottom rows' padding) is skipped, not read as zeros. */
+#define DW_OXB 4
+static inline __attribute__((always_inline)) void dw_row_part(const dw_args *a, const float *const rows[3],
+                                                              const vf w[9], vf bias, float *o, const float *res,
+                                                              int ox, const int nb, const int st)
+{
+    const size_t C = (size_t)a->g->c;
+    vf acc[DW_OXB];
+    for (int j = 0; j < nb; j++) acc[j] = bias;
+    for (int r = 0; r < 3; r++) {
+        if (!rows[r]) continue;
+        const float *xr = rows[r] + (size_t)(ox * st - a->g->pad) * C;
+        for (int s = 0; s < 3; s++)
+            for (int j = 0; j < nb; j++) acc[j] += vload(xr + (size_t)(j * st + s) * C) * w[r * 3 + s];
+    }
+    for (int j = 0; j < nb; j++) {
+        vf v = acc[j];
+        if (res) v += vload(res + (size_t)(ox + j) * C);
+        if (a->ep->act == FC_ACT_RELU) v = vmax(v, vsplat(0.0f));
+        vstore(o + (size_t)(ox + j) * C, v);
+    }
+}
+
+static inline __attribute__((always_inline)) void dw_row3(const dw_args *a, int nn, int oy, int c0, int c1,
+                                                          const int st)
+{
+    const fc_conv_geom *g = a->g;
+    const size_t C = (size_t)g->c;
+    int rlo, rhi;
+    tap_range(oy, 3, g->h, st, g->pad, &rlo, &rhi);
+    /* interior columns: ox·st − pad ≥ 0 and ox·st − pad + 2 ≤ w − 1 */
+    int oxlo = (g->pad + st - 1) / st, oxhi = g->w - 3 + g->pad < 0 ? 0 : (g->w - 3 + g->pad) / st + 1;
+    if (oxhi > g->q) oxhi = g->q;
+    if (oxlo > oxhi) oxlo = oxhi;
+    const float *row[3]; /* the input rows of the taps, at channel c0; NULL: padding */
+    for (int r = 0; r < 3; r++)
+        row[r] = r >= rlo && r < rhi ? a->x + ((size_t)nn * g->h + (size_t)(oy * st - g->pad + r)) * g->w * C + c0
+                                     : NULL;
+    const size_t at = ((size_t)nn * g->p + oy) * g->q * C;
+    int c = c0;
+    for (; c + VW <= c1; c += VW) {
+        const float *rows[3] = {row[0] ? row[0] + (c - c0) : NULL, row[1] ? row[1] + (c - c0) : NULL,
+                                row[2] ? row[2] + (c - c0) : NULL};
+        vf w[9];
+        for (int t = 0; t < 9; t++) w[t] = vload(a->w + (size_t)t * C + c);
+        const vf bias = a->ep->bias ? vload(a->ep->bias + c) : vsplat(0.0f);
+        float *o = a->y + at + c;
+        const float *res = a->ep->resid ? a->ep->resid + at + c : NULL;
+        for (int ox = 0; ox < oxlo; ox++) dw_pixel_vec(a, nn, oy, ox, c, 1);
+        int ox = oxlo;
+        for (; ox + DW_OXB <= oxhi; ox += DW_OXB) dw_row_part(a, rows, w, bias, o, res, ox, DW_OXB, st);
+        for (; ox < oxhi; ox++) dw_row_part(a, rows, w, bias, o, res, ox, 1, st);
+        for (ox = oxhi; ox < g->q; ox++) dw_pixel_vec(a, nn, oy, ox, c, 1);
+    }
+    for (; c < c1; c++)
+        for (int ox = 0; ox < g->q; ox++) dw_pixel_one(a, nn, oy, ox, c);
+}
+
+/* 3×3 at stride 1 or 2: a work item is an output row's channels [c0, c1); a row whole
+ * (its three input rows read front to back) unless there are too few rows to give
+ * each thread eight items. */
+static bool dwconv_nhwc3(const dw_args *a)
+{
+    const fc_conv_geom *g = a->g;
+    if (g->r != 3 || g->s != 3 || (g->stride != 1 && g->stride != 2)) return false;
+    const int nrows = g->n * g->p, nt = omp_get_max_threads(), nvec = (g->c + VW - 1) / VW;
+    int parts = nrows >= 8 * nt ? 1 : (8 * nt + nrows - 1) / nrows;
+    if (parts > nvec) parts = nvec;
+    const int per = (nvec + parts - 1) / parts * VW; /* channels a part */
+    parts = (g->c + per - 1) / per;
+#pragma omp parallel for schedule(static)
+    for (int item = 0; item < nrows * parts; item++) {
+        int row = item / parts, c0 = item % parts * per, c1 = c0 + per < g->c ? c0 + per : g->c;
+        if (g->stride == 1) dw_row3(a, row / g->p, row % g->p, c0, c1, 1);
+        else
+            dw_row3(a, row / g->p, row % g->p, c0, c1, 2);
+    }
+    return true;
+}
+
 static void dwconv_nhwc(const dw_args *a)
 {
+    if (dwconv_nhwc3(a)) return;
     const fc_conv_geom *g = a->g;
     const int nrows = g->n * g->p, nchunks = (g->c + DW_CHUNK - 1) / DW_CHUNK;
 #pragma omp parallel for collapse(2) schedule(static)
