@@ -48,6 +48,8 @@ check_eq "same problem" "$(pyq "$WORK/re.json" "d['records'][0]['problem']")" "$
 expect 0 "csv output" -- "$FUSECAL" run --shape m=8,k=8,n=8 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" --out "$WORK/r.csv" --quiet
 check_eq "csv header + 1 row" "$(grep -c '' "$WORK/r.csv")" 2
 check_eq "csv columns" "$("$PYTHON" -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(r[0]['pattern'], r[0]['status'], float(r[0]['speedup'])>0)" "$WORK/r.csv")" "linear_bias ok True"
+# cpu.openblas's fused linear changes its GEMM too: a control was timed and the decision made on the fusion split
+check_eq "csv decided on the fusion split" "$("$PYTHON" -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(r[0]['decided_by'], float(r[0]['speedup_fusion'])>0)" "$WORK/r.csv")" "fusion True"
 expect 0 "jsonl output" -- "$FUSECAL" run --shape m=8,k=8,n=8 --pattern linear_bias,linear_bias_gelu --backend cpu.openblas "${FAST[@]}" --out "$WORK/r.jsonl" --quiet
 check_eq "jsonl: header + 2 records, each a JSON object" "$("$PYTHON" -c "import json,sys; L=[json.loads(l) for l in open(sys.argv[1])]; print(len(L), L[0]['schema'], L[1]['pattern'])" "$WORK/r.jsonl")" "3 fusecal-calibration linear_bias"
 expect 0 "markdown output" -- "$FUSECAL" run --shape m=8,k=8,n=8 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" --out "$WORK/r.md" --quiet

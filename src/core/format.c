@@ -58,7 +58,7 @@ static char *format_csv(const fc_doc *d)
                "pattern,device,backend,dtype,layout,problem,status,unfused_latency_ms,fused_latency_ms,"
                "speedup,speedup_ci_lo,speedup_ci_hi,threshold,decision,memory_reduction,unfused_gflops,"
                "fused_gflops,verified,unfused_impl,fused_impl,reason,margin,rounds,stop_rule,"
-               "speedup_implementation,speedup_fusion\n");
+               "speedup_implementation,speedup_fusion,decided_by\n");
     for (int i = 0; i < d->n; i++) {
         const fc_record *r = &d->rec[i];
         bool ok = r->status == FC_STATUS_OK;
@@ -88,7 +88,8 @@ static char *format_csv(const fc_doc *d)
         if (ok && r->has_control) fc_str_addf(&b, "%.6g,%.6g", r->split_implementation.ratio, r->split_fusion.ratio);
         else
             fc_str_add(&b, ",");
-        fc_str_add(&b, "\n");
+        /* which speedup the decision was made on (record.h's fc_record_decisive_speedup) */
+        fc_str_addf(&b, ",%s\n", ok ? fc_word_name(&fc_decider_words, r->decided_by) : "");
     }
     return b.s ? b.s : fc_xstrdup("");
 }
