@@ -69,6 +69,22 @@ check_eq "pairs across backends" "$(pyq "$WORK/out" "[(r['a']['backend'], r['b']
 expect 0 "--by problem, text has both backend columns" -- "$FUSECAL" compare a.json gpu.json --by problem
 if grep -q 'A backend  *B backend' "$WORK/out"; then ok "backend columns"; else bad "header: $(head -5 "$WORK/out")"; fi
 
+# a record with a control (the fused form changes its implementation too): compared on
+# its fusion split, as check judges it. The whole speedup held at 1.6 while the split
+# fell from 1.3 to 1.0: the row must show the splits, B/A 0.769 and a lower shift.
+mk ctla.json "$LB@cpu.openblas:1.50,1.60,1.70:ok:fusion=1.30"
+mk ctlb.json "$LB@cpu.openblas:1.50,1.60,1.70:ok:fusion=1.00"
+expect 0 "compare, control records" -- "$FUSECAL" compare ctla.json ctlb.json
+if grep -E '^linear_bias +cpu.openblas .*1\.300x \[[0-9.]+, [0-9.]+\] fusion +1\.000x \[[0-9.]+, [0-9.]+\] fusion +0\.769x \*' "$WORK/out" >/dev/null; then
+    ok "control row: the fusion splits and their B/A"; else bad "control row: $(grep '^linear_bias ' "$WORK/out")"; fi
+expect 0 "compare, control records, json" -- "$FUSECAL" compare ctla.json ctlb.json --format json
+cp "$WORK/out" ctl-compare.json
+check_eq "json: the splits, the change and shift of the split" \
+    "$(pyq ctl-compare.json "'%.3f %.3f %.3f %.3f %s' % (d['rows'][0]['a']['speedup'], d['rows'][0]['a']['speedup_fusion'], d['rows'][0]['b']['speedup_fusion'], d['rows'][0]['speedup_change'], d['rows'][0]['shift'])")" \
+    "1.600 1.300 1.000 0.769 lower"
+"$PYTHON" "$TESTS/validate_schema.py" "$SRC/schemas/compare.schema.json" ctl-compare.json 2>verr && ok "control compare: schema" ||
+    bad "control compare: schema: $(cat verr)"
+
 # bad input and usage
 printf '{"schema": "fusecal-calibration", "schema_version": 2,' >trunc.json
 expect 2 "A not JSON" -- "$FUSECAL" compare trunc.json b.json; err_says "bad input" "trunc.json" "truncated"

@@ -100,11 +100,14 @@ static void render(fc_str *b, const table *t, fc_compare_format f, int sep_befor
 
 /* ------------------------------------------------------------------ cells */
 
+/* The speedup compared (fc_record_fusion_speedup): the fusion split, so marked, where
+ * the record has a control. */
 static void ci_text(const fc_record *r, char *buf, size_t n)
 {
+    const fc_ratio_ci *s = fc_record_fusion_speedup(r);
     if (r->status != FC_STATUS_OK) snprintf(buf, n, "%s", fc_status_name(r->status));
     else
-        snprintf(buf, n, "%.3fx [%.3f, %.3f]", r->speedup.ratio, r->speedup.lo, r->speedup.hi);
+        snprintf(buf, n, "%.3fx [%.3f, %.3f]%s", s->ratio, s->lo, s->hi, r->has_control ? " fusion" : "");
 }
 
 static void ms_text(const fc_record *r, fc_variant v, char *buf, size_t n)
@@ -267,6 +270,12 @@ static cJSON *side_json(const fc_record *r)
         cJSON_AddItemToArray(ci, fc_json_num_item(r->speedup.lo));
         cJSON_AddItemToArray(ci, fc_json_num_item(r->speedup.hi));
         cJSON_AddStringToObject(o, "decision", fc_decision_name(r->decision));
+        if (r->has_control) {
+            fc_json_add_num(o, "speedup_fusion", r->split_fusion.ratio);
+            cJSON *cf = cJSON_AddArrayToObject(o, "ci95_fusion");
+            cJSON_AddItemToArray(cf, fc_json_num_item(r->split_fusion.lo));
+            cJSON_AddItemToArray(cf, fc_json_num_item(r->split_fusion.hi));
+        }
     }
     return o;
 }

@@ -420,7 +420,8 @@ void fc_compare_docs(const fc_doc *a, const fc_doc *b, fc_match_by by, fc_compar
             r->flip = r->a->status != r->b->status;
         out->flips += r->flip;
         if (!r->both_ok) continue;
-        const fc_ratio_ci *A = &r->a->speedup, *B = &r->b->speedup;
+        /* the speedup check judges: the fusion split where a control was measured */
+        const fc_ratio_ci *A = fc_record_fusion_speedup(r->a), *B = fc_record_fusion_speedup(r->b);
         r->speedup_change = B->ratio / A->ratio;
         r->fused_ratio = r->b->v[FC_FUSED].lat.median / r->a->v[FC_FUSED].lat.median;
         r->unfused_ratio = r->b->v[FC_UNFUSED].lat.median / r->a->v[FC_UNFUSED].lat.median;
