@@ -15,11 +15,12 @@
  * ab-dwconv-rows.txt) the fused time went 0.33-0.35 -> 0.17 ms at 56²×144, 7.2-7.6
  * -> 2.6 ms at batch 8 and 0.22 -> 0.15 ms at 112²×96 stride 2; 7²×960, mostly edge
  * pixels, was unchanged. Six pixels at once were within a few per cent of four, eight
- * slower (a run each). Other filters
- * take a row of pixels and a chunk of four vectors of channels, with four accumulators
- * per pixel across the taps that land inside the input. Both apply bias, residual and
- * ReLU before the one store. NCHW vectorises along an output row of one channel plane, from padded copies
- * of the input rows it reads (dwconv_nchw's comment).
+ * slower (a run each). Other filters take a row of pixels and a chunk of four vectors
+ * of channels, with four accumulators per pixel across the taps that land inside the
+ * input. Both apply bias, residual and ReLU before the one store (dw_store).
+ *
+ * NCHW vectorises along an output row of one channel plane, from padded copies of the
+ * input rows it reads (dwconv_nchw's comment).
  */
 #include "cpu_ops.h"
 #include "cpu_vec.h"
@@ -56,6 +57,15 @@ typedef struct dw_args {
     const fc_epilogue *ep;
 } dw_args;
 
+/* The epilogue of a vector of outputs at o: the residual at res (NULL: none), ReLU,
+ * the one store. */
+static inline __attribute__((always_inline)) void dw_store(const dw_args *a, vf v, float *o, const float *res)
+{
+    if (res) v += vload(res);
+    if (a->ep->act == FC_ACT_RELU) v = vmax(v, vsplat(0.0f));
+    vstore(o, v);
+}
+
 /* Channels [c0, c0 + VW·nv) of output pixel (nn, oy, ox), NHWC; nv is 1 or 4 at each
  * call, so the loops over it unroll and the accumulators stay in registers. */
 static inline __attribute__((always_inline)) void dw_pixel_vec(const dw_args *a, int nn, int oy, int ox, int c0, int nv)
@@ -76,11 +86,8 @@ static inline __attribute__((always_inline)) void dw_pixel_vec(const dw_args *a,
         }
     }
     size_t o = (((size_t)nn * g->p + oy) * g->q + ox) * C + c0;
-    for (int j = 0; j < nv; j++) {
-        if (a->ep->resid) acc[j] += vload(a->ep->resid + o + VW * j);
-        if (a->ep->act == FC_ACT_RELU) acc[j] = vmax(acc[j], vsplat(0.0f));
-        vstore(a->y + o + VW * j, acc[j]);
-    }
+    for (int j = 0; j < nv; j++)
+        dw_store(a, acc[j], a->y + o + VW * j, a->ep->resid ? a->ep->resid + o + VW * j : NULL);
 }
 
 /* The same for one channel (the tail of a chunk that is not a multiple of VW). */
@@ -126,12 +133,7 @@ static inline __attribute__((always_inline)) void dw_row_part(const dw_args *a, 
         for (int s = 0; s < 3; s++)
             for (int j = 0; j < nb; j++) acc[j] += vload(xr + (size_t)(j * st + s) * C) * w[r * 3 + s];
     }
-    for (int j = 0; j < nb; j++) {
-        vf v = acc[j];
-        if (res) v += vload(res + (size_t)(ox + j) * C);
-        if (a->ep->act == FC_ACT_RELU) v = vmax(v, vsplat(0.0f));
-        vstore(o + (size_t)(ox + j) * C, v);
-    }
+    for (int j = 0; j < nb; j++) dw_store(a, acc[j], o + (size_t)(ox + j) * C, res ? res + (size_t)(ox + j) * C : NULL);
 }
 
 static inline __attribute__((always_inline)) void dw_row3(const dw_args *a, int nn, int oy, int c0, int c1,
@@ -145,15 +147,13 @@ static inline __attribute__((always_inline)) void dw_row3(const dw_args *a, int 
     int oxlo = (g->pad + st - 1) / st, oxhi = g->w - 3 + g->pad < 0 ? 0 : (g->w - 3 + g->pad) / st + 1;
     if (oxhi > g->q) oxhi = g->q;
     if (oxlo > oxhi) oxlo = oxhi;
-    const float *row[3]; /* the input rows of the taps, at channel c0; NULL: padding */
+    const float *row[3]; /* the input rows of the taps; NULL: padding */
     for (int r = 0; r < 3; r++)
-        row[r] = r >= rlo && r < rhi ? a->x + ((size_t)nn * g->h + (size_t)(oy * st - g->pad + r)) * g->w * C + c0
-                                     : NULL;
+        row[r] = r >= rlo && r < rhi ? a->x + ((size_t)nn * g->h + (size_t)(oy * st - g->pad + r)) * g->w * C : NULL;
     const size_t at = ((size_t)nn * g->p + oy) * g->q * C;
     int c = c0;
     for (; c + VW <= c1; c += VW) {
-        const float *rows[3] = {row[0] ? row[0] + (c - c0) : NULL, row[1] ? row[1] + (c - c0) : NULL,
-                                row[2] ? row[2] + (c - c0) : NULL};
+        const float *rows[3] = {row[0] ? row[0] + c : NULL, row[1] ? row[1] + c : NULL, row[2] ? row[2] + c : NULL};
         vf w[9];
         for (int t = 0; t < 9; t++) w[t] = vload(a->w + (size_t)t * C + c);
         const vf bias = a->ep->bias ? vload(a->ep->bias + c) : vsplat(0.0f);
