@@ -257,6 +257,14 @@ static char *compare_text(const fc_compare *cmp, const fc_doc *a, const fc_doc *
     return s.s;
 }
 
+/* key: [ci.lo, ci.hi] */
+static void add_interval(cJSON *o, const char *key, const fc_ratio_ci *ci)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, key);
+    cJSON_AddItemToArray(a, fc_json_num_item(ci->lo));
+    cJSON_AddItemToArray(a, fc_json_num_item(ci->hi));
+}
+
 static cJSON *side_json(const fc_record *r)
 {
     cJSON *o = cJSON_CreateObject();
@@ -266,15 +274,11 @@ static cJSON *side_json(const fc_record *r)
         fc_json_add_num(o, "unfused_latency_ms", r->v[FC_UNFUSED].lat.median);
         fc_json_add_num(o, "fused_latency_ms", r->v[FC_FUSED].lat.median);
         fc_json_add_num(o, "speedup", r->speedup.ratio);
-        cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
-        cJSON_AddItemToArray(ci, fc_json_num_item(r->speedup.lo));
-        cJSON_AddItemToArray(ci, fc_json_num_item(r->speedup.hi));
+        add_interval(o, "ci95", &r->speedup);
         cJSON_AddStringToObject(o, "decision", fc_decision_name(r->decision));
         if (r->has_control) {
             fc_json_add_num(o, "speedup_fusion", r->split_fusion.ratio);
-            cJSON *cf = cJSON_AddArrayToObject(o, "ci95_fusion");
-            cJSON_AddItemToArray(cf, fc_json_num_item(r->split_fusion.lo));
-            cJSON_AddItemToArray(cf, fc_json_num_item(r->split_fusion.hi));
+            add_interval(o, "ci95_fusion", &r->split_fusion);
         }
     }
     return o;
