@@ -181,8 +181,12 @@ static void fit_recovers_parameters(void)
     CHECK_NEAR(f->eff_bw, truth_fused.eff_bw, 0.01 * truth_fused.eff_bw);
     CHECK_NEAR(u->k, truth_unfused.k, 0.01);
     CHECK(f->spread < 1e-3 && u->spread < 1e-3 && m.cls[0].fit.spread < 1e-3);
-    /* the records' noise: each one's ci95 (±1 %, 3 rounds) over its t quantile */
-    CHECK_NEAR(m.cls[0].fit.noise, log(1.01 / 0.99) / (2 * fc_t975(2)), 1e-9);
+    /* the records' noise: each one's ci95 (±1 %, 3 rounds) over its t quantile, over
+     * its saving weight (the held-out predictions are the truth's speedups) */
+    double sd = log(1.01 / 0.99) / (2 * fc_t975(2)), nn = 0;
+    for (int i = 0; i < m.cls[0].n; i++) nn += pow(sd / fc_saving_weight(m.cls[0].obs[i].speedup), 2);
+    CHECK_NEAR(m.cls[0].fit.noise, sqrt(nn / m.cls[0].n), 1e-4 * m.cls[0].fit.noise);
+    CHECK(m.cls[0].fit.noise > sd); /* every weight below 1 */
     fc_model_free(&m);
     fc_doc_free(&d);
 }
@@ -437,6 +441,64 @@ static void speedup_intervals(void)
     CHECK(c.rerun_lo < c.lo && c.hi < c.rerun_hi);
 }
 
+/* A class's intervals scale with the saving weight: at the same spread, a speedup
+ * near 1 gets a narrower interval (in log) than a speedup of 2, by the weights' ratio;
+ * and a prior shrinks the class's spread² and noise² toward its own, counted as
+ * FC_PREDICT_PRIOR_RECORDS records (degrees of freedom n − 1 + that). */
+static void saving_weight_and_prior(void)
+{
+    CHECK_NEAR(fc_saving_weight(1.0), FC_PREDICT_SAVING_W0, 1e-15);
+    CHECK_NEAR(fc_saving_weight(2.0), FC_PREDICT_SAVING_W0 + 0.5, 1e-15);
+    CHECK_NEAR(fc_saving_weight(0.5), FC_PREDICT_SAVING_W0 + 1.0, 1e-15); /* a loss weighs as much */
+    fc_ratio_ci a = {0}, b = {0}, want = {0};
+    fc_class_intervals(1.02, 0.1, 0.02, 8, NULL, &a);
+    fc_class_intervals(2.0, 0.1, 0.02, 8, NULL, &b);
+    CHECK_NEAR(log(a.rerun_hi / a.ratio) / log(b.rerun_hi / b.ratio), fc_saving_weight(1.02) / fc_saving_weight(2.0),
+               1e-12);
+    fc_speedup_intervals(2.0, 0.1 * fc_saving_weight(2.0), 0.02 * fc_saving_weight(2.0), 8, &want);
+    CHECK_NEAR(b.lo, want.lo, 1e-12);
+    CHECK_NEAR(b.rerun_hi, want.rerun_hi, 1e-12);
+    /* the prior: spread² (7·0.3² + R·0.1²)/(7 + R), noise² likewise, t at 7 + R */
+    fc_spread_prior pr = {.spread2 = 0.01, .noise2 = 0.0001, .classes = 5};
+    const double R = FC_PREDICT_PRIOR_RECORDS, s2 = (7 * 0.09 + R * 0.01) / (7 + R);
+    const double n2 = (7 * 0.0004 + R * 0.0001) / (7 + R);
+    fc_class_intervals(1.5, 0.3, 0.02, 8, &pr, &a);
+    fc_speedup_intervals(1.5, sqrt(s2) * fc_saving_weight(1.5), sqrt(n2) * fc_saving_weight(1.5), 8 + (int)R, &want);
+    CHECK_NEAR(a.lo, want.lo, 1e-12);
+    CHECK_NEAR(a.rerun_hi, want.rerun_hi, 1e-12);
+    pr.classes = 0; /* no pool: the class's own */
+    fc_class_intervals(1.5, 0.3, 0.02, 8, &pr, &a);
+    fc_class_intervals(1.5, 0.3, 0.02, 8, NULL, &b);
+    CHECK(a.lo == b.lo && a.rerun_hi == b.rerun_hi);
+}
+
+/* The pool of a machine: the medians of its other fitted classes' spread² and
+ * noise², from FC_PREDICT_PRIOR_CLASSES of them; another machine's classes, unfitted
+ * ones and the skipped one are not in it. */
+static void machine_prior(void)
+{
+    fc_model_class c[6] = {0};
+    const double sp[6] = {0.1, 0.2, 0.4, 0.8, 5.0, 9.0}, nz[6] = {0.01, 0.03, 0.02, 0.04, 0.5, 0.9};
+    for (int i = 0; i < 6; i++) {
+        c[i].fitted = i != 5;
+        c[i].machine = i == 4;
+        c[i].fit.spread = sp[i];
+        c[i].fit.noise = nz[i];
+    }
+    fc_model m = {.cls = c, .ncls = 6};
+    fc_spread_prior pr;
+    fc_model_prior(&m, 0, NULL, &pr); /* 0.1, 0.2, 0.4, 0.8 */
+    CHECK(pr.classes == 4);
+    CHECK_NEAR(pr.spread2, (0.04 + 0.16) / 2, 1e-15);
+    CHECK_NEAR(pr.noise2, (0.0004 + 0.0009) / 2, 1e-15);
+    fc_model_prior(&m, 0, &c[3], &pr); /* 0.1, 0.2, 0.4 */
+    CHECK(pr.classes == 3);
+    CHECK_NEAR(pr.spread2, 0.04, 1e-15);
+    CHECK_NEAR(pr.noise2, 0.0004, 1e-15);
+    fc_model_prior(&m, 1, NULL, &pr); /* one class: no pool */
+    CHECK(pr.classes == 0 && pr.spread2 == 0);
+}
+
 /* Records whose two variants are off the truth by one shared factor (a slower or
  * faster moment of the machine, as both variants of a record are measured in the
  * same rounds): each latency's held-out error is that factor, the speedup's is
@@ -464,7 +526,7 @@ static void speedup_spread_is_its_own(void)
     CHECK(p[0].source == FC_SRC_PREDICTED);
     fc_ratio_ci want = {0};
     CHECK(f->n_inside >= FC_PREDICT_MIN_INSIDE); /* an interpolation: the inside records' spread */
-    fc_speedup_intervals(p[0].speedup.ratio, f->spread_inside, f->noise, f->n_inside, &want);
+    fc_class_intervals(p[0].speedup.ratio, f->spread_inside, f->noise, f->n_inside, NULL, &want);
     CHECK_NEAR(p[0].speedup.lo, want.lo, 1e-12);
     CHECK_NEAR(p[0].speedup.rerun_hi, want.rerun_hi, 1e-12);
     CHECK(p[0].decision == fc_decide(&want, 1.1));
@@ -503,8 +565,8 @@ static void inside_and_beyond(void)
     CHECK(fc_predict_sites(&m, st, 2, &p) == 2);
     CHECK(p[0].source == FC_SRC_PREDICTED && p[1].source == FC_SRC_PREDICTED);
     fc_ratio_ci in = {0}, out = {0};
-    fc_speedup_intervals(p[0].speedup.ratio, f->spread_inside, f->noise, f->n_inside, &in);
-    fc_speedup_intervals(p[1].speedup.ratio, f->spread, f->noise, f->n, &out);
+    fc_class_intervals(p[0].speedup.ratio, f->spread_inside, f->noise, f->n_inside, NULL, &in);
+    fc_class_intervals(p[1].speedup.ratio, f->spread, f->noise, f->n, NULL, &out);
     CHECK_NEAR(p[0].speedup.rerun_hi, in.rerun_hi, 1e-12);
     CHECK_NEAR(p[1].speedup.rerun_hi, out.rerun_hi, 1e-12);
     CHECK(p[0].speedup.hi / p[0].speedup.ratio < p[1].speedup.hi / p[1].speedup.ratio);
@@ -559,8 +621,9 @@ static void local_correction(void)
             sw += 1 / (FC_PREDICT_LOCAL_D0 + dist[best]);
             sm += f->held[best] / (FC_PREDICT_LOCAL_D0 + dist[best]);
         }
-        ss += pow(f->held[i] - sm / sw, 2);
-        ss_raw += f->held[i] * f->held[i];
+        double r = f->held[i] - sm / sw; /* over the saving weight at the prediction it corrects */
+        ss += pow(r / fc_saving_weight(o[i].speedup * exp(-r)), 2);
+        ss_raw += pow(f->held[i] / fc_saving_weight(o[i].speedup * exp(-f->held[i])), 2);
     }
     CHECK_NEAR(f->spread, sqrt(ss / f->n), 1e-12);
     CHECK_MSG(f->spread < 0.8 * sqrt(ss_raw / f->n), "corrected %g, uncorrected %g", f->spread, sqrt(ss_raw / f->n));
@@ -645,6 +708,8 @@ int main(int argc, char **argv)
         T(loo_exact_data),
         T(loo_noisy_data),
         T(speedup_intervals),
+        T(saving_weight_and_prior),
+        T(machine_prior),
         T(speedup_spread_is_its_own),
         T(inside_and_beyond),
         T(local_correction),

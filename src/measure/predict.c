@@ -217,8 +217,41 @@ void fc_speedup_intervals(double s, double spread, double noise, int n, fc_ratio
     out->rerun_hi = s * exp(t * spread);
 }
 
-void fc_model_estimate(const fc_class_fit *fit, const fc_obs *o, const fc_problem *p, double flops,
-                       const double bytes[FC_NVARIANTS], double ceil_gflops, double ceil_gbs, bool inside,
+double fc_saving_weight(double s) { return FC_PREDICT_SAVING_W0 + fabs(1 - 1 / s); }
+
+void fc_model_prior(const fc_model *m, int machine, const fc_model_class *skip, fc_spread_prior *out)
+{
+    memset(out, 0, sizeof *out);
+    double *s2 = fc_xmalloc((size_t)(m->ncls > 0 ? m->ncls : 1) * 2 * sizeof *s2), *n2 = s2 + m->ncls;
+    int k = 0;
+    for (int i = 0; i < m->ncls; i++) {
+        const fc_model_class *c = &m->cls[i];
+        if (c == skip || !c->fitted || c->machine != machine) continue;
+        s2[k] = c->fit.spread * c->fit.spread;
+        n2[k++] = c->fit.noise * c->fit.noise;
+    }
+    if (k >= FC_PREDICT_PRIOR_CLASSES) {
+        out->spread2 = fc_median(s2, k);
+        out->noise2 = fc_median(n2, k);
+        out->classes = k;
+    }
+    free(s2);
+}
+
+void fc_class_intervals(double s, double spread, double noise, int n, const fc_spread_prior *prior, fc_ratio_ci *out)
+{
+    double ss = spread * spread, nn = noise * noise, df = n - 1;
+    if (prior && prior->classes > 0) {
+        ss = (df * ss + FC_PREDICT_PRIOR_RECORDS * prior->spread2) / (df + FC_PREDICT_PRIOR_RECORDS);
+        nn = (df * nn + FC_PREDICT_PRIOR_RECORDS * prior->noise2) / (df + FC_PREDICT_PRIOR_RECORDS);
+        df += FC_PREDICT_PRIOR_RECORDS;
+    }
+    double w = fc_saving_weight(s);
+    fc_speedup_intervals(s, w * sqrt(ss), w * sqrt(nn), (int)df + 1, out);
+}
+
+void fc_model_estimate(const fc_class_fit *fit, const fc_spread_prior *prior, const fc_obs *o, const fc_problem *p,
+                       double flops, const double bytes[FC_NVARIANTS], double ceil_gflops, double ceil_gbs, bool inside,
                        double ms[FC_NVARIANTS], double *base_ms, fc_ratio_ci *speedup)
 {
     ms[FC_FUSED] = fc_fit_fused_ms(&fit->v[FC_FUSED], flops, bytes[FC_FUSED], ceil_gflops, ceil_gbs);
@@ -229,7 +262,8 @@ void fc_model_estimate(const fc_class_fit *fit, const fc_obs *o, const fc_proble
     double s = base / ms[FC_FUSED];
     bool in = inside && fit->n_inside >= FC_PREDICT_MIN_INSIDE;
     if (o && fit->held) s *= exp(fc_local_correction(fit, o, p));
-    fc_speedup_intervals(s, in ? fit->spread_inside : fit->spread, fit->noise, in ? fit->n_inside : fit->n, speedup);
+    fc_class_intervals(s, in ? fit->spread_inside : fit->spread, fit->noise, in ? fit->n_inside : fit->n, prior,
+                       speedup);
 }
 
 static void span_of(const fc_obs *o, int n, int what, double *lo, double *hi)
@@ -303,7 +337,7 @@ static void measured(const fc_record *r, fc_prediction *out)
     snprintf(out->reason, sizeof out->reason, "a record of this problem");
 }
 
-static void predicted(const fc_model_class *c, const fc_problem *p, fc_prediction *out)
+static void predicted(const fc_model *m, const fc_model_class *c, const fc_problem *p, fc_prediction *out)
 {
     fc_cost cost = {0};
     fc_family_of(p->pat)->cost(p, &cost);
@@ -311,7 +345,9 @@ static void predicted(const fc_model_class *c, const fc_problem *p, fc_predictio
     const fc_record *near = out->nearest[0];
     if (!fc_model_within_span(c->obs, c->n, cost.flops, cost.bytes, out->reason, sizeof out->reason)) return;
     double ms[FC_NVARIANTS], base;
-    fc_model_estimate(&c->fit, c->obs, p, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs,
+    fc_spread_prior prior;
+    fc_model_prior(m, c->machine, c, &prior);
+    fc_model_estimate(&c->fit, &prior, c->obs, p, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs,
                       fc_model_inside(c->obs, c->n, cost.flops, cost.bytes), ms, &base, &out->speedup);
     out->source = FC_SRC_PREDICTED;
     out->cls = c;
@@ -347,7 +383,7 @@ static void predict_one(const fc_model *m, const fc_site *s, const fc_model_back
                  cls, FC_PREDICT_MIN_RECORDS);
         return;
     }
-    predicted(c, &s->prob, out);
+    predicted(m, c, &s->prob, out);
 }
 
 int fc_predict_sites(const fc_model *m, const fc_site *sites, int nsites, fc_prediction **out)

@@ -434,8 +434,8 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
         ru[i] = unfused_residual(&fi.v[FC_UNFUSED], &o[i]);
         double ms[FC_NVARIANTS];
         fc_ratio_ci sp;
-        fc_model_estimate(&fi, NULL, NULL, o[i].flops, o[i].bytes, o[i].ceil_gflops, o[i].ceil_gbs, false, ms, NULL,
-                          &sp);
+        fc_model_estimate(&fi, NULL, NULL, NULL, o[i].flops, o[i].bytes, o[i].ceil_gflops, o[i].ceil_gbs, false, ms,
+                          NULL, &sp);
         rs[i] = log(o[i].speedup) - log(sp.ratio);
         inside[i] = fc_model_inside(train, m, o[i].flops, o[i].bytes);
         f->n_inside += inside[i];
@@ -443,15 +443,19 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     f->v[FC_FUSED].spread = robust_spread(rf, n);
     f->v[FC_UNFUSED].spread = robust_spread(ru, n);
     /* the errors of the predictor as it is used: each held-out residual less the
-     * local correction the other records give it */
+     * local correction the other records give it, over the saving weight at the
+     * prediction it corrected (ŝ = s·exp(−r)); the records' noise over the same */
     int nin = 0;
+    double nn = 0;
     for (int i = 0; i < n; i++) {
-        rc[i] = rs[i] - local_mean(o, n, rs, &o[i].rec->prob, i);
+        double r = rs[i] - local_mean(o, n, rs, &o[i].rec->prob, i), w = fc_saving_weight(o[i].speedup * exp(-r));
+        rc[i] = r / w;
+        nn += o[i].speedup_sd * o[i].speedup_sd / (w * w);
         if (inside[i]) rcin[nin++] = rc[i];
     }
     f->spread = fc_speedup_spread(rc, n);
     f->spread_inside = nin > 0 ? fc_speedup_spread(rcin, nin) : 0;
-    f->noise = fc_obs_noise(o, n);
+    f->noise = sqrt(nn / n);
     free(inside);
     free(r);
     free(train);

@@ -88,7 +88,9 @@ static cJSON *fit_json(const fc_fit *f, bool fused)
     return o;
 }
 
-static cJSON *class_json(const fc_model_class *c)
+/* The class a prediction came from, with the saving weight at its speedup and the
+ * machine's pool its spread was shrunk toward (predict.h's top). */
+static cJSON *class_json(const fc_model *m, const fc_model_class *c, double speedup)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "records", c->n);
@@ -98,6 +100,16 @@ static cJSON *class_json(const fc_model_class *c)
     cJSON_AddNumberToObject(o, "speedup_spread_inside", c->fit.spread_inside);
     cJSON_AddNumberToObject(o, "records_inside", c->fit.n_inside);
     cJSON_AddNumberToObject(o, "speedup_noise", c->fit.noise);
+    cJSON_AddNumberToObject(o, "saving_weight", fc_saving_weight(speedup));
+    fc_spread_prior pr;
+    fc_model_prior(m, c->machine, c, &pr);
+    if (pr.classes > 0) {
+        cJSON *pool = cJSON_AddObjectToObject(o, "pool");
+        cJSON_AddNumberToObject(pool, "classes", pr.classes);
+        cJSON_AddNumberToObject(pool, "records", FC_PREDICT_PRIOR_RECORDS);
+        cJSON_AddNumberToObject(pool, "speedup_spread", sqrt(pr.spread2));
+        cJSON_AddNumberToObject(pool, "speedup_noise", sqrt(pr.noise2));
+    }
     return o;
 }
 
@@ -128,7 +140,7 @@ static cJSON *prediction_json(const fc_model *m, const fc_site *s, const char *q
     cJSON_AddStringToObject(o, "reason", p->reason);
     cJSON *near = cJSON_AddArrayToObject(o, "nearest");
     for (int i = 0; i < p->nnearest; i++) cJSON_AddItemToArray(near, cJSON_CreateString(p->nearest[i]->problem));
-    if (p->source == FC_SRC_PREDICTED) cJSON_AddItemToObject(o, "model", class_json(p->cls));
+    if (p->source == FC_SRC_PREDICTED) cJSON_AddItemToObject(o, "model", class_json(m, p->cls, p->speedup.ratio));
     return o;
 }
 
