@@ -292,9 +292,20 @@ static void classes_apart(void)
     p = problem("conv_bn_relu:n=1,c=8,h=8,w=8,k=8,g=2");
     fc_problem_class(&p, a, sizeof a);
     CHECK_MSG(!strcmp(a, "conv_bn_relu fp32 nhwc grouped"), "%s", a);
+    /* g = c = k is dwconv_bn_relu's chain: its class; a channel multiplier (k = 2c)
+     * is not */
     p = problem("conv_bn_relu:n=1,c=8,h=8,w=8,k=8,g=8");
     fc_problem_class(&p, a, sizeof a);
+    CHECK_MSG(!strcmp(a, "dwconv_bn_relu fp32 nhwc depthwise"), "%s", a);
+    p = problem("dwconv_bn_relu:n=1,c=8,h=8,w=8,k=8");
+    fc_problem_class(&p, b, sizeof b);
+    CHECK_MSG(!strcmp(a, b), "%s", b);
+    p = problem("conv_bn_relu:n=1,c=8,h=8,w=8,k=16,g=8");
+    fc_problem_class(&p, a, sizeof a);
     CHECK_MSG(!strcmp(a, "conv_bn_relu fp32 nhwc depthwise"), "%s", a);
+    p = problem("conv_bn:n=1,c=8,h=8,w=8,k=8,g=8"); /* no ReLU: its own */
+    fc_problem_class(&p, a, sizeof a);
+    CHECK_MSG(!strcmp(a, "conv_bn fp32 nhwc depthwise"), "%s", a);
     p = problem("attention:b=1,h=2,s=64,d=64,causal=1");
     fc_problem_class(&p, a, sizeof a);
     CHECK(!strcmp(a, "attention fp32 causal=1"));

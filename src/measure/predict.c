@@ -24,7 +24,12 @@ static bool is_switch(const fc_dim *d) { return !d->derived && d->min == 0 && d-
 void fc_problem_class(const fc_problem *p, char *buf, size_t n)
 {
     const fc_family *f = fc_family_of(p->pat);
-    size_t off = (size_t)snprintf(buf, n, "%s %s", p->pat->name, fc_dtype_name(p->dtype));
+    const int64_t g = p->pat->family == FC_FAM_CONV ? p->d[FC_CONV_G] : 1;
+    const bool dw = g > 1 && g == p->d[FC_CONV_C] && g == p->d[FC_CONV_K];
+    /* conv_bn_relu with g = c = k is dwconv_bn_relu's chain, which the backends run
+     * alike (they dispatch on the geometry): one class */
+    const fc_pattern *named = dw && p->pat->id == FC_P_conv_bn_relu ? &fc_patterns[FC_P_dwconv_bn_relu] : p->pat;
+    size_t off = (size_t)snprintf(buf, n, "%s %s", named->name, fc_dtype_name(p->dtype));
     if (f->has_layout && off < n) off += (size_t)snprintf(buf + off, n - off, " %s", fc_layout_name(p->layout));
     for (int i = 0; i < f->ndims && off < n; i++)
         if (is_switch(&f->dims[i]))
@@ -33,7 +38,6 @@ void fc_problem_class(const fc_problem *p, char *buf, size_t n)
      * (g = c) is a memory-bound stencil, a grouped one (1 < g < c) runs its own kernels
      * (leave-one-out on the committed Intel standard calibration predicted grouped
      * conv_bn_relu records 58-86 % off from the dense ones of their class) */
-    const int64_t g = p->pat->family == FC_FAM_CONV ? p->d[FC_CONV_G] : 1;
     if (g > 1 && off < n) off += (size_t)snprintf(buf + off, n - off, g == p->d[FC_CONV_C] ? " depthwise" : " grouped");
     /* one query row per sequence (decode) streams the KV cache through GEMV-shaped
      * passes, and the CPU backends run it with a kernel of its own (split-KV); the
