@@ -5,6 +5,10 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 # ceilings kept between commands (src/measure/ceilcache.h): each test its own cache
 export XDG_CACHE_HOME=$WORK/cache
+# and its own TMPDIR: the runs of tests alongside are not counted as measuring at
+# the same time (src/measure/peers.h)
+export TMPDIR=$WORK/tmp
+mkdir -p "$TMPDIR"
 PASS=0
 FAIL=0
 

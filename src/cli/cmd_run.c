@@ -678,6 +678,11 @@ static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, b
         if (r->throttled)
             fc_progress_note(pg, "fusecal: warning: %s on %s: clocks dropped during the problem", r->problem,
                              r->backend);
+        if (r->contended)
+            fc_progress_note(pg,
+                             "fusecal: warning: %s on %s: another fusecal run was measuring on this machine: "
+                             "its timings are disturbed",
+                             r->problem, r->backend);
     }
     if (!quiet) {
         fc_print_table(stdout, doc);
@@ -892,6 +897,7 @@ static int measure(run_opts *o, run_state *st, int argc, char **argv)
 {
     fc_err e;
     if (fc_session_open(&st->ses, &fc_builtin, &st->plan, &o->set, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
+    fc_progress_peers(&st->pg);
     if (fc_progress_ceilings(&st->pg, &st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
     fc_progress_stop_rule(&st->pg, &st->plan, &o->set);
     cJSON *host, *ceilings;

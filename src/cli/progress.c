@@ -1,6 +1,7 @@
 /* progress.c — see progress.h. */
 #include "progress.h"
 #include "format.h"
+#include "peers.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -94,6 +95,19 @@ void fc_progress_note(fc_progress *p, const char *fmt, ...)
     va_end(ap);
     fputc('\n', p->out);
     fflush(p->out);
+}
+
+void fc_progress_peers(fc_progress *p)
+{
+    char why[640];
+    if (fc_peers_join(why, sizeof why) != 0)
+        fc_progress_note(p, "fusecal: note: other fusecal runs will not see this one measuring: %s", why);
+    int pid[3], n = fc_peers_count(pid, 3);
+    if (n > 0)
+        fc_progress_note(p,
+                         "fusecal: warning: %d other fusecal run%s measuring on this machine (pid %d%s): each "
+                         "disturbs the other's timings; records measured meanwhile say so (environment.contended)",
+                         n, n == 1 ? " is" : "s are", pid[0], n > 1 ? ", ..." : "");
 }
 
 int fc_progress_ceilings(fc_progress *p, fc_session *s, fc_err *e)

@@ -46,7 +46,8 @@ typedef struct fc_sense {
     double clock_mhz; /* current processor/SM clock, 0 when unknown */
     double mem_clock_mhz;
     double temperature_c;
-    double loadavg1; /* host 1-minute load average */
+    double loadavg1;  /* host 1-minute load average */
+    int fusecal_runs; /* other fusecal runs measuring on the host (peers.h) */
 } fc_sense;
 
 typedef struct fc_device_opts {

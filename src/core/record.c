@@ -197,6 +197,7 @@ static cJSON *sense_json(const fc_sense *s)
     if (s->mem_clock_mhz > 0) fc_json_add_num(o, "mem_clock_mhz", s->mem_clock_mhz);
     if (s->temperature_c > 0) fc_json_add_num(o, "temperature_c", s->temperature_c);
     fc_json_add_num(o, "loadavg1", s->loadavg1);
+    cJSON_AddNumberToObject(o, "fusecal_runs", s->fusecal_runs);
     return o;
 }
 
@@ -310,6 +311,7 @@ cJSON *fc_record_to_json(const fc_record *r)
     cJSON_AddItemToObject(env, "before", sense_json(&r->before));
     cJSON_AddItemToObject(env, "after", sense_json(&r->after));
     cJSON_AddBoolToObject(env, "throttled", r->throttled);
+    cJSON_AddBoolToObject(env, "contended", r->contended);
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
     cJSON_AddStringToObject(o, "seed", seed);
@@ -435,6 +437,7 @@ static void sense_read(const cJSON *o, fc_sense *s)
     s->mem_clock_mhz = fc_json_num(o, "mem_clock_mhz", 0);
     s->temperature_c = fc_json_num(o, "temperature_c", 0);
     s->loadavg1 = fc_json_num(o, "loadavg1", 0);
+    s->fusecal_runs = fc_json_int(o, "fusecal_runs", 0);
 }
 
 static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, fc_err *e)
@@ -553,6 +556,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     sense_read(cJSON_GetObjectItemCaseSensitive(env, "before"), &r->before);
     sense_read(cJSON_GetObjectItemCaseSensitive(env, "after"), &r->after);
     r->throttled = fc_json_bool(env, "throttled", false);
+    r->contended = fc_json_bool(env, "contended", false);
     r->seed = strtoull(fc_json_str(o, "seed", "0"), NULL, 10);
     return 0;
 }

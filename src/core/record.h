@@ -71,6 +71,8 @@ typedef struct fc_record {
     double reference_ms, prepare_ms, setup_ms;
     fc_sense before, after;
     bool throttled;
+    bool contended; /* another fusecal run measured on the host before, after or between its rounds (peers.h) */
+    int peers_seen; /* while measured: the most other fusecal runs seen between its rounds (not written) */
     uint64_t seed;
 } fc_record;
 

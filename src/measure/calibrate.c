@@ -2,6 +2,7 @@
 #include "calibrate.h"
 #include "ceilcache.h"
 #include "host.h"
+#include "peers.h"
 #include "rounds_wire.h"
 #include "signals.h"
 
@@ -625,6 +626,7 @@ static int job_begin(fc_session *s, const fc_job *job, const fc_settings *set, c
         }
     }
     if (j->dev->sense) j->dev->sense(j->dctx, &r->before);
+    r->before.fusecal_runs = fc_peers_count(NULL, 0);
 
     /* At least min_rounds rounds, each with its share of the minimums; more rounds
      * while the rounds' interval is wider than max_noise and the time cap allows. */
@@ -651,6 +653,8 @@ static int job_begin(fc_session *s, const fc_job *job, const fc_settings *set, c
 static int job_rounds(job_run *j, const fc_settings *set, fc_record *r)
 {
     for (;;) {
+        int peers = fc_peers_count(NULL, 0);
+        if (peers > r->peers_seen) r->peers_seen = peers;
         fc_fault_armed = 1;
         int rc = one_round(j, &r->prob, r->rounds, r);
         fc_fault_armed = 0;
@@ -666,7 +670,9 @@ static void job_finish(job_run *j, const fc_settings *set, fc_record *r)
     finish_record(j, set, r);
     fill_rates(r);
     if (j->dev->sense) j->dev->sense(j->dctx, &r->after);
+    r->after.fusecal_runs = fc_peers_count(NULL, 0);
     r->throttled = r->before.clock_mhz > 0 && r->after.clock_mhz > 0 && r->after.clock_mhz < 0.75 * r->before.clock_mhz;
+    r->contended = r->before.fusecal_runs > 0 || r->after.fusecal_runs > 0 || r->peers_seen > 0;
 }
 
 static void job_free(job_run *j)
@@ -1005,6 +1011,9 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
             m++;
         }
         if (m == 0) break;
+        int peers = fc_peers_count(NULL, 0); /* other runs measuring as this pass starts */
+        for (int i = 0; i < n; i++)
+            if (!js[i].closed && peers > js[i].rec.peers_seen) js[i].rec.peers_seen = peers;
         /* a test's signal at a known point: every record then has two rounds */
         if (pass == 2 && fc_fault("sigint-pass-2")) raise(SIGINT);
         if (interrupt && *interrupt) {

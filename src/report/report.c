@@ -584,6 +584,9 @@ static void records_table(rpt *R, int f)
             sep = true;
         }
         if (r->throttled) fc_str_addf(o, "%sclocks dropped during the problem", sep ? "; " : "");
+        if (r->contended)
+            fc_str_addf(o, "%sanother fusecal run measured on the machine at the same time",
+                        r->throttled || sep ? "; " : "");
         fc_str_add(o, "</td></tr>\n");
     }
     fc_str_add(o, "</tbody>\n</table></div>\n");

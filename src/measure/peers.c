@@ -1,0 +1,113 @@
+/* peers.c — see peers.h. */
+#include "peers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char own[512]; /* this process's file, once made */
+
+bool fc_peers_dir(char *buf, size_t n)
+{
+    const char *t = getenv("TMPDIR");
+    int len = snprintf(buf, n, "%s/fusecal-runs", t && t[0] == '/' ? t : "/tmp");
+    return len > 0 && (size_t)len < n;
+}
+
+/* The start time of process pid (clock ticks after boot, /proc/PID/stat's 22nd
+ * field), 0 when unknown. The command name (field 2) is in parentheses and may hold
+ * spaces: the fields after it are counted from its closing one. */
+static unsigned long long start_time(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    unsigned long long t = 0;
+    for (int field = 2; p && *p; p++) /* field 3 starts after ") " */
+        if (*p == ' ' && ++field == 22) {
+            t = strtoull(p + 1, NULL, 10);
+            break;
+        }
+    return t;
+}
+
+static void leave_at_exit(void) { fc_peers_leave(); }
+
+int fc_peers_join(char *why, size_t n)
+{
+    if (own[0]) return 0;
+    char dir[448];
+    if (!fc_peers_dir(dir, sizeof dir)) return snprintf(why, n, "TMPDIR is too long"), -1;
+    if (mkdir(dir, 01777) == 0) chmod(dir, 01777); /* past the umask, as /tmp */
+    else if (errno != EEXIST)
+        return snprintf(why, n, "cannot make %s: %s", dir, strerror(errno)), -1;
+    char path[sizeof own];
+    snprintf(path, sizeof path, "%s/%ld", dir, (long)getpid());
+    FILE *f = fopen(path, "w");
+    if (!f) return snprintf(why, n, "cannot write %s: %s", path, strerror(errno)), -1;
+    fprintf(f, "%ld %llu\n", (long)getpid(), start_time((long)getpid()));
+    if (fclose(f) != 0) return remove(path), snprintf(why, n, "cannot write %s", path), -1;
+    memcpy(own, path, sizeof own);
+    atexit(leave_at_exit);
+    return 0;
+}
+
+void fc_peers_leave(void)
+{
+    if (own[0]) remove(own);
+    own[0] = 0;
+}
+
+/* Whether the run that left file name in dir is alive; removes the file when not. */
+static bool alive(const char *dir, const char *name, long *pid_out)
+{
+    char *end;
+    long pid = strtol(name, &end, 10);
+    if (*end || pid <= 0) return false; /* not a run's file */
+    char path[768];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    unsigned long long t = 0;
+    long fpid = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%ld %llu", &fpid, &t) != 2) t = 0;
+        fclose(f);
+    }
+    bool gone = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    unsigned long long now = gone ? 0 : start_time(pid);
+    if (gone || (t && now && now != t)) { /* died, or its id reused */
+        remove(path);
+        return false;
+    }
+    *pid_out = pid;
+    return true;
+}
+
+int fc_peers_count(int *pids, int max)
+{
+    char dir[448];
+    if (!fc_peers_dir(dir, sizeof dir)) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int k = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        long pid;
+        if (e->d_name[0] == '.' || strtol(e->d_name, NULL, 10) == (long)getpid()) continue;
+        if (!alive(dir, e->d_name, &pid)) continue;
+        if (pids && k < max) pids[k] = (int)pid;
+        k++;
+    }
+    closedir(d);
+    return k;
+}
