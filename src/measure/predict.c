@@ -103,12 +103,14 @@ static fc_model_class *class_for(fc_model *m, int machine, const char *backend, 
     return c;
 }
 
-/* A record the model can use: measured, verified, with its ceilings and counts. */
+/* A record the model can use: measured, verified, with its ceilings and counts, and
+ * not measured beside another fusecal run (environment.contended: its times are the
+ * two runs' together). */
 static bool usable(const fc_record *r)
 {
-    return r->status == FC_STATUS_OK && r->v[FC_UNFUSED].lat.median > 0 && r->v[FC_FUSED].lat.median > 0 &&
-           r->ceil_gflops > 0 && r->ceil_gbs > 0 && r->flops > 0 && r->v[FC_UNFUSED].bytes > 0 &&
-           r->v[FC_FUSED].bytes > 0;
+    return r->status == FC_STATUS_OK && !r->contended && r->v[FC_UNFUSED].lat.median > 0 &&
+           r->v[FC_FUSED].lat.median > 0 && r->ceil_gflops > 0 && r->ceil_gbs > 0 && r->flops > 0 &&
+           r->v[FC_UNFUSED].bytes > 0 && r->v[FC_FUSED].bytes > 0;
 }
 
 /* The last-level cache of the device a document's record ran on: the CPU's L3 (or
