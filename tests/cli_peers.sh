@@ -52,4 +52,13 @@ if grep -q "another fusecal run measured on the machine at the same time" "$WORK
     ok "the report notes the contended record"
 else bad "the report does not note the contended record"; fi
 
+# check notes records measured beside another run, in either document
+"$FUSECAL" check --baseline "$WORK/alone.json" "$WORK/beside.json" >"$WORK/check1.md" 2>/dev/null
+if grep -q "1 current record was measured beside another fusecal run" "$WORK/check1.md"; then
+    ok "check notes the contended current record"
+else bad "check does not note the contended current record: $(grep -i note "$WORK/check1.md")"; fi
+"$FUSECAL" check --baseline "$WORK/beside.json" "$WORK/stale.json" >"$WORK/check2.md" 2>/dev/null
+check_eq "check notes the contended baseline record, not the current one" \
+    "$(grep -c "1 baseline record was measured beside" "$WORK/check2.md") $(grep -c "current record.* beside" "$WORK/check2.md")" "1 0"
+
 finish

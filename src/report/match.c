@@ -220,6 +220,24 @@ static void add_item(fc_check_result *c, int *cap, const fc_record *base, const 
     it->verdict = it->first = fc_judge(base, cur, &it->lim, it->why, sizeof it->why);
 }
 
+/* A note for the records of d measured beside another fusecal run: their times are
+ * the two runs' together, so their verdicts say little (peers.h). */
+static void contended_notes(fc_check_result *c, const fc_doc *d, const char *which)
+{
+    int n = 0;
+    const char *first = NULL;
+    for (int i = 0; d && i < d->n; i++)
+        if (d->rec[i].contended) {
+            if (!first) first = d->rec[i].problem;
+            n++;
+        }
+    if (n > 0)
+        fc_check_add_note(c,
+                          "%d %s record%s measured beside another fusecal run (environment.contended; first: %s): "
+                          "%s times are the two runs' together; measure again alone",
+                          n, which, n == 1 ? " was" : "s were", first, n == 1 ? "its" : "their");
+}
+
 void fc_check_recount(fc_check_result *c)
 {
     memset(c->count, 0, sizeof c->count);
@@ -250,6 +268,8 @@ void fc_check_run(fc_check_result *c, const fc_doc *base, const fc_doc *cur, con
     fc_check_recount(c);
     if (base && base->n > 0 && c->matched == 0)
         fc_check_add_note(c, "no current record matches the baseline: all %d baseline records are missing", base->n);
+    contended_notes(c, base, "baseline");
+    contended_notes(c, cur, "current");
 }
 
 bool fc_check_wants_confirm(const fc_check_item *it)
