@@ -17,10 +17,12 @@ check_eq "alone: not contended, no other run counted" \
 check_eq "alone: no warning" "$(grep -c 'other fusecal run' "$WORK/err")" 0
 check_eq "alone: its file removed at the end" "$(ls "$runs" | wc -l)" 0
 
-# a long run in the background; once its file is there, a short one beside it
-"$FUSECAL" run --shape linear_bias:m=256,k=256,n=256 --backend cpu.openblas --max-time 30 --min-time 30 \
+# a long run in the background (ended by SIGINT below, long before its 300 s);
+# once its file is there, a short one beside it
+"$FUSECAL" run --shape linear_bias:m=256,k=256,n=256 --backend cpu.openblas --max-time 300 --min-time 300 \
     --one-process --out "$WORK/long.json" --quiet 2>"$WORK/long.err" &
 long=$!
+trap 'kill "$long" 2>/dev/null; rm -rf "$WORK"' EXIT # not left running if a check below stops the script
 deadline=$((SECONDS + 120))
 while [ ! -e "$runs/$long" ] && kill -0 "$long" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.05; done
 check_eq "the long run left its file, its pid and start time in it" \
