@@ -3,7 +3,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,11 +76,10 @@ static bool alive(const char *dir, const char *name, long *pid_out)
     if (*end || pid <= 0) return false; /* not a run's file */
     char path[768];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    unsigned long long t = 0;
-    long fpid = 0;
+    unsigned long long t = 0; /* its start time, as the run wrote it */
     FILE *f = fopen(path, "r");
     if (f) {
-        if (fscanf(f, "%ld %llu", &fpid, &t) != 2) t = 0;
+        if (fscanf(f, "%*s %llu", &t) != 1) t = 0;
         fclose(f);
     }
     bool gone = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
