@@ -72,7 +72,6 @@ typedef struct fc_record {
     fc_sense before, after;
     bool throttled;
     bool contended; /* another fusecal run measured on the host before, after or between its rounds (peers.h) */
-    int peers_seen; /* while measured: the most other fusecal runs seen between its rounds (not written) */
     uint64_t seed;
 } fc_record;
 

@@ -426,7 +426,14 @@ typedef struct job_run {
     int min_rounds;
     fc_round_cfg cfg;
     pooled eager, replay;
+    int peers_seen; /* the most other fusecal runs seen as its rounds began (peers.h) */
 } job_run;
+
+/* Other fusecal runs measuring now, kept when more than the job has seen. */
+static void see_peers(job_run *j, int peers)
+{
+    if (peers > j->peers_seen) j->peers_seen = peers;
+}
 
 /* One round: a fresh setup — new buffers, plans and algorithm choices — verified,
  * timed eagerly (and as graph replays), checked again, torn down. Returns 0, -1
@@ -653,8 +660,7 @@ static int job_begin(fc_session *s, const fc_job *job, const fc_settings *set, c
 static int job_rounds(job_run *j, const fc_settings *set, fc_record *r)
 {
     for (;;) {
-        int peers = fc_peers_count(NULL, 0);
-        if (peers > r->peers_seen) r->peers_seen = peers;
+        see_peers(j, fc_peers_count(NULL, 0));
         fc_fault_armed = 1;
         int rc = one_round(j, &r->prob, r->rounds, r);
         fc_fault_armed = 0;
@@ -672,7 +678,7 @@ static void job_finish(job_run *j, const fc_settings *set, fc_record *r)
     if (j->dev->sense) j->dev->sense(j->dctx, &r->after);
     r->after.fusecal_runs = fc_peers_count(NULL, 0);
     r->throttled = r->before.clock_mhz > 0 && r->after.clock_mhz > 0 && r->after.clock_mhz < 0.75 * r->before.clock_mhz;
-    r->contended = r->before.fusecal_runs > 0 || r->after.fusecal_runs > 0 || r->peers_seen > 0;
+    r->contended = r->before.fusecal_runs > 0 || r->after.fusecal_runs > 0 || j->peers_seen > 0;
 }
 
 static void job_free(job_run *j)
@@ -1013,7 +1019,7 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
         if (m == 0) break;
         int peers = fc_peers_count(NULL, 0); /* other runs measuring as this pass starts */
         for (int i = 0; i < n; i++)
-            if (!js[i].closed && peers > js[i].rec.peers_seen) js[i].rec.peers_seen = peers;
+            if (!js[i].closed) see_peers(&js[i].j, peers);
         /* a test's signal at a known point: every record then has two rounds */
         if (pass == 2 && fc_fault("sigint-pass-2")) raise(SIGINT);
         if (interrupt && *interrupt) {

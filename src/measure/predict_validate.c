@@ -38,8 +38,8 @@ static void roofline_row(const fc_obs *train, int n, const fc_obs *o, fc_loo_row
     row->decision[FC_LOO_ROOFLINE] = fc_decide(ci, o->rec->threshold);
 }
 
-static void model_row(const fc_model *m, const fc_model_class *c, const fc_obs *train, int n, const fc_obs *o,
-                      fc_loo_row *row)
+static void model_row(const fc_model_class *c, const fc_spread_prior *prior, const fc_obs *train, int n,
+                      const fc_obs *o, fc_loo_row *row)
 {
     if (n < FC_PREDICT_MIN_RECORDS) {
         snprintf(row->reason, sizeof row->reason, "%d other record%s of %s; the model needs %d", n, n == 1 ? "" : "s",
@@ -48,10 +48,8 @@ static void model_row(const fc_model *m, const fc_model_class *c, const fc_obs *
     }
     if (!fc_model_within_span(train, n, o->flops, o->bytes, row->reason, sizeof row->reason)) return;
     fc_class_fit fit;
-    fc_spread_prior prior;
     fc_fit_class(train, n, &fit);
-    fc_model_prior(m, c->machine, c, &prior); /* the other classes: none has seen the record */
-    fc_model_estimate(&fit, &prior, train, &o->rec->prob, o->flops, o->bytes, o->ceil_gflops, o->ceil_gbs,
+    fc_model_estimate(&fit, prior, train, &o->rec->prob, o->flops, o->bytes, o->ceil_gflops, o->ceil_gbs,
                       fc_model_inside(train, n, o->flops, o->bytes), row->ms[FC_LOO_MODEL], NULL,
                       &row->speedup[FC_LOO_MODEL]);
     fc_class_fit_free(&fit);
@@ -130,6 +128,8 @@ void fc_predict_validate(const fc_model *m, fc_validation *v)
     v->row = fc_xcalloc(total > 0 ? (size_t)total : 1, sizeof *v->row);
     for (int c = 0; c < m->ncls; c++) {
         const fc_model_class *cl = &m->cls[c];
+        fc_spread_prior prior; /* of the machine's other classes: none has seen this class's records */
+        fc_model_prior(m, cl->machine, cl, &prior);
         fc_obs *train = fc_xmalloc((size_t)cl->n * sizeof *train);
         for (int i = 0; i < cl->n; i++) {
             int n = 0;
@@ -138,7 +138,7 @@ void fc_predict_validate(const fc_model *m, fc_validation *v)
             fc_loo_row *row = &v->row[v->n++];
             row->cls = cl;
             row->rec = cl->obs[i].rec;
-            model_row(m, cl, train, n, &cl->obs[i], row);
+            model_row(cl, &prior, train, n, &cl->obs[i], row);
             roofline_row(train, n, &cl->obs[i], row);
         }
         free(train);
