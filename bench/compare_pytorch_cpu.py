@@ -635,8 +635,9 @@ def pct_cell(p, which):
 
 OVER_NOTE = ("OVER: above 100 % of the measured ceiling. `bw` is the streaming bandwidth fusecal measured at the "
              "fused form's working set (its record's `bandwidth_ceiling_gbs`: DRAM's copy bandwidth past the "
-             "caches); `gemm` is the best sgemm rate of OpenBLAS at 1024^3 and 2048^3 and oneDNN at 512^3 to 2048^3, which "
-             "a moment of this shared host's clock or another shape can exceed.")
+             "caches); `gemm` is the best sgemm rate of OpenBLAS at 1024^3 and 2048^3 and oneDNN at 512^3 to 2048^3, a "
+             "reference a blocked kernel (or a moment of this shared host's clock) can pass; the ceiling no kernel "
+             "passes is the arithmetic peak, the ceilings' `peak_gflops`.")
 
 
 PERFORMED_NOTE = ("*: of the FLOPs fusecal's fused form performs (its record's `flops_performed`: a Winograd "

@@ -3,6 +3,7 @@
  * lines and the dirty lines before it are written back during the flush, not inside
  * the next timed sample. And the copy that measures the bandwidth by working set
  * (fck_copy_passes): the same 16-byte vectors, the data copied back and forth.
+ * And the fp32 arithmetic peak (fck_fma_peak): multiply-adds on registers alone.
  *
  * Napkin math: a read of 2 x 50 MB at ~3 TB/s takes ~35 µs; each thread keeps four
  * 16-byte loads in flight. The loads are folded into an XOR that is stored only when
@@ -56,7 +57,47 @@ __global__ void __launch_bounds__(kThreads) copy_passes_kernel(uint4 *a, uint4 *
     }
 }
 
+/* The fp32 peak: kPeakChains independent multiply-add chains a thread, the loop
+ * unrolled kPeakUnroll times so that the counter's instructions take about 1 % of
+ * the issue slots (an SM issues 4 warp instructions a cycle, as many lanes as it has
+ * fp32 units: every other instruction takes an FMA's slot). Thread 0 writes its sum
+ * to sink[0] (a test computes the same chains on the host); the others write only
+ * when their sum equals `never`, so no FMA can be dropped. */
+constexpr int kPeakChains = 8;
+constexpr int kPeakUnroll = 16;
+constexpr int kPeakBlocksPerSm = 8;
+
+__global__ void __launch_bounds__(kThreads)
+    fma_peak_kernel(int iters, float x, float y, float never, float *__restrict__ sink)
+{
+    const unsigned t = blockIdx.x * kThreads + threadIdx.x;
+    float a[kPeakChains];
+#pragma unroll
+    for (int c = 0; c < kPeakChains; c++) a[c] = (float)(t % 64u + (unsigned)c);
+    for (int i = 0; i < iters; i += kPeakUnroll) {
+#pragma unroll
+        for (int u = 0; u < kPeakUnroll; u++) {
+#pragma unroll
+            for (int c = 0; c < kPeakChains; c++) a[c] = fmaf(a[c], x, y);
+        }
+    }
+    float s = 0;
+#pragma unroll
+    for (int c = 0; c < kPeakChains; c++) s += a[c];
+    if (t == 0 || s == never) sink[t == 0 ? 0 : 1] = s;
+}
+
 } // namespace
+
+extern "C" cudaError_t fck_fma_peak(int iters, float x, float y, int sms, float *sink, double *flops,
+                                    cudaStream_t stream)
+{
+    if (iters < 0 || iters % kPeakUnroll || sms < 1 || !sink) return cudaErrorInvalidValue;
+    const unsigned blocks = (unsigned)sms * kPeakBlocksPerSm;
+    if (flops) *flops = 2.0 * kPeakChains * (double)iters * blocks * kThreads;
+    fma_peak_kernel<<<blocks, kThreads, 0, stream>>>(iters, x, y, -1.0f, sink);
+    return cudaGetLastError();
+}
 
 extern "C" cudaError_t fck_copy_passes(void *a, void *b, size_t bytes, int passes, int sms, cudaStream_t stream)
 {

@@ -184,6 +184,12 @@ cudaError_t fck_read_all(const void *x, size_t bytes, unsigned never, unsigned *
  * stays in L2 where it fits (the bandwidth ceiling by footprint). The data ends in
  * a (even passes) or b, unchanged. */
 cudaError_t fck_copy_passes(void *a, void *b, size_t bytes, int passes, int sms, cudaStream_t stream);
+/* The fp32 arithmetic peak: 8 blocks of 256 threads an SM (sms of them), each thread
+ * 8 chains of `iters` multiply-adds a = a*x + y (iters a multiple of 16) on
+ * registers, chain c of thread t starting at t % 64 + c; thread 0's sum of its
+ * chains lands in sink[0] (sink holds 2 floats; the other threads write sink[1]
+ * only when their sum is -1). *flops: the launch's FLOPs. */
+cudaError_t fck_fma_peak(int iters, float x, float y, int sms, float *sink, double *flops, cudaStream_t stream);
 /* An empty kernel of one thread (launch latency). */
 cudaError_t fck_empty(cudaStream_t stream);
 /* cudaSuccess when fusecal's kernels can run on the current device (they are

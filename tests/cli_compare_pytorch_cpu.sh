@@ -76,7 +76,7 @@ for r in rows:
     recs = json.load(open(f"{sys.argv[1]}/fusecal-{r['round']}.json"))["records"]
     rec = [x for x in recs if x["backend"] == r["fusecal_fused_backend"]
            and x["variants"]["fused"]["latency_ms"]["median"] == r["fusecal_fused_ms"]][0]["variants"]["fused"]
-    key = "pct_peak_bandwidth" if r["ceiling"] == "bw" else "pct_peak_flops"
+    key = "pct_peak_bandwidth" if r["ceiling"] == "bw" else "pct_gemm"
     good &= (rec["bound"] == "memory") == (r["ceiling"] == "bw")
     good &= abs(rec[key] - r["fusecal_pct_ceiling"]) < 1e-6 * rec[key]
 print(good)

@@ -41,9 +41,11 @@ if grep -qw avx512f /proc/cpuinfo; then
     check_eq "F(2x2,3x3)'s count" "$(pyq conv.json "round(d['records'][0]['variants']['fused']['flops_performed'])")" \
         "$(python3 -c "t = 5 * 4; Y = 64 * 9 * 7; print(t * (2 * 16 * 64 * 64 + 32 * 64 + 24 * 64) + Y + 3 * Y)")"
     check_eq "percentages of the work performed" "$(pyq conv.json "all(abs(v['pct_peak_flops'] - 100 *
-        v['flops_performed'] / (v['latency_ms']['median'] * 1e-3) / 1e9 / r['roofline']['ceiling_gflops']) < 1e-6 *
-        v['pct_peak_flops'] and abs(v['gflops'] - r['flops'] / (v['latency_ms']['median'] * 1e-3) / 1e9) < 1e-6 *
-        v['gflops'] for r in d['records'][:2] for v in r['variants'].values())")" True
+        v['flops_performed'] / (v['latency_ms']['median'] * 1e-3) / 1e9 / r['roofline']['peak_gflops']) < 1e-6 *
+        v['pct_peak_flops'] and abs(v['pct_gemm'] - 100 * v['flops_performed'] / (v['latency_ms']['median'] * 1e-3) /
+        1e9 / r['roofline']['ceiling_gflops']) < 1e-6 * v['pct_gemm'] and abs(v['gflops'] - r['flops'] /
+        (v['latency_ms']['median'] * 1e-3) / 1e9) < 1e-6 * v['gflops'] for r in d['records'][:2] for v in
+        r['variants'].values())")" True
 else
     check_eq "no Winograd without AVX-512" "$(wino)" "[False, False, False, False, False, False, False, False, False, False]"
 fi

@@ -421,6 +421,32 @@ static void bandwidth_ceiling_by_footprint(void)
     CHECK(none.n_bw == 5 && none.bw[4].gbs == 20);
 }
 
+/* The arithmetic peak: the better of the measured loop and the GEMM rate, fp32's
+ * for a dtype with neither; kept the better of two measurements, per dtype; written
+ * with the ceilings and read back from the kept ones. */
+static void arithmetic_peak(void)
+{
+    fc_ceilings c = {.bandwidth_gbs = 30};
+    c.gflops[FC_FP32] = 150;
+    CHECK(fc_ceilings_peak(&c, FC_FP32) == 150); /* not measured: the GEMM rate */
+    c.peak_gflops[FC_FP32] = 180;
+    CHECK(fc_ceilings_peak(&c, FC_FP32) == 180);
+    CHECK(fc_ceilings_peak(&c, FC_BF16) == 180); /* no bf16 figure: fp32's */
+    c.gflops[FC_BF16] = 300;
+    CHECK(fc_ceilings_peak(&c, FC_BF16) == 300); /* a bf16 GEMM, no bf16 loop */
+    c.peak_gflops[FC_BF16] = 250;                /* the loop at a lower clock than the GEMM */
+    CHECK(fc_ceilings_peak(&c, FC_BF16) == 300);
+    fc_ceilings now = {0};
+    now.peak_gflops[FC_FP32] = 170;
+    now.peak_gflops[FC_BF16] = 260;
+    fc_ceilings_keep_better(&c, &now);
+    CHECK(c.peak_gflops[FC_FP32] == 180 && c.peak_gflops[FC_BF16] == 260 && c.gflops[FC_FP32] == 150);
+    cJSON *o = fc_ceilings_json(&c);
+    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(o, "peak_gflops");
+    CHECK(fc_json_num(pk, "fp32", 0) == 180 && fc_json_num(pk, "bf16", 0) == 260 && !cJSON_HasObjectItem(pk, "fp16"));
+    cJSON_Delete(o);
+}
+
 /* A record's variants take the bandwidth ceiling of their working sets: the fused
  * op's bytes; the unfused chain each op at its own bytes' rate, combined by time
  * (its footprint the largest op's); their percentages are of it and the JSON says
@@ -430,6 +456,7 @@ static void records_take_their_footprints_ceiling(void)
     launch_bound_sim();
     memset(&g_sim_ceil, 0, sizeof g_sim_ceil);
     g_sim_ceil.gflops[FC_FP32] = 200;
+    g_sim_ceil.peak_gflops[FC_FP32] = 400;
     g_sim_ceil.bandwidth_gbs = 20;
     g_sim_ceil.n_bw = 3;
     g_sim_ceil.bw[0] = (fc_bw_point){512, 400};
@@ -448,10 +475,32 @@ static void records_take_their_footprints_ceiling(void)
     CHECK_NEAR(u->ceil_gbs, 1824 / (768 / 200.0 + 544 / 400.0 + 512 / 400.0), 1e-9);
     CHECK_NEAR(f->pct_peak_bw, 100 * f->gbs / 200, 1e-9);
     CHECK(r->ceil_gbs == 20); /* the record's roofline block keeps device memory's */
+    /* FLOP percentages: of the arithmetic peak, and of the GEMM rate apart */
+    CHECK(r->peak_gflops == 400 && r->ceil_gflops == 200);
+    for (int v = 0; v < FC_NVARIANTS; v++) {
+        const fc_variant_rec *x = &r->v[v];
+        CHECK_NEAR(x->pct_peak_flops, 100 * x->gflops / 400, 1e-9);
+        CHECK_NEAR(x->pct_gemm, 100 * x->gflops / 200, 1e-9);
+        CHECK_NEAR(x->pct_roofline, 100 * x->gflops / fmin(400, x->intensity * x->ceil_gbs), 1e-9);
+    }
     cJSON *o = fc_record_to_json(r);
     const cJSON *fv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "variants"), "fused");
     CHECK(fc_json_num(fv, "bandwidth_ceiling_gbs", 0) == 200 && fc_json_num(fv, "footprint_bytes", 0) == 800);
+    CHECK_NEAR(fc_json_num(fv, "pct_gemm", 0), f->pct_gemm, 1e-9);
+    const cJSON *roof = cJSON_GetObjectItemCaseSensitive(o, "roofline");
+    CHECK(fc_json_num(roof, "peak_gflops", 0) == 400 && fc_json_num(roof, "ceiling_gflops", 0) == 200 &&
+          fc_json_num(roof, "machine_balance_flop_per_byte", 0) == 20);
     cJSON_Delete(o);
+    /* a kernel past the GEMM rate flags nothing; past the arithmetic peak it does */
+    double rate = f->gflops;
+    g_sim_ceil.gflops[FC_FP32] = rate / 4;
+    g_sim_ceil.peak_gflops[FC_FP32] = rate * 4;
+    measure(false, r);
+    CHECK_MSG(f->pct_gemm > 200 && f->pct_peak_flops < 50 && !f->over_ceiling, "%g %% of GEMM, %g %% of peak",
+              f->pct_gemm, f->pct_peak_flops);
+    g_sim_ceil.peak_gflops[FC_FP32] = rate / 4;
+    measure(false, r);
+    CHECK_MSG(f->pct_peak_flops > 200 && f->over_ceiling, "%g %% of peak", f->pct_peak_flops);
     g_cold = true;
     measure(false, r);
     g_cold = false;
@@ -522,6 +571,7 @@ int main(int argc, char **argv)
                                    T(reference_file_round_trip),
                                    T(ceilings_measured_again),
                                    T(bandwidth_ceiling_by_footprint),
-                                   T(records_take_their_footprints_ceiling)};
+                                   T(records_take_their_footprints_ceiling),
+                                   T(arithmetic_peak)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

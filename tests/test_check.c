@@ -843,6 +843,12 @@ static void roofline_analysis(void)
     CHECK(g.roof[FC_BF16].n == 2 && g.roof[FC_BF16].y[0] == 400e9 && g.roof[FC_BF16].y[1] == 400e9);
     CHECK(g.roof[FC_FP32].n == 0);
     fc_roofline_free(&g);
+    /* a record's own arithmetic peak before the document's GEMM rate */
+    d.rec[0].peak_gflops = 150;
+    fc_roofline_collect(&g, &d, "cpu");
+    fc_roofline_analyse(&g);
+    CHECK(g.peak[FC_FP32] == 150 && g.peak[FC_BF16] == 400);
+    fc_roofline_free(&g);
     /* no record on the device: nothing */
     fc_roofline_collect(&g, &d, "cuda");
     CHECK(g.n == 0);
@@ -904,7 +910,7 @@ static void report_markup(void)
     CHECK_STR_CONTAINS(html, "<h3>info.json</h3>");
     CHECK_STR_CONTAINS(html, "2026-01-02T03:04:05Z by fusecal info");
     CHECK_STR_CONTAINS(html, "box&lt;1&gt;");
-    CHECK_STR_CONTAINS(html, "fp32 123.5 GFLOP/s, memory 45.25 GB/s");
+    CHECK_STR_CONTAINS(html, "fp32 GEMM 123.5 GFLOP/s, memory 45.25 GB/s");
     cJSON_Delete(info);
     CHECK(count(html, "data-chart=\"speedup\"") == 2); /* linear_bias and conv_bn_relu */
     CHECK(count(html, "data-pattern=\"linear_bias\"") == 1);

@@ -500,6 +500,33 @@ static void test_copy_passes(void)
         }
 }
 
+/* fck_fma_peak: thread 0's chains are the host's fmaf chains, bit for bit (no FMA
+ * dropped or folded); the FLOPs counted are those launched; bad arguments refused. */
+static void test_fma_peak(void)
+{
+    float *sink = NULL, got[2] = {0, 0};
+    CHECK(cudaMalloc((void **)&sink, sizeof got) == cudaSuccess);
+    for (int iters = 0; iters <= 160; iters += 32) {
+        CHECK(cudaMemset(sink, 0, sizeof got) == cudaSuccess);
+        double flops = 0;
+        CHECK(fck_fma_peak(iters, 0.999f, 1e-3f, 3, sink, &flops, 0) == cudaSuccess);
+        CHECK(cudaMemcpy(got, sink, sizeof got, cudaMemcpyDeviceToHost) == cudaSuccess);
+        float want = 0;
+        for (int c = 0; c < 8; c++) {
+            float a = (float)c;
+            for (int i = 0; i < iters; i++) a = fmaf(a, 0.999f, 1e-3f);
+            want += a;
+        }
+        CHECK_MSG(got[0] == want && got[1] == 0, "%d iterations: %.9g, host %.9g (sink[1] %g)", iters, got[0], want,
+                  got[1]);
+        CHECK(flops == 2.0 * 8 * iters * 3 * 8 * 256);
+    }
+    CHECK(fck_fma_peak(24, 1, 1, 3, sink, NULL, 0) == cudaErrorInvalidValue);
+    CHECK(fck_fma_peak(32, 1, 1, 0, sink, NULL, 0) == cudaErrorInvalidValue);
+    CHECK(fck_fma_peak(32, 1, 1, 3, NULL, NULL, 0) == cudaErrorInvalidValue);
+    cudaFree(sink);
+}
+
 int main(int argc, char **argv)
 {
     int count = 0;
@@ -514,7 +541,7 @@ int main(int argc, char **argv)
                fck_arch());
         return 77;
     }
-    static const t_case cases[] = {T(test_attention_args), T(test_attention), T(test_decode),     T(test_softmax_rows),
-                                   T(test_channel_affine), T(test_glu),       T(test_copy_passes)};
+    static const t_case cases[] = {T(test_attention_args), T(test_attention), T(test_decode),      T(test_softmax_rows),
+                                   T(test_channel_affine), T(test_glu),       T(test_copy_passes), T(test_fma_peak)};
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

@@ -19,15 +19,19 @@ typedef struct fc_bw_point {
 
 /* Measured ceilings of a device (0 = not measured / not applicable). */
 typedef struct fc_ceilings {
-    double gflops[FC_NDTYPES]; /* dense GEMM rate by dtype, GFLOP/s */
-    double bandwidth_gbs;      /* large device-memory copy, bytes read + written, GB/s */
+    double gflops[FC_NDTYPES]; /* dense GEMM rate by dtype, the best any library reaches, GFLOP/s */
+    /* the arithmetic peak by dtype, GFLOP/s: multiply-adds on registers alone on
+     * every core (CPU) or SM (GPU), which no kernel passes (0: not measured; the
+     * GEMM rate stands in, fc_ceilings_peak) */
+    double peak_gflops[FC_NDTYPES];
+    double bandwidth_gbs; /* large device-memory copy, bytes read + written, GB/s */
     /* the bandwidth by working set, ascending footprints, from the first cache
      * level's size to past the last level's (0 points: not measured) */
     int n_bw;
     fc_bw_point bw[FC_MAX_BW_POINTS];
     double launch_us;       /* empty kernel launch, eager (GPU) */
     double graph_launch_us; /* the same inside a replayed graph (GPU) */
-    char method[1024];      /* how they were measured */
+    char method[2048];      /* how they were measured */
     char measured_utc[32];  /* when ("" when unknown) */
     bool cached;            /* kept from an earlier command (src/measure/ceilcache.h) */
 } fc_ceilings;
@@ -38,6 +42,10 @@ typedef struct fc_ceilings {
  * never below the device-memory ceiling. With the caches flushed before each
  * sample (cold) or no curve measured, the device-memory ceiling. */
 double fc_ceilings_bandwidth_at(const fc_ceilings *c, double footprint, bool cold);
+/* The arithmetic peak of dtype (fp32's where dtype has neither figure): the
+ * better of the measured peak and the GEMM rate (a loop run at a lower clock than
+ * the GEMM's best call measured less than it). */
+double fc_ceilings_peak(const fc_ceilings *c, fc_dtype dt);
 /* Each point of the curves and the device-memory figure the better of the two */
 void fc_ceilings_keep_better(fc_ceilings *kept, const fc_ceilings *now);
 

@@ -78,9 +78,18 @@ double fc_ceilings_bandwidth_at(const fc_ceilings *c, double footprint, bool col
     return best;
 }
 
+double fc_ceilings_peak(const fc_ceilings *c, fc_dtype dt)
+{
+    if (c->gflops[dt] <= 0 && c->peak_gflops[dt] <= 0) dt = FC_FP32;
+    return fmax(c->peak_gflops[dt], c->gflops[dt]);
+}
+
 void fc_ceilings_keep_better(fc_ceilings *kept, const fc_ceilings *now)
 {
-    for (int dt = 0; dt < FC_NDTYPES; dt++) kept->gflops[dt] = fmax(kept->gflops[dt], now->gflops[dt]);
+    for (int dt = 0; dt < FC_NDTYPES; dt++) {
+        kept->gflops[dt] = fmax(kept->gflops[dt], now->gflops[dt]);
+        kept->peak_gflops[dt] = fmax(kept->peak_gflops[dt], now->peak_gflops[dt]);
+    }
     kept->bandwidth_gbs = fmax(kept->bandwidth_gbs, now->bandwidth_gbs);
     if (kept->n_bw == 0) {
         kept->n_bw = now->n_bw;
@@ -100,6 +109,9 @@ cJSON *fc_ceilings_json(const fc_ceilings *c)
     cJSON *g = cJSON_AddObjectToObject(o, "gflops");
     for (int t = 0; t < FC_NDTYPES; t++)
         if (c->gflops[t] > 0) fc_json_add_num(g, fc_dtype_name((fc_dtype)t), c->gflops[t]);
+    cJSON *pk = cJSON_AddObjectToObject(o, "peak_gflops");
+    for (int t = 0; t < FC_NDTYPES; t++)
+        if (c->peak_gflops[t] > 0) fc_json_add_num(pk, fc_dtype_name((fc_dtype)t), c->peak_gflops[t]);
     fc_json_add_num(o, "bandwidth_gbs", c->bandwidth_gbs);
     if (c->n_bw > 0) {
         cJSON *curve = cJSON_AddArrayToObject(o, "bandwidth_by_footprint");
@@ -228,6 +240,7 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
         fc_json_add_num(o, "gflops", v->gflops);
         fc_json_add_num(o, "gbs", v->gbs);
         fc_json_add_num(o, "pct_peak_flops", v->pct_peak_flops);
+        fc_json_add_num(o, "pct_gemm", v->pct_gemm);
         fc_json_add_num(o, "pct_peak_bandwidth", v->pct_peak_bw);
         fc_json_add_num(o, "pct_roofline", v->pct_roofline);
         cJSON_AddBoolToObject(o, "over_ceiling", v->over_ceiling);
@@ -292,8 +305,9 @@ cJSON *fc_record_to_json(const fc_record *r)
     fc_json_add_num(mem, "peak_intermediate_bytes_fused", r->v[FC_FUSED].peak_inter_bytes);
     cJSON *roof = cJSON_AddObjectToObject(o, "roofline");
     fc_json_add_num(roof, "ceiling_gflops", r->ceil_gflops);
+    fc_json_add_num(roof, "peak_gflops", r->peak_gflops);
     fc_json_add_num(roof, "ceiling_gbs", r->ceil_gbs);
-    fc_json_add_num(roof, "machine_balance_flop_per_byte", r->ceil_gbs > 0 ? r->ceil_gflops / r->ceil_gbs : 0);
+    fc_json_add_num(roof, "machine_balance_flop_per_byte", r->ceil_gbs > 0 ? r->peak_gflops / r->ceil_gbs : 0);
     cJSON *ver = cJSON_AddObjectToObject(o, "verification");
     cJSON_AddBoolToObject(ver, "passed", r->verified);
     cJSON_AddStringToObject(ver, "reference", "float64");
@@ -498,6 +512,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     const cJSON *roof = cJSON_GetObjectItemCaseSensitive(o, "roofline");
     r->ceil_gflops = fc_json_num(roof, "ceiling_gflops", 0);
     r->ceil_gbs = fc_json_num(roof, "ceiling_gbs", 0);
+    r->peak_gflops = fc_json_num(roof, "peak_gflops", r->ceil_gflops);
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(o, "verification");
     r->verified = fc_json_bool(ver, "passed", false);
     r->fused_vs_unfused = fc_json_num(ver, "fused_vs_unfused_rel_diff", NAN);
@@ -529,6 +544,8 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         vr->ceil_gbs = fc_json_num(vo, "bandwidth_ceiling_gbs", r->ceil_gbs); /* before the curve: the record's */
         vr->gbs = fc_json_num(vo, "gbs", 0);
         vr->pct_peak_flops = fc_json_num(vo, "pct_peak_flops", 0);
+        /* before the arithmetic peak, pct_peak_flops was of the GEMM rate */
+        vr->pct_gemm = fc_json_num(vo, "pct_gemm", cJSON_HasObjectItem(roof, "peak_gflops") ? 0 : vr->pct_peak_flops);
         vr->pct_peak_bw = fc_json_num(vo, "pct_peak_bandwidth", 0);
         vr->pct_roofline = fc_json_num(vo, "pct_roofline", 0);
         vr->over_ceiling = fc_json_bool(vo, "over_ceiling", false);

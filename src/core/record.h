@@ -26,8 +26,11 @@ typedef struct fc_variant_rec {
     int samples_at_stop;
     double sampled_s;
     double gflops, bytes, gbs;
-    double pct_peak_flops, pct_peak_bw, pct_roofline;
-    bool over_ceiling; /* a percentage above 100: faster than the measured ceiling */
+    /* percentages: of the arithmetic peak, of the bandwidth ceiling, of the roofline
+     * (min(peak, intensity x bandwidth ceiling)), and of the GEMM rate (a reference
+     * a kernel may pass: not a ceiling) */
+    double pct_peak_flops, pct_peak_bw, pct_roofline, pct_gemm;
+    bool over_ceiling; /* a ceiling's percentage above 100: the ceiling or the count of work is off */
     double intensity;  /* FLOPs per byte of this variant */
     char bound[8];     /* "memory" or "compute" */
     double peak_inter_bytes;
@@ -65,7 +68,8 @@ typedef struct fc_record {
     double flops;          /* useful FLOPs (conv: padding taps excluded) */
     double flops_padded;   /* conv: FLOPs counting the taps on zero padding (0 elsewhere) */
     double traffic_reduction;
-    double ceil_gflops, ceil_gbs; /* ceilings the percentages are of */
+    double ceil_gflops, ceil_gbs; /* the GEMM rate and the device-memory bandwidth */
+    double peak_gflops;           /* the arithmetic peak (fc_ceilings_peak) */
     double fused_vs_unfused;      /* ‖fused − unfused‖/‖unfused‖, checked against the tolerance */
     bool verified;                /* both variants passed */
     double reference_ms, prepare_ms, setup_ms;

@@ -529,6 +529,38 @@ static int measure_gemm(fc_cuda_ctx *c, fc_dtype dt, int n, void *a, void *b, vo
     return 0;
 }
 
+/* The fp32 arithmetic peak: fck_fma_peak launches of PEAK_ITERS iterations (about
+ * 9 ms on an H100's 132 SMs at 60 TFLOP/s), the best of PEAK_RUNS after a warm-up. */
+#define PEAK_ITERS (1 << 17)
+#define PEAK_RUNS 7
+
+typedef struct peak_arg {
+    fc_cuda_ctx *c;
+    float *sink;
+    double flops;
+} peak_arg;
+
+static int peak_once(void *arg, fc_err *e)
+{
+    peak_arg *p = arg;
+    FC_CU(fck_fma_peak(PEAK_ITERS, 0.999f, 1e-3f, p->c->prop.multiProcessorCount, p->sink, &p->flops, p->c->stream));
+    return 0;
+}
+
+static int measure_fma_peak(fc_cuda_ctx *c, float *sink, double *gflops, fc_err *e)
+{
+    peak_arg p = {c, sink, 0};
+    if (peak_once(&p, e) != 0) return -1;
+    double best = 0;
+    for (int i = 0; i < PEAK_RUNS; i++) {
+        double ms = 0;
+        if (fc_cuda_time(c, peak_once, &p, 1, 1, &ms, e) != 0) return -1;
+        best = fmax(best, p.flops / (ms * 1e-3) / 1e9);
+    }
+    *gflops = best;
+    return 0;
+}
+
 typedef struct copy_arg {
     fc_cuda_ctx *c;
     void *dst, *src;
@@ -607,6 +639,7 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
     static const fc_dtype dts[] = {FC_FP32, FC_TF32, FC_BF16, FC_FP16};
     for (size_t i = 0; i < FC_ARRAY_LEN(dts); i++)
         if (measure_gemm(c, dts[i], dts[i] == FC_FP32 ? fp32n : big, a, b, cc, &out->gflops[dts[i]], e) != 0) goto done;
+    if (measure_fma_peak(c, cc, &out->peak_gflops[FC_FP32], e) != 0) goto done;
     fc_cuda_free(a);
     fc_cuda_free(b);
     fc_cuda_free(cc);
@@ -659,13 +692,17 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
     }
     out->graph_launch_us = fc_median(gt, 7);
     snprintf(out->method, sizeof out->method,
-             "GEMM: cublasGemmEx, best of %d single products on uniform(-1,1) data, %d^3 (fp32: %d^3), fp32 "
+             "arithmetic peak (no kernel passes it): fp32, fusecal's FMA loop (8 chains a thread on registers, 8 "
+             "blocks of 256 threads an SM), best of %d launches of %d iterations; tf32, bf16 and fp16 not measured "
+             "(no loop here reaches the tensor cores' rate): their GEMM rate stands in; GEMM (a kernel may pass it): "
+             "cublasGemmEx, best of %d single products on uniform(-1,1) data, %d^3 (fp32: %d^3), fp32 "
              "accumulation (tf32: CUBLAS_COMPUTE_32F_FAST_TF32); bandwidth: cudaMemcpyAsync device to device of "
              "%zu MiB, bytes read + written, best of %d copies; by working set (warm L2): a copy kernel back and forth "
              "over the same two buffers, about %zu GiB a launch, the best of %d launches, at footprints from %zu MiB "
              "doubling to 4x the L2; launch: %d empty kernels timed with CUDA events, "
              "per kernel, eager (median of 7 runs) and as one replayed CUDA graph (median of 7 replays)",
-             GEMM_RUNS, big, fp32n, cb >> 20, COPY_RUNS, BW_TRAFFIC >> 30, BW_RUNS, BW_FIRST >> 20, NL);
+             PEAK_RUNS, PEAK_ITERS, GEMM_RUNS, big, fp32n, cb >> 20, COPY_RUNS, BW_TRAFFIC >> 30, BW_RUNS,
+             BW_FIRST >> 20, NL);
     rc = 0;
 done:
     if (exec) cudaGraphExecDestroy(exec);

@@ -175,7 +175,7 @@ static void set_bounds(fc_record *r)
 {
     for (int v = 0; v < FC_MAX_VARIANTS; v++) {
         fc_variant_rec *vr = &r->v[v];
-        bool mem = vr->ceil_gbs > 0 && vr->intensity * vr->ceil_gbs < r->ceil_gflops;
+        bool mem = vr->ceil_gbs > 0 && vr->intensity * vr->ceil_gbs < r->peak_gflops;
         fc_strlcpy(vr->bound, mem ? "memory" : "compute", sizeof vr->bound);
     }
 }
@@ -196,13 +196,14 @@ static double chain_bandwidth(const fc_cost *k, const fc_ceilings *c, bool cold)
 }
 
 /* The record's ceilings: its device's, for its dtype (fp32's where the device
- * measured none for it); each variant's bandwidth ceiling that of its working set
+ * measured none for it): the GEMM rate and the arithmetic peak; each variant's bandwidth ceiling that of its working set
  * (with warm caches a problem that fits a cache streams at that cache's rate, and
  * a percentage of the device memory's would pass 100): the fused op's, each op's
  * of the unfused chain (and the control, which runs its ops); then its bound. */
 static void set_ceilings(fc_record *r, const fc_ceilings *c, bool cold)
 {
     r->ceil_gflops = c->gflops[r->prob.dtype] > 0 ? c->gflops[r->prob.dtype] : c->gflops[FC_FP32];
+    r->peak_gflops = fc_ceilings_peak(c, r->prob.dtype);
     r->ceil_gbs = c->bandwidth_gbs;
     fc_cost cost = {0};
     fc_family_of(r->prob.pat)->cost(&r->prob, &cost);
@@ -242,16 +243,18 @@ static void fill_rates(fc_record *r)
         /* the percentages of the work the implementation did (fc_impl.flops_performed) */
         double done = vr->impl.flops_performed > 0 ? vr->impl.flops_performed : r->flops;
         double rate = done / s / 1e9, intensity = vr->bytes > 0 ? done / vr->bytes : vr->intensity;
-        vr->pct_peak_flops = r->ceil_gflops > 0 ? 100 * rate / r->ceil_gflops : 0;
+        vr->pct_peak_flops = r->peak_gflops > 0 ? 100 * rate / r->peak_gflops : 0;
+        vr->pct_gemm = r->ceil_gflops > 0 ? 100 * rate / r->ceil_gflops : 0;
         vr->pct_peak_bw = vr->ceil_gbs > 0 ? 100 * vr->gbs / vr->ceil_gbs : 0;
-        double roof = fmin(r->ceil_gflops, intensity * vr->ceil_gbs);
+        double roof = fmin(r->peak_gflops, intensity * vr->ceil_gbs);
         vr->pct_roofline = roof > 0 ? 100 * rate / roof : 0;
-        /* faster than a measured ceiling: the ceiling or the count is off, never hidden */
+        /* faster than a measured ceiling: the ceiling or the count is off, never
+         * hidden (the GEMM rate is no ceiling: a blocked convolution passes it) */
         vr->over_ceiling = vr->pct_peak_flops > 100 || vr->pct_peak_bw > 100 || vr->pct_roofline > 100;
     }
 }
 
-/* Whether a record of device `dev` ran a variant above its GEMM ceiling or its
+/* Whether a record of device `dev` ran a variant above its arithmetic peak or its
  * bandwidth ceiling. */
 static bool over_ceilings(const fc_doc *doc, const char *dev)
 {
@@ -277,9 +280,9 @@ int fc_session_recheck_ceilings(fc_session *s, fc_doc *doc, fc_err *e)
         if (before) *before = 0;
         size_t l = strlen(c->method);
         snprintf(c->method + l, sizeof c->method - l,
-                 "; measured again at %s, after the run, as a record ran above a ceiling (%.1f GFLOP/s fp32, "
-                 "%.1f GB/s that time): the better of the two kept",
-                 now.measured_utc, now.gflops[FC_FP32], now.bandwidth_gbs);
+                 "; measured again at %s, after the run, as a record ran above a ceiling (fp32 peak %.1f GFLOP/s, "
+                 "GEMM %.1f GFLOP/s, %.1f GB/s that time): the better of the two kept",
+                 now.measured_utc, now.peak_gflops[FC_FP32], now.gflops[FC_FP32], now.bandwidth_gbs);
         c->cached = false;
         keep_ceilings(s, i);
         for (int k = 0; k < doc->n; k++) {

@@ -39,7 +39,11 @@ static void ceilings_read(const cJSON *o, fc_ceilings *c)
 {
     memset(c, 0, sizeof *c);
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gflops");
-    for (int t = 0; t < FC_NDTYPES; t++) c->gflops[t] = fc_json_num(g, fc_dtype_name((fc_dtype)t), 0);
+    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(o, "peak_gflops");
+    for (int t = 0; t < FC_NDTYPES; t++) {
+        c->gflops[t] = fc_json_num(g, fc_dtype_name((fc_dtype)t), 0);
+        c->peak_gflops[t] = fc_json_num(pk, fc_dtype_name((fc_dtype)t), 0);
+    }
     c->bandwidth_gbs = fc_json_num(o, "bandwidth_gbs", 0);
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(o, "bandwidth_by_footprint"))

@@ -159,18 +159,24 @@ void fc_roofline_collect(fc_roofline_data *d, const fc_doc *doc, const char *dev
     }
 }
 
-/* The document's ceilings of the device; per dtype the first record's own where the document has none. */
+/* The device's bandwidth from the document's ceilings (the first record's where
+ * the document has none); per dtype the arithmetic peak the first record's
+ * percentages are of (the GEMM rate in records written before the peak was
+ * measured), else the document's (the better of its peak and its GEMM rate), else
+ * the record's GEMM rate. */
 static void roofline_ceilings(fc_roofline_data *d)
 {
     d->ceilings = cJSON_GetObjectItemCaseSensitive(d->doc->ceilings, d->device);
     d->bw = fc_json_num(d->ceilings, "bandwidth_gbs", 0);
     const cJSON *gf = cJSON_GetObjectItemCaseSensitive(d->ceilings, "gflops");
+    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(d->ceilings, "peak_gflops");
     for (int i = 0; i < d->n; i++) {
         const fc_record *r = d->rec[i];
-        if (d->peak[r->prob.dtype] <= 0) {
-            double g = fc_json_num(gf, fc_dtype_name(r->prob.dtype), 0);
-            d->peak[r->prob.dtype] = g > 0 ? g : r->ceil_gflops;
-        }
+        const char *dt = fc_dtype_name(r->prob.dtype);
+        double *peak = &d->peak[r->prob.dtype];
+        if (*peak <= 0) *peak = r->peak_gflops;
+        if (*peak <= 0) *peak = fmax(fc_json_num(pk, dt, 0), fc_json_num(gf, dt, 0));
+        if (*peak <= 0) *peak = r->ceil_gflops;
         if (d->bw <= 0) d->bw = r->ceil_gbs;
     }
 }
