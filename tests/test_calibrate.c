@@ -399,7 +399,7 @@ static void bandwidth_ceiling_by_footprint(void)
 {
     fc_ceilings c = {.bandwidth_gbs = 30, .n_bw = 5};
     const double fp[] = {1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20}, gbs[] = {100, 120, 80, 50, 20};
-    for (int i = 0; i < 5; i++) c.bw[i] = (fc_bw_point){fp[i], gbs[i]};
+    for (int i = 0; i < 5; i++) c.bw[i] = (fc_bw_point){.footprint_bytes = fp[i], .gbs = gbs[i]};
     CHECK(fc_ceilings_bandwidth_at(&c, 1000, false) == 120);    /* below the curve: all of it */
     CHECK(fc_ceilings_bandwidth_at(&c, 1 << 20, false) == 120); /* 1 MiB: 100, but 2 MiB ran faster */
     CHECK(fc_ceilings_bandwidth_at(&c, 3 << 20, false) == 120); /* between 2 and 4 MiB: 2 MiB's */
@@ -419,6 +419,29 @@ static void bandwidth_ceiling_by_footprint(void)
     CHECK(c.bw[2].gbs == 90 && c.bw[3].gbs == 50 && c.bandwidth_gbs == 30 && c.gflops[FC_FP32] == 7);
     fc_ceilings_keep_better(&none, &c); /* a first curve is taken whole */
     CHECK(none.n_bw == 5 && none.bw[4].gbs == 20);
+    /* no read stream measured: the copy's ceiling whatever the reads */
+    CHECK(fc_ceilings_stream_at(&c, 3 << 20, false, 1) == fc_ceilings_bandwidth_at(&c, 3 << 20, false));
+    /* the reads' rate over their share, where it is below the copy's, by the same rule */
+    const double rd[] = {60, 90, 40, 30, 10};
+    for (int i = 0; i < 5; i++) c.bw[i].read_gbs = rd[i];
+    c.read_bandwidth_gbs = 12;
+    CHECK(fc_ceilings_stream_at(&c, 3 << 20, false, 1) == 90);      /* 2 MiB's read: all reads */
+    CHECK(fc_ceilings_stream_at(&c, 3 << 20, false, 0.8) == 112.5); /* 90 / 0.8, under 120 */
+    CHECK(fc_ceilings_stream_at(&c, 3 << 20, false, 0.5) == 120);   /* the copy's bound */
+    CHECK(fc_ceilings_stream_at(&c, 3 << 20, false, 0) == 120);     /* writes only */
+    CHECK(fc_ceilings_stream_at(&c, 1e12, false, 1) == 12);         /* past it: device memory's read */
+    CHECK(fc_ceilings_stream_at(&c, 3 << 20, true, 1) == 12);       /* cold */
+    CHECK(fc_ceilings_stream_at(&c, 3 << 20, true, 0.25) == 30);    /* cold, 48 over the reads: the copy's */
+    fc_ceilings later = c;
+    later.read_bandwidth_gbs = 11;
+    later.bw[1].read_gbs = 95;
+    fc_ceilings_keep_better(&c, &later);
+    CHECK(c.read_bandwidth_gbs == 12 && c.bw[1].read_gbs == 95 && c.bw[0].read_gbs == 60);
+    cJSON *o = fc_ceilings_json(&c);
+    CHECK(fc_json_num(o, "read_bandwidth_gbs", 0) == 12);
+    const cJSON *p1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "bandwidth_by_footprint"), 1);
+    CHECK(fc_json_num(p1, "read_gbs", 0) == 95 && fc_json_num(p1, "gbs", 0) == 120);
+    cJSON_Delete(o);
 }
 
 /* The arithmetic peak: the better of the measured loop and the GEMM rate, fp32's
@@ -459,9 +482,9 @@ static void records_take_their_footprints_ceiling(void)
     g_sim_ceil.peak_gflops[FC_FP32] = 400;
     g_sim_ceil.bandwidth_gbs = 20;
     g_sim_ceil.n_bw = 3;
-    g_sim_ceil.bw[0] = (fc_bw_point){512, 400};
-    g_sim_ceil.bw[1] = (fc_bw_point){700, 200};
-    g_sim_ceil.bw[2] = (fc_bw_point){1024, 100};
+    g_sim_ceil.bw[0] = (fc_bw_point){.footprint_bytes = 512, .gbs = 400};
+    g_sim_ceil.bw[1] = (fc_bw_point){.footprint_bytes = 700, .gbs = 200};
+    g_sim_ceil.bw[2] = (fc_bw_point){.footprint_bytes = 1024, .gbs = 100};
     fc_record *r = fc_xcalloc(1, sizeof *r);
     measure(false, r);
     const fc_variant_rec *f = &r->v[FC_FUSED], *u = &r->v[FC_UNFUSED];
@@ -491,6 +514,17 @@ static void records_take_their_footprints_ceiling(void)
     CHECK(fc_json_num(roof, "peak_gflops", 0) == 400 && fc_json_num(roof, "ceiling_gflops", 0) == 200 &&
           fc_json_num(roof, "machine_balance_flop_per_byte", 0) == 20);
     cJSON_Delete(o);
+    /* the fused op's reads (all but its 8x8 output) bound its ceiling by the read
+     * stream's rate over their share; the unfused chain's is the copy's */
+    CHECK(f->read_bytes == 800 - 256);
+    for (int i = 0; i < 3; i++) g_sim_ceil.bw[i].read_gbs = i < 2 ? 100 : 50;
+    g_sim_ceil.read_bandwidth_gbs = 10;
+    measure(false, r);
+    CHECK_NEAR(f->ceil_gbs, 100 / (544 / 800.0), 1e-9);
+    CHECK_NEAR(u->ceil_gbs, 1824 / (768 / 200.0 + 544 / 400.0 + 512 / 400.0), 1e-9);
+    CHECK_NEAR(f->pct_peak_bw, 100 * f->gbs / f->ceil_gbs, 1e-9);
+    for (int i = 0; i < 3; i++) g_sim_ceil.bw[i].read_gbs = 0;
+    g_sim_ceil.read_bandwidth_gbs = 0;
     /* a kernel past the GEMM rate flags nothing; past the arithmetic peak it does */
     double rate = f->gflops;
     g_sim_ceil.gflops[FC_FP32] = rate / 4;

@@ -60,19 +60,24 @@ const fc_cmd_spec fc_cmd_info = {
     .run = info,
 };
 
-/* The bandwidth by working set on one line: "32K 638, 64K 599, ... GB/s". */
+/* The bandwidth by working set on one line: "32K 638, 64K 599, ... GB/s"; the
+ * read-only stream's on the next where it was measured. */
 static void print_curve(const cJSON *a, int indent)
 {
-    printf("%*s%-18s ", indent, "", "bandwidth_by_footprint");
-    const cJSON *p;
-    cJSON_ArrayForEach(p, a)
-    {
-        double b = fc_json_num(p, "footprint_bytes", 0);
-        const char *unit = b >= (1 << 30) ? "G" : b >= (1 << 20) ? "M" : "K";
-        double v = b / (b >= (1 << 30) ? (1 << 30) : b >= (1 << 20) ? (1 << 20) : 1024);
-        printf("%s%.4g%s %.0f", p == a->child ? "" : ", ", v, unit, fc_json_num(p, "gbs", 0));
+    static const char *const keys[] = {"gbs", "read_gbs"}, *const names[] = {"bandwidth_by_footprint", "  read"};
+    for (int k = 0; k < 2; k++) {
+        if (k && fc_json_num(a->child, keys[k], 0) <= 0) break;
+        printf("%*s%-18s ", indent, "", names[k]);
+        const cJSON *p;
+        cJSON_ArrayForEach(p, a)
+        {
+            double b = fc_json_num(p, "footprint_bytes", 0);
+            const char *unit = b >= (1 << 30) ? "G" : b >= (1 << 20) ? "M" : "K";
+            double v = b / (b >= (1 << 30) ? (1 << 30) : b >= (1 << 20) ? (1 << 20) : 1024);
+            printf("%s%.4g%s %.0f", p == a->child ? "" : ", ", v, unit, fc_json_num(p, keys[k], 0));
+        }
+        printf(" GB/s\n");
     }
-    printf(" GB/s\n");
 }
 
 static void print_obj(const cJSON *o, int indent)

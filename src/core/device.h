@@ -14,6 +14,7 @@
  * (a copy or triad repeated over the same arrays, bytes read + written). */
 typedef struct fc_bw_point {
     double footprint_bytes, gbs;
+    double read_gbs; /* a read-only stream's rate (0: not measured) */
 } fc_bw_point;
 #define FC_MAX_BW_POINTS 24
 
@@ -25,6 +26,10 @@ typedef struct fc_ceilings {
      * GEMM rate stands in, fc_ceilings_peak) */
     double peak_gflops[FC_NDTYPES];
     double bandwidth_gbs; /* large device-memory copy, bytes read + written, GB/s */
+    /* a read-only stream over the same arrays, GB/s (0: not measured): on a host whose
+     * cores can keep only so many misses in flight, reads alone reach less than a copy's
+     * reads plus writes (the AMD EPYC VM: 25 GB/s read against 53-70 copied) */
+    double read_bandwidth_gbs;
     /* the bandwidth by working set, ascending footprints, from the first cache
      * level's size to past the last level's (0 points: not measured) */
     int n_bw;
@@ -42,6 +47,12 @@ typedef struct fc_ceilings {
  * never below the device-memory ceiling. With the caches flushed before each
  * sample (cold) or no curve measured, the device-memory ceiling. */
 double fc_ceilings_bandwidth_at(const fc_ceilings *c, double footprint, bool cold);
+/* The bandwidth ceiling of a variant whose bytes are `read_share` reads (0 to 1):
+ * fc_ceilings_bandwidth_at's, and no more than the read-only stream's rate at that
+ * footprint (the same rule over the read points, never below device memory's read
+ * figure) over the read share, where it was measured: reads at that rate and
+ * writes on top. */
+double fc_ceilings_stream_at(const fc_ceilings *c, double footprint, bool cold, double read_share);
 /* The arithmetic peak of dtype (fp32's where dtype has neither figure): the
  * better of the measured peak and the GEMM rate (a loop run at a lower clock than
  * the GEMM's best call measured less than it). */

@@ -84,6 +84,25 @@ double fc_ceilings_peak(const fc_ceilings *c, fc_dtype dt)
     return fmax(c->peak_gflops[dt], c->gflops[dt]);
 }
 
+/* The read-only stream's rate at a footprint, as fc_ceilings_bandwidth_at finds the
+ * copy's; 0 when not measured. */
+static double read_at(const fc_ceilings *c, double footprint, bool cold)
+{
+    double best = c->read_bandwidth_gbs;
+    if (best <= 0 || cold || footprint <= 0 || c->n_bw <= 0) return best;
+    int from = 0;
+    for (int i = 0; i < c->n_bw; i++)
+        if (c->bw[i].footprint_bytes <= footprint) from = i;
+    for (int i = from; i < c->n_bw; i++) best = fmax(best, c->bw[i].read_gbs);
+    return best;
+}
+
+double fc_ceilings_stream_at(const fc_ceilings *c, double footprint, bool cold, double read_share)
+{
+    double bw = fc_ceilings_bandwidth_at(c, footprint, cold), rd = read_at(c, footprint, cold);
+    return rd > 0 && read_share > 0 ? fmin(bw, rd / fmin(read_share, 1)) : bw;
+}
+
 void fc_ceilings_keep_better(fc_ceilings *kept, const fc_ceilings *now)
 {
     for (int dt = 0; dt < FC_NDTYPES; dt++) {
@@ -91,13 +110,16 @@ void fc_ceilings_keep_better(fc_ceilings *kept, const fc_ceilings *now)
         kept->peak_gflops[dt] = fmax(kept->peak_gflops[dt], now->peak_gflops[dt]);
     }
     kept->bandwidth_gbs = fmax(kept->bandwidth_gbs, now->bandwidth_gbs);
+    kept->read_bandwidth_gbs = fmax(kept->read_bandwidth_gbs, now->read_bandwidth_gbs);
     if (kept->n_bw == 0) {
         kept->n_bw = now->n_bw;
         memcpy(kept->bw, now->bw, sizeof kept->bw);
     } else if (now->n_bw == kept->n_bw) {
         for (int i = 0; i < kept->n_bw; i++)
-            if (now->bw[i].footprint_bytes == kept->bw[i].footprint_bytes)
+            if (now->bw[i].footprint_bytes == kept->bw[i].footprint_bytes) {
                 kept->bw[i].gbs = fmax(kept->bw[i].gbs, now->bw[i].gbs);
+                kept->bw[i].read_gbs = fmax(kept->bw[i].read_gbs, now->bw[i].read_gbs);
+            }
     }
 }
 
@@ -113,12 +135,14 @@ cJSON *fc_ceilings_json(const fc_ceilings *c)
     for (int t = 0; t < FC_NDTYPES; t++)
         if (c->peak_gflops[t] > 0) fc_json_add_num(pk, fc_dtype_name((fc_dtype)t), c->peak_gflops[t]);
     fc_json_add_num(o, "bandwidth_gbs", c->bandwidth_gbs);
+    if (c->read_bandwidth_gbs > 0) fc_json_add_num(o, "read_bandwidth_gbs", c->read_bandwidth_gbs);
     if (c->n_bw > 0) {
         cJSON *curve = cJSON_AddArrayToObject(o, "bandwidth_by_footprint");
         for (int i = 0; i < c->n_bw; i++) {
             cJSON *p = cJSON_CreateObject();
             fc_json_add_num(p, "footprint_bytes", c->bw[i].footprint_bytes);
             fc_json_add_num(p, "gbs", c->bw[i].gbs);
+            if (c->bw[i].read_gbs > 0) fc_json_add_num(p, "read_gbs", c->bw[i].read_gbs);
             cJSON_AddItemToArray(curve, p);
         }
     }
@@ -228,6 +252,7 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
     fc_json_add_num(o, "peak_intermediate_bytes", v->peak_inter_bytes);
     if (v->footprint_bytes > 0) fc_json_add_num(o, "footprint_bytes", v->footprint_bytes);
     if (v->ceil_gbs > 0) fc_json_add_num(o, "bandwidth_ceiling_gbs", v->ceil_gbs);
+    if (v->read_bytes > 0) fc_json_add_num(o, "read_bytes", v->read_bytes);
     fc_json_add_num(o, "intensity_flop_per_byte", v->intensity);
     cJSON_AddStringToObject(o, "bound", v->bound);
     if (r->status == FC_STATUS_OK) {
@@ -541,6 +566,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         vr->gflops = fc_json_num(vo, "gflops", 0);
         vr->bytes = fc_json_num(vo, "bytes", 0);
         vr->footprint_bytes = fc_json_num(vo, "footprint_bytes", 0);
+        vr->read_bytes = fc_json_num(vo, "read_bytes", 0);
         vr->ceil_gbs = fc_json_num(vo, "bandwidth_ceiling_gbs", r->ceil_gbs); /* before the curve: the record's */
         vr->gbs = fc_json_num(vo, "gbs", 0);
         vr->pct_peak_flops = fc_json_num(vo, "pct_peak_flops", 0);

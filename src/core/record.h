@@ -37,7 +37,8 @@ typedef struct fc_variant_rec {
     /* the bytes one call touches: the fused op's (each tensor once), the unfused
      * chain's largest op's; shown beside its bandwidth ceiling */
     double footprint_bytes;
-    double ceil_gbs; /* its bandwidth ceiling (fc_ceilings_bandwidth_at), GB/s */
+    double ceil_gbs;   /* its bandwidth ceiling (fc_ceilings_stream_at), GB/s */
+    double read_bytes; /* the fused op's bytes read (all but its output), which bound ceil_gbs */
     fc_check check;
     bool stable; /* output after timing equals the verified output */
 } fc_variant_rec;

@@ -193,12 +193,15 @@ static void stream_arrays(size_t bytes, float **a, float **b, float **c)
     }
 }
 
-/* One pass of a bandwidth kernel over n floats (a multiple of VW; the arrays
+/* One pass of a bandwidth kernel over n floats (a multiple of BW_ALIGN; the arrays
  * vector-aligned), inside a parallel region: copy c = a or triad a = b + s*c, its
  * stores plain or streamed past the caches (cpu_vec.h's vstream, as the norm
  * kernels write large outputs: a ceiling of plain stores alone was passed by them,
- * qk_norm_rope at 130 % of it on the AMD EPYC Zen 4 VM). */
-enum { BW_COPY, BW_TRIAD, BW_COPY_NT, BW_TRIAD_NT, BW_KINDS };
+ * qk_norm_rope at 130 % of it on the AMD EPYC Zen 4 VM); or a read of a alone
+ * (BW_READ: eight sums, enough to issue two loads a cycle from L1, stored only if
+ * they come to -1, which the arrays' positive values never do). */
+enum { BW_COPY, BW_TRIAD, BW_COPY_NT, BW_TRIAD_NT, BW_KINDS, BW_READ = BW_KINDS };
+#define BW_ALIGN (8 * VW)
 static void bw_pass(float *a, const float *b, float *c, size_t n, int kind)
 {
     const size_t nv = n / VW;
@@ -217,33 +220,48 @@ static void bw_pass(float *a, const float *b, float *c, size_t n, int kind)
         for (size_t v = 0; v < nv; v++) vstream(c + v * VW, vload(a + v * VW));
         vfence();
         break;
-    default:
+    case BW_TRIAD_NT:
 #pragma omp for schedule(static) nowait
         for (size_t v = 0; v < nv; v++) vstream(a + v * VW, vload(b + v * VW) + s * vload(c + v * VW));
         vfence();
         break;
+    default: {
+        vf s0 = vsplat(0), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+#pragma omp for schedule(static) nowait
+        for (size_t q = 0; q < nv / 8; q++) {
+            const float *p = a + q * BW_ALIGN;
+            s0 += vload(p), s1 += vload(p + VW), s2 += vload(p + 2 * VW), s3 += vload(p + 3 * VW);
+            s4 += vload(p + 4 * VW), s5 += vload(p + 5 * VW), s6 += vload(p + 6 * VW), s7 += vload(p + 7 * VW);
+        }
+        float t = vhsum(((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)));
+        if (t == -1.0f) c[0] = t;
+        break;
+    }
     }
 }
 
-/* the arrays a kernel streams through: a triad's three, a copy's two */
-static int bw_arrays(int kind) { return kind == BW_TRIAD || kind == BW_TRIAD_NT ? 3 : 2; }
+/* the arrays a kernel streams through: a triad's three, a copy's two, a read's one */
+static int bw_arrays(int kind) { return kind == BW_TRIAD || kind == BW_TRIAD_NT ? 3 : kind == BW_READ ? 1 : 2; }
 /* bytes a pass of the kernel moves over n floats (read + written) */
 static double bw_bytes(size_t n, int kind) { return (double)n * sizeof(float) * bw_arrays(kind); }
 
 /* Memory bandwidth: STREAM-style copy and triad over the three arrays (`bytes`
  * each), plain and streamed, counting bytes read plus bytes written; the best of
  * any kernel's runs. */
-static double measure_bandwidth(float *a, float *b, float *c, size_t bytes)
+static double measure_bandwidth(float *a, float *b, float *c, size_t bytes, double *read)
 {
-    size_t n = bytes / sizeof(float) / VW * VW;
+    size_t n = bytes / sizeof(float) / BW_ALIGN * BW_ALIGN;
     double best = 0;
+    *read = 0;
     for (int it = 0; it <= STREAM_REPS; it++)
-        for (int k = 0; k < BW_KINDS; k++) {
+        for (int k = 0; k <= BW_READ; k++) {
             double t0 = fc_now();
 #pragma omp parallel
             bw_pass(a, b, c, n, k);
             double r = bw_bytes(n, k) / (fc_now() - t0) / 1e9;
-            if (it > 0) best = fmax(best, r);
+            if (it == 0) continue;
+            best = fmax(best, r);
+            if (k == BW_READ) *read = fmax(*read, r);
         }
     return best;
 }
@@ -260,7 +278,7 @@ enum { BW_FIRST = 32 << 10, BW_RUNS = 5 };
  * written. */
 static double stream_rate(float *a, float *b, float *c, size_t fp, int kind)
 {
-    size_t n = fp / (size_t)bw_arrays(kind) / sizeof(float) & ~(size_t)63;
+    size_t n = fp / (size_t)bw_arrays(kind) / sizeof(float) / BW_ALIGN * BW_ALIGN;
     double pass_bytes = bw_bytes(n, kind);
     int reps = 1;
     double best = 0;
@@ -288,9 +306,9 @@ static int measure_bandwidth_curve(float *a, float *b, float *c, size_t top, fc_
 {
     int np = 0;
     for (size_t fp = BW_FIRST; fp <= top && np < max; fp *= 2) {
-        double r = 0;
+        double r = 0, rd = stream_rate(a, b, c, fp, BW_READ);
         for (int k = 0; k < BW_KINDS; k++) r = fmax(r, stream_rate(a, b, c, fp, k));
-        pts[np++] = (fc_bw_point){(double)fp, r};
+        pts[np++] = (fc_bw_point){(double)fp, fmax(r, rd), rd};
     }
     return np;
 }
@@ -313,7 +331,7 @@ static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
     const size_t top = 4 * llc_bytes(), bytes = top < (128u << 20) ? 128u << 20 : top;
     float *a, *b, *cc;
     stream_arrays(bytes, &a, &b, &cc);
-    c->bandwidth_gbs = measure_bandwidth(a, b, cc, bytes);
+    c->bandwidth_gbs = measure_bandwidth(a, b, cc, bytes, &c->read_bandwidth_gbs);
     c->n_bw = measure_bandwidth_curve(a, b, cc, top, c->bw, FC_MAX_BW_POINTS);
     free(a);
     free(b);
@@ -327,12 +345,13 @@ static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
              "multiply-adds on every thread, measured before the GEMM and again after the bandwidth, the "
              "better kept): fp32 %s; bf16 %s; fp32 GEMM (a kernel may pass it), the best library's best rate "
              "(OpenBLAS cblas_sgemm %.1f GFLOP/s, best of %d products at 1024^3 and %d at 2048^3, all threads); "
-             "bandwidth, the best of %d STREAM-style copy and %d triad runs, each with plain and with streaming "
-             "stores, over arrays of 4x the LLC, bytes read + written; by working set (warm caches), the best "
-             "of %d copy and %d triad runs of each store kind of at least %g ms at footprints from %d KiB "
-             "doubling to 4x the LLC",
-             peak_how[0], peak_how[1], c->gflops[FC_FP32], SGEMM_REPS_SMALL, SGEMM_REPS_LARGE, STREAM_REPS, STREAM_REPS,
-             BW_RUNS, BW_RUNS, BW_RUN_S * 1e3, BW_FIRST >> 10);
+             "bandwidth, the best of %d STREAM-style copy, triad and read runs (copy and triad each with plain "
+             "and with streaming stores; read: a sum of one array) over arrays of 4x the LLC, bytes read + "
+             "written, and the read's best alone (read_bandwidth_gbs, read_gbs: a variant's ceiling is no more "
+             "than it over the variant's share of reads); by working set (warm caches), the best of %d runs of "
+             "each kind of at least %g ms at footprints from %d KiB doubling to 4x the LLC",
+             peak_how[0], peak_how[1], c->gflops[FC_FP32], SGEMM_REPS_SMALL, SGEMM_REPS_LARGE, STREAM_REPS, BW_RUNS,
+             BW_RUN_S * 1e3, BW_FIRST >> 10);
     return 0;
 }
 

@@ -609,7 +609,8 @@ static int measure_bandwidth_curve(fc_cuda_ctx *c, void *a, void *b, size_t room
             if (fc_cuda_time(c, passes_once, &p, 1, 1, &ms, e) != 0) return -1;
             if (ms < best_ms) best_ms = ms;
         }
-        pts[np++] = (fc_bw_point){(double)fp, (double)p.passes * (double)fp / (best_ms * 1e-3) / 1e9};
+        pts[np++] = (fc_bw_point){.footprint_bytes = (double)fp,
+                                  .gbs = (double)p.passes * (double)fp / (best_ms * 1e-3) / 1e9};
     }
     return np;
 }

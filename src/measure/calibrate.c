@@ -195,6 +195,16 @@ static double chain_bandwidth(const fc_cost *k, const fc_ceilings *c, bool cold)
     return s > 0 ? bytes / s : c->bandwidth_gbs;
 }
 
+/* The share of the fused op's bytes that are reads: all but its output, written
+ * once. */
+static double fused_read_share(const fc_problem *p, double bytes)
+{
+    fc_workload w = {.prob = p};
+    fc_family_of(p->pat)->shapes(p, &w);
+    double out = (double)w.out_n * (double)fc_dtype_size(p->dtype);
+    return bytes > 0 ? fmax(0, bytes - out) / bytes : 0;
+}
+
 /* The record's ceilings: its device's, for its dtype (fp32's where the device
  * measured none for it): the GEMM rate and the arithmetic peak; each variant's bandwidth ceiling that of its working set
  * (with warm caches a problem that fits a cache streams at that cache's rate, and
@@ -208,8 +218,11 @@ static void set_ceilings(fc_record *r, const fc_ceilings *c, bool cold)
     fc_cost cost = {0};
     fc_family_of(r->prob.pat)->cost(&r->prob, &cost);
     double chain = chain_bandwidth(&cost, c, cold);
+    /* the fused op's reads bound it where a read-only stream is slower than a copy */
+    double share = fused_read_share(&r->prob, cost.bytes[FC_FUSED]);
+    r->v[FC_FUSED].read_bytes = share * cost.bytes[FC_FUSED];
     for (int v = 0; v < FC_MAX_VARIANTS; v++)
-        r->v[v].ceil_gbs = v == FC_FUSED ? fc_ceilings_bandwidth_at(c, cost.bytes[FC_FUSED], cold) : chain;
+        r->v[v].ceil_gbs = v == FC_FUSED ? fc_ceilings_stream_at(c, cost.bytes[FC_FUSED], cold, share) : chain;
     set_bounds(r);
 }
 

@@ -45,11 +45,13 @@ static void ceilings_read(const cJSON *o, fc_ceilings *c)
         c->peak_gflops[t] = fc_json_num(pk, fc_dtype_name((fc_dtype)t), 0);
     }
     c->bandwidth_gbs = fc_json_num(o, "bandwidth_gbs", 0);
+    c->read_bandwidth_gbs = fc_json_num(o, "read_bandwidth_gbs", 0);
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(o, "bandwidth_by_footprint"))
     {
         if (c->n_bw >= FC_MAX_BW_POINTS) break;
-        c->bw[c->n_bw++] = (fc_bw_point){fc_json_num(p, "footprint_bytes", 0), fc_json_num(p, "gbs", 0)};
+        c->bw[c->n_bw++] = (fc_bw_point){fc_json_num(p, "footprint_bytes", 0), fc_json_num(p, "gbs", 0),
+                                         fc_json_num(p, "read_gbs", 0)};
     }
     c->launch_us = fc_json_num(o, "launch_us", 0);
     c->graph_launch_us = fc_json_num(o, "graph_launch_us", 0);
