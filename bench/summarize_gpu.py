@@ -57,7 +57,9 @@ def info_section(d):
     print(f"{dev.get('name', '?')}, {dev.get('sms', '?')} SMs, driver {dev.get('driver_version', '?')}, "
           f"CUDA runtime {dev.get('cuda_runtime', '?')}, cuBLAS {dev.get('cublas', '?')}, "
           f"cuDNN {dev.get('cudnn', '?')}.")
-    print(f"Ceilings: GEMM fp32 {g.get('fp32', 0) / 1e3:.1f}, tf32 {g.get('tf32', 0) / 1e3:.0f}, "
+    pk = c.get("peak_gflops", {}).get("fp32")
+    print(f"Ceilings: " + (f"fp32 arithmetic peak {pk / 1e3:.1f} TFLOP/s; " if pk else "") +
+          f"GEMM fp32 {g.get('fp32', 0) / 1e3:.1f}, tf32 {g.get('tf32', 0) / 1e3:.0f}, "
           f"bf16 {g.get('bf16', 0) / 1e3:.0f}, fp16 {g.get('fp16', 0) / 1e3:.0f} TFLOP/s; copy "
           f"{c.get('bandwidth_gbs', 0):.0f} GB/s; launch {c.get('launch_us', 0):.2f} us eager, "
           f"{c.get('graph_launch_us', 0):.2f} us in a graph ({c.get('method', 'method not given')}).\n")
