@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Decode attention's fused kernel against the rate a bare read of as many bytes
-# reaches, in the same minutes: `fusecal info`'s bandwidth ceiling counts a copy's
-# and a triad's bytes read + written; decode (s = 1) only reads its KV cache, so
-# how near the kernel comes to a plain read stream says what is left to win.
+# reaches, in the same minutes: decode (s = 1) only reads its KV cache, so how near
+# the kernel comes to a plain read stream says what is left to win. (The record's
+# own ceiling is fusecal's read-only stream, measured once at the first round's
+# start; the bare reads show how far the machine moves in the minutes after.)
 #   bench/decode_bandwidth.sh [OUTDIR]   (default results/$(bench/machine.sh))
 # Three rounds, each: bench/read_stream.c over the problem's K and V bytes (seven
 # repeats), then `fusecal run` of the problem on cpu.openblas (fusecal's split-KV
@@ -47,6 +48,8 @@ for i, rec in enumerate(recs):
     rd = statistics.median(reads[i])  # the median of the round's seven reads
     print(f"{i + 1:>5} {rd:>10.2f} {100 * rd / ceiling:>12.1f}% {f['gbs']:>11.2f} {100 * f['gbs'] / rd:>10.1f}% "
           f"{f['pct_peak_bandwidth']:>13.1f}%")
-print(f"ceiling: {ceiling:.2f} GB/s (fusecal info's: copy and triad, bytes read + written); read: the median of "
-      "seven bare reads of the K and V bytes by all threads, just before the round's fusecal run")
+print(f"ceiling: {ceiling:.2f} GB/s (the record's bandwidth_ceiling_gbs: fusecal's read-only stream where the "
+      "record has read_bytes, before that its copy and triad, bytes read + written; measured once, at the first "
+      "round's start, and kept for the others); read: the median of seven bare reads of the K and V bytes by all "
+      "threads, just before the round's fusecal run")
 PY
