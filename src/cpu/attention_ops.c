@@ -644,37 +644,40 @@ INLINE void dec_dot_dp(const int RB, const fc_bf16 *const *q, const fc_bf16 *K, 
 
 #endif
 
-/* dec_dot for RB = 4 or 2 rows: qf's floats, or with dp qh's bfloat16 by vdpbf16ps */
+/* dec_dot for RB = 4, 2 or 1 rows: qf's floats, or with dp qh's bfloat16 by vdpbf16ps */
 INLINE void dec_dot_rows(const int RB, const float *const *qf, const fc_bf16 *const *qh, const void *K, int d, vf *x,
                          const bool bf, const bool dp)
 {
 #if DEC_DP
     if (dp) {
         if (RB == 4) dec_dot_dp(4, qh, K, d, x);
-        else
+        else if (RB == 2)
             dec_dot_dp(2, qh, K, d, x);
+        else
+            dec_dot_dp(1, qh, K, d, x);
         return;
     }
 #endif
     (void)qh;
     (void)dp;
     if (RB == 4) dec_dot(4, qf, K, d, x, bf);
-    else
+    else if (RB == 2)
         dec_dot(2, qf, K, d, x, bf);
+    else
+        dec_dot(1, qf, K, d, x, bf);
 }
 
 /* sb[r][0..nk) = qs[r]·K[j] for the nk keys at K (rows d apart), asking for the rows
- * pf_keys ahead as it goes. Rows go by RB (four, or two for fewer rows; the last
- * repeated to fill a group) and keys by VW/RB: one shuffle tree sums the group's dot
+ * pf_keys ahead as it goes. Rows go by RB (four, or two for fewer rows, the last
+ * repeated to fill a group; one for a single row) and keys by VW/RB: one shuffle tree sums the group's dot
  * products, lane i·VW/RB + k row i's with key k; a d that is not a whole number of
  * vectors adds its last elements' products after the tree. The last keys take the
  * one-by-one path. qs holds the rows as floats, scaled; with dp (vdpbf16ps) as
  * bfloat16, unscaled, and the sums are multiplied by post. */
-INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const void *K, int nk, float *sb,
-                       const bool bf, const bool dp)
+INLINE void dec_scores_rb(const int RB, const fc_att_geom *g, const void *qs, float post, const void *K, int nk,
+                          float *sb, const bool bf, const bool dp)
 {
-    const int R = dec_rows(g), d = g->d, RB = R >= 4 ? 4 : 2, KB = VW / RB, dv = d - d % (dp ? 2 * VW : VW),
-              ahead = pf_keys(d, bf);
+    const int R = dec_rows(g), d = g->d, KB = VW / RB, dv = d - d % (dp ? 2 * VW : VW), ahead = pf_keys(d, bf);
     int j = 0;
     for (; j + KB <= nk; j += KB) {
         prefetch_ahead(el_at(K, (size_t)(j + ahead) * d, bf), (size_t)KB * d * el_size(bf));
@@ -850,6 +853,31 @@ static void dec_round_p(const float *sb, int R, int nk, fc_bf16 *pb)
     }
 }
 #endif
+
+/* dec_scores_rb for a single row per key/value head (multi-head decode), its own
+ * code: groups of two computed the row twice. On the AMD EPYC VM (the fastest of
+ * 100-200 calls, one harness, alternated, six rounds): 12 heads, skv = 512, d = 64,
+ * 0.048-0.051 ms against 0.038; 8 heads, skv = 4096, d = 64, 0.24-0.32 against
+ * 0.19-0.26. Inlined as a third form beside the others, it slowed the groups of four
+ * by about a fifth (8 key/value heads of 4 rows, skv = 4096, d = 128); on its own,
+ * 1.00-1.20 ms against 0.98-1.21. */
+static __attribute__((noinline)) void dec_scores_one(const fc_att_geom *g, const void *qs, float post, const void *K,
+                                                     int nk, float *sb, const bool bf, const bool dp)
+{
+    if (bf) dec_scores_rb(1, g, qs, post, K, nk, sb, true, dp);
+    else
+        dec_scores_rb(1, g, qs, post, K, nk, sb, false, false);
+}
+
+/* dec_scores_rb by four rows, or two for fewer, or one (dec_scores_one) */
+INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const void *K, int nk, float *sb,
+                       const bool bf, const bool dp)
+{
+    const int R = dec_rows(g);
+    if (R == 1) dec_scores_one(g, qs, post, K, nk, sb, bf, dp);
+    else
+        dec_scores_rb(R >= 4 ? 4 : 2, g, qs, post, K, nk, sb, bf, dp);
+}
 
 /* Keys [ja, jb) of key/value head n for its R rows: the partial output, maxima and sums
  * into part (R x d, then R maxima, R sums). */
