@@ -73,6 +73,17 @@ static double lanes_sum(const float *acc, int lanes)
 #define STEP(i) a##i = OP(a##i);
 #define KEEP(i) __asm__ volatile("" : "+v"(a##i)); /* "v": any vector register, zmm16-31 too */
 #define OUT(i) STOREU(out + (i)*LANES, a##i);
+/* a loop's body over the chains CH (NCH of them), in the V, SET1, OP, STOREU and LANES
+ * its function defines */
+#define PEAK_BODY(CH, NCH)                \
+    CH(DECL);                             \
+    for (long it = 0; it < iters; it++) { \
+        CH(STEP)                          \
+        CH(KEEP)                          \
+    }                                     \
+    float out[(NCH)*LANES];               \
+    CH(OUT)                               \
+    return lanes_sum(out, (NCH)*LANES);
 
 __attribute__((target("avx2,fma"))) static double loop_avx2(long iters, float x, float y)
 {
@@ -82,14 +93,7 @@ __attribute__((target("avx2,fma"))) static double loop_avx2(long iters, float x,
 #define STOREU _mm256_storeu_ps
 #define LANES 8
     const __m256 vx = SET1(x), vy = SET1(y);
-    CH12(DECL)
-    for (long it = 0; it < iters; it++) {
-        CH12(STEP)
-        CH12(KEEP)
-    }
-    float out[CHAINS_256 * LANES];
-    CH12(OUT)
-    return lanes_sum(out, CHAINS_256 * LANES);
+    PEAK_BODY(CH12, CHAINS_256)
 #undef V
 #undef SET1
 #undef OP
@@ -105,14 +109,7 @@ __attribute__((target("avx512f"))) static double loop_avx512(long iters, float x
 #define STOREU _mm512_storeu_ps
 #define LANES 16
     const __m512 vx = SET1(x), vy = SET1(y);
-    CH16(DECL)
-    for (long it = 0; it < iters; it++) {
-        CH16(STEP)
-        CH16(KEEP)
-    }
-    float out[CHAINS_512 * LANES];
-    CH16(OUT)
-    return lanes_sum(out, CHAINS_512 * LANES);
+    PEAK_BODY(CH16, CHAINS_512)
 #undef OP
 }
 
@@ -120,14 +117,7 @@ __attribute__((target("avx512f,avx512bf16"))) static double loop_bf16(long iters
 {
 #define OP(a) _mm512_dpbf16_ps(a, vx, vy)
     const __m512bh vx = _mm512_cvtne2ps_pbh(SET1(x), SET1(x)), vy = _mm512_cvtne2ps_pbh(SET1(y), SET1(y));
-    CH16(DECL)
-    for (long it = 0; it < iters; it++) {
-        CH16(STEP)
-        CH16(KEEP)
-    }
-    float out[CHAINS_512 * LANES];
-    CH16(OUT)
-    return lanes_sum(out, CHAINS_512 * LANES);
+    PEAK_BODY(CH16, CHAINS_512)
 #undef V
 #undef SET1
 #undef OP
