@@ -28,7 +28,7 @@ typedef struct fc_ceilings {
     double bandwidth_gbs; /* large device-memory copy, bytes read + written, GB/s */
     /* a read-only stream over the same arrays, GB/s (0: not measured): on a host whose
      * cores can keep only so many misses in flight, reads alone reach less than a copy's
-     * reads plus writes (the AMD EPYC VM: 25 GB/s read against 53-70 copied) */
+     * reads plus writes (the AMD EPYC VM: 29-45 GB/s read against 45-68 copied) */
     double read_bandwidth_gbs;
     /* the bandwidth by working set, ascending footprints, from the first cache
      * level's size to past the last level's (0 points: not measured) */
