@@ -67,15 +67,24 @@ fc_record *fc_doc_add(fc_doc *d)
 
 /* ------------------------------------------------------------------ ceilings */
 
-double fc_ceilings_bandwidth_at(const fc_ceilings *c, double footprint, bool cold)
+/* The best rate of one of the curve's streams (the copy's, or with read the
+ * read-only one's) at a footprint: at the largest point at or below it or any
+ * larger one, never below `floor` (device memory's); floor alone when cold or
+ * without a footprint or a curve. */
+static double curve_at(const fc_ceilings *c, double footprint, bool cold, double floor, bool read)
 {
-    double best = c->bandwidth_gbs;
-    if (cold || footprint <= 0 || c->n_bw <= 0) return best;
+    if (cold || footprint <= 0 || c->n_bw <= 0) return floor;
     int from = 0; /* the largest point at or below the footprint */
     for (int i = 0; i < c->n_bw; i++)
         if (c->bw[i].footprint_bytes <= footprint) from = i;
-    for (int i = from; i < c->n_bw; i++) best = fmax(best, c->bw[i].gbs);
+    double best = floor;
+    for (int i = from; i < c->n_bw; i++) best = fmax(best, read ? c->bw[i].read_gbs : c->bw[i].gbs);
     return best;
+}
+
+double fc_ceilings_bandwidth_at(const fc_ceilings *c, double footprint, bool cold)
+{
+    return curve_at(c, footprint, cold, c->bandwidth_gbs, false);
 }
 
 double fc_ceilings_peak(const fc_ceilings *c, fc_dtype dt)
@@ -84,22 +93,10 @@ double fc_ceilings_peak(const fc_ceilings *c, fc_dtype dt)
     return fmax(c->peak_gflops[dt], c->gflops[dt]);
 }
 
-/* The read-only stream's rate at a footprint, as fc_ceilings_bandwidth_at finds the
- * copy's; 0 when not measured. */
-static double read_at(const fc_ceilings *c, double footprint, bool cold)
-{
-    double best = c->read_bandwidth_gbs;
-    if (best <= 0 || cold || footprint <= 0 || c->n_bw <= 0) return best;
-    int from = 0;
-    for (int i = 0; i < c->n_bw; i++)
-        if (c->bw[i].footprint_bytes <= footprint) from = i;
-    for (int i = from; i < c->n_bw; i++) best = fmax(best, c->bw[i].read_gbs);
-    return best;
-}
-
 double fc_ceilings_stream_at(const fc_ceilings *c, double footprint, bool cold, double read_share)
 {
-    double bw = fc_ceilings_bandwidth_at(c, footprint, cold), rd = read_at(c, footprint, cold);
+    double bw = fc_ceilings_bandwidth_at(c, footprint, cold);
+    double rd = c->read_bandwidth_gbs > 0 ? curve_at(c, footprint, cold, c->read_bandwidth_gbs, true) : 0;
     return rd > 0 && read_share > 0 ? fmin(bw, rd / fmin(read_share, 1)) : bw;
 }
 
