@@ -313,6 +313,16 @@ static int measure_bandwidth_curve(float *a, float *b, float *c, size_t top, fc_
     return np;
 }
 
+/* The arithmetic peak of fp32 and bf16, the better of this measurement and the one
+ * c holds; how: what ran for each (cpu_peak.h). */
+enum { PEAK_NDTS = 2 };
+static void measure_peaks(fc_ceilings *c, char how[PEAK_NDTS][256])
+{
+    static const fc_dtype dts[PEAK_NDTS] = {FC_FP32, FC_BF16};
+    for (int i = 0; i < PEAK_NDTS; i++)
+        c->peak_gflops[dts[i]] = fmax(c->peak_gflops[dts[i]], fc_cpu_peak_gflops(dts[i], how[i], sizeof how[i]));
+}
+
 static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
 {
     (void)ctx;
@@ -321,10 +331,8 @@ static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
     /* the arithmetic peak before the GEMM and again after the bandwidth, seconds
      * apart: the VM's clock moves (the AVX2 loop at 154 and at 179 GFLOP/s a minute
      * apart on the AMD EPYC VM) */
-    static const fc_dtype peak_dts[] = {FC_FP32, FC_BF16};
-    char peak_how[FC_ARRAY_LEN(peak_dts)][256];
-    for (size_t i = 0; i < FC_ARRAY_LEN(peak_dts); i++)
-        c->peak_gflops[peak_dts[i]] = fc_cpu_peak_gflops(peak_dts[i], peak_how[i], sizeof peak_how[i]);
+    char peak_how[PEAK_NDTS][256];
+    measure_peaks(c, peak_how);
     c->gflops[FC_FP32] = measure_sgemm();
     /* one allocation for both bandwidth figures: the curve's last footprint, 4x the
      * LLC, is also each of the device-memory figure's three arrays (128 MiB at least) */
@@ -336,10 +344,7 @@ static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
     free(a);
     free(b);
     free(cc);
-    char again[256];
-    for (size_t i = 0; i < FC_ARRAY_LEN(peak_dts); i++)
-        c->peak_gflops[peak_dts[i]] = fmax(c->peak_gflops[peak_dts[i]],
-                                           fc_cpu_peak_gflops(peak_dts[i], again, sizeof again));
+    measure_peaks(c, peak_how);
     snprintf(c->method, sizeof c->method,
              "peaks, the best of repeated runs: arithmetic peak (no kernel passes it; register-resident "
              "multiply-adds on every thread, measured before the GEMM and again after the bandwidth, the "

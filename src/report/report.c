@@ -655,15 +655,13 @@ static void host_rows(fc_str *o, const cJSON *host, const cJSON *ceilings)
         fc_str_add(o, "<tr><th>ceilings ");
         fc_xml_escape(o, cd->string);
         fc_str_add(o, "</th><td>");
-        const cJSON *pk = cJSON_GetObjectItemCaseSensitive(cd, "peak_gflops");
-        for (const cJSON *g = pk ? pk->child : NULL; g; g = g->next) {
-            fc_xml_escape(o, g->string);
-            fc_str_addf(o, " peak %.4g GFLOP/s, ", cJSON_IsNumber(g) ? g->valuedouble : 0);
-        }
-        const cJSON *gf = cJSON_GetObjectItemCaseSensitive(cd, "gflops");
-        for (const cJSON *g = gf ? gf->child : NULL; g; g = g->next) {
-            fc_xml_escape(o, g->string);
-            fc_str_addf(o, " GEMM %.4g GFLOP/s, ", cJSON_IsNumber(g) ? g->valuedouble : 0);
+        static const char *const rates[][2] = {{"peak_gflops", "peak"}, {"gflops", "GEMM"}};
+        for (size_t k = 0; k < FC_ARRAY_LEN(rates); k++) {
+            const cJSON *by = cJSON_GetObjectItemCaseSensitive(cd, rates[k][0]);
+            for (const cJSON *g = by ? by->child : NULL; g; g = g->next) {
+                fc_xml_escape(o, g->string);
+                fc_str_addf(o, " %s %.4g GFLOP/s, ", rates[k][1], cJSON_IsNumber(g) ? g->valuedouble : 0);
+            }
         }
         fc_str_addf(o, "memory %.4g GB/s", fc_json_num(cd, "bandwidth_gbs", 0));
         if (fc_json_num(cd, "launch_us", 0) > 0)
