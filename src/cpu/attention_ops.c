@@ -61,7 +61,6 @@
 #define DEC_CH 256             /* keys per piece of the decode kernel's online softmax */
 #define DEC_SPLIT_MIN 512      /* keys per chunk of a key/value head, at least */
 #define DEC_SPLIT_MAX 64       /* chunks per key/value head, at most */
-#define DEC_PF_BYTES 4096      /* how far ahead of its reads the decode kernel asks for K and V */
 #define ROW_BLOCK (256 * 1024) /* bytes of scores per row block of the fused qk_softmax */
 /* bf16 decode with AVX-512 BF16: Q·Kᵀ and P·V as vdpbf16ps over pairs of bfloat16
  * (the comment above dec_dot_dp) */
@@ -540,16 +539,19 @@ static inline vf sum_lanes(vf *x)
     return x[0];
 }
 
-/* Asks for the n bytes at p ahead of their use: the decode kernel streams K and V
- * once, and its arithmetic per byte is low, so the memory has to be kept busy while it
- * computes. Each stream asks for the rows DEC_PF_BYTES ahead of the ones it reads (on
- * the AMD EPYC VM, two threads over 134 MB of K and V: 43 GB/s, against 39 asking for
- * a whole piece of V while the scores are made, as before, and 32-37 with the hardware
- * prefetchers alone; 8 and 16 KiB ahead did worse). The addresses may lie past the end
- * of K or V: a prefetch never faults. */
-INLINE void prefetch_ahead(const void *p, size_t n)
+/* Asks for the n bytes at p, into L2, a piece ahead of their use. The decode kernel
+ * streams K and V once and computes between its reads; a core that asks for a row just
+ * before it reads it (a few KiB ahead, into L1) adds the memory's time to the
+ * arithmetic's instead of hiding it. So while it works on one DEC_CH-key piece, each
+ * step asks for the rows it will read at the same step of the next piece: the Q·Kᵀ
+ * step for K's, the first row group's P·V step for V's, the memory kept busy all
+ * along, the next piece (2 · DEC_CH · d elements) waiting in L2. On the AMD EPYC VM
+ * (AVX2), 4 x 8 key/value heads of 4 rows, skv = 4096, d = 128 (134 MB of K and V), two
+ * threads, the fastest of 8 calls in six alternated rounds: 21.9-23.4 GB/s against
+ * 17.4-19.8 asking 4 KiB ahead into L1, with a bare read of 21-32 GB/s. */
+INLINE void prefetch_next(const void *p, size_t n)
 {
-    for (size_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 0, 3);
+    for (size_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 0, 1);
 }
 
 /* Keeps v in a register: with it, GCC (12) reads K's, Q's and V's vectors once per
@@ -562,8 +564,6 @@ INLINE void prefetch_ahead(const void *p, size_t n)
  * these inline: each form is compiled apart) and computes in float either way. */
 INLINE size_t el_size(bool bf) { return bf ? sizeof(fc_bf16) : sizeof(float); }
 INLINE const void *el_at(const void *base, size_t i, bool bf) { return (const char *)base + i * el_size(bf); }
-/* keys of K or V (rows of d elements) in DEC_PF_BYTES, at least one */
-INLINE int pf_keys(int d, bool bf) { return imax(1, DEC_PF_BYTES / (d * (int)el_size(bf))); }
 INLINE float el_load(const void *base, size_t i, bool bf)
 {
     return bf ? fc_bf16_load(((const fc_bf16 *)base)[i]) : ((const float *)base)[i];
@@ -667,20 +667,20 @@ INLINE void dec_dot_rows(const int RB, const float *const *qf, const fc_bf16 *co
         dec_dot(1, qf, K, d, x, bf);
 }
 
-/* sb[r][0..nk) = qs[r]·K[j] for the nk keys at K (rows d apart), asking for the rows
- * pf_keys ahead as it goes. Rows go by RB (four, or two for fewer rows, the last
+/* sb[r][0..nk) = qs[r]·K[j] for the nk keys at K (rows d apart), asking for the next
+ * piece's nn rows at Kn as it goes (prefetch_next). Rows go by RB (four, or two for fewer rows, the last
  * repeated to fill a group; one for a single row) and keys by VW/RB: one shuffle tree sums the group's dot
  * products, lane i·VW/RB + k row i's with key k; a d that is not a whole number of
  * vectors adds its last elements' products after the tree. The last keys take the
  * one-by-one path. qs holds the rows as floats, scaled; with dp (vdpbf16ps) as
  * bfloat16, unscaled, and the sums are multiplied by post. */
 INLINE void dec_scores_rb(const int RB, const fc_att_geom *g, const void *qs, float post, const void *K, int nk,
-                          float *sb, const bool bf, const bool dp)
+                          const void *Kn, int nn, float *sb, const bool bf, const bool dp)
 {
-    const int R = dec_rows(g), d = g->d, KB = VW / RB, dv = d - d % (dp ? 2 * VW : VW), ahead = pf_keys(d, bf);
+    const int R = dec_rows(g), d = g->d, KB = VW / RB, dv = d - d % (dp ? 2 * VW : VW);
     int j = 0;
     for (; j + KB <= nk; j += KB) {
-        prefetch_ahead(el_at(K, (size_t)(j + ahead) * d, bf), (size_t)KB * d * el_size(bf));
+        if (j < nn) prefetch_next(el_at(Kn, (size_t)j * d, bf), (size_t)imin(KB, nn - j) * d * el_size(bf));
         const void *Kj = el_at(K, (size_t)j * d, bf);
         for (int r = 0; r < R; r += RB) {
             const void *q[4];
@@ -734,20 +734,21 @@ INLINE void dec_pv_tail(const int X, const float *p, int nk, const void *V, int 
 }
 
 /* o[x][e] = o[x][e]·corr[x] + Σ_j p[x][j]·V[j][e] for X rows of p (DEC_CH apart), o (d
- * apart); with pf, asking for V's rows pf_keys ahead as it goes */
-INLINE void dec_pv_rows(const int X, const float *p, int nk, const void *V, int d, float *o, const float *corr, bool pf,
-                        const bool bf)
+ * apart), asking for the dims it reads of the next piece's nn rows at Vn as it goes
+ * (prefetch_next; those past the last whole block with the last block) */
+INLINE void dec_pv_rows(const int X, const float *p, int nk, const void *V, int d, float *o, const float *corr,
+                        const void *Vn, int nn, const bool bf)
 {
-    const int ahead = pf_keys(d, bf);
     int e = 0;
     for (; e + 4 * VW <= d; e += 4 * VW) {
+        const size_t pfn = (size_t)(e + 8 * VW > d ? d - e : 4 * VW) * el_size(bf);
         vf acc[4][4];
 #pragma GCC unroll 4
         for (int x = 0; x < X; x++)
 #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) acc[x][c] = vload(o + (size_t)x * d + e + c * VW) * corr[x];
         for (int j = 0; j < nk; j++) {
-            if (e == 0 && pf) prefetch_ahead(el_at(V, (size_t)(j + ahead) * d, bf), (size_t)d * el_size(bf));
+            if (j < nn) prefetch_next(el_at(Vn, (size_t)j * d + (size_t)e, bf), pfn);
             vf v[4];
 #pragma GCC unroll 4
             for (int c = 0; c < 4; c++) {
@@ -805,11 +806,11 @@ INLINE void dec_pv_pair(const int X, const fc_bf16 *pb, const fc_bf16 *Ve, int d
 /* dec_pv_rows with the rows' probabilities as bfloat16 pb (DEC_PB apart, a zero
  * after the last key), p the same in floats for the dims past the last 64 */
 INLINE void dec_pv_rows_dp(const int X, const fc_bf16 *pb, const float *p, int nk, const fc_bf16 *V, int d, float *o,
-                           const float *corr, bool pf)
+                           const float *corr, const fc_bf16 *Vn, int nn)
 {
-    const int ahead = pf_keys(d, true);
     int e = 0;
     for (; e + 4 * VW <= d; e += 4 * VW) {
+        const size_t pfn = (size_t)(e + 8 * VW > d ? d - e : 4 * VW) * sizeof *V;
         vf acc[4][4]; /* [row][lo, hi of dims e..e+31, lo, hi of e+32..e+63] */
 #pragma GCC unroll 4
         for (int x = 0; x < X; x++)
@@ -822,7 +823,7 @@ INLINE void dec_pv_rows_dp(const int X, const fc_bf16 *pb, const float *p, int n
             }
         int j = 0;
         for (; j + 2 <= nk; j += 2) {
-            if (e == 0 && pf) prefetch_ahead(V + (size_t)(j + ahead) * d, (size_t)2 * d * sizeof *V);
+            for (int i = j; i < imin(j + 2, nn); i++) prefetch_next(Vn + (size_t)i * d + e, pfn);
             dec_pv_pair(X, pb, V + (size_t)j * d + e, d, j, false, acc);
         }
         if (j < nk) dec_pv_pair(X, pb, V + (size_t)j * d + e, d, j, true, acc);
@@ -862,21 +863,22 @@ static void dec_round_p(const float *sb, int R, int nk, fc_bf16 *pb)
  * by about a fifth (8 key/value heads of 4 rows, skv = 4096, d = 128); on its own,
  * 1.00-1.20 ms against 0.98-1.21. */
 static __attribute__((noinline)) void dec_scores_one(const fc_att_geom *g, const void *qs, float post, const void *K,
-                                                     int nk, float *sb, const bool bf, const bool dp)
+                                                     int nk, const void *Kn, int nn, float *sb, const bool bf,
+                                                     const bool dp)
 {
-    if (bf) dec_scores_rb(1, g, qs, post, K, nk, sb, true, dp);
+    if (bf) dec_scores_rb(1, g, qs, post, K, nk, Kn, nn, sb, true, dp);
     else
-        dec_scores_rb(1, g, qs, post, K, nk, sb, false, false);
+        dec_scores_rb(1, g, qs, post, K, nk, Kn, nn, sb, false, false);
 }
 
 /* dec_scores_rb by four rows, or two for fewer, or one (dec_scores_one) */
-INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const void *K, int nk, float *sb,
-                       const bool bf, const bool dp)
+INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const void *K, int nk, const void *Kn, int nn,
+                       float *sb, const bool bf, const bool dp)
 {
     const int R = dec_rows(g);
-    if (R == 1) dec_scores_one(g, qs, post, K, nk, sb, bf, dp);
+    if (R == 1) dec_scores_one(g, qs, post, K, nk, Kn, nn, sb, bf, dp);
     else
-        dec_scores_rb(R >= 4 ? 4 : 2, g, qs, post, K, nk, sb, bf, dp);
+        dec_scores_rb(R >= 4 ? 4 : 2, g, qs, post, K, nk, Kn, nn, sb, bf, dp);
 }
 
 /* Keys [ja, jb) of key/value head n for its R rows: the partial output, maxima and sums
@@ -900,9 +902,11 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
     }
     float corr[DEC_ROWS];
     for (int j0 = ja; j0 < jb; j0 += DEC_CH) {
-        const int nk = imin(DEC_CH, jb - j0);
-        const void *Vj = el_at(Vn, (size_t)j0 * d, bf);
-        dec_scores(g, qs, alpha, el_at(Kn, (size_t)j0 * d, bf), nk, sb, bf, dp);
+        /* this piece's nk keys, and the next one's nn, asked for while this one is computed */
+        const int nk = imin(DEC_CH, jb - j0), nn = imax(0, imin(DEC_CH, jb - j0 - DEC_CH));
+        const void *Vj = el_at(Vn, (size_t)j0 * d, bf), *Vnx = el_at(Vj, (size_t)nk * d, bf);
+        dec_scores(g, qs, alpha, el_at(Kn, (size_t)j0 * d, bf), nk, el_at(Kn, (size_t)(j0 + nk) * d, bf), nn, sb, bf,
+                   dp);
         for (int r = 0; r < R; r++) {
             float *row = sb + (size_t)r * DEC_CH;
             const int seen = imax(0, imin(nk, row_keys(g, r) - j0));
@@ -924,22 +928,24 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
             dec_round_p(sb, R, nk, pb);
             for (; r + 4 <= R; r += 4)
                 dec_pv_rows_dp(4, pb + (size_t)r * DEC_PB, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d,
-                               corr + r, r == 0);
+                               corr + r, Vnx, r == 0 ? nn : 0);
             for (; r + 2 <= R; r += 2)
                 dec_pv_rows_dp(2, pb + (size_t)r * DEC_PB, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d,
-                               corr + r, r == 0);
+                               corr + r, Vnx, r == 0 ? nn : 0);
             if (r < R)
                 dec_pv_rows_dp(1, pb + (size_t)r * DEC_PB, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d,
-                               corr + r, r == 0);
+                               corr + r, Vnx, r == 0 ? nn : 0);
             continue;
         }
 #endif
-        /* the first group of rows asks for V's rows ahead (the others read them again) */
+        /* the first group of rows asks for the next piece's V (spreading that over the
+         * groups ran slower) */
         for (; r + DEC_PV_X <= R && DEC_PV_X == 4; r += 4)
-            dec_pv_rows(4, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, r == 0, bf);
+            dec_pv_rows(4, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Vnx, r == 0 ? nn : 0, bf);
         for (; r + 2 <= R; r += 2)
-            dec_pv_rows(2, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, r == 0, bf);
-        if (r < R) dec_pv_rows(1, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, r == 0, bf);
+            dec_pv_rows(2, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Vnx, r == 0 ? nn : 0, bf);
+        if (r < R)
+            dec_pv_rows(1, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Vnx, r == 0 ? nn : 0, bf);
     }
 }
 
