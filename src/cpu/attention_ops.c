@@ -55,7 +55,7 @@
 #define PV_E 4
 /* vectors per row of the decode kernel's four-row P·V: 8 accumulators, 14 registers in
  * all, the four rows reading each vector of V once (the AVX2 VM, one thread, 4 rows,
- * d = 128, 4 MB of K and V in L3: 0.15-0.21 ms against 0.16-0.23 by two rows of 4
+ * d = 128, 4 MB of K and V in L3: 0.15-0.23 ms against 0.16-0.26 by two rows of 4
  * vectors, which read V twice) */
 #define DEC_PV_C 2
 #endif
@@ -568,8 +568,9 @@ static inline vf sum_lanes(vf *x)
  * step for K's, the first row group's P·V step for V's, the memory kept busy all
  * along, the next piece (2 · DEC_CH · d elements) waiting in L2. On the AMD EPYC VM
  * (AVX2), 4 x 8 key/value heads of 4 rows, skv = 4096, d = 128 (134 MB of K and V), two
- * threads, the fastest of 8 calls in six alternated rounds: 21.9-23.4 GB/s against
- * 17.4-19.8 asking 4 KiB ahead into L1, with a bare read of 21-32 GB/s. */
+ * threads, one build with the old asks behind a switch, three rounds in turn: 6.93 ms
+ * against 8.27 asking 4 KiB ahead into L1 (results/.../ab-decode-next-piece.txt); in
+ * cache, no change. */
 INLINE void prefetch_next(const void *p, size_t n)
 {
     for (size_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 0, 1);
@@ -902,7 +903,7 @@ INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const v
     if (R == 1) dec_scores_one(g, qs, post, K, nk, Kn, nn, sb, bf, dp);
     else if (R >= 4)
         dec_scores_rb(4, g, qs, post, K, nk, Kn, nn, sb, bf, dp);
-    else /* RB a constant in each: the stores' lanes and rows fixed (a variable RB cost a tenth) */
+    else /* RB a constant in each: the stores' lanes and rows fixed (a variable RB: 5 % more time) */
         dec_scores_rb(2, g, qs, post, K, nk, Kn, nn, sb, bf, dp);
 }
 
