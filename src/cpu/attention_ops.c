@@ -708,8 +708,9 @@ INLINE void dec_scores_rb(const int RB, const fc_att_geom *g, const void *qs, fl
     for (int gi = 0; gi < ng; gi++)
         for (int i = 0; i < RB; i++) {
             row[gi][i] = imin(gi * RB + i, R - 1);
-            qf[gi][i] = el_at(qs, (size_t)row[gi][i] * d, dp);
-            qh[gi][i] = el_at(qs, (size_t)row[gi][i] * d, dp);
+            const void *q = el_at(qs, (size_t)row[gi][i] * d, dp);
+            qf[gi][i] = q;
+            qh[gi][i] = q;
         }
     int j = 0;
     for (; j + KB <= nk; j += KB) {
@@ -930,9 +931,9 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
     for (int j0 = ja; j0 < jb; j0 += DEC_CH) {
         /* this piece's nk keys, and the next one's nn, asked for while this one is computed */
         const int nk = imin(DEC_CH, jb - j0), nn = imax(0, imin(DEC_CH, jb - j0 - DEC_CH));
-        const void *Vj = el_at(Vn, (size_t)j0 * d, bf), *Vnx = el_at(Vj, (size_t)nk * d, bf);
-        dec_scores(g, qs, alpha, el_at(Kn, (size_t)j0 * d, bf), nk, el_at(Kn, (size_t)(j0 + nk) * d, bf), nn, sb, bf,
-                   dp);
+        const void *Kj = el_at(Kn, (size_t)j0 * d, bf), *Vj = el_at(Vn, (size_t)j0 * d, bf);
+        const void *Knx = el_at(Kj, (size_t)nk * d, bf), *Vnx = el_at(Vj, (size_t)nk * d, bf);
+        dec_scores(g, qs, alpha, Kj, nk, Knx, nn, sb, bf, dp);
         for (int r = 0; r < R; r++) {
             float *row = sb + (size_t)r * DEC_CH;
             const int seen = imax(0, imin(nk, row_keys(g, r) - j0));
