@@ -885,7 +885,7 @@ static void recheck_ceilings(run_state *st)
     if (n > 0)
         fc_progress_note(&st->pg,
                          "fusecal: a record ran above a ceiling: measured the ceilings again and kept "
-                         "the better of the two measurements");
+                         "the best of the measurements");
     else if (n < 0)
         fc_progress_note(&st->pg, "fusecal: measuring the ceilings again failed (%s); the first measurement stands",
                          e.msg);
