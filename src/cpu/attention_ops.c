@@ -563,9 +563,10 @@ static inline __m512 pair_lanes(__m512 a, __m512 b)
 static inline vf sum_lanes(vf *x)
 {
     __m512 y[8], z[4];
+    /* y[i]: in each 128-bit lane, x[2i]'s and x[2i + 1]'s pairs of floats summed; z[i]:
+     * in each 128-bit lane, that lane's sums of x[4i] .. x[4i + 3] */
 #pragma GCC unroll 8
     for (int i = 0; i < 8; i++) y[i] = pair_in_lanes((__m512)x[2 * i], (__m512)x[2 * i + 1]);
-        /* z[i]: in each 128-bit lane, that lane's sums of x[4i] .. x[4i + 3] */
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++) z[i] = pair_in_lanes(y[2 * i], y[2 * i + 1]);
     /* lane i of the result: z[i]'s lanes summed, x[4i] .. x[4i + 3] in its four floats */
