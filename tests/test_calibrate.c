@@ -114,8 +114,7 @@ static int sim_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
     (void)e;
     memset(c, 0, sizeof *c);
     const int k = g_sim_measured++;
-    c->gflops[FC_FP32] = k < (int)(sizeof g_sim_rates / sizeof g_sim_rates[0]) && g_sim_rates[k] > 0 ? g_sim_rates[k]
-                                                                                                     : 200;
+    c->gflops[FC_FP32] = k < (int)FC_ARRAY_LEN(g_sim_rates) && g_sim_rates[k] > 0 ? g_sim_rates[k] : 200;
     c->bandwidth_gbs = 20;
     snprintf(c->method, sizeof c->method, "simulated");
     return 0;
@@ -551,9 +550,10 @@ static void records_take_their_footprints_ceiling(void)
     free(r);
 }
 
-/* A record above its device's GEMM ceiling: the ceilings are measured again, while it
- * is still above up to FC_RECHECK_TRIES times, and the best of the measurements kept per component; the record's percentages and
- * flags and the document's ceilings follow. None above: nothing is measured. */
+/* A record above its device's GEMM ceiling: the ceilings are measured again, up to
+ * FC_RECHECK_TRIES times while it is still above, and the best of the measurements
+ * kept per component; the record's percentages and flags and the document's
+ * ceilings follow. None above: nothing is measured. */
 static void ceilings_measured_again(void)
 {
     char dir[] = "/tmp/fusecal-test-cache-XXXXXX";
