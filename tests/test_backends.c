@@ -1,7 +1,8 @@
 /* test_backends.c — the CPU backends: the shared conformance test (every backend x
  * pattern x shape x variant against the float64 reference; conformance.h) with
  * fresh random inputs each run (the seed is printed with any failure so it can be
- * replayed: test_backends <seed>), the host chain buffers, and explicit support. */
+ * replayed: test_backends <seed>), the host chain buffers, what the backends stream,
+ * and explicit support. */
 #include "builtin.h"
 #include "conformance.h"
 #include "cpu_chain.h"
@@ -64,6 +65,65 @@ static void norm_kernels_streamed(void)
     cpu->close(ctx);
     printf("streamed norms: checked %d combinations (seed %llu)\n", r.checked, (unsigned long long)g_seed);
     CHECK(r.checked >= 3 * 11);
+}
+
+/* What a backend tells the prediction model it streams (fc_backend.streamed_bytes) is
+ * what its description of the same setup says: y streamed, h and y streamed, or
+ * neither, for each norm pattern, dtype it supports and variant, with the LLC
+ * pretended one byte (everything streams where it can: rows past the fused fp32 add
+ * + LayerNorm's buffer do not) and 1 TiB (nothing does). */
+static void streamed_bytes_as_described(void)
+{
+    static const char *const shapes[] = {"m=4,n=768", "m=2,n=12290", "m=3,h=2,d=128"};
+    static const double llcs[] = {1, 1099511627776.0};
+    const fc_device *cpu = fc_builtin.device[FC_DEV_cpu];
+    void *ctx;
+    fc_device_opts o = {0};
+    fc_err e;
+    CHECK(cpu->open(&o, &ctx, &e) == 0);
+    int checked = 0, streamed = 0;
+    for (int bi = 0; bi < FC_NBACKENDS; bi++) {
+        const fc_backend *b = fc_builtin.backend[bi];
+        if (!b || strcmp(b->device, "cpu")) continue;
+        CHECK_MSG(b->streamed_bytes, "%s says nothing of what it streams", b->name);
+        for (int pi = 0; pi < FC_NPATTERNS; pi++)
+            for (size_t si = 0; si < FC_ARRAY_LEN(shapes); si++)
+                for (int dt = 0; dt < FC_NDTYPES; dt++)
+                    for (size_t li = 0; li < FC_ARRAY_LEN(llcs); li++) {
+                        const fc_pattern *pat = &fc_patterns[pi];
+                        char s[96], why[256];
+                        snprintf(s, sizeof s, "%s:%s,dtype=%s", pat->name, shapes[si], fc_dtype_name((fc_dtype)dt));
+                        fc_problem p;
+                        if (pat->family != FC_FAM_NORM || fc_problem_parse(s, NULL, &p, &e) != 0 ||
+                            !b->supports(&p, why, sizeof why))
+                            continue;
+                        fc_workload w;
+                        void *st = NULL;
+                        CHECK(fc_workload_create(&p, 1, 0, &w, &e) == 0);
+                        fc_cpu_norm_streams_pretend((size_t)llcs[li]);
+                        CHECK_MSG(b->setup(&p, &w, ctx, &st, &e) == 0, "%s %s: %s", b->name, s, e.msg);
+                        fc_cpu_norm_streams_pretend(0);
+                        for (int v = 0; st && v < FC_NVARIANTS; v++) {
+                            fc_impl impl;
+                            memset(&impl, 0, sizeof impl);
+                            b->describe(st, (fc_variant)v, &impl);
+                            double y = (double)p.d[FC_NORM_M] * (double)p.d[FC_NORM_N] * fc_dtype_size(p.dtype);
+                            double got = b->streamed_bytes(&p, (fc_variant)v, llcs[li]);
+                            double said = strstr(impl.name, "h and y streamed") ? 2 * y
+                                          : strstr(impl.name, "y streamed")     ? y
+                                                                                : 0;
+                            CHECK_MSG(got == said, "%s %s %s (LLC %g): streamed_bytes %g, described %g (%s)", b->name,
+                                      s, fc_variant_name((fc_variant)v), llcs[li], got, said, impl.name);
+                            checked++;
+                            streamed += got > 0;
+                        }
+                        if (st) b->teardown(st);
+                        fc_workload_free(&w);
+                    }
+    }
+    cpu->close(ctx);
+    printf("streamed bytes: %d variants as described, %d of them streamed\n", checked, streamed);
+    CHECK(checked >= 2 * 3 * 2 * 2 && streamed > 0 && streamed < checked);
 }
 
 /* The chain's buffers: each op of the unfused chain writes where the one before did
@@ -362,6 +422,7 @@ int main(int argc, char **argv)
     }
     static const t_case cases[] = {T(cpu_backends_match_reference),
                                    T(norm_kernels_streamed),
+                                   T(streamed_bytes_as_described),
                                    T(chain_buffers),
                                    T(linear_plans),
                                    T(support_is_explicit),

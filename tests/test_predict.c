@@ -3,7 +3,8 @@
  * predicted within 1 %, the records' own numbers for a measured one, refusal
  * beyond the measured span and below the minimum of records, classes kept apart,
  * the later document's record, the summary's arithmetic, leave-one-out on exact
- * and on noisy data, and the JSON documents against schemas/predict.schema.json. */
+ * and on noisy data, outputs streamed past the caches, and the JSON documents against
+ * schemas/predict.schema.json. */
 #include "embedded.h"
 #include "jsonfile.h"
 #include "jsonschema.h"
@@ -49,18 +50,41 @@ static double truth_cache(double b)
     return in_l2 / TRUTH_C2 + (in_l3 - in_l2) / TRUTH_C3 + (1 - in_l3);
 }
 
+/* The streamed outputs' case (streamed_outputs): from the LLC's size on, the fused
+ * add_rmsnorm writes y and h past the caches, the unfused chain y alone (as
+ * fusecal's CPU kernels do); the test backend says so to the model. */
+static bool truth_streams;
+
+static double test_streamed_bytes(const fc_problem *p, fc_variant v, double llc)
+{
+    fc_cost c = {0};
+    fc_family_of(p->pat)->cost(p, &c);
+    if (!(llc > 0) || c.bytes[FC_FUSED] < llc || v == FC_CONTROL) return 0;
+    double y = 4.0 * (double)p->d[FC_NORM_M] * (double)p->d[FC_NORM_N];
+    return v == FC_FUSED ? 2 * y : y;
+}
+
+/* the fused form's time where s of its bytes go past the caches */
+static double truth_fused_ms(const fc_cost *c, double s)
+{
+    const fc_fit *f = &truth_fused;
+    double compute = c->flops / (f->eff_flops * truth_gf * 1e6), cached = c->bytes[FC_FUSED] - s;
+    return f->overhead_ms + compute + (cached * truth_cache(cached) + s) / (f->eff_bw * CEIL_GBS * 1e6);
+}
+
 /* The truth written out, not through the model's functions, so that a broken form
- * cannot agree with itself: ms = FLOPs / (GFLOP/s · 1e6) + bytes / (GB/s · 1e6). */
+ * cannot agree with itself: ms = FLOPs / (GFLOP/s · 1e6) + bytes / (GB/s · 1e6). The
+ * unfused chain does the fused form's work as the chain streams it. */
 static void truth(const fc_problem *p, double ms[FC_NVARIANTS])
 {
     fc_cost c = {0};
     fc_family_of(p->pat)->cost(p, &c);
-    const fc_fit *f = &truth_fused, *u = &truth_unfused;
-    double compute = c.flops / (f->eff_flops * truth_gf * 1e6);
-    double memory = c.bytes[FC_FUSED] * truth_cache(c.bytes[FC_FUSED]) / (f->eff_bw * CEIL_GBS * 1e6);
-    ms[FC_FUSED] = f->overhead_ms + compute + memory;
-    ms[FC_UNFUSED] = u->k * ms[FC_FUSED] + u->overhead_ms +
-                     (c.bytes[FC_UNFUSED] - c.bytes[FC_FUSED]) * truth_cache(c.bytes[FC_UNFUSED]) /
+    const fc_fit *u = &truth_unfused;
+    double s[FC_NVARIANTS] = {0};
+    for (int v = 0; truth_streams && v < FC_NVARIANTS; v++) s[v] = test_streamed_bytes(p, (fc_variant)v, truth_llc);
+    ms[FC_FUSED] = truth_fused_ms(&c, s[FC_FUSED]);
+    ms[FC_UNFUSED] = u->k * truth_fused_ms(&c, s[FC_UNFUSED]) + u->overhead_ms +
+                     (c.bytes[FC_UNFUSED] - c.bytes[FC_FUSED]) * truth_cache(c.bytes[FC_UNFUSED] - s[FC_UNFUSED]) /
                          (u->eff_bw * CEIL_GBS * 1e6);
 }
 
@@ -119,10 +143,13 @@ static void ladder_doc(fc_doc *d, int n, const char *backend)
 
 static fc_site site(const char *s, double mult) { return (fc_site){.prob = problem(s), .multiplicity = mult}; }
 
+/* the registry the model asks what a backend streams: none, or the test's */
+static const fc_registry *g_reg;
+
 static void predict_one(const fc_doc *d, int nd, const char *s, fc_prediction *out)
 {
     fc_model m;
-    fc_model_build(&m, d, nd);
+    fc_model_build(&m, d, nd, g_reg);
     fc_site st = site(s, 1);
     fc_prediction *p;
     int np = fc_predict_sites(&m, &st, 1, &p);
@@ -174,7 +201,7 @@ static void fit_recovers_parameters(void)
     fc_doc d;
     ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
     fc_model m;
-    fc_model_build(&m, &d, 1);
+    fc_model_build(&m, &d, 1, NULL);
     CHECK(m.ncls == 1 && m.cls[0].fitted && m.cls[0].n == (int)FC_ARRAY_LEN(ladder));
     const fc_fit *f = &m.cls[0].fit.v[FC_FUSED], *u = &m.cls[0].fit.v[FC_UNFUSED];
     CHECK_NEAR(f->eff_flops, truth_fused.eff_flops, 0.01 * truth_fused.eff_flops);
@@ -201,7 +228,7 @@ static void contended_left_out(void)
     d.rec[0].contended = true;
     for (int v = 0; v < FC_NVARIANTS; v++) d.rec[0].v[v].lat.median *= 2;
     fc_model m;
-    fc_model_build(&m, &d, 1);
+    fc_model_build(&m, &d, 1, NULL);
     CHECK(m.ncls == 1 && m.cls[0].n == (int)FC_ARRAY_LEN(ladder) - 1);
     CHECK_NEAR(m.cls[0].fit.v[FC_FUSED].eff_flops, truth_fused.eff_flops, 0.01 * truth_fused.eff_flops);
     fc_model_free(&m);
@@ -229,7 +256,7 @@ static void two_cache_levels(void)
         add_record(&d, s, "cpu.openblas", 1, 1);
     }
     fc_model m;
-    fc_model_build(&m, &d, 1);
+    fc_model_build(&m, &d, 1, NULL);
     CHECK(m.ncls == 1 && m.cls[0].fitted);
     const fc_fit *f = &m.cls[0].fit.v[FC_FUSED];
     CHECK_NEAR(f->mlc_bytes, truth_mlc, 1);
@@ -246,6 +273,55 @@ static void two_cache_levels(void)
     fc_doc_free(&d);
     truth_llc = truth_mlc = 0;
     truth_gf = CEIL_GF;
+}
+
+/* add_rmsnorm from in the L2s to past the L3, its outputs streamed from the LLC's size
+ * on (test_streamed_bytes): told what each variant streams, the model predicts within
+ * 1 % on both sides of the LLC, and at the LLC's size a speedup below 1 (the fused h
+ * goes to memory, the chain's stays in cache); not told, it misses there. */
+static void streamed_outputs(void)
+{
+    truth_llc = 16 << 20;
+    truth_mlc = 2.0 * (1 << 20);
+    truth_gf = 100 * CEIL_GF;
+    truth_streams = true;
+    static fc_backend test_backend = {.name = "cpu.openblas", .device = "cpu", .streamed_bytes = test_streamed_bytes};
+    static fc_registry reg;
+    reg.backend[FC_BK_cpu_openblas] = &test_backend;
+    fc_doc d;
+    doc_init(&d, "host-a");
+    cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d.host, "devices"), "cpu");
+    cJSON *cb = cJSON_AddObjectToObject(cpu, "cache_bytes");
+    cJSON_AddNumberToObject(cb, "L2", 1 << 20);
+    cJSON_AddNumberToObject(cb, "L3", truth_llc);
+    const int ms[] = {8, 16, 32, 96, 128, 256, 512, 1536, 2048, 3072, 4096, 8192};
+    for (size_t i = 0; i < FC_ARRAY_LEN(ms); i++) {
+        char s[64];
+        snprintf(s, sizeof s, "add_rmsnorm:m=%d,n=1024", ms[i]);
+        add_record(&d, s, "cpu.openblas", 1, 1);
+    }
+    /* 768 KiB in the L2s, 12 MiB in the L3, 16 MiB (streamed, the LLC's size), 48 MiB */
+    const char *queries[] = {"add_rmsnorm:m=48,n=1024", "add_rmsnorm:m=768,n=1024", "add_rmsnorm:m=1024,n=1024",
+                             "add_rmsnorm:m=3000,n=1024"};
+    g_reg = &reg;
+    for (size_t i = 0; i < FC_ARRAY_LEN(queries); i++) {
+        fc_prediction p;
+        double s;
+        predicted_within_1pct(&d, queries[i], &p, &s);
+        if (i == 2) CHECK_MSG(s < 1 && p.speedup.ratio < 1, "at the LLC: truth %g, predicted %g", s, p.speedup.ratio);
+    }
+    g_reg = NULL;
+    fc_prediction p;
+    predict_one(&d, 1, queries[2], &p);
+    double t[FC_NVARIANTS];
+    fc_problem q = problem(queries[2]);
+    truth(&q, t);
+    CHECK_MSG(p.source == FC_SRC_PREDICTED && fabs(p.fused_ms / t[FC_FUSED] - 1) > 0.05,
+              "not told what streams, fused %g against %g", p.fused_ms, t[FC_FUSED]);
+    fc_doc_free(&d);
+    truth_llc = truth_mlc = 0;
+    truth_gf = CEIL_GF;
+    truth_streams = false;
 }
 
 static void measured_problem_is_its_record(void)
@@ -336,7 +412,7 @@ static void classes_apart(void)
     doc_init(&d[1], "host-b");
     for (size_t i = 0; i < FC_ARRAY_LEN(ladder); i++) add_record(&d[1], ladder[i], "cpu.openblas", 1, 1);
     fc_model m;
-    fc_model_build(&m, d, 2);
+    fc_model_build(&m, d, 2, NULL);
     CHECK(m.nmachines == 2 && m.npairs == 3 && m.ncls == 3);
     CHECK_STR_CONTAINS(m.machine[0].name, "Test CPU 9000 (host-a, 2 threads, warm cache)");
     fc_site s = site("linear_bias_relu:m=100,k=1000,n=1000", 1);
@@ -358,7 +434,7 @@ static void later_record_wins(void)
     doc_init(&d[1], "host-a");
     add_record(&d[1], ladder[2], "cpu.openblas", 1.5, 1);
     fc_model m;
-    fc_model_build(&m, d, 2);
+    fc_model_build(&m, d, 2, NULL);
     CHECK(m.ncls == 1 && m.cls[0].n == (int)FC_ARRAY_LEN(ladder));
     fc_site s = site(ladder[2], 1);
     fc_prediction *p;
@@ -381,7 +457,7 @@ static void summary_adds_sites(void)
     d.rec[1].speedup = (fc_ratio_ci){.ratio = 0.9, .lo = 0.85, .hi = 0.95}; /* no, slower fused */
     d.rec[1].decision = FC_DECIDE_NO;
     fc_model m;
-    fc_model_build(&m, &d, 1);
+    fc_model_build(&m, &d, 1, NULL);
     fc_site s[3] = {site(ladder[0], 3), site(ladder[1], 2), site("linear_bias_gelu:m=8,k=8,n=8", 1)};
     fc_prediction *p;
     int np = fc_predict_sites(&m, s, 3, &p);
@@ -405,7 +481,7 @@ static void loo_exact_data(void)
     fc_doc d;
     ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
     fc_model m;
-    fc_model_build(&m, &d, 1);
+    fc_model_build(&m, &d, 1, NULL);
     fc_validation v;
     fc_predict_validate(&m, &v);
     CHECK(v.n == (int)FC_ARRAY_LEN(ladder));
@@ -438,7 +514,7 @@ static void loo_noisy_data(void)
             add_record(&d, s, "cpu.openblas", nu, nf);
         }
     fc_model m;
-    fc_model_build(&m, &d, 1);
+    fc_model_build(&m, &d, 1, NULL);
     fc_validation v;
     fc_predict_validate(&m, &v);
     const fc_loo_figures *f = &v.fig[FC_LOO_MODEL];
@@ -543,7 +619,7 @@ static void speedup_spread_is_its_own(void)
         add_record(&d, ladder[i], "cpu.openblas", shared * own, shared);
     }
     fc_model m;
-    fc_model_build(&m, &d, 1);
+    fc_model_build(&m, &d, 1, NULL);
     CHECK(m.ncls == 1 && m.cls[0].fitted);
     const fc_class_fit *f = &m.cls[0].fit;
     CHECK_MSG(f->v[FC_FUSED].spread > 0.04, "fused spread %g", f->v[FC_FUSED].spread);
@@ -583,7 +659,7 @@ static void inside_and_beyond(void)
         add_record(&d, s, "cpu.openblas", nu * (end ? 1.2 : 1), 1);
     }
     fc_model m;
-    fc_model_build(&m, &d, 1);
+    fc_model_build(&m, &d, 1, NULL);
     CHECK(m.ncls == 1 && m.cls[0].fitted);
     const fc_class_fit *f = &m.cls[0].fit;
     CHECK_MSG(f->n_inside == (int)FC_ARRAY_LEN(ms) - 2, "%d inside", f->n_inside);
@@ -618,7 +694,7 @@ static void local_correction(void)
         if (ms[i] != 512) add_record(&d, s, "cpu.openblas", 1, ms[i] >= 256 && ms[i] <= 1024 ? 1.25 : 1);
     }
     fc_model m;
-    fc_model_build(&m, &d, 1);
+    fc_model_build(&m, &d, 1, NULL);
     CHECK(m.ncls == 1 && m.cls[0].fitted);
     fc_site st = site("linear_bias_relu:m=512,k=1024,n=1024", 1);
     double truth_ms[FC_NVARIANTS];
@@ -669,7 +745,7 @@ static void json_valid(void)
     fc_doc d;
     ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
     fc_model m;
-    fc_model_build(&m, &d, 1);
+    fc_model_build(&m, &d, 1, NULL);
     fc_site s[3] = {site(ladder[0], 1), site("linear_bias_relu:m=100,k=1000,n=1000", 2),
                     site("linear_bias_relu:m=1,k=8,n=8", 1)};
     s[1].name = "layer1.fc";
@@ -727,6 +803,7 @@ int main(int argc, char **argv)
         T(known_roofline_within_1pct),
         T(fit_recovers_parameters),
         T(two_cache_levels),
+        T(streamed_outputs),
         T(measured_problem_is_its_record),
         T(refuses_beyond_span),
         T(needs_min_records),

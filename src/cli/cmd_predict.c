@@ -2,6 +2,7 @@
  * speedup and decision at problems with or without a record, from the model
  * fitted to the records (measure/predict.h); `--validate`: its leave-one-out
  * figures against the uncalibrated roofline. */
+#include "builtin.h"
 #include "cmd.h"
 #include "network.h"
 #include "opts.h"
@@ -388,7 +389,7 @@ static int predict_files(const fc_args *args)
     }
     if (rc == FC_EXIT_OK) {
         fc_model m;
-        fc_model_build(&m, docs, n);
+        fc_model_build(&m, docs, n, &fc_builtin);
         if (m.npairs == 0)
             rc = fc_usage_error("no measured record in %s (records with status ok and both latencies)",
                                 n == 1 ? args->operands[0] : "the calibrations");

@@ -127,6 +127,11 @@ typedef struct fc_backend {
     /* Optional: this library's dense GEMM rate for a dtype (GFLOP/s, 0 when it
      * has none), so that the device's ceiling is the best any library reaches. */
     double (*gemm_gflops)(fc_dtype dt);
+    /* Optional (NULL: nothing): of the bytes variant v of p moves (fc_cost), those it
+     * writes past the caches (streaming stores) on a device whose last-level cache
+     * holds llc bytes, as describe() says of a setup on such a device. The
+     * prediction model moves them at the memory's rate whatever the cache holds. */
+    double (*streamed_bytes)(const fc_problem *p, fc_variant v, double llc);
 } fc_backend;
 
 /* A set-up backend as the timing engine's launch function (fc_launch_fn):

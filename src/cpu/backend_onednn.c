@@ -1346,14 +1346,14 @@ static int host_rope(od_state *s, fc_variant v, fc_err *e)
 
 #define NO_RMS_PRIMITIVE "no RMSNorm primitive before oneDNN 3.9"
 
-/* a host step that writes a norm chain's output, saying so when it streams it (what it
- * streams: FC_NORM_STREAMED unless given) */
+/* a host step that writes a norm chain's output, saying so when it streams it (st;
+ * what it streams: FC_NORM_STREAMED unless given) */
 static void norm_out_step(od_state *s, fc_variant v, const char *op, const char *why,
-                          int (*fn)(od_state *, fc_variant, fc_err *), const char *streamed)
+                          int (*fn)(od_state *, fc_variant, fc_err *), bool st, const char *streamed)
 {
     prim *pr = host_step(s, v, op, why, fn);
     const size_t n = strlen(pr->impl);
-    if (s->norm_st) snprintf(pr->impl + n, sizeof pr->impl - n, "%s", streamed ? streamed : FC_NORM_STREAMED);
+    if (st) snprintf(pr->impl + n, sizeof pr->impl - n, "%s", streamed ? streamed : FC_NORM_STREAMED);
 }
 
 /* qk_norm_rope: RMSNorm per head (rows of d) → rope */
@@ -1365,13 +1365,13 @@ static int build_qk_norm(od_state *s, fc_err *e)
     fc_rope_table(M, D, s->rope);
     s->norm_st = fc_cpu_norm_streams(&s->p);
     (void)in(s, FC_NORM_TX); /* the bf16 copy, made now */
-    norm_out_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused, NULL);
+    norm_out_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused, s->norm_st, NULL);
     cmd md;
     if (md_tag(s, &md, 2, (dnnl_dims_t){M * N / D, D}, dnnl_ab, e)) return -1;
     if (!FC_DNNL_RMS) host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_head_rmsnorm);
     else if (lnorm(s, md, D, in(s, FC_NORM_TX), fc_cpu_chain_dst(&s->ch, 0), true, e))
         return -1;
-    norm_out_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope, NULL);
+    norm_out_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope, s->norm_st, NULL);
     return 0;
 }
 
@@ -1383,8 +1383,10 @@ static int build_add_norm(od_state *s, fc_err *e)
     bool ln = fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM);
     s->norm_st = fc_cpu_norm_streams(&s->p);
     const bool h_st = !ln && s->dt != dnnl_bf16 && fc_cpu_add_rmsnorm_streams_h((size_t)N, s->norm_st);
+    /* the fp32 add + LayerNorm streams rows its buffer holds; the bf16 one, all */
+    const bool y_st = ln && s->dt != dnnl_bf16 ? fc_cpu_add_layernorm_streams((size_t)N, s->norm_st) : s->norm_st;
     norm_out_step(s, FC_FUSED, ln ? "add+layernorm" : "add+rmsnorm", "one pass, oneDNN fuses no add before a norm",
-                  host_fused, h_st ? FC_RMSNORM_H_STREAMED : NULL);
+                  host_fused, y_st, h_st ? FC_RMSNORM_H_STREAMED : NULL);
     float *out = s->ch.out[FC_UNFUSED];
     void *h = ln ? fc_cpu_chain_dst(&s->ch, 0) : elem_at(s, out, (size_t)(M * N));
     cmd md;
@@ -1392,7 +1394,7 @@ static int build_add_norm(od_state *s, fc_err *e)
         binary_op(s, FC_UNFUSED, dnnl_binary_add, md, md, in(s, FC_NORM_TX), in(s, FC_NORM_TR), h, e))
         return -1;
     if (ln || FC_DNNL_RMS) return lnorm(s, md, N, h, out, !ln, e);
-    norm_out_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm, NULL);
+    norm_out_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm, s->norm_st, NULL);
     return 0;
 }
 
@@ -2058,6 +2060,15 @@ static double od_gemm_gflops(fc_dtype dtype)
     return best;
 }
 
+/* Only the norms stream: fusecal's kernels, not oneDNN's normalization primitives
+ * (the unfused add_layernorm's, and add_rmsnorm's where oneDNN has one). */
+static double od_streamed_bytes(const fc_problem *p, fc_variant v, double llc)
+{
+    const bool rope = fc_pattern_has_op(p->pat, FC_OP_ROPE);
+    const bool lib = fc_pattern_has_op(p->pat, FC_OP_LAYERNORM) || (!rope && FC_DNNL_RMS);
+    return fc_cpu_norm_streamed_bytes(p, v, llc, lib);
+}
+
 const fc_backend fc_backend_onednn = {
     .name = "cpu.onednn",
     .device = "cpu",
@@ -2077,4 +2088,5 @@ const fc_backend fc_backend_onednn = {
     .teardown = od_teardown,
     .inventory = od_inventory,
     .gemm_gflops = od_gemm_gflops,
+    .streamed_bytes = od_streamed_bytes,
 };

@@ -122,6 +122,8 @@ static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
     if (op == FC_OP_SCALE && p->d[FC_ATT_CAUSAL]) return "+causal-mask";
     if (op == FC_OP_RMSNORM && v == FC_FUSED && fc_cpu_add_rmsnorm_streams_h((size_t)p->d[FC_NORM_N], s->norm_st))
         return FC_RMSNORM_H_STREAMED;
+    if (op == FC_OP_LAYERNORM && v == FC_FUSED && !fc_cpu_add_layernorm_streams((size_t)p->d[FC_NORM_N], s->norm_st))
+        return "";
     if (op == FC_OP_LAYERNORM || op == FC_OP_RMSNORM || op == FC_OP_ROPE) return s->norm_st ? FC_NORM_STREAMED : "";
     return "";
 }
@@ -536,6 +538,12 @@ static void ob_inventory(cJSON *libs)
     cJSON_AddNumberToObject(o, "threads", openblas_get_num_threads());
 }
 
+/* Only the norms stream (fusecal's kernels, in both variants). */
+static double ob_streamed_bytes(const fc_problem *p, fc_variant v, double llc)
+{
+    return fc_cpu_norm_streamed_bytes(p, v, llc, false);
+}
+
 const fc_backend fc_backend_openblas = {
     .name = "cpu.openblas",
     .device = "cpu",
@@ -552,4 +560,5 @@ const fc_backend fc_backend_openblas = {
     .has_control = ob_has_control,
     .teardown = ob_teardown,
     .inventory = ob_inventory,
+    .streamed_bytes = ob_streamed_bytes,
 };

@@ -30,14 +30,18 @@
  * MB 0.76-0.78x. */
 static size_t g_llc_pretend;
 
+bool fc_cpu_norm_streams_at(const fc_problem *p, double llc)
+{
+    fc_cost c;
+    fc_family_of(p->pat)->cost(p, &c);
+    return llc > 0 && c.bytes[FC_FUSED] >= llc;
+}
+
 bool fc_cpu_norm_streams(const fc_problem *p)
 {
     static size_t llc;
     if (!llc) llc = fc_host_llc_bytes();
-    const size_t at = g_llc_pretend ? g_llc_pretend : llc;
-    fc_cost c;
-    fc_family_of(p->pat)->cost(p, &c);
-    return at && c.bytes[FC_FUSED] >= (double)at;
+    return fc_cpu_norm_streams_at(p, (double)(g_llc_pretend ? g_llc_pretend : llc));
 }
 
 void fc_cpu_norm_streams_pretend(size_t llc) { g_llc_pretend = llc; }
@@ -45,6 +49,21 @@ void fc_cpu_norm_streams_pretend(size_t llc) { g_llc_pretend = llc; }
 /* the longest row the fused add + LayerNorm keeps in its thread's buffer while it
  * streams y (32 KB); longer rows use y's row as scratch, unstreamed */
 enum { ROW_BUF = 8192 };
+
+bool fc_cpu_add_layernorm_streams(size_t n, bool st) { return st && n <= ROW_BUF; }
+
+double fc_cpu_norm_streamed_bytes(const fc_problem *p, fc_variant v, double llc, bool lib_norm)
+{
+    if (p->pat->family != FC_FAM_NORM || v == FC_CONTROL || !fc_cpu_norm_streams_at(p, llc)) return 0;
+    const size_t n = (size_t)p->d[FC_NORM_N];
+    const double y = (double)p->d[FC_NORM_M] * (double)n * (double)fc_dtype_size(p->dtype);
+    if (v == FC_UNFUSED) return lib_norm ? 0 : y;
+    if (fc_pattern_has_op(p->pat, FC_OP_LAYERNORM)) /* the bf16 kernel streams rows of any length */
+        return p->dtype != FC_FP32 || fc_cpu_add_layernorm_streams(n, true) ? y : 0;
+    const bool h = !fc_pattern_has_op(p->pat, FC_OP_ROPE) && p->dtype == FC_FP32 &&
+                   fc_cpu_add_rmsnorm_streams_h(n, true);
+    return h ? 2 * y : y;
+}
 
 /* Σ h over a row */
 static inline float row_sum(const float *h, size_t n)
@@ -344,7 +363,7 @@ void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t hea
 void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, const float *beta, float eps, float *y,
                           size_t rows, size_t n, bool stream)
 {
-    const bool st = stream && n <= ROW_BUF;
+    const bool st = fc_cpu_add_layernorm_streams(n, stream);
 #pragma omp parallel
     {
         float buf[ROW_BUF] __attribute__((aligned(64)));

@@ -25,6 +25,16 @@
  * kernels below; each streams where its rows allow it (vector-aligned rows, and the
  * fused add + norms a row its buffer holds), else stores plainly. */
 bool fc_cpu_norm_streams(const fc_problem *p);
+/* ... on a CPU whose LLC holds llc bytes (0: none, and nothing streams) */
+bool fc_cpu_norm_streams_at(const fc_problem *p, double llc);
+/* The bytes variant v of norm problem p writes past the caches on a CPU whose LLC
+ * holds llc bytes, as the backends' descriptions say: the output y where the chain
+ * streams it (fc_cpu_norm_streams_at) — in the unfused chain by its last pass, unless
+ * that is a library's norm (lib_norm: oneDNN's, which stores through the caches) —
+ * and the fused fp32 add + RMSNorm's h where it streams that too. Rows that do not
+ * start on a vector, which the kernels store plainly, are not told apart (the
+ * models' head sizes and hidden sizes all do). 0 for other families. */
+double fc_cpu_norm_streamed_bytes(const fc_problem *p, fc_variant v, double llc, bool lib_norm);
 /* what an implementation's description adds when it streams */
 #define FC_NORM_STREAMED "; y streamed past the caches"
 /* the fused fp32 add + RMSNorm's, when it streams h as well (fc_cpu_add_rmsnorm_streams_h) */
@@ -52,6 +62,8 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
  * streamed (st), rows of n up to a thread's row buffer stream h as well. */
 void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, float eps, float *y, float *h, size_t rows,
                         size_t n, bool st);
+/* whether fc_cpu_add_layernorm streams y (st: fc_cpu_norm_streams): rows its buffer holds */
+bool fc_cpu_add_layernorm_streams(size_t n, bool st);
 /* whether fc_cpu_add_rmsnorm streams h beside y */
 bool fc_cpu_add_rmsnorm_streams_h(size_t n, bool st);
 /* y = rope(RMSNorm(q)·gamma) per head, the head in registers and L1 between the two. */

@@ -147,7 +147,18 @@ static double mlc_of(const fc_doc *d, const char *device)
     return positive(cb, "L2") * (d->settings.threads > 0 ? d->settings.threads : 1);
 }
 
-static void add_obs(fc_model_class *c, const fc_record *r, double llc, double mlc)
+/* What backend b's variants of p write past the caches on a device whose last-level
+ * cache holds llc bytes (fc_backend.streamed_bytes); 0 where the registry has no
+ * such backend or it says nothing. */
+static void streamed_of(const fc_registry *reg, const char *b, const fc_problem *p, double llc,
+                        double out[FC_NVARIANTS])
+{
+    const fc_backend *be = reg ? fc_backend_find(reg, b) : NULL;
+    for (int v = 0; v < FC_NVARIANTS; v++)
+        out[v] = be && be->streamed_bytes ? be->streamed_bytes(p, (fc_variant)v, llc) : 0;
+}
+
+static void add_obs(const fc_model *m, fc_model_class *c, const fc_record *r, double llc, double mlc)
 {
     fc_obs o = {.rec = r,
                 .flops = r->flops,
@@ -159,6 +170,7 @@ static void add_obs(fc_model_class *c, const fc_record *r, double llc, double ml
         o.bytes[v] = r->v[v].bytes;
         o.ms[v] = r->v[v].lat.median;
     }
+    streamed_of(m->reg, r->backend, &r->prob, llc, o.streamed);
     o.ms_base = r->v[fc_record_decisive_base(r)].lat.median;
     const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
     o.speedup = sp->ratio;
@@ -177,9 +189,10 @@ static void add_obs(fc_model_class *c, const fc_record *r, double llc, double ml
     c->obs[c->n++] = o;
 }
 
-void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs)
+void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs, const fc_registry *reg)
 {
     memset(m, 0, sizeof *m);
+    m->reg = reg;
     for (int d = 0; d < ndocs; d++)
         for (int i = 0; i < docs[d].n; i++) {
             const fc_record *r = &docs[d].rec[i];
@@ -189,7 +202,7 @@ void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs)
             int mi = find_machine(m, name, r->device);
             add_pair(m, mi, r->backend);
             fc_problem_class(&r->prob, cls, sizeof cls);
-            add_obs(class_for(m, mi, r->backend, cls), r, llc_of(&docs[d], r->device), mlc_of(&docs[d], r->device));
+            add_obs(m, class_for(m, mi, r->backend, cls), r, llc_of(&docs[d], r->device), mlc_of(&docs[d], r->device));
         }
     for (int i = 0; i < m->ncls; i++) {
         fc_model_class *c = &m->cls[i];
@@ -257,12 +270,17 @@ void fc_class_intervals(double s, double spread, double noise, int n, const fc_s
 }
 
 void fc_model_estimate(const fc_class_fit *fit, const fc_spread_prior *prior, const fc_obs *o, const fc_problem *p,
-                       double flops, const double bytes[FC_NVARIANTS], double ceil_gflops, double ceil_gbs, bool inside,
-                       double ms[FC_NVARIANTS], double *base_ms, fc_ratio_ci *speedup)
+                       double flops, const double bytes[FC_NVARIANTS], const double streamed[FC_NVARIANTS],
+                       double ceil_gflops, double ceil_gbs, bool inside, double ms[FC_NVARIANTS], double *base_ms,
+                       fc_ratio_ci *speedup)
 {
-    ms[FC_FUSED] = fc_fit_fused_ms(&fit->v[FC_FUSED], flops, bytes[FC_FUSED], ceil_gflops, ceil_gbs);
-    ms[FC_UNFUSED] = fc_fit_unfused_ms(&fit->v[FC_UNFUSED], ms[FC_FUSED], bytes, ceil_gbs);
-    const double base = fit->has_base ? fc_fit_unfused_ms(&fit->base, ms[FC_FUSED], bytes, ceil_gbs) : ms[FC_UNFUSED];
+    ms[FC_FUSED] = fc_fit_fused_ms(&fit->v[FC_FUSED], flops, bytes[FC_FUSED], streamed[FC_FUSED], ceil_gflops,
+                                   ceil_gbs);
+    ms[FC_UNFUSED] = fc_fit_unfused_ms(&fit->v[FC_UNFUSED], &fit->v[FC_FUSED], ms[FC_FUSED], flops, bytes, streamed,
+                                       ceil_gflops, ceil_gbs);
+    const double base = fit->has_base ? fc_fit_unfused_ms(&fit->base, &fit->v[FC_FUSED], ms[FC_FUSED], flops, bytes,
+                                                          streamed, ceil_gflops, ceil_gbs)
+                                      : ms[FC_UNFUSED];
     if (base_ms) *base_ms = base;
     memset(speedup, 0, sizeof *speedup);
     double s = base / ms[FC_FUSED];
@@ -350,10 +368,11 @@ static void predicted(const fc_model *m, const fc_model_class *c, const fc_probl
     nearest(c, p, out);
     const fc_record *near = out->nearest[0];
     if (!fc_model_within_span(c->obs, c->n, cost.flops, cost.bytes, out->reason, sizeof out->reason)) return;
-    double ms[FC_NVARIANTS], base;
+    double ms[FC_NVARIANTS], base, streamed[FC_NVARIANTS];
     fc_spread_prior prior;
     fc_model_prior(m, c->machine, c, &prior);
-    fc_model_estimate(&c->fit, &prior, c->obs, p, cost.flops, cost.bytes, near->ceil_gflops, near->ceil_gbs,
+    streamed_of(m->reg, c->backend, p, c->obs[0].llc_bytes, streamed); /* a class's records share a machine */
+    fc_model_estimate(&c->fit, &prior, c->obs, p, cost.flops, cost.bytes, streamed, near->ceil_gflops, near->ceil_gbs,
                       fc_model_inside(c->obs, c->n, cost.flops, cost.bytes), ms, &base, &out->speedup);
     out->source = FC_SRC_PREDICTED;
     out->cls = c;

@@ -7,8 +7,8 @@
  * The model, per machine, backend and class (pattern, dtype, layout and switches
  * such as causal=1: what changes the implementation, not the size):
  *
- *   fused   t_f = o_f + F / (e_F·C_F) + B_f·g(B_f) / (e_B·C_B)
- *   unfused t_u = k·t_f + o_u + (B_u − B_f)·g(B_u) / (e_u·C_B)
+ *   fused   t_f = o_f + F / (e_F·C_F) + [(B_f − S_f)·g(B_f − S_f) + S_f] / (e_B·C_B)
+ *   unfused t_u = k·t_f·t̂_f(S_u)/t̂_f(S_f) + o_u + (B_u − B_f)·g(B_u − S_u) / (e_u·C_B)
  *   g(b)    = h₂/c₂ + (h₃ − h₂)/c₃ + (1 − h₃),  h₃ = min(1, LLC/b), h₂ = min(1, MLC/b)
  *
  * g is the traffic's time per byte relative to DRAM's: the share of b that fits in the
@@ -17,7 +17,20 @@
  * (c₂ ≥ c₃ ≥ 1, both fitted per variant), the rest at the ceiling's rate.
  *
  * F the useful FLOPs, B_f and B_u the bytes each variant moves on paper, C_F and
- * C_B the measured ceilings the record names. The fused form is a roofline with
+ * C_B the measured ceilings the record names. S_f and S_u are the bytes of those that
+ * each variant writes past the caches (streaming stores; fc_backend.streamed_bytes at
+ * the document's LLC, 0 where the backend says nothing): they go to memory whatever
+ * the cache holds, and the rest is what competes for it. The unfused chain does the
+ * fused form's work as the chain streams it: t̂_f(S) is the fused form at S streamed
+ * bytes, 1 where both stream alike. fusecal's CPU norms stream from the LLC's size on,
+ * the fused add + RMSNorm h and y, its chain y alone: at 512 × 4096 (33.5 MB, the Zen 4
+ * VM's LLC) the chain's h stays in cache, the fused h goes to memory, and fusion
+ * measures 0.98–1.02 where the model without S predicted 1.6, which widened the whole
+ * class's intervals. Leave-one-out on the four committed standard CPU calibrations,
+ * decisions reproduced 263 → 278 of 332 (Zen 4) and 297 → 302 of 331 (Zen 4, AVX2
+ * only); the other two, where no record streams (an LLC of 260 MB, none named),
+ * unchanged; fused p90 error 35.7 → 30.5 % and 33.1 → 31.9 %; rerun95 coverage 93.9
+ * → 93.4 % and 94.3 → 94.3 %. The fused form is a roofline with
  * fitted efficiencies and a fixed per-call cost whose compute and memory times add
  * rather than overlap (the max of the two): with the efficiencies fitted, the sum
  * also follows the problems bound by neither, skinny GEMMs and stencils, whose time
@@ -87,6 +100,7 @@
 #define FC_PREDICT_H
 
 #include "record.h"
+#include "registry.h"
 
 /* Records a class needs before the model predicts: three parameters per variant
  * and one degree of freedom for the residual spread. */
@@ -120,7 +134,8 @@ enum { FC_PREDICT_PRIOR_CLASSES = 3 };
 typedef struct fc_obs {
     const fc_record *rec;
     double flops;
-    double bytes[FC_NVARIANTS]; /* on paper, unfused and fused */
+    double bytes[FC_NVARIANTS];    /* on paper, unfused and fused */
+    double streamed[FC_NVARIANTS]; /* of those, written past the caches */
     double ceil_gflops, ceil_gbs;
     double llc_bytes;        /* the device's last-level cache (0: unknown) */
     double mlc_bytes;        /* the mid-level caches the run's threads have: L2 per core x threads (0: none) */
@@ -180,8 +195,11 @@ int fc_nearest_records(const fc_obs *o, int n, const fc_problem *p, int k, int *
  * (fitted to f): the weighted mean of their held-out residuals (predict.h's top). */
 double fc_local_correction(const fc_class_fit *f, const fc_obs *o, const fc_problem *p);
 
-double fc_fit_fused_ms(const fc_fit *f, double flops, double bytes_fused, double ceil_gflops, double ceil_gbs);
-double fc_fit_unfused_ms(const fc_fit *f, double fused_ms, const double bytes[FC_NVARIANTS], double ceil_gbs);
+double fc_fit_fused_ms(const fc_fit *f, double flops, double bytes_fused, double streamed_fused, double ceil_gflops,
+                       double ceil_gbs);
+double fc_fit_unfused_ms(const fc_fit *f, const fc_fit *fused, double fused_ms, double flops,
+                         const double bytes[FC_NVARIANTS], const double streamed[FC_NVARIANTS], double ceil_gflops,
+                         double ceil_gbs);
 /* The uncalibrated roofline: max(F / C_F, B / C_B), in ms. */
 double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double ceil_gbs);
 
@@ -205,8 +223,9 @@ void fc_class_intervals(double s, double spread, double noise, int n, const fc_s
  * locally corrected; with o NULL, the forms' ŝ = t_base/t_f. prior: the machine's
  * pool the class's spread is shrunk toward (NULL or none: the class's alone). */
 void fc_model_estimate(const fc_class_fit *fit, const fc_spread_prior *prior, const fc_obs *o, const fc_problem *p,
-                       double flops, const double bytes[FC_NVARIANTS], double ceil_gflops, double ceil_gbs, bool inside,
-                       double ms[FC_NVARIANTS], double *base_ms, fc_ratio_ci *speedup);
+                       double flops, const double bytes[FC_NVARIANTS], const double streamed[FC_NVARIANTS],
+                       double ceil_gflops, double ceil_gbs, bool inside, double ms[FC_NVARIANTS], double *base_ms,
+                       fc_ratio_ci *speedup);
 /* Whether FLOPs and both variants' bytes lie inside the records' span (between
  * their smallest and largest): an interpolation, whose errors are the held-out
  * errors of the records inside the others' span; beyond it (up to
@@ -253,6 +272,7 @@ typedef struct fc_model_backend {
 } fc_model_backend;
 
 typedef struct fc_model {
+    const fc_registry *reg; /* the backends that say what their variants stream (NULL: none) */
     fc_model_machine *machine;
     int nmachines;
     fc_model_backend *pair; /* every machine and backend with a record */
@@ -265,7 +285,7 @@ typedef struct fc_model {
  * ceilings known; of a problem measured twice on one machine and backend, the
  * later document's) and fits each class with enough of them. The documents must
  * outlive the model. */
-void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs);
+void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs, const fc_registry *reg);
 void fc_model_free(fc_model *m);
 /* The pool of the machine's fitted classes other than skip (NULL: all of them). */
 void fc_model_prior(const fc_model *m, int machine, const fc_model_class *skip, fc_spread_prior *out);

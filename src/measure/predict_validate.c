@@ -49,12 +49,12 @@ static void model_row(const fc_model_class *c, const fc_spread_prior *prior, con
     if (!fc_model_within_span(train, n, o->flops, o->bytes, row->reason, sizeof row->reason)) return;
     fc_class_fit fit;
     fc_fit_class(train, n, &fit);
-    fc_model_estimate(&fit, prior, train, &o->rec->prob, o->flops, o->bytes, o->ceil_gflops, o->ceil_gbs,
+    fc_model_estimate(&fit, prior, train, &o->rec->prob, o->flops, o->bytes, o->streamed, o->ceil_gflops, o->ceil_gbs,
                       fc_model_inside(train, n, o->flops, o->bytes), row->ms[FC_LOO_MODEL], NULL,
                       &row->speedup[FC_LOO_MODEL]);
-    fc_class_fit_free(&fit);
     row->decision[FC_LOO_MODEL] = fc_decide(&row->speedup[FC_LOO_MODEL], o->rec->threshold);
     row->known = true;
+    fc_class_fit_free(&fit);
 }
 
 static int cmp_double(const void *a, const void *b)
