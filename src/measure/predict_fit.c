@@ -60,10 +60,13 @@ double fc_fit_fused_ms(const fc_fit *f, double flops, double bytes_fused, double
 }
 
 /* The removed passes move at the cache's rate while the chain's whole traffic
- * fits in the last-level cache, not while the removed bytes alone do: the
- * intermediates compete with the chain's inputs and outputs for it. (Leave-one-out
- * on the committed standard CPU calibration: the unfused latency's p90 error
- * 32.5 -> 24.5 %, decisions reproduced 51.4 -> 53.9 %.) */
+ * through the cache (all but what it streams) fits in the last-level cache, not
+ * while the removed bytes alone do: the intermediates compete with the chain's
+ * inputs and outputs for it. (Leave-one-out on the committed standard CPU
+ * calibration: the unfused latency's p90 error 32.5 -> 24.5 %, decisions reproduced
+ * 51.4 -> 53.9 %.) The chain's share of the fused work is the measured (or
+ * predicted) fused time scaled by the fused form's at the chain's streamed bytes
+ * over its own (predict.h); fused NULL or both streaming alike: unscaled. */
 double fc_fit_unfused_ms(const fc_fit *f, const fc_fit *fused, double fused_ms, double flops,
                          const double bytes[FC_NVARIANTS], const double streamed[FC_NVARIANTS], double ceil_gflops,
                          double ceil_gbs)
