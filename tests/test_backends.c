@@ -68,8 +68,8 @@ static void norm_kernels_streamed(void)
 }
 
 /* What a backend tells the prediction model it streams (fc_backend.streamed_bytes) is
- * what its description of the same setup says: y streamed, h and y streamed, or
- * neither, for each norm pattern, dtype it supports and variant, with the LLC
+ * what its description of the same setup says, in words (y streamed, h and y
+ * streamed, or neither) and in the record's streamed_bytes, for each norm pattern, dtype it supports and variant, with the LLC
  * pretended one byte (everything streams where it can: rows past the fused fp32 add
  * + LayerNorm's buffer do not) and 1 TiB (nothing does). */
 static void streamed_bytes_as_described(void)
@@ -112,8 +112,10 @@ static void streamed_bytes_as_described(void)
                             double said = strstr(impl.name, "h and y streamed") ? 2 * y
                                           : strstr(impl.name, "y streamed")     ? y
                                                                                 : 0;
-                            CHECK_MSG(got == said, "%s %s %s (LLC %g): streamed_bytes %g, described %g (%s)", b->name,
-                                      s, fc_variant_name((fc_variant)v), llcs[li], got, said, impl.name);
+                            CHECK_MSG(got == said && impl.streamed_bytes == got,
+                                      "%s %s %s (LLC %g): streamed_bytes %g, described %g (%s), recorded %g", b->name,
+                                      s, fc_variant_name((fc_variant)v), llcs[li], got, said, impl.name,
+                                      impl.streamed_bytes);
                             checked++;
                             streamed += got > 0;
                         }

@@ -28,6 +28,10 @@ typedef struct fc_impl {
      * the GEMM ceiling and of the roofline are of this work, so that a cheaper
      * algorithm shows as what it is instead of as a rate above the ceiling. */
     double flops_performed;
+    /* Of the variant's bytes (fc_cost's), those it writes past the caches (streaming
+     * stores), as the setup decided; 0: none. Read from a document that does not say
+     * (written before this field): -1, unknown. */
+    double streamed_bytes;
 } fc_impl;
 
 /* ---- How a backend runs each op: its op table.

@@ -245,6 +245,7 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
     if (v->impl.fallback) cJSON_AddStringToObject(o, "fallback_reason", v->impl.fallback_why);
     if (v->impl.kernel[0]) cJSON_AddStringToObject(o, "attention_kernel", v->impl.kernel);
     if (v->impl.flops_performed > 0) fc_json_add_num(o, "flops_performed", v->impl.flops_performed);
+    fc_json_add_num(o, "streamed_bytes", fmax(v->impl.streamed_bytes, 0));
     fc_json_add_num(o, "bytes", v->bytes);
     fc_json_add_num(o, "peak_intermediate_bytes", v->peak_inter_bytes);
     if (v->footprint_bytes > 0) fc_json_add_num(o, "footprint_bytes", v->footprint_bytes);
@@ -551,6 +552,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         fc_strlcpy(vr->impl.fallback_why, fc_json_str(vo, "fallback_reason", ""), sizeof vr->impl.fallback_why);
         fc_strlcpy(vr->impl.kernel, fc_json_str(vo, "attention_kernel", ""), sizeof vr->impl.kernel);
         vr->impl.flops_performed = fc_json_num(vo, "flops_performed", 0);
+        vr->impl.streamed_bytes = fc_json_num(vo, "streamed_bytes", -1);
         const cJSON *lat = cJSON_GetObjectItemCaseSensitive(vo, "latency_ms");
         if (lat) stats_read(lat, &vr->lat);
         const cJSON *latg = cJSON_GetObjectItemCaseSensitive(vo, "latency_graph_ms");

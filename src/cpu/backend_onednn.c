@@ -1346,6 +1346,14 @@ static int host_rope(od_state *s, fc_variant v, fc_err *e)
 
 #define NO_RMS_PRIMITIVE "no RMSNorm primitive before oneDNN 3.9"
 
+/* Whether a norm problem's unfused chain ends in oneDNN's normalization primitive,
+ * which stores through the caches (the add_layernorm's, and add_rmsnorm's where oneDNN
+ * has one): only fusecal's host kernels stream. */
+static bool od_lib_norm(const fc_problem *p)
+{
+    return fc_pattern_has_op(p->pat, FC_OP_LAYERNORM) || (!fc_pattern_has_op(p->pat, FC_OP_ROPE) && FC_DNNL_RMS);
+}
+
 /* a host step that writes a norm chain's output, saying so when it streams it (st;
  * what it streams: FC_NORM_STREAMED unless given) */
 static void norm_out_step(od_state *s, fc_variant v, const char *op, const char *why,
@@ -1910,6 +1918,7 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
     impl->nkernels = s->nprims[v];
     for (int i = 0; i < s->nprims[v]; i++) impl->nreorders += !strcmp(s->chain[v][i].op, "reorder");
     impl->flops_performed = s->wino_flops[v];
+    impl->streamed_bytes = fc_cpu_norm_streamed_bytes_st(&s->p, v, s->norm_st, od_lib_norm(&s->p));
 }
 
 static void od_teardown(void *state)
@@ -2060,13 +2069,9 @@ static double od_gemm_gflops(fc_dtype dtype)
     return best;
 }
 
-/* Only the norms stream: fusecal's kernels, not oneDNN's normalization primitives
- * (the unfused add_layernorm's, and add_rmsnorm's where oneDNN has one). */
 static double od_streamed_bytes(const fc_problem *p, fc_variant v, double llc)
 {
-    const bool rope = fc_pattern_has_op(p->pat, FC_OP_ROPE);
-    const bool lib = fc_pattern_has_op(p->pat, FC_OP_LAYERNORM) || (!rope && FC_DNNL_RMS);
-    return fc_cpu_norm_streamed_bytes(p, v, llc, lib);
+    return fc_cpu_norm_streamed_bytes(p, v, llc, od_lib_norm(p));
 }
 
 const fc_backend fc_backend_onednn = {

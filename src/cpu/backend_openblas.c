@@ -502,6 +502,7 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
             fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
     }
     fc_impl_addf(impl, " [OpenBLAS %s, %s, %d threads]", openblas_get_corename(), parallel_name(), s->nthreads);
+    impl->streamed_bytes = fc_cpu_norm_streamed_bytes_st(&s->p, v, s->norm_st, false);
 }
 
 static void ob_teardown(void *state)

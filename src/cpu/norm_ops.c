@@ -54,7 +54,13 @@ bool fc_cpu_add_layernorm_streams(size_t n, bool st) { return st && n <= ROW_BUF
 
 double fc_cpu_norm_streamed_bytes(const fc_problem *p, fc_variant v, double llc, bool lib_norm)
 {
-    if (p->pat->family != FC_FAM_NORM || v == FC_CONTROL || !fc_cpu_norm_streams_at(p, llc)) return 0;
+    return p->pat->family == FC_FAM_NORM ? fc_cpu_norm_streamed_bytes_st(p, v, fc_cpu_norm_streams_at(p, llc), lib_norm)
+                                         : 0;
+}
+
+double fc_cpu_norm_streamed_bytes_st(const fc_problem *p, fc_variant v, bool st, bool lib_norm)
+{
+    if (p->pat->family != FC_FAM_NORM || v == FC_CONTROL || !st) return 0;
     const size_t n = (size_t)p->d[FC_NORM_N];
     const double y = (double)p->d[FC_NORM_M] * (double)n * (double)fc_dtype_size(p->dtype);
     if (v == FC_UNFUSED) return lib_norm ? 0 : y;

@@ -35,6 +35,8 @@ bool fc_cpu_norm_streams_at(const fc_problem *p, double llc);
  * start on a vector, which the kernels store plainly, are not told apart (the
  * models' head sizes and hidden sizes all do). 0 for other families. */
 double fc_cpu_norm_streamed_bytes(const fc_problem *p, fc_variant v, double llc, bool lib_norm);
+/* ... given the setup's answer st (fc_cpu_norm_streams) instead of the LLC */
+double fc_cpu_norm_streamed_bytes_st(const fc_problem *p, fc_variant v, bool st, bool lib_norm);
 /* what an implementation's description adds when it streams */
 #define FC_NORM_STREAMED "; y streamed past the caches"
 /* the fused fp32 add + RMSNorm's, when it streams h as well (fc_cpu_add_rmsnorm_streams_h) */

@@ -171,6 +171,8 @@ static void add_obs(const fc_model *m, fc_model_class *c, const fc_record *r, do
         o.ms[v] = r->v[v].lat.median;
     }
     streamed_of(m->reg, r->backend, &r->prob, llc, o.streamed);
+    for (int v = 0; v < FC_NVARIANTS; v++) /* what the record says it did, where it says */
+        if (r->v[v].impl.streamed_bytes >= 0) o.streamed[v] = r->v[v].impl.streamed_bytes;
     o.ms_base = r->v[fc_record_decisive_base(r)].lat.median;
     const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
     o.speedup = sp->ratio;

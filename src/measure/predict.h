@@ -18,9 +18,10 @@
  *
  * F the useful FLOPs, B_f and B_u the bytes each variant moves on paper, C_F and
  * C_B the measured ceilings the record names. S_f and S_u are the bytes of those that
- * each variant writes past the caches (streaming stores; fc_backend.streamed_bytes at
- * the document's LLC, 0 where the backend says nothing): they go to memory whatever
- * the cache holds, and the rest is what competes for it. The unfused chain does the
+ * each variant writes past the caches (streaming stores; the record's streamed_bytes,
+ * or where it does not say, and for a problem not measured, fc_backend.streamed_bytes
+ * at the document's LLC; 0 where the backend says nothing): they go to memory
+ * whatever the cache holds, and the rest is what competes for it. The unfused chain does the
  * fused form's work as the chain streams it: t̂_f(S) is the fused form at S streamed
  * bytes, 1 where both stream alike. fusecal's CPU norms stream from the LLC's size on,
  * the fused add + RMSNorm h and y, its chain y alone: at 512 × 4096 (33.5 MB, the Zen 4
@@ -135,7 +136,7 @@ typedef struct fc_obs {
     const fc_record *rec;
     double flops;
     double bytes[FC_NVARIANTS];    /* on paper, unfused and fused */
-    double streamed[FC_NVARIANTS]; /* of those, written past the caches */
+    double streamed[FC_NVARIANTS]; /* of those, written past the caches (the comment at the top) */
     double ceil_gflops, ceil_gbs;
     double llc_bytes;        /* the device's last-level cache (0: unknown) */
     double mlc_bytes;        /* the mid-level caches the run's threads have: L2 per core x threads (0: none) */
