@@ -243,26 +243,41 @@ static void contended_left_out(void)
     fc_doc_free(&d);
 }
 
+/* The two cache levels' machine (16 MiB L3, 1 MiB L2 x 2 threads, a FLOP ceiling high
+ * enough that the norms' compute time does not blur the cache factors) and a
+ * document of add_rmsnorm records on it, m over ms[n] at n = 1024; undone by
+ * cache_truth_reset. */
+static void cache_ladder_doc(fc_doc *d, const int *ms, size_t n)
+{
+    truth_llc = 16 << 20;
+    truth_mlc = 2.0 * (1 << 20);
+    truth_gf = 100 * CEIL_GF;
+    doc_init(d, "host-a");
+    cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d->host, "devices"), "cpu");
+    cJSON *cb = cJSON_AddObjectToObject(cpu, "cache_bytes");
+    cJSON_AddNumberToObject(cb, "L2", 1 << 20);
+    cJSON_AddNumberToObject(cb, "L3", truth_llc);
+    for (size_t i = 0; i < n; i++) {
+        char s[64];
+        snprintf(s, sizeof s, "add_rmsnorm:m=%d,n=1024", ms[i]);
+        add_record(d, s, "cpu.openblas", 1, 1);
+    }
+}
+
+static void cache_truth_reset(void)
+{
+    truth_llc = truth_mlc = 0;
+    truth_gf = CEIL_GF;
+}
+
 /* Memory-bound problems from inside the cores' L2s to past the L3: the model reads
  * both cache sizes from the host block (L2 per core x threads), fits both factors
  * and predicts a problem in each regime within 1 %. */
 static void two_cache_levels(void)
 {
-    truth_llc = 16 << 20;
-    truth_mlc = 2.0 * (1 << 20); /* 1 MiB L2 x 2 threads */
-    truth_gf = 100 * CEIL_GF;
-    fc_doc d;
-    doc_init(&d, "host-a");
-    cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d.host, "devices"), "cpu");
-    cJSON *cb = cJSON_AddObjectToObject(cpu, "cache_bytes");
-    cJSON_AddNumberToObject(cb, "L2", 1 << 20);
-    cJSON_AddNumberToObject(cb, "L3", truth_llc);
     const int ms[] = {8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
-    for (size_t i = 0; i < FC_ARRAY_LEN(ms); i++) {
-        char s[64];
-        snprintf(s, sizeof s, "add_rmsnorm:m=%d,n=1024", ms[i]);
-        add_record(&d, s, "cpu.openblas", 1, 1);
-    }
+    fc_doc d;
+    cache_ladder_doc(&d, ms, FC_ARRAY_LEN(ms));
     fc_model m;
     fc_model_build(&m, &d, 1, NULL);
     CHECK(m.ncls == 1 && m.cls[0].fitted);
@@ -279,8 +294,7 @@ static void two_cache_levels(void)
         predicted_within_1pct(&d, queries[i], &p, &s);
     }
     fc_doc_free(&d);
-    truth_llc = truth_mlc = 0;
-    truth_gf = CEIL_GF;
+    cache_truth_reset();
 }
 
 /* add_rmsnorm from in the L2s to past the L3, its outputs streamed from the LLC's size
@@ -290,26 +304,14 @@ static void two_cache_levels(void)
  * told by neither, it misses there. */
 static void streamed_outputs_told(bool by_records)
 {
-    truth_llc = 16 << 20;
-    truth_mlc = 2.0 * (1 << 20);
-    truth_gf = 100 * CEIL_GF;
-    truth_streams = true;
     static fc_backend test_backend = {.name = "cpu.openblas", .device = "cpu", .streamed_bytes = test_streamed_bytes};
     static fc_registry reg;
     reg.backend[FC_BK_cpu_openblas] = &test_backend;
+    truth_streams = true;
     g_streamed_records = by_records;
-    fc_doc d;
-    doc_init(&d, "host-a");
-    cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d.host, "devices"), "cpu");
-    cJSON *cb = cJSON_AddObjectToObject(cpu, "cache_bytes");
-    cJSON_AddNumberToObject(cb, "L2", 1 << 20);
-    cJSON_AddNumberToObject(cb, "L3", truth_llc);
     const int ms[] = {8, 16, 32, 96, 128, 256, 512, 1536, 2048, 3072, 4096, 8192};
-    for (size_t i = 0; i < FC_ARRAY_LEN(ms); i++) {
-        char s[64];
-        snprintf(s, sizeof s, "add_rmsnorm:m=%d,n=1024", ms[i]);
-        add_record(&d, s, "cpu.openblas", 1, 1);
-    }
+    fc_doc d;
+    cache_ladder_doc(&d, ms, FC_ARRAY_LEN(ms));
     /* 768 KiB in the L2s, 12 MiB in the L3, 16 MiB (streamed, the LLC's size), 48 MiB */
     const char *queries[] = {"add_rmsnorm:m=48,n=1024", "add_rmsnorm:m=768,n=1024", "add_rmsnorm:m=1024,n=1024",
                              "add_rmsnorm:m=3000,n=1024"};
@@ -342,8 +344,7 @@ static void streamed_outputs_told(bool by_records)
                   "not told what streams, fused %g against %g", p.fused_ms, t[FC_FUSED]);
     }
     fc_doc_free(&d);
-    truth_llc = truth_mlc = 0;
-    truth_gf = CEIL_GF;
+    cache_truth_reset();
     truth_streams = g_streamed_records = false;
 }
 
