@@ -1354,14 +1354,15 @@ static bool od_lib_norm(const fc_problem *p)
     return fc_pattern_has_op(p->pat, FC_OP_LAYERNORM) || (!fc_pattern_has_op(p->pat, FC_OP_ROPE) && FC_DNNL_RMS);
 }
 
-/* a host step that writes a norm chain's output, saying so when it streams it (st;
- * what it streams: FC_NORM_STREAMED unless given) */
+/* a host step that writes variant v's output of a norm chain, saying what it streams
+ * (fc_cpu_norm_streamed_bytes_st, as od_describe records it) */
 static void norm_out_step(od_state *s, fc_variant v, const char *op, const char *why,
-                          int (*fn)(od_state *, fc_variant, fc_err *), bool st, const char *streamed)
+                          int (*fn)(od_state *, fc_variant, fc_err *))
 {
     prim *pr = host_step(s, v, op, why, fn);
     const size_t n = strlen(pr->impl);
-    if (st) snprintf(pr->impl + n, sizeof pr->impl - n, "%s", streamed ? streamed : FC_NORM_STREAMED);
+    const double streamed = fc_cpu_norm_streamed_bytes_st(&s->p, v, s->norm_st, od_lib_norm(&s->p));
+    snprintf(pr->impl + n, sizeof pr->impl - n, "%s", fc_cpu_norm_streamed_words(&s->p, streamed));
 }
 
 /* qk_norm_rope: RMSNorm per head (rows of d) → rope */
@@ -1373,13 +1374,13 @@ static int build_qk_norm(od_state *s, fc_err *e)
     fc_rope_table(M, D, s->rope);
     s->norm_st = fc_cpu_norm_streams(&s->p);
     (void)in(s, FC_NORM_TX); /* the bf16 copy, made now */
-    norm_out_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused, s->norm_st, NULL);
+    norm_out_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused);
     cmd md;
     if (md_tag(s, &md, 2, (dnnl_dims_t){M * N / D, D}, dnnl_ab, e)) return -1;
     if (!FC_DNNL_RMS) host_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_head_rmsnorm);
     else if (lnorm(s, md, D, in(s, FC_NORM_TX), fc_cpu_chain_dst(&s->ch, 0), true, e))
         return -1;
-    norm_out_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope, s->norm_st, NULL);
+    norm_out_step(s, FC_UNFUSED, "rope", "oneDNN has no rotary-embedding primitive", host_rope);
     return 0;
 }
 
@@ -1390,11 +1391,8 @@ static int build_add_norm(od_state *s, fc_err *e)
     dnnl_dim_t M = s->p.d[FC_NORM_M], N = s->p.d[FC_NORM_N];
     bool ln = fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM);
     s->norm_st = fc_cpu_norm_streams(&s->p);
-    const bool h_st = !ln && s->dt != dnnl_bf16 && fc_cpu_add_rmsnorm_streams_h((size_t)N, s->norm_st);
-    /* the fp32 add + LayerNorm streams rows its buffer holds; the bf16 one, all */
-    const bool y_st = ln && s->dt != dnnl_bf16 ? fc_cpu_add_layernorm_streams((size_t)N, s->norm_st) : s->norm_st;
     norm_out_step(s, FC_FUSED, ln ? "add+layernorm" : "add+rmsnorm", "one pass, oneDNN fuses no add before a norm",
-                  host_fused, y_st, h_st ? FC_RMSNORM_H_STREAMED : NULL);
+                  host_fused);
     float *out = s->ch.out[FC_UNFUSED];
     void *h = ln ? fc_cpu_chain_dst(&s->ch, 0) : elem_at(s, out, (size_t)(M * N));
     cmd md;
@@ -1402,7 +1400,7 @@ static int build_add_norm(od_state *s, fc_err *e)
         binary_op(s, FC_UNFUSED, dnnl_binary_add, md, md, in(s, FC_NORM_TX), in(s, FC_NORM_TR), h, e))
         return -1;
     if (ln || FC_DNNL_RMS) return lnorm(s, md, N, h, out, !ln, e);
-    norm_out_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm, s->norm_st, NULL);
+    norm_out_step(s, FC_UNFUSED, "rmsnorm", NO_RMS_PRIMITIVE, host_rmsnorm);
     return 0;
 }
 

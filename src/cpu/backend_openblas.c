@@ -120,11 +120,8 @@ static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
         return buf;
     }
     if (op == FC_OP_SCALE && p->d[FC_ATT_CAUSAL]) return "+causal-mask";
-    if (op == FC_OP_RMSNORM && v == FC_FUSED && fc_cpu_add_rmsnorm_streams_h((size_t)p->d[FC_NORM_N], s->norm_st))
-        return FC_RMSNORM_H_STREAMED;
-    if (op == FC_OP_LAYERNORM && v == FC_FUSED && !fc_cpu_add_layernorm_streams((size_t)p->d[FC_NORM_N], s->norm_st))
-        return "";
-    if (op == FC_OP_LAYERNORM || op == FC_OP_RMSNORM || op == FC_OP_ROPE) return s->norm_st ? FC_NORM_STREAMED : "";
+    if (op == FC_OP_LAYERNORM || op == FC_OP_RMSNORM || op == FC_OP_ROPE) /* the ops that write a norm's output */
+        return fc_cpu_norm_streamed_words(p, fc_cpu_norm_streamed_bytes_st(p, v, s->norm_st, false));
     return "";
 }
 

@@ -30,7 +30,9 @@
  * MB 0.76-0.78x. */
 static size_t g_llc_pretend;
 
-bool fc_cpu_norm_streams_at(const fc_problem *p, double llc)
+/* fc_cpu_norm_streams's rule on a CPU whose LLC holds llc bytes (0: none, and nothing
+ * streams) */
+static bool streams_at(const fc_problem *p, double llc)
 {
     fc_cost c;
     fc_family_of(p->pat)->cost(p, &c);
@@ -41,7 +43,7 @@ bool fc_cpu_norm_streams(const fc_problem *p)
 {
     static size_t llc;
     if (!llc) llc = fc_host_llc_bytes();
-    return fc_cpu_norm_streams_at(p, (double)(g_llc_pretend ? g_llc_pretend : llc));
+    return streams_at(p, (double)(g_llc_pretend ? g_llc_pretend : llc));
 }
 
 void fc_cpu_norm_streams_pretend(size_t llc) { g_llc_pretend = llc; }
@@ -50,24 +52,37 @@ void fc_cpu_norm_streams_pretend(size_t llc) { g_llc_pretend = llc; }
  * streams y (32 KB); longer rows use y's row as scratch, unstreamed */
 enum { ROW_BUF = 8192 };
 
-bool fc_cpu_add_layernorm_streams(size_t n, bool st) { return st && n <= ROW_BUF; }
+/* Whether a fused add + norm whose output streams (st) streams a row of n from its
+ * thread's buffer: y for the fp32 add + LayerNorm, y and h for the add + RMSNorm
+ * (fc_cpu_add_rmsnorm says why); longer rows are stored plainly. */
+static bool row_buffered(size_t n, bool st) { return st && n <= ROW_BUF; }
+
+/* the bytes of a norm problem's output y */
+static double norm_out_bytes(const fc_problem *p)
+{
+    return (double)p->d[FC_NORM_M] * (double)p->d[FC_NORM_N] * (double)fc_dtype_size(p->dtype);
+}
 
 double fc_cpu_norm_streamed_bytes(const fc_problem *p, fc_variant v, double llc, bool lib_norm)
 {
-    return p->pat->family == FC_FAM_NORM ? fc_cpu_norm_streamed_bytes_st(p, v, fc_cpu_norm_streams_at(p, llc), lib_norm)
-                                         : 0;
+    const bool st = p->pat->family == FC_FAM_NORM && streams_at(p, llc);
+    return fc_cpu_norm_streamed_bytes_st(p, v, st, lib_norm);
+}
+
+const char *fc_cpu_norm_streamed_words(const fc_problem *p, double streamed)
+{
+    return !(streamed > 0) ? "" : streamed > norm_out_bytes(p) ? FC_RMSNORM_H_STREAMED : FC_NORM_STREAMED;
 }
 
 double fc_cpu_norm_streamed_bytes_st(const fc_problem *p, fc_variant v, bool st, bool lib_norm)
 {
     if (p->pat->family != FC_FAM_NORM || v == FC_CONTROL || !st) return 0;
     const size_t n = (size_t)p->d[FC_NORM_N];
-    const double y = (double)p->d[FC_NORM_M] * (double)n * (double)fc_dtype_size(p->dtype);
+    const double y = norm_out_bytes(p);
     if (v == FC_UNFUSED) return lib_norm ? 0 : y;
     if (fc_pattern_has_op(p->pat, FC_OP_LAYERNORM)) /* the bf16 kernel streams rows of any length */
-        return p->dtype != FC_FP32 || fc_cpu_add_layernorm_streams(n, true) ? y : 0;
-    const bool h = !fc_pattern_has_op(p->pat, FC_OP_ROPE) && p->dtype == FC_FP32 &&
-                   fc_cpu_add_rmsnorm_streams_h(n, true);
+        return p->dtype != FC_FP32 || row_buffered(n, true) ? y : 0;
+    const bool h = !fc_pattern_has_op(p->pat, FC_OP_ROPE) && p->dtype == FC_FP32 && row_buffered(n, true);
     return h ? 2 * y : y;
 }
 
@@ -369,7 +384,7 @@ void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t hea
 void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, const float *beta, float eps, float *y,
                           size_t rows, size_t n, bool stream)
 {
-    const bool st = fc_cpu_add_layernorm_streams(n, stream);
+    const bool st = row_buffered(n, stream);
 #pragma omp parallel
     {
         float buf[ROW_BUF] __attribute__((aligned(64)));
@@ -426,12 +441,10 @@ static inline float add_row_sq_stream(const float *x, const float *r, float *buf
  * same sweep as y and read back for the normalization was slower than either. The
  * normalization asks for the next row's x and r (next_row). Longer rows, or warm: h is
  * written plainly and normalized from the cache. */
-bool fc_cpu_add_rmsnorm_streams_h(size_t n, bool st) { return st && n <= ROW_BUF; }
-
 void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, float eps, float *y, float *h, size_t rows,
                         size_t n, bool st)
 {
-    const bool buffered = fc_cpu_add_rmsnorm_streams_h(n, st);
+    const bool buffered = row_buffered(n, st);
 #pragma omp parallel
     {
         float buf[ROW_BUF] __attribute__((aligned(64)));

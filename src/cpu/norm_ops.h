@@ -25,11 +25,9 @@
  * kernels below; each streams where its rows allow it (vector-aligned rows, and the
  * fused add + norms a row its buffer holds), else stores plainly. */
 bool fc_cpu_norm_streams(const fc_problem *p);
-/* ... on a CPU whose LLC holds llc bytes (0: none, and nothing streams) */
-bool fc_cpu_norm_streams_at(const fc_problem *p, double llc);
 /* The bytes variant v of norm problem p writes past the caches on a CPU whose LLC
  * holds llc bytes, as the backends' descriptions say: the output y where the chain
- * streams it (fc_cpu_norm_streams_at) — in the unfused chain by its last pass, unless
+ * streams it (fc_cpu_norm_streams's rule at that LLC) — in the unfused chain by its last pass, unless
  * that is a library's norm (lib_norm: oneDNN's, which stores through the caches) —
  * and the fused fp32 add + RMSNorm's h where it streams that too. Rows that do not
  * start on a vector, which the kernels store plainly, are not told apart (the
@@ -37,9 +35,12 @@ bool fc_cpu_norm_streams_at(const fc_problem *p, double llc);
 double fc_cpu_norm_streamed_bytes(const fc_problem *p, fc_variant v, double llc, bool lib_norm);
 /* ... given the setup's answer st (fc_cpu_norm_streams) instead of the LLC */
 double fc_cpu_norm_streamed_bytes_st(const fc_problem *p, fc_variant v, bool st, bool lib_norm);
+/* What a description adds for a variant of p that streams those bytes: "",
+ * FC_NORM_STREAMED or FC_RMSNORM_H_STREAMED (below). */
+const char *fc_cpu_norm_streamed_words(const fc_problem *p, double streamed);
 /* what an implementation's description adds when it streams */
 #define FC_NORM_STREAMED "; y streamed past the caches"
-/* the fused fp32 add + RMSNorm's, when it streams h as well (fc_cpu_add_rmsnorm_streams_h) */
+/* the fused fp32 add + RMSNorm's, when it streams h as well (rows its buffer holds) */
 #define FC_RMSNORM_H_STREAMED "; h and y streamed past the caches"
 /* the LLC's bytes that rule compares with (0: the host's again; tests) */
 void fc_cpu_norm_streams_pretend(size_t llc);
@@ -64,10 +65,6 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
  * streamed (st), rows of n up to a thread's row buffer stream h as well. */
 void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, float eps, float *y, float *h, size_t rows,
                         size_t n, bool st);
-/* whether fc_cpu_add_layernorm streams y (st: fc_cpu_norm_streams): rows its buffer holds */
-bool fc_cpu_add_layernorm_streams(size_t n, bool st);
-/* whether fc_cpu_add_rmsnorm streams h beside y */
-bool fc_cpu_add_rmsnorm_streams_h(size_t n, bool st);
 /* y = rope(RMSNorm(q)·gamma) per head, the head in registers and L1 between the two. */
 void fc_cpu_rmsnorm_rope(const float *q, const float *gamma, const float *cs, float eps, float *y, size_t m,
                          size_t heads, size_t d, bool st);
