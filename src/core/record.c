@@ -120,6 +120,32 @@ void fc_ceilings_keep_better(fc_ceilings *kept, const fc_ceilings *now)
     }
 }
 
+/* ------------------------------------------------------------------ ceilings */
+
+void fc_ceilings_read(const cJSON *o, fc_ceilings *c)
+{
+    memset(c, 0, sizeof *c);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gflops");
+    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(o, "peak_gflops");
+    for (int t = 0; t < FC_NDTYPES; t++) {
+        c->gflops[t] = fc_json_num(g, fc_dtype_name((fc_dtype)t), 0);
+        c->peak_gflops[t] = fc_json_num(pk, fc_dtype_name((fc_dtype)t), 0);
+    }
+    c->bandwidth_gbs = fc_json_num(o, "bandwidth_gbs", 0);
+    c->read_bandwidth_gbs = fc_json_num(o, "read_bandwidth_gbs", 0);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(o, "bandwidth_by_footprint"))
+    {
+        if (c->n_bw >= FC_MAX_BW_POINTS) break;
+        c->bw[c->n_bw++] = (fc_bw_point){fc_json_num(p, "footprint_bytes", 0), fc_json_num(p, "gbs", 0),
+                                         fc_json_num(p, "read_gbs", 0)};
+    }
+    c->launch_us = fc_json_num(o, "launch_us", 0);
+    c->graph_launch_us = fc_json_num(o, "graph_launch_us", 0);
+    fc_strlcpy(c->method, fc_json_str(o, "method", ""), sizeof c->method);
+    fc_strlcpy(c->measured_utc, fc_json_str(o, "measured_utc", ""), sizeof c->measured_utc);
+}
+
 /* ------------------------------------------------------------------ writer */
 
 cJSON *fc_ceilings_json(const fc_ceilings *c)

@@ -146,8 +146,9 @@ void fc_doc_init(fc_doc *d);
 void fc_doc_free(fc_doc *d);
 fc_record *fc_doc_add(fc_doc *d); /* zeroed slot */
 
-/* Ceilings as JSON and back */
+/* Ceilings as JSON and back (a field absent reads as 0, as not measured) */
 cJSON *fc_ceilings_json(const fc_ceilings *c);
+void fc_ceilings_read(const cJSON *o, fc_ceilings *c);
 
 /* Whole document to JSON text (caller frees). Non-finite numbers never silently
  * become null: they are written as the strings "NaN", "Infinity", "-Infinity",

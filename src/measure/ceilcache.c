@@ -35,30 +35,6 @@ static double age_of(const char *utc)
     return t == (time_t)-1 ? -1 : difftime(time(NULL), t);
 }
 
-static void ceilings_read(const cJSON *o, fc_ceilings *c)
-{
-    memset(c, 0, sizeof *c);
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gflops");
-    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(o, "peak_gflops");
-    for (int t = 0; t < FC_NDTYPES; t++) {
-        c->gflops[t] = fc_json_num(g, fc_dtype_name((fc_dtype)t), 0);
-        c->peak_gflops[t] = fc_json_num(pk, fc_dtype_name((fc_dtype)t), 0);
-    }
-    c->bandwidth_gbs = fc_json_num(o, "bandwidth_gbs", 0);
-    c->read_bandwidth_gbs = fc_json_num(o, "read_bandwidth_gbs", 0);
-    const cJSON *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(o, "bandwidth_by_footprint"))
-    {
-        if (c->n_bw >= FC_MAX_BW_POINTS) break;
-        c->bw[c->n_bw++] = (fc_bw_point){fc_json_num(p, "footprint_bytes", 0), fc_json_num(p, "gbs", 0),
-                                         fc_json_num(p, "read_gbs", 0)};
-    }
-    c->launch_us = fc_json_num(o, "launch_us", 0);
-    c->graph_launch_us = fc_json_num(o, "graph_launch_us", 0);
-    fc_strlcpy(c->method, fc_json_str(o, "method", ""), sizeof c->method);
-    fc_strlcpy(c->measured_utc, fc_json_str(o, "measured_utc", ""), sizeof c->measured_utc);
-}
-
 /* Whether a kept info document is this machine now: the same boot, fusecal build,
  * host and libraries, and the same inventory of the device. */
 static bool still_this_machine(const cJSON *doc, const char *device, const cJSON *host)
@@ -88,7 +64,7 @@ bool fc_ceilings_cache_load(const char *device, const cJSON *host, fc_ceilings *
               still_this_machine(doc, device, host);
     if (ok) {
         fc_ceilings kept;
-        ceilings_read(ceil, &kept);
+        fc_ceilings_read(ceil, &kept);
         *age_s = age_of(kept.measured_utc);
         ok = *age_s >= 0 && *age_s < FC_CEILINGS_LIFETIME_S;
         kept.cached = true;

@@ -158,14 +158,34 @@ static void streamed_of(const fc_registry *reg, const char *b, const fc_problem 
         out[v] = be && be->streamed_bytes ? be->streamed_bytes(p, (fc_variant)v, llc) : 0;
 }
 
-static void add_obs(const fc_model *m, fc_model_class *c, const fc_record *r, double llc, double mlc)
+/* The bandwidth-by-working-set curve of the device a document's records ran on. */
+static void curve_of(const fc_doc *d, const char *device, fc_cache_curve *out)
+{
+    fc_ceilings c;
+    fc_ceilings_read(cJSON_GetObjectItemCaseSensitive(d->ceilings, device), &c);
+    out->n = 0;
+    for (int i = 0; i < c.n_bw; i++)
+        if (c.bw[i].footprint_bytes > 0 && c.bw[i].gbs > 0 &&
+            (out->n == 0 || c.bw[i].footprint_bytes > out->footprint[out->n - 1])) {
+            out->footprint[out->n] = c.bw[i].footprint_bytes;
+            out->gbs[out->n++] = c.bw[i].gbs;
+        }
+    if (out->n >= 2 && out->n < FC_MAX_BW_POINTS && c.bandwidth_gbs > 0 && c.bandwidth_gbs < out->gbs[out->n - 1]) {
+        out->footprint[out->n] = 2 * out->footprint[out->n - 1];
+        out->gbs[out->n++] = c.bandwidth_gbs;
+    }
+}
+
+static void add_obs(const fc_model *m, fc_model_class *c, const fc_record *r, double llc, double mlc,
+                    const fc_cache_curve *curve)
 {
     fc_obs o = {.rec = r,
                 .flops = r->flops,
                 .ceil_gflops = r->ceil_gflops,
                 .ceil_gbs = r->ceil_gbs,
                 .llc_bytes = llc,
-                .mlc_bytes = mlc};
+                .mlc_bytes = mlc,
+                .curve = *curve};
     for (int v = 0; v < FC_NVARIANTS; v++) {
         o.bytes[v] = r->v[v].bytes;
         o.ms[v] = r->v[v].lat.median;
@@ -204,7 +224,10 @@ void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs, const fc_registr
             int mi = find_machine(m, name, r->device);
             add_pair(m, mi, r->backend);
             fc_problem_class(&r->prob, cls, sizeof cls);
-            add_obs(m, class_for(m, mi, r->backend, cls), r, llc_of(&docs[d], r->device), mlc_of(&docs[d], r->device));
+            fc_cache_curve curve;
+            curve_of(&docs[d], r->device, &curve);
+            add_obs(m, class_for(m, mi, r->backend, cls), r, llc_of(&docs[d], r->device), mlc_of(&docs[d], r->device),
+                    &curve);
         }
     for (int i = 0; i < m->ncls; i++) {
         fc_model_class *c = &m->cls[i];

@@ -9,10 +9,28 @@
  *
  *   fused   t_f = o_f + F / (e_F·C_F) + [(B_f − S_f)·g(B_f − S_f) + S_f] / (e_B·C_B)
  *   unfused t_u = k·t_f·t̂_f(S_u)/t̂_f(S_f) + o_u + (B_u − B_f)·g(B_u − S_u) / (e_u·C_B)
- *   g(b)    = h₂/c₂ + (h₃ − h₂)/c₃ + (1 − h₃),  h₃ = min(1, LLC/b), h₂ = min(1, MLC/b)
+ *   g(b)    = min(1, (C_D / bw(φ·b))^γ)     with the device's measured curve
+ *   g(b)    = h₂/c₂ + (h₃ − h₂)/c₃ + (1 − h₃),  h₃ = min(1, LLC/b), h₂ = min(1, MLC/b)  without
  *
- * g is the traffic's time per byte relative to DRAM's: the share of b that fits in the
- * mid-level caches the run's threads have (on a CPU its cores' L2s; none on a GPU)
+ * g is the traffic's time per byte relative to DRAM's. Where the records' device
+ * measured its bandwidth by working set (a warm copy's and triad's rate bw at
+ * footprints from 32 KiB to past the LLC, the ceilings' bandwidth_by_footprint, ended
+ * by C_D, the device-memory ceiling), g follows that curve: a working set of b bytes on
+ * paper counts as φ·b of the copy's (φ in [1, 2]: look-ahead, write-allocated lines and
+ * the other operands fill the cache before the bytes on paper do), and the variant
+ * gains γ of what the copy gains there (both fitted per variant). The curve says where
+ * the caches stop helping as these VMs have them: the Zen 4 VM's copy falls from 198
+ * GB/s at 16 MB to 143 at its 32 MB L3 and 98 at 64 MB, where a share of LLC/b still
+ * put half of the traffic in cache; the Intel VM's falls from 196 GB/s at 2 MB to 55
+ * at 8 MB, under a 260 MB L3 the sizes' shares counted whole; the Zen 5 VM names no
+ * cache sizes at all. Leave-one-out on the four committed standard CPU calibrations,
+ * sizes' shares → curve: decisions reproduced 263 → 279 of 315 (Zen 4), 302 → 303 of
+ * 331 (Zen 4, AVX2 only), 197 → 210 of 297 (Zen 5), 143 → 144 of 240 (Intel); p90
+ * latency error unfused / fused 30.2 / 30.8 → 31.9 / 28.7 %, 33.0 / 31.9 → 33.1 /
+ * 30.9 %, 33.7 / 24.5 → 24.7 / 20.8 %, 35.0 / 26.6 → 27.0 / 25.1 %; rerun95 coverage
+ * 93.9 → 91.6 %, 94.3 → 94.1 %, 96.1 → 95.0 %, 94.4 → 95.3 %. Without a curve (older
+ * documents, GPUs), the sizes' shares: the share of b that fits in the mid-level
+ * caches the run's threads have (on a CPU its cores' L2s; none on a GPU)
  * moves c₂ times faster, the share that fits only in the last-level cache c₃ times
  * (c₂ ≥ c₃ ≥ 1, both fitted per variant), the rest at the ceiling's rate.
  *
@@ -131,6 +149,15 @@ enum { FC_PREDICT_LOCAL = 4 };
 #define FC_PREDICT_PRIOR_RECORDS 10
 enum { FC_PREDICT_PRIOR_CLASSES = 3 };
 
+/* The bandwidth a document's device reached by working set, warm (its ceilings'
+ * bandwidth_by_footprint, ascending footprints), ended by the device-memory ceiling at
+ * twice the last footprint where that is lower (the ceiling's copy runs over two
+ * arrays of the last footprint each); n = 0 where none was measured. */
+typedef struct fc_cache_curve {
+    int n;
+    double footprint[FC_MAX_BW_POINTS], gbs[FC_MAX_BW_POINTS];
+} fc_cache_curve;
+
 /* One record as the model sees it. */
 typedef struct fc_obs {
     const fc_record *rec;
@@ -140,6 +167,7 @@ typedef struct fc_obs {
     double ceil_gflops, ceil_gbs;
     double llc_bytes;        /* the device's last-level cache (0: unknown) */
     double mlc_bytes;        /* the mid-level caches the run's threads have: L2 per core x threads (0: none) */
+    fc_cache_curve curve;    /* its device's bandwidth by working set */
     double ms[FC_NVARIANTS]; /* measured medians */
     double ms_base;          /* the median its decisive speedup is over the fused one's: the control's where
                               * the fusion split decided (fc_record_decisive_base), else the unfused chain's */
@@ -153,6 +181,11 @@ typedef struct fc_fit {
     double overhead_ms;
     double eff_flops;
     double eff_bw;
+    /* the cache term (predict.h's top): with the records' measured curve, */
+    double cache_exp;     /* γ: how far the variant follows the curve (0: not at all, 1: as a copy) */
+    double cache_ws;      /* φ: its working set as the curve counts it, per byte on paper (1 to 2) */
+    fc_cache_curve curve; /* the curve (n = 0: none measured, the sizes' shares instead) */
+    /* ... without one, from the cache sizes: */
     double cache;     /* how much faster traffic that fits in the last-level cache moves (c₃ >= 1) */
     double cache_mlc; /* ... and traffic that fits in the mid-level caches (c₂ >= c₃) */
     double llc_bytes; /* the last-level cache of the records it was fitted to (0: unknown) */

@@ -19,6 +19,13 @@
  * a fused p90 error of 40 % free, 31 % at 2 (one cache level: 30 %); on the Intel one
  * 36 and 37 % (one level: 40 %), the unfused p90 39 % both (one level: 49 %). */
 #define MLC_OVER_LLC 2.0
+/* φ at most, with a measured curve (cache_scale): a kernel's working set fills the
+ * caches no later than a copy's of its bytes does (its lines are not all the bytes on
+ * paper: look-ahead, write-allocated lines, the other operand's), and no earlier than a
+ * copy's of twice them. Leave-one-out on the four committed standard CPU calibrations,
+ * decisions reproduced with φ in [1, 2] 936 of 1183, in [1, 4] 927, in [0.5, 2] 917,
+ * φ = 1 918. */
+#define WS_OVER_COPY 2.0
 /* The fused form's memory efficiency at least: below it, the memory term stands for
  * traffic the bytes on paper do not count (a GEMM's panels read again), which a fit
  * to a few records sets by their sliver of traffic past the LLC and extrapolates
@@ -41,9 +48,30 @@ double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double cei
  * that fit in the mid-level caches (h₂), in the last-level cache (h₃ − h₂) and in
  * neither. Without a last-level cache size, 1; mid-level caches as large as the last
  * level count as none. */
+/* The bandwidth a measured curve gives a working set of b bytes: between its points
+ * linear in log footprint and log rate, its end points' beyond them. */
+static double curve_gbs(const fc_cache_curve *c, double b)
+{
+    if (b <= c->footprint[0]) return c->gbs[0];
+    for (int i = 1; i < c->n; i++)
+        if (b <= c->footprint[i]) {
+            double t = log(b / c->footprint[i - 1]) / log(c->footprint[i] / c->footprint[i - 1]);
+            return c->gbs[i - 1] * pow(c->gbs[i] / c->gbs[i - 1], t);
+        }
+    return c->gbs[c->n - 1];
+}
+
+/* g(b) of predict.h: the time per byte of traffic b relative to DRAM's. With the
+ * device's measured curve, DRAM's rate over the curve's at a working set of φ·b, to
+ * the power γ (at most 1); without, by the shares that fit in the mid-level caches
+ * (h₂), in the last-level cache (h₃ − h₂) and in neither: 1 without a last-level
+ * cache size, and mid-level caches as large as the last level count as none. */
 static double cache_scale(const fc_fit *f, double bytes)
 {
-    if (!(f->llc_bytes > 0) || !(bytes > 0)) return 1;
+    if (!(bytes > 0)) return 1;
+    if (f->curve.n >= 2)
+        return fmin(1, pow(f->curve.gbs[f->curve.n - 1] / curve_gbs(&f->curve, f->cache_ws * bytes), f->cache_exp));
+    if (!(f->llc_bytes > 0)) return 1;
     double c3 = fmax(f->cache, 1), c2 = fmax(f->cache_mlc, c3);
     double h3 = fmin(1, f->llc_bytes / bytes);
     double h2 = f->mlc_bytes > 0 && f->mlc_bytes < f->llc_bytes ? fmin(1, f->mlc_bytes / bytes) : 0;
@@ -177,7 +205,8 @@ typedef struct fit_ctx {
 static bool in_box(const double *x, const fit_ctx *c, double lo1, double hi1, double lo2, double hi2)
 {
     return x[0] >= c->lo_o && x[0] <= c->hi_o && x[1] >= lo1 && x[1] <= hi1 && x[2] >= lo2 && x[2] <= hi2 &&
-           x[3] >= 0 && x[3] <= log(20) && x[4] >= 0 && x[4] <= log(MLC_OVER_LLC);
+           x[3] >= 0 && x[3] <= log(20) && x[4] >= 0 &&
+           x[4] <= log(c->n > 0 && c->o[0].curve.n >= 2 ? WS_OVER_COPY : MLC_OVER_LLC);
 }
 
 /* The class's caches (its records share a machine). */
@@ -185,16 +214,26 @@ static void class_caches(const fit_ctx *c, fc_fit *f)
 {
     f->llc_bytes = c->n > 0 ? c->o[0].llc_bytes : 0;
     f->mlc_bytes = c->n > 0 ? c->o[0].mlc_bytes : 0;
+    if (c->n > 0) f->curve = c->o[0].curve;
 }
 
-/* x = log(overhead_ms), log(eff_flops), log(eff_bw), log(c₃), log(c₂/c₃) */
+/* The cache term's two parameters (cache_scale): with a measured curve γ = x₃ and
+ * φ = exp(x₄); without, c₃ = exp(x₃) and c₂ = exp(x₃ + x₄). */
+static void cache_params(const double *x, fc_fit *f)
+{
+    f->cache = exp(x[3]);
+    f->cache_mlc = exp(x[3] + x[4]);
+    f->cache_exp = x[3];
+    f->cache_ws = exp(x[4]);
+}
+
+/* x = log(overhead_ms), log(eff_flops), log(eff_bw), then the cache term's two */
 static void fused_params(const double *x, fc_fit *f)
 {
     f->overhead_ms = exp(x[0]);
     f->eff_flops = exp(x[1]);
     f->eff_bw = exp(x[2]);
-    f->cache = exp(x[3]);
-    f->cache_mlc = exp(x[3] + x[4]);
+    cache_params(x, f);
     f->k = 1;
 }
 
@@ -309,14 +348,13 @@ static const form fused_form = {fused_loss, fused_params, fused_starts};
 
 /* ------------------------------------------------------------------ the unfused chain */
 
-/* x = log(overhead_ms), log(eff_bw), log(k), log(c₃), log(c₂/c₃) */
+/* x = log(overhead_ms), log(eff_bw), log(k), then the cache term's two */
 static void unfused_params(const double *x, fc_fit *f)
 {
     f->overhead_ms = exp(x[0]);
     f->eff_bw = exp(x[1]);
     f->k = exp(x[2]);
-    f->cache = exp(x[3]);
-    f->cache_mlc = exp(x[3] + x[4]);
+    cache_params(x, f);
     f->eff_flops = 0;
 }
 

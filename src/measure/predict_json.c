@@ -46,8 +46,10 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
     cJSON_AddStringToObject(
         model, "fused",
         "t = overhead + flops / (eff_flops * ceiling_gflops) + bytes_fused * g(bytes_fused) / (eff_bw * "
-        "ceiling_gbs), g(b) = h2 / cache_mlc + (h3 - h2) / cache + (1 - h3), h3 = min(1, llc_bytes / b), h2 = "
-        "min(1, mlc_bytes / b)");
+        "ceiling_gbs); with the device's measured bandwidth by working set bw (the ceilings' "
+        "bandwidth_by_footprint, ended by the device-memory ceiling at twice its last footprint), g(b) = min(1, "
+        "(bw at the curve's end / bw(cache_footprint * b))^cache_exponent); without, g(b) = h2 / cache_mlc + (h3 - "
+        "h2) / cache + (1 - h3), h3 = min(1, llc_bytes / b), h2 = min(1, mlc_bytes / b)");
     cJSON_AddStringToObject(model, "unfused",
                             "t = k * t_fused + overhead + d * g(bytes_unfused) / (eff_bw * ceiling_gbs), d = "
                             "bytes_unfused - bytes_fused, g with the unfused fit's caches");
@@ -80,8 +82,14 @@ static cJSON *fit_json(const fc_fit *f, bool fused)
     cJSON_AddNumberToObject(o, "overhead_ms", f->overhead_ms);
     if (fused) cJSON_AddNumberToObject(o, "eff_flops", f->eff_flops);
     cJSON_AddNumberToObject(o, "eff_bw", f->eff_bw);
-    cJSON_AddNumberToObject(o, "cache", f->cache > 0 ? f->cache : 1);
-    cJSON_AddNumberToObject(o, "cache_mlc", fmax(f->cache_mlc, f->cache > 0 ? f->cache : 1));
+    if (f->curve.n >= 2) { /* the measured curve's form */
+        cJSON_AddNumberToObject(o, "cache_exponent", f->cache_exp);
+        cJSON_AddNumberToObject(o, "cache_footprint", f->cache_ws);
+        cJSON_AddNumberToObject(o, "curve_points", f->curve.n);
+    } else {
+        cJSON_AddNumberToObject(o, "cache", f->cache > 0 ? f->cache : 1);
+        cJSON_AddNumberToObject(o, "cache_mlc", fmax(f->cache_mlc, f->cache > 0 ? f->cache : 1));
+    }
     cJSON_AddNumberToObject(o, "llc_bytes", f->llc_bytes);
     cJSON_AddNumberToObject(o, "mlc_bytes", f->mlc_bytes);
     cJSON_AddNumberToObject(o, "spread", f->spread);
