@@ -719,6 +719,17 @@ static void machine_prior(void)
     CHECK_NEAR(pr.noise2, 0.0004, 1e-15);
     fc_model_prior(&m, 1, NULL, &pr); /* one class: no pool */
     CHECK(pr.classes == 0 && pr.spread2 == 0);
+    /* the extrapolations' pool: over the classes with records beyond the others' span */
+    const double sb[4] = {0.3, 0.5, 0.7, 0.9};
+    for (int i = 0; i < 4; i++) {
+        c[i].fit.n_beyond = i == 2 ? 0 : 2;
+        c[i].fit.spread_beyond = sb[i];
+    }
+    fc_model_prior(&m, 0, NULL, &pr); /* 0.3, 0.5, 0.9 */
+    CHECK(pr.classes == 4 && pr.classes_beyond == 3);
+    CHECK_NEAR(pr.spread2_beyond, 0.25, 1e-15);
+    fc_model_prior(&m, 0, &c[3], &pr); /* 0.3, 0.5: too few */
+    CHECK(pr.classes == 3 && pr.classes_beyond == 0 && pr.spread2_beyond == 0);
 }
 
 /* Records whose two variants are off the truth by one shared factor (a slower or
@@ -792,6 +803,37 @@ static void inside_and_beyond(void)
     CHECK_NEAR(p[0].speedup.rerun_hi, in.rerun_hi, 1e-12);
     CHECK_NEAR(p[1].speedup.rerun_hi, out.rerun_hi, 1e-12);
     CHECK(p[0].speedup.hi / p[0].speedup.ratio < p[1].speedup.hi / p[1].speedup.ratio);
+    CHECK_MSG(f->n_beyond == 2 && f->spread_beyond > f->spread, "%d beyond, spread %g, all %g", f->n_beyond,
+              f->spread_beyond, f->spread);
+    free(p);
+    fc_model_free(&m);
+    /* With three more classes on the machine (the same ladder, exact, on other
+     * patterns): the pool exists, and the extrapolation takes the spread of the
+     * records beyond the others' span, shrunk toward the pool's, the interpolation
+     * the inside records' toward the pool of all. */
+    const char *const other[] = {"linear_bias", "linear_bias_gelu", "linear_residual_relu"};
+    for (size_t c = 0; c < FC_ARRAY_LEN(other); c++)
+        for (size_t i = 0; i < FC_ARRAY_LEN(ms); i++) {
+            char s[64];
+            snprintf(s, sizeof s, "%s:m=%d,k=1024,n=1024", other[c], ms[i]);
+            add_record(&d, s, "cpu.openblas", 1, 1);
+        }
+    fc_model_build(&m, &d, 1, NULL);
+    const fc_model_class *cl = NULL;
+    for (int i = 0; i < m.ncls; i++)
+        if (!strcmp(m.cls[i].cls, "linear_bias_relu fp32")) cl = &m.cls[i];
+    CHECK(m.ncls == 4 && cl && cl->fitted);
+    f = &cl->fit;
+    fc_spread_prior pr;
+    fc_model_prior(&m, 0, cl, &pr);
+    CHECK(pr.classes == 3 && pr.classes_beyond == 3 && pr.spread2_beyond < 1e-4);
+    CHECK(fc_predict_sites(&m, st, 2, &p) == 2);
+    fc_class_intervals(p[0].speedup.ratio, f->spread_inside, f->noise, f->n_inside, &pr, &in);
+    fc_spread_prior pb = pr;
+    pb.spread2 = pr.spread2_beyond;
+    fc_class_intervals(p[1].speedup.ratio, f->spread_beyond, f->noise, f->n_beyond, &pb, &out);
+    CHECK_NEAR(p[0].speedup.rerun_hi, in.rerun_hi, 1e-12);
+    CHECK_NEAR(p[1].speedup.rerun_hi, out.rerun_hi, 1e-12);
     free(p);
     fc_model_free(&m);
     fc_doc_free(&d);

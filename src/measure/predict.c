@@ -266,18 +266,24 @@ double fc_saving_weight(double s) { return FC_PREDICT_SAVING_W0 + fabs(1 - 1 / s
 void fc_model_prior(const fc_model *m, int machine, const fc_model_class *skip, fc_spread_prior *out)
 {
     memset(out, 0, sizeof *out);
-    double *s2 = fc_xmalloc((size_t)(m->ncls > 0 ? m->ncls : 1) * 2 * sizeof *s2), *n2 = s2 + m->ncls;
-    int k = 0;
+    const int cap = m->ncls > 0 ? m->ncls : 1;
+    double *s2 = fc_xmalloc((size_t)cap * 3 * sizeof *s2), *n2 = s2 + cap, *b2 = s2 + 2 * cap;
+    int k = 0, kb = 0;
     for (int i = 0; i < m->ncls; i++) {
         const fc_model_class *c = &m->cls[i];
         if (c == skip || !c->fitted || c->machine != machine) continue;
         s2[k] = c->fit.spread * c->fit.spread;
         n2[k++] = c->fit.noise * c->fit.noise;
+        if (c->fit.n_beyond > 0) b2[kb++] = c->fit.spread_beyond * c->fit.spread_beyond;
     }
     if (k >= FC_PREDICT_PRIOR_CLASSES) {
         out->spread2 = fc_median(s2, k);
         out->noise2 = fc_median(n2, k);
         out->classes = k;
+    }
+    if (kb >= FC_PREDICT_PRIOR_CLASSES) {
+        out->spread2_beyond = fc_median(b2, kb);
+        out->classes_beyond = kb;
     }
     free(s2);
 }
@@ -311,6 +317,12 @@ void fc_model_estimate(const fc_class_fit *fit, const fc_spread_prior *prior, co
     double s = base / ms[FC_FUSED];
     bool in = inside && fit->n_inside >= FC_PREDICT_MIN_INSIDE;
     if (o && fit->held) s *= exp(fc_local_correction(fit, o, p));
+    if (!inside && fit->n_beyond > 0 && prior && prior->classes_beyond > 0) { /* an extrapolation */
+        fc_spread_prior pb = *prior;
+        pb.spread2 = prior->spread2_beyond;
+        fc_class_intervals(s, fit->spread_beyond, fit->noise, fit->n_beyond, &pb, speedup);
+        return;
+    }
     fc_class_intervals(s, in ? fit->spread_inside : fit->spread, fit->noise, in ? fit->n_inside : fit->n, prior,
                        speedup);
 }

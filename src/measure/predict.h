@@ -66,9 +66,18 @@
  * The speedup's intervals come from the speedup's own errors: each record held out
  * of both fits in turn and its speedup predicted by the others (ŝ = t_u/t_f), s the
  * root mean square of the log residuals (n of them; for a problem inside the
- * records' span, those of the records that lay inside the others' span). A held-out residual is the model's error at
- * the problem plus the record's measurement error (the spread of its own speedup
- * estimate, σ_m, from its interval), so
+ * records' span, those of the records that lay inside the others' span; for one
+ * beyond it, those of the records that lay beyond the others' span, shrunk toward
+ * the median of the machine's other classes' such spread² as below). An extrapolation
+ * errs more than an interpolation, and with the spread of all records its intervals
+ * were too narrow: leave-one-out on the four committed standard CPU calibrations, the
+ * rerun95 intervals of the records beyond the others' span held 76.9 / 89.4 / 91.7 /
+ * 93.0 % of their measured speedups (Zen 4, Zen 4 AVX2 only, Zen 5, Intel), those
+ * inside 95.6–96.2 %; with their own spread 90.4 / 92.3 / 92.7 / 90.7 %, all records
+ * 94.8 / 94.8 / 95.3 / 94.7 % (were 91.6 / 94.1 / 95.0 / 95.3); decisions reproduced
+ * 279 → 272, 303 → 300, 210 → 213, 144 → 145. A held-out residual is the model's
+ * error at the problem plus the record's measurement error (the spread of its own
+ * speedup estimate, σ_m, from its interval), so
  *   rerun95  exp(± t(n − 1) · s): where a measurement of the problem would fall
  *            (what leave-one-out checks: its coverage);
  *   ci95     exp(± t(n − 1) · √max(s² − σ̄_m², s²/4)): the problem's speedup itself,
@@ -209,6 +218,8 @@ typedef struct fc_class_fit {
                            * each over its saving weight (fc_saving_weight) */
     double spread_inside; /* ... of the records that lie inside the others' span (0: too few) */
     int n_inside;         /* those records */
+    double spread_beyond; /* ... of the others, which lie beyond the others' span (0: none) */
+    int n_beyond;         /* those records */
     double noise;         /* the records' measurement error of their log speedups (root mean square),
                            * each over the same weight */
     int n;                /* records */
@@ -245,6 +256,9 @@ double fc_saving_weight(double s);
 typedef struct fc_spread_prior {
     double spread2, noise2; /* the pool's squared spread and noise (medians over classes) */
     int classes;            /* how many classes it is over; 0: no pool */
+    double spread2_beyond;  /* the squared spread of the records beyond the others' span (median over the classes
+                             * with such records) */
+    int classes_beyond;     /* how many classes that is over */
 } fc_spread_prior;
 /* A class's intervals at a predicted speedup s: its (scaled) spread and noise over n
  * records, shrunk toward the prior's where it has one (NULL: none), times the saving

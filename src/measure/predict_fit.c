@@ -479,7 +479,8 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
         train_b = fc_xmalloc((size_t)n * sizeof *train_b);
     }
     fc_obs *train = fc_xmalloc((size_t)n * sizeof *train);
-    double *r = fc_xmalloc((size_t)n * 4 * sizeof *r), *rf = r, *ru = r + n, *rc = r + 2 * n, *rcin = r + 3 * n;
+    double *r = fc_xmalloc((size_t)n * 5 * sizeof *r), *rf = r, *ru = r + n, *rc = r + 2 * n, *rcin = r + 3 * n,
+           *rcout = r + 4 * n;
     bool *inside = fc_xmalloc((size_t)n * sizeof *inside);
     double *rs = f->held = fc_xmalloc((size_t)n * sizeof *rs); /* kept for the local correction */
     for (int i = 0; i < n; i++) {
@@ -509,16 +510,20 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     /* the errors of the predictor as it is used: each held-out residual less the
      * local correction the other records give it, over the saving weight at the
      * prediction it corrected (ŝ = s·exp(−r)); the records' noise over the same */
-    int nin = 0;
+    int nin = 0, nout = 0;
     double nn = 0;
     for (int i = 0; i < n; i++) {
         double r = rs[i] - local_mean(o, n, rs, &o[i].rec->prob, i), w = fc_saving_weight(o[i].speedup * exp(-r));
         rc[i] = r / w;
         nn += o[i].speedup_sd * o[i].speedup_sd / (w * w);
         if (inside[i]) rcin[nin++] = rc[i];
+        else
+            rcout[nout++] = rc[i];
     }
     f->spread = fc_speedup_spread(rc, n);
     f->spread_inside = nin > 0 ? fc_speedup_spread(rcin, nin) : 0;
+    f->spread_beyond = nout > 0 ? fc_speedup_spread(rcout, nout) : 0;
+    f->n_beyond = nout;
     f->noise = sqrt(nn / n);
     free(inside);
     free(r);

@@ -58,7 +58,7 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
     cJSON_AddStringToObject(
         model, "interval",
         "s = root mean square of the log speedup residuals, each record held out of both fits in "
-        "turn and its residual less the local correction the other records give it (inside the records' span: of the records inside the others' span, when 4 or more); noise = root mean square of the records' own log speedup "
+        "turn and its residual less the local correction the other records give it (inside the records' span: of the records inside the others' span, when 4 or more; beyond it: of the records beyond the others' span, shrunk toward the median of the machine's other classes' such spread^2); noise = root mean square of the records' own log speedup "
         "errors (from their ci95); rerun95 (a measurement's): exp(+-t(n-1) * s); ci95 (the "
         "speedup's, which decides): exp(+-t(n-1) * sqrt(max(s^2 - noise^2, s^2 / 4))); the speedup: "
         "t_unfused / t_fused * exp(the held-out log speedup residuals of the 4 nearest records of the class, "
@@ -107,6 +107,8 @@ static cJSON *class_json(const fc_model *m, const fc_model_class *c, double spee
     cJSON_AddNumberToObject(o, "speedup_spread", c->fit.spread);
     cJSON_AddNumberToObject(o, "speedup_spread_inside", c->fit.spread_inside);
     cJSON_AddNumberToObject(o, "records_inside", c->fit.n_inside);
+    cJSON_AddNumberToObject(o, "speedup_spread_beyond", c->fit.spread_beyond);
+    cJSON_AddNumberToObject(o, "records_beyond", c->fit.n_beyond);
     cJSON_AddNumberToObject(o, "speedup_noise", c->fit.noise);
     cJSON_AddNumberToObject(o, "saving_weight", fc_saving_weight(speedup));
     fc_spread_prior pr;
@@ -117,6 +119,10 @@ static cJSON *class_json(const fc_model *m, const fc_model_class *c, double spee
         cJSON_AddNumberToObject(pool, "records", FC_PREDICT_PRIOR_RECORDS);
         cJSON_AddNumberToObject(pool, "speedup_spread", sqrt(pr.spread2));
         cJSON_AddNumberToObject(pool, "speedup_noise", sqrt(pr.noise2));
+        if (pr.classes_beyond > 0) {
+            cJSON_AddNumberToObject(pool, "speedup_spread_beyond", sqrt(pr.spread2_beyond));
+            cJSON_AddNumberToObject(pool, "classes_beyond", pr.classes_beyond);
+        }
     }
     return o;
 }
