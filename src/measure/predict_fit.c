@@ -44,10 +44,6 @@ double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double cei
     return fmax(flops / (ceil_gflops * 1e6), bytes / (ceil_gbs * 1e6));
 }
 
-/* g(b) of predict.h: the time per byte of traffic b relative to DRAM's, by the shares
- * that fit in the mid-level caches (h₂), in the last-level cache (h₃ − h₂) and in
- * neither. Without a last-level cache size, 1; mid-level caches as large as the last
- * level count as none. */
 /* The bandwidth a measured curve gives a working set of b bytes: between its points
  * linear in log footprint and log rate, its end points' beyond them. */
 static double curve_gbs(const fc_cache_curve *c, double b)
