@@ -160,8 +160,9 @@ enum { FC_PREDICT_PRIOR_CLASSES = 3 };
 
 /* The bandwidth a document's device reached by working set, warm (its ceilings'
  * bandwidth_by_footprint, ascending footprints), ended by the device-memory ceiling at
- * twice the last footprint where that is lower (the ceiling's copy runs over two
- * arrays of the last footprint each); n = 0 where none was measured. */
+ * twice the last footprint where that is lower (on a CPU the ceiling's copy runs over
+ * two arrays of the last footprint each; a GPU's over larger ones, past its L2 all
+ * the same); n = 0 where none was measured. */
 typedef struct fc_cache_curve {
     int n;
     double footprint[FC_MAX_BW_POINTS], gbs[FC_MAX_BW_POINTS];
