@@ -215,7 +215,9 @@ void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs, const fc_registr
 {
     memset(m, 0, sizeof *m);
     m->reg = reg;
-    for (int d = 0; d < ndocs; d++)
+    for (int d = 0; d < ndocs; d++) {
+        const char *curve_device = NULL; /* the device the curve below was read for */
+        fc_cache_curve curve;
         for (int i = 0; i < docs[d].n; i++) {
             const fc_record *r = &docs[d].rec[i];
             if (!usable(r)) continue;
@@ -224,11 +226,14 @@ void fc_model_build(fc_model *m, const fc_doc *docs, int ndocs, const fc_registr
             int mi = find_machine(m, name, r->device);
             add_pair(m, mi, r->backend);
             fc_problem_class(&r->prob, cls, sizeof cls);
-            fc_cache_curve curve;
-            curve_of(&docs[d], r->device, &curve);
+            if (!curve_device || strcmp(curve_device, r->device)) { /* once per document and device */
+                curve_of(&docs[d], r->device, &curve);
+                curve_device = r->device;
+            }
             add_obs(m, class_for(m, mi, r->backend, cls), r, llc_of(&docs[d], r->device), mlc_of(&docs[d], r->device),
                     &curve);
         }
+    }
     for (int i = 0; i < m->ncls; i++) {
         fc_model_class *c = &m->cls[i];
         if (c->n < FC_PREDICT_MIN_RECORDS) continue;
@@ -315,16 +320,24 @@ void fc_model_estimate(const fc_class_fit *fit, const fc_spread_prior *prior, co
     if (base_ms) *base_ms = base;
     memset(speedup, 0, sizeof *speedup);
     double s = base / ms[FC_FUSED];
-    bool in = inside && fit->n_inside >= FC_PREDICT_MIN_INSIDE;
     if (o && fit->held) s *= exp(fc_local_correction(fit, o, p));
-    if (!inside && fit->n_beyond > 0 && prior && prior->classes_beyond > 0) { /* an extrapolation */
-        fc_spread_prior pb = *prior;
+    /* the spread of the records placed as the problem is: inside the others' span (an
+     * interpolation) or beyond it (an extrapolation, toward the pool's such spread);
+     * every record's where the class or the pool has too few of them */
+    double spread = fit->spread;
+    int n = fit->n;
+    fc_spread_prior pb;
+    if (inside && fit->n_inside >= FC_PREDICT_MIN_INSIDE) {
+        spread = fit->spread_inside;
+        n = fit->n_inside;
+    } else if (!inside && fit->n_beyond > 0 && prior && prior->classes_beyond > 0) {
+        spread = fit->spread_beyond;
+        n = fit->n_beyond;
+        pb = *prior;
         pb.spread2 = prior->spread2_beyond;
-        fc_class_intervals(s, fit->spread_beyond, fit->noise, fit->n_beyond, &pb, speedup);
-        return;
+        prior = &pb;
     }
-    fc_class_intervals(s, in ? fit->spread_inside : fit->spread, fit->noise, in ? fit->n_inside : fit->n, prior,
-                       speedup);
+    fc_class_intervals(s, spread, fit->noise, n, prior, speedup);
 }
 
 static void span_of(const fc_obs *o, int n, int what, double *lo, double *hi)
