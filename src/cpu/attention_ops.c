@@ -599,7 +599,21 @@ static inline vf sum_lanes(vf *x)
  * (AVX2), 4 x 8 key/value heads of 4 rows, skv = 4096, d = 128 (134 MB of K and V), two
  * threads, one build with the old asks behind a switch, three rounds in turn: 6.93 ms
  * against 8.27 asking 4 KiB ahead into L1 (results/.../ab-decode-next-piece.txt); in
- * cache, no change. */
+ * cache, no change.
+ * Forms tried since and not kept, on the Zen 4 VM (AVX-512), b = 4 of the same heads,
+ * one harness, each form's calls timed after a bare four-stream read of the same
+ * bytes, three rounds: these asks at 78-82 % of the read's rate; none at 52-62 %;
+ * the piece's keys in 2 or 4 interleaved runs, more streams at once, 75-80 % (50-53 %
+ * without asks); asking two pieces ahead 67 %; into L1 (prefetcht0) 51-52 %, or
+ * non-temporal 49-50 % (prefetcht1 as these); every 2nd, 4th or 16th line 42-63 %;
+ * pieces of 512 keys 68-72 % (64 and 128: within the rounds' noise, 64 a quarter
+ * slower for one row). Past the LLC the kernel takes longer than the longer of its
+ * arithmetic (as fast as from the L3) and its reads (as fast as the bare read), part
+ * way to their sum: perf puts a third of the Q·Kᵀ loop's samples just after the
+ * asks, the core stalled on the requests' queue. Spreading a
+ * step's asks over its steps along d, or the four-row P·V in a function of its own
+ * (inlined, GCC keeps two of its V vectors on the stack), ran 5-15 % faster in the
+ * L3 but no faster past it, and with AVX2 the spread asks 1.5x slower. */
 INLINE void prefetch_next(const void *p, size_t n)
 {
     for (size_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 0, 1);
