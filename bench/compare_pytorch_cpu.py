@@ -522,12 +522,20 @@ def norm_forms(f, pat, d):
 
 
 def nnc(torch, fn, args):
-    """fn scripted with the TorchScript NNC fuser on for the CPU, warmed up past profiling."""
+    """fn scripted with the TorchScript NNC fuser on for the CPU, warmed up past profiling
+    (its fused plan made); the fuser's switches then set back as they were, so that the
+    forms of later problems (a frozen TorchScript module) do not meet it: where NNC has
+    no LLVM backend, they failed with the switches left on."""
+    before = torch._C._jit_can_fuse_on_cpu(), torch._C._jit_texpr_fuser_enabled()
     torch._C._jit_override_can_fuse_on_cpu(True)
     torch._C._jit_set_texpr_fuser_enabled(True)
-    sfn = torch.jit.script(fn)
-    for _ in range(3):
-        sfn(*args)
+    try:
+        sfn = torch.jit.script(fn)
+        for _ in range(3):
+            sfn(*args)
+    finally:
+        torch._C._jit_override_can_fuse_on_cpu(before[0])
+        torch._C._jit_set_texpr_fuser_enabled(before[1])
     return lambda: sfn(*args)
 
 
