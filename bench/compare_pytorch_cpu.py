@@ -3,7 +3,7 @@
 
     /usr/bin/python3 bench/compare_pytorch_cpu.py --fusecal build/fusecal \\
         [--quick] [--dtype fp32|bf16] [--threads N] [--rounds R] [--max-time S] \\
-        [--from FILE [--from FILE...]] [--out DIR] [PROBLEM...]
+        [--from FILE [--from FILE...] | --ceilings-beside] [--out DIR] [PROBLEM...]
 
 For the record, on a quiet machine (nothing else running), from the build tree:
 
@@ -28,7 +28,15 @@ problem (GEMM GFLOP/s for a compute-bound fused form, of the FLOPs fusecal's
 algorithm performs where that differs from the problem's count, as its records say;
 bandwidth for a memory-bound one: the ceilings `fusecal run` measures, as `fusecal info` does, kept in the
 document; the bandwidth ceiling is DRAM's, so a memory-bound problem that fits in
-the LLC shows above 100 %). The table goes to stdout and, with --out, to DIR/compare.md and
+the LLC shows above 100 %). The ceilings are peaks, the best of repeated runs at one
+minute; on a shared host whose memory bandwidth moves by half between minutes (45-70
+GB/s on the 2-core Zen 4 VM within an hour), a memory-bound form measured in a slow
+minute shows a low percentage of a fast minute's ceiling. --ceilings-beside measures
+them again beside each problem's round (`fusecal info --device cpu`, which renews the
+ceilings `fusecal run` then uses: DIR/info-<round>-<n>.json) and gives each problem's
+round a document of its own (DIR/fusecal-<round>-<n>.json, n the problem's place), so
+that a row's percentages are of the ceilings of the minute it ran in; each row then
+names its bandwidth ceiling. The table goes to stdout and, with --out, to DIR/compare.md and
 DIR/compare.json. Problems no usable CPU backend of this fusecal computes in the dtype (`fusecal list
 backends`) are left out, and said so.
 
@@ -627,13 +635,22 @@ def pct_ceiling(rec, ceilings, dtype, ms, performed=False):
         return float("nan"), "-"
     fused = rec["variants"]["fused"]
     if fused.get("bound", "compute") == "memory":
-        # the streaming rate at the fused form's working set (device memory's past the
-        # caches); documents before it: device memory's
-        bw = fused.get("bandwidth_ceiling_gbs", ceilings["bandwidth_gbs"])
+        bw = ceiling_value(rec, ceilings, dtype, "bw")
         return 100 * rec["memory"]["bytes_fused"] / (ms * 1e-3) / 1e9 / bw, "bw"
-    peak = ceilings["gflops"].get(dtype) or ceilings["gflops"].get("fp32")
+    peak = ceiling_value(rec, ceilings, dtype, "gemm")
     flops = fused.get("flops_performed", rec["flops"]) if performed else rec["flops"]
     return 100 * flops / (ms * 1e-3) / 1e9 / peak, "gemm"
+
+
+def ceiling_value(rec, ceilings, dtype, which):
+    """The ceiling a row's % cells divide by: GB/s for `bw`, GFLOP/s for `gemm`."""
+    if rec is None:
+        return float("nan")
+    if which == "bw":
+        # the streaming rate at the fused form's working set (device memory's past the
+        # caches); documents before it: device memory's
+        return rec["variants"]["fused"].get("bandwidth_ceiling_gbs", ceilings["bandwidth_gbs"])
+    return ceilings["gflops"].get(dtype) or ceilings["gflops"].get("fp32")
 
 
 def pct_cell(p, which):
@@ -684,8 +701,12 @@ def main():
                     help="rounds per problem, fusecal and PyTorch back to back in each, their order alternating "
                     "(default 3; with --from, one per document)")
     ap.add_argument("--max-time", type=float, help="seconds of samples per form and round (default 0.5, --quick 0.2)")
+    ap.add_argument("--ceilings-beside", action="store_true",
+                    help="measure the ceilings again beside each problem's round, each in a document of its own")
     ap.add_argument("--out", help="a directory for fusecal-<round>.json, compare.md and compare.json")
     a = ap.parse_args()
+    if a.ceilings_beside and a.given:
+        ap.error("--ceilings-beside measures: it cannot read --from documents")
     max_time = a.max_time if a.max_time is not None else 0.2 if a.quick else 0.5
     rounds = len(a.given) if a.given else a.rounds
     if rounds < 1:
@@ -713,15 +734,31 @@ def main():
     if a.out:
         os.makedirs(a.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        docs = a.given or [os.path.join(a.out or tmp, f"fusecal-{i + 1}.json") for i in range(rounds)]
-        for d in docs if not a.given else []:
+        where = a.out or tmp
+        if a.given:
+            docs = [[d] * len(problems) for d in a.given]
+        elif a.ceilings_beside:
+            docs = [[os.path.join(where, f"fusecal-{i + 1}-{k + 1}.json") for k in range(len(problems))]
+                    for i in range(rounds)]
+        else:
+            docs = [[os.path.join(where, f"fusecal-{i + 1}.json")] * len(problems) for i in range(rounds)]
+        for d in {d for r in docs for d in r} if not a.given else []:
             if os.path.exists(d):
                 os.remove(d)  # a round's document holds this run's records only
         return compare(a, torch, problems, docs, rounds, max_time)
 
 
+def measure_ceilings(binary, threads, out):
+    """`fusecal info --device cpu` afresh into out: the ceilings a `fusecal run` right
+    after uses (they renew its cache of them)."""
+    cmd = [binary, "info", "--device", "cpu", "--format", "json", "--threads", str(threads)]
+    print("$ " + " ".join(cmd) + " > " + out, file=sys.stderr)
+    with open(out, "w") as fh:
+        subprocess.run(cmd, check=True, stdout=fh)
+
+
 def compare(a, torch, problems, docs, rounds, max_time):
-    """Each problem in rounds, fusecal and PyTorch back to back (fusecal first in odd
+    """Each problem in rounds (docs[round][problem] its document), fusecal and PyTorch back to back (fusecal first in odd
     rounds, PyTorch first in even ones), so that a slow or fast minute of the host
     falls on both; a row is the round whose ratio is the median of the rounds'."""
     head = None
@@ -729,24 +766,28 @@ def compare(a, torch, problems, docs, rounds, max_time):
              "| fusecal / PyTorch fused (rounds' range) | fusecal % ceiling | PyTorch % ceiling |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     rows = []
-    for pr in problems:
+    for k, pr in enumerate(problems):
         with torch.no_grad():
             f = torch_forms(torch, pr)
             got = []
             for i in range(rounds):
                 first_torch = i % 2 == 1
                 t = torch_round(f, max_time) if first_torch else None
+                if a.ceilings_beside:
+                    measure_ceilings(a.fusecal, a.threads, docs[i][k].replace("fusecal-", "info-"))
                 if not a.given:
-                    run_fusecal(a.fusecal, pr, a.threads, max_time, docs[i])
-                doc = load(docs[i])
+                    run_fusecal(a.fusecal, pr, a.threads, max_time, docs[i][k])
+                doc = load(docs[i][k])
                 c = fusecal_round(doc["records"], pr, doc["ceilings"]["cpu"], a.dtype)
                 c.update(t or torch_round(f, max_time))
                 c["ratio"] = c["ff"] / c["tf"]
                 got.append(c)
         if head is None:
             ceil = got[0]["ceilings"]
-            head = (f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads, {a.dtype}; ceilings "
-                    f"{ceil['gflops'].get(a.dtype, float('nan')):.0f} GFLOP/s, {ceil['bandwidth_gbs']:.1f} GB/s; "
+            ceils = ("ceilings measured beside each problem's round (the row's bandwidth ceiling in its % cells)"
+                     if a.ceilings_beside else
+                     f"ceilings {ceil['gflops'].get(a.dtype, float('nan')):.0f} GFLOP/s, {ceil['bandwidth_gbs']:.1f} GB/s")
+            head = (f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads, {a.dtype}; {ceils}; "
                     f"latencies in ms (medians); {rounds} round{'s' if rounds > 1 else ''} per problem, "
                     "the row from the round with the median ratio")
             print(head + "\n\n" + "\n".join(lines), flush=True)
@@ -765,15 +806,17 @@ def compare(a, torch, problems, docs, rounds, max_time):
                "fusecal_fused_ms": c["ff"], "fusecal_fused_backend": c["bf"], "ratio": c["ratio"],
                "ratio_min": lo, "ratio_max": hi, "round": got.index(c) + 1, "round_ratios": ratios,
                "rounds_without_fusecal": lost,
-               "ceiling": which, "fusecal_pct_ceiling": pf, "pytorch_pct_ceiling": pt,
+               "ceiling": which, "ceiling_value": ceiling_value(c["rec"], c["ceilings"], a.dtype, which),
+               "fusecal_pct_ceiling": pf, "pytorch_pct_ceiling": pt,
                "over_ceiling": bool(pf > 100 or pt > 100)}
         rows.append(row)
         alg = which == "gemm" and "flops_performed" in c["rec"]["variants"]["fused"]
         row["fusecal_pct_of_flops_performed"] = alg
+        of = f" of {row['ceiling_value']:.1f} GB/s" if a.ceilings_beside and which == "bw" else ""
         line = (f"| `{pr}` | {c['tu']:.4g} | {c['tf']:.4g} ({c['form']}) | {c['fu']:.4g} ({c['bu']}) "
                 f"| {c['ff']:.4g} ({c['bf']}) | {c['ratio']:.2f} ({lo:.2f}-{hi:.2f}"
-                f"{f'; {len(known)} of {rounds} rounds' if lost and known else ''}) | {pct_cell(pf, which)}"
-                f"{' *' if alg else ''} | {pct_cell(pt, which)} |")
+                f"{f'; {len(known)} of {rounds} rounds' if lost and known else ''}) | {pct_cell(pf, which)}{of}"
+                f"{' *' if alg else ''} | {pct_cell(pt, which)}{of} |")
         lines.append(line)
         print(line, flush=True)
     lines = [head, ""] + lines
@@ -788,7 +831,8 @@ def compare(a, torch, problems, docs, rounds, max_time):
             fh.write("\n".join(lines) + "\n")
         with open(os.path.join(a.out, "compare.json"), "w") as fh:
             json.dump({"pytorch": torch.__version__, "threads": torch.get_num_threads(), "dtype": a.dtype,
-                       "rounds": rounds, "ceilings": load(docs[0])["ceilings"]["cpu"], "argv": sys.argv,
+                       "rounds": rounds, "ceilings": load(docs[0][0])["ceilings"]["cpu"],
+                       "ceilings_beside": a.ceilings_beside, "argv": sys.argv,
                        "rows": rows}, fh, indent=1)
     missing = [r["problem"] for r in rows if not r["fusecal_fused_ms"] == r["fusecal_fused_ms"]]
     if missing:

@@ -4,7 +4,8 @@
 # must leave the TorchScript fuser as it found it), a row per problem with both
 # variants of both from the round of the median ratio, the rounds' range and the
 # percentage of the bounding ceiling; the documents it ran read again with --from; a
-# problem the document lacks fails. Skipped (77) without torch.
+# problem the document lacks fails; --ceilings-beside measures the ceilings again beside
+# each problem's round. Skipped (77) without torch.
 . "$(dirname "$0")/lib.sh"
 cd "$WORK" || exit 1
 # the norm problems and decode attention grow past the LLC (no torch needed): 4x its size
@@ -103,6 +104,50 @@ grep -q "no fusecal record in round 2; the row is of the other 2" "$WORK/err" &&
 expect 1 "a problem the document lacks" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --from cmp/fusecal-1.json \
     --max-time 0.02 "add_rmsnorm:m=5,n=64"
 grep -q "no fusecal record for: add_rmsnorm:m=5,n=64" "$WORK/err" && ok "says which" || bad "$(cat "$WORK/err")"
+
+# --ceilings-beside: fusecal info afresh before each problem's round, each round of each
+# problem in a document of its own whose ceilings are that info's, the rows' % of them
+expect 0 "--ceilings-beside" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --ceilings-beside --rounds 2 \
+    --max-time 0.02 --threads 2 --out beside "$NORM" "$LIN"
+schema_valid_anywhere beside/fusecal-[12]-[12].json
+expect 0 "the info documents valid" -- "$FUSECAL" validate beside/info-1-1.json beside/info-1-2.json \
+    beside/info-2-1.json beside/info-2-2.json
+check_eq "each document's ceilings those of the info just before it" "$("$PYTHON" - beside <<'PY'
+import json, sys
+good = True
+for r in (1, 2):
+    for k in (1, 2):
+        doc = json.load(open(f"{sys.argv[1]}/fusecal-{r}-{k}.json"))
+        info = json.load(open(f"{sys.argv[1]}/info-{r}-{k}.json"))
+        c, i = doc["ceilings"]["cpu"], info["ceilings"]["cpu"]
+        good &= c["measured_utc"] == i["measured_utc"] and c["bandwidth_gbs"] == i["bandwidth_gbs"]
+        good &= len(doc["records"]) > 0 and all(x["problem"].startswith(("add_rmsnorm", "linear_bias_relu")[k - 1])
+                                                for x in doc["records"])
+print(good)
+PY
+)" True
+check_eq "the rows' percentages of their round's ceilings, named" "$("$PYTHON" - beside <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1] + "/compare.json"))
+good = d["ceilings_beside"] is True
+for k, r in enumerate(d["rows"]):
+    recs = json.load(open(f"{sys.argv[1]}/fusecal-{r['round']}-{k + 1}.json"))["records"]
+    rec = [x for x in recs if x["backend"] == r["fusecal_fused_backend"]
+           and x["variants"]["fused"]["latency_ms"]["median"] == r["fusecal_fused_ms"]][0]["variants"]["fused"]
+    key = "pct_peak_bandwidth" if r["ceiling"] == "bw" else "pct_gemm"
+    good &= abs(rec[key] - r["fusecal_pct_ceiling"]) < 1e-6 * rec[key]
+    if r["ceiling"] == "bw":
+        good &= r["ceiling_value"] == rec["bandwidth_ceiling_gbs"]
+print(good and [r["ceiling"] for r in d["rows"]] == ["bw", "gemm"])
+PY
+)" True
+grep -qE "^\| \`$NORM\` \|.*\| [0-9]+% bw of [0-9.]+ GB/s \|" beside/compare.md && ok "the norm's cells name the GB/s" ||
+    bad "$(cat beside/compare.md)"
+grep -q "ceilings measured beside each problem's round" beside/compare.md && ok "the header says so" ||
+    bad "$(head -1 beside/compare.md)"
+expect 2 "--ceilings-beside with --from" -- "$PYTHON" "$SCRIPT" --fusecal "$FUSECAL" --ceilings-beside \
+    --from cmp/fusecal-1.json "$NORM"
+grep -q "cannot read --from documents" "$WORK/err" && ok "says why" || bad "$(cat "$WORK/err")"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
