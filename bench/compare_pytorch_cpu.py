@@ -805,6 +805,8 @@ def compare(a, torch, problems, docs, rounds, max_time):
                "pytorch_fused_form": c["form"], "fusecal_unfused_ms": c["fu"], "fusecal_unfused_backend": c["bu"],
                "fusecal_fused_ms": c["ff"], "fusecal_fused_backend": c["bf"], "ratio": c["ratio"],
                "ratio_min": lo, "ratio_max": hi, "round": got.index(c) + 1, "round_ratios": ratios,
+               "round_pcts": [pct_ceiling(g["rec"], g["ceilings"], a.dtype, g["ff"], performed=True)[0] for g in got],
+               "round_ceilings": [ceiling_value(g["rec"], g["ceilings"], a.dtype, which) for g in got],
                "rounds_without_fusecal": lost,
                "ceiling": which, "ceiling_value": ceiling_value(c["rec"], c["ceilings"], a.dtype, which),
                "fusecal_pct_ceiling": pf, "pytorch_pct_ceiling": pt,
@@ -820,6 +822,14 @@ def compare(a, torch, problems, docs, rounds, max_time):
         lines.append(line)
         print(line, flush=True)
     lines = [head, ""] + lines
+    if a.ceilings_beside:
+        unit = {"bw": "GB/s", "gemm": "GFLOP/s"}
+        per = ["Each round's fusecal fused form against the ceiling measured beside it (the rounds in order):"]
+        per += [f"- `{r['problem']}`: " + ", ".join(f"{p:.0f} % of {v:.1f}" for p, v in
+                                                     zip(r["round_pcts"], r["round_ceilings"]))
+                + f" {unit.get(r['ceiling'], '')}" for r in rows]
+        lines += [""] + per
+        print("\n" + "\n".join(per), flush=True)
     if any(r["over_ceiling"] for r in rows):
         lines += ["", OVER_NOTE]
         print("\n" + OVER_NOTE, flush=True)

@@ -138,10 +138,14 @@ for k, r in enumerate(d["rows"]):
     good &= abs(rec[key] - r["fusecal_pct_ceiling"]) < 1e-6 * rec[key]
     if r["ceiling"] == "bw":
         good &= r["ceiling_value"] == rec["bandwidth_ceiling_gbs"]
+    good &= len(r["round_pcts"]) == 2 and r["round_pcts"][r["round"] - 1] == r["fusecal_pct_ceiling"]
+    good &= len(r["round_ceilings"]) == 2 and r["round_ceilings"][r["round"] - 1] == r["ceiling_value"]
 print(good and [r["ceiling"] for r in d["rows"]] == ["bw", "gemm"])
 PY
 )" True
 grep -qE "^\| \`$NORM\` \|.*\| [0-9]+% bw of [0-9.]+ GB/s \|" beside/compare.md && ok "the norm's cells name the GB/s" ||
+    bad "$(cat beside/compare.md)"
+grep -qE "^- \`$LIN\`: [0-9]+ % of [0-9.]+, [0-9]+ % of [0-9.]+ GFLOP/s$" beside/compare.md && ok "each round's %" ||
     bad "$(cat beside/compare.md)"
 grep -q "ceilings measured beside each problem's round" beside/compare.md && ok "the header says so" ||
     bad "$(head -1 beside/compare.md)"
