@@ -36,6 +36,7 @@
  */
 #include "attention_ops.h"
 #include "cpu_bf16.h"
+#include "cpuinfo.h"
 #include "cpu_vec.h"
 
 #include <cblas.h>
@@ -965,7 +966,7 @@ INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const v
 /* Keys [ja, jb) of key/value head n for its R rows: the partial output, maxima and sums
  * into part (R x d, then R maxima, R sums). */
 INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
-                      float *ws, float *part, const bool bf)
+                      const bool ask, float *ws, float *part, const bool bf)
 {
     const int R = dec_rows(g), d = g->d;
     const float alpha = 1.0f / sqrtf((float)d);
@@ -983,8 +984,9 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
     }
     float corr[DEC_ROWS];
     for (int j0 = ja; j0 < jb; j0 += DEC_CH) {
-        /* this piece's nk keys, and the next one's nn, asked for while this one is computed */
-        const int nk = imin(DEC_CH, jb - j0), nn = imax(0, imin(DEC_CH, jb - j0 - DEC_CH));
+        /* this piece's nk keys, and the next one's nn, asked for while this one is computed
+         * (with ask) */
+        const int nk = imin(DEC_CH, jb - j0), nn = ask ? imax(0, imin(DEC_CH, jb - j0 - DEC_CH)) : 0;
         const void *Kj = el_at(Kn, (size_t)j0 * d, bf), *Vj = el_at(Vn, (size_t)j0 * d, bf);
         const void *Knx = el_at(Kj, (size_t)nk * d, bf), *Vnx = el_at(Vj, (size_t)nk * d, bf);
         dec_scores(g, qs, alpha, Kj, nk, Knx, nn, sb, bf, dp);
@@ -1033,17 +1035,42 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
     }
 }
 
-/* each form of a piece, compiled apart */
+/* each form of a chunk, compiled apart: float or bfloat16, asking ahead or not (a
+ * runtime ask in one form: bf16 past the L3 4-14 % slower) */
 static void dec_chunk_f32(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
-                          float *ws, float *part)
+                          bool ask, float *ws, float *part)
 {
-    dec_chunk(g, Q, K, V, n, ja, jb, ws, part, false);
+    if (ask) dec_chunk(g, Q, K, V, n, ja, jb, true, ws, part, false);
+    else
+        dec_chunk(g, Q, K, V, n, ja, jb, false, ws, part, false);
 }
 
 static void dec_chunk_bf16(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
-                           float *ws, float *part)
+                           bool ask, float *ws, float *part)
 {
-    dec_chunk(g, Q, K, V, n, ja, jb, ws, part, true);
+    if (ask) dec_chunk(g, Q, K, V, n, ja, jb, true, ws, part, true);
+    else
+        dec_chunk(g, Q, K, V, n, ja, jb, false, ws, part, true);
+}
+
+/* Whether the decode kernel asks for each piece's successor (prefetch_next): where K
+ * and V of elements of el bytes pass half the LLC, or DEC_ASK_MAX. Below, from the
+ * caches, the asks only take issue slots: on the Zen 4 VM (AVX-512, 32 MiB L3), two
+ * threads, one harness, the two forms alternated, eight rounds, the medians of the
+ * rounds' ratios without asks / with: 12 heads, skv = 512, d = 64 (3 MB) 0.83; 8
+ * key/value heads of 4 rows, d = 128, skv = 256 (2 MB) 0.92, 1536 (12.6 MB) 0.85,
+ * 2048 (16.8 MB) 0.93, 2560 (21 MB) 1.06, 3072 (25 MB) 1.36, 4096 (33.5 MB) 1.72; of 8
+ * rows, skv = 2048 (8.4 MB) 0.82. The cap, the L2s of two cores of the Intel Xeon VM:
+ * there the copy falls from 195 GB/s at 2 MB to 102 at 4 MB and 55 at 8 MB, its
+ * 260 MB L3 much slower than the Zen 4's (results/README.md), and asking may pay
+ * from its L3 as it does from memory here (not measured). */
+#define DEC_ASK_MAX ((size_t)4 << 20)
+static bool dec_asks(const fc_att_geom *g, size_t el)
+{
+    static size_t llc;
+    if (!llc) llc = fc_host_llc_bytes();
+    const size_t from = llc > 0 && llc / 2 < DEC_ASK_MAX ? llc / 2 : DEC_ASK_MAX;
+    return 2.0 * g->bkv * g->skv * g->d * (double)el > (double)from;
 }
 
 /* Row r of key/value head n of O from its ns chunks' partials at p0 (part floats
@@ -1081,6 +1108,7 @@ static void decode(const fc_att_geom *g, const void *Q, const void *K, const voi
     const int R = dec_rows(g), ns = dec_splits(g, nthreads), ntask = g->bkv * ns;
     const int chunk = (g->skv + ns - 1) / ns;
     const size_t per = dec_ws_floats(g), part = dec_part(g);
+    const bool ask = dec_asks(g, el_size(bf));
     float *parts = ws + (size_t)nthreads * per;
 #pragma omp parallel
     {
@@ -1089,7 +1117,7 @@ static void decode(const fc_att_geom *g, const void *Q, const void *K, const voi
         for (int t = 0; t < ntask; t++) {
             const int ja = (t % ns) * chunk, jb = imin(g->skv, ja + chunk);
             float *pt = parts + (size_t)t * part;
-            (bf ? dec_chunk_bf16 : dec_chunk_f32)(g, Q, K, V, t / ns, ja, jb, w, pt);
+            (bf ? dec_chunk_bf16 : dec_chunk_f32)(g, Q, K, V, t / ns, ja, jb, ask, w, pt);
             if (ns == 1)
                 for (int r = 0; r < R; r++) dec_combine(g, pt, 1, part, t, r, O, bf);
         }
@@ -1137,10 +1165,12 @@ void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n
         const int ns = dec_splits(g, nthreads);
         snprintf(buf, n,
                  "split-KV decode attention (fusecal, %s): %d query rows per key/value head, its keys in %d chunk%s "
-                 "of up to %d streamed once over %d threads, each %d-key piece's successor asked for into L2 while "
-                 "it is computed, scores by %d-key shuffle-tree dot products, online softmax per piece, partials "
-                 "combined",
-                 FC_VEC_ISA, dec_rows(g), ns, ns > 1 ? "s" : "", (g->skv + ns - 1) / ns, nthreads, DEC_CH, VW);
+                 "of up to %d streamed once over %d threads, %s %d-key piece%s, scores by %d-key shuffle-tree dot "
+                 "products, online softmax per piece, partials combined",
+                 FC_VEC_ISA, dec_rows(g), ns, ns > 1 ? "s" : "", (g->skv + ns - 1) / ns, nthreads,
+                 dec_asks(g, sizeof(float)) ? "asking for the successor into L2 while computing each"
+                                            : "from the caches without asks ahead,",
+                 DEC_CH, dec_asks(g, sizeof(float)) ? "" : "s", VW);
         return;
     }
     snprintf(buf, n,
