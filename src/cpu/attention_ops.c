@@ -1035,8 +1035,7 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
     }
 }
 
-/* each form of a chunk, compiled apart: float or bfloat16, asking ahead or not (a
- * runtime ask in one form: bf16 past the L3 4-14 % slower) */
+/* each form of a chunk, compiled apart: float or bfloat16, asking ahead or not */
 static void dec_chunk_f32(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
                           bool ask, float *ws, float *part)
 {
@@ -1054,7 +1053,8 @@ static void dec_chunk_bf16(const fc_att_geom *g, const void *Q, const void *K, c
 }
 
 /* Whether the decode kernel asks for each piece's successor (prefetch_next): where K
- * and V of elements of el bytes pass half the LLC, or DEC_ASK_MAX. Below, from the
+ * and V of elements of el bytes pass the smaller of half the LLC and DEC_ASK_MAX
+ * (DEC_ASK_MAX where the LLC is not known). Below, from the
  * caches, the asks only take issue slots: on the Zen 4 VM (AVX-512, 32 MiB L3), two
  * threads, one harness, the two forms alternated, eight rounds, the medians of the
  * rounds' ratios without asks / with: 12 heads, skv = 512, d = 64 (3 MB) 0.83; 8
