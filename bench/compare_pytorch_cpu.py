@@ -29,14 +29,15 @@ algorithm performs where that differs from the problem's count, as its records s
 bandwidth for a memory-bound one: the ceilings `fusecal run` measures, as `fusecal info` does, kept in the
 document; the bandwidth ceiling is DRAM's, so a memory-bound problem that fits in
 the LLC shows above 100 %). The ceilings are peaks, the best of repeated runs at one
-minute; on a shared host whose memory bandwidth moves by half between minutes (45-70
+minute; on a shared host whose memory bandwidth moves by half between minutes (44-89
 GB/s on the 2-core Zen 4 VM within an hour), a memory-bound form measured in a slow
 minute shows a low percentage of a fast minute's ceiling. --ceilings-beside measures
 them again beside each problem's round (`fusecal info --device cpu`, which renews the
 ceilings `fusecal run` then uses: DIR/info-<round>-<n>.json) and gives each problem's
 round a document of its own (DIR/fusecal-<round>-<n>.json, n the problem's place), so
 that a row's percentages are of the ceilings of the minute it ran in; each row then
-names its bandwidth ceiling. The table goes to stdout and, with --out, to DIR/compare.md and
+names its bandwidth ceiling, and each round's percentage and ceiling are listed under
+the table. The table goes to stdout and, with --out, to DIR/compare.md and
 DIR/compare.json. Problems no usable CPU backend of this fusecal computes in the dtype (`fusecal list
 backends`) are left out, and said so.
 
