@@ -759,9 +759,10 @@ def measure_ceilings(binary, threads, out):
 
 
 def compare(a, torch, problems, docs, rounds, max_time):
-    """Each problem in rounds (docs[round][problem] its document), fusecal and PyTorch back to back (fusecal first in odd
-    rounds, PyTorch first in even ones), so that a slow or fast minute of the host
-    falls on both; a row is the round whose ratio is the median of the rounds'."""
+    """Each problem in rounds (docs[round][problem] its document), fusecal and PyTorch
+    back to back (fusecal first in odd rounds, PyTorch first in even ones), so that a
+    slow or fast minute of the host falls on both; a row is the round whose ratio is the
+    median of the rounds'."""
     head = None
     lines = ["| problem | PyTorch unfused | PyTorch fused (form) | fusecal unfused (backend) | fusecal fused (backend) "
              "| fusecal / PyTorch fused (rounds' range) | fusecal % ceiling | PyTorch % ceiling |",
@@ -775,7 +776,8 @@ def compare(a, torch, problems, docs, rounds, max_time):
                 first_torch = i % 2 == 1
                 t = torch_round(f, max_time) if first_torch else None
                 if a.ceilings_beside:
-                    measure_ceilings(a.fusecal, a.threads, docs[i][k].replace("fusecal-", "info-"))
+                    where, name = os.path.split(docs[i][k])
+                    measure_ceilings(a.fusecal, a.threads, os.path.join(where, "info-" + name[len("fusecal-"):]))
                 if not a.given:
                     run_fusecal(a.fusecal, pr, a.threads, max_time, docs[i][k])
                 doc = load(docs[i][k])
@@ -795,7 +797,9 @@ def compare(a, torch, problems, docs, rounds, max_time):
         ratios = [c["ratio"] for c in got]
         known = sorted((c for c in got if c["ratio"] == c["ratio"]), key=lambda c: c["ratio"])
         c = known[(len(known) - 1) // 2] if known else got[0]
-        pf, which = pct_ceiling(c["rec"], c["ceilings"], a.dtype, c["ff"], performed=True)
+        pcts = [pct_ceiling(g["rec"], g["ceilings"], a.dtype, g["ff"], performed=True) for g in got]
+        pf, which = pcts[got.index(c)]
+        ceils = [ceiling_value(g["rec"], g["ceilings"], a.dtype, which) for g in got]
         pt, _ = pct_ceiling(c["rec"], c["ceilings"], a.dtype, c["tf"])
         lo, hi = (known[0]["ratio"], known[-1]["ratio"]) if known else (float("nan"),) * 2
         lost = [i + 1 for i, r in enumerate(got) if not r["ratio"] == r["ratio"]]
@@ -806,10 +810,10 @@ def compare(a, torch, problems, docs, rounds, max_time):
                "pytorch_fused_form": c["form"], "fusecal_unfused_ms": c["fu"], "fusecal_unfused_backend": c["bu"],
                "fusecal_fused_ms": c["ff"], "fusecal_fused_backend": c["bf"], "ratio": c["ratio"],
                "ratio_min": lo, "ratio_max": hi, "round": got.index(c) + 1, "round_ratios": ratios,
-               "round_pcts": [pct_ceiling(g["rec"], g["ceilings"], a.dtype, g["ff"], performed=True)[0] for g in got],
-               "round_ceilings": [ceiling_value(g["rec"], g["ceilings"], a.dtype, which) for g in got],
+               "round_pcts": [p for p, _ in pcts],
+               "round_ceilings": ceils,
                "rounds_without_fusecal": lost,
-               "ceiling": which, "ceiling_value": ceiling_value(c["rec"], c["ceilings"], a.dtype, which),
+               "ceiling": which, "ceiling_value": ceils[got.index(c)],
                "fusecal_pct_ceiling": pf, "pytorch_pct_ceiling": pt,
                "over_ceiling": bool(pf > 100 or pt > 100)}
         rows.append(row)

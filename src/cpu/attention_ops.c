@@ -1067,8 +1067,7 @@ static void dec_chunk_bf16(const fc_att_geom *g, const void *Q, const void *K, c
 #define DEC_ASK_MAX ((size_t)4 << 20)
 static bool dec_asks(const fc_att_geom *g, size_t el)
 {
-    static size_t llc;
-    if (!llc) llc = fc_host_llc_bytes();
+    const size_t llc = fc_host_llc_bytes();
     const size_t from = llc > 0 && llc / 2 < DEC_ASK_MAX ? llc / 2 : DEC_ASK_MAX;
     return 2.0 * g->bkv * g->skv * g->d * (double)el > (double)from;
 }
@@ -1163,14 +1162,14 @@ void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n
 {
     if (fc_cpu_att_decode(g)) {
         const int ns = dec_splits(g, nthreads);
+        const bool ask = dec_asks(g, sizeof(float));
         snprintf(buf, n,
                  "split-KV decode attention (fusecal, %s): %d query rows per key/value head, its keys in %d chunk%s "
                  "of up to %d streamed once over %d threads, %s %d-key piece%s, scores by %d-key shuffle-tree dot "
                  "products, online softmax per piece, partials combined",
                  FC_VEC_ISA, dec_rows(g), ns, ns > 1 ? "s" : "", (g->skv + ns - 1) / ns, nthreads,
-                 dec_asks(g, sizeof(float)) ? "asking for the successor into L2 while computing each"
-                                            : "from the caches without asks ahead,",
-                 DEC_CH, dec_asks(g, sizeof(float)) ? "" : "s", VW);
+                 ask ? "asking for the successor into L2 while computing each" : "from the caches without asks ahead,",
+                 DEC_CH, ask ? "" : "s", VW);
         return;
     }
     snprintf(buf, n,

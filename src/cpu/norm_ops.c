@@ -41,9 +41,7 @@ static bool streams_at(const fc_problem *p, double llc)
 
 bool fc_cpu_norm_streams(const fc_problem *p)
 {
-    static size_t llc;
-    if (!llc) llc = fc_host_llc_bytes();
-    return streams_at(p, (double)(g_llc_pretend ? g_llc_pretend : llc));
+    return streams_at(p, (double)(g_llc_pretend ? g_llc_pretend : fc_host_llc_bytes()));
 }
 
 void fc_cpu_norm_streams_pretend(size_t llc) { g_llc_pretend = llc; }
