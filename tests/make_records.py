@@ -27,7 +27,7 @@ SCHEMA = os.path.join(HERE, "..", "schemas", "calibration.schema.json")
 FAMILY = {
     "linear_bias": ("linear", 1), "linear_bias_relu": ("linear", 2), "linear_bias_gelu": ("linear", 2),
     "linear_residual_relu": ("linear", 3), "conv_relu": ("conv", 1), "conv_bn": ("conv", 1),
-    "conv_bn_relu": ("conv", 2), "qk_scale": ("attention", 1), "qk_softmax": ("attention", 2),
+    "conv_bn_relu": ("conv", 2), "conv_bn_add_relu": ("conv", 3), "qk_scale": ("attention", 1), "qk_softmax": ("attention", 2),
     "attention": ("attention", 3),
 }
 DSIZE = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
