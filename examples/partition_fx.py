@@ -5,9 +5,10 @@ Traces the model with torch.fx (random weights, nothing downloaded), finds its
 fusion sites - conv -> BN (-> ReLU), conv -> BN -> residual add -> ReLU (a
 residual block's end), depthwise and grouped convs, conv -> ReLU, linear
 (-> ReLU/GELU), multi-head attention with its projections and residual add ->
-LayerNorm - writes each as a fusecal problem string, and prints, per site, the answer of the calibration: measured, predicted
-(with --fusecal, which runs `fusecal predict` for the problems nobody measured)
-or unknown; then what fusing the yes sites saves per inference.
+LayerNorm - writes each as a fusecal problem string, and prints, per site, the
+answer of the calibration: measured, predicted (with --fusecal, which runs
+`fusecal predict` for the problems nobody measured) or unknown; then what fusing
+the yes sites saves per inference.
 
     examples/partition_fx.py results/cpu-amd-epyc-f25m17-2c/standard.json --model resnet18 \\
         --fusecal build/fusecal
