@@ -185,20 +185,64 @@ def attention_sites(name, q, mha, dtype):
     return out
 
 
-def norm_site(node, ln, dtype):
-    """(problem, note) of a LayerNorm over the last dim after a residual add:
-    add_layernorm; (None, None) for another LayerNorm (nothing before it to fuse)."""
-    src = node.args[0] if node.args else None
-    if len(ln.normalized_shape) != 1 or not ln.elementwise_affine or not tensor_add(src):
+PASS_THROUGH = (torch.nn.Dropout, torch.nn.Identity)  # identities in eval mode
+
+
+def norm_site(gm, node, ln, dtype):
+    """(problem, note) of a LayerNorm over the last dim after a residual add (dropout
+    between them passes it on unchanged in eval mode): add_layernorm; (None, None)
+    for another LayerNorm (nothing before it to fuse)."""
+    src, shared = node.args[0] if node.args else None, False
+    while src is not None and isinstance(module_of(gm, src), PASS_THROUGH):
+        shared, src = shared or len(src.users) > 1, src.args[0]
+    if len(ln.normalized_shape) != 1 or not ln.elementwise_affine or not (tensor_add(src) or embedding_add(src)):
         return None, None
     dims = shape(node)
     m = 1
     for d in dims[:-1]:
         m *= d
-    note = "" if len(src.users) == 1 else \
-        " (the sum is also used after it, as the residual stream: a fused kernel writes it too, one tensor more " \
-        "than the site)"
-    return f"add_layernorm:m={m},n={dims[-1]},dtype={dtype}", note
+    notes = []
+    if embedding_add(src) and not tensor_add(src):
+        notes.append("r is a parameter broadcast over the batch: a fused kernel reads it once")
+    if shared or len(src.users) > 1:
+        notes.append("the sum is also used after it, as the residual stream: a fused kernel writes it too, one "
+                     "tensor more than the site")
+    return f"add_layernorm:m={m},n={dims[-1]},dtype={dtype}", f" ({'; '.join(notes)})" if notes else ""
+
+
+def embedding_add(node):
+    """Whether node adds a parameter broadcast over the batch (a position embedding)
+    to a tensor of its shape but the batch."""
+    if node is None or node.op != "call_function" or node.target not in (operator.add, torch.add) or \
+            len(node.args) != 2 or not all(isinstance(x, torch.fx.Node) for x in node.args):
+        return False
+    a, b = node.args
+    if a.op == "get_attr":
+        a, b = b, a
+    sa, sb = shape(a), shape(b)
+    return b.op == "get_attr" and sa is not None and sb is not None and len(sa) == len(sb) and sb[0] == 1 and \
+        sa[1:] == sb[1:]
+
+
+class _SiteProxy(torch.fx.Proxy):
+    """A proxy that unpacks a multi-head attention's (output, weights) pair itself:
+    torch.fx's own unpacking reads the caller's bytecode, which fails with torch 1.13
+    on Python 3.11 (torchvision's ViT encoder block: x, _ = self.self_attention(...))."""
+
+    def __iter__(self):
+        n = self.node
+        if n.op == "call_module" and isinstance(self.tracer.root.get_submodule(n.target), torch.nn.MultiheadAttention):
+            return iter((self[0], self[1]))
+        return super().__iter__()
+
+
+class _SiteTracer(torch.fx.Tracer):
+    def proxy(self, node):
+        return _SiteProxy(node, self)
+
+
+def trace(module):
+    return torch.fx.GraphModule(module, _SiteTracer().trace(module))
 
 
 def traced_parts(model, example):
@@ -232,7 +276,7 @@ def traced_parts(model, example):
             parts.append((name, None))  # a site met alone: what follows it is not in a graph
             return
         try:
-            gm = torch.fx.symbolic_trace(m)
+            gm = trace(m)
         except Exception:  # torch.fx raises several kinds for code it cannot trace
             for child, c in m.named_children():
                 visit(f"{name}.{child}" if name else child, c)
@@ -273,7 +317,7 @@ def sites(model, batch, image, layout, dtype):
             elif isinstance(m, torch.nn.Linear):
                 problem, why = linear_site(gm, node, m, dtype)
             elif isinstance(m, torch.nn.LayerNorm):
-                problem, why = norm_site(node, m, dtype)
+                problem, why = norm_site(gm, node, m, dtype)
                 if problem is None:
                     continue
             else:
@@ -316,7 +360,7 @@ def print_plan(model_name, rows, skipped, cal, backend):
               f"fusing the {len(s['fuse'])} yes saves {s['saving_ms']:.4g} ms [{lo:.4g}, {hi:.4g}]")
 
 
-SCALES = {"conv": {"n": "batch"}, "linear": {"m": "batch"}, "attention": {"b": "batch"}}
+SCALES = {"conv": {"n": "batch"}, "linear": {"m": "batch"}, "attention": {"b": "batch"}, "norm": {"m": "batch"}}
 
 
 def network_file(model_name, batch, image, found, skipped):
@@ -330,7 +374,7 @@ def network_file(model_name, batch, image, found, skipped):
         site = {"problem": f"{pattern}:{dims}", "multiplicity": len(names), "names": [n for n, _ in names]}
         if fusecal.PATTERNS[pattern] in SCALES:
             site["scale"] = SCALES[fusecal.PATTERNS[pattern]]
-        notes = sorted({note.strip()[1:-1] for _, note in names if note})
+        notes = sorted({part for _, note in names if note for part in note.strip()[1:-1].split("; ")})
         if notes:
             site["note"] = "; ".join(notes)
         sites.append(site)
