@@ -2,13 +2,16 @@
 """A whole network in PyTorch, eager against BN-folded/fused, beside fusecal's
 prediction of what fusing its sites saves.
 
-    bench/network_vs_pytorch.py CALIBRATION.json [--network resnet50|mobilenet_v2]
+    bench/network_vs_pytorch.py CALIBRATION.json [--network MODEL]
                                 [--backend B] [--rounds R] [--threads N] [--layout nhwc|nchw]
     bench/network_vs_pytorch.py --no-calibration --network resnet50   # PyTorch alone
 
-CALIBRATION.json comes from `fusecal run --network NAME` on the same machine (its
-"network" block: the saving per inference of fusing every yes site, and of every
-site). Without one the script prints the command that makes it.
+MODEL is a torchvision classification model (default resnet50). CALIBRATION.json
+comes from `fusecal run --network NAME` on the same machine (its "network" block:
+the saving per inference of fusing every yes site, and of every site), NAME the
+built-in network of that model (resnet50, mobilenet_v2) or the file
+examples/partition_fx.py --model MODEL --write-network writes (any other model).
+Without one the script prints the command that makes it.
 
 PyTorch (Debian's python3-torch 1.13, torchvision 0.14; random weights, no
 downloads; eval mode; batch 1, 224x224, fp32; one OpenMP pool: torch.set_num_threads
@@ -186,7 +189,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("calibration", nargs="?", help="a document from fusecal run --network")
     ap.add_argument("--no-calibration", action="store_true", help="time PyTorch alone")
-    ap.add_argument("--network", default="resnet50", choices=["resnet50", "mobilenet_v2"])
+    ap.add_argument("--network", default="resnet50", help="a torchvision classification model (default resnet50)")
     ap.add_argument("--backend", help="fusecal's backend to compare with (default: cpu.onednn, the library "
                     "PyTorch's frozen graph runs, else the one saving most)")
     ap.add_argument("--rounds", type=int, default=7)
@@ -196,12 +199,17 @@ def main():
     ap.add_argument("--json", help="also write the numbers there")
     a = ap.parse_args()
     if not a.calibration and not a.no_calibration:
-        ap.error("give CALIBRATION.json (from: fusecal run --network %s --out network-%s.json) or --no-calibration"
-                 % (a.network, a.network))
+        net = a.network if a.network in ("resnet50", "mobilenet_v2") else f"{a.network}.json"
+        how = "" if net == a.network else \
+            f"examples/partition_fx.py --model {a.network} --write-network {net}, then "
+        ap.error(f"give CALIBRATION.json (from: {how}fusecal run --network {net} --out network-{a.network}.json) or "
+                 "--no-calibration")
     if any(k not in os.environ for k in MALLOC_ENV):
         os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, **MALLOC_ENV})
     import torch
     import torchvision
+    if not hasattr(torchvision.models, a.network):
+        ap.error(f"torchvision {torchvision.__version__} has no model '{a.network}'")
     torch.set_num_threads(a.threads)
     model, fmt = build(a.network, a.layout)
     x = torch.randn(1, 3, 224, 224).to(memory_format=fmt)
@@ -247,8 +255,8 @@ def main():
                   f"{all_sites / out['fusion_only_ms'][0]:.2f} (every site)")
         print("where the difference can come from:")
         print(f"  outside the sites: eager {med['eager']:.3f} ms - sites unfused {s['unfused_ms']:.3f} ms = "
-              f"{med['eager'] - s['unfused_ms']:.3f} ms of pooling, {'residual adds, ' if a.network != 'resnet50' else ''}"
-              f"the classifier's glue and PyTorch's per-op dispatch")
+              f"{med['eager'] - s['unfused_ms']:.3f} ms of pooling, the ops no site covers (the file's notes name "
+              f"them), the classifier's glue and PyTorch's per-op dispatch")
         g = out["graph_ops"]["frozen"]
         left = sum(v for k, v in g.items() if "relu" in k or "hardtanh" in k or "clamp" in k or "add" in k)
         print(f"  PyTorch's own fusion: folded removes BN only ({med['eager'] - med['folded']:.3f} ms); frozen "
