@@ -10,6 +10,8 @@ cd "$WORK" || exit 1
 
 cat >tiny.json <<'EOF'
 {"schema": "fusecal-network", "schema_version": 1, "name": "tiny", "batch": 2, "seq": 4,
+ "description": "a tiny network & its <sites>",
+ "notes": ["the stem's ReLU6 counted as ReLU", "outside the sites: the pool"],
  "stop": {"min_samples": 2, "min_time_s": 0, "max_time_s": 0.02},
  "sites": [
   {"problem": "linear_bias_relu:m=8,k=32,n=32", "multiplicity": 3, "names": ["block.0.fc"], "scale": {"m": "batch*seq"}},
@@ -51,6 +53,10 @@ if grep -qF "fusecal: network tiny (batch 2) on cpu.openblas: 3 of 3 sites measu
     ok "run prints the network summary"
 else bad "run's stderr lacks the network summary: $(tail -3 "$WORK/err")"; fi
 check_eq "the file's stopping rule" "$(pyq net.json 'd["settings"]["stop"]["max_time_s"]')" 0.02
+check_eq "the file's description in the network block" "$(pyq net.json 'd["network"]["description"]')" \
+    "a tiny network & its <sites>"
+check_eq "the file's notes in the network block" "$(pyq net.json '" | ".join(d["network"]["notes"])')" \
+    "the stem's ReLU6 counted as ReLU | outside the sites: the pool"
 check_eq "summary: sweep name" "$(pyq net.json 'd["settings"]["sweep"]')" "network tiny"
 # every summary field against the records
 "$PYTHON" - net.json <<'EOF' >check.out 2>&1
@@ -140,6 +146,9 @@ if grep -q "python agrees" py.out; then ok "python/fusecal.py network_summary"; 
 expect 0 "report on a network run" -- "$FUSECAL" report net.json --out r.html
 if grep -qF 'id="network"' r.html && grep -qF "block.0.fc, block.1.fc" r.html; then ok "report: network section"; else
     bad "report lacks the network section"; fi
+if grep -qF "a tiny network &amp; its &lt;sites&gt;" r.html && grep -qF "<li>outside the sites: the pool</li>" r.html; then
+    ok "report: the network file's description and notes, escaped"
+else bad "report lacks the network file's notes"; fi
 
 # ---- validate: network files against the schema and the patterns
 expect 0 "validate the built-in network files" -- "$FUSECAL" validate "$SRC"/patterns/networks/*.json tiny.json

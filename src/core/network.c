@@ -30,6 +30,8 @@ void fc_network_free(fc_network *net)
 {
     sites_free(net->site, net->n);
     sites_free(net->raw, net->nraw);
+    for (int i = 0; i < net->nnotes; i++) free(net->notes[i]);
+    free(net->notes);
     memset(net, 0, sizeof *net);
 }
 
@@ -242,6 +244,10 @@ static int parse_root(const char *name, const cJSON *root, fc_network *net, fc_e
                        FC_NETWORK_VERSION);
     fc_strlcpy(net->name, fc_json_str(root, "name", ""), sizeof net->name);
     fc_strlcpy(net->description, fc_json_str(root, "description", ""), sizeof net->description);
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(root, "notes");
+    if (cJSON_GetArraySize(notes) > 0) net->notes = fc_xcalloc((size_t)cJSON_GetArraySize(notes), sizeof *net->notes);
+    for (const cJSON *nt = notes ? notes->child : NULL; nt; nt = nt->next)
+        net->notes[net->nnotes++] = fc_xstrdup(nt->valuestring);
     net->batch = net->batch0 = (int64_t)fc_json_num(root, "batch", 1);
     net->seq = net->seq0 = (int64_t)fc_json_num(root, "seq", 0);
     fc_stop_defaults(&net->stop.stop);

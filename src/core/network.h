@@ -32,9 +32,11 @@ typedef struct fc_network {
     char name[64];
     char origin[512];       /* the file: "patterns/networks/resnet50.json" or a path */
     char description[1024]; /* one line */
-    int64_t batch, seq;     /* as the sites stand now; seq 0 = the network has none */
-    int64_t batch0, seq0;   /* the file's */
-    fc_net_site *site;      /* unique sites at batch, seq */
+    char **notes;           /* the file's notes: what the sites stand for, what lies outside them (owned) */
+    int nnotes;
+    int64_t batch, seq;   /* as the sites stand now; seq 0 = the network has none */
+    int64_t batch0, seq0; /* the file's */
+    fc_net_site *site;    /* unique sites at batch, seq */
     int n;
     fc_net_site *raw; /* the file's sites as written, at batch0, seq0 */
     int nraw, capraw;

@@ -2,9 +2,10 @@
  * `run --network` and each backend of its summary, the totals (unfused time of
  * the sites, the saving of fusing every yes site with its interval, the losing
  * sites), a bar chart of every measured site's saving per inference, ranked,
- * with its interval as a whisker, and the table of sites. Reads the document's
- * "network" block (checked against the calibration schema when it was loaded);
- * every string goes through fc_xml_escape and only finite numbers are drawn. */
+ * with its interval as a whisker, and the table of sites; then the network file's
+ * description and notes. Reads the document's "network" block (checked against
+ * the calibration schema when it was loaded); every string goes through
+ * fc_xml_escape and only finite numbers are drawn. */
 #include "report_network.h"
 #include "jsonfile.h"
 #include "svg.h"
@@ -160,6 +161,33 @@ bool fc_report_has_network(const fc_report_input *in, int n)
     return false;
 }
 
+/* The network file's description and notes, under the document's first summary:
+ * what the sites stand for and what lies outside them. */
+static void file_notes(fc_str *o, const cJSON *net)
+{
+    const char *desc = fc_json_str(net, "description", "");
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(net, "notes");
+    if (!desc[0] && cJSON_GetArraySize(notes) == 0) return;
+    fc_str_add(o, "<details class=\"notes\"><summary>");
+    fc_xml_addf(o, "%s: the network file's notes", fc_json_str(net, "name", ""));
+    fc_str_add(o, "</summary>\n");
+    if (desc[0]) {
+        fc_str_add(o, "<p>");
+        fc_xml_escape(o, desc);
+        fc_str_add(o, "</p>\n");
+    }
+    if (cJSON_GetArraySize(notes) > 0) {
+        fc_str_add(o, "<ul>\n");
+        for (const cJSON *nt = notes->child; nt; nt = nt->next) {
+            fc_str_add(o, "<li>");
+            if (cJSON_IsString(nt)) fc_xml_escape(o, nt->valuestring);
+            fc_str_add(o, "</li>\n");
+        }
+        fc_str_add(o, "</ul>\n");
+    }
+    fc_str_add(o, "</details>\n");
+}
+
 void fc_report_network(fc_str *o, const fc_report_input *in, int n)
 {
     if (!fc_report_has_network(in, n)) return;
@@ -171,6 +199,7 @@ void fc_report_network(fc_str *o, const fc_report_input *in, int n)
         const cJSON *net = in[f].doc->network;
         const cJSON *sums = cJSON_GetObjectItemCaseSensitive(net, "summaries");
         for (const cJSON *s = sums ? sums->child : NULL; s; s = s->next) summary(o, net, s, in[f].name);
+        file_notes(o, net);
     }
     fc_str_add(o, "</section>\n");
 }
