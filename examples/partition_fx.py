@@ -270,8 +270,10 @@ def traced_parts(model, example):
     parts = []
 
     def visit(name, m):
-        if name not in inputs:
-            return  # never called
+        if name not in inputs:  # never called itself: a container (ModuleList) whose children the parent calls
+            for child, c in m.named_children():
+                visit(f"{name}.{child}" if name else child, c)
+            return
         if isinstance(m, (torch.nn.MultiheadAttention, torch.nn.Conv2d, torch.nn.Linear, torch.nn.LayerNorm)):
             parts.append((name, None))  # a site met alone: what follows it is not in a graph
             return

@@ -111,6 +111,13 @@ sys.exit(a != b or 'add_layernorm:m=394,n=768,dtype=fp32' not in a)" 2>"$WORK/pe
     ok "vit_b_16 at --batch 2: the problems of the file written at batch 2"
 else bad "vit_b_16 --batch 2 problems differ: $(head -3 "$WORK/perr")"; fi
 if grep -qF "r is a parameter broadcast over the batch" vit2.json; then ok "broadcast add noted"; else bad "no broadcast note"; fi
+# a container never called itself (maxvit_t's blocks, an nn.ModuleList its parent
+# iterates): its children are still visited
+expect 0 "partition_fx.py --write-network on maxvit_t" -- "$PYTHON" "$SRC/examples/partition_fx.py" --model maxvit_t \
+    --write-network maxvit.json
+if grep -qF '"blocks.0.layers.0.layers.window_attention.mlp_layer.1"' maxvit.json; then
+    ok "maxvit_t: the sites inside its ModuleList of blocks"
+else bad "maxvit_t: no site inside blocks: $(cat "$WORK/out")"; fi
 # nothing to do: a clear usage error
 expect 2 "partition_fx.py with neither documents nor --write-network" -- "$PYTHON" "$SRC/examples/partition_fx.py"
 expect 2 "partition_fx.py with an unknown model" -- "$PYTHON" "$SRC/examples/partition_fx.py" --model nosuch --write-network x.json
