@@ -112,9 +112,14 @@ if grep -q "summary consistent" check.out; then ok "the network summary agrees w
 expect 0 "predict --network tiny.json" -- "$FUSECAL" predict net.json --network tiny.json --format json --out p.json
 "$PYTHON" "$TESTS/validate_schema.py" "$SRC/schemas/predict.schema.json" p.json 2>verr && ok "predict --network: schema" ||
     bad "predict --network: $(head -3 verr)"
+"$FUSECAL" validate p.json >/dev/null 2>verr && ok "predict --network: fusecal validate" ||
+    bad "predict --network, fusecal validate: $(head -3 verr)"
 check_eq "predict --network: the same saving as run" \
     "$(pyq p.json '[round(s["saving_ms"], 9) for s in d["summary"]]')" \
     "$(pyq net.json '[round(s["saving_ms"], 9) for s in d["network"]["summaries"]]')"
+check_eq "predict --network: the network, its size and the file's notes" \
+    "$(pyq p.json '(d["network"]["name"], d["network"]["batch"], d["network"]["seq"], d["network"]["runs_per_inference"], d["network"]["notes"][1])')" \
+    "('tiny', 2, 4, 10, 'outside the sites: the pool')"
 check_eq "predict --network: names and multiplicities" \
     "$(pyq p.json '[(p["multiplicity"], p["name"]) for p in d["predictions"] if p["problem"].startswith("linear")][0]')" \
     "(5, 'block.0.fc, block.1.fc')"

@@ -348,9 +348,14 @@ static int predict(const fc_args *args, const fc_model *m)
     fc_prediction *p;
     int np = fc_predict_sites(m, l.sites, l.n, &p);
     bool json = !strcmp(args->v[O_FORMAT].s ? args->v[O_FORMAT].s : "text", "json");
-    char *text = json ? json_text(fc_predict_json(m, args->operands, args->noperands, l.sites,
-                                                  (const char *const *)l.query, l.n, p, np))
-                      : predictions_text(m, l.sites, p, np, args->v[O_NETWORK].s ? l.net.name : NULL);
+    char *text;
+    if (json) {
+        cJSON *doc = fc_predict_json(m, args->operands, args->noperands, l.sites, (const char *const *)l.query, l.n, p,
+                                     np);
+        if (args->v[O_NETWORK].s) cJSON_AddItemToObject(doc, "network", fc_network_json(&l.net));
+        text = json_text(doc);
+    } else
+        text = predictions_text(m, l.sites, p, np, args->v[O_NETWORK].s ? l.net.name : NULL);
     rc = emit(args->v[O_OUT].s, text);
     if (rc == FC_EXIT_OK && !all_answered(p, np, l.n)) rc = FC_EXIT_FAIL;
     free(p);

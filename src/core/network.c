@@ -42,6 +42,22 @@ int64_t fc_network_runs(const fc_network *net)
     return t;
 }
 
+cJSON *fc_network_json(const fc_network *net)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", net->name);
+    cJSON_AddStringToObject(o, "origin", net->origin);
+    cJSON_AddNumberToObject(o, "batch", (double)net->batch);
+    if (net->seq) cJSON_AddNumberToObject(o, "seq", (double)net->seq);
+    cJSON_AddNumberToObject(o, "runs_per_inference", (double)fc_network_runs(net));
+    if (net->description[0]) cJSON_AddStringToObject(o, "description", net->description);
+    if (net->nnotes > 0) {
+        cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+        for (int i = 0; i < net->nnotes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(net->notes[i]));
+    }
+    return o;
+}
+
 void fc_net_site_names(const fc_net_site *s, char *buf, size_t n)
 {
     size_t off = 0;

@@ -15,6 +15,8 @@
 #include "catalog.h"
 #include "pattern.h"
 
+#include <cjson/cJSON.h>
+
 #define FC_NETWORK_VERSION 1
 
 /* What a dim is proportional to. */
@@ -53,6 +55,9 @@ int fc_network_rescale(fc_network *net, int64_t batch, int64_t seq, fc_err *e);
 void fc_network_free(fc_network *net);
 /* Sum of the multiplicities. */
 int64_t fc_network_runs(const fc_network *net);
+/* What a document says of the network it answers for: name, origin, batch, seq,
+ * runs_per_inference and the file's description and notes (a new object). */
+cJSON *fc_network_json(const fc_network *net);
 /* Its names joined with ", " into buf. */
 void fc_net_site_names(const fc_net_site *s, char *buf, size_t n);
 

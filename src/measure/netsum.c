@@ -186,17 +186,7 @@ static cJSON *summary_json(const fc_network *net, const fc_netsum *s)
 
 cJSON *fc_netsum_json(const fc_network *net, const fc_netsum *s, int n)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", net->name);
-    cJSON_AddStringToObject(o, "origin", net->origin);
-    if (net->description[0]) cJSON_AddStringToObject(o, "description", net->description);
-    if (net->nnotes > 0) {
-        cJSON *notes = cJSON_AddArrayToObject(o, "notes");
-        for (int i = 0; i < net->nnotes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(net->notes[i]));
-    }
-    cJSON_AddNumberToObject(o, "batch", (double)net->batch);
-    if (net->seq) cJSON_AddNumberToObject(o, "seq", (double)net->seq);
-    cJSON_AddNumberToObject(o, "runs_per_inference", (double)fc_network_runs(net));
+    cJSON *o = fc_network_json(net);
     cJSON_AddStringToObject(o, "interval_method", FC_NETSUM_METHOD);
     cJSON *a = cJSON_AddArrayToObject(o, "summaries");
     for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, summary_json(net, &s[i]));
