@@ -101,12 +101,13 @@ def tensor_add(node):
 
 def residual_add(gm, node, operand):
     """Whether node is a residual add of operand (a conv -> BN's output) that is
-    operand's to fuse: operand is the first term (out += identity), or the other
-    term is not a conv -> BN's that could take it (a downsampling branch's conv ->
-    BN is the second term and stays conv_bn)."""
+    operand's to fuse: operand is the first term (out += identity), or the first
+    term is no conv -> BN's that could take it, one whose only user is this add (a
+    downsampling branch's conv -> BN is the second term and stays conv_bn)."""
     if not tensor_add(node) or operand not in node.args:
         return False
-    return operand is node.args[0] or not conv_bn_output(gm, node.args[0])
+    first = node.args[0]
+    return operand is first or not (conv_bn_output(gm, first) and len(first.users) == 1)
 
 
 def pair(v):

@@ -87,8 +87,11 @@ for m in resnet50:resnet50 mobilenet_v2:mobilenet_v2 vit_b_16:vit_b16; do
     else bad "$model: sites differ from $file.json: $(head -5 "$WORK/diff")"; fi
     if "$FUSECAL" validate "$model.json" >/dev/null 2>&1; then ok "$model.json: a valid network file"; else bad "$model.json invalid"; fi
 done
-# the site notes: ReLU6 counted as ReLU
+# the site notes: ReLU6 counted as ReLU; the residual add of each of MobileNetV2's 10
+# stride-1 blocks, which no ReLU follows, named on its projection's conv_bn
 if grep -qF "ReLU6, counted as ReLU" mobilenet_v2.json; then ok "mobilenet_v2: ReLU6 noted"; else bad "no ReLU6 note"; fi
+check_eq "mobilenet_v2: the residual adds left outside, noted on their 10 projections" \
+    "$(pyq mobilenet_v2.json 'sum(len(s["names"]) for s in d["sites"] if "residual add after it" in s.get("note", ""))')" 10
 # fusecal predicts the written file as it does the built-in network: the same summary
 "$FUSECAL" predict cal.json --network resnet50 --format json >builtin.json 2>/dev/null
 "$FUSECAL" predict cal.json --network resnet50.json --format json >written.json 2>/dev/null
