@@ -249,11 +249,11 @@ def trace(module):
 def traced_parts(model, example):
     """[(prefix, GraphModule with shapes, or None)] covering the model: the model
     itself when torch.fx traces it, else its children, recursively (a model whose
-    forward reads shapes in Python, such as torchvision's ViT, traces by parts).
-    A multi-head attention, conv, linear or LayerNorm met on the way is a part of its own
-    (None); the outputs
-    returned beside give its shape (the query's: it may be called with keywords,
-    which forward hooks do not see)."""
+    forward reads shapes in Python, such as torchvision's ViT, traces by parts; a
+    container its parent iterates, never called itself, by its children). A
+    multi-head attention, conv, linear or LayerNorm met on the way is a part of its
+    own (None); the outputs returned beside give its shape (the query's: it may be
+    called with keywords, which forward hooks do not see)."""
     inputs, outputs, hooks = {}, {}, []
 
     def keep(name):
@@ -270,10 +270,13 @@ def traced_parts(model, example):
         h.remove()
     parts = []
 
+    def visit_children(name, m):
+        for child, c in m.named_children():
+            visit(f"{name}.{child}" if name else child, c)
+
     def visit(name, m):
         if name not in inputs:  # never called itself: a container (ModuleList) whose children the parent calls
-            for child, c in m.named_children():
-                visit(f"{name}.{child}" if name else child, c)
+            visit_children(name, m)
             return
         if isinstance(m, (torch.nn.MultiheadAttention, torch.nn.Conv2d, torch.nn.Linear, torch.nn.LayerNorm)):
             parts.append((name, None))  # a site met alone: what follows it is not in a graph
@@ -281,8 +284,7 @@ def traced_parts(model, example):
         try:
             gm = trace(m)
         except Exception:  # torch.fx raises several kinds for code it cannot trace
-            for child, c in m.named_children():
-                visit(f"{name}.{child}" if name else child, c)
+            visit_children(name, m)
             return
         ShapeProp(gm).propagate(*inputs[name])
         parts.append((name, gm))
