@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The attention family on the CPU against the machine's ceilings (issue 13's targets:
+# The attention family on the CPU against the machine's ceilings (the targets:
 # cpu.openblas's fused attention in fp32 at s >= 1024 at 60 % or more of the GEMM
 # ceiling; decode (s = 1 over a long cache, the split-KV kernel) at 70 % or more of
 # the bandwidth ceiling). Runs prefill problems along s (MHA, GQA, causal, LLaMA-3-8B)

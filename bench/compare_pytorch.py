@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """fusecal against PyTorch on the same GPU, same shapes, same definitions of the
-unfused chain and the fused form (issue 3's targets).
+unfused chain and the fused form (the GPU targets).
 
     bench/compare_pytorch.py FUSECAL [--out DIR] [--max-time S] [--only NAME[,NAME]] [--kernel K]
 

@@ -78,7 +78,7 @@ import tempfile
 import time
 
 PROBLEMS = [
-    # linear: the issue's shapes, BERT and LLaMA projections
+    # linear: the target shapes, BERT and LLaMA projections
     "linear_bias:m=128,k=512,n=512",
     "linear_bias_relu:m=512,k=1024,n=1024",
     "linear_bias_gelu:m=1024,k=784,n=2048",
@@ -91,7 +91,7 @@ PROBLEMS = [
     "conv_bn_relu:n=1,c=64,h=56,w=56,k=64,r=3,s=3,pad=1,layout=nhwc",
     "dwconv_bn_relu:n=1,c=144,h=56,w=56,k=144,r=3,s=3,pad=1,layout=nhwc",
     "conv_bn_add_relu:n=1,c=64,h=56,w=56,k=256,r=1,s=1,layout=nhwc",
-    # attention: the issue's s = 1024 target, causal, GQA decode (its batch raised past
+    # attention: the s = 1024 target, causal, GQA decode (its batch raised past
     # the LLC by beyond_llc, as the norms' rows are)
     "qk_scale:b=8,h=16,s=512,d=64",
     "qk_softmax:b=4,h=12,s=512,d=64,causal=1",

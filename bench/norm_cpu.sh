@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The norm family on the CPU against the machine's bandwidth ceiling (issue 13's
+# The norm family on the CPU against the machine's bandwidth ceiling (the
 # target: fused norms at 80 % or more of what `fusecal info` measures). Runs the
 # standard sweep's norm problems (an n ladder 128..8192 at m = 512, BERT-base and
 # LLaMA-7B/8B shapes) on every CPU backend, warm and cold, and prints per record the

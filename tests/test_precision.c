@@ -279,7 +279,7 @@ static void tolerance_order(void)
         CHECK(tol_of("attention:b=1,h=8,hkv=2,s=64,skv=512,d=64", (fc_dtype)dt) ==
               tol_of("attention:b=1,h=8,s=64,skv=512,d=64", (fc_dtype)dt));
     }
-    /* the simulated 8.6e-3 of the unfused bf16 attention fits twice over */
+    /* the simulated 8.6e-3 of the unfused bf16 attention fits twice over */
     CHECK(tol_of("attention:b=4,h=16,s=4096,d=128", FC_BF16) >= 2 * 8.6e-3);
     /* the sum's length: fp32 grows as √k once accumulation passes 1e-5, never shrinks */
     double prev = 0;
