@@ -35,7 +35,8 @@ static int read_cache_level(int index)
     return l;
 }
 
-/* read once: the kernels ask on every call (a race writes the same value) */
+/* read once: the kernels ask on every call, from the thread that calls them, before
+ * their parallel regions */
 size_t fc_host_llc_bytes(void)
 {
     static size_t known;

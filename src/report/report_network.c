@@ -161,7 +161,7 @@ bool fc_report_has_network(const fc_report_input *in, int n)
     return false;
 }
 
-/* The network file's description and notes, under the document's first summary:
+/* The network file's description and notes, beneath the document's summaries:
  * what the sites stand for and what lies outside them. */
 static void file_notes(fc_str *o, const cJSON *net)
 {
