@@ -8,6 +8,7 @@
  * report say which timing decided.
  */
 #include "calibrate.h"
+#include "format.h"
 #include "report.h"
 #include "jsonfile.h"
 #include "test.h"
@@ -27,6 +28,10 @@ typedef struct sim {
     double kernel_s[FC_MAX_VARIANTS]; /* device time of one kernel of the variant */
     int kernels[FC_MAX_VARIANTS];     /* kernels per call of the variant */
     long calls;                       /* jitter: every call differs a little */
+    /* the machine's state: every fast_every-th setup (0: none) runs in another state,
+     * where a kernel of the variant takes fast_s[v] */
+    int fast_every, setups;
+    double fast_s[FC_MAX_VARIANTS];
     int graphs_made, graph_launches;
 } sim;
 
@@ -141,6 +146,7 @@ static int fake_setup(const fc_problem *p, const fc_workload *w, void *devctx, v
     (void)p;
     (void)devctx;
     (void)e;
+    g_sim.setups++;
     *state = fc_xcalloc(1, sizeof(size_t));
     *(size_t *)*state = w->out_n;
     return 0;
@@ -150,7 +156,8 @@ static int fake_run(void *state, fc_variant v, fc_err *e)
 {
     (void)state;
     (void)e;
-    g_sim.now += g_sim.kernels[v] * (g_sim.launch_s + g_sim.kernel_s[v] * jitter());
+    const bool fast = g_sim.fast_every > 0 && g_sim.setups % g_sim.fast_every == 0;
+    g_sim.now += g_sim.kernels[v] * (g_sim.launch_s + (fast ? g_sim.fast_s[v] : g_sim.kernel_s[v]) * jitter());
     return 0;
 }
 
@@ -206,6 +213,7 @@ static const fc_backend fake_backend = {
 /* The simulated device's ceilings for measure(): none unless a test sets them. */
 static fc_ceilings g_sim_ceil;
 static bool g_cold;
+static int g_rounds; /* 0: 3 rounds at least, more while the interval is wider than 5 % */
 
 /* Measures linear_bias_relu:m=8,k=8,n=8 (three kernels unfused, one fused) on the
  * simulation with threshold 1.1; graph: time graph replays too. */
@@ -225,11 +233,11 @@ static void measure(bool graph, fc_record *r)
     fc_settings_defaults(&set);
     set.graph = graph;
     set.cold = g_cold;
-    set.rounds = 3;
+    set.rounds = g_rounds ? g_rounds : 3;
     set.stop.min_samples = 6;
     set.stop.min_time = 0.03;
-    set.stop.max_time = 0.09;
-    set.stop.max_noise = 0.05;
+    set.stop.max_time = g_rounds ? 100 : 0.09;
+    set.stop.max_noise = g_rounds ? 10 : 0.05; /* g_rounds: that many rounds exactly */
     set.seed = 11;
     bool interrupted = true;
     fc_measure_job(&ses, &job, &set, &w, &ref, NULL, r, &interrupted);
@@ -359,6 +367,97 @@ static void control_decides_on_fusion(void)
     measure(false, r);
     CHECK(!r->has_control && r->decided_by == FC_DECIDER_EAGER);
     CHECK_MSG(r->decision == FC_DECIDE_YES, "decision %s", fc_decision_name(r->decision));
+    free(r);
+}
+
+/* The machine's state moves under a record: in most rounds the unfused chain's three
+ * kernels take 200 µs each and the fused one 400 µs (1.5x); every fifth round runs in
+ * a state where they take 90 and 257 µs (1.05x). Ten rounds: the interval clears the
+ * threshold 1.1 (its low end near 1.24), but the unfused medians span 2.2x and two
+ * rounds lie below it, so the decision is withheld and the record, its JSON, its
+ * table row and the report say why. With 230 µs in the fast state (1.17x) no round
+ * is against it and the yes stands. */
+static void state_moved_withholds_decision(void)
+{
+    memset(&g_sim, 0, sizeof g_sim);
+    g_sim.kernels[FC_UNFUSED] = 3;
+    g_sim.kernels[FC_FUSED] = 1;
+    g_sim.kernel_s[FC_UNFUSED] = 200e-6;
+    g_sim.kernel_s[FC_FUSED] = 400e-6;
+    g_sim.fast_every = 5;
+    g_sim.fast_s[FC_UNFUSED] = 90e-6;
+    g_sim.fast_s[FC_FUSED] = 257e-6;
+    g_rounds = 10;
+    fc_record *r = fc_xcalloc(1, sizeof *r);
+    measure(false, r);
+    CHECK_MSG(r->rounds == 10 && g_sim.setups == 10, "%d rounds, %d setups", r->rounds, g_sim.setups);
+    CHECK_MSG(fc_decide(&r->speedup, 1.1) == FC_DECIDE_YES, "interval [%g, %g]", r->speedup.lo, r->speedup.hi);
+    CHECK_MSG(r->decision == FC_DECIDE_INCONCLUSIVE, "decision %s", fc_decision_name(r->decision));
+    CHECK(r->state.made && r->state.withheld && r->state.said == FC_DECIDE_YES && r->state.rounds_against == 2);
+    CHECK(r->state.span_variant == FC_UNFUSED);
+    CHECK_MSG(fabs(r->state.span - 600.0 / 270.0) < 0.05, "span %g", r->state.span);
+    CHECK(r->margin <= 0);
+    CHECK_STR_CONTAINS(r->reason, "decision withheld (the interval says yes)");
+    CHECK_STR_CONTAINS(r->reason, "2 of the 10 rounds' speedups lie below the threshold 1.1");
+    cJSON *o = fc_record_to_json(r);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "state");
+    CHECK(cJSON_IsObject(st) && !strcmp(fc_json_str(st, "withheld", ""), "yes") &&
+          !strcmp(fc_json_str(st, "span_variant", ""), "unfused") && fc_json_int(st, "rounds_against", -1) == 2);
+    CHECK(!strcmp(fc_json_str(o, "decision", ""), "inconclusive"));
+    cJSON_Delete(o);
+    char *html = report_of(r);
+    CHECK_STR_CONTAINS(html, "decision withheld");
+    free(html);
+    fc_doc doc;
+    fc_doc_init(&doc);
+    *fc_doc_add(&doc) = *r;
+    char *md = fc_format_doc(&doc, FC_FMT_MD);
+    CHECK_STR_CONTAINS(md, "inconclusive (withheld: the state moved)");
+    free(md);
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&txt, &len);
+    fc_print_table(mf, &doc);
+    fclose(mf);
+    CHECK_STR_CONTAINS(txt, "the machine's state moved between rounds");
+    free(txt);
+    /* read back: the same state, and the schema takes it (named as a CPU's record,
+     * since the schema knows no simulated device) */
+    fc_strlcpy(doc.rec[0].device, "cpu", sizeof doc.rec[0].device);
+    fc_strlcpy(doc.rec[0].backend, "cpu.openblas", sizeof doc.rec[0].backend);
+    doc.host = cJSON_Parse(
+        "{\"hostname\": \"h\", \"devices\": {\"cpu\": {\"model\": \"simulated\"}}, \"libraries\": {}}");
+    doc.ceilings = cJSON_Parse("{\"cpu\": {\"gflops\": {\"fp32\": 100}, \"bandwidth_gbs\": 20, \"method\": \"m\"}}");
+    doc.complete = true;
+    fc_settings_defaults(&doc.settings);
+    doc.settings.threads = 1;
+    char *json = fc_doc_to_json(&doc);
+    fc_doc back;
+    fc_err e = {{0}};
+    CHECK_MSG(fc_doc_parse("sim.json", json, &back, &e) == 0, "%s", e.msg);
+    if (back.n == 1) {
+        const fc_state *b = &back.rec[0].state;
+        CHECK(b->made && b->withheld && b->said == FC_DECIDE_YES && b->rounds_against == 2 &&
+              b->span_variant == FC_UNFUSED && fabs(b->span - r->state.span) < 1e-9);
+        CHECK(back.rec[0].decision == FC_DECIDE_INCONCLUSIVE);
+        fc_doc_free(&back);
+    }
+    free(json);
+    fc_doc_free(&doc);
+
+    /* no state reverses it: the yes stands, the span is still recorded */
+    memset(&g_sim, 0, sizeof g_sim);
+    g_sim.kernels[FC_UNFUSED] = 3;
+    g_sim.kernels[FC_FUSED] = 1;
+    g_sim.kernel_s[FC_UNFUSED] = 200e-6;
+    g_sim.kernel_s[FC_FUSED] = 400e-6;
+    g_sim.fast_every = 5;
+    g_sim.fast_s[FC_UNFUSED] = 90e-6;
+    g_sim.fast_s[FC_FUSED] = 230e-6;
+    measure(false, r);
+    CHECK_MSG(r->decision == FC_DECIDE_YES, "decision %s", fc_decision_name(r->decision));
+    CHECK(r->state.made && r->state.rounds_against == 0 && r->state.span > 2 && !r->reason[0]);
+    g_rounds = 0;
     free(r);
 }
 
@@ -632,6 +731,7 @@ int main(int argc, char **argv)
     static const t_case cases[] = {T(launch_bound_decided_by_graph),
                                    T(kernel_bound_decided_eagerly),
                                    T(control_decides_on_fusion),
+                                   T(state_moved_withholds_decision),
                                    T(reference_file_round_trip),
                                    T(ceilings_measured_again),
                                    T(bandwidth_ceiling_by_footprint),

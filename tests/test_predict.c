@@ -450,6 +450,14 @@ static void measured_problem_is_its_record(void)
     CHECK(p.source == FC_SRC_MEASURED && p.record == &d.rec[3]);
     CHECK(p.unfused_ms == d.rec[3].v[FC_UNFUSED].lat.median && p.fused_ms == d.rec[3].v[FC_FUSED].lat.median);
     CHECK(p.speedup.lo == d.rec[3].speedup.lo && p.decision == d.rec[3].decision);
+    CHECK(!strcmp(p.reason, "a record of this problem"));
+    /* a record whose decision the state check withheld: inconclusive, and says why */
+    d.rec[3].decision = FC_DECIDE_INCONCLUSIVE;
+    d.rec[3].state =
+        (fc_state){.made = true, .span = 2.5, .rounds_against = 3, .said = FC_DECIDE_YES, .withheld = true};
+    predict_one(&d, 1, "linear_bias_relu:m=512,k=1024,n=1024,dtype=fp32", &p);
+    CHECK(p.source == FC_SRC_MEASURED && p.decision == FC_DECIDE_INCONCLUSIVE);
+    CHECK_STR_CONTAINS(p.reason, "its interval's yes withheld");
     fc_doc_free(&d);
 }
 

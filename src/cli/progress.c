@@ -71,8 +71,9 @@ void fc_progress_record(fc_progress *p, int i, int n, const fc_record *r)
     char dims[256];
     fc_format_dims(&r->prob, dims, sizeof dims);
     if (r->status == FC_STATUS_OK)
-        fprintf(p->out, "[%d/%d] %s %s %s: %s fuse=%s%s\n", i + 1, n, r->prob.pat->name, r->backend, dims, sp,
-                fc_decision_name(r->decision), r->v[0].check.trusted && r->v[1].check.trusted ? "" : " (untrusted)");
+        fprintf(p->out, "[%d/%d] %s %s %s: %s fuse=%s%s%s\n", i + 1, n, r->prob.pat->name, r->backend, dims, sp,
+                fc_decision_name(r->decision), r->state.withheld ? " (withheld: the state moved)" : "",
+                r->v[0].check.trusted && r->v[1].check.trusted ? "" : " (untrusted)");
     else
         fprintf(p->out, "[%d/%d] %s %s %s: %s: %s\n", i + 1, n, r->prob.pat->name, r->backend, dims,
                 fc_status_name(r->status), r->reason);

@@ -120,9 +120,9 @@ static char *format_md(const fc_doc *d)
         fc_format_speedup(r, sp, sizeof sp);
         fc_str_addf(&b, "| %s | %s | %s | %s | ", r->prob.pat->name, r->backend, fc_dtype_name(r->prob.dtype), dims);
         if (r->status == FC_STATUS_OK)
-            fc_str_addf(&b, "%.4g | %.4g | %s | %.0f%% | %s | %s |\n", r->v[FC_UNFUSED].lat.median,
+            fc_str_addf(&b, "%.4g | %.4g | %s | %.0f%% | %s%s | %s |\n", r->v[FC_UNFUSED].lat.median,
                         r->v[FC_FUSED].lat.median, sp, 100 * r->traffic_reduction, fc_decision_name(r->decision),
-                        r->verified ? "yes" : "**no**");
+                        r->state.withheld ? " (withheld: the state moved)" : "", r->verified ? "yes" : "**no**");
         else {
             fc_str_addf(&b, "- | - | %s: ", fc_status_name(r->status));
             md_escape(&b, r->reason);
@@ -183,6 +183,8 @@ void fc_print_table(FILE *out, const fc_doc *d)
                     "%.3fx [%.3f, %.3f] (control/fused)\n",
                     "", "", "", "", r->split_implementation.ratio, r->split_implementation.lo,
                     r->split_implementation.hi, r->split_fusion.ratio, r->split_fusion.lo, r->split_fusion.hi);
+        if (r->status == FC_STATUS_OK && r->state.withheld)
+            fprintf(out, "%-21s %-12s %-5s %-34s   %s\n", "", "", "", "", r->reason);
         if (r->status != FC_STATUS_OK)
             fprintf(out, "%-21s %-12s %-5s %-34s %s: %s\n", r->prob.pat->name, r->backend, fc_dtype_name(r->prob.dtype),
                     dims, fc_status_name(r->status), r->reason);

@@ -42,10 +42,23 @@ typedef struct fc_round_rec {
     double median_ms[3]; /* unfused, fused, control (0 when absent) */
     double ratio;        /* median over tuples of unfused/fused */
     double ratio_graph;  /* the same over graph replays (0 when none) */
+    double ratio_fusion; /* the same of control/fused (0 when no control) */
     int pairs;
     int batch[3];
 } fc_round_rec;
 
+
+/* Whether the machine's state moved under a record's rounds (fc_state_check): the
+ * two variants its decisive speedup compares, each round's median of each, and the
+ * rounds whose own speedup lies across the threshold from the interval's decision. */
+typedef struct fc_state {
+    bool made;          /* checked: an ok record of two rounds or more */
+    double span;        /* the larger of the two variants' slowest round median over its fastest */
+    int span_variant;   /* the variant of that span (fc_variant) */
+    int rounds_against; /* rounds on the other side of the threshold (0 when the interval straddles it) */
+    fc_decision said;   /* the interval's decision */
+    bool withheld;      /* it was withheld: the record is inconclusive */
+} fc_state;
 
 /* One variant's output against the float64 reference. */
 typedef struct fc_check {

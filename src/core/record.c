@@ -229,10 +229,37 @@ static cJSON *rounds_json(const fc_record *r)
         }
         fc_json_add_num(o, "ratio", rr->ratio);
         if (r->has_graph_speedup) fc_json_add_num(o, "ratio_graph", rr->ratio_graph);
+        if (r->has_control) fc_json_add_num(o, "ratio_fusion", rr->ratio_fusion);
         cJSON_AddNumberToObject(o, "pairs", rr->pairs);
         cJSON_AddItemToArray(a, o);
     }
     return a;
+}
+
+static cJSON *state_json(const fc_state *st)
+{
+    cJSON *o = cJSON_CreateObject();
+    fc_json_add_num(o, "span", st->span);
+    cJSON_AddStringToObject(o, "span_variant", fc_variant_name((fc_variant)st->span_variant));
+    cJSON_AddNumberToObject(o, "rounds_against", st->rounds_against);
+    if (st->withheld) cJSON_AddStringToObject(o, "withheld", fc_decision_name(st->said));
+    return o;
+}
+
+static void state_read(const cJSON *o, fc_decision decision, fc_state *st)
+{
+    memset(st, 0, sizeof *st);
+    if (!cJSON_IsObject(o)) return;
+    st->made = true;
+    st->span = fc_json_num(o, "span", 0);
+    const char *sv = fc_json_str(o, "span_variant", "unfused");
+    for (int v = 0; v < FC_MAX_VARIANTS; v++)
+        if (!strcmp(sv, fc_variant_name((fc_variant)v))) st->span_variant = v;
+    st->rounds_against = fc_json_int(o, "rounds_against", 0);
+    const char *w = fc_json_str(o, "withheld", "");
+    st->withheld = !strcmp(w, "yes") || !strcmp(w, "no");
+    /* the interval's decision: the one withheld, else the record's own */
+    st->said = !strcmp(w, "yes") ? FC_DECIDE_YES : !strcmp(w, "no") ? FC_DECIDE_NO : decision;
 }
 
 static cJSON *check_json(const fc_check *c, bool stable)
@@ -337,6 +364,7 @@ cJSON *fc_record_to_json(const fc_record *r)
         cJSON_AddNumberToObject(o, "rounds", r->rounds);
         cJSON_AddStringToObject(o, "stop_rule", r->stop_rule);
         cJSON_AddItemToObject(o, "per_round", rounds_json(r));
+        if (r->state.made) cJSON_AddItemToObject(o, "state", state_json(&r->state));
         if (r->has_graph_speedup) {
             cJSON_AddItemToObject(o, "speedup_graph", ratio_json(&r->speedup_graph, r->interval_method));
             fc_json_add_num(o, "launch_overhead_saved_ms",
@@ -548,11 +576,13 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         }
         rr->ratio = fc_json_num(ro, "ratio", NAN);
         rr->ratio_graph = fc_json_num(ro, "ratio_graph", 0);
+        rr->ratio_fusion = fc_json_num(ro, "ratio_fusion", 0);
         rr->pairs = fc_json_int(ro, "pairs", 0);
     }
     if (pr && (k != r->rounds || cJSON_GetArraySize(pr) != k))
         return fc_errf(e, "%s: record %d: rounds is %d but per_round holds %d", name, idx, r->rounds,
                        cJSON_GetArraySize(pr));
+    state_read(cJSON_GetObjectItemCaseSensitive(o, "state"), r->decision, &r->state);
     const cJSON *spg = cJSON_GetObjectItemCaseSensitive(o, "speedup_graph");
     r->has_graph_speedup = spg != NULL;
     if (spg) ratio_read(spg, &r->speedup_graph);

@@ -66,6 +66,7 @@ typedef struct fc_record {
     bool has_graph_speedup;
     fc_ratio_ci speedup_graph;
     fc_decider decided_by; /* the speedup the decision was made on (fc_record_decisive_speedup) */
+    fc_state state;        /* whether the machine's state moved under the rounds (fc_state_check) */
     double flops;          /* useful FLOPs (conv: padding taps excluded) */
     double flops_padded;   /* conv: FLOPs counting the taps on zero padding (0 elsewhere) */
     double traffic_reduction;

@@ -371,6 +371,7 @@ static void round_summary(fc_round_rec *rr, fc_samples in[FC_MAX_VARIANTS], int 
         rr->batch[v] = in[v].batch;
     }
     rr->ratio = tuple_ratio(in[FC_UNFUSED].ms, in[FC_FUSED].ms, rr->pairs);
+    if (nvar > FC_CONTROL) rr->ratio_fusion = tuple_ratio(in[FC_CONTROL].ms, in[FC_FUSED].ms, rr->pairs);
 }
 
 /* Poisons, runs and checks every variant of a fresh setup. */
@@ -552,6 +553,32 @@ static bool enough_rounds(const job_run *j, const fc_settings *set, int done, fc
     return true;
 }
 
+/* The state check (stats.h: fc_state_check) on the rounds of the decisive speedup;
+ * a decision it withholds leaves the record inconclusive, with the reason. */
+static void state_check(fc_record *r)
+{
+    const fc_variant base = fc_record_decisive_base(r);
+    double b[FC_MAX_ROUNDS], f[FC_MAX_ROUNDS], q[FC_MAX_ROUNDS];
+    const int R = r->rounds < FC_MAX_ROUNDS ? r->rounds : FC_MAX_ROUNDS;
+    for (int k = 0; k < R; k++) {
+        const fc_round_rec *rr = &r->round[k];
+        b[k] = rr->median_ms[base];
+        f[k] = rr->median_ms[FC_FUSED];
+        q[k] = r->decided_by == FC_DECIDER_FUSION  ? rr->ratio_fusion
+               : r->decided_by == FC_DECIDER_GRAPH ? rr->ratio_graph
+                                                   : rr->ratio;
+    }
+    const fc_decision d = fc_state_check(b, f, q, R, r->threshold, r->decision, base, &r->state);
+    if (d == r->decision) return;
+    r->decision = d;
+    if (r->margin > 0) r->margin = 0;
+    snprintf(r->reason, sizeof r->reason,
+             "decision withheld (the interval says %s): the machine's state moved between rounds, the %s form's "
+             "round medians spanning %.2fx, and %d of the %d rounds' speedups lie %s the threshold %.3g",
+             fc_decision_name(r->state.said), fc_variant_name((fc_variant)r->state.span_variant), r->state.span,
+             r->state.rounds_against, R, r->state.said == FC_DECIDE_YES ? "below" : "above", r->threshold);
+}
+
 /* Statistics, intervals and the decision from the pooled rounds. */
 static void finish_record(const job_run *j, const fc_settings *set, fc_record *r)
 {
@@ -597,6 +624,7 @@ static void finish_record(const job_run *j, const fc_settings *set, fc_record *r
     const fc_ratio_ci *decide = fc_record_decisive_speedup(r);
     r->decision = fc_decide(decide, r->threshold);
     r->margin = fc_decision_margin(decide, r->threshold);
+    state_check(r);
     /* closed by an interrupt before the minimum of rounds: the interval stands,
      * the decision waits for the evidence the stopping rule asks for */
     if (r->rounds < j->min_rounds) {

@@ -408,7 +408,13 @@ static void measured(const fc_record *r, fc_prediction *out)
     out->control_ms = fc_record_decisive_base(r) == FC_CONTROL ? r->v[FC_CONTROL].lat.median : 0;
     out->threshold = r->threshold;
     out->decision = r->decision;
-    snprintf(out->reason, sizeof out->reason, "a record of this problem");
+    if (r->state.withheld)
+        snprintf(out->reason, sizeof out->reason,
+                 "a record of this problem; its interval's %s withheld: the machine's state moved under its rounds "
+                 "(span %.2fx, %d rounds against)",
+                 fc_decision_name(r->state.said), r->state.span, r->state.rounds_against);
+    else
+        snprintf(out->reason, sizeof out->reason, "a record of this problem");
 }
 
 static void predicted(const fc_model *m, const fc_model_class *c, const fc_problem *p, fc_prediction *out)

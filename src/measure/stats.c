@@ -160,3 +160,32 @@ double fc_decision_margin(const fc_ratio_ci *ci, double threshold)
     double above = ci->lo / threshold - 1, below = 1 - ci->hi / threshold;
     return above > below ? above : below;
 }
+
+/* max/min of x[0..n) (0 when any is not positive) */
+static double span_of(const double *x, int n)
+{
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(x[i] > 0)) return 0;
+        lo = fmin(lo, x[i]);
+        hi = fmax(hi, x[i]);
+    }
+    return n > 0 ? hi / lo : 0;
+}
+
+fc_decision fc_state_check(const double *base_ms, const double *fused_ms, const double *ratio, int R, double threshold,
+                           fc_decision d, fc_variant base, fc_state *out)
+{
+    memset(out, 0, sizeof *out);
+    out->said = d;
+    if (R < 2) return d;
+    out->made = true;
+    double sb = span_of(base_ms, R), sf = span_of(fused_ms, R);
+    out->span = fmax(sb, sf);
+    out->span_variant = sb >= sf ? (int)base : FC_FUSED;
+    if (d != FC_DECIDE_YES && d != FC_DECIDE_NO) return d;
+    for (int k = 0; k < R; k++) out->rounds_against += d == FC_DECIDE_YES ? ratio[k] < threshold : ratio[k] > threshold;
+    if (out->span < FC_STATE_SPAN || out->rounds_against == 0 || out->rounds_against < FC_STATE_AGAINST * R) return d;
+    out->withheld = true;
+    return FC_DECIDE_INCONCLUSIVE;
+}
