@@ -122,6 +122,17 @@ def honesty(name, doc):
            f"sgemm {ceil.get('gflops', {}).get('fp32', 0):.1f} GFLOP/s, bandwidth {ceil.get('bandwidth_gbs', 0):.1f} GB/s "
            f"({ceil.get('method', '')[:60]}...)",
            f"  - cpu.openblas linear records with the control variant and the split: {len(split)} of {len(lin)}"]
+    # the state check (README: the machine's state); absent from documents older than it
+    st = [r for r in recs if "state" in r]
+    if st:
+        held = [r for r in st if r["state"].get("withheld")]
+        moved = sum(1 for r in st if r["state"]["span"] >= 2)
+        out.append(f"  - the machine's state: a deciding variant's round medians spanned 2x or more in {moved} of "
+                   f"{len(st)} records; decisions withheld: {len(held)}")
+        out += [f"    - {r['backend']} {r['problem']}: the interval said {r['state']['withheld']}, "
+                f"{r['speedup']['ratio']:.3f} [{r['speedup']['ci95'][0]:.3f}, {r['speedup']['ci95'][1]:.3f}]; "
+                f"{r['state']['span_variant']} span {r['state']['span']:.2f}x, "
+                f"{r['state']['rounds_against']} of {r['rounds']} rounds against" for r in held]
     return out
 
 

@@ -247,6 +247,17 @@ static void exit_codes(void)
     fc_check_free(&c);
     fc_thresholds_free(&th);
 
+    /* a current record whose decision the state check withheld: a note says so */
+    cur.rec[0].state =
+        (fc_state){.made = true, .span = 2.4, .rounds_against = 2, .said = FC_DECIDE_YES, .withheld = true};
+    fc_check_run(&c, NULL, &cur, NULL, -1, false);
+    bool withheld = false;
+    for (int i = 0; i < c.nnotes; i++)
+        withheld |= strstr(c.notes[i], "1 current record had its decision withheld (state.withheld; first: ") != NULL;
+    CHECK(withheld);
+    fc_check_free(&c);
+    cur.rec[0].state = (fc_state){0};
+
     /* a --tolerance that covers the drop: no regression */
     cur.rec[0] = mk(LB, "cpu.openblas", 0.8, 0.9, 1.0, FC_STATUS_OK);
     fc_check_run(&c, &base, &cur, NULL, 0.5, false);

@@ -238,6 +238,26 @@ static void contended_notes(fc_check_result *c, const fc_doc *d, const char *whi
                           n, which, n == 1 ? " was" : "s were", first, n == 1 ? "its" : "their");
 }
 
+/* A note for the records of d whose decision the state check withheld (stats.h:
+ * fc_state_check): their speedups depend on a state of the machine that moved under
+ * their rounds, so their verdicts may not hold in another run either. */
+static void withheld_notes(fc_check_result *c, const fc_doc *d, const char *which)
+{
+    int n = 0;
+    const char *first = NULL;
+    for (int i = 0; d && i < d->n; i++)
+        if (d->rec[i].status == FC_STATUS_OK && d->rec[i].state.withheld) {
+            if (!first) first = d->rec[i].problem;
+            n++;
+        }
+    if (n > 0)
+        fc_check_add_note(c,
+                          "%d %s record%s decision withheld (state.withheld; first: %s): the machine's state moved "
+                          "under %s rounds and some states reversed the decision; %s speedup depends on that state",
+                          n, which, n == 1 ? " had its" : "s had their", first, n == 1 ? "its" : "their",
+                          n == 1 ? "its" : "each");
+}
+
 void fc_check_recount(fc_check_result *c)
 {
     memset(c->count, 0, sizeof c->count);
@@ -270,6 +290,7 @@ void fc_check_run(fc_check_result *c, const fc_doc *base, const fc_doc *cur, con
         fc_check_add_note(c, "no current record matches the baseline: all %d baseline records are missing", base->n);
     contended_notes(c, base, "baseline");
     contended_notes(c, cur, "current");
+    withheld_notes(c, cur, "current");
 }
 
 bool fc_check_wants_confirm(const fc_check_item *it)
