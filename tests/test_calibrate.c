@@ -377,7 +377,7 @@ static void control_decides_on_fusion(void)
  * rounds lie below it, so the decision is withheld and the record, its JSON, its
  * table row and the report say why. With 230 µs in the fast state (1.17x) no round
  * is against it and the yes stands. */
-static void state_moved_withholds_decision(void)
+static void state_sim(double fast_fused_s)
 {
     memset(&g_sim, 0, sizeof g_sim);
     g_sim.kernels[FC_UNFUSED] = 3;
@@ -386,7 +386,12 @@ static void state_moved_withholds_decision(void)
     g_sim.kernel_s[FC_FUSED] = 400e-6;
     g_sim.fast_every = 5;
     g_sim.fast_s[FC_UNFUSED] = 90e-6;
-    g_sim.fast_s[FC_FUSED] = 257e-6;
+    g_sim.fast_s[FC_FUSED] = fast_fused_s;
+}
+
+static void state_moved_withholds_decision(void)
+{
+    state_sim(257e-6);
     g_rounds = 10;
     fc_record *r = fc_xcalloc(1, sizeof *r);
     measure(false, r);
@@ -446,14 +451,7 @@ static void state_moved_withholds_decision(void)
     fc_doc_free(&doc);
 
     /* no state reverses it: the yes stands, the span is still recorded */
-    memset(&g_sim, 0, sizeof g_sim);
-    g_sim.kernels[FC_UNFUSED] = 3;
-    g_sim.kernels[FC_FUSED] = 1;
-    g_sim.kernel_s[FC_UNFUSED] = 200e-6;
-    g_sim.kernel_s[FC_FUSED] = 400e-6;
-    g_sim.fast_every = 5;
-    g_sim.fast_s[FC_UNFUSED] = 90e-6;
-    g_sim.fast_s[FC_FUSED] = 230e-6;
+    state_sim(230e-6);
     measure(false, r);
     CHECK_MSG(r->decision == FC_DECIDE_YES, "decision %s", fc_decision_name(r->decision));
     CHECK(r->state.made && r->state.rounds_against == 0 && r->state.span > 2 && !r->reason[0]);
