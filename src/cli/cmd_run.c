@@ -653,12 +653,13 @@ static int build_plan(run_opts *o, fc_plan *plan, fc_network *net, fc_sweep *sw,
 
 static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, bool quiet, int *failed_out)
 {
-    int failed = 0, skipped = 0, fallbacks = 0, untrusted = 0, over = 0, dec[3] = {0, 0, 0};
+    int failed = 0, skipped = 0, fallbacks = 0, untrusted = 0, over = 0, withheld = 0, dec[3] = {0, 0, 0};
     for (int i = 0; i < doc->n; i++) {
         const fc_record *r = &doc->rec[i];
         failed += r->status == FC_STATUS_FAILED;
         skipped += r->status == FC_STATUS_SKIPPED;
         if (r->status == FC_STATUS_OK) dec[r->decision]++;
+        withheld += r->status == FC_STATUS_OK && r->state.withheld;
         for (int v = 0; v < FC_NVARIANTS; v++) {
             if (r->v[v].impl.fallback) {
                 fallbacks++;
@@ -688,11 +689,13 @@ static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, b
         fc_print_table(stdout, doc);
         fflush(stdout);
     }
+    char held[96] = "";
+    if (withheld) snprintf(held, sizeof held, " (%d withheld: the machine's state moved)", withheld);
     fc_progress_note(
         pg,
-        "fusecal: wrote %d records to %s (%d ok, %d failed, %d skipped%s); fuse: %d yes, %d no, %d inconclusive%s%s%s",
+        "fusecal: wrote %d records to %s (%d ok, %d failed, %d skipped%s); fuse: %d yes, %d no, %d inconclusive%s%s%s%s",
         doc->n, out, doc->n - failed - skipped, failed, skipped, doc->complete ? "" : ", INCOMPLETE",
-        dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE],
+        dec[FC_DECIDE_YES], dec[FC_DECIDE_NO], dec[FC_DECIDE_INCONCLUSIVE], held,
         fallbacks ? "; fallback implementations flagged" : "", untrusted ? "; untrusted outputs flagged" : "",
         over ? "; variants above a ceiling flagged" : "");
     *failed_out = failed;
