@@ -66,6 +66,53 @@ static fc_verdict judge(const fc_record *b, const fc_record *c, double min, doub
     return fc_judge(b, c, &l, why, 512);
 }
 
+/* c's rounds: ten, each's speedup 1.3 but the last `odd`, which are `odd_ratio`; the
+ * state's span as given */
+static void rounds_of(fc_record *c, double span, int odd, double odd_ratio)
+{
+    c->rounds = 10;
+    for (int k = 0; k < 10; k++) c->round[k].ratio = k >= 10 - odd ? odd_ratio : 1.3;
+    c->state = (fc_state){.made = true, .span = span, .said = c->decision};
+}
+
+/* The state check's rule for check's verdicts: when the machine's state moved under
+ * the rounds (span 2 or more) and a tenth of them or more lie across the bound, a
+ * below-threshold, regressed or passing verdict is inconclusive instead. */
+static void state_moved_verdicts(void)
+{
+    char why[512];
+    fc_record c = mk(LB, "cpu.openblas", 1.20, 1.30, 1.40, FC_STATUS_OK);
+    rounds_of(&c, 2.5, 2, 1.6); /* two rounds above the minimum 1.5 */
+    CHECK(judge(NULL, &c, 1.5, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
+    CHECK_STR_CONTAINS(why, "below the minimum 1.5x, but the machine's state moved under its rounds");
+    CHECK_STR_CONTAINS(why, "2 of its 10 rounds' speedups lie above it");
+    rounds_of(&c, 1.8, 2, 1.6); /* the state held: noise, the interval stands */
+    CHECK(judge(NULL, &c, 1.5, 0.05, why) == FC_VERDICT_BELOW_THRESHOLD);
+    rounds_of(&c, 2.5, 0, 0); /* no round reaches the minimum */
+    CHECK(judge(NULL, &c, 1.5, 0.05, why) == FC_VERDICT_BELOW_THRESHOLD);
+    /* regressed against a baseline, unless rounds reach its floor (2.0 * 0.95 = 1.9) */
+    fc_record high = mk(LB, "cpu.openblas", 2.0, 2.1, 2.2, FC_STATUS_OK);
+    CHECK(judge(&high, &c, 0, 0.05, why) == FC_VERDICT_REGRESSED);
+    rounds_of(&c, 2.5, 1, 1.95);
+    CHECK(judge(&high, &c, 0, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
+    CHECK_STR_CONTAINS(why, "the baseline's floor");
+    /* a pass above the minimum 1.1, unless rounds fall below it */
+    rounds_of(&c, 2.5, 0, 0);
+    CHECK(judge(NULL, &c, 1.1, 0.05, why) == FC_VERDICT_PASS);
+    rounds_of(&c, 2.5, 2, 1.0);
+    CHECK(judge(NULL, &c, 1.1, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
+    CHECK_STR_CONTAINS(why, "above the minimum 1.1x");
+    /* no minimum: nothing to withhold */
+    CHECK(judge(NULL, &c, 0, 0.05, why) == FC_VERDICT_PASS);
+    /* a record with a control judges the fusion split's rounds; a document from before
+     * they were kept has none, and the interval stands */
+    c.has_control = true;
+    c.split_fusion = c.speedup;
+    CHECK(judge(NULL, &c, 1.1, 0.05, why) == FC_VERDICT_PASS);
+    for (int k = 0; k < 10; k++) c.round[k].ratio_fusion = k < 3 ? 1.05 : 1.3;
+    CHECK(judge(NULL, &c, 1.1, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
+}
+
 static void verdict_names(void)
 {
     const char *want[FC_NVERDICTS] = {"pass",      "improved",        "inconclusive",
@@ -1071,11 +1118,13 @@ static void host_summaries(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(verdict_names),    T(every_verdict),     T(exit_codes),          T(confirmations),
-        T(thresholds_files), T(pairing),           T(compare_means),       T(crossing_one),
-        T(crossing_none),    T(crossing_two),      T(crossing_fixed_dims), T(crossing_moves),
-        T(speedup_analysis), T(roofline_analysis), T(xml_escaping),        T(report_markup),
-        T(check_outputs),    T(host_summaries),
+        T(verdict_names),  T(every_verdict),    T(state_moved_verdicts),
+        T(exit_codes),     T(confirmations),    T(thresholds_files),
+        T(pairing),        T(compare_means),    T(crossing_one),
+        T(crossing_none),  T(crossing_two),     T(crossing_fixed_dims),
+        T(crossing_moves), T(speedup_analysis), T(roofline_analysis),
+        T(xml_escaping),   T(report_markup),    T(check_outputs),
+        T(host_summaries),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -51,6 +51,8 @@ typedef struct fc_round_rec {
 /* Whether the machine's state moved under a record's rounds (fc_state_check): the
  * two variants its decisive speedup compares, each round's median of each, and the
  * rounds whose own speedup lies across the threshold from the interval's decision. */
+#define FC_STATE_SPAN 2.0     /* a variant's slowest round median over its fastest: the state moved */
+#define FC_STATE_AGAINST 0.10 /* the share of rounds (one at least) that reverse a verdict */
 typedef struct fc_state {
     bool made;          /* checked: an ok record of two rounds or more */
     double span;        /* the larger of the two variants' slowest round median over its fastest */

@@ -46,15 +46,13 @@ double fc_decision_margin(const fc_ratio_ci *ci, double threshold);
  * states then decides against one that saw another (add_rmsnorm at 32 MB on a VM
  * with a 32 MB L3 went from yes, 1.21 [1.11, 1.32], to no, 0.98 [0.91, 1.05], two
  * minutes later). So a decision is withheld (inconclusive) when both hold:
- *   - a deciding variant's round medians span FC_STATE_SPAN or more (its slowest
+ *   - a deciding variant's round medians span FC_STATE_SPAN or more (measures.h; its slowest
  *     round over its fastest): the state moved, not the noise within a state;
  *   - FC_STATE_AGAINST or more of the rounds (one at least) lie across the threshold
  *     from the interval's decision: some of the states it saw reverse it.
  * base_ms[k] and fused_ms[k]: round k's medians of the two variants the decisive
  * speedup compares; ratio[k]: round k's decisive speedup; R rounds; d: the interval's
  * decision. Returns the decision to keep (d, or inconclusive) and fills *out. */
-#define FC_STATE_SPAN 2.0
-#define FC_STATE_AGAINST 0.10
 fc_decision fc_state_check(const double *base_ms, const double *fused_ms, const double *ratio, int R, double threshold,
                            fc_decision d, fc_variant base, fc_state *out);
 

@@ -125,6 +125,37 @@ static void ci_text(const fc_ratio_ci *c, char *buf, size_t n)
     snprintf(buf, n, "%.3gx [%.3g, %.3g]", c->ratio, c->lo, c->hi);
 }
 
+/* The rounds of r whose own speedup (the one check judges: the fusion split's where a
+ * control was measured) lies above bound (above) or below it, counted only when the
+ * machine's state moved under them (state.span of FC_STATE_SPAN or more); 0 when it
+ * did not, when too few are across (FC_STATE_AGAINST of the rounds, one at least), or
+ * when the record keeps no such rounds. The decision's rule (stats.h: fc_state_check)
+ * for a verdict: one that enough of the states seen reverse is not one another run
+ * would give. */
+static int rounds_across(const fc_record *r, double bound, bool above)
+{
+    if (!r->state.made || r->state.span < FC_STATE_SPAN) return 0;
+    const int R = r->rounds < FC_MAX_ROUNDS ? r->rounds : FC_MAX_ROUNDS;
+    int k = 0;
+    for (int i = 0; i < R; i++) {
+        const double q = r->has_control ? r->round[i].ratio_fusion : r->round[i].ratio;
+        if (!(q > 0)) return 0; /* written before the rounds kept it */
+        k += above ? q > bound : q < bound;
+    }
+    return k >= 1 && k >= FC_STATE_AGAINST * R ? k : 0;
+}
+
+/* Why a verdict against `bound` is withheld (rounds_across said k): into why. */
+static fc_verdict state_withholds(const fc_record *r, const char *cc, const char *what, double bound, int k, bool above,
+                                  char *why, size_t n)
+{
+    snprintf(why, n,
+             "speedup %s is %s %s %.3gx, but the machine's state moved under its rounds (round medians spanning "
+             "%.2fx) and %d of its %d rounds' speedups lie %s it: inconclusive",
+             cc, above ? "below" : "above", what, bound, r->state.span, k, r->rounds, above ? "above" : "below");
+    return FC_VERDICT_INCONCLUSIVE;
+}
+
 fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits *lim, char *why, size_t n)
 {
     char cc[96], bc[96];
@@ -146,11 +177,17 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
     const bool have_base = base && base->status == FC_STATUS_OK;
     const fc_ratio_ci *B = have_base ? fc_record_fusion_speedup(base) : NULL;
     if (B) ci_text(B, bc, sizeof bc);
+    int k;
     if (min > 0 && C->hi < min) {
+        if ((k = rounds_across(cur, min, true)) > 0)
+            return state_withholds(cur, cc, "the minimum", min, k, true, why, n);
         snprintf(why, n, "speedup %s: the whole interval is below the minimum %.3gx", cc, min);
         return FC_VERDICT_BELOW_THRESHOLD;
     }
     const double floor_ = B ? B->lo * (1 - tol) : 0;
+    if (B && C->hi < floor_ && (k = rounds_across(cur, floor_, true)) > 0)
+        return state_withholds(cur, cc, "the baseline's floor (its low end less the tolerance)", floor_, k, true, why,
+                               n);
     if (B && C->hi < floor_) {
         snprintf(why, n, "speedup %s lies wholly below the baseline's %s by more than %.3g%% (upper bound %.3g < %.3g)",
                  cc, bc, 100 * tol, C->hi, floor_);
@@ -160,6 +197,8 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
         snprintf(why, n, "speedup %s straddles the minimum %.3gx", cc, min);
         return FC_VERDICT_INCONCLUSIVE;
     }
+    if (min > 0 && (k = rounds_across(cur, min, false)) > 0)
+        return state_withholds(cur, cc, "the minimum", min, k, false, why, n);
     if (B && C->ratio < floor_) {
         snprintf(why, n, "speedup %s is below the baseline's %s by more than %.3g%%, but the intervals overlap", cc, bc,
                  100 * tol);
