@@ -53,6 +53,19 @@ typedef struct fc_round_rec {
  * rounds whose own speedup lies across the threshold from the interval's decision. */
 #define FC_STATE_SPAN 2.0     /* a variant's slowest round median over its fastest: the state moved */
 #define FC_STATE_AGAINST 0.10 /* the share of rounds (one at least) that reverse a verdict */
+
+/* How many of the rounds' speedups q[0..R) lie above bound (above) or below it. */
+static inline int fc_rounds_across(const double *q, int R, double bound, bool above)
+{
+    int k = 0;
+    for (int i = 0; i < R; i++) k += above ? q[i] > bound : q[i] < bound;
+    return k;
+}
+
+/* Whether k of R rounds across a verdict's bound are enough to reverse it, once the
+ * state moved: FC_STATE_AGAINST of them, one at least. The decision's state check
+ * (stats.h: fc_state_check) and check's verdicts (match.c) share it. */
+static inline bool fc_rounds_reverse(int k, int R) { return k >= 1 && k >= FC_STATE_AGAINST * R; }
 typedef struct fc_state {
     bool made;          /* checked: an ok record of two rounds or more */
     double span;        /* the larger of the two variants' slowest round median over its fastest */

@@ -252,14 +252,13 @@ static void state_read(const cJSON *o, fc_decision decision, fc_state *st)
     if (!cJSON_IsObject(o)) return;
     st->made = true;
     st->span = fc_json_num(o, "span", 0);
-    const char *sv = fc_json_str(o, "span_variant", "unfused");
-    for (int v = 0; v < FC_MAX_VARIANTS; v++)
-        if (!strcmp(sv, fc_variant_name((fc_variant)v))) st->span_variant = v;
+    const int sv = fc_word_index(&fc_variant_words, fc_json_str(o, "span_variant", "unfused"));
+    st->span_variant = sv < 0 ? FC_UNFUSED : sv;
     st->rounds_against = fc_json_int(o, "rounds_against", 0);
-    const char *w = fc_json_str(o, "withheld", "");
-    st->withheld = !strcmp(w, "yes") || !strcmp(w, "no");
-    /* the interval's decision: the one withheld, else the record's own */
-    st->said = !strcmp(w, "yes") ? FC_DECIDE_YES : !strcmp(w, "no") ? FC_DECIDE_NO : decision;
+    /* the interval's decision: the one withheld (the schema allows yes or no), else the record's own */
+    const int w = fc_word_index(&fc_decision_words, fc_json_str(o, "withheld", ""));
+    st->withheld = w >= 0;
+    st->said = w >= 0 ? (fc_decision)w : decision;
 }
 
 static cJSON *check_json(const fc_check *c, bool stable)

@@ -184,8 +184,8 @@ fc_decision fc_state_check(const double *base_ms, const double *fused_ms, const 
     out->span = fmax(sb, sf);
     out->span_variant = sb >= sf ? (int)base : FC_FUSED;
     if (d != FC_DECIDE_YES && d != FC_DECIDE_NO) return d;
-    for (int k = 0; k < R; k++) out->rounds_against += d == FC_DECIDE_YES ? ratio[k] < threshold : ratio[k] > threshold;
-    if (out->span < FC_STATE_SPAN || out->rounds_against == 0 || out->rounds_against < FC_STATE_AGAINST * R) return d;
+    out->rounds_against = fc_rounds_across(ratio, R, threshold, d == FC_DECIDE_NO);
+    if (out->span < FC_STATE_SPAN || !fc_rounds_reverse(out->rounds_against, R)) return d;
     out->withheld = true;
     return FC_DECIDE_INCONCLUSIVE;
 }

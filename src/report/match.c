@@ -136,13 +136,13 @@ static int rounds_across(const fc_record *r, double bound, bool above)
 {
     if (!r->state.made || r->state.span < FC_STATE_SPAN) return 0;
     const int R = r->rounds < FC_MAX_ROUNDS ? r->rounds : FC_MAX_ROUNDS;
-    int k = 0;
+    double q[FC_MAX_ROUNDS];
     for (int i = 0; i < R; i++) {
-        const double q = r->has_control ? r->round[i].ratio_fusion : r->round[i].ratio;
-        if (!(q > 0)) return 0; /* written before the rounds kept it */
-        k += above ? q > bound : q < bound;
+        q[i] = r->has_control ? r->round[i].ratio_fusion : r->round[i].ratio;
+        if (!(q[i] > 0)) return 0; /* written before the rounds kept it */
     }
-    return k >= 1 && k >= FC_STATE_AGAINST * R ? k : 0;
+    const int k = fc_rounds_across(q, R, bound, above);
+    return fc_rounds_reverse(k, R) ? k : 0;
 }
 
 /* Why a verdict against `bound` is withheld (rounds_across said k): into why. */
@@ -185,10 +185,10 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
         return FC_VERDICT_BELOW_THRESHOLD;
     }
     const double floor_ = B ? B->lo * (1 - tol) : 0;
-    if (B && C->hi < floor_ && (k = rounds_across(cur, floor_, true)) > 0)
-        return state_withholds(cur, cc, "the baseline's floor (its low end less the tolerance)", floor_, k, true, why,
-                               n);
     if (B && C->hi < floor_) {
+        if ((k = rounds_across(cur, floor_, true)) > 0)
+            return state_withholds(cur, cc, "the baseline's floor (its low end less the tolerance)", floor_, k, true,
+                                   why, n);
         snprintf(why, n, "speedup %s lies wholly below the baseline's %s by more than %.3g%% (upper bound %.3g < %.3g)",
                  cc, bc, 100 * tol, C->hi, floor_);
         return FC_VERDICT_REGRESSED;
@@ -259,17 +259,25 @@ static void add_item(fc_check_result *c, int *cap, const fc_record *base, const 
     it->verdict = it->first = fc_judge(base, cur, &it->lim, it->why, sizeof it->why);
 }
 
+/* How many records of d (none when d is NULL) `has` holds for; *first: the first one's problem. */
+static int count_records(const fc_doc *d, bool (*has)(const fc_record *), const char **first)
+{
+    int n = 0;
+    *first = NULL;
+    for (int i = 0; d && i < d->n; i++)
+        if (has(&d->rec[i]) && n++ == 0) *first = d->rec[i].problem;
+    return n;
+}
+
+static bool contended(const fc_record *r) { return r->contended; }
+static bool withheld(const fc_record *r) { return r->status == FC_STATUS_OK && r->state.withheld; }
+
 /* A note for the records of d measured beside another fusecal run: their times are
  * the two runs' together, so their verdicts say little (peers.h). */
 static void contended_notes(fc_check_result *c, const fc_doc *d, const char *which)
 {
-    int n = 0;
-    const char *first = NULL;
-    for (int i = 0; d && i < d->n; i++)
-        if (d->rec[i].contended) {
-            if (!first) first = d->rec[i].problem;
-            n++;
-        }
+    const char *first;
+    const int n = count_records(d, contended, &first);
     if (n > 0)
         fc_check_add_note(c,
                           "%d %s record%s measured beside another fusecal run (environment.contended; first: %s): "
@@ -282,13 +290,8 @@ static void contended_notes(fc_check_result *c, const fc_doc *d, const char *whi
  * their rounds, so their verdicts may not hold in another run either. */
 static void withheld_notes(fc_check_result *c, const fc_doc *d, const char *which)
 {
-    int n = 0;
-    const char *first = NULL;
-    for (int i = 0; d && i < d->n; i++)
-        if (d->rec[i].status == FC_STATUS_OK && d->rec[i].state.withheld) {
-            if (!first) first = d->rec[i].problem;
-            n++;
-        }
+    const char *first;
+    const int n = count_records(d, withheld, &first);
     if (n > 0)
         fc_check_add_note(c,
                           "%d %s record%s decision withheld (state.withheld; first: %s): the machine's state moved "
