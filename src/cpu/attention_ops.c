@@ -1163,17 +1163,19 @@ void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n
     if (fc_cpu_att_decode(g)) {
         const int ns = dec_splits(g, nthreads);
         const bool ask = dec_asks(g, sizeof(float));
-        snprintf(buf, n,
-                 "split-KV decode attention (fusecal, %s): %d query rows per key/value head, its keys in %d chunk%s "
-                 "of up to %d streamed once over %d threads, %s %d-key piece%s, scores by %d-key shuffle-tree dot "
-                 "products, online softmax per piece, partials combined",
-                 FC_VEC_ISA, dec_rows(g), ns, ns > 1 ? "s" : "", (g->skv + ns - 1) / ns, nthreads,
-                 ask ? "asking for the successor into L2 while computing each" : "from the caches without asks ahead,",
-                 DEC_CH, ask ? "" : "s", VW);
+        snprintf(
+            buf, n,
+            "split-KV decode attention (fusecal, f32 arithmetic, built for %s): %d query rows per key/value head, its keys in %d chunk%s "
+            "of up to %d streamed once over %d threads, %s %d-key piece%s, scores by %d-key shuffle-tree dot "
+            "products, online softmax per piece, partials combined",
+            FC_VEC_ISA, dec_rows(g), ns, ns > 1 ? "s" : "", (g->skv + ns - 1) / ns, nthreads,
+            ask ? "asking for the successor into L2 while computing each" : "from the caches without asks ahead,",
+            DEC_CH, ask ? "" : "s", VW);
         return;
     }
-    snprintf(buf, n,
-             "flash attention (fusecal, %s): %d-query x %d-key blocks, queries along the vector lanes, Q.K^T in "
-             "%dx%d and P.V in %dx%d register tiles, K and V read in place, online softmax, S never stored",
-             FC_VEC_ISA, BR, BC, QK_R, BR, PV_E, BR);
+    snprintf(
+        buf, n,
+        "flash attention (fusecal, f32 arithmetic, built for %s): %d-query x %d-key blocks, queries along the vector lanes, Q.K^T in "
+        "%dx%d and P.V in %dx%d register tiles, K and V read in place, online softmax, S never stored",
+        FC_VEC_ISA, BR, BC, QK_R, BR, PV_E, BR);
 }
