@@ -8,6 +8,8 @@
 #include "test.h"
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 static fc_problem problem(const char *s)
 {
@@ -102,6 +104,42 @@ static void custom_supports(void)
     CHECK(b->supports(&qks, why, sizeof why));
 }
 
+/* cuda.cublas takes gelu_linear in every dtype, its GELU prologue on blocks of x rows
+ * sized to a quarter of the L2 (fc_cuda_prologue_rows): whole multiples of 128 rows,
+ * so every block's offset in x and in y is 256-byte aligned, or all the rows. */
+static void cublas_prologue_blocks(void)
+{
+    const fc_backend *b = fc_builtin.backend[FC_BK_cuda_cublas];
+    CHECK(b != NULL);
+    if (!b) return;
+    static const char *const dts[] = {"fp32", "tf32", "bf16", "fp16"};
+    for (int i = 0; i < 4; i++) {
+        char s[96], why[256] = "";
+        snprintf(s, sizeof s, "gelu_linear:m=7,k=13,n=5,dtype=%s", dts[i]);
+        fc_problem p = problem(s);
+        CHECK_MSG(b->supports(&p, why, sizeof why), "%s: %s", s, why);
+    }
+    const size_t h100 = 50u << 20;                             /* the H100's 50 MiB L2 */
+    CHECK(fc_cuda_prologue_rows(4096, 3072, 2, h100) == 2048); /* 12 MiB of the 12.5 a quarter holds */
+    CHECK(fc_cuda_prologue_rows(1000, 3072, 2, h100) == 1000);
+    CHECK(fc_cuda_prologue_rows(7, 13, 4, h100) == 7);
+    CHECK(fc_cuda_prologue_rows(100000, 1 << 20, 4, h100) == 128); /* a row of 4 MiB: the floor */
+    uint64_t r = 12345;
+    for (int t = 0; t < 20000; t++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        const size_t m = 1 + (r >> 33) % 300000, k = 1 + (r >> 17) % 20000, e = (r & 1) ? 2 : 4;
+        const size_t l2 = ((size_t)1 << (20 + (r >> 60) % 8)) + (r >> 40) % 4096;
+        const size_t rows = fc_cuda_prologue_rows(m, k, e, l2), nblk = (m + rows - 1) / rows;
+        CHECK_MSG(rows >= 1 && rows <= m, "m=%zu k=%zu: %zu rows", m, k, rows);
+        CHECK_MSG(nblk * rows >= m && (nblk - 1) * rows < m, "m=%zu: %zu blocks of %zu", m, nblk, rows);
+        if (rows == m) continue;
+        CHECK_MSG(rows % 128 == 0, "m=%zu k=%zu: %zu rows", m, k, rows);
+        CHECK_MSG(rows == 128 || rows * k * e <= l2 / 4, "m=%zu k=%zu e=%zu l2=%zu: %zu rows", m, k, e, l2, rows);
+        CHECK_MSG(rows * k * e % 256 == 0 && rows * 5 * e % 256 == 0, "m=%zu k=%zu e=%zu: %zu rows", m, k, e, rows);
+        if (t_failures > 10) return;
+    }
+}
+
 /* The context's layout is the same here (no FUSECAL_WITH_CUDNN) as in the library
  * that fills it: test_gpu reads its fields. */
 static void ctx_layout_matches_library(void)
@@ -116,6 +154,7 @@ static void ctx_layout_matches_library(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(cublaslt_no_algorithm_declines), T(conformance_knows_refusals),
-                                   T(attention_kernel_names), T(custom_supports), T(ctx_layout_matches_library)};
+                                   T(attention_kernel_names),         T(custom_supports),
+                                   T(cublas_prologue_blocks),         T(ctx_layout_matches_library)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

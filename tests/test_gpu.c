@@ -128,8 +128,8 @@ static void gpu_attention_kernels(void)
 }
 
 /* Every pattern of its family is supported by the family's CUDA backend for every
- * dtype, but gelu_linear, whose GELU prologue no CUDA backend fuses (cuBLASLt has no
- * prologue); the rest are refused with a reason. */
+ * dtype (gelu_linear by cuda.cublas, its prologue on blocks of x); the rest are
+ * refused with a reason. */
 static void gpu_support_is_explicit(void)
 {
     for (int k = 0; k < FC_NBACKENDS; k++) {
@@ -149,9 +149,7 @@ static void gpu_support_is_explicit(void)
                 bool ok = bk->supports(&p, why, sizeof why);
                 if (!ok)
                     CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words.names[k], fc_patterns[pi].name);
-                bool prologue = fc_pattern_has_op(&fc_patterns[pi], FC_OP_GELU_IN);
-                bool mine = (!strcmp(fc_backend_words.names[k], "cuda.cublas") && f == &fc_family_linear &&
-                             !prologue) ||
+                bool mine = (!strcmp(fc_backend_words.names[k], "cuda.cublas") && f == &fc_family_linear) ||
                             (!strcmp(fc_backend_words.names[k], "cuda.cudnn") && f == &fc_family_conv) ||
                             (!strcmp(fc_backend_words.names[k], "cuda.custom") &&
                              (f == &fc_family_attention || fc_patterns[pi].family == FC_FAM_NORM));

@@ -10,8 +10,17 @@
  * half first, then the unfused chain runs a silu kernel and a mul kernel; cuBLASLt has
  * no gated (SwiGLU) epilogue, so the fused form is the same GEMM and one act-and-mul
  * kernel that reads the product once (kernels/linear.cu): two calls, not one.
- * A GELU prologue (gelu_linear) is declined: cuBLASLt's epilogues act on the GEMM's
- * output, and it has no prologue on its input.
+ * A GELU prologue (gelu_linear, y = gelu_tanh(x)·Wᵀ + b): cuBLASLt's epilogues act on
+ * the GEMM's output and it has no prologue on its input, so the unfused chain is a
+ * gelu kernel writing gelu(x) [m, k] whole, the GEMM, then the bias kernel, and the
+ * fused form takes x in blocks of rows sized to stay in the L2
+ * (fc_cuda_prologue_rows): per block, the gelu kernel into one block-sized buffer,
+ * then the block's GEMM with the BIAS epilogue, which reads the buffer from the L2.
+ * gelu(x) is never written whole, as the CPU backends' blocked prologues do in the
+ * LLC; each block is two calls. The blocks' GEMMs are not the unfused chain's one, so
+ * where there are two blocks or more a control runs the unfused chain with the fused
+ * form's blocked GEMMs (no epilogue, each on its rows of the chain's gelu(x)) and the
+ * record splits implementation (unfused → control) from fusion (control → fused).
  * Row-major x [m, k], W [n, k], y [m, n] are column-major xᵀ [k, m], Wᵀ [k, n], yᵀ
  * [n, m], so each GEMM is yᵀ = op_T(Wᵀ)·xᵀ: A = W (transposed, ld k), B = x (ld k),
  * D = y (ld n); the bias runs along D's rows, the output features.
@@ -51,9 +60,12 @@ typedef struct cb_state {
     int M, K, N; /* N: the GEMM's columns (2n for a gated unit) */
     int n_out;   /* the output's */
     void *x, *w, *b, *r;
-    void *gu; /* the fused gated unit's GEMM output [m, 2n] */
+    void *gu;       /* the fused gated unit's GEMM output [m, 2n] */
+    void *gx;       /* the fused prologue's block of gelu(x) [rows, k] */
+    int rows, nblk; /* the fused prologue's rows a block and blocks */
     fc_cuda_chain ch;
-    lt_plan plan[FC_NVARIANTS];
+    lt_plan plan[FC_MAX_VARIANTS]; /* [FC_CONTROL]: the control's blocks' matmul */
+    lt_plan tail[FC_MAX_VARIANTS]; /* the fused prologue's and the control's last block, when it has fewer rows */
 } cb_state;
 
 /* How cuda.cublas runs each op: the cuBLASLt matmul ("%s": its plan) and fusecal's
@@ -67,7 +79,17 @@ static const fc_op_impl cb_ops[FC_NOPS] = {
     [FC_OP_GELU] = {"gelu_tanh kernel(fusecal, 16-byte vectors)", FC_FUSE_EPILOGUE, "GELU"},
     [FC_OP_SILU] = {"silu kernel(fusecal, gate half, 16-byte vectors)", FC_FUSE_PASS, "silu(gate)"},
     [FC_OP_GLU_MUL] = {"mul kernel(fusecal, by the up half, 16-byte vectors)", FC_FUSE_PASS, "* up"},
+    [FC_OP_GELU_IN] = {"gelu_tanh kernel(fusecal, x, 16-byte vectors)", FC_FUSE_PROLOGUE,
+                       "gelu_tanh kernel(fusecal) on each block of x rows into an L2-resident buffer"},
 };
+
+size_t fc_cuda_prologue_rows(size_t m, size_t k, size_t elem, size_t l2)
+{
+    const size_t quantum = 128, share = l2 / 4;
+    size_t rows = k * elem > 0 ? share / (k * elem) / quantum * quantum : 0;
+    if (rows < quantum) rows = quantum;
+    return rows >= m ? m : rows;
+}
 
 /* The fused matmul's cuBLASLt epilogue for pat's ops after the GEMM (the residual
  * is its C, with beta = 1). */
@@ -86,13 +108,6 @@ static bool cb_supports(const fc_problem *p, char *why, size_t n)
                  p->pat->name);
         return false;
     }
-    if (fc_pattern_has_op(p->pat, FC_OP_GELU_IN)) {
-        snprintf(why, n,
-                 "cuda.cublas cannot fuse pattern '%s': cuBLASLt has no prologue (its epilogues act on the GEMM's "
-                 "output, not on x as it is loaded)",
-                 p->pat->name);
-        return false;
-    }
     return fc_op_table_fits(cb_ops, p->pat, "cuda.cublas", why, n);
 }
 
@@ -103,7 +118,9 @@ static int cb_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
     double resid = fc_pattern_has_op(p->pat, FC_OP_RESID) ? MN : 0;
     double bias = fc_pattern_has_op(p->pat, FC_OP_BIAS) ? N : 0;
     double gated = fc_pattern_has_op(p->pat, FC_OP_GLU_MUL) ? M * GN : 0; /* the fused form's product */
-    double b = (M * K + GN * K + bias + resid + gated) * E + fc_cuda_chain_bytes(p);
+    /* a prologue's block (at most x's size) and its control's output */
+    double block = fc_pattern_has_op(p->pat, FC_OP_GELU_IN) ? M * K + MN : 0;
+    double b = (M * K + GN * K + bias + resid + gated + block) * E + fc_cuda_chain_bytes(p);
     if (b > 9e18) return fc_errf(e, "problem '%s' is too large for device memory", p->pat->name);
     *bytes = (size_t)b;
     return 0;
@@ -128,12 +145,20 @@ typedef struct run_arg {
     const cublasLtMatmulAlgo_t *algo;
 } run_arg;
 
-static int lt_run(cb_state *s, lt_plan *pl, const cublasLtMatmulAlgo_t *algo, fc_err *e)
+/* The plan's matmul on x (or a block of gelu(x)) at B, writing D (C = D unless the
+ * plan has its own C). */
+static int lt_call(cb_state *s, lt_plan *pl, const cublasLtMatmulAlgo_t *algo, const void *B, void *D, fc_err *e)
 {
     const float alpha = 1.0f;
-    FC_CUBLAS(cublasLtMatmul(s->c->lt, pl->desc, &alpha, pl->A, pl->la, pl->B, pl->lb, &pl->beta, pl->C, pl->lc, pl->D,
-                             pl->ld, algo, s->c->lt_ws, s->c->lt_ws_bytes, s->c->stream));
+    const void *C = pl->C == pl->D ? D : pl->C;
+    FC_CUBLAS(cublasLtMatmul(s->c->lt, pl->desc, &alpha, pl->A, pl->la, B, pl->lb, &pl->beta, C, pl->lc, D, pl->ld,
+                             algo, s->c->lt_ws, s->c->lt_ws_bytes, s->c->stream));
     return 0;
+}
+
+static int lt_run(cb_state *s, lt_plan *pl, const cublasLtMatmulAlgo_t *algo, fc_err *e)
+{
+    return lt_call(s, pl, algo, pl->B, pl->D, e);
 }
 
 static int lt_run_arg(void *arg, fc_err *e)
@@ -160,16 +185,16 @@ static void algo_text(const cublasLtMatmulAlgo_t *algo, char *buf, size_t n)
              stages, (int)splitk, red, swz, custom, (unsigned)cluster);
 }
 
-/* Builds a matmul D = epi(W·x + beta·C + bias) and picks its algorithm by timing the
- * heuristic's candidates. */
-static int lt_build(cb_state *s, lt_plan *pl, cublasLtEpilogue_t epi, const void *bias, const void *C, float beta,
-                    void *D, fc_err *e)
+/* Builds a matmul D = epi(W·B + beta·C + bias) over M rows of B (x, or gelu(x)) and
+ * picks its algorithm by timing the heuristic's candidates. */
+static int lt_build(cb_state *s, lt_plan *pl, int M, const void *B, cublasLtEpilogue_t epi, const void *bias,
+                    const void *C, float beta, void *D, fc_err *e)
 {
     cudaDataType_t t = fc_cuda_data_type(s->dt);
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     pl->epi = epi;
     pl->A = s->w;
-    pl->B = s->x;
+    pl->B = B;
     pl->C = C ? C : D;
     pl->D = D;
     pl->beta = beta;
@@ -180,9 +205,9 @@ static int lt_build(cb_state *s, lt_plan *pl, cublasLtEpilogue_t epi, const void
     if (bias)
         FC_CUBLAS(cublasLtMatmulDescSetAttribute(pl->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->la, t, (uint64_t)s->K, (uint64_t)s->N, s->K));
-    FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->lb, t, (uint64_t)s->K, (uint64_t)s->M, s->K));
-    FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->lc, t, (uint64_t)s->N, (uint64_t)s->M, s->N));
-    FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->ld, t, (uint64_t)s->N, (uint64_t)s->M, s->N));
+    FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->lb, t, (uint64_t)s->K, (uint64_t)M, s->K));
+    FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->lc, t, (uint64_t)s->N, (uint64_t)M, s->N));
+    FC_CUBLAS(cublasLtMatrixLayoutCreate(&pl->ld, t, (uint64_t)s->N, (uint64_t)M, s->N));
 
     cublasLtMatmulPreference_t pref;
     FC_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
@@ -199,7 +224,7 @@ static int lt_build(cb_state *s, lt_plan *pl, cublasLtEpilogue_t epi, const void
                                         &found);
     cublasLtMatmulPreferenceDestroy(pref);
     char what[160];
-    snprintf(what, sizeof what, "a %s %dx%dx%d matmul with epilogue %s", fc_dtype_name(s->dt), s->M, s->K, s->N,
+    snprintf(what, sizeof what, "a %s %dx%dx%d matmul with epilogue %s", fc_dtype_name(s->dt), M, s->K, s->N,
              epi_name(epi));
     int verdict = fc_cublaslt_heuristic_verdict(st, found, what, e);
     if (verdict != 0) return verdict;
@@ -250,6 +275,35 @@ static int lt_build(cb_state *s, lt_plan *pl, cublasLtEpilogue_t epi, const void
 
 static void cb_teardown(void *state);
 
+/* A blocked variant's matmuls (the fused form's, or with v = FC_CONTROL the
+ * control's, without epilogue): one for the blocks of `rows` rows of B, one for a
+ * last block of fewer. */
+static int build_blocks(cb_state *s, fc_variant v, cublasLtEpilogue_t epi, const void *bias, const void *B, void *D,
+                        fc_err *e)
+{
+    int rc = lt_build(s, &s->plan[v], s->rows, B, epi, bias, NULL, 0.0f, D, e);
+    const int last = s->M - (s->nblk - 1) * s->rows;
+    if (rc == 0 && last != s->rows) rc = lt_build(s, &s->tail[v], last, B, epi, bias, NULL, 0.0f, D, e);
+    return rc;
+}
+
+/* The fused prologue's blocks (fc_cuda_prologue_rows), their buffer and matmuls; with
+ * two blocks or more, the control's. */
+static int setup_prologue(cb_state *s, cublasLtEpilogue_t epi, const void *bias, fc_err *e)
+{
+    const size_t E = fc_dtype_size(s->dt);
+    s->rows = (int)fc_cuda_prologue_rows((size_t)s->M, (size_t)s->K, E, (size_t)s->c->prop.l2CacheSize);
+    s->nblk = (s->M + s->rows - 1) / s->rows;
+    if (fc_cuda_alloc(&s->gx, (size_t)s->rows * (size_t)s->K * E, "the prologue's block", e) != 0) return -1;
+    /* the block holds gelu(x) while the candidates are timed */
+    FC_CU(fck_gelu_tanh(fc_cuda_kdt(s->dt), s->x, s->gx, (size_t)s->rows * (size_t)s->K, s->c->stream));
+    int rc = build_blocks(s, FC_FUSED, epi, bias, s->gx, s->ch.out[FC_FUSED], e);
+    if (rc != 0 || s->nblk == 1) return rc;
+    if (fc_cuda_chain_add_control(&s->ch, e) != 0) return -1;
+    return build_blocks(s, FC_CONTROL, CUBLASLT_EPILOGUE_DEFAULT, NULL, fc_cuda_chain_dst(&s->ch, 0),
+                        fc_cuda_chain_dst(&s->ch, 1), e);
+}
+
 static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
 {
     cb_state *s = fc_xcalloc(1, sizeof *s);
@@ -275,13 +329,44 @@ static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
 
     cublasLtEpilogue_t epi = fused_epilogue(p->pat);
     const void *bias = fc_pattern_has_op(p->pat, FC_OP_BIAS) ? s->b : NULL;
-    void *gemm_dst = fc_cuda_chain_dst(&s->ch, 0);
-    int rc = lt_build(s, &s->plan[FC_UNFUSED], CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, gemm_dst, e);
+    /* with a prologue, the unfused GEMM (the chain's second op) reads the gelu
+     * kernel's gelu(x), the chain's first intermediate */
+    const bool prologue = fc_pattern_has_op(p->pat, FC_OP_GELU_IN);
+    void *gemm_src = prologue ? fc_cuda_chain_dst(&s->ch, 0) : s->x, *gemm_dst = fc_cuda_chain_dst(&s->ch, prologue);
+    if (prologue) FC_CU(fck_gelu_tanh(fc_cuda_kdt(s->dt), s->x, gemm_src, (size_t)s->M * (size_t)s->K, s->c->stream));
+    int rc = lt_build(s, &s->plan[FC_UNFUSED], s->M, gemm_src, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, gemm_dst,
+                      e);
     if (rc != 0) return rc;
     void *fused_dst = gated ? s->gu : s->ch.out[FC_FUSED];
-    rc = lt_build(s, &s->plan[FC_FUSED], epi, bias, resid ? s->r : NULL, resid ? 1.0f : 0.0f, fused_dst, e);
+    rc = prologue ? setup_prologue(s, epi, bias, e)
+                  : lt_build(s, &s->plan[FC_FUSED], s->M, s->x, epi, bias, resid ? s->r : NULL, resid ? 1.0f : 0.0f,
+                             fused_dst, e);
     if (rc != 0) return rc;
     FC_CU(cudaStreamSynchronize(s->c->stream));
+    return 0;
+}
+
+/* A blocked variant's blocks of x rows. The fused prologue: each block through the
+ * gelu kernel into the block buffer, then the block's matmul with its bias writing
+ * the block's rows of y. The control: the unfused chain's gelu kernel over all of x,
+ * each block's matmul on its rows of that gelu(x), then the bias kernel. Block
+ * offsets are whole multiples of 128 rows: 256-byte aligned, as cuBLASLt's heuristic
+ * assumed of the buffers it chose the algorithms on. */
+static int run_blocks(cb_state *s, fc_variant v, fc_err *e)
+{
+    const size_t E = fc_dtype_size(s->dt), M = (size_t)s->M, K = (size_t)s->K, N = (size_t)s->N;
+    const fck_dtype kd = fc_cuda_kdt(s->dt);
+    const bool fused = v == FC_FUSED;
+    char *gall = fc_cuda_chain_dst(&s->ch, 0); /* the control's gelu(x), all of it */
+    char *y = fused ? s->ch.out[FC_FUSED] : fc_cuda_chain_dst(&s->ch, 1);
+    if (!fused) FC_CU(fck_gelu_tanh(kd, s->x, gall, M * K, s->c->stream));
+    for (int b = 0; b < s->nblk; b++) {
+        const size_t r0 = (size_t)b * (size_t)s->rows, rows = b == s->nblk - 1 ? M - r0 : (size_t)s->rows;
+        lt_plan *pl = rows == (size_t)s->rows ? &s->plan[v] : &s->tail[v];
+        if (fused) FC_CU(fck_gelu_tanh(kd, (const char *)s->x + r0 * K * E, s->gx, rows * K, s->c->stream));
+        if (lt_call(s, pl, &pl->algo, fused ? s->gx : gall + r0 * K * E, y + r0 * N * E, e) != 0) return -1;
+    }
+    if (!fused) FC_CU(fck_bias(kd, y, s->b, s->ch.out[FC_CONTROL], M, N, s->c->stream));
     return 0;
 }
 
@@ -291,14 +376,17 @@ static int cb_run(void *state, fc_variant v, fc_err *e)
     fck_dtype kd = fc_cuda_kdt(s->dt);
     size_t M = (size_t)s->M, n = (size_t)s->n_out, MN = M * n;
     cudaStream_t st = s->c->stream;
+    if (v != FC_UNFUSED && s->gx) return run_blocks(s, v, e);
     if (v == FC_FUSED) {
         if (lt_run(s, &s->plan[FC_FUSED], &s->plan[FC_FUSED].algo, e) != 0) return -1;
         if (s->gu) FC_CU(fck_glu_act_mul(kd, s->gu, s->ch.out[FC_FUSED], M, n, st));
         return 0;
     }
+    const bool prologue = s->p.pat->ops[0] == FC_OP_GELU_IN; /* then the GEMM reads its gelu(x) */
+    if (prologue) FC_CU(fck_gelu_tanh(kd, s->x, fc_cuda_chain_dst(&s->ch, 0), M * (size_t)s->K, st));
     if (lt_run(s, &s->plan[FC_UNFUSED], &s->plan[FC_UNFUSED].algo, e) != 0) return -1;
     const void *gemm = s->plan[FC_UNFUSED].D, *cur = gemm;
-    for (int i = 1; i < s->p.pat->nops; i++) {
+    for (int i = prologue ? 2 : 1; i < s->p.pat->nops; i++) {
         void *dst = fc_cuda_chain_dst(&s->ch, i);
         switch (s->p.pat->ops[i]) {
         case FC_OP_BIAS: FC_CU(fck_bias(kd, cur, s->b, dst, M, n, st)); break;
@@ -344,6 +432,15 @@ static const char *cb_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
     return buf;
 }
 
+/* A blocked variant's matmul, and the last block's where it has its own. */
+static void describe_block_matmuls(cb_state *s, fc_variant v, fc_impl *impl)
+{
+    fc_impl_add_op(impl, cb_ops, FC_OP_GEMM, v, cb_detail, s);
+    if (s->tail[v].desc)
+        fc_impl_addf(impl, "; the last block's %d rows its own matmul [%s]", s->M - (s->nblk - 1) * s->rows,
+                     s->tail[v].chosen);
+}
+
 static void cb_describe(void *state, fc_variant v, fc_impl *impl)
 {
     cb_state *s = state;
@@ -351,13 +448,29 @@ static void cb_describe(void *state, fc_variant v, fc_impl *impl)
     memset(impl, 0, sizeof *impl);
     if (v == FC_UNFUSED) {
         fc_impl_add_chain(impl, cb_ops, pat, cb_detail, s);
+    } else if (v == FC_CONTROL) {
+        fc_impl_addf(impl, "control: the unfused chain with the fused form's %d blocks of %d rows: %s -> each block's ",
+                     s->nblk, s->rows, cb_ops[FC_OP_GELU_IN].unfused);
+        describe_block_matmuls(s, FC_CONTROL, impl);
+        fc_impl_addf(impl, " -> %s", cb_ops[FC_OP_BIAS].unfused);
+    } else if (s->gx) {
+        const double mib = (double)s->rows * s->K * fc_dtype_size(s->dt) / (1 << 20);
+        fc_impl_add_part(impl, cb_ops, pat, FC_FUSE_PROLOGUE, "", "", "");
+        fc_impl_addf(impl, " (%d block%s of %d rows, %.2f MiB, of the %d MiB L2), then the block's ", s->nblk,
+                     s->nblk > 1 ? "s" : "", s->rows, mib, s->c->prop.l2CacheSize >> 20);
+        describe_block_matmuls(s, FC_FUSED, impl);
     } else {
         fc_impl_add_op(impl, cb_ops, pat->ops[0], FC_FUSED, cb_detail, s);
         fc_impl_add_part(impl, cb_ops, pat, FC_FUSE_PASS, " + act-and-mul kernel(fusecal: ", " ",
                          ", one read of the product, 16-byte vectors)");
     }
-    impl->nkernels = v == FC_UNFUSED ? pat->nops : fc_op_table_fused_kernels(cb_ops, pat);
+    impl->nkernels = v == FC_UNFUSED   ? pat->nops
+                     : v == FC_CONTROL ? s->nblk + 2
+                     : s->gx           ? 2 * s->nblk
+                                       : fc_op_table_fused_kernels(cb_ops, pat);
 }
+
+static bool cb_has_control(void *state) { return ((cb_state *)state)->ch.out[FC_CONTROL] != NULL; }
 
 static void plan_free(lt_plan *pl)
 {
@@ -373,13 +486,17 @@ static void cb_teardown(void *state)
     cb_state *s = state;
     if (!s) return;
     cudaStreamSynchronize(s->c->stream);
-    for (int v = 0; v < FC_NVARIANTS; v++) plan_free(&s->plan[v]);
+    for (int v = 0; v < FC_MAX_VARIANTS; v++) {
+        plan_free(&s->plan[v]);
+        plan_free(&s->tail[v]);
+    }
     fc_cuda_chain_free(&s->ch);
     fc_cuda_free(s->x);
     fc_cuda_free(s->w);
     fc_cuda_free(s->b);
     fc_cuda_free(s->r);
     fc_cuda_free(s->gu);
+    fc_cuda_free(s->gx);
     free(s);
 }
 
@@ -406,7 +523,7 @@ const fc_backend fc_backend_cublas = {
     .device = "cuda",
     .summary =
         "cuBLASLt GEMM + fusecal's vectorized elementwise kernels; fused: cuBLASLt epilogues (bias, ReLU, GELU, "
-        "residual as C), SwiGLU as the GEMM + one act-and-mul kernel",
+        "residual as C), SwiGLU as the GEMM + one act-and-mul kernel, a GELU prologue on L2-resident blocks of x",
     .available = fc_cuda_usable,
     .supports = cb_supports,
     .device_bytes = cb_device_bytes,
@@ -415,6 +532,7 @@ const fc_backend fc_backend_cublas = {
     .output = cb_output,
     .poison = cb_poison,
     .describe = cb_describe,
+    .has_control = cb_has_control,
     .teardown = cb_teardown,
     .inventory = cb_inventory,
 };

@@ -186,6 +186,13 @@ void fc_cuda_chain_free(fc_cuda_chain *ch);
  * other status. e names the status (cublasGetStatusName) either way. */
 int fc_cublaslt_heuristic_verdict(cublasStatus_t st, int found, const char *what, fc_err *e);
 
+/* cuda.cublas's GELU prologue (gelu_linear): the rows of x each block takes, so that
+ * a block of gelu(x) (rows x k elements of `elem` bytes) fills at most a quarter of
+ * an L2 of `l2` bytes, beside the weights and the output the block's GEMM reads and
+ * writes: a whole multiple of 128 rows (block offsets then 256-byte aligned, as
+ * cuBLASLt assumes), at least 128, and all m rows where that is fewer. */
+size_t fc_cuda_prologue_rows(size_t m, size_t k, size_t elem, size_t l2);
+
 /* Milliseconds of `reps` calls of fn(arg) on the stream, by events (after one warm-up
  * call); the median of `samples` such measurements. Used to pick algorithms at setup. */
 int fc_cuda_time(fc_cuda_ctx *c, int (*fn)(void *arg, fc_err *e), void *arg, int reps, int samples, double *ms,
