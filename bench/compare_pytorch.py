@@ -2,7 +2,8 @@
 """fusecal against PyTorch on the same GPU, same shapes, same definitions of the
 unfused chain and the fused form (the GPU targets).
 
-    bench/compare_pytorch.py FUSECAL [--out DIR] [--max-time S] [--only NAME[,NAME]] [--kernel K]
+    bench/compare_pytorch.py FUSECAL [--out DIR] [--max-time S] [--set core|sites|all] [--only NAME[,NAME]]
+                             [--kernel K]
 
 Runs `FUSECAL run --device cuda` on the target problems (one JSON document,
 DIR/targets.json), then times PyTorch eagerly on the same shapes with CUDA events:
@@ -11,11 +12,26 @@ fusecal's eager samples), the median per-call time of at least 30 samples. Print
 fused and unfused latency of both, the ratio fusecal/PyTorch, each target and
 whether it is met, and writes the table to DIR/compare.md (and DIR/compare.json).
 
+Targets come in two sets (--set): core, the first targets (linear, conv_bn_relu,
+attention, decode), and sites, the newer fusion sites (norms, rope, gated and GELU-
+prologue linears, depthwise and residual convs) against PyTorch's fastest eager form
+of each; the sites' memory-bound rows also give fusecal's fused form as a share of
+its bandwidth ceiling (the record's pct_peak_bandwidth).
+
 PyTorch's variants, as fusecal defines them:
   linear     unfused: x @ W.T, + b, relu (3 kernels)   fused: torch._addmm_activation
              (linear_bias: unfused mm + add, fused addmm)
-  conv       unfused: conv2d(x, W, b) -> batch_norm (eval) -> relu
-             fused: conv2d(x, W_folded, b_folded) -> relu (BN folded), channels_last
+  conv       unfused: conv2d(x, W, b) -> batch_norm (eval) [-> + r] -> relu
+             fused: conv2d(x, W_folded, b_folded) [-> add_ r] -> relu_ (BN folded, the
+             tail in place), channels_last; groups = c for the depthwise conv
+  gated      unfused: x @ W.T -> silu(gate half) -> * up half
+             fused: x @ W.T -> silu_ in place on the gate half -> mul
+  prologue   unfused: gelu_tanh(x) -> @ W.T -> + b     fused: gelu_tanh(x) -> addmm
+  norms      add_layernorm: add -> layer_norm (PyTorch has no fused form: both alike)
+             add_rmsnorm: unfused add -> pow, mean, rsqrt, mul, mul; fused add ->
+             F.rms_norm where this PyTorch has it, else the fewest eager passes
+             qk_norm_rope: unfused rms norm -> q*cos + rotate_half(q)*sin; fused
+             F.rms_norm (or the passes) -> the rotation on the halves in place
   attention  unfused: Q @ K^T -> * 1/sqrt(d) -> softmax -> @ V
              fused: F.scaled_dot_product_attention, timed as PyTorch dispatches it
              (the backend it chose is recorded: torch._fused_sdp_choice) and under
@@ -66,6 +82,24 @@ TARGETS = [
      "fused fusecal / torch SDPA <= 1.0", 1.0),
 ]
 
+FASTEST = "fused fusecal / torch fastest eager form <= 1.0"
+# the newer fusion sites at model shapes: LLaMA-3-8B (hidden 4096, 32 heads of 128, FFN
+# 14336) at 2048-4096 tokens, BERT-base (768, FFN 3072) at 32 x 512 tokens, MobileNetV2's
+# 144-channel depthwise layer and ResNet-50's first stage end at batch 32
+SITES = [
+    ("add_rmsnorm_bf16", "add_rmsnorm:m=4096,n=4096,dtype=bf16", FASTEST, 1.0),
+    ("add_layernorm_bf16", "add_layernorm:m=16384,n=768,dtype=bf16", FASTEST, 1.0),
+    ("qk_norm_rope_bf16", "qk_norm_rope:m=4096,h=32,d=128,dtype=bf16", FASTEST, 1.0),
+    ("linear_swiglu_bf16", "linear_swiglu:m=2048,k=4096,n=14336,dtype=bf16", FASTEST, 1.0),
+    ("gelu_linear_bf16", "gelu_linear:m=16384,k=3072,n=768,dtype=bf16", FASTEST, 1.0),
+    ("dwconv_bn_relu_bf16", "dwconv_bn_relu:n=32,c=144,h=56,w=56,k=144,r=3,s=3,stride=1,pad=1,layout=nhwc,dtype=bf16",
+     FASTEST, 1.0),
+    ("conv_bn_add_relu_bf16", "conv_bn_add_relu:n=32,c=64,h=56,w=56,k=256,r=1,s=1,layout=nhwc,dtype=bf16", FASTEST,
+     1.0),
+]
+SETS = {"core": TARGETS, "sites": SITES, "all": TARGETS + SITES}
+MEMORY_BOUND = ("add_rmsnorm", "add_layernorm", "qk_norm_rope")
+
 
 def parse_problem(s):
     pat, _, rest = s.partition(":")
@@ -73,10 +107,10 @@ def parse_problem(s):
     return pat, kv
 
 
-def run_fusecal(binary, out, max_time, names, kernel):
+def run_fusecal(binary, out, max_time, names, kernel, targets):
     cmd = [binary, "run", "--device", "cuda", "--out", str(out), "--quiet", "--seed", "11",
            "--max-time", str(max_time), "--min-time", "0.5", "--rounds", "2", "--kernel", kernel]
-    for name, prob, _, _ in TARGETS:
+    for name, prob, _, _ in targets:
         if name in names:
             cmd += ["--shape", prob]
     print("+ " + " ".join(cmd), flush=True)
@@ -153,27 +187,148 @@ def torch_linear(torch, kv, dt, relu):
     return torch_time(torch, unfused), torch_time(torch, fused), names, {}
 
 
-def torch_conv(torch, kv, dt):
+def torch_conv(torch, kv, dt, pat="conv_bn_relu"):
     F = torch.nn.functional
     n, c, h, w, k = (int(kv[i]) for i in ("n", "c", "h", "w", "k"))
     r, s = int(kv.get("r", 3)), int(kv.get("s", 3))
     stride, pad = int(kv.get("stride", 1)), int(kv.get("pad", 0))
+    g = int(kv.get("g", c if pat == "dwconv_bn_relu" else 1))
     cl = torch.channels_last if kv.get("layout", "nhwc") == "nhwc" else torch.contiguous_format
     x = (torch.rand(n, c, h, w, device="cuda", dtype=dt) * 2 - 1).to(memory_format=cl)
-    W = ((torch.rand(k, c, r, s, device="cuda", dtype=dt) * 2 - 1) * (1.5 / math.sqrt(c * r * s))).to(memory_format=cl)
+    W = ((torch.rand(k, c // g, r, s, device="cuda", dtype=dt) * 2 - 1)
+         * (1.5 / math.sqrt(c // g * r * s))).to(memory_format=cl)
     b = torch.rand(k, device="cuda", dtype=dt) - 0.25
-    g = torch.rand(k, device="cuda", dtype=dt) + 0.5
+    gam = torch.rand(k, device="cuda", dtype=dt) + 0.5
     be = torch.rand(k, device="cuda", dtype=dt) - 0.25
     mu = (torch.rand(k, device="cuda", dtype=dt) - 0.5) * 0.4
     var = torch.rand(k, device="cuda", dtype=dt) + 0.25
-    inv = (g.float() / torch.sqrt(var.float() + 1e-5))
+    inv = (gam.float() / torch.sqrt(var.float() + 1e-5))
     Wf = (W.float() * inv.view(-1, 1, 1, 1)).to(dt).to(memory_format=cl)
     bf = ((b.float() - mu.float()) * inv + be.float()).to(dt)
-    unfused = lambda: torch.relu(F.batch_norm(F.conv2d(x, W, b, stride=stride, padding=pad), mu, var, g, be,
-                                              training=False, eps=1e-5))
-    fused = lambda: torch.relu(F.conv2d(x, Wf, bf, stride=stride, padding=pad))
-    return torch_time(torch, unfused), torch_time(torch, fused), ("conv2d -> batch_norm -> relu",
-                                                                   "conv2d(BN folded) -> relu"), {}
+    p, q = (h + 2 * pad - r) // stride + 1, (w + 2 * pad - s) // stride + 1
+    res = ((torch.rand(n, k, p, q, device="cuda", dtype=dt) - 0.5).to(memory_format=cl)
+           if pat == "conv_bn_add_relu" else None)
+
+    def unfused():
+        y = F.batch_norm(F.conv2d(x, W, b, stride=stride, padding=pad, groups=g), mu, var, gam, be, training=False,
+                         eps=1e-5)
+        return torch.relu(y + res if res is not None else y)
+
+    def fused():
+        y = F.conv2d(x, Wf, bf, stride=stride, padding=pad, groups=g)
+        if res is not None:
+            y.add_(res)
+        return y.relu_()
+
+    add = " -> + r" if res is not None else ""
+    return torch_time(torch, unfused), torch_time(torch, fused), (f"conv2d -> batch_norm{add} -> relu",
+                                                                   f"conv2d(BN folded){add.replace('+', 'add_')} "
+                                                                   "-> relu_"), {}
+
+
+def fastest(torch, forms):
+    """The fastest of a problem's fused candidates {name: fn} that agree with the first
+    (a form this PyTorch lacks raises and is left out): (ms, name)."""
+    ref, best = None, None
+    for name, fn in forms.items():
+        try:
+            out = fn()
+        except Exception as ex:  # noqa: BLE001 (not in this PyTorch)
+            print(f"  ({name} unavailable: {str(ex).splitlines()[0][:120] if str(ex) else type(ex).__name__})")
+            continue
+        out = (out[0] if isinstance(out, tuple) else out).float()
+        if ref is None:
+            ref = out
+        elif float((out - ref).norm() / max(float(ref.norm()), 1e-30)) > 3e-2:
+            print(f"  ({name} left out: differs from the first form)")
+            continue
+        t = torch_time(torch, fn)
+        if best is None or t < best[0]:
+            best = (t, name)
+    return best
+
+
+def torch_gated(torch, kv, dt):
+    F = torch.nn.functional
+    M, K, N = int(kv["m"]), int(kv["k"]), int(kv["n"])
+    x = torch.rand(M, K, device="cuda", dtype=dt) * 2 - 1
+    W = (torch.rand(2 * N, K, device="cuda", dtype=dt) * 2 - 1) * (1.5 / math.sqrt(K))
+
+    def unfused():
+        t = x @ W.t()
+        return F.silu(t[:, :N]) * t[:, N:]
+
+    def inplace():
+        t = x @ W.t()
+        g = t[:, :N]
+        return F.silu(g, inplace=True).mul_(t[:, N:])
+
+    tf, name = fastest(torch, {"mm -> silu_ -> mul_": inplace, "mm -> silu -> mul": unfused})
+    return torch_time(torch, unfused), tf, ("mm -> silu -> mul", name), {}
+
+
+def torch_prologue(torch, kv, dt):
+    F = torch.nn.functional
+    M, K, N = int(kv["m"]), int(kv["k"]), int(kv["n"])
+    x = torch.rand(M, K, device="cuda", dtype=dt) * 2 - 1
+    W = (torch.rand(N, K, device="cuda", dtype=dt) * 2 - 1) * (1.5 / math.sqrt(K))
+    b = torch.rand(N, device="cuda", dtype=dt) - 0.25
+    unfused = lambda: F.gelu(x, approximate="tanh") @ W.t() + b
+    tf, name = fastest(torch, {"gelu -> linear (addmm)": lambda: F.linear(F.gelu(x, approximate="tanh"), W, b),
+                               "gelu -> mm -> + b": unfused})
+    return torch_time(torch, unfused), tf, ("gelu -> mm -> + b", name), {}
+
+
+def torch_norm(torch, pat, kv, dt):
+    F = torch.nn.functional
+    if pat == "qk_norm_rope":
+        M, H, D = int(kv["m"]), int(kv["h"]), int(kv["d"])
+        half, eps = D // 2, 1e-6
+        q = torch.rand(M, H, D, device="cuda", dtype=dt) * 2 - 1
+        gam = torch.rand(D, device="cuda", dtype=dt) + 0.5
+        pos = torch.arange(M, device="cuda", dtype=torch.float64).view(M, 1)
+        ang = pos * torch.pow(10000.0, -2.0 * torch.arange(half, device="cuda", dtype=torch.float64) / D)
+        cos, sin = ang.cos().to(dt).view(M, 1, half), ang.sin().to(dt).view(M, 1, half)
+        cosf, sinf = torch.cat([cos, cos], -1), torch.cat([sin, sin], -1)
+        y = torch.empty_like(q)
+
+        def unfused():
+            z = q * torch.rsqrt(q.float().pow(2).mean(-1, keepdim=True) + eps).to(dt) * gam
+            return z * cosf + torch.cat([-z[..., half:], z[..., :half]], -1) * sinf
+
+        def rotate(z):
+            lo, hi = z[..., :half], z[..., half:]
+            torch.mul(lo, cos, out=y[..., :half]).addcmul_(hi, sin, value=-1)
+            torch.mul(hi, cos, out=y[..., half:]).addcmul_(lo, sin)
+            return y
+
+        forms = {"rms_norm -> rotation in place": lambda: rotate(F.rms_norm(q, (D,), gam, eps)),
+                 "eager passes -> rotation in place": lambda: rotate(
+                     q * torch.rsqrt(q.float().pow(2).mean(-1, keepdim=True) + eps).to(dt) * gam),
+                 "unfused": unfused}
+        tf, name = fastest(torch, forms)
+        return torch_time(torch, unfused), tf, ("rms norm -> q*cos + rotate_half(q)*sin", name), {}
+    M, N = int(kv["m"]), int(kv["n"])
+    x = torch.rand(M, N, device="cuda", dtype=dt) * 2 - 1
+    r = torch.rand(M, N, device="cuda", dtype=dt) * 2 - 1
+    gam = torch.rand(N, device="cuda", dtype=dt) + 0.5
+    beta = torch.rand(N, device="cuda", dtype=dt) - 0.5
+    if pat == "add_layernorm":
+        ln = lambda: F.layer_norm(x + r, (N,), gam, beta, 1e-5)
+        t = torch_time(torch, ln)
+        return t, t, ("add -> layer_norm", "add -> layer_norm (no fused form)"), {}
+    eps = 1e-6
+
+    def unfused():
+        h = x + r
+        return h * torch.rsqrt(h.float().pow(2).mean(-1, keepdim=True) + eps).to(dt) * gam, h
+
+    def with_rms_norm():
+        h = x + r
+        return F.rms_norm(h, (N,), gam, eps), h
+
+    tf, name = fastest(torch, {"add -> rms_norm": with_rms_norm, "add -> eager passes": unfused})
+    return torch_time(torch, unfused), tf, ("add -> pow, mean, rsqrt, mul, mul", name), {}
 
 
 SDPA_BACKENDS = ("CUDNN_ATTENTION", "FLASH_ATTENTION", "EFFICIENT_ATTENTION")
@@ -255,10 +410,16 @@ def run_torch(prob):
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
     with torch.no_grad():
+        if pat == "linear_swiglu":
+            return torch_gated(torch, kv, dt)
+        if pat == "gelu_linear":
+            return torch_prologue(torch, kv, dt)
         if pat.startswith("linear"):
             return torch_linear(torch, kv, dt, relu=pat == "linear_bias_relu")
-        if pat.startswith("conv"):
-            return torch_conv(torch, kv, dt)
+        if "conv" in pat:
+            return torch_conv(torch, kv, dt, pat)
+        if pat in MEMORY_BOUND:
+            return torch_norm(torch, pat, kv, dt)
         return torch_attention(torch, kv, dt)
 
 
@@ -288,14 +449,19 @@ def main():
     ap.add_argument("fusecal")
     ap.add_argument("--out", default="results/gpu")
     ap.add_argument("--max-time", type=float, default=2.0, help="fusecal's --max-time per variant (s)")
-    ap.add_argument("--only", default="", help="comma-separated target names")
+    ap.add_argument("--set", default="core", choices=sorted(SETS), help="which targets (default core)")
+    ap.add_argument("--only", default="", help="comma-separated target names (of the set)")
     ap.add_argument("--kernel", default="reference", choices=("reference", "flash2"),
                     help="fusecal's fused attention kernel (run --kernel)")
     a = ap.parse_args()
-    names = set(a.only.split(",")) if a.only else {t[0] for t in TARGETS}
+    targets = SETS[a.set]
+    names = set(a.only.split(",")) if a.only else {t[0] for t in targets}
+    unknown = names - {t[0] for t in targets}
+    if unknown:
+        sys.exit(f"compare_pytorch: no target {', '.join(sorted(unknown))} in the set '{a.set}'")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    doc, recs = run_fusecal(a.fusecal, out / "targets.json", a.max_time, names, a.kernel)
+    doc, recs = run_fusecal(a.fusecal, out / "targets.json", a.max_time, names, a.kernel, targets)
     gpu = doc.get("host", {}).get("devices", {}).get("cuda", {}).get("name", "?")
     try:
         import torch
@@ -303,7 +469,7 @@ def main():
     except Exception as ex:  # noqa: BLE001
         sys.exit(f"compare_pytorch: PyTorch is not importable here: {ex}")
     rows, results = [], []
-    for name, prob, what, thr in TARGETS:
+    for name, prob, what, thr in targets:
         if name not in names:
             continue
         r = find_record(recs, prob)
@@ -324,6 +490,9 @@ def main():
             ffg = v["fused"].get("latency_graph_ms", {}).get("median", float("nan"))
         ratio, met, more = target_value(name, thr, ff, tu, tf, kv)
         what += more
+        if pat in MEMORY_BOUND and not why:
+            what += f" (fusecal fused {r['variants']['fused'].get('pct_peak_bandwidth', float('nan')):.0f} % of its " \
+                    "bandwidth ceiling)"
         if extra:
             what += (f" [SDPA = {extra['sdpa_reference']}; dispatch picks {extra['sdpa_dispatch']}: "
                      f"{extra['sdpa_dispatch_ms']:.4g} ms; "

@@ -27,8 +27,9 @@
 #   sweeps    the quick sweep on cuda in bf16 and fp32, later tf32 and fp32 again with
 #             another seed (run-to-run agreement), each with QUICK_STOP (3 rounds of
 #             0.05 s per variant) and started only when its estimated time fits;
-#   compare   bench/compare_pytorch.py on the targets (reference kernel), then its
-#             attention targets with --kernel flash2 (into flash2/);
+#   compare   bench/compare_pytorch.py on the core targets (reference kernel), on the
+#             newer fusion sites (--set sites, into sites/), then the attention
+#             targets with --kernel flash2 (into flash2/);
 #   sanitize  the compute-sanitizer tests (memcheck, racecheck, initcheck), time left;
 #   summary   bench/summarize_gpu.py, written whatever failed before it.
 # --only STEP[,STEP] runs those of test, info, sweeps, compare, sanitize (env,
@@ -291,7 +292,12 @@ compare() { # [ARGS...] for compare_pytorch.py
 
 if [ "$GPU" = 1 ]; then
     if wanted sweeps; then sweep bf16 bf16 1; sweep fp32 fp32 1; fi
-    if wanted compare; then step "PyTorch comparison"; compare --out "$RESULTS"; fi
+    if wanted compare; then
+        step "PyTorch comparison"
+        compare --out "$RESULTS"
+        step "PyTorch comparison, the newer fusion sites (norms, rope, gated and prologue linears, convs)"
+        compare --out "$RESULTS/sites" --set sites --max-time 1
+    fi
     if wanted sweeps; then sweep tf32 tf32 1; sweep fp32-2 fp32 2; fi
     if wanted compare; then
         step "PyTorch comparison, attention with --kernel flash2"

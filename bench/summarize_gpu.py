@@ -10,7 +10,7 @@ completed, and per record the speedup with its interval, the graph-replay speedu
 which timing decided (decided_by), the rounds, the control's split into
 implementation and fusion, the fused attention kernel and the decision; the
 run-to-run agreement of quick-fp32 and quick-fp32-2; the PyTorch comparison
-(compare.json, and flash2/compare.json when present) with the SDPA backends it
+(compare.json, and sites/ and flash2/compare.json when present) with the SDPA backends it
 timed; the elementwise kernels' bandwidth. A missing or unreadable file is said so,
 never fatal: the summary is written whatever failed before it."""
 import json
@@ -185,6 +185,8 @@ def main():
     if "quick-fp32" in sweeps and "quick-fp32-2" in sweeps:
         stability(sweeps["quick-fp32"], sweeps["quick-fp32-2"])
     compare_section(d / "compare.json", "Targets against PyTorch")
+    if (d / "sites" / "compare.json").exists():
+        compare_section(d / "sites" / "compare.json", "The newer fusion sites against PyTorch")
     if (d / "flash2" / "compare.json").exists():
         compare_section(d / "flash2" / "compare.json", "Attention targets with --kernel flash2")
     ew = d / "elementwise.txt"

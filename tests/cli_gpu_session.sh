@@ -67,10 +67,24 @@ r, met, _ = c.target_value("linear_fp32_small", 1.0, 0.9, 0.8, 1.0, {})
 assert (r, met) == (0.9 / 0.8, False), (r, met)
 r, met, _ = c.target_value("conv_bn_relu_bf16_nhwc", 1.0, 0.05, 0.06, 0.03, {})
 assert abs(r - 5 / 3) < 1e-12 and not met, (r, met)
+r, met, _ = c.target_value("add_rmsnorm_bf16", 1.0, 0.09, 0.2, 0.1, {})
+assert abs(r - 0.9) < 1e-12 and met, (r, met)
+names = [t[0] for t in c.SETS["all"]]
+assert len(names) == len(set(names)), names
+assert {p.split(":")[0] for _, p, _, _ in c.SITES} >= {"add_rmsnorm", "add_layernorm", "qk_norm_rope", "linear_swiglu",
+                                                   "gelu_linear", "dwconv_bn_relu", "conv_bn_add_relu"}
+for _, p, _, _ in c.SETS["all"]:
+    print(p)
 EOF
     ok "compare_pytorch.py: every target computes its own value"
 else
     bad "compare_pytorch.py target_value: $(tail -1 "$WORK/targets.log")"
 fi
+# and every target is a problem fusecal parses (as fp32 on the CPU: the dry run needs no GPU)
+while read -r p; do
+    q=$(echo "$p" | sed 's/dtype=[a-z0-9]*/dtype=fp32/')
+    if "$FUSECAL" run --dry-run --device cpu --shape "$q" >"$WORK/dry.log" 2>&1; then ok "target problem $p"
+    else bad "target problem $p: $(tail -1 "$WORK/dry.log")"; fi
+done < <(grep ":" "$WORK/targets.log")
 
 finish
