@@ -236,7 +236,7 @@ def fastest(torch, forms):
         except Exception as ex:  # noqa: BLE001 (not in this PyTorch)
             print(f"  ({name} unavailable: {str(ex).splitlines()[0][:120] if str(ex) else type(ex).__name__})")
             continue
-        out = (out[0] if isinstance(out, tuple) else out).float()
+        out = (out[0] if isinstance(out, tuple) else out).float().clone()  # forms may share an output
         if ref is None:
             ref = out
         elif float((out - ref).norm() / max(float(ref.norm()), 1e-30)) > 3e-2:
