@@ -279,6 +279,11 @@ def torch_prologue(torch, kv, dt):
     return torch_time(torch, unfused), tf, ("gelu -> mm -> + b", name), {}
 
 
+def rms(torch, x, gam, eps, dt):
+    """x's RMS norm over its last dim, times gam, as eager code writes it (the mean in fp32)."""
+    return x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + eps).to(dt) * gam
+
+
 def torch_norm(torch, pat, kv, dt):
     F = torch.nn.functional
     if pat == "qk_norm_rope":
@@ -293,7 +298,7 @@ def torch_norm(torch, pat, kv, dt):
         y = torch.empty_like(q)
 
         def unfused():
-            z = q * torch.rsqrt(q.float().pow(2).mean(-1, keepdim=True) + eps).to(dt) * gam
+            z = rms(torch, q, gam, eps, dt)
             return z * cosf + torch.cat([-z[..., half:], z[..., :half]], -1) * sinf
 
         def rotate(z):
@@ -303,8 +308,7 @@ def torch_norm(torch, pat, kv, dt):
             return y
 
         forms = {"rms_norm -> rotation in place": lambda: rotate(F.rms_norm(q, (D,), gam, eps)),
-                 "eager passes -> rotation in place": lambda: rotate(
-                     q * torch.rsqrt(q.float().pow(2).mean(-1, keepdim=True) + eps).to(dt) * gam),
+                 "eager passes -> rotation in place": lambda: rotate(rms(torch, q, gam, eps, dt)),
                  "unfused": unfused}
         tf, name = fastest(torch, forms)
         return torch_time(torch, unfused), tf, ("rms norm -> q*cos + rotate_half(q)*sin", name), {}
@@ -321,7 +325,7 @@ def torch_norm(torch, pat, kv, dt):
 
     def unfused():
         h = x + r
-        return h * torch.rsqrt(h.float().pow(2).mean(-1, keepdim=True) + eps).to(dt) * gam, h
+        return rms(torch, h, gam, eps, dt), h
 
     def with_rms_norm():
         h = x + r

@@ -47,10 +47,7 @@ typedef struct fc_round_rec {
     int batch[3];
 } fc_round_rec;
 
-
-/* Whether the machine's state moved under a record's rounds (fc_state_check): the
- * two variants its decisive speedup compares, each round's median of each, and the
- * rounds whose own speedup lies across the threshold from the interval's decision. */
+/* The state check's rule (stats.h: fc_state_check), shared with check's verdicts. */
 #define FC_STATE_SPAN 2.0     /* a variant's slowest round median over its fastest: the state moved */
 #define FC_STATE_AGAINST 0.10 /* the share of rounds (one at least) that reverse a verdict */
 
@@ -66,6 +63,10 @@ static inline int fc_rounds_across(const double *q, int R, double bound, bool ab
  * state moved: FC_STATE_AGAINST of them, one at least. The decision's state check
  * (stats.h: fc_state_check) and check's verdicts (match.c) share it. */
 static inline bool fc_rounds_reverse(int k, int R) { return k >= 1 && k >= FC_STATE_AGAINST * R; }
+
+/* Whether the machine's state moved under a record's rounds (fc_state_check): the
+ * two variants its decisive speedup compares, each round's median of each, and the
+ * rounds whose own speedup lies across the threshold from the interval's decision. */
 typedef struct fc_state {
     bool made;          /* checked: an ok record of two rounds or more */
     double span;        /* the larger of the two variants' slowest round median over its fastest */

@@ -275,6 +275,15 @@ static int lt_build(cb_state *s, lt_plan *pl, int M, const void *B, cublasLtEpil
 
 static void cb_teardown(void *state);
 
+/* The unfused chain's (and the control's) first op with a prologue: gelu(x), all of
+ * it, into the chain's first intermediate. */
+static int gelu_all(cb_state *s, fc_err *e)
+{
+    FC_CU(fck_gelu_tanh(fc_cuda_kdt(s->dt), s->x, fc_cuda_chain_dst(&s->ch, 0), (size_t)s->M * (size_t)s->K,
+                        s->c->stream));
+    return 0;
+}
+
 /* A blocked variant's matmuls (the fused form's, or with v = FC_CONTROL the
  * control's, without epilogue): one for the blocks of `rows` rows of B, one for a
  * last block of fewer. */
@@ -333,7 +342,7 @@ static int cb_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
      * kernel's gelu(x), the chain's first intermediate */
     const bool prologue = fc_pattern_has_op(p->pat, FC_OP_GELU_IN);
     void *gemm_src = prologue ? fc_cuda_chain_dst(&s->ch, 0) : s->x, *gemm_dst = fc_cuda_chain_dst(&s->ch, prologue);
-    if (prologue) FC_CU(fck_gelu_tanh(fc_cuda_kdt(s->dt), s->x, gemm_src, (size_t)s->M * (size_t)s->K, s->c->stream));
+    if (prologue && gelu_all(s, e) != 0) return -1;
     int rc = lt_build(s, &s->plan[FC_UNFUSED], s->M, gemm_src, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0.0f, gemm_dst,
                       e);
     if (rc != 0) return rc;
@@ -359,7 +368,7 @@ static int run_blocks(cb_state *s, fc_variant v, fc_err *e)
     const bool fused = v == FC_FUSED;
     char *gall = fc_cuda_chain_dst(&s->ch, 0); /* the control's gelu(x), all of it */
     char *y = fused ? s->ch.out[FC_FUSED] : fc_cuda_chain_dst(&s->ch, 1);
-    if (!fused) FC_CU(fck_gelu_tanh(kd, s->x, gall, M * K, s->c->stream));
+    if (!fused && gelu_all(s, e) != 0) return -1;
     for (int b = 0; b < s->nblk; b++) {
         const size_t r0 = (size_t)b * (size_t)s->rows, rows = b == s->nblk - 1 ? M - r0 : (size_t)s->rows;
         lt_plan *pl = rows == (size_t)s->rows ? &s->plan[v] : &s->tail[v];
@@ -383,7 +392,7 @@ static int cb_run(void *state, fc_variant v, fc_err *e)
         return 0;
     }
     const bool prologue = s->p.pat->ops[0] == FC_OP_GELU_IN; /* then the GEMM reads its gelu(x) */
-    if (prologue) FC_CU(fck_gelu_tanh(kd, s->x, fc_cuda_chain_dst(&s->ch, 0), M * (size_t)s->K, st));
+    if (prologue && gelu_all(s, e) != 0) return -1;
     if (lt_run(s, &s->plan[FC_UNFUSED], &s->plan[FC_UNFUSED].algo, e) != 0) return -1;
     const void *gemm = s->plan[FC_UNFUSED].D, *cur = gemm;
     for (int i = prologue ? 2 : 1; i < s->p.pat->nops; i++) {
