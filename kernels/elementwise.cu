@@ -32,13 +32,6 @@ struct EwArgs {
     size_t s, koff; /* the causal mask: queries per head, and skv − s (query i's last key is i + koff) */
 };
 
-__device__ __forceinline__ float gelu_tanh(float x)
-{
-    const float k = 0.7978845608028654f; /* √(2/π) */
-    float u = k * fmaf(0.044715f * x * x, x, x);
-    return 0.5f * x * (1.0f + tanhf(u));
-}
-
 /* The op on one element of value v; w is the second operand (bias, residual) where
  * there is one; for the causal mask, j is the key index and i the query's last key (its
  * index + skv − s). */
@@ -47,7 +40,7 @@ __device__ __forceinline__ float apply(float v, float w, float scale, size_t j, 
 {
     if (OP == OP_BIAS || OP == OP_ADD) return v + w;
     if (OP == OP_RELU) return fmaxf(v, 0.0f);
-    if (OP == OP_GELU) return gelu_tanh(v);
+    if (OP == OP_GELU) return fck::gelu_tanh(v);
     if (OP == OP_SCALE) return v * scale;
     return j > i ? -INFINITY : v * scale; /* OP_SCALE_MASK */
 }

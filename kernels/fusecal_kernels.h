@@ -92,6 +92,22 @@ cudaError_t fck_glu_mul(fck_dtype dt, const void *s, const void *gu, void *y, si
 /* y = silu(g)·u in one pass (act-and-mul) */
 cudaError_t fck_glu_act_mul(fck_dtype dt, const void *gu, void *y, size_t rows, size_t n, cudaStream_t stream);
 
+/* ---------------------------------------------------------------- prologue GEMM
+ * y [m, n] = gelu_tanh(x)·Wᵀ + b (fused = 1: gelu applied to x's tiles as they enter
+ * shared memory, the bias added before y is stored) or y = x·Wᵀ (fused = 0: the
+ * control's GEMM; b unused). x [m, k], W [n, k], b [n]; bf16 and fp16 only (mma.sync
+ * m16n8k16, fp32 accumulation); 16-byte copies where k % 8 == 0, scalar ones otherwise
+ * (prologue_gemm.cu). Others: cudaErrorInvalidValue. */
+/* Whether fck_prologue_gemm takes the shape and dtype. */
+int fck_prologue_gemm_supports(fck_dtype dt, long long m, long long n, long long k);
+/* Sets up both instances that k selects (their shared-memory limit) ahead of a first
+ * launch, which may then be inside a graph capture. */
+cudaError_t fck_prologue_gemm_prepare(fck_dtype dt, int k);
+cudaError_t fck_prologue_gemm(fck_dtype dt, int fused, const void *x, const void *w, const void *b, void *y, int m,
+                              int n, int k, cudaStream_t stream);
+/* Its tiling and resources for describe() (the instance k selects); returns the length. */
+int fck_prologue_gemm_describe(fck_dtype dt, int fused, int k, char *buf, size_t n);
+
 /* ---------------------------------------------------------------- attention
  * Q, O [bh, s, d]; K, V [bh/group, skv, d]; P [bh, s, skv] (fck_attn_shape). Heads of
  * dimension d = 64 or 128 (others: cudaErrorInvalidValue; see fck_attention_supports). Tensor cores: mma.sync m16n8k16

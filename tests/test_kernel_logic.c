@@ -838,6 +838,107 @@ static void test_fragments_half(void)
     }
 }
 
+/* The prologue GEMM (prologue_gemm.cu) emulated block by block through the same maps:
+ * the copies of each k-tile (rows and columns past the operand zero-filled, x through
+ * the prologue), every warp's ldmatrix fragments and MMAs, and the epilogue's rows and
+ * columns; y must come out as f(x)·Wᵀ + b, each element written once, for shapes with
+ * partial tiles in m, n and k. f(v) = v·|v| stands in for gelu: like it, f(0) = 0, so
+ * zero-filled columns add nothing, and it keeps every sum an exact integer. */
+static float pg_f(float v) { return v * fabsf(v); }
+
+static void pg_fill(float *sm, const float *g, int row0, int rows, int k, int k0, int prologue)
+{
+    for (int tid = 0; tid < FCK_PG_THREADS; tid++)
+        for (int i = 0; i < FCK_PG_COPIES; i++) {
+            const int r = fck_copy_row(tid, i, FCK_PG_THREADS, FCK_PG_BK / 8), ch = fck_copy_chunk(tid, FCK_PG_BK / 8);
+            for (int j = 0; j < 8; j++) {
+                const int gr = row0 + r, gc = k0 + ch * 8 + j;
+                const float v = gr < rows && gc < k ? g[(size_t)gr * k + gc] : 0.0f;
+                sm[fck_pg_off(r, ch * 8 + j)] = prologue ? pg_f(v) : v;
+            }
+        }
+}
+
+static void check_prologue_gemm(int m, int n, int k)
+{
+    float *x = malloc(sizeof(float) * m * k), *w = malloc(sizeof(float) * n * k), *b = malloc(sizeof(float) * n);
+    float *y = calloc((size_t)m * n, sizeof(float));
+    int *hits = calloc((size_t)m * n, sizeof(int));
+    for (int i = 0; i < m * k; i++) x[i] = (float)rnd_int(-3, 3);
+    for (int i = 0; i < n * k; i++) w[i] = (float)rnd_int(-3, 3);
+    for (int i = 0; i < n; i++) b[i] = (float)rnd_int(-5, 5);
+    static float as[FCK_PG_BM * FCK_PG_BK], bs[FCK_PG_BN * FCK_PG_BK];
+    static float acc[FCK_PG_THREADS / 32][FCK_PG_MT][FCK_PG_NT][32][4];
+    const long long blocks = fck_pg_blocks(m, n);
+    const int nbn = (n + FCK_PG_BN - 1) / FCK_PG_BN;
+    CHECK(blocks == (long long)((m + FCK_PG_BM - 1) / FCK_PG_BM) * nbn);
+    for (int bid = 0; bid < blocks; bid++) {
+        int bm, bn;
+        fck_pg_block(bid, nbn, &bm, &bn);
+        const int m0 = bm * FCK_PG_BM, n0 = bn * FCK_PG_BN;
+        memset(acc, 0, sizeof acc);
+        for (int k0 = 0; k0 < k; k0 += FCK_PG_BK) {
+            pg_fill(as, x, m0, m, k, k0, 1);
+            pg_fill(bs, w, n0, n, k, k0, 0);
+            for (int wp = 0; wp < FCK_PG_THREADS / 32; wp++)
+                for (int ks = 0; ks < FCK_PG_BK / 16; ks++) {
+                    reg2 a[FCK_PG_MT][32][4];
+                    int addr[32];
+                    for (int mi = 0; mi < FCK_PG_MT; mi++) {
+                        for (int l = 0; l < 32; l++) addr[l] = fck_pg_a_frag(wp, mi, ks, l);
+                        ldsm(a[mi], as, addr, 0);
+                    }
+                    for (int np = 0; np < FCK_PG_NT / 2; np++) {
+                        reg2 bq[32][4], b01[32][2], b23[32][2];
+                        for (int l = 0; l < 32; l++) addr[l] = fck_pg_b_frag(wp, np, ks, l);
+                        ldsm(bq, bs, addr, 0);
+                        split_b(bq, b01, b23);
+                        for (int mi = 0; mi < FCK_PG_MT; mi++) {
+                            mma16(acc[wp][mi][2 * np], a[mi], b01);
+                            mma16(acc[wp][mi][2 * np + 1], a[mi], b23);
+                        }
+                    }
+                }
+        }
+        for (int wp = 0; wp < FCK_PG_THREADS / 32; wp++)
+            for (int mi = 0; mi < FCK_PG_MT; mi++)
+                for (int nt = 0; nt < FCK_PG_NT; nt++)
+                    for (int l = 0; l < 32; l++)
+                        for (int i = 0; i < 4; i++) {
+                            const int row = m0 + fck_pg_c_row(wp, mi, l, i), col = n0 + fck_pg_c_col(wp, nt, l, i);
+                            CHECK(fck_pg_c_col(wp, nt, l, i) == fck_pg_c_col(wp, nt, l, i & 2) + (i & 1));
+                            if (row >= m || col >= n) continue;
+                            y[(size_t)row * n + col] = acc[wp][mi][nt][l][i] + b[col];
+                            hits[(size_t)row * n + col]++;
+                        }
+    }
+    int bad = 0;
+    for (int r = 0; r < m; r++)
+        for (int c = 0; c < n; c++) {
+            float ref = b[c];
+            for (int kk = 0; kk < k; kk++) ref += pg_f(x[(size_t)r * k + kk]) * w[(size_t)c * k + kk];
+            if ((hits[(size_t)r * n + c] != 1 || y[(size_t)r * n + c] != ref) && bad++ < 3)
+                CHECK_MSG(0, "m=%d n=%d k=%d: y[%d][%d] = %g written %d times, want %g once", m, n, k, r, c,
+                          y[(size_t)r * n + c], hits[(size_t)r * n + c], ref);
+        }
+    CHECK_MSG(bad == 0, "m=%d n=%d k=%d: %d elements of y wrong", m, n, k, bad);
+    free(x), free(w), free(b), free(y), free(hits);
+}
+
+static void test_prologue_gemm(void)
+{
+    static const int shapes[][3] = {{7, 13, 5},     {1, 4, 1},      {33, 17, 65},
+                                    {130, 520, 70}, {128, 128, 64}, {300, 24, 200}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        check_prologue_gemm(shapes[i][0], shapes[i][1], shapes[i][2]);
+    /* the grid: every tile of y once; a 1-D grid's limit */
+    CHECK(fck_pg_blocks(0, 5) == -1 && fck_pg_blocks(5, 0) == -1);
+    CHECK(fck_pg_blocks(1, 1) == 1 && fck_pg_blocks(129, 257) == 6);
+    CHECK(fck_pg_blocks(1LL << 31, 1LL << 20) == -1);
+    CHECK(fck_pg_smem() == 65536);
+    CHECK(fck_sm90_blocks_per_sm(fck_pg_smem(), FCK_PG_THREADS, 173) == 1);
+}
+
 static void test_fragments_tf32(void)
 {
     static float qs[EM_ROWS * EM_D], ks[EM_BC * EM_D], vs[EM_BC * EM_D];
@@ -1237,7 +1338,7 @@ int main(int argc, char **argv)
         T(test_attn_kv_head),   T(test_swizzle_bijective), T(test_bank_conflicts),     T(test_smem_budget),
         T(test_online_softmax), T(test_softmax_plan),      T(test_fragments_half),     T(test_fragments_tf32),
         T(test_tf32_split),     T(test_decode_plan),       T(test_decode_rows_reduce), T(test_decode_arithmetic),
-        T(test_napkin),
+        T(test_napkin),         T(test_prologue_gemm),
     };
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

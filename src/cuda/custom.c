@@ -13,7 +13,11 @@ typedef struct part_state {
 
 static const fc_backend *part_of(const fc_problem *p)
 {
-    return p->pat->family == FC_FAM_NORM ? &fc_custom_norm : &fc_custom_attention;
+    switch (p->pat->family) {
+    case FC_FAM_NORM: return &fc_custom_norm;
+    case FC_FAM_LINEAR: return &fc_custom_linear;
+    default: return &fc_custom_attention;
+    }
 }
 
 static bool cc_supports(const fc_problem *p, char *why, size_t n) { return part_of(p)->supports(p, why, n); }
@@ -85,7 +89,8 @@ const fc_backend fc_backend_custom = {
     .device = "cuda",
     .summary =
         "cuBLAS GEMMs + fusecal softmax kernels; fused: GEMM with alpha, fused QK^T+softmax, flash attention "
-        "(mma.sync); norms: fusecal row and head kernels, fused in one read and one write",
+        "(mma.sync); norms: fusecal row and head kernels, fused in one read and one write; gelu_linear: fusecal's "
+        "GEMM with gelu on x's tiles as they enter shared memory (mma.sync, bf16, fp16)",
     .available = fc_cuda_usable,
     .supports = cc_supports,
     .device_bytes = cc_device_bytes,

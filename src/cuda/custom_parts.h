@@ -1,6 +1,7 @@
 /* custom_parts.h — cuda.custom is made of parts, one per family it runs: attention
- * (backend_custom.c: cuBLAS GEMMs and fusecal's softmax and flash kernels) and the norms
- * (custom_norm.c: fusecal's row and head kernels). Each part is a whole fc_backend;
+ * (backend_custom.c: cuBLAS GEMMs and fusecal's softmax and flash kernels), the norms
+ * (custom_norm.c: fusecal's row and head kernels) and the linear family's GELU prologue
+ * (custom_linear.c: fusecal's prologue GEMM). Each part is a whole fc_backend;
  * custom.c is the registered cuda.custom, answering through the part that owns the
  * problem's family. */
 #ifndef FC_CUSTOM_PARTS_H
@@ -8,6 +9,6 @@
 
 #include "backend.h"
 
-extern const fc_backend fc_custom_attention, fc_custom_norm;
+extern const fc_backend fc_custom_attention, fc_custom_norm, fc_custom_linear;
 
 #endif
