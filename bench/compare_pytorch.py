@@ -17,7 +17,7 @@ attention, decode), and sites, the newer fusion sites (norms, rope, gated and GE
 prologue linears, depthwise and residual convs) against PyTorch's fastest eager form
 of each; the sites' memory-bound rows also give fusecal's fused form as a share of
 its bandwidth ceiling (the record's pct_peak_bandwidth). Where two backends run a
-problem (gelu_linear: cuda.cublas's blocked prologue and cuda.custom's prologue GEMM),
+problem (gelu_linear, linear_swiglu: cuda.cublas and cuda.custom's own GEMM),
 the record with the fastest fused form stands for fusecal, and the row names it.
 
 PyTorch's variants, as fusecal defines them:
@@ -123,7 +123,7 @@ def run_fusecal(binary, out, max_time, names, kernel, targets):
         sys.exit(f"compare_pytorch: fusecal wrote no {out}")
     with open(out) as f:
         doc = json.load(f)
-    # where two backends ran a problem (gelu_linear: cuda.cublas and cuda.custom), the
+    # where two backends ran a problem (gelu_linear, linear_swiglu: cuda.cublas and cuda.custom), the
     # one whose fused form is fastest stands for fusecal, as a partitioner would pick it
     recs = {}
     for r in doc["records"]:

@@ -92,21 +92,25 @@ cudaError_t fck_glu_mul(fck_dtype dt, const void *s, const void *gu, void *y, si
 /* y = silu(g)·u in one pass (act-and-mul) */
 cudaError_t fck_glu_act_mul(fck_dtype dt, const void *gu, void *y, size_t rows, size_t n, cudaStream_t stream);
 
-/* ---------------------------------------------------------------- prologue GEMM
- * y [m, n] = gelu_tanh(x)·Wᵀ + b (fused = 1: gelu applied to x's tiles as they enter
- * shared memory, the bias added before y is stored) or y = x·Wᵀ (fused = 0: the
- * control's GEMM; b unused). x [m, k], W [n, k], b [n]; bf16 and fp16 only (mma.sync
- * m16n8k16, fp32 accumulation); 16-byte copies where k % 8 == 0, scalar ones otherwise
- * (prologue_gemm.cu). Others: cudaErrorInvalidValue. */
-/* Whether fck_prologue_gemm takes the shape and dtype. */
-int fck_prologue_gemm_supports(fck_dtype dt, long long m, long long n, long long k);
-/* Sets up both instances that k selects (their shared-memory limit) ahead of a first
- * launch, which may then be inside a graph capture. */
-cudaError_t fck_prologue_gemm_prepare(fck_dtype dt, int k);
-cudaError_t fck_prologue_gemm(fck_dtype dt, int fused, const void *x, const void *w, const void *b, void *y, int m,
-                              int n, int k, cudaStream_t stream);
+/* ---------------------------------------------------------------- GEMM
+ * fusecal's GEMM (gemm.cu) for the linear sites no library fuses: x [m, k], W [n, k]
+ * ([2n, k] gated), b [n], y [m, n]; bf16 and fp16 only (mma.sync m16n8k16, fp32
+ * accumulation); 16-byte copies where k % 8 == 0, scalar ones otherwise. */
+typedef enum {
+    FCK_GEMM_PLAIN = 0,     /* y = x·Wᵀ (the controls' GEMM) */
+    FCK_GEMM_GELU_BIAS = 1, /* y = gelu_tanh(x)·Wᵀ + b, gelu on x's tiles as they enter shared memory */
+    FCK_GEMM_SWIGLU = 2,    /* y = silu(x·W_gᵀ) ⊙ (x·W_uᵀ), W = [W_g; W_u], formed in the registers */
+} fck_gemm_mode;
+/* Whether fck_gemm takes the dtype, mode and shape (n: y's columns). */
+int fck_gemm_supports(fck_dtype dt, fck_gemm_mode mode, long long m, long long n, long long k);
+/* Sets up the instances of `fused` and of FCK_GEMM_PLAIN that k selects (their shared-
+ * memory limit) ahead of a first launch, which may then be inside a graph capture. */
+cudaError_t fck_gemm_prepare(fck_dtype dt, fck_gemm_mode fused, int k);
+/* Others than fck_gemm_supports takes, or no b with the bias: cudaErrorInvalidValue. */
+cudaError_t fck_gemm(fck_dtype dt, fck_gemm_mode mode, const void *x, const void *w, const void *b, void *y, int m,
+                     int n, int k, cudaStream_t stream);
 /* Its tiling and resources for describe() (the instance k selects); returns the length. */
-int fck_prologue_gemm_describe(fck_dtype dt, int fused, int k, char *buf, size_t n);
+int fck_gemm_describe(fck_dtype dt, fck_gemm_mode mode, int k, char *buf, size_t n);
 
 /* ---------------------------------------------------------------- attention
  * Q, O [bh, s, d]; K, V [bh/group, skv, d]; P [bh, s, skv] (fck_attn_shape). Heads of

@@ -546,61 +546,85 @@ FCK_HD fck_head_plan fck_head_plan_make(int d, int esize)
  * read consecutive vectors. */
 FCK_HD int fck_head_col(int j, int t, int tph, int vec) { return (j * tph + t) * vec; }
 
-/* ================================================================ prologue GEMM
- * fck_prologue_gemm (prologue_gemm.cu): y [m, n] = act(x) [m, k]·Wᵀ (W [n, k]), bf16 or
- * fp16 on mma.sync m16n8k16. A block takes a FCK_PG_BM x FCK_PG_BN tile of y and walks k
- * in tiles of FCK_PG_BK (128 bytes of a row: 8 chunks, swizzled by FCK_SWZ_ROW8 as
- * flash2's d = 64 tiles are). Its FCK_PG_THREADS threads copy each k-tile of x and of W
- * chunk by chunk (fck_copy_row/chunk), x through the prologue on its way into shared
- * memory. Warp w of the 2 x 4 warp grid owns rows [64·(w / 4), +64) and columns
- * [32·(w % 4), +32) of the block's tile: 4 m16 tiles x 4 n8 tiles. The grid is 1-D,
- * the n tiles of a row of blocks fastest (blocks in flight share their rows of x). */
-#define FCK_PG_BM 128
-#define FCK_PG_BN 128
-#define FCK_PG_BK 64
-#define FCK_PG_THREADS 256
-#define FCK_PG_MT 4 /* m16 tiles per warp */
-#define FCK_PG_NT 4 /* n8 tiles per warp */
+/* ================================================================ fusecal's GEMM
+ * fck_gemm (gemm.cu): y = x·Wᵀ with a prologue on x or an epilogue no library has, bf16
+ * or fp16 on mma.sync m16n8k16. A block takes FCK_GM_BM rows of y and walks k in tiles
+ * of FCK_GM_BK (128 bytes of a row: 8 chunks, swizzled by FCK_SWZ_ROW8 as flash2's d = 64
+ * tiles are) against a tile of FCK_GM_BN rows of W. Its FCK_GM_THREADS threads copy each
+ * k-tile of x and of W chunk by chunk (fck_copy_row/chunk), x through the prologue on
+ * its way into shared memory. Warp w of the 2 x 4 warp grid owns rows [64·(w / 4), +64)
+ * and W-tile rows [32·(w % 4), +32) of the block: 4 m16 tiles x 4 n8 tiles. The grid
+ * is 1-D, the column tiles of a row of blocks fastest (blocks in flight share their rows
+ * of x).
+ * Gated (SwiGLU, W = [W_g; W_u], [2n, k]): a block's W tile interleaves the two halves
+ * eight rows at a time — tile rows 16j..16j+7 are gate rows, 16j+8..16j+15 the up rows
+ * of the same eight output columns — so each warp's n-tiles 2p and 2p + 1 hold the gate
+ * and up products of the same columns in the same lanes, and silu(g)·u is formed in the
+ * registers. Such a block covers FCK_GM_BN / 2 columns of y. */
+#define FCK_GM_BM 128
+#define FCK_GM_BN 128
+#define FCK_GM_BK 64
+#define FCK_GM_THREADS 256
+#define FCK_GM_MT 4 /* m16 tiles per warp */
+#define FCK_GM_NT 4 /* n8 tiles per warp */
 /* chunks of each operand's k-tile a thread copies */
-#define FCK_PG_COPIES (FCK_PG_BM * (FCK_PG_BK / 8) / FCK_PG_THREADS)
-FCK_HD int fck_pg_warp_row(int warp) { return 16 * FCK_PG_MT * (warp >> 2); }
-FCK_HD int fck_pg_warp_col(int warp) { return 8 * FCK_PG_NT * (warp & 3); }
+#define FCK_GM_COPIES (FCK_GM_BM * (FCK_GM_BK / 8) / FCK_GM_THREADS)
+FCK_HD int fck_gm_warp_row(int warp) { return 16 * FCK_GM_MT * (warp >> 2); }
+FCK_HD int fck_gm_warp_col(int warp) { return 8 * FCK_GM_NT * (warp & 3); }
 /* Element offset of (r, col) in a k-tile of x or W in shared memory. */
-FCK_HD int fck_pg_off(int r, int col) { return fck_tile_off(r, col, FCK_PG_BK, 8, FCK_SWZ_ROW8); }
+FCK_HD int fck_gm_off(int r, int col) { return fck_tile_off(r, col, FCK_GM_BK, 8, FCK_SWZ_ROW8); }
 /* Where lane's ldmatrix.x4 reads: m-tile mi's A fragments (A order) and n-tiles 2np,
  * 2np + 1's B fragments (B order) for k-step ks (16 columns) of the k-tile. */
-FCK_HD int fck_pg_a_frag(int warp, int mi, int ks, int lane)
+FCK_HD int fck_gm_a_frag(int warp, int mi, int ks, int lane)
 {
-    return fck_pg_off(fck_pg_warp_row(warp) + 16 * mi + fck_ldsm_a_row(lane), (2 * ks + fck_ldsm_a_chunk(lane)) * 8);
+    return fck_gm_off(fck_gm_warp_row(warp) + 16 * mi + fck_ldsm_a_row(lane), (2 * ks + fck_ldsm_a_chunk(lane)) * 8);
 }
-FCK_HD int fck_pg_b_frag(int warp, int np, int ks, int lane)
+FCK_HD int fck_gm_b_frag(int warp, int np, int ks, int lane)
 {
-    return fck_pg_off(fck_pg_warp_col(warp) + 16 * np + fck_ldsm_b_row(lane), (2 * ks + fck_ldsm_b_chunk(lane)) * 8);
+    return fck_gm_off(fck_gm_warp_col(warp) + 16 * np + fck_ldsm_b_row(lane), (2 * ks + fck_ldsm_b_chunk(lane)) * 8);
 }
-/* Row and column, within the block's tile, of accumulator i of lane in tile (mi, nt). */
-FCK_HD int fck_pg_c_row(int warp, int mi, int lane, int i)
+/* Columns of y a block covers. */
+FCK_HD int fck_gm_cols(int glu) { return glu ? FCK_GM_BN / 2 : FCK_GM_BN; }
+/* The row of W that row r of block column bn's W tile holds, or -1 past W (n: y's
+ * columns; glu: the gated interleave, the up half n rows below the gate half). */
+FCK_HD long long fck_gm_w_row(int r, int bn, int n, int glu)
 {
-    return fck_pg_warp_row(warp) + 16 * mi + fck_c_row(lane, i);
+    if (!glu) {
+        long long j = (long long)bn * FCK_GM_BN + r;
+        return j < n ? j : -1;
+    }
+    long long j = (long long)bn * (FCK_GM_BN / 2) + (r >> 4) * 8 + (r & 7);
+    return j < n ? j + (long long)((r >> 3) & 1) * n : -1;
 }
-FCK_HD int fck_pg_c_col(int warp, int nt, int lane, int i)
+/* Row and column, within the block's tile of y, of accumulator i of lane in tile (mi,
+ * nt); gated: the column of the pair of n-tiles 2p (gate) and 2p + 1 (up). */
+FCK_HD int fck_gm_c_row(int warp, int mi, int lane, int i)
 {
-    return fck_pg_warp_col(warp) + 8 * nt + fck_c_col(lane, i);
+    return fck_gm_warp_row(warp) + 16 * mi + fck_c_row(lane, i);
 }
-/* Blocks of the grid for m x n, or -1 beyond a 1-D grid (2^31 - 1) or for an empty y. */
-FCK_HD long long fck_pg_blocks(long long m, long long n)
+FCK_HD int fck_gm_c_col(int warp, int nt, int lane, int i)
+{
+    return fck_gm_warp_col(warp) + 8 * nt + fck_c_col(lane, i);
+}
+FCK_HD int fck_gm_glu_col(int warp, int p, int lane, int i)
+{
+    return fck_gm_warp_col(warp) / 2 + 8 * p + fck_c_col(lane, i);
+}
+/* Blocks of the grid for y [m, n], or -1 beyond a 1-D grid (2^31 - 1) or for an empty y. */
+FCK_HD long long fck_gm_blocks(long long m, long long n, int glu)
 {
     if (m < 1 || n < 1) return -1;
-    long long b = ((m + FCK_PG_BM - 1) / FCK_PG_BM) * ((n + FCK_PG_BN - 1) / FCK_PG_BN);
+    long long b = ((m + FCK_GM_BM - 1) / FCK_GM_BM) * ((n + fck_gm_cols(glu) - 1) / fck_gm_cols(glu));
     return b > 0x7fffffffLL ? -1 : b;
 }
 /* Block bid's tile: row of tiles *bm, column *bn, with nbn tiles along n. */
-FCK_HD void fck_pg_block(int bid, int nbn, int *bm, int *bn)
+FCK_HD void fck_gm_block(int bid, int nbn, int *bm, int *bn)
 {
     *bm = bid / nbn;
     *bn = bid - *bm * nbn;
 }
 /* Dynamic shared memory: two k-tiles of x and two of W (double-buffered), 16-bit. */
-FCK_CX size_t fck_pg_smem(void) { return 2 * (size_t)(FCK_PG_BM + FCK_PG_BN) * FCK_PG_BK * 2; }
+FCK_CX size_t fck_gm_smem(void) { return 2 * (size_t)(FCK_GM_BM + FCK_GM_BN) * FCK_GM_BK * 2; }
 
 /* ================================================================ napkin math */
 /* FLOPs of attention, 2·s²·d for Q·Kᵀ and as many for P·V per head, the s x s matrix

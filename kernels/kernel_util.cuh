@@ -1,5 +1,5 @@
 /* kernel_util.cuh — device helpers shared by fusecal's kernels: conversions between
- * the storage types and fp32, gelu, and 16-byte vector loads and stores. */
+ * the storage types and fp32, gelu and silu, and 16-byte vector loads and stores. */
 #ifndef FCK_KERNEL_UTIL_CUH
 #define FCK_KERNEL_UTIL_CUH
 
@@ -32,7 +32,7 @@ __device__ __forceinline__ __half from_f<__half>(float x)
 }
 
 /* gelu with the tanh approximation, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): the
- * elementwise kernel's and the prologue GEMM's, one function, so that both forms compute
+ * elementwise kernel's and fusecal's GEMM's prologue, one function, so that both forms compute
  * the same gelu(x) */
 __device__ __forceinline__ float gelu_tanh(float x)
 {
@@ -40,6 +40,9 @@ __device__ __forceinline__ float gelu_tanh(float x)
     float u = k * fmaf(0.044715f * x * x, x, x);
     return 0.5f * x * (1.0f + tanhf(u));
 }
+
+/* silu(x) = x/(1 + e^−x): the gated unit's passes' and the gated GEMM's */
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 
 /* 16 bytes at p (16-byte aligned) */
 template <typename T>

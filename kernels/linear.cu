@@ -33,14 +33,12 @@ struct GluArgs {
     size_t rows, n;
 };
 
-__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
-
 template <int OP>
 __device__ __forceinline__ float apply(float s, float g, float u)
 {
-    if (OP == GLU_SILU) return silu(g);
+    if (OP == GLU_SILU) return fck::silu(g);
     if (OP == GLU_MUL) return s * u;
-    return silu(g) * u;
+    return fck::silu(g) * u;
 }
 
 /* n a multiple of V: vector vi covers elements vi·V .. vi·V + V - 1 of y, all in row

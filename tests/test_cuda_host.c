@@ -104,15 +104,17 @@ static void custom_supports(void)
     CHECK(b->supports(&qks, why, sizeof why));
 }
 
-/* cuda.custom's linear part: gelu_linear in bf16 and fp16 on any shape, fp32 and tf32
- * turned down to cuda.cublas, the epilogue patterns too. */
-static void custom_prologue_supports(void)
+/* cuda.custom's linear part: gelu_linear and linear_swiglu in bf16 and fp16 on any shape,
+ * fp32 and tf32 turned down to cuda.cublas, the epilogue patterns too. */
+static void custom_linear_supports(void)
 {
     const fc_backend *b = fc_builtin.backend[FC_BK_cuda_custom];
     CHECK(b != NULL);
     if (!b) return;
     static const char *const ok[] = {"gelu_linear:m=7,k=13,n=5,dtype=bf16", "gelu_linear:m=1,k=1,n=4,dtype=fp16",
-                                     "gelu_linear:m=16384,k=3072,n=768,dtype=bf16"};
+                                     "gelu_linear:m=16384,k=3072,n=768,dtype=bf16",
+                                     "linear_swiglu:m=7,k=13,n=5,dtype=fp16",
+                                     "linear_swiglu:m=2048,k=4096,n=14336,dtype=bf16"};
     for (size_t i = 0; i < FC_ARRAY_LEN(ok); i++) {
         char why[256] = "";
         fc_problem p = problem(ok[i]);
@@ -120,8 +122,9 @@ static void custom_prologue_supports(void)
     }
     static const char *const no[][2] = {{"gelu_linear:m=7,k=13,n=5,dtype=fp32", "16-bit operands"},
                                         {"gelu_linear:m=7,k=13,n=5,dtype=tf32", "16-bit operands"},
+                                        {"linear_swiglu:m=7,k=13,n=5,dtype=fp32", "16-bit operands"},
                                         {"linear_bias:m=7,k=13,n=5,dtype=bf16", "cuda.cublas"},
-                                        {"linear_swiglu:m=7,k=13,n=5,dtype=fp16", "cuda.cublas"},
+                                        {"linear_bias_gelu:m=7,k=13,n=5,dtype=fp16", "cuda.cublas"},
                                         {"gelu_linear:m=2147483647,k=1,n=32768,dtype=bf16", "1-D grid"}};
     for (size_t i = 0; i < FC_ARRAY_LEN(no); i++) {
         char why[256] = "";
@@ -129,10 +132,16 @@ static void custom_prologue_supports(void)
         CHECK_MSG(!b->supports(&p, why, sizeof why), "%s taken", no[i][0]);
         CHECK_STR_CONTAINS(why, no[i][1]);
     }
-    CHECK(fck_prologue_gemm_supports(FCK_BF16, 7, 5, 13) && fck_prologue_gemm_supports(FCK_FP16, 1, 1, 1));
-    CHECK(!fck_prologue_gemm_supports(FCK_FP32, 7, 5, 13) && !fck_prologue_gemm_supports(FCK_TF32, 7, 5, 13));
-    CHECK(!fck_prologue_gemm_supports(FCK_BF16, 0, 5, 13) && !fck_prologue_gemm_supports(FCK_BF16, 7, 5, 0));
-    CHECK(!fck_prologue_gemm_supports(FCK_BF16, 1LL << 31, 5, 13));
+    CHECK(fck_gemm_supports(FCK_BF16, FCK_GEMM_GELU_BIAS, 7, 5, 13) &&
+          fck_gemm_supports(FCK_FP16, FCK_GEMM_PLAIN, 1, 1, 1));
+    CHECK(!fck_gemm_supports(FCK_FP32, FCK_GEMM_PLAIN, 7, 5, 13) &&
+          !fck_gemm_supports(FCK_TF32, FCK_GEMM_SWIGLU, 7, 5, 13));
+    CHECK(!fck_gemm_supports(FCK_BF16, FCK_GEMM_PLAIN, 0, 5, 13) &&
+          !fck_gemm_supports(FCK_BF16, FCK_GEMM_PLAIN, 7, 5, 0));
+    CHECK(!fck_gemm_supports(FCK_BF16, (fck_gemm_mode)3, 7, 5, 13));
+    /* the gated W has 2n rows: n = 2^30 is one too many for 32-bit rows, plain takes it */
+    CHECK(!fck_gemm_supports(FCK_BF16, FCK_GEMM_SWIGLU, 1, 1LL << 30, 8) &&
+          fck_gemm_supports(FCK_BF16, FCK_GEMM_PLAIN, 1, 1LL << 30, 8));
 }
 
 /* cuda.cublas takes gelu_linear in every dtype, its GELU prologue on blocks of x rows
@@ -186,7 +195,7 @@ int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(cublaslt_no_algorithm_declines), T(conformance_knows_refusals),
                                    T(attention_kernel_names),         T(custom_supports),
-                                   T(cublas_prologue_blocks),         T(custom_prologue_supports),
+                                   T(cublas_prologue_blocks),         T(custom_linear_supports),
                                    T(ctx_layout_matches_library)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

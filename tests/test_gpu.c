@@ -155,9 +155,9 @@ static void gpu_attention_kernels(void)
 }
 
 /* Every pattern of its family is supported by the family's CUDA backend for every
- * dtype (gelu_linear by cuda.cublas, its prologue on blocks of x), and gelu_linear in
- * bf16 and fp16 by cuda.custom too (fusecal's prologue GEMM); the rest are refused
- * with a reason. */
+ * dtype (gelu_linear by cuda.cublas, its prologue on blocks of x), and gelu_linear and
+ * linear_swiglu in bf16 and fp16 by cuda.custom too (fusecal's GEMM); the rest are
+ * refused with a reason. */
 static void gpu_support_is_explicit(void)
 {
     for (int k = 0; k < FC_NBACKENDS; k++) {
@@ -177,12 +177,13 @@ static void gpu_support_is_explicit(void)
                 bool ok = bk->supports(&p, why, sizeof why);
                 if (!ok)
                     CHECK_MSG(why[0], "%s gives no reason for %s", fc_backend_words.names[k], fc_patterns[pi].name);
-                const bool prologue16 = fc_pattern_has_op(&fc_patterns[pi], FC_OP_GELU_IN) &&
-                                        (dt == FC_BF16 || dt == FC_FP16);
+                const bool fusecal_gemm = (fc_pattern_has_op(&fc_patterns[pi], FC_OP_GELU_IN) ||
+                                           fc_pattern_has_op(&fc_patterns[pi], FC_OP_GLU_MUL)) &&
+                                          (dt == FC_BF16 || dt == FC_FP16);
                 bool mine = (!strcmp(fc_backend_words.names[k], "cuda.cublas") && f == &fc_family_linear) ||
                             (!strcmp(fc_backend_words.names[k], "cuda.cudnn") && f == &fc_family_conv) ||
                             (!strcmp(fc_backend_words.names[k], "cuda.custom") &&
-                             (f == &fc_family_attention || fc_patterns[pi].family == FC_FAM_NORM || prologue16));
+                             (f == &fc_family_attention || fc_patterns[pi].family == FC_FAM_NORM || fusecal_gemm));
                 CHECK_MSG(ok == mine, "%s %s %s: supports() = %d", fc_backend_words.names[k], fc_patterns[pi].name,
                           fc_dtype_name((fc_dtype)dt), ok);
             }

@@ -838,105 +838,128 @@ static void test_fragments_half(void)
     }
 }
 
-/* The prologue GEMM (prologue_gemm.cu) emulated block by block through the same maps:
- * the copies of each k-tile (rows and columns past the operand zero-filled, x through
- * the prologue), every warp's ldmatrix fragments and MMAs, and the epilogue's rows and
- * columns; y must come out as f(x)·Wᵀ + b, each element written once, for shapes with
- * partial tiles in m, n and k. f(v) = v·|v| stands in for gelu: like it, f(0) = 0, so
- * zero-filled columns add nothing, and it keeps every sum an exact integer. */
-static float pg_f(float v) { return v * fabsf(v); }
+/* fusecal's GEMM (gemm.cu) emulated block by block through the same maps: the copies of
+ * each k-tile (rows and columns past the operand zero-filled, x through the prologue,
+ * W's rows by fck_gm_w_row), every warp's ldmatrix fragments and MMAs, and the
+ * epilogue's rows and columns; y must come out as the mode's product, each element
+ * written once, for shapes with partial tiles in m, n and k. Stand-ins keep every sum
+ * an exact integer: f(v) = v·|v| for gelu (like it, f(0) = 0, so zero-filled columns
+ * add nothing) and g·u for silu(g)·u. */
+enum { GM_PLAIN, GM_GELU_BIAS, GM_SWIGLU };
+static float gm_f(float v) { return v * fabsf(v); }
 
-static void pg_fill(float *sm, const float *g, int row0, int rows, int k, int k0, int prologue)
+/* a k-tile into shared memory as the threads copy it; rows[r]: the operand's row of
+ * tile row r, or -1 */
+static void gm_fill(float *sm, const float *g, const long long *rows, int k, int k0, int prologue)
 {
-    for (int tid = 0; tid < FCK_PG_THREADS; tid++)
-        for (int i = 0; i < FCK_PG_COPIES; i++) {
-            const int r = fck_copy_row(tid, i, FCK_PG_THREADS, FCK_PG_BK / 8), ch = fck_copy_chunk(tid, FCK_PG_BK / 8);
+    for (int tid = 0; tid < FCK_GM_THREADS; tid++)
+        for (int i = 0; i < FCK_GM_COPIES; i++) {
+            const int r = fck_copy_row(tid, i, FCK_GM_THREADS, FCK_GM_BK / 8), ch = fck_copy_chunk(tid, FCK_GM_BK / 8);
             for (int j = 0; j < 8; j++) {
-                const int gr = row0 + r, gc = k0 + ch * 8 + j;
-                const float v = gr < rows && gc < k ? g[(size_t)gr * k + gc] : 0.0f;
-                sm[fck_pg_off(r, ch * 8 + j)] = prologue ? pg_f(v) : v;
+                const int gc = k0 + ch * 8 + j;
+                const float v = rows[r] >= 0 && gc < k ? g[(size_t)rows[r] * k + gc] : 0.0f;
+                sm[fck_gm_off(r, ch * 8 + j)] = prologue ? gm_f(v) : v;
             }
         }
 }
 
-static void check_prologue_gemm(int m, int n, int k)
+static float gm_dot(const float *x, const float *w, int k, int prologue)
 {
-    float *x = malloc(sizeof(float) * m * k), *w = malloc(sizeof(float) * n * k), *b = malloc(sizeof(float) * n);
+    float s = 0.0f;
+    for (int kk = 0; kk < k; kk++) s += (prologue ? gm_f(x[kk]) : x[kk]) * w[kk];
+    return s;
+}
+
+static void check_gemm(int m, int n, int k, int mode)
+{
+    const int glu = mode == GM_SWIGLU, wn = glu ? 2 * n : n;
+    float *x = malloc(sizeof(float) * m * k), *w = malloc(sizeof(float) * wn * k), *b = malloc(sizeof(float) * n);
     float *y = calloc((size_t)m * n, sizeof(float));
     int *hits = calloc((size_t)m * n, sizeof(int));
     for (int i = 0; i < m * k; i++) x[i] = (float)rnd_int(-3, 3);
-    for (int i = 0; i < n * k; i++) w[i] = (float)rnd_int(-3, 3);
-    for (int i = 0; i < n; i++) b[i] = (float)rnd_int(-5, 5);
-    static float as[FCK_PG_BM * FCK_PG_BK], bs[FCK_PG_BN * FCK_PG_BK];
-    static float acc[FCK_PG_THREADS / 32][FCK_PG_MT][FCK_PG_NT][32][4];
-    const long long blocks = fck_pg_blocks(m, n);
-    const int nbn = (n + FCK_PG_BN - 1) / FCK_PG_BN;
-    CHECK(blocks == (long long)((m + FCK_PG_BM - 1) / FCK_PG_BM) * nbn);
+    for (int i = 0; i < wn * k; i++) w[i] = (float)rnd_int(-3, 3);
+    for (int i = 0; i < n; i++) b[i] = mode == GM_GELU_BIAS ? (float)rnd_int(-5, 5) : 0.0f;
+    static float as[FCK_GM_BM * FCK_GM_BK], bs[FCK_GM_BN * FCK_GM_BK];
+    static float acc[FCK_GM_THREADS / 32][FCK_GM_MT][FCK_GM_NT][32][4];
+    const long long blocks = fck_gm_blocks(m, n, glu);
+    const int nbn = (n + fck_gm_cols(glu) - 1) / fck_gm_cols(glu);
+    CHECK(blocks == (long long)((m + FCK_GM_BM - 1) / FCK_GM_BM) * nbn);
     for (int bid = 0; bid < blocks; bid++) {
         int bm, bn;
-        fck_pg_block(bid, nbn, &bm, &bn);
-        const int m0 = bm * FCK_PG_BM, n0 = bn * FCK_PG_BN;
+        fck_gm_block(bid, nbn, &bm, &bn);
+        const int m0 = bm * FCK_GM_BM, n0 = bn * fck_gm_cols(glu);
+        long long xrows[FCK_GM_BM], wrows[FCK_GM_BN];
+        for (int r = 0; r < FCK_GM_BM; r++) xrows[r] = m0 + r < m ? m0 + r : -1;
+        for (int r = 0; r < FCK_GM_BN; r++) wrows[r] = fck_gm_w_row(r, bn, n, glu);
         memset(acc, 0, sizeof acc);
-        for (int k0 = 0; k0 < k; k0 += FCK_PG_BK) {
-            pg_fill(as, x, m0, m, k, k0, 1);
-            pg_fill(bs, w, n0, n, k, k0, 0);
-            for (int wp = 0; wp < FCK_PG_THREADS / 32; wp++)
-                for (int ks = 0; ks < FCK_PG_BK / 16; ks++) {
-                    reg2 a[FCK_PG_MT][32][4];
+        for (int k0 = 0; k0 < k; k0 += FCK_GM_BK) {
+            gm_fill(as, x, xrows, k, k0, mode == GM_GELU_BIAS);
+            gm_fill(bs, w, wrows, k, k0, 0);
+            for (int wp = 0; wp < FCK_GM_THREADS / 32; wp++)
+                for (int ks = 0; ks < FCK_GM_BK / 16; ks++) {
+                    reg2 a[FCK_GM_MT][32][4];
                     int addr[32];
-                    for (int mi = 0; mi < FCK_PG_MT; mi++) {
-                        for (int l = 0; l < 32; l++) addr[l] = fck_pg_a_frag(wp, mi, ks, l);
+                    for (int mi = 0; mi < FCK_GM_MT; mi++) {
+                        for (int l = 0; l < 32; l++) addr[l] = fck_gm_a_frag(wp, mi, ks, l);
                         ldsm(a[mi], as, addr, 0);
                     }
-                    for (int np = 0; np < FCK_PG_NT / 2; np++) {
+                    for (int np = 0; np < FCK_GM_NT / 2; np++) {
                         reg2 bq[32][4], b01[32][2], b23[32][2];
-                        for (int l = 0; l < 32; l++) addr[l] = fck_pg_b_frag(wp, np, ks, l);
+                        for (int l = 0; l < 32; l++) addr[l] = fck_gm_b_frag(wp, np, ks, l);
                         ldsm(bq, bs, addr, 0);
                         split_b(bq, b01, b23);
-                        for (int mi = 0; mi < FCK_PG_MT; mi++) {
+                        for (int mi = 0; mi < FCK_GM_MT; mi++) {
                             mma16(acc[wp][mi][2 * np], a[mi], b01);
                             mma16(acc[wp][mi][2 * np + 1], a[mi], b23);
                         }
                     }
                 }
         }
-        for (int wp = 0; wp < FCK_PG_THREADS / 32; wp++)
-            for (int mi = 0; mi < FCK_PG_MT; mi++)
-                for (int nt = 0; nt < FCK_PG_NT; nt++)
+        for (int wp = 0; wp < FCK_GM_THREADS / 32; wp++)
+            for (int mi = 0; mi < FCK_GM_MT; mi++)
+                for (int nt = 0; nt < FCK_GM_NT; nt += 1 + glu)
                     for (int l = 0; l < 32; l++)
                         for (int i = 0; i < 4; i++) {
-                            const int row = m0 + fck_pg_c_row(wp, mi, l, i), col = n0 + fck_pg_c_col(wp, nt, l, i);
-                            CHECK(fck_pg_c_col(wp, nt, l, i) == fck_pg_c_col(wp, nt, l, i & 2) + (i & 1));
+                            const int row = m0 + fck_gm_c_row(wp, mi, l, i);
+                            const int col = n0 + (glu ? fck_gm_glu_col(wp, nt / 2, l, i) : fck_gm_c_col(wp, nt, l, i));
+                            CHECK(fck_gm_c_col(wp, nt, l, i) == fck_gm_c_col(wp, nt, l, i & 2) + (i & 1));
                             if (row >= m || col >= n) continue;
-                            y[(size_t)row * n + col] = acc[wp][mi][nt][l][i] + b[col];
+                            const float v = acc[wp][mi][nt][l][i];
+                            y[(size_t)row * n + col] = glu ? v * acc[wp][mi][nt + 1][l][i] : v + b[col];
                             hits[(size_t)row * n + col]++;
                         }
     }
     int bad = 0;
     for (int r = 0; r < m; r++)
         for (int c = 0; c < n; c++) {
-            float ref = b[c];
-            for (int kk = 0; kk < k; kk++) ref += pg_f(x[(size_t)r * k + kk]) * w[(size_t)c * k + kk];
+            const float *xr = x + (size_t)r * k;
+            const int pro = mode == GM_GELU_BIAS;
+            const float ref = glu ? gm_dot(xr, w + (size_t)c * k, k, 0) * gm_dot(xr, w + (size_t)(n + c) * k, k, 0)
+                                  : gm_dot(xr, w + (size_t)c * k, k, pro) + b[c];
             if ((hits[(size_t)r * n + c] != 1 || y[(size_t)r * n + c] != ref) && bad++ < 3)
-                CHECK_MSG(0, "m=%d n=%d k=%d: y[%d][%d] = %g written %d times, want %g once", m, n, k, r, c,
-                          y[(size_t)r * n + c], hits[(size_t)r * n + c], ref);
+                CHECK_MSG(0, "mode %d m=%d n=%d k=%d: y[%d][%d] = %g written %d times, want %g once", mode, m, n, k, r,
+                          c, y[(size_t)r * n + c], hits[(size_t)r * n + c], ref);
         }
-    CHECK_MSG(bad == 0, "m=%d n=%d k=%d: %d elements of y wrong", m, n, k, bad);
+    CHECK_MSG(bad == 0, "mode %d m=%d n=%d k=%d: %d elements of y wrong", mode, m, n, k, bad);
     free(x), free(w), free(b), free(y), free(hits);
 }
 
-static void test_prologue_gemm(void)
+static void test_gemm(void)
 {
     static const int shapes[][3] = {{7, 13, 5},     {1, 4, 1},      {33, 17, 65},
                                     {130, 520, 70}, {128, 128, 64}, {300, 24, 200}};
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        check_prologue_gemm(shapes[i][0], shapes[i][1], shapes[i][2]);
-    /* the grid: every tile of y once; a 1-D grid's limit */
-    CHECK(fck_pg_blocks(0, 5) == -1 && fck_pg_blocks(5, 0) == -1);
-    CHECK(fck_pg_blocks(1, 1) == 1 && fck_pg_blocks(129, 257) == 6);
-    CHECK(fck_pg_blocks(1LL << 31, 1LL << 20) == -1);
-    CHECK(fck_pg_smem() == 65536);
-    CHECK(fck_sm90_blocks_per_sm(fck_pg_smem(), FCK_PG_THREADS, 173) == 1);
+    for (int mode = GM_PLAIN; mode <= GM_SWIGLU; mode++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            check_gemm(shapes[i][0], shapes[i][1], shapes[i][2], mode);
+    /* the grid: every tile of y once; a gated block covers half the columns; a 1-D grid's limit */
+    CHECK(fck_gm_blocks(0, 5, 0) == -1 && fck_gm_blocks(5, 0, 1) == -1);
+    CHECK(fck_gm_blocks(1, 1, 0) == 1 && fck_gm_blocks(129, 257, 0) == 6 && fck_gm_blocks(129, 257, 1) == 10);
+    CHECK(fck_gm_blocks(1LL << 31, 1LL << 20, 0) == -1);
+    /* the gated interleave: tile rows 0-7 gate, 8-15 up of the same columns */
+    CHECK(fck_gm_w_row(0, 0, 100, 1) == 0 && fck_gm_w_row(8, 0, 100, 1) == 100 && fck_gm_w_row(16, 0, 100, 1) == 8);
+    CHECK(fck_gm_w_row(127, 1, 200, 1) == 127 + 200 && fck_gm_w_row(0, 2, 100, 1) == -1);
+    CHECK(fck_gm_smem() == 65536);
+    CHECK(fck_sm90_blocks_per_sm(fck_gm_smem(), FCK_GM_THREADS, 176) == 1);
 }
 
 static void test_fragments_tf32(void)
@@ -1334,11 +1357,12 @@ static void test_napkin(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(test_fastdiv),        T(test_channel_map),       T(test_attn_grid),          T(test_attn_tiles),
-        T(test_attn_kv_head),   T(test_swizzle_bijective), T(test_bank_conflicts),     T(test_smem_budget),
-        T(test_online_softmax), T(test_softmax_plan),      T(test_fragments_half),     T(test_fragments_tf32),
-        T(test_tf32_split),     T(test_decode_plan),       T(test_decode_rows_reduce), T(test_decode_arithmetic),
-        T(test_napkin),         T(test_prologue_gemm),
+        T(test_fastdiv),           T(test_channel_map),    T(test_attn_grid),
+        T(test_attn_tiles),        T(test_attn_kv_head),   T(test_swizzle_bijective),
+        T(test_bank_conflicts),    T(test_smem_budget),    T(test_online_softmax),
+        T(test_softmax_plan),      T(test_fragments_half), T(test_fragments_tf32),
+        T(test_tf32_split),        T(test_decode_plan),    T(test_decode_rows_reduce),
+        T(test_decode_arithmetic), T(test_napkin),         T(test_gemm),
     };
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

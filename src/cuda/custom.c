@@ -89,8 +89,9 @@ const fc_backend fc_backend_custom = {
     .device = "cuda",
     .summary =
         "cuBLAS GEMMs + fusecal softmax kernels; fused: GEMM with alpha, fused QK^T+softmax, flash attention "
-        "(mma.sync); norms: fusecal row and head kernels, fused in one read and one write; gelu_linear: fusecal's "
-        "GEMM with gelu on x's tiles as they enter shared memory (mma.sync, bf16, fp16)",
+        "(mma.sync); norms: fusecal row and head kernels, fused in one read and one write; gelu_linear and "
+        "linear_swiglu: fusecal's GEMM with gelu on x's tiles as they enter shared memory, or silu(g)*u formed "
+        "in its registers (mma.sync, bf16, fp16)",
     .available = fc_cuda_usable,
     .supports = cc_supports,
     .device_bytes = cc_device_bytes,
