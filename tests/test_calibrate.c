@@ -370,6 +370,39 @@ static void control_decides_on_fusion(void)
     free(r);
 }
 
+/* A fused form whose own GEMM is slower than the unfused chain's library call, as
+ * cuda.custom's may be against cuBLAS: the unfused chain's three kernels take 100 µs
+ * each, the control's 200 µs, the fused form 400 µs. Fusion's part is 600/400 = 1.5,
+ * but the implementation's is 300/600 = 0.5: a partitioner keeps the library call by
+ * not fusing, so the whole speedup, 300/400 = 0.75, decides: no. */
+static void losing_implementation_decides_whole(void)
+{
+    memset(&g_sim, 0, sizeof g_sim);
+    g_sim.kernels[FC_UNFUSED] = g_sim.kernels[FC_CONTROL] = 3;
+    g_sim.kernels[FC_FUSED] = 1;
+    g_sim.kernel_s[FC_UNFUSED] = 100e-6;
+    g_sim.kernel_s[FC_CONTROL] = 200e-6;
+    g_sim.kernel_s[FC_FUSED] = 400e-6;
+    fc_record *r = fc_xcalloc(1, sizeof *r);
+    measure(false, r);
+    CHECK(r->has_control);
+    CHECK_MSG(r->split_fusion.lo > 1.1, "fusion split %g [%g, %g]", r->split_fusion.ratio, r->split_fusion.lo,
+              r->split_fusion.hi); /* the fusion split alone would say yes */
+    CHECK_MSG(r->split_implementation.hi < 1.0, "implementation %g", r->split_implementation.ratio);
+    CHECK(r->decided_by == FC_DECIDER_EAGER);
+    CHECK(fc_record_decisive_speedup(r) == &r->speedup && fc_record_decisive_base(r) == FC_UNFUSED);
+    CHECK_MSG(r->decision == FC_DECIDE_NO, "decision %s", fc_decision_name(r->decision));
+    char buf[32];
+    CHECK(!strcmp(json_decided_by(r, buf, sizeof buf), "eager"));
+    /* the implementation even: the fusion split decides again, yes */
+    g_sim.kernel_s[FC_CONTROL] = 100e-6;
+    g_sim.kernel_s[FC_FUSED] = 200e-6;
+    measure(false, r);
+    CHECK(r->has_control && r->decided_by == FC_DECIDER_FUSION);
+    CHECK_MSG(r->decision == FC_DECIDE_YES, "decision %s", fc_decision_name(r->decision));
+    free(r);
+}
+
 /* The machine's state moves under a record: in most rounds the unfused chain's three
  * kernels take 200 µs each and the fused one 400 µs (1.5x); every fifth round runs in
  * a state where they take 90 and 257 µs (1.05x). Ten rounds: the interval clears the
@@ -729,6 +762,7 @@ int main(int argc, char **argv)
     static const t_case cases[] = {T(launch_bound_decided_by_graph),
                                    T(kernel_bound_decided_eagerly),
                                    T(control_decides_on_fusion),
+                                   T(losing_implementation_decides_whole),
                                    T(state_moved_withholds_decision),
                                    T(reference_file_round_trip),
                                    T(ceilings_measured_again),
