@@ -338,14 +338,21 @@ static void kernel_bound_decided_eagerly(void)
  * form's implementation without the fusion, then the chain's passes) 120 µs each, the
  * fused form 350 µs. The speedup is 600/350 = 1.71, but fusion's part is 360/350 =
  * 1.03: the decision is made on the fusion split, no. */
-static void control_decides_on_fusion(void)
+/* The simulated backend with a control: the unfused chain and the control three
+ * kernels of `unfused` and `control` seconds each, the fused form one of `fused`. */
+static void sim_with_control(double unfused, double control, double fused)
 {
     memset(&g_sim, 0, sizeof g_sim);
     g_sim.kernels[FC_UNFUSED] = g_sim.kernels[FC_CONTROL] = 3;
     g_sim.kernels[FC_FUSED] = 1;
-    g_sim.kernel_s[FC_UNFUSED] = 200e-6;
-    g_sim.kernel_s[FC_CONTROL] = 120e-6;
-    g_sim.kernel_s[FC_FUSED] = 350e-6;
+    g_sim.kernel_s[FC_UNFUSED] = unfused;
+    g_sim.kernel_s[FC_CONTROL] = control;
+    g_sim.kernel_s[FC_FUSED] = fused;
+}
+
+static void control_decides_on_fusion(void)
+{
+    sim_with_control(200e-6, 120e-6, 350e-6);
     fc_record *r = fc_xcalloc(1, sizeof *r);
     measure(false, r);
     CHECK(r->has_control);
@@ -377,12 +384,7 @@ static void control_decides_on_fusion(void)
  * not fusing, so the whole speedup, 300/400 = 0.75, decides: no. */
 static void losing_implementation_decides_whole(void)
 {
-    memset(&g_sim, 0, sizeof g_sim);
-    g_sim.kernels[FC_UNFUSED] = g_sim.kernels[FC_CONTROL] = 3;
-    g_sim.kernels[FC_FUSED] = 1;
-    g_sim.kernel_s[FC_UNFUSED] = 100e-6;
-    g_sim.kernel_s[FC_CONTROL] = 200e-6;
-    g_sim.kernel_s[FC_FUSED] = 400e-6;
+    sim_with_control(100e-6, 200e-6, 400e-6);
     fc_record *r = fc_xcalloc(1, sizeof *r);
     measure(false, r);
     CHECK(r->has_control);
