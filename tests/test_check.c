@@ -108,9 +108,17 @@ static void state_moved_verdicts(void)
      * they were kept has none, and the interval stands */
     c.has_control = true;
     c.split_fusion = c.speedup;
+    c.split_implementation = (fc_ratio_ci){.ratio = 1.0, .lo = 0.95, .hi = 1.05}; /* no loss: the fusion split counts */
     CHECK(judge(NULL, &c, 1.1, 0.05, why) == FC_VERDICT_PASS);
     for (int k = 0; k < 10; k++) c.round[k].ratio_fusion = k < 3 ? 1.05 : 1.3;
     CHECK(judge(NULL, &c, 1.1, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
+    /* a losing implementation: the whole speedup and its rounds are judged, as the
+     * decision is made, not the fusion split (which alone would be below 1.1) */
+    c.split_implementation = (fc_ratio_ci){.ratio = 0.8, .lo = 0.75, .hi = 0.85};
+    c.split_fusion = (fc_ratio_ci){.ratio = 1.0, .lo = 0.95, .hi = 1.05};
+    rounds_of(&c, 2.5, 0, 0); /* every whole round 1.3; three fusion rounds 1.05 still */
+    CHECK(fc_record_fusion_speedup(&c) == &c.speedup);
+    CHECK(judge(NULL, &c, 1.1, 0.05, why) == FC_VERDICT_PASS);
 }
 
 static void verdict_names(void)

@@ -110,12 +110,22 @@ static inline const fc_ratio_ci *fc_record_decisive_speedup(const fc_record *r)
                                                : &r->speedup;
 }
 
-/* The speedup `check` judges: the fusion split where a control was measured (whatever
- * the document's decided_by, so that a baseline from before decisions were made on it
- * is judged alike), else the eager one. */
+/* Whether the fusion split is what fusing buys: a control was measured and the
+ * implementation's split is no loss (its interval not wholly below 1). Where it is a
+ * loss (the fused form's own GEMM slower than the unfused chain's library call), a
+ * partitioner keeps the faster call by not fusing, so the whole speedup counts. Read
+ * from the record's splits, so that a document from before the rule is judged alike. */
+static inline bool fc_record_fusion_counts(const fc_record *r)
+{
+    return r->has_control && !(r->split_implementation.hi < 1.0);
+}
+
+/* The speedup `check` judges: the fusion split where it counts (fc_record_fusion_counts,
+ * whatever the document's decided_by, so that a baseline from before decisions were made
+ * on it is judged alike), else the eager one. */
 static inline const fc_ratio_ci *fc_record_fusion_speedup(const fc_record *r)
 {
-    return r->has_control ? &r->split_fusion : &r->speedup;
+    return fc_record_fusion_counts(r) ? &r->split_fusion : &r->speedup;
 }
 
 /* The variant whose time over the fused form's the decisive speedup is: the control

@@ -619,11 +619,9 @@ static void finish_record(const job_run *j, const fc_settings *set, fc_record *r
     /* the fused form changes more than the fusion (a control was measured): what
      * fusing buys is the control's time over the fused form's, and the decision is
      * made on that alone; the rest (unfused/control) is the implementation's, which
-     * a partitioner gets without fusing. Not where the implementation is a loss (its
-     * interval wholly below 1: the fused form's own GEMM slower than the unfused
-     * chain's library call): without fusing a partitioner keeps the faster call, and
-     * only by fusing does it take the loss, so the whole speedup decides. */
-    if (r->has_control && !(r->split_implementation.hi < 1.0)) r->decided_by = FC_DECIDER_FUSION;
+     * a partitioner gets without fusing. Not where the implementation is a loss
+     * (fc_record_fusion_counts): then the whole speedup decides. */
+    if (fc_record_fusion_counts(r)) r->decided_by = FC_DECIDER_FUSION;
     const fc_ratio_ci *decide = fc_record_decisive_speedup(r);
     r->decision = fc_decide(decide, r->threshold);
     r->margin = fc_decision_margin(decide, r->threshold);

@@ -68,7 +68,7 @@ static void ci_cell(fc_str *b, const fc_record *r)
         fc_str_addf(b, "%s", fc_status_name(r->status));
     else {
         const fc_ratio_ci *s = fc_record_fusion_speedup(r);
-        fc_str_addf(b, "%.3fx [%.3f, %.3f]%s", s->ratio, s->lo, s->hi, r->has_control ? " (fusion)" : "");
+        fc_str_addf(b, "%.3fx [%.3f, %.3f]%s", s->ratio, s->lo, s->hi, fc_record_fusion_counts(r) ? " (fusion)" : "");
     }
 }
 

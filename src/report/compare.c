@@ -107,7 +107,7 @@ static void ci_text(const fc_record *r, char *buf, size_t n)
     const fc_ratio_ci *s = fc_record_fusion_speedup(r);
     if (r->status != FC_STATUS_OK) snprintf(buf, n, "%s", fc_status_name(r->status));
     else
-        snprintf(buf, n, "%.3fx [%.3f, %.3f]%s", s->ratio, s->lo, s->hi, r->has_control ? " fusion" : "");
+        snprintf(buf, n, "%.3fx [%.3f, %.3f]%s", s->ratio, s->lo, s->hi, fc_record_fusion_counts(r) ? " fusion" : "");
 }
 
 static void ms_text(const fc_record *r, fc_variant v, char *buf, size_t n)

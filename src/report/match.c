@@ -138,7 +138,7 @@ static int rounds_across(const fc_record *r, double bound, bool above)
     const int R = r->rounds < FC_MAX_ROUNDS ? r->rounds : FC_MAX_ROUNDS;
     double q[FC_MAX_ROUNDS];
     for (int i = 0; i < R; i++) {
-        q[i] = r->has_control ? r->round[i].ratio_fusion : r->round[i].ratio;
+        q[i] = fc_record_fusion_counts(r) ? r->round[i].ratio_fusion : r->round[i].ratio;
         if (!(q[i] > 0)) return 0; /* written before the rounds kept it */
     }
     const int k = fc_rounds_across(q, R, bound, above);
