@@ -113,7 +113,11 @@ static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
                                                              : dw            ? ", +bias"
                                                                              : ", the bias as C (beta = 1)";
         if (dw) snprintf(buf, n, "direct depthwise, %s%s", lay, bias);
-        else if (s->g.g > 1)
+        else if (fc_cpu_dconv_applies(&s->g)) {
+            char d[96];
+            fc_cpu_dconv_describe(d, sizeof d);
+            snprintf(buf, n, "%s, %s%s", d, lay, v != FC_UNFUSED ? "" : ", +bias");
+        } else if (s->g.g > 1)
             snprintf(buf, n, "blocked im2col+cblas_sgemm per group, g=%d, %s%s", s->g.g, lay, bias);
         else
             snprintf(buf, n, "blocked im2col+cblas_sgemm, %s%s", lay, bias);
@@ -493,7 +497,9 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
         if (call == FC_OP_GEMM) {
             describe_c_epilogue(pat, false, impl);
             describe_blocks(s, impl);
-        } else if (call == FC_OP_CONV && !fc_cpu_conv_is_depthwise(&s->g))
+        } else if (call == FC_OP_CONV && fc_cpu_dconv_applies(&s->g))
+            fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-register epilogue [", ", ", "]");
+        else if (call == FC_OP_CONV && !fc_cpu_conv_is_depthwise(&s->g))
             describe_c_epilogue(pat, true, impl);
         else
             fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");

@@ -372,6 +372,7 @@ bool fc_cpu_conv_is_depthwise(const fc_conv_geom *g) { return g->g == g->c && g-
 size_t fc_cpu_conv_workspace(const fc_conv_geom *g)
 {
     if (fc_cpu_conv_is_depthwise(g)) return fc_cpu_dwconv_workspace(g);
+    if (fc_cpu_dconv_applies(g)) return fc_cpu_dconv_workspace(g);
     if (conv_direct(g)) return 0;
     return (size_t)conv_block(g) * (size_t)conv_rsc(g);
 }
@@ -381,6 +382,10 @@ void fc_cpu_conv_pack_weights(const fc_conv_geom *g, const float *w, float *pack
     const int cg = conv_cg(g);
     if (fc_cpu_conv_is_depthwise(g)) {
         fc_cpu_dwconv_pack_weights(g, w, packed);
+        return;
+    }
+    if (fc_cpu_dconv_applies(g)) {
+        fc_cpu_dconv_pack_weights(g, w, packed);
         return;
     }
     if (!g->nhwc) {
@@ -528,6 +533,8 @@ void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wp, float *
     (void)nthreads;
     size_t per = fc_cpu_conv_workspace(g);
     if (fc_cpu_conv_is_depthwise(g)) fc_cpu_dwconv(g, x, wp, y, ep, ws);
+    else if (fc_cpu_dconv_applies(g))
+        fc_cpu_dconv(g, x, wp, y, ep, ws);
     else if (g->nhwc)
         conv_nhwc(g, x, wp, y, ep, ws, per);
     else

@@ -1,0 +1,213 @@
+/* cpu_dconv.c — the direct 3×3 convolution of cpu.openblas (NHWC, fp32, no groups,
+ * stride 1 or 2, padding 1, output channels a multiple of two vectors), used by both
+ * variants, so that a record's speedup is the fusion alone:
+ *
+ *   y[n,oy,ox,k] = act(Σ_{r,s,c} x[n, oy·st−1+r, ox·st−1+s, c]·W[k,c,r,s] + b[k] + resid[n,oy,ox,k])
+ *
+ * Napkin math: 18·c FLOPs per output against reads of x that stay in cache (a row of
+ * it serves three output rows) and weights a block of output channels reuses along a
+ * row: compute-bound at every ResNet 3×3 layer, so the register tile decides.
+ *
+ * Register tile: DC_TW output pixels of one row × DC_KB output channels (two vectors):
+ * AVX-512 14 × 32 (28 accumulators, two weight vectors and a broadcast: 31 of 32
+ * registers), AVX2 and narrower 6 × 2 vectors (12 + 2 + 1 of 16). Each input channel
+ * of each tap loads the two weight vectors and broadcasts one input value per pixel:
+ * 2·DC_TW multiply-adds for DC_TW + 2 loads. The bias starts the accumulators; the
+ * residual, the activation and the one store end them (the fused form's epilogue
+ * never leaves the registers).
+ *
+ * Input rows: a copy of each input row the tiles read, with one zero pixel at each
+ * end (the padding), made once per thread as its output rows move down: a ring of
+ * three slots, each tagged with the row it holds, so that a row serves the three
+ * output rows that read it (stride 1) and edge pixels need no branch. Rows above and
+ * below the input are skipped, not read as zeros.
+ *
+ * Weights packed [k/DC_KB][r][s][c][DC_KB]: a tile reads its weights in order.
+ *
+ * Work: (output row, channel block) items in contiguous ranges over the threads,
+ * channel-block-major where the weights outweigh an image's input (the late ResNet
+ * stages: a block's weights stay in L2 across the rows), row-major otherwise.
+ *
+ * Against the blocked im2col + cblas_sgemm it replaces for these convs: fusecal runs of
+ * cpu.openblas conv_bn_relu, the two builds alternating, two rounds, on the AMD EPYC
+ * VM (Zen 4, AVX-512, two threads; results/cpu-amd-epyc-f25m17-2c/ab-direct-conv.txt),
+ * fused medians 1.29-1.33 -> 1.06 ms at 1×64×56×56 → 64 (214 GFLOP/s, 91.5 % of the
+ * GEMM ceiling), 5.07 -> 4.25-4.28 at 4×128×28×28, 5.91-6.27 -> 4.18-4.24 at
+ * 1×256×28×28, 1.35 -> 1.04 at 1×128×56×56 stride 2, 1.97-2.02 -> 0.99-1.01 at
+ * 1×512×7×7 and 11.3-11.6 -> 8.2-8.4 at 8×256×14×14; the speedups (both variants run
+ * the same conv) within 0.01 of each other, every decision the same.
+ */
+#include "cpu_ops.h"
+#include "cpu_vec.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DC_KB (2 * VW) /* output channels per tile: two vectors */
+#if VW == 16
+#define DC_TW 14 /* output pixels per tile */
+#else
+#define DC_TW 6
+#endif
+
+bool fc_cpu_dconv_applies(const fc_conv_geom *g)
+{
+    return g->nhwc && g->g == 1 && g->r == 3 && g->s == 3 && g->pad == 1 && (g->stride == 1 || g->stride == 2) &&
+           g->k % DC_KB == 0 && g->c > 0 && g->w > 0;
+}
+
+void fc_cpu_dconv_describe(char *buf, size_t n)
+{
+    snprintf(buf, n, "direct 3x3 (fusecal, %s, %dx%d register tiles)", VW == 16 ? "AVX-512" : FC_VEC_ISA, DC_TW, DC_KB);
+}
+
+void fc_cpu_dconv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
+{
+    const size_t C = (size_t)g->c;
+    for (int kb = 0; kb < g->k / DC_KB; kb++)
+        for (int t = 0; t < 9; t++)
+            for (size_t c = 0; c < C; c++)
+                for (int j = 0; j < DC_KB; j++)
+                    packed[(((size_t)kb * 9 + (size_t)t) * C + c) * DC_KB + (size_t)j] =
+                        w[(((size_t)kb * DC_KB + (size_t)j) * C + c) * 9 + (size_t)t];
+}
+
+/* one padded input row: w + 2 pixels */
+static size_t padded_row(const fc_conv_geom *g) { return (size_t)(g->w + 2) * (size_t)g->c; }
+
+size_t fc_cpu_dconv_workspace(const fc_conv_geom *g)
+{
+    const size_t f = 3 * padded_row(g);
+    return (f + 15) / 16 * 16; /* each thread's ring on its own 64-byte line */
+}
+
+typedef struct dc_tile_args {
+    const float *rows[3]; /* padded input rows from the tile's first tap (NULL: outside the input) */
+    const float *w;       /* the channel block's packed weights */
+    const float *bias;    /* the block's, or NULL */
+    const float *resid;   /* at the tile's first output, or NULL */
+    float *y;             /* the tile's first output */
+    size_t c, k;          /* input channels; output channels (a pixel's stride in y) */
+    fc_act act;
+} dc_tile_args;
+
+/* tw output pixels at stride st: tw and st constants at each call, so that the loops
+ * over the pixels unroll and the accumulators stay in registers */
+static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a, const int tw, const int st)
+{
+    vf acc[DC_TW][2];
+    const vf b0 = a->bias ? vload(a->bias) : vsplat(0.0f), b1 = a->bias ? vload(a->bias + VW) : vsplat(0.0f);
+#pragma GCC unroll 16
+    for (int i = 0; i < tw; i++) {
+        acc[i][0] = b0;
+        acc[i][1] = b1;
+    }
+    const size_t C = a->c, sc = (size_t)st * C;
+    for (int r = 0; r < 3; r++) {
+        if (!a->rows[r]) continue;
+        for (int s = 0; s < 3; s++) {
+            const float *x = a->rows[r] + (size_t)s * C, *w = a->w + (size_t)(r * 3 + s) * C * DC_KB;
+            for (size_t c = 0; c < C; c++, w += DC_KB) {
+                const vf w0 = vload(w), w1 = vload(w + VW);
+#pragma GCC unroll 16
+                for (int i = 0; i < tw; i++) {
+                    const vf xb = vsplat(x[(size_t)i * sc + c]);
+                    acc[i][0] += xb * w0;
+                    acc[i][1] += xb * w1;
+                }
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < tw; i++)
+        for (int j = 0; j < 2; j++) {
+            vf v = acc[i][j];
+            if (a->resid) v += vload(a->resid + (size_t)i * a->k + (size_t)j * VW);
+            if (a->act == FC_ACT_RELU) v = vmax(v, vsplat(0.0f));
+            vstore(a->y + (size_t)i * a->k + (size_t)j * VW, v);
+        }
+    if (a->act == FC_ACT_GELU)
+        for (int i = 0; i < tw; i++) fc_cpu_gelu_span(a->y + (size_t)i * a->k, a->y + (size_t)i * a->k, DC_KB);
+}
+
+typedef void (*dc_tile_fn)(const dc_tile_args *a);
+#define DC_FN(tw, st) \
+    static void dc_tile_##tw##_##st(const dc_tile_args *a) { dc_tile(a, tw, st); }
+#define DC_FNS6(st) DC_FN(1, st) DC_FN(2, st) DC_FN(3, st) DC_FN(4, st) DC_FN(5, st) DC_FN(6, st)
+#define DC_ROW6(st) dc_tile_1_##st, dc_tile_2_##st, dc_tile_3_##st, dc_tile_4_##st, dc_tile_5_##st, dc_tile_6_##st
+DC_FNS6(1)
+DC_FNS6(2)
+#if DC_TW == 14
+#define DC_FNS14(st) \
+    DC_FN(7, st) DC_FN(8, st) DC_FN(9, st) DC_FN(10, st) DC_FN(11, st) DC_FN(12, st) DC_FN(13, st) DC_FN(14, st)
+DC_FNS14(1)
+DC_FNS14(2)
+#define DC_ROW(st)                                                                                           \
+    {                                                                                                        \
+        NULL, DC_ROW6(st), dc_tile_7_##st, dc_tile_8_##st, dc_tile_9_##st, dc_tile_10_##st, dc_tile_11_##st, \
+            dc_tile_12_##st, dc_tile_13_##st, dc_tile_14_##st                                                \
+    }
+#else
+#define DC_ROW(st)        \
+    {                     \
+        NULL, DC_ROW6(st) \
+    }
+#endif
+/* [stride − 1][pixels], 1 to DC_TW */
+static const dc_tile_fn dc_tiles[2][DC_TW + 1] = {DC_ROW(1), DC_ROW(2)};
+
+/* The padded copy of input row iy of image nn in the thread's ring (its slot iy mod
+ * 3, copied unless the slot holds it already); NULL for a row outside the input. */
+static const float *ring_row(const fc_conv_geom *g, const float *x, float *ring, long tag[3], int nn, int iy)
+{
+    if (iy < 0 || iy >= g->h) return NULL;
+    const long key = (long)nn * g->h + iy;
+    const int slot = iy % 3;
+    float *buf = ring + (size_t)slot * padded_row(g);
+    if (tag[slot] != key) {
+        const size_t C = (size_t)g->c, W = (size_t)g->w;
+        memcpy(buf + C, x + ((size_t)nn * g->h + (size_t)iy) * W * C, W * C * sizeof(float));
+        tag[slot] = key;
+    }
+    return buf;
+}
+
+void fc_cpu_dconv(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws)
+{
+    const int nkb = g->k / DC_KB, st = g->stride;
+    const size_t rows = (size_t)g->n * g->p, items = rows * (size_t)nkb, per = fc_cpu_dconv_workspace(g);
+    const size_t C = (size_t)g->c, K = (size_t)g->k;
+    const bool kb_major = (size_t)9 * K > (size_t)g->h * g->w; /* a channel block's weights outweigh an image */
+#pragma omp parallel
+    {
+        const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+        float *ring = ws + t * per;
+        for (int slot = 0; slot < 3; slot++) { /* the padding pixels at both ends */
+            float *buf = ring + (size_t)slot * padded_row(g);
+            memset(buf, 0, C * sizeof(float));
+            memset(buf + (size_t)(g->w + 1) * C, 0, C * sizeof(float));
+        }
+        long tag[3] = {-1, -1, -1};
+        for (size_t it = items * t / nt; it < items * (t + 1) / nt; it++) {
+            const size_t row = kb_major ? it % rows : it / (size_t)nkb;
+            const int kb = (int)(kb_major ? it / rows : it % (size_t)nkb);
+            const int nn = (int)(row / (size_t)g->p), oy = (int)(row % (size_t)g->p);
+            const float *rp[3];
+            for (int r = 0; r < 3; r++) rp[r] = ring_row(g, x, ring, tag, nn, oy * st - 1 + r);
+            const size_t out0 = row * (size_t)g->q * K + (size_t)kb * DC_KB;
+            dc_tile_args a = {.w = wp + (size_t)kb * 9 * C * DC_KB,
+                              .bias = ep->bias ? ep->bias + (size_t)kb * DC_KB : NULL,
+                              .c = C,
+                              .k = K,
+                              .act = ep->act};
+            for (int ox0 = 0; ox0 < g->q; ox0 += DC_TW) {
+                const int tw = g->q - ox0 < DC_TW ? g->q - ox0 : DC_TW;
+                for (int r = 0; r < 3; r++) a.rows[r] = rp[r] ? rp[r] + (size_t)ox0 * (size_t)st * C : NULL;
+                a.y = y + out0 + (size_t)ox0 * K;
+                a.resid = ep->resid ? ep->resid + out0 + (size_t)ox0 * K : NULL;
+                dc_tiles[st - 1][tw](&a);
+            }
+        }
+    }
+}
