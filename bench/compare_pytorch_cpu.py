@@ -675,10 +675,19 @@ PERFORMED_NOTE = ("*: of the FLOPs fusecal's fused form performs (its record's `
 
 
 def fusecal_round(records, problem, ceilings, dtype):
-    """A round's fusecal figures for a problem: best unfused and fused, % of ceiling."""
+    """A round's fusecal figures for a problem: best unfused and fused, % of ceiling,
+    and every backend's fused form (ms, % of its ceiling, of the FLOPs it performs)."""
     fu, bu, _ = best(records, problem, "unfused")
     ff, bf, rec = best(records, problem, "fused")
-    return {"fu": fu, "bu": bu, "ff": ff, "bf": bf, "rec": rec, "ceilings": ceilings}
+    each = []
+    for r in records:
+        if r.get("status") == "ok" and matches(r, problem):
+            ms = r["variants"]["fused"]["latency_ms"]["median"]
+            pct, which = pct_ceiling(r, ceilings, dtype, ms, performed=True)
+            each.append({"backend": r["backend"], "fused_ms": ms, "pct_ceiling": pct, "ceiling": which,
+                         "of_flops_performed": "flops_performed" in r["variants"]["fused"],
+                         "impl": r["variants"]["fused"]["impl"]})
+    return {"fu": fu, "bu": bu, "ff": ff, "bf": bf, "rec": rec, "ceilings": ceilings, "each": each}
 
 
 def torch_round(f, max_time):
@@ -815,7 +824,8 @@ def compare(a, torch, problems, docs, rounds, max_time):
                "rounds_without_fusecal": lost,
                "ceiling": which, "ceiling_value": ceils[got.index(c)],
                "fusecal_pct_ceiling": pf, "pytorch_pct_ceiling": pt,
-               "over_ceiling": bool(pf > 100 or pt > 100)}
+               "over_ceiling": bool(pf > 100 or pt > 100 or any(e["pct_ceiling"] > 100 for e in c["each"])),
+               "fusecal_fused_by_backend": c["each"]}
         rows.append(row)
         alg = which == "gemm" and "flops_performed" in c["rec"]["variants"]["fused"]
         row["fusecal_pct_of_flops_performed"] = alg
@@ -833,6 +843,14 @@ def compare(a, torch, problems, docs, rounds, max_time):
         per += [f"- `{r['problem']}`: " + ", ".join(f"{p:.0f} % of {v:.1f}" for p, v in
                                                      zip(r["round_pcts"], r["round_ceilings"]))
                 + f" {unit.get(r['ceiling'], '')}" for r in rows]
+        lines += [""] + per
+        print("\n" + "\n".join(per), flush=True)
+    if any(len(r["fusecal_fused_by_backend"]) > 1 for r in rows):
+        per = ["Every fusecal backend's fused form, in the round of the row (ms; % of its ceiling, * of the FLOPs "
+               "it performs):"]
+        per += [f"- `{r['problem']}`: " + "; ".join(
+            f"{e['backend']} {e['fused_ms']:.4g} ({pct_cell(e['pct_ceiling'], e['ceiling'])}"
+            f"{' *' if e['of_flops_performed'] else ''})" for e in r["fusecal_fused_by_backend"]) for r in rows]
         lines += [""] + per
         print("\n" + "\n".join(per), flush=True)
     if any(r["over_ceiling"] for r in rows):

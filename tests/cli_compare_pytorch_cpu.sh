@@ -84,6 +84,11 @@ for r in rows:
 print(good)
 PY
 )" True
+check_eq "every backend's fused form beside the fastest, the fastest among them" "$(pyq cmp/compare.json "all(
+    len(r['fusecal_fused_by_backend']) >= 1 and all(e['backend'].startswith('cpu.') and e['fused_ms'] > 0
+    and e['pct_ceiling'] > 0 for e in r['fusecal_fused_by_backend'])
+    and min(e['fused_ms'] for e in r['fusecal_fused_by_backend']) == r['fusecal_fused_ms']
+    for r in d['rows'])")" True
 check_eq "PyTorch's fused forms named" "$(pyq cmp/compare.json "all(r['pytorch_fused_form'] for r in d['rows'])")" True
 grep -q "^PyTorch .*, 2 threads, fp32; ceilings" "$WORK/out" && ok "header names threads, dtype, ceilings" ||
     bad "header: $(head -1 "$WORK/out")"

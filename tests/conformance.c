@@ -48,13 +48,14 @@ static const char *const shapes[] = {
     "n=2,c=40,h=7,w=2,k=40,g=40,r=3,s=3,pad=1,layout=nhwc",
     "n=1,c=24,h=8,w=11,k=24,g=24,r=3,s=3,stride=2,layout=nhwc",
     "n=1,c=32,h=9,w=9,k=32,r=3,s=3,stride=1,pad=1,layout=nchw",
-    /* cpu.openblas's direct 3x3 NHWC conv (output channels a multiple of two vectors):
-     * rows of pixels no whole number of tiles (17 = 14 + 3 = 6 + 6 + 5; 15 at stride
-     * 2), a one-pixel image (the rows above and below skipped), three images of two
-     * rows in channel-block-major order (the ring's rows tagged by image) */
-    "n=1,c=5,h=9,w=17,k=64,r=3,s=3,pad=1,layout=nhwc",
+    /* cpu.openblas's direct 3x3 NHWC conv (input channels a multiple of 8, output
+     * channels of two vectors): rows of pixels no whole number of tiles (17 = 14 + 3 =
+     * 6 + 6 + 5; 15 at stride 2), a one-pixel image (the rows above and below skipped),
+     * three images of two rows in channel-block-major order (the ring's rows tagged by
+     * image) */
+    "n=1,c=24,h=9,w=17,k=64,r=3,s=3,pad=1,layout=nhwc",
     "n=2,c=8,h=11,w=30,k=32,r=3,s=3,stride=2,pad=1,layout=nhwc",
-    "n=1,c=3,h=1,w=1,k=32,r=3,s=3,pad=1,layout=nhwc",
+    "n=1,c=16,h=1,w=1,k=32,r=3,s=3,pad=1,layout=nhwc",
     "n=3,c=16,h=2,w=3,k=96,r=3,s=3,stride=2,pad=1,layout=nhwc",
     /* cpu.openblas's im2col conv split along the output channels (fewer pixel blocks
      * than threads), the last chunk narrower: NCHW 3x3, NHWC 1x1 in two groups */

@@ -96,7 +96,7 @@ size_t fc_cpu_dwconv_workspace(const fc_conv_geom *g);
 void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
                    float *ws);
 /* The direct 3x3 conv (cpu_dconv.c) where it applies (NHWC, no groups, 3x3, padding 1,
- * stride 1 or 2, k a multiple of two vectors): y = act(conv(x, W) + bias + resid), the
+ * stride 1 or 2, c a multiple of 8, k of two vectors): y = act(conv(x, W) + bias + resid), the
  * epilogue applied in registers. Weights [k/kb][r][s][c][kb]; ws:
  * fc_cpu_dconv_workspace(g) floats per thread of the OpenMP team (padded input rows). */
 bool fc_cpu_dconv_applies(const fc_conv_geom *g);
