@@ -57,9 +57,14 @@ static const char *const shapes[] = {
     "n=2,c=8,h=11,w=30,k=32,r=3,s=3,stride=2,pad=1,layout=nhwc",
     "n=1,c=16,h=1,w=1,k=32,r=3,s=3,pad=1,layout=nhwc",
     "n=3,c=16,h=2,w=3,k=96,r=3,s=3,stride=2,pad=1,layout=nhwc",
+    /* cpu.openblas's direct 3x3 NCHW conv (stride 1): a grid of positions no whole
+     * number of tiles, rows of 1 and 7 (mostly dropped columns), channels past one tile */
+    "n=2,c=3,h=5,w=7,k=16,r=3,s=3,pad=1,layout=nchw",
+    "n=1,c=9,h=1,w=1,k=8,r=3,s=3,pad=1,layout=nchw",
+    "n=1,c=4,h=13,w=20,k=24,r=3,s=3,pad=1,layout=nchw",
     /* cpu.openblas's im2col conv split along the output channels (fewer pixel blocks
      * than threads), the last chunk narrower: NCHW 3x3, NHWC 1x1 in two groups */
-    "n=1,c=24,h=5,w=5,k=88,r=3,s=3,pad=1,layout=nchw",
+    "n=1,c=24,h=5,w=5,k=86,r=3,s=3,pad=1,layout=nchw", /* k no multiple of 4: not the direct conv */
     "n=1,c=8,h=3,w=3,k=136,g=2,r=1,s=1,layout=nhwc",
     /* depthwise NCHW rows of 16 outputs and more (vectors, the last one overlapping the
      * one before): stride 1 and 2, no padding, a 5x3 filter */

@@ -115,7 +115,7 @@ static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
         if (dw) snprintf(buf, n, "direct depthwise, %s%s", lay, bias);
         else if (fc_cpu_dconv_applies(&s->g)) {
             char d[96];
-            fc_cpu_dconv_describe(d, sizeof d);
+            fc_cpu_dconv_describe(&s->g, d, sizeof d);
             snprintf(buf, n, "%s, %s%s", d, lay, v != FC_UNFUSED ? "" : ", +bias");
         } else if (s->g.g > 1)
             snprintf(buf, n, "blocked im2col+cblas_sgemm per group, g=%d, %s%s", s->g.g, lay, bias);

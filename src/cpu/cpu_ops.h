@@ -72,7 +72,7 @@ void fc_cpu_gemm_c_init(float *C, size_t ld, int rows, int cols, const float *bi
  * equal, and split along the output channels too when they are fewer than the
  * threads or spread unevenly over them. A depthwise conv (g = c = k) runs fusecal's
  * direct kernel instead (im2col would copy each input nine times for nine
- * multiply-adds), and so does an NHWC 3x3 conv that fusecal's direct 3x3 kernel takes
+ * multiply-adds), and so does a 3x3 conv that fusecal's direct 3x3 kernel takes
  * (fc_cpu_dconv_applies: its register tiles outrun the sgemm on im2col's columns). */
 typedef struct fc_conv_geom {
     int n, c, h, w, k, r, s, stride, pad, p, q;
@@ -95,12 +95,14 @@ void fc_cpu_dwconv_pack_weights(const fc_conv_geom *g, const float *w_crs, float
 size_t fc_cpu_dwconv_workspace(const fc_conv_geom *g);
 void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
                    float *ws);
-/* The direct 3x3 conv (cpu_dconv.c) where it applies (NHWC, no groups, 3x3, padding 1,
- * stride 1 or 2, c a multiple of 8, k of two vectors): y = act(conv(x, W) + bias + resid), the
- * epilogue applied in registers. Weights [k/kb][r][s][c][kb]; ws:
- * fc_cpu_dconv_workspace(g) floats per thread of the OpenMP team (padded input rows). */
+/* The direct 3x3 conv (cpu_dconv.c) where it applies (no groups, 3x3, padding 1; NHWC
+ * at stride 1 or 2, c a multiple of 8, k of two vectors; NCHW at stride 1, k a
+ * multiple of its tile's channels): y = act(conv(x, W) + bias + resid), the epilogue
+ * applied as the tile is stored. Weights as fc_cpu_dconv_pack_weights lays them; ws:
+ * fc_cpu_dconv_workspace(g) floats per thread of the OpenMP team (NHWC: each thread's
+ * padded input rows; NCHW: one padded image, the first thread's share holding it). */
 bool fc_cpu_dconv_applies(const fc_conv_geom *g);
-void fc_cpu_dconv_describe(char *buf, size_t n);
+void fc_cpu_dconv_describe(const fc_conv_geom *g, char *buf, size_t n);
 void fc_cpu_dconv_pack_weights(const fc_conv_geom *g, const float *w_kcrs, float *packed);
 size_t fc_cpu_dconv_workspace(const fc_conv_geom *g);
 void fc_cpu_dconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
