@@ -498,7 +498,7 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
             describe_c_epilogue(pat, false, impl);
             describe_blocks(s, impl);
         } else if (call == FC_OP_CONV && fc_cpu_dconv_applies(&s->g))
-            fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-register epilogue [", ", ", "]");
+            fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + epilogue as each tile is stored [", ", ", "]");
         else if (call == FC_OP_CONV && !fc_cpu_conv_is_depthwise(&s->g))
             describe_c_epilogue(pat, true, impl);
         else

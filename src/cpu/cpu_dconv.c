@@ -58,38 +58,11 @@
 #define DC_TW 6
 #endif
 
-/* NCHW (below): output positions per tile, in DN_TV vectors, by DN_TK output channels */
-#define DN_TV 3
-#if VW == 16
-#define DN_TK 8 /* 24 accumulators, three input vectors and a broadcast: 28 of 32 registers */
-#else
-#define DN_TK 4 /* 12 + 3 + 1 of 16 */
-#endif
-#define DN_TP (DN_TV * VW)
+/* one padded input row: w + 2 pixels, [c/DC_CB][w + 2][DC_CB] */
+static size_t padded_row(const fc_conv_geom *g) { return (size_t)(g->w + 2) * (size_t)g->c; }
 
-bool fc_cpu_dconv_applies(const fc_conv_geom *g)
+static void dc_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
 {
-    if (g->g != 1 || g->r != 3 || g->s != 3 || g->pad != 1 || g->c <= 0 || g->w <= 0 || g->h <= 0) return false;
-    if (!g->nhwc) return g->stride == 1 && g->k % DN_TK == 0;
-    return (g->stride == 1 || g->stride == 2) && g->k % DC_KB == 0 && g->c % DC_CB == 0;
-}
-
-void fc_cpu_dconv_describe(const fc_conv_geom *g, char *buf, size_t n)
-{
-    const char *isa = VW == 16 ? "AVX-512" : FC_VEC_ISA;
-    if (g->nhwc) snprintf(buf, n, "direct 3x3 (fusecal, %s, %dx%d register tiles)", isa, DC_TW, DC_KB);
-    else
-        snprintf(buf, n, "direct 3x3 (fusecal, %s, %d positions x %d channels a tile, on a padded copy)", isa, DN_TP,
-                 DN_TK);
-}
-
-static void dn_pack_weights(const fc_conv_geom *g, const float *w, float *packed);
-void fc_cpu_dconv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
-{
-    if (!g->nhwc) {
-        dn_pack_weights(g, w, packed);
-        return;
-    }
     const size_t C = (size_t)g->c;
     for (int kb = 0; kb < g->k / DC_KB; kb++)
         for (int t = 0; t < 9; t++)
@@ -99,13 +72,8 @@ void fc_cpu_dconv_pack_weights(const fc_conv_geom *g, const float *w, float *pac
                         w[(((size_t)kb * DC_KB + (size_t)j) * C + c) * 9 + (size_t)t];
 }
 
-/* one padded input row: w + 2 pixels, [c/DC_CB][w + 2][DC_CB] */
-static size_t padded_row(const fc_conv_geom *g) { return (size_t)(g->w + 2) * (size_t)g->c; }
-
-static size_t dn_workspace(const fc_conv_geom *g);
-size_t fc_cpu_dconv_workspace(const fc_conv_geom *g)
+static size_t dc_workspace(const fc_conv_geom *g)
 {
-    if (!g->nhwc) return dn_workspace(g);
     const size_t f = 3 * padded_row(g);
     return (f + 15) / 16 * 16; /* each thread's ring on its own 64-byte line */
 }
@@ -210,7 +178,7 @@ static const float *ring_row(const fc_conv_geom *g, const float *x, float *ring,
 static void dc_nhwc(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws)
 {
     const int nkb = g->k / DC_KB, st = g->stride;
-    const size_t rows = (size_t)g->n * g->p, items = rows * (size_t)nkb, per = fc_cpu_dconv_workspace(g);
+    const size_t rows = (size_t)g->n * g->p, items = rows * (size_t)nkb, per = dc_workspace(g);
     const size_t C = (size_t)g->c, K = (size_t)g->k;
     const bool kb_major = (size_t)9 * K > (size_t)g->h * g->w; /* a channel block's weights outweigh an image */
 #pragma omp parallel
@@ -264,6 +232,15 @@ static void dc_nhwc(const fc_conv_geom *g, const float *x, const float *wp, floa
  * fused medians 3.62-3.75 -> 1.09-1.10 ms at 1×64×56×56 → 64 (88 % of the GEMM
  * ceiling), 3.75 -> 1.17-1.27 at 1×128×28×28, 2.16-2.28 -> 2.06-2.07 at 1×512×7×7 (its
  * 63-position grid in two tiles of 48) and 15.6-16.3 -> 10.7-10.8 at 8×256×14×14. */
+
+/* output positions per tile, in DN_TV vectors, by DN_TK output channels */
+#define DN_TV 3
+#if VW == 16
+#define DN_TK 8 /* 24 accumulators, three input vectors and a broadcast: 28 of 32 registers */
+#else
+#define DN_TK 4 /* 12 + 3 + 1 of 16 */
+#endif
+#define DN_TP (DN_TV * VW)
 
 static size_t dn_wpad(const fc_conv_geom *g) { return (size_t)g->w + 2; }
 static size_t dn_plane(const fc_conv_geom *g) { return ((size_t)g->h + 2) * dn_wpad(g); }
@@ -371,6 +348,33 @@ static void dc_nchw(const fc_conv_geom *g, const float *x, const float *wp, floa
         }
     }
 }
+
+/* ------------------------------------------------------------------ the entry points */
+
+bool fc_cpu_dconv_applies(const fc_conv_geom *g)
+{
+    if (g->g != 1 || g->r != 3 || g->s != 3 || g->pad != 1 || g->c <= 0 || g->w <= 0 || g->h <= 0) return false;
+    if (!g->nhwc) return g->stride == 1 && g->k % DN_TK == 0;
+    return (g->stride == 1 || g->stride == 2) && g->k % DC_KB == 0 && g->c % DC_CB == 0;
+}
+
+void fc_cpu_dconv_describe(const fc_conv_geom *g, char *buf, size_t n)
+{
+    const char *isa = VW == 16 ? "AVX-512" : FC_VEC_ISA;
+    if (g->nhwc) snprintf(buf, n, "direct 3x3 (fusecal, %s, %dx%d register tiles)", isa, DC_TW, DC_KB);
+    else
+        snprintf(buf, n, "direct 3x3 (fusecal, %s, %d positions x %d channels a tile, on a padded copy)", isa, DN_TP,
+                 DN_TK);
+}
+
+void fc_cpu_dconv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
+{
+    if (g->nhwc) dc_pack_weights(g, w, packed);
+    else
+        dn_pack_weights(g, w, packed);
+}
+
+size_t fc_cpu_dconv_workspace(const fc_conv_geom *g) { return g->nhwc ? dc_workspace(g) : dn_workspace(g); }
 
 void fc_cpu_dconv(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws)
 {
