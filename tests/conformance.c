@@ -62,6 +62,16 @@ static const char *const shapes[] = {
     "n=2,c=3,h=5,w=7,k=16,r=3,s=3,pad=1,layout=nchw",
     "n=1,c=9,h=1,w=1,k=8,r=3,s=3,pad=1,layout=nchw",
     "n=1,c=4,h=13,w=20,k=24,r=3,s=3,pad=1,layout=nchw",
+    /* ... its narrow tile (one vector of positions) on small grids: 15 and 63
+     * positions, three channel blocks; the 1x1 image above takes it on AVX2 alone */
+    "n=2,c=5,h=3,w=3,k=32,r=3,s=3,pad=1,layout=nchw",
+    "n=1,c=7,h=7,w=7,k=48,r=3,s=3,pad=1,layout=nchw",
+    /* ... at stride 2 (four parity planes): odd and even sides, a one-pixel image, a
+     * grid of whole wide tiles */
+    "n=2,c=5,h=9,w=11,k=16,r=3,s=3,stride=2,pad=1,layout=nchw",
+    "n=1,c=8,h=8,w=8,k=32,r=3,s=3,stride=2,pad=1,layout=nchw",
+    "n=1,c=3,h=1,w=1,k=16,r=3,s=3,stride=2,pad=1,layout=nchw",
+    "n=1,c=4,h=30,w=29,k=8,r=3,s=3,stride=2,pad=1,layout=nchw",
     /* cpu.openblas's im2col conv split along the output channels (fewer pixel blocks
      * than threads), the last chunk narrower: NCHW 3x3, NHWC 1x1 in two groups */
     "n=1,c=24,h=5,w=5,k=86,r=3,s=3,pad=1,layout=nchw", /* k no multiple of 4: not the direct conv */

@@ -114,7 +114,7 @@ static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
                                                                              : ", the bias as C (beta = 1)";
         if (dw) snprintf(buf, n, "direct depthwise, %s%s", lay, bias);
         else if (fc_cpu_dconv_applies(&s->g)) {
-            char d[96];
+            char d[128];
             fc_cpu_dconv_describe(&s->g, d, sizeof d);
             snprintf(buf, n, "%s, %s%s", d, lay, v != FC_UNFUSED ? "" : ", +bias");
         } else if (s->g.g > 1)

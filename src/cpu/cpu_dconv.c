@@ -1,6 +1,6 @@
 /* cpu_dconv.c — the direct 3×3 convolution of cpu.openblas (fp32, no groups, padding
  * 1; NHWC at stride 1 or 2 with input channels a multiple of 8 and output channels of
- * two vectors, NCHW at stride 1 with output channels a multiple of DN_TK, below), used
+ * two vectors, NCHW at stride 1 or 2 with output channels a multiple of DN_TK, below), used
  * by both variants, so that a record's speedup is the fusion alone:
  *
  *   y[n,oy,ox,k] = act(Σ_{r,s,c} x[n, oy·st−1+r, ox·st−1+s, c]·W[k,c,r,s] + b[k] + resid[n,oy,ox,k])
@@ -217,113 +217,181 @@ static void dc_nhwc(const fc_conv_geom *g, const float *x, const float *wp, floa
     }
 }
 
-/* ------------------------------------------------------------------ NCHW, stride 1
+/* ------------------------------------------------------------------ NCHW, stride 1 or 2
  *
- * A padded copy of each image ([c][h + 2][w + 2], zeros around) makes the output a
- * grid of (h)·(w + 2) positions f = oy·(w + 2) + ox whose tap (r, s) reads the copy at
- * f + r·(w + 2) + s: one contiguous vector load per tap for DN_TP consecutive
+ * Stride 1: a padded copy of each image ([c][h + 2][w + 2], zeros around) makes the
+ * output a grid of h·(w + 2) positions f = oy·(w + 2) + ox whose tap (r, s) reads the
+ * copy at f + r·(w + 2) + s: one contiguous vector load per tap for consecutive
  * positions, the two columns past each row's end computed and dropped (w / (w + 2) of
- * the work is kept: 97 % at 56 wide, 78 % at 7). Each step loads DN_TV input vectors
- * and broadcasts DN_TK weights ([k/DN_TK][c][r][s][DN_TK]); the tile's sums go through
- * a buffer on the stack to the runs of positions each output row keeps, the bias,
- * residual and activation applied on the way. The threads copy an image's channels,
- * then share its (positions, channel block) tiles. Against the im2col + sgemm form, the
- * two builds alternating, two rounds (results/cpu-amd-epyc-f25m17-2c/ab-direct-conv-nchw.txt),
+ * the work is kept: 97 % at 56 wide, 78 % at 7).
+ * Stride 2: the padded image split by the parity of its rows and columns into four
+ * planes of ⌈(h + 2)/2⌉ × wq, wq = ⌈(w + 2)/2⌉ ([c][row parity][column parity][..]), so
+ * that the grid is p·wq positions f = oy·wq + ox and tap (r, s) reads plane (r mod 2,
+ * s mod 2) at f + ⌊r/2⌋·wq + ⌊s/2⌋: contiguous again, q of wq columns kept.
+ * Each step loads the tile's input vectors and broadcasts its channels' weights
+ * ([k/tk][c][r][s][tk]); the tile's sums go through a buffer on the stack to the runs
+ * of positions each output row keeps, the bias, residual and activation applied on
+ * the way. The threads copy an image's channels, then share its (positions, channel
+ * block) tiles, channel-block-major where a block's weights outweigh a channel's copy
+ * (they stay in L2 across the positions). Against the im2col + sgemm form, the two
+ * builds alternating, two rounds (results/cpu-amd-epyc-f25m17-2c/ab-direct-conv-nchw.txt),
  * fused medians 3.62-3.75 -> 1.09-1.10 ms at 1×64×56×56 → 64 (88 % of the GEMM
  * ceiling), 3.75 -> 1.17-1.27 at 1×128×28×28, 2.16-2.28 -> 2.06-2.07 at 1×512×7×7 (its
- * 63-position grid in two tiles of 48) and 15.6-16.3 -> 10.7-10.8 at 8×256×14×14. */
+ * 63-position grid in two tiles of 48, before the narrow tile) and 15.6-16.3 ->
+ * 10.7-10.8 at 8×256×14×14. */
 
-/* output positions per tile, in DN_TV vectors, by DN_TK output channels */
+/* The tiles: DN_TV input vectors of positions by DN_TK output channels (the wide
+ * tile), or, on grids the wide tile covers poorly, one vector by DN_TK1 channels (the
+ * narrow one: each broadcast serves one vector, not three). */
 #define DN_TV 3
 #if VW == 16
-#define DN_TK 8 /* 24 accumulators, three input vectors and a broadcast: 28 of 32 registers */
+#define DN_TK 8   /* 24 accumulators, three input vectors and a broadcast: 28 of 32 registers */
+#define DN_TK1 16 /* 16 + 1 + 1 */
 #else
-#define DN_TK 4 /* 12 + 3 + 1 of 16 */
+#define DN_TK 4  /* 12 + 3 + 1 of 16 */
+#define DN_TK1 8 /* 8 + 1 + 1 */
 #endif
 #define DN_TP (DN_TV * VW)
 
-static size_t dn_wpad(const fc_conv_geom *g) { return (size_t)g->w + 2; }
-static size_t dn_plane(const fc_conv_geom *g) { return ((size_t)g->h + 2) * dn_wpad(g); }
+/* a plane's row pitch and rows: the padded image's at stride 1, half of each at 2 */
+static size_t dn_wq(const fc_conv_geom *g) { return ((size_t)g->w + 2 + (size_t)g->stride - 1) / (size_t)g->stride; }
+static size_t dn_hq(const fc_conv_geom *g) { return ((size_t)g->h + 2 + (size_t)g->stride - 1) / (size_t)g->stride; }
+static size_t dn_plane(const fc_conv_geom *g) { return dn_hq(g) * dn_wq(g); }
+/* one channel's copy: one plane, or four */
+static size_t dn_chan(const fc_conv_geom *g) { return (size_t)g->stride * (size_t)g->stride * dn_plane(g); }
+static size_t dn_grid(const fc_conv_geom *g) { return (size_t)g->p * dn_wq(g); }
+static size_t round_up(size_t a, size_t b) { return (a + b - 1) / b * b; }
 
-/* the image copy, and room for the last tile's loads past it */
-static size_t dn_workspace(const fc_conv_geom *g)
+/* Whether the narrow tile runs: when it computes at most 3/4 of the positions the
+ * wide one does (a 7×7 image's 63-position grid: 64 against 96; at 14×14 and above
+ * the wide one wastes under 7 %) and the output channels divide into its blocks. */
+static bool dn_narrow(const fc_conv_geom *g)
 {
-    return ((size_t)g->c * dn_plane(g) + DN_TP + 2 * dn_wpad(g) + 2 + 15) / 16 * 16;
+    const size_t f = dn_grid(g);
+    return g->k % DN_TK1 == 0 && 4 * round_up(f, VW) <= 3 * round_up(f, DN_TP);
 }
 
+/* the tile's positions and channels */
+static size_t dn_tp(const fc_conv_geom *g) { return dn_narrow(g) ? VW : DN_TP; }
+static int dn_tk(const fc_conv_geom *g) { return dn_narrow(g) ? DN_TK1 : DN_TK; }
+
+/* the image copy, and room for the last tile's loads past its last plane */
+static size_t dn_workspace(const fc_conv_geom *g)
+{
+    return ((size_t)g->c * dn_chan(g) + DN_TP + 2 * dn_wq(g) + 2 + 15) / 16 * 16;
+}
+
+/* [k/tk][c][r][s][tk], tk the tile's channels */
 static void dn_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
 {
     const size_t C = (size_t)g->c;
-    for (int kb = 0; kb < g->k / DN_TK; kb++)
+    const int tk = dn_tk(g);
+    for (int kb = 0; kb < g->k / tk; kb++)
         for (size_t c = 0; c < C; c++)
             for (int t = 0; t < 9; t++)
-                for (int j = 0; j < DN_TK; j++)
-                    packed[(((size_t)kb * C + c) * 9 + (size_t)t) * DN_TK + (size_t)j] =
-                        w[(((size_t)kb * DN_TK + (size_t)j) * C + c) * 9 + (size_t)t];
+                for (int j = 0; j < tk; j++)
+                    packed[(((size_t)kb * C + c) * 9 + (size_t)t) * (size_t)tk + (size_t)j] =
+                        w[(((size_t)kb * (size_t)tk + (size_t)j) * C + c) * 9 + (size_t)t];
 }
 
-/* channel c of image nn into the copy, the padding zeroed */
+/* channel c of image nn into the copy, the padding zeroed: at stride 1 row by row,
+ * at stride 2 each padded pixel (iy, ix) to plane (iy mod 2, ix mod 2) at
+ * (⌊iy/2⌋, ⌊ix/2⌋) */
 static void dn_copy_channel(const fc_conv_geom *g, const float *x, float *ws, int nn, size_t c)
 {
-    const size_t W = (size_t)g->w, H = (size_t)g->h, wp = dn_wpad(g);
-    float *dst = ws + c * dn_plane(g);
+    const size_t W = (size_t)g->w, H = (size_t)g->h, wq = dn_wq(g), pl = dn_plane(g);
+    float *dst = ws + c * dn_chan(g);
     const float *src = x + ((size_t)nn * g->c + c) * H * W;
-    memset(dst, 0, (wp + 1) * sizeof(float)); /* the top row and the first row's left pixel */
-    for (size_t iy = 0; iy < H; iy++) {
-        float *row = dst + (iy + 1) * wp;
-        memcpy(row + 1, src + iy * W, W * sizeof(float));
-        row[W + 1] = 0.0f; /* this row's right pixel, */
-        row[W + 2] = 0.0f; /* the next row's left one (the bottom row's, past H) */
+    if (g->stride == 1) {
+        memset(dst, 0, (wq + 1) * sizeof(float)); /* the top row and the first row's left pixel */
+        for (size_t iy = 0; iy < H; iy++) {
+            float *row = dst + (iy + 1) * wq;
+            memcpy(row + 1, src + iy * W, W * sizeof(float));
+            row[W + 1] = 0.0f; /* this row's right pixel, */
+            row[W + 2] = 0.0f; /* the next row's left one (the bottom row's, past H) */
+        }
+        memset(dst + (H + 1) * wq, 0, wq * sizeof(float));
+        return;
     }
-    memset(dst + (H + 1) * wp, 0, wp * sizeof(float));
+    memset(dst, 0, 4 * pl * sizeof(float));
+    for (size_t iy = 0; iy < H; iy++) {
+        const size_t py = iy + 1; /* the padded row */
+        float *even = dst + ((py & 1) * 2) * pl + (py >> 1) * wq, *odd = even + pl;
+        const float *row = src + iy * W;
+        /* padded column ix + 1: odd columns from even ix, even ones from odd ix */
+        for (size_t ix = 0; ix < W; ix += 2) odd[ix >> 1] = row[ix];
+        for (size_t ix = 1; ix < W; ix += 2) even[(ix + 1) >> 1] = row[ix];
+    }
 }
 
-/* The sums of positions [f0, f0 + DN_TP) by channels [k0, k0 + DN_TK) of one image:
- * xp the copy at f0, w the block's packed weights. */
-static void dn_tile(const float *xp, const float *w, size_t C, size_t plane, size_t wp, float out[DN_TK][DN_TP])
+/* The sums of positions [f0, f0 + tv·VW) by channels [k0, k0 + tk) of one image into
+ * out ([tk][tv·VW]): xp the copy at f0, w the block's packed weights; tv, tk and the
+ * stride st constants at each call, so that the accumulators stay in registers and
+ * each tap's offset is a constant multiple of the run-time pitches. */
+static inline __attribute__((always_inline)) void dn_tile(const float *xp, const float *w, size_t C, size_t chan,
+                                                          size_t pl, size_t wq, float *out, const int tv, const int tk,
+                                                          const int st)
 {
-    vf acc[DN_TK][DN_TV];
-    for (int j = 0; j < DN_TK; j++)
-        for (int v = 0; v < DN_TV; v++) acc[j][v] = vsplat(0.0f);
-    for (size_t c = 0; c < C; c++, xp += plane)
-        for (int r = 0; r < 3; r++) {
-            const float *xr = xp + (size_t)r * wp;
+    vf acc[DN_TK1][DN_TV]; /* the widest of the two tiles; SRA keeps the used ones in registers */
+#pragma GCC unroll 16
+    for (int j = 0; j < tk; j++)
 #pragma GCC unroll 3
-            for (int s = 0; s < 3; s++, w += DN_TK) {
+        for (int v = 0; v < tv; v++) acc[j][v] = vsplat(0.0f);
+    for (size_t c = 0; c < C; c++, xp += chan)
+        for (int r = 0; r < 3; r++) /* not unrolled: the wide tile's addresses would spill */
+#pragma GCC unroll 3
+            for (int s = 0; s < 3; s++, w += tk) {
+                const float *xr = st == 1 ? xp + (size_t)r * wq + (size_t)s
+                                          : xp + (size_t)((r & 1) * 2 + (s & 1)) * pl + (size_t)(r >> 1) * wq +
+                                                (size_t)(s >> 1);
                 vf xv[DN_TV];
-                for (int v = 0; v < DN_TV; v++) xv[v] = vload(xr + s + v * VW);
-#pragma GCC unroll 8
-                for (int j = 0; j < DN_TK; j++) {
+#pragma GCC unroll 3
+                for (int v = 0; v < tv; v++) xv[v] = vload(xr + v * VW);
+#pragma GCC unroll 16
+                for (int j = 0; j < tk; j++) {
                     const vf wb = vsplat(w[j]);
-                    for (int v = 0; v < DN_TV; v++) acc[j][v] += wb * xv[v];
+#pragma GCC unroll 3
+                    for (int v = 0; v < tv; v++) acc[j][v] += wb * xv[v];
                 }
             }
-        }
-    for (int j = 0; j < DN_TK; j++)
-        for (int v = 0; v < DN_TV; v++) vstore(&out[j][v * VW], acc[j][v]);
+#pragma GCC unroll 16
+    for (int j = 0; j < tk; j++)
+#pragma GCC unroll 3
+        for (int v = 0; v < tv; v++) vstore(out + (size_t)j * (size_t)(tv * VW) + (size_t)(v * VW), acc[j][v]);
 }
 
-/* A tile's sums into y: per output row the run of positions it keeps (ox < w), the
- * epilogue on the way. */
+typedef void (*dn_tile_fn)(const float *xp, const float *w, size_t C, size_t chan, size_t pl, size_t wq, float *out);
+#define DN_FN(name, tv, tk, st)                                                                                \
+    static void name(const float *xp, const float *w, size_t C, size_t chan, size_t pl, size_t wq, float *out) \
+    {                                                                                                          \
+        dn_tile(xp, w, C, chan, pl, wq, out, tv, tk, st);                                                      \
+    }
+DN_FN(dn_wide_1, DN_TV, DN_TK, 1)
+DN_FN(dn_wide_2, DN_TV, DN_TK, 2)
+DN_FN(dn_narrow_1, 1, DN_TK1, 1)
+DN_FN(dn_narrow_2, 1, DN_TK1, 2)
+
+/* A tile's sums (out, [tk][tp]) into y: per output row the run of positions it keeps
+ * (ox < q), the epilogue on the way. */
 static void dn_store(const fc_conv_geom *g, const fc_epilogue *ep, float *y, int nn, size_t f0, int k0,
-                     float out[DN_TK][DN_TP])
+                     const float *out, size_t tp, int tk)
 {
-    const size_t W = (size_t)g->w, H = (size_t)g->h, wp = dn_wpad(g), end = H * wp;
-    size_t oy = f0 / wp, ox = f0 % wp;
-    for (size_t p = 0; p < DN_TP && f0 + p < end;) {
-        const size_t run = ox < W ? (W - ox < DN_TP - p ? W - ox : DN_TP - p) : 0;
-        for (int j = 0; j < DN_TK && run; j++) {
-            const size_t o = (((size_t)nn * g->k + (size_t)(k0 + j)) * H + oy) * W + ox;
+    const size_t Q = (size_t)g->q, P = (size_t)g->p, wq = dn_wq(g), end = P * wq;
+    size_t oy = f0 / wq, ox = f0 % wq;
+    for (size_t p = 0; p < tp && f0 + p < end;) {
+        const size_t run = ox < Q ? (Q - ox < tp - p ? Q - ox : tp - p) : 0;
+        for (int j = 0; j < tk && run; j++) {
+            const size_t o = (((size_t)nn * g->k + (size_t)(k0 + j)) * P + oy) * Q + ox;
             const float b = ep->bias ? ep->bias[k0 + j] : 0.0f, *res = ep->resid ? ep->resid + o : NULL;
             float *dst = y + o;
-            const float *src = &out[j][p];
+            const float *src = out + (size_t)j * tp + p;
             for (size_t i = 0; i < run; i++) {
                 float v = src[i] + b + (res ? res[i] : 0.0f);
                 dst[i] = ep->act == FC_ACT_RELU && v < 0.0f ? 0.0f : v;
             }
             if (ep->act == FC_ACT_GELU) fc_cpu_gelu_span(dst, dst, run);
         }
-        const size_t step = run + (ox < W ? wp - W : wp - ox); /* the kept run, then the dropped columns */
+        const size_t step = run + (ox < Q ? wq - Q : wq - ox); /* the kept run, then the dropped columns */
         p += step;
         oy++;
         ox = 0;
@@ -332,19 +400,23 @@ static void dn_store(const fc_conv_geom *g, const fc_epilogue *ep, float *y, int
 
 static void dc_nchw(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws)
 {
-    const size_t C = (size_t)g->c, plane = dn_plane(g), wpad = dn_wpad(g);
-    const size_t ntiles = ((size_t)g->h * wpad + DN_TP - 1) / DN_TP, nkb = (size_t)(g->k / DN_TK);
+    const size_t C = (size_t)g->c, chan = dn_chan(g), pl = dn_plane(g), wq = dn_wq(g), tp = dn_tp(g);
+    const int tk = dn_tk(g);
+    const size_t ntiles = (dn_grid(g) + tp - 1) / tp, nkb = (size_t)(g->k / tk);
+    const bool kb_major = (size_t)9 * (size_t)g->k > chan; /* a block's weights outweigh a channel's copy */
+    static const dn_tile_fn tiles[2][2] = {{dn_wide_1, dn_wide_2}, {dn_narrow_1, dn_narrow_2}};
+    const dn_tile_fn tile = tiles[dn_narrow(g)][g->stride - 1];
 #pragma omp parallel
     for (int nn = 0; nn < g->n; nn++) {
 #pragma omp for schedule(static)
         for (size_t c = 0; c < C; c++) dn_copy_channel(g, x, ws, nn, c);
 #pragma omp for schedule(static)
         for (size_t it = 0; it < ntiles * nkb; it++) {
-            const size_t f0 = it / nkb * DN_TP;
-            const int k0 = (int)(it % nkb) * DN_TK;
-            float out[DN_TK][DN_TP] __attribute__((aligned(64)));
-            dn_tile(ws + f0, wp + (size_t)k0 * C * 9, C, plane, wpad, out);
-            dn_store(g, ep, y, nn, f0, k0, out);
+            const size_t f0 = (kb_major ? it % ntiles : it / nkb) * tp;
+            const int k0 = (int)(kb_major ? it / ntiles : it % nkb) * tk;
+            float out[DN_TK * DN_TP > DN_TK1 * VW ? DN_TK * DN_TP : DN_TK1 * VW] __attribute__((aligned(64)));
+            tile(ws + f0, wp + (size_t)k0 * C * 9, C, chan, pl, wq, out);
+            dn_store(g, ep, y, nn, f0, k0, out, tp, tk);
         }
     }
 }
@@ -354,7 +426,7 @@ static void dc_nchw(const fc_conv_geom *g, const float *x, const float *wp, floa
 bool fc_cpu_dconv_applies(const fc_conv_geom *g)
 {
     if (g->g != 1 || g->r != 3 || g->s != 3 || g->pad != 1 || g->c <= 0 || g->w <= 0 || g->h <= 0) return false;
-    if (!g->nhwc) return g->stride == 1 && g->k % DN_TK == 0;
+    if (!g->nhwc) return (g->stride == 1 || g->stride == 2) && g->k % DN_TK == 0; /* dn_narrow checks DN_TK1 */
     return (g->stride == 1 || g->stride == 2) && g->k % DC_KB == 0 && g->c % DC_CB == 0;
 }
 
@@ -363,8 +435,8 @@ void fc_cpu_dconv_describe(const fc_conv_geom *g, char *buf, size_t n)
     const char *isa = VW == 16 ? "AVX-512" : FC_VEC_ISA;
     if (g->nhwc) snprintf(buf, n, "direct 3x3 (fusecal, %s, %dx%d register tiles)", isa, DC_TW, DC_KB);
     else
-        snprintf(buf, n, "direct 3x3 (fusecal, %s, %d positions x %d channels a tile, on a padded copy)", isa, DN_TP,
-                 DN_TK);
+        snprintf(buf, n, "direct 3x3 (fusecal, %s, %zu positions x %d channels a tile, on a padded copy%s)", isa,
+                 dn_tp(g), dn_tk(g), g->stride == 2 ? " split in four by row and column parity" : "");
 }
 
 void fc_cpu_dconv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
