@@ -237,8 +237,13 @@ static void dc_nhwc(const fc_conv_geom *g, const float *x, const float *wp, floa
  * builds alternating, two rounds (results/cpu-amd-epyc-f25m17-2c/ab-direct-conv-nchw.txt),
  * fused medians 3.62-3.75 -> 1.09-1.10 ms at 1×64×56×56 → 64 (88 % of the GEMM
  * ceiling), 3.75 -> 1.17-1.27 at 1×128×28×28, 2.16-2.28 -> 2.06-2.07 at 1×512×7×7 (its
- * 63-position grid in two tiles of 48, before the narrow tile) and 15.6-16.3 ->
- * 10.7-10.8 at 8×256×14×14. */
+ * 63-position grid in two tiles of 48) and 15.6-16.3 -> 10.7-10.8 at 8×256×14×14.
+ * Stride 2 and the narrow tile, against im2col and the wide tile, the same way
+ * (ab-direct-conv-nchw-stride2.txt): 3.77 -> 1.15-1.45 ms at 1×128×56×56 stride 2,
+ * 3.14-3.23 -> 1.34-1.62 at 1×256×28×28 stride 2, 2.77-2.83 -> 1.39-1.59 at
+ * 1×512×14×14 stride 2, 2.24 -> 1.39-1.47 at 1×512×7×7 (the narrow tile: 64 positions
+ * for 49 kept, where the wide one computed 96); the stride-1 shapes on the wide tile
+ * unchanged within the round. */
 
 /* The tiles: DN_TV input vectors of positions by DN_TK output channels (the wide
  * tile), or, on grids the wide tile covers poorly, one vector by DN_TK1 channels (the
