@@ -369,25 +369,17 @@ static int conv_block(const fc_conv_geom *g)
 
 bool fc_cpu_conv_is_depthwise(const fc_conv_geom *g) { return g->g == g->c && g->k == g->c; }
 
-size_t fc_cpu_conv_workspace(const fc_conv_geom *g)
+/* ---- the im2col + sgemm driver: every convolution the direct kernels leave */
+
+static size_t im2col_workspace(const fc_conv_geom *g)
 {
-    if (fc_cpu_conv_is_depthwise(g)) return fc_cpu_dwconv_workspace(g);
-    if (fc_cpu_dconv_applies(g)) return fc_cpu_dconv_workspace(g);
     if (conv_direct(g)) return 0;
     return (size_t)conv_block(g) * (size_t)conv_rsc(g);
 }
 
-void fc_cpu_conv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
+static void im2col_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
 {
     const int cg = conv_cg(g);
-    if (fc_cpu_conv_is_depthwise(g)) {
-        fc_cpu_dwconv_pack_weights(g, w, packed);
-        return;
-    }
-    if (fc_cpu_dconv_applies(g)) {
-        fc_cpu_dconv_pack_weights(g, w, packed);
-        return;
-    }
     if (!g->nhwc) {
         memcpy(packed, w, (size_t)g->k * cg * g->r * g->s * sizeof(float));
         return;
@@ -527,16 +519,52 @@ static void conv_nchw(const fc_conv_geom *g, const float *x, const float *wp, fl
     }
 }
 
+static bool im2col_applies(const fc_conv_geom *g)
+{
+    (void)g;
+    return true;
+}
+
+static void im2col_conv(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
+                        float *ws)
+{
+    if (g->nhwc) conv_nhwc(g, x, wp, y, ep, ws, im2col_workspace(g));
+    else
+        conv_nchw(g, x, wp, y, ep, ws, im2col_workspace(g));
+}
+
+/* ---- the kernels, in the order they are asked: the first that applies runs */
+
+typedef struct conv_kernel {
+    bool (*applies)(const fc_conv_geom *g);
+    size_t (*workspace)(const fc_conv_geom *g);
+    void (*pack)(const fc_conv_geom *g, const float *w_kcrs, float *packed);
+    void (*run)(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws);
+} conv_kernel;
+
+static const conv_kernel conv_kernels[] = {
+    {fc_cpu_conv_is_depthwise, fc_cpu_dwconv_workspace, fc_cpu_dwconv_pack_weights, fc_cpu_dwconv},
+    {fc_cpu_dconv_applies, fc_cpu_dconv_workspace, fc_cpu_dconv_pack_weights, fc_cpu_dconv},
+    {im2col_applies, im2col_workspace, im2col_pack_weights, im2col_conv},
+};
+
+static const conv_kernel *kernel_of(const fc_conv_geom *g)
+{
+    const conv_kernel *k = conv_kernels;
+    while (!k->applies(g)) k++; /* the last applies to every convolution */
+    return k;
+}
+
+size_t fc_cpu_conv_workspace(const fc_conv_geom *g) { return kernel_of(g)->workspace(g); }
+
+void fc_cpu_conv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
+{
+    kernel_of(g)->pack(g, w, packed);
+}
+
 void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws,
                  int nthreads)
 {
     (void)nthreads;
-    size_t per = fc_cpu_conv_workspace(g);
-    if (fc_cpu_conv_is_depthwise(g)) fc_cpu_dwconv(g, x, wp, y, ep, ws);
-    else if (fc_cpu_dconv_applies(g))
-        fc_cpu_dconv(g, x, wp, y, ep, ws);
-    else if (g->nhwc)
-        conv_nhwc(g, x, wp, y, ep, ws, per);
-    else
-        conv_nchw(g, x, wp, y, ep, ws, per);
+    kernel_of(g)->run(g, x, wp, y, ep, ws);
 }
