@@ -57,7 +57,14 @@ static const char *const shapes[] = {
     "n=2,c=8,h=11,w=30,k=32,r=3,s=3,stride=2,pad=1,layout=nhwc",
     "n=1,c=16,h=1,w=1,k=32,r=3,s=3,pad=1,layout=nhwc",
     "n=3,c=16,h=2,w=3,k=96,r=3,s=3,stride=2,pad=1,layout=nhwc",
-    /* cpu.openblas's direct 3x3 NCHW conv (stride 1): a grid of positions no whole
+    /* ... the same register tiles on NCHW (rows gathered by channel, outputs stored
+     * per channel): the same four shapes */
+    "n=1,c=24,h=9,w=17,k=64,r=3,s=3,pad=1,layout=nchw",
+    "n=2,c=8,h=11,w=30,k=32,r=3,s=3,stride=2,pad=1,layout=nchw",
+    "n=1,c=16,h=1,w=1,k=32,r=3,s=3,pad=1,layout=nchw",
+    "n=3,c=16,h=2,w=3,k=96,r=3,s=3,stride=2,pad=1,layout=nchw",
+    /* cpu.openblas's direct 3x3 NCHW conv on a padded copy (channels no multiple of 8,
+     * or output channels of no whole register tile): a grid of positions no whole
      * number of tiles, rows of 1 and 7 (mostly dropped columns), channels past one tile */
     "n=2,c=3,h=5,w=7,k=16,r=3,s=3,pad=1,layout=nchw",
     "n=1,c=9,h=1,w=1,k=8,r=3,s=3,pad=1,layout=nchw",

@@ -1,7 +1,8 @@
 /* cpu_dconv.c — the direct 3×3 convolution of cpu.openblas (fp32, no groups, padding
- * 1; NHWC at stride 1 or 2 with input channels a multiple of 8 and output channels of
- * two vectors, NCHW at stride 1 or 2 with output channels a multiple of DN_TK, below), used
- * by both variants, so that a record's speedup is the fusion alone:
+ * 1, stride 1 or 2; input channels a multiple of 8 and output channels of two vectors
+ * on register tiles over channel-blocked rows, NHWC or NCHW; other NCHW convolutions
+ * with output channels a multiple of DN_TK on a padded copy, below), used by both
+ * variants, so that a record's speedup is the fusion alone:
  *
  *   y[n,oy,ox,k] = act(Σ_{r,s,c} x[n, oy·st−1+r, ox·st−1+s, c]·W[k,c,r,s] + b[k] + resid[n,oy,ox,k])
  *
@@ -29,6 +30,14 @@
  * 1×64×56×56, one run each).
  *
  * Weights packed [k/DC_KB][r][s][c][DC_KB]: a tile reads its weights in order.
+ *
+ * NCHW: the same tiles, each ring row gathered from the block's 8 channel rows by 8×8
+ * transposes, and each tile's sums transposed back into runs of pixels per channel
+ * (the residual and ReLU on whole vectors). Against the padded-copy tiles (below) on
+ * the AMD EPYC VM, one run each: 1×128×56×56 stride 2 1.12 against 1.12-1.17 ms,
+ * 1×256×28×28 stride 2 1.18 against 1.27-1.34, 1×512×7×7 1.04-1.09 against 1.39; in
+ * one run beside NHWC, 1.165 against 1.106 ms at 1×64×56×56 and 1.21 against 1.18 at
+ * 1×256×28×28 stride 2 (ab-direct-conv-nchw-rows.txt has the two builds in turn).
  *
  * Work: (output row, channel block) items in contiguous ranges over the threads,
  * channel-block-major where the weights outweigh an image's input (the late ResNet
@@ -84,10 +93,72 @@ typedef struct dc_tile_args {
     const float *bias;    /* the block's, or NULL */
     const float *resid;   /* at the tile's first output, or NULL */
     float *y;             /* the tile's first output */
-    size_t c, k;          /* input channels; output channels (a pixel's stride in y) */
+    size_t c, k;          /* input channels; output channels (a pixel's stride in y, NHWC) */
     size_t wp;            /* pixels in a ring row: w + 2 */
+    size_t pq;            /* NCHW output: a channel's plane (p·q, the stride between channels); 0: NHWC */
     fc_act act;
 } dc_tile_args;
+
+/* ---- eight-by-eight transposes (NCHW rows into channel blocks and back) */
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v8u __attribute__((vector_size(32), aligned(4), may_alias)); /* unaligned access */
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+/* r[j][i] -> r[i][j] over 8 vectors of 8 (unpacks, then pairs, then halves) */
+static inline void transpose8(v8 r[8])
+{
+    const v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+    const v8i plo = {0, 1, 8, 9, 4, 5, 12, 13}, phi = {2, 3, 10, 11, 6, 7, 14, 15};
+    const v8i hlo = {0, 1, 2, 3, 8, 9, 10, 11}, hhi = {4, 5, 6, 7, 12, 13, 14, 15};
+    v8 t[8], u[8];
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = __builtin_shuffle(r[k], r[k + 1], lo);
+        t[k + 1] = __builtin_shuffle(r[k], r[k + 1], hi);
+    }
+    for (int k = 0; k < 8; k += 4) { /* rows k..k+3: columns (0, 4), (1, 5), (2, 6), (3, 7) */
+        u[k] = __builtin_shuffle(t[k], t[k + 2], plo);
+        u[k + 1] = __builtin_shuffle(t[k], t[k + 2], phi);
+        u[k + 2] = __builtin_shuffle(t[k + 1], t[k + 3], plo);
+        u[k + 3] = __builtin_shuffle(t[k + 1], t[k + 3], phi);
+    }
+    for (int k = 0; k < 4; k++) {
+        r[k] = __builtin_shuffle(u[k], u[k + 4], hlo);
+        r[k + 4] = __builtin_shuffle(u[k], u[k + 4], hhi);
+    }
+}
+
+/* A tile's sums t ([8·⌈tw/8⌉][DC_KB], rows past tw unread but for the transposes)
+ * into the NCHW output: per group of 8 channels and 8 pixels one transpose, the
+ * residual and ReLU on whole vectors, a group of fewer pixels element by element;
+ * GELU over each channel's run. */
+static void dc_store_nchw(const dc_tile_args *a, const float *t, int tw)
+{
+    for (int j0 = 0; j0 < DC_KB; j0 += 8)
+        for (int i0 = 0; i0 < tw; i0 += 8) {
+            v8 r[8];
+            for (int i = 0; i < 8; i++) r[i] = *(const v8u *)(t + (size_t)(i0 + i) * DC_KB + (size_t)j0);
+            transpose8(r); /* r[j]: channel j0 + j's pixels i0.. */
+            const int n = tw - i0 < 8 ? tw - i0 : 8;
+            for (int j = 0; j < 8; j++) {
+                const size_t o = (size_t)(j0 + j) * a->pq + (size_t)i0;
+                float *dst = a->y + o;
+                const float *res = a->resid ? a->resid + o : NULL;
+                if (n == 8) {
+                    v8 v = r[j];
+                    if (res) v += *(const v8u *)res;
+                    if (a->act == FC_ACT_RELU) v = (v8)((v8i)v & ~(v < 0.0f)); /* as the scalar rule: NaN kept */
+                    *(v8u *)dst = v;
+                } else
+                    for (int i = 0; i < n; i++) {
+                        const float v = r[j][i] + (res ? res[i] : 0.0f);
+                        dst[i] = a->act == FC_ACT_RELU && v < 0.0f ? 0.0f : v;
+                    }
+            }
+        }
+    if (a->act == FC_ACT_GELU)
+        for (int j = 0; j < DC_KB; j++)
+            fc_cpu_gelu_span(a->y + (size_t)j * a->pq, a->y + (size_t)j * a->pq, (size_t)tw);
+}
 
 /* tw output pixels at stride st: tw and st constants at each call, so that the loops
  * over the pixels unroll and the accumulators stay in registers */
@@ -117,6 +188,16 @@ static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a,
                     }
                 }
         }
+    }
+    if (a->pq) { /* NCHW: through a buffer, transposed 8 by 8 into each channel's run of pixels */
+        float t[(DC_TW + 7) / 8 * 8][DC_KB] __attribute__((aligned(64)));
+#pragma GCC unroll 16
+        for (int i = 0; i < tw; i++) {
+            vstore(t[i], acc[i][0]);
+            vstore(t[i] + VW, acc[i][1]);
+        }
+        dc_store_nchw(a, &t[0][0], tw);
+        return;
     }
 #pragma GCC unroll 16
     for (int i = 0; i < tw; i++)
@@ -166,16 +247,33 @@ static const float *ring_row(const fc_conv_geom *g, const float *x, float *ring,
     float *buf = ring + (size_t)slot * padded_row(g);
     if (tag[slot] != key) {
         const size_t C = (size_t)g->c, W = (size_t)g->w, blk = (W + 2) * DC_CB;
-        const float *src = x + ((size_t)nn * g->h + (size_t)iy) * W * C;
-        for (size_t px = 0; px < W; px++, src += C)
-            for (size_t c0 = 0; c0 < C; c0 += DC_CB)
-                memcpy(buf + c0 / DC_CB * blk + (px + 1) * DC_CB, src + c0, DC_CB * sizeof(float));
+        if (g->nhwc) {
+            const float *src = x + ((size_t)nn * g->h + (size_t)iy) * W * C;
+            for (size_t px = 0; px < W; px++, src += C)
+                for (size_t c0 = 0; c0 < C; c0 += DC_CB)
+                    memcpy(buf + c0 / DC_CB * blk + (px + 1) * DC_CB, src + c0, DC_CB * sizeof(float));
+        } else { /* NCHW: a block's 8 channel rows, 8 pixels at a time, transposed */
+            const size_t HW = (size_t)g->h * W;
+            const float *src = x + (size_t)nn * C * HW + (size_t)iy * W;
+            for (size_t c0 = 0; c0 < C; c0 += DC_CB, src += DC_CB * HW) {
+                float *dst = buf + c0 / DC_CB * blk + DC_CB;
+                size_t px = 0;
+                for (; px + 8 <= W; px += 8) {
+                    v8 r[8];
+                    for (int j = 0; j < 8; j++) r[j] = *(const v8u *)(src + (size_t)j * HW + px);
+                    transpose8(r);
+                    for (int i = 0; i < 8; i++) *(v8u *)(dst + (px + (size_t)i) * DC_CB) = r[i];
+                }
+                for (; px < W; px++)
+                    for (size_t j = 0; j < DC_CB; j++) dst[px * DC_CB + j] = src[j * HW + px];
+            }
+        }
         tag[slot] = key;
     }
     return buf;
 }
 
-static void dc_nhwc(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws)
+static void dc_rows(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws)
 {
     const int nkb = g->k / DC_KB, st = g->stride;
     const size_t rows = (size_t)g->n * g->p, items = rows * (size_t)nkb, per = dc_workspace(g);
@@ -199,18 +297,22 @@ static void dc_nhwc(const fc_conv_geom *g, const float *x, const float *wp, floa
             const int nn = (int)(row / (size_t)g->p), oy = (int)(row % (size_t)g->p);
             const float *rp[3];
             for (int r = 0; r < 3; r++) rp[r] = ring_row(g, x, ring, tag, nn, oy * st - 1 + r);
-            const size_t out0 = row * (size_t)g->q * K + (size_t)kb * DC_KB;
+            /* the row's first output of the block, and a pixel's step */
+            const size_t pq = g->nhwc ? 0 : (size_t)g->p * (size_t)g->q, step = g->nhwc ? K : 1;
+            const size_t out0 = g->nhwc ? row * (size_t)g->q * K + (size_t)kb * DC_KB
+                                        : ((size_t)nn * K + (size_t)kb * DC_KB) * pq + (size_t)oy * (size_t)g->q;
             dc_tile_args a = {.w = wp + (size_t)kb * 9 * C * DC_KB,
                               .bias = ep->bias ? ep->bias + (size_t)kb * DC_KB : NULL,
                               .c = C,
                               .k = K,
                               .wp = (size_t)g->w + 2,
+                              .pq = pq,
                               .act = ep->act};
             for (int ox0 = 0; ox0 < g->q; ox0 += DC_TW) {
                 const int tw = g->q - ox0 < DC_TW ? g->q - ox0 : DC_TW;
                 for (int r = 0; r < 3; r++) a.rows[r] = rp[r] ? rp[r] + (size_t)ox0 * (size_t)st * DC_CB : NULL;
-                a.y = y + out0 + (size_t)ox0 * K;
-                a.resid = ep->resid ? ep->resid + out0 + (size_t)ox0 * K : NULL;
+                a.y = y + out0 + (size_t)ox0 * step;
+                a.resid = ep->resid ? ep->resid + out0 + (size_t)ox0 * step : NULL;
                 dc_tiles[st - 1][tw](&a);
             }
         }
@@ -219,6 +321,8 @@ static void dc_nhwc(const fc_conv_geom *g, const float *x, const float *wp, floa
 
 /* ------------------------------------------------------------------ NCHW, stride 1 or 2
  *
+ * For the NCHW convolutions the register tiles cannot take (input channels no multiple
+ * of 8, output channels no multiple of DC_KB).
  * Stride 1: a padded copy of each image ([c][h + 2][w + 2], zeros around) makes the
  * output a grid of h·(w + 2) positions f = oy·(w + 2) + ox whose tap (r, s) reads the
  * copy at f + r·(w + 2) + s: one contiguous vector load per tap for consecutive
@@ -428,17 +532,27 @@ static void dc_nchw(const fc_conv_geom *g, const float *x, const float *wp, floa
 
 /* ------------------------------------------------------------------ the entry points */
 
+/* Whether the register tiles over channel-blocked rows take the convolution (NHWC
+ * only so; NCHW too, its rows gathered by channel and its outputs stored per channel,
+ * where the padded-copy tiles are the fallback for other channel counts) */
+static bool dc_takes(const fc_conv_geom *g)
+{
+    return (g->stride == 1 || g->stride == 2) && g->k % DC_KB == 0 && g->c % DC_CB == 0;
+}
+
 bool fc_cpu_dconv_applies(const fc_conv_geom *g)
 {
     if (g->g != 1 || g->r != 3 || g->s != 3 || g->pad != 1 || g->c <= 0 || g->w <= 0 || g->h <= 0) return false;
-    if (!g->nhwc) return (g->stride == 1 || g->stride == 2) && g->k % DN_TK == 0; /* dn_narrow checks DN_TK1 */
-    return (g->stride == 1 || g->stride == 2) && g->k % DC_KB == 0 && g->c % DC_CB == 0;
+    if (dc_takes(g)) return true;
+    return !g->nhwc && (g->stride == 1 || g->stride == 2) && g->k % DN_TK == 0; /* dn_narrow checks DN_TK1 */
 }
 
 void fc_cpu_dconv_describe(const fc_conv_geom *g, char *buf, size_t n)
 {
     const char *isa = VW == 16 ? "AVX-512" : FC_VEC_ISA;
-    if (g->nhwc) snprintf(buf, n, "direct 3x3 (fusecal, %s, %dx%d register tiles)", isa, DC_TW, DC_KB);
+    if (dc_takes(g))
+        snprintf(buf, n, "direct 3x3 (fusecal, %s, %dx%d register tiles%s)", isa, DC_TW, DC_KB,
+                 g->nhwc ? "" : ", NCHW rows gathered into channel blocks");
     else
         snprintf(buf, n, "direct 3x3 (fusecal, %s, %zu positions x %d channels a tile, on a padded copy%s)", isa,
                  dn_tp(g), dn_tk(g), g->stride == 2 ? " split in four by row and column parity" : "");
@@ -446,16 +560,16 @@ void fc_cpu_dconv_describe(const fc_conv_geom *g, char *buf, size_t n)
 
 void fc_cpu_dconv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
 {
-    if (g->nhwc) dc_pack_weights(g, w, packed);
+    if (dc_takes(g)) dc_pack_weights(g, w, packed);
     else
         dn_pack_weights(g, w, packed);
 }
 
-size_t fc_cpu_dconv_workspace(const fc_conv_geom *g) { return g->nhwc ? dc_workspace(g) : dn_workspace(g); }
+size_t fc_cpu_dconv_workspace(const fc_conv_geom *g) { return dc_takes(g) ? dc_workspace(g) : dn_workspace(g); }
 
 void fc_cpu_dconv(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws)
 {
-    if (g->nhwc) dc_nhwc(g, x, wp, y, ep, ws);
+    if (dc_takes(g)) dc_rows(g, x, wp, y, ep, ws);
     else
         dc_nchw(g, x, wp, y, ep, ws);
 }

@@ -95,12 +95,13 @@ void fc_cpu_dwconv_pack_weights(const fc_conv_geom *g, const float *w_crs, float
 size_t fc_cpu_dwconv_workspace(const fc_conv_geom *g);
 void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
                    float *ws);
-/* The direct 3x3 conv (cpu_dconv.c) where it applies (no groups, 3x3, padding 1; NHWC
- * at stride 1 or 2, c a multiple of 8, k of two vectors; NCHW at stride 1 or 2, k
- * a multiple of its tile's channels): y = act(conv(x, W) + bias + resid), the epilogue
+/* The direct 3x3 conv (cpu_dconv.c) where it applies (no groups, 3x3, padding 1,
+ * stride 1 or 2; NHWC with c a multiple of 8 and k of two vectors; NCHW so, or with k
+ * a multiple of its padded-copy tile's channels): y = act(conv(x, W) + bias + resid), the epilogue
  * applied as the tile is stored. Weights as fc_cpu_dconv_pack_weights lays them; ws:
- * fc_cpu_dconv_workspace(g) floats per thread of the OpenMP team (NHWC: each thread's
- * padded input rows; NCHW: one padded image, the first thread's share holding it). */
+ * fc_cpu_dconv_workspace(g) floats per thread of the OpenMP team (the register tiles:
+ * each thread's padded input rows; NCHW's padded copy: one image, the first thread's
+ * share holding it). */
 bool fc_cpu_dconv_applies(const fc_conv_geom *g);
 void fc_cpu_dconv_describe(const fc_conv_geom *g, char *buf, size_t n);
 void fc_cpu_dconv_pack_weights(const fc_conv_geom *g, const float *w_kcrs, float *packed);
