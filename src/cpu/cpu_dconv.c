@@ -37,7 +37,9 @@
  * the AMD EPYC VM, one run each: 1×128×56×56 stride 2 1.12 against 1.12-1.17 ms,
  * 1×256×28×28 stride 2 1.18 against 1.27-1.34, 1×512×7×7 1.04-1.09 against 1.39; in
  * one run beside NHWC, 1.165 against 1.106 ms at 1×64×56×56 and 1.21 against 1.18 at
- * 1×256×28×28 stride 2 (ab-direct-conv-nchw-rows.txt has the two builds in turn).
+ * 1×256×28×28 stride 2. The two builds in turn (ab-direct-conv-nchw-rows.txt): 1.53 ->
+ * 1.21 ms at 1×256×28×28 stride 2, 1.46 -> 1.21 at 1×512×7×7, 10.4 -> 8.6 at
+ * 8×256×14×14, 1.25 -> 1.12 at 1×128×56×56 stride 2.
  *
  * Work: (output row, channel block) items in contiguous ranges over the threads,
  * channel-block-major where the weights outweigh an image's input (the late ResNet
