@@ -349,7 +349,8 @@ static void dc_rows(const fc_conv_geom *g, const float *x, const float *wp, floa
  * 3.14-3.23 -> 1.34-1.62 at 1×256×28×28 stride 2, 2.77-2.83 -> 1.39-1.59 at
  * 1×512×14×14 stride 2, 2.24 -> 1.39-1.47 at 1×512×7×7 (the narrow tile: 64 positions
  * for 49 kept, where the wide one computed 96); the stride-1 shapes on the wide tile
- * unchanged within the round. */
+ * unchanged within the round. (Those shapes' channels now take the register tiles
+ * above; the narrow tile still serves small grids whose channels they do not.) */
 
 /* The tiles: DN_TV input vectors of positions by DN_TK output channels (the wide
  * tile), or, on grids the wide tile covers poorly, one vector by DN_TK1 channels (the

@@ -96,9 +96,9 @@ size_t fc_cpu_dwconv_workspace(const fc_conv_geom *g);
 void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
                    float *ws);
 /* The direct 3x3 conv (cpu_dconv.c) where it applies (no groups, 3x3, padding 1,
- * stride 1 or 2; NHWC with c a multiple of 8 and k of two vectors; NCHW so, or with k
- * a multiple of its padded-copy tile's channels): y = act(conv(x, W) + bias + resid), the epilogue
- * applied as the tile is stored. Weights as fc_cpu_dconv_pack_weights lays them; ws:
+ * stride 1 or 2; NHWC with c a multiple of 8 and k of two vectors; NCHW the same, or
+ * any c with k a multiple of its padded-copy tile's channels): y = act(conv(x, W) +
+ * bias + resid), the epilogue applied as the tile is stored. Weights as fc_cpu_dconv_pack_weights lays them; ws:
  * fc_cpu_dconv_workspace(g) floats per thread of the OpenMP team (the register tiles:
  * each thread's padded input rows; NCHW's padded copy: one image, the first thread's
  * share holding it). */
