@@ -162,9 +162,11 @@ static void dc_store_nchw(const dc_tile_args *a, const float *t, int tw)
             fc_cpu_gelu_span(a->y + (size_t)j * a->pq, a->y + (size_t)j * a->pq, (size_t)tw);
 }
 
-/* tw output pixels at stride st: tw and st constants at each call, so that the loops
- * over the pixels unroll and the accumulators stay in registers */
-static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a, const int tw, const int st)
+/* tw output pixels at stride st into NHWC or NCHW outputs: tw, st and nchw constants
+ * at each call, so that the loops over the pixels unroll and the accumulators stay in
+ * registers */
+static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a, const int tw, const int st,
+                                                          const bool nchw)
 {
     vf acc[DC_TW][2];
     const vf b0 = a->bias ? vload(a->bias) : vsplat(0.0f), b1 = a->bias ? vload(a->bias + VW) : vsplat(0.0f);
@@ -191,7 +193,7 @@ static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a,
                 }
         }
     }
-    if (a->pq) { /* NCHW: through a buffer, transposed 8 by 8 into each channel's run of pixels */
+    if (nchw) { /* through a buffer, transposed 8 by 8 into each channel's run of pixels */
         float t[(DC_TW + 7) / 8 * 8][DC_KB] __attribute__((aligned(64)));
 #pragma GCC unroll 16
         for (int i = 0; i < tw; i++) {
@@ -214,10 +216,13 @@ static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a,
 }
 
 typedef void (*dc_tile_fn)(const dc_tile_args *a);
-#define DC_FN(tw, st) \
-    static void dc_tile_##tw##_##st(const dc_tile_args *a) { dc_tile(a, tw, st); }
+/* each width and stride twice: NHWC (dc_tile_) and NCHW (dc_tilen_) outputs, so that
+ * the NHWC tiles' registers are allocated as if NCHW did not exist */
+#define DC_FN(tw, st)                                                                     \
+    static void dc_tile_##tw##_##st(const dc_tile_args *a) { dc_tile(a, tw, st, false); } \
+    static void dc_tilen_##tw##_##st(const dc_tile_args *a) { dc_tile(a, tw, st, true); }
 #define DC_FNS6(st) DC_FN(1, st) DC_FN(2, st) DC_FN(3, st) DC_FN(4, st) DC_FN(5, st) DC_FN(6, st)
-#define DC_ROW6(st) dc_tile_1_##st, dc_tile_2_##st, dc_tile_3_##st, dc_tile_4_##st, dc_tile_5_##st, dc_tile_6_##st
+#define DC_ROW6(P, st) P##1_##st, P##2_##st, P##3_##st, P##4_##st, P##5_##st, P##6_##st
 DC_FNS6(1)
 DC_FNS6(2)
 #if DC_TW == 14
@@ -225,19 +230,39 @@ DC_FNS6(2)
     DC_FN(7, st) DC_FN(8, st) DC_FN(9, st) DC_FN(10, st) DC_FN(11, st) DC_FN(12, st) DC_FN(13, st) DC_FN(14, st)
 DC_FNS14(1)
 DC_FNS14(2)
-#define DC_ROW(st)                                                                                           \
-    {                                                                                                        \
-        NULL, DC_ROW6(st), dc_tile_7_##st, dc_tile_8_##st, dc_tile_9_##st, dc_tile_10_##st, dc_tile_11_##st, \
-            dc_tile_12_##st, dc_tile_13_##st, dc_tile_14_##st                                                \
+#define DC_ROW(P, st)                                                                                          \
+    {                                                                                                          \
+        NULL, DC_ROW6(P, st), P##7_##st, P##8_##st, P##9_##st, P##10_##st, P##11_##st, P##12_##st, P##13_##st, \
+            P##14_##st                                                                                         \
     }
 #else
-#define DC_ROW(st)        \
-    {                     \
-        NULL, DC_ROW6(st) \
+#define DC_ROW(P, st)        \
+    {                        \
+        NULL, DC_ROW6(P, st) \
     }
 #endif
-/* [stride − 1][pixels], 1 to DC_TW */
-static const dc_tile_fn dc_tiles[2][DC_TW + 1] = {DC_ROW(1), DC_ROW(2)};
+/* [NCHW][stride − 1][pixels], 1 to DC_TW */
+static const dc_tile_fn dc_tiles[2][2][DC_TW + 1] = {{DC_ROW(dc_tile_, 1), DC_ROW(dc_tile_, 2)},
+                                                     {DC_ROW(dc_tilen_, 1), DC_ROW(dc_tilen_, 2)}};
+
+/* An NCHW input row (src: channel 0's) into a ring row's blocks past their left
+ * padding pixel: a block's 8 channel rows, 8 pixels at a time, transposed */
+static void gather_nchw_row(const fc_conv_geom *g, const float *src, float *buf)
+{
+    const size_t C = (size_t)g->c, W = (size_t)g->w, HW = (size_t)g->h * W, blk = (W + 2) * DC_CB;
+    for (size_t c0 = 0; c0 < C; c0 += DC_CB, src += DC_CB * HW) {
+        float *dst = buf + c0 / DC_CB * blk + DC_CB;
+        size_t px = 0;
+        for (; px + 8 <= W; px += 8) {
+            v8 r[8];
+            for (int j = 0; j < 8; j++) r[j] = *(const v8u *)(src + (size_t)j * HW + px);
+            transpose8(r);
+            for (int i = 0; i < 8; i++) *(v8u *)(dst + (px + (size_t)i) * DC_CB) = r[i];
+        }
+        for (; px < W; px++)
+            for (size_t j = 0; j < DC_CB; j++) dst[px * DC_CB + j] = src[j * HW + px];
+    }
+}
 
 /* The padded copy of input row iy of image nn in the thread's ring (its slot iy mod
  * 3, copied unless the slot holds it already); NULL for a row outside the input. */
@@ -254,22 +279,8 @@ static const float *ring_row(const fc_conv_geom *g, const float *x, float *ring,
             for (size_t px = 0; px < W; px++, src += C)
                 for (size_t c0 = 0; c0 < C; c0 += DC_CB)
                     memcpy(buf + c0 / DC_CB * blk + (px + 1) * DC_CB, src + c0, DC_CB * sizeof(float));
-        } else { /* NCHW: a block's 8 channel rows, 8 pixels at a time, transposed */
-            const size_t HW = (size_t)g->h * W;
-            const float *src = x + (size_t)nn * C * HW + (size_t)iy * W;
-            for (size_t c0 = 0; c0 < C; c0 += DC_CB, src += DC_CB * HW) {
-                float *dst = buf + c0 / DC_CB * blk + DC_CB;
-                size_t px = 0;
-                for (; px + 8 <= W; px += 8) {
-                    v8 r[8];
-                    for (int j = 0; j < 8; j++) r[j] = *(const v8u *)(src + (size_t)j * HW + px);
-                    transpose8(r);
-                    for (int i = 0; i < 8; i++) *(v8u *)(dst + (px + (size_t)i) * DC_CB) = r[i];
-                }
-                for (; px < W; px++)
-                    for (size_t j = 0; j < DC_CB; j++) dst[px * DC_CB + j] = src[j * HW + px];
-            }
-        }
+        } else
+            gather_nchw_row(g, x + (size_t)nn * C * (size_t)g->h * W + (size_t)iy * W, buf);
         tag[slot] = key;
     }
     return buf;
@@ -281,6 +292,8 @@ static void dc_rows(const fc_conv_geom *g, const float *x, const float *wp, floa
     const size_t rows = (size_t)g->n * g->p, items = rows * (size_t)nkb, per = dc_workspace(g);
     const size_t C = (size_t)g->c, K = (size_t)g->k;
     const bool kb_major = (size_t)9 * K > (size_t)g->h * g->w; /* a channel block's weights outweigh an image */
+    /* NCHW's channel plane (0: NHWC) and a pixel's step in y */
+    const size_t pq = g->nhwc ? 0 : (size_t)g->p * (size_t)g->q, step = g->nhwc ? K : 1;
 #pragma omp parallel
     {
         const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
@@ -299,8 +312,7 @@ static void dc_rows(const fc_conv_geom *g, const float *x, const float *wp, floa
             const int nn = (int)(row / (size_t)g->p), oy = (int)(row % (size_t)g->p);
             const float *rp[3];
             for (int r = 0; r < 3; r++) rp[r] = ring_row(g, x, ring, tag, nn, oy * st - 1 + r);
-            /* the row's first output of the block, and a pixel's step */
-            const size_t pq = g->nhwc ? 0 : (size_t)g->p * (size_t)g->q, step = g->nhwc ? K : 1;
+            /* the row's first output of the block */
             const size_t out0 = g->nhwc ? row * (size_t)g->q * K + (size_t)kb * DC_KB
                                         : ((size_t)nn * K + (size_t)kb * DC_KB) * pq + (size_t)oy * (size_t)g->q;
             dc_tile_args a = {.w = wp + (size_t)kb * 9 * C * DC_KB,
@@ -315,7 +327,7 @@ static void dc_rows(const fc_conv_geom *g, const float *x, const float *wp, floa
                 for (int r = 0; r < 3; r++) a.rows[r] = rp[r] ? rp[r] + (size_t)ox0 * (size_t)st * DC_CB : NULL;
                 a.y = y + out0 + (size_t)ox0 * step;
                 a.resid = ep->resid ? ep->resid + out0 + (size_t)ox0 * step : NULL;
-                dc_tiles[st - 1][tw](&a);
+                dc_tiles[!g->nhwc][st - 1][tw](&a);
             }
         }
     }
