@@ -43,7 +43,8 @@
  *
  * Work: (output row, channel block) items in contiguous ranges over the threads,
  * channel-block-major where the weights outweigh an image's input (the late ResNet
- * stages: a block's weights stay in L2 across the rows), row-major otherwise.
+ * stages: a block's weights stay in L2 across the rows), on one copy of the whole
+ * image the threads make first (dc_image_copy); row-major otherwise, on the rings.
  *
  * Against the blocked im2col + cblas_sgemm it replaces for these convs: fusecal runs of
  * cpu.openblas conv_bn_relu, the two builds alternating, two rounds, on the AMD EPYC
@@ -83,10 +84,23 @@ static void dc_pack_weights(const fc_conv_geom *g, const float *w, float *packed
                         w[(((size_t)kb * DC_KB + (size_t)j) * C + c) * 9 + (size_t)t];
 }
 
+/* Whether the tiles read a copy of the whole image, made once per image by all the
+ * threads, and share its items channel-block-major: where a channel block's weights
+ * outweigh an image's input (the late ResNet stages), so that a block's weights stay in
+ * L2 across the rows, and the copy is at most 16 MiB. Otherwise each thread copies the
+ * rows it reads into a ring of three as its output rows move down (row-major). */
+static bool dc_image_copy(const fc_conv_geom *g)
+{
+    return (size_t)9 * (size_t)g->k > (size_t)g->h * (size_t)g->w &&
+           (size_t)g->h * padded_row(g) * sizeof(float) <= ((size_t)16 << 20);
+}
+
+/* per thread: the ring, or the image copy (the first thread's used; one on each is
+ * simpler than a count of threads that must match the run's) */
 static size_t dc_workspace(const fc_conv_geom *g)
 {
-    const size_t f = 3 * padded_row(g);
-    return (f + 15) / 16 * 16; /* each thread's ring on its own 64-byte line */
+    const size_t f = (dc_image_copy(g) ? (size_t)g->h : 3) * padded_row(g);
+    return (f + 15) / 16 * 16; /* each thread's on its own 64-byte line */
 }
 
 typedef struct dc_tile_args {
@@ -264,6 +278,29 @@ static void gather_nchw_row(const fc_conv_geom *g, const float *src, float *buf)
     }
 }
 
+/* Input row iy of image nn into a padded row's blocks past their left padding pixel */
+static void copy_row(const fc_conv_geom *g, const float *x, int nn, int iy, float *buf)
+{
+    const size_t C = (size_t)g->c, W = (size_t)g->w, blk = (W + 2) * DC_CB;
+    if (g->nhwc) {
+        const float *src = x + ((size_t)nn * g->h + (size_t)iy) * W * C;
+        for (size_t px = 0; px < W; px++, src += C)
+            for (size_t c0 = 0; c0 < C; c0 += DC_CB)
+                memcpy(buf + c0 / DC_CB * blk + (px + 1) * DC_CB, src + c0, DC_CB * sizeof(float));
+    } else
+        gather_nchw_row(g, x + (size_t)nn * C * (size_t)g->h * W + (size_t)iy * W, buf);
+}
+
+/* the padding pixels at both ends of each channel block of nrows padded rows */
+static void zero_row_ends(const fc_conv_geom *g, float *buf, size_t nrows)
+{
+    const size_t blk = (size_t)(g->w + 2) * DC_CB;
+    for (size_t i = 0; i < nrows * (size_t)g->c / DC_CB; i++, buf += blk) {
+        memset(buf, 0, DC_CB * sizeof(float));
+        memset(buf + blk - DC_CB, 0, DC_CB * sizeof(float));
+    }
+}
+
 /* The padded copy of input row iy of image nn in the thread's ring (its slot iy mod
  * 3, copied unless the slot holds it already); NULL for a row outside the input. */
 static const float *ring_row(const fc_conv_geom *g, const float *x, float *ring, long tag[3], int nn, int iy)
@@ -273,64 +310,97 @@ static const float *ring_row(const fc_conv_geom *g, const float *x, float *ring,
     const int slot = iy % 3;
     float *buf = ring + (size_t)slot * padded_row(g);
     if (tag[slot] != key) {
-        const size_t C = (size_t)g->c, W = (size_t)g->w, blk = (W + 2) * DC_CB;
-        if (g->nhwc) {
-            const float *src = x + ((size_t)nn * g->h + (size_t)iy) * W * C;
-            for (size_t px = 0; px < W; px++, src += C)
-                for (size_t c0 = 0; c0 < C; c0 += DC_CB)
-                    memcpy(buf + c0 / DC_CB * blk + (px + 1) * DC_CB, src + c0, DC_CB * sizeof(float));
-        } else
-            gather_nchw_row(g, x + (size_t)nn * C * (size_t)g->h * W + (size_t)iy * W, buf);
+        copy_row(g, x, nn, iy, buf);
         tag[slot] = key;
     }
     return buf;
 }
 
-static void dc_rows(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws)
+/* One output row oy of image nn by channel block kb: its tiles along the row, rp the
+ * padded input rows of its three taps (NULL: outside the input) */
+static void dc_item(const fc_conv_geom *g, const float *wp, float *y, const fc_epilogue *ep, const float *rp[3], int nn,
+                    int oy, int kb)
 {
-    const int nkb = g->k / DC_KB, st = g->stride;
-    const size_t rows = (size_t)g->n * g->p, items = rows * (size_t)nkb, per = dc_workspace(g);
+    const int st = g->stride;
     const size_t C = (size_t)g->c, K = (size_t)g->k;
-    const bool kb_major = (size_t)9 * K > (size_t)g->h * g->w; /* a channel block's weights outweigh an image */
-    /* NCHW's channel plane (0: NHWC) and a pixel's step in y */
+    /* NCHW's channel plane (0: NHWC), a pixel's step in y and the row's first output of the block */
     const size_t pq = g->nhwc ? 0 : (size_t)g->p * (size_t)g->q, step = g->nhwc ? K : 1;
+    const size_t out0 = g->nhwc ? ((size_t)nn * (size_t)g->p + (size_t)oy) * (size_t)g->q * K + (size_t)kb * DC_KB
+                                : ((size_t)nn * K + (size_t)kb * DC_KB) * pq + (size_t)oy * (size_t)g->q;
+    dc_tile_args a = {.w = wp + (size_t)kb * 9 * C * DC_KB,
+                      .bias = ep->bias ? ep->bias + (size_t)kb * DC_KB : NULL,
+                      .c = C,
+                      .k = K,
+                      .wp = (size_t)g->w + 2,
+                      .pq = pq,
+                      .act = ep->act};
+    for (int ox0 = 0; ox0 < g->q; ox0 += DC_TW) {
+        const int tw = g->q - ox0 < DC_TW ? g->q - ox0 : DC_TW;
+        for (int r = 0; r < 3; r++) a.rows[r] = rp[r] ? rp[r] + (size_t)ox0 * (size_t)st * DC_CB : NULL;
+        a.y = y + out0 + (size_t)ox0 * step;
+        a.resid = ep->resid ? ep->resid + out0 + (size_t)ox0 * step : NULL;
+        dc_tiles[!g->nhwc][st - 1][tw](&a);
+    }
+}
+
+/* Row-major (output row, channel block) items in contiguous ranges over the threads,
+ * each thread's input rows in its ring */
+static void dc_rows_ring(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
+                         float *ws)
+{
+    const int nkb = g->k / DC_KB;
+    const size_t items = (size_t)g->n * (size_t)g->p * (size_t)nkb, per = dc_workspace(g);
 #pragma omp parallel
     {
         const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
         float *ring = ws + t * per;
-        for (int slot = 0; slot < 3; slot++) { /* the padding pixels at both ends */
-            float *buf = ring + (size_t)slot * padded_row(g);
-            for (size_t c0 = 0; c0 < C; c0 += DC_CB, buf += (size_t)(g->w + 2) * DC_CB) {
-                memset(buf, 0, DC_CB * sizeof(float));
-                memset(buf + (size_t)(g->w + 1) * DC_CB, 0, DC_CB * sizeof(float));
-            }
-        }
+        zero_row_ends(g, ring, 3);
         long tag[3] = {-1, -1, -1};
         for (size_t it = items * t / nt; it < items * (t + 1) / nt; it++) {
-            const size_t row = kb_major ? it % rows : it / (size_t)nkb;
-            const int kb = (int)(kb_major ? it / rows : it % (size_t)nkb);
+            const size_t row = it / (size_t)nkb;
             const int nn = (int)(row / (size_t)g->p), oy = (int)(row % (size_t)g->p);
             const float *rp[3];
-            for (int r = 0; r < 3; r++) rp[r] = ring_row(g, x, ring, tag, nn, oy * st - 1 + r);
-            /* the row's first output of the block */
-            const size_t out0 = g->nhwc ? row * (size_t)g->q * K + (size_t)kb * DC_KB
-                                        : ((size_t)nn * K + (size_t)kb * DC_KB) * pq + (size_t)oy * (size_t)g->q;
-            dc_tile_args a = {.w = wp + (size_t)kb * 9 * C * DC_KB,
-                              .bias = ep->bias ? ep->bias + (size_t)kb * DC_KB : NULL,
-                              .c = C,
-                              .k = K,
-                              .wp = (size_t)g->w + 2,
-                              .pq = pq,
-                              .act = ep->act};
-            for (int ox0 = 0; ox0 < g->q; ox0 += DC_TW) {
-                const int tw = g->q - ox0 < DC_TW ? g->q - ox0 : DC_TW;
-                for (int r = 0; r < 3; r++) a.rows[r] = rp[r] ? rp[r] + (size_t)ox0 * (size_t)st * DC_CB : NULL;
-                a.y = y + out0 + (size_t)ox0 * step;
-                a.resid = ep->resid ? ep->resid + out0 + (size_t)ox0 * step : NULL;
-                dc_tiles[!g->nhwc][st - 1][tw](&a);
-            }
+            for (int r = 0; r < 3; r++) rp[r] = ring_row(g, x, ring, tag, nn, oy * g->stride - 1 + r);
+            dc_item(g, wp, y, ep, rp, nn, oy, (int)(it % (size_t)nkb));
         }
     }
+}
+
+/* Per image: the threads copy its rows, then share its (channel block, output row)
+ * items channel-block-major in contiguous ranges, each block's weights read from L2
+ * row after row. Against each thread re-copying its rows into the ring for every
+ * channel block (the copy repeated k/DC_KB times): see the A/B in the file header. */
+static void dc_rows_image(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
+                          float *ws)
+{
+    const int nkb = g->k / DC_KB, h = g->h;
+    const size_t items = (size_t)g->p * (size_t)nkb, row = padded_row(g);
+    zero_row_ends(g, ws, (size_t)h);
+#pragma omp parallel
+    {
+        const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        for (int nn = 0; nn < g->n; nn++) {
+            for (int iy = h * t / nt; iy < h * (t + 1) / nt; iy++) copy_row(g, x, nn, iy, ws + (size_t)iy * row);
+#pragma omp barrier
+            for (size_t it = items * (size_t)t / (size_t)nt; it < items * (size_t)(t + 1) / (size_t)nt; it++) {
+                const int kb = (int)(it / (size_t)g->p), oy = (int)(it % (size_t)g->p);
+                const float *rp[3];
+                for (int r = 0; r < 3; r++) {
+                    const int iy = oy * g->stride - 1 + r;
+                    rp[r] = iy < 0 || iy >= h ? NULL : ws + (size_t)iy * row;
+                }
+                dc_item(g, wp, y, ep, rp, nn, oy, kb);
+            }
+#pragma omp barrier /* the copy is read to its end before the next image's */
+        }
+    }
+}
+
+static void dc_rows(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws)
+{
+    if (dc_image_copy(g)) dc_rows_image(g, x, wp, y, ep, ws);
+    else
+        dc_rows_ring(g, x, wp, y, ep, ws);
 }
 
 /* ------------------------------------------------------------------ NCHW, stride 1 or 2
