@@ -63,6 +63,15 @@ static const char *const shapes[] = {
     "n=2,c=8,h=11,w=30,k=32,r=3,s=3,stride=2,pad=1,layout=nchw",
     "n=1,c=16,h=1,w=1,k=32,r=3,s=3,pad=1,layout=nchw",
     "n=3,c=16,h=2,w=3,k=96,r=3,s=3,stride=2,pad=1,layout=nchw",
+    /* ... two output rows a tile where a row has at most half a tile's pixels (7 with
+     * AVX-512, 3 with AVX2), on the whole image's copy: an odd number of rows (the
+     * last one alone), two images, stride 2, one pair with both rows' outer taps
+     * outside the input */
+    "n=2,c=16,h=7,w=7,k=64,r=3,s=3,pad=1,layout=nhwc",
+    "n=1,c=8,h=13,w=14,k=32,r=3,s=3,stride=2,pad=1,layout=nchw",
+    "n=2,c=8,h=4,w=3,k=32,r=3,s=3,pad=1,layout=nchw",
+    "n=1,c=16,h=6,w=5,k=32,r=3,s=3,stride=2,pad=1,layout=nhwc",
+    "n=1,c=8,h=2,w=2,k=32,r=3,s=3,pad=1,layout=nhwc",
     /* cpu.openblas's direct 3x3 NCHW conv on a padded copy (channels no multiple of 8,
      * or output channels of no whole register tile): a grid of positions no whole
      * number of tiles, rows of 1 and 7 (mostly dropped columns), channels past one tile */
