@@ -63,10 +63,9 @@ static const char *const shapes[] = {
     "n=2,c=8,h=11,w=30,k=32,r=3,s=3,stride=2,pad=1,layout=nchw",
     "n=1,c=16,h=1,w=1,k=32,r=3,s=3,pad=1,layout=nchw",
     "n=3,c=16,h=2,w=3,k=96,r=3,s=3,stride=2,pad=1,layout=nchw",
-    /* ... two output rows a tile where a row has at most half a tile's pixels (7 with
-     * AVX-512, 3 with AVX2), on the whole image's copy: an odd number of rows (the
-     * last one alone), two images, stride 2, one pair with both rows' outer taps
-     * outside the input */
+    /* ... on the whole image's copy (channel-block-major): rows of 7 and 3 pixels, an
+     * odd number of rows, two images (the copy made again), stride 2, a 2x2 image
+     * whose taps above and below lie outside the input */
     "n=2,c=16,h=7,w=7,k=64,r=3,s=3,pad=1,layout=nhwc",
     "n=1,c=8,h=13,w=14,k=32,r=3,s=3,stride=2,pad=1,layout=nchw",
     "n=2,c=8,h=4,w=3,k=32,r=3,s=3,pad=1,layout=nchw",

@@ -99,20 +99,19 @@ static bool dc_image_copy(const fc_conv_geom *g)
  * simpler than a count of threads that must match the run's) */
 static size_t dc_workspace(const fc_conv_geom *g)
 {
-    const size_t f = (dc_image_copy(g) ? (size_t)g->h + 1 : 3) * padded_row(g); /* the image and a zero row */
+    const size_t f = (dc_image_copy(g) ? (size_t)g->h : 3) * padded_row(g);
     return (f + 15) / 16 * 16; /* each thread's on its own 64-byte line */
 }
 
 typedef struct dc_tile_args {
-    const float *rows[3];  /* padded input rows from the tile's first tap (NULL: outside the input) */
-    const float *rows2[3]; /* a tile of two output rows: the second row's (dc_pair_; no NULL in either) */
-    const float *w;        /* the channel block's packed weights */
-    const float *bias;     /* the block's, or NULL */
-    const float *resid;    /* at the tile's first output, or NULL */
-    float *y;              /* the tile's first output */
-    size_t c, k;           /* input channels; output channels (a pixel's stride in y, NHWC) */
-    size_t wp;             /* pixels in a ring row: w + 2 */
-    size_t pq;             /* NCHW output: a channel's plane (p·q, the stride between channels); 0: NHWC */
+    const float *rows[3]; /* padded input rows from the tile's first tap (NULL: outside the input) */
+    const float *w;       /* the channel block's packed weights */
+    const float *bias;    /* the block's, or NULL */
+    const float *resid;   /* at the tile's first output, or NULL */
+    float *y;             /* the tile's first output */
+    size_t c, k;          /* input channels; output channels (a pixel's stride in y, NHWC) */
+    size_t wp;            /* pixels in a ring row: w + 2 */
+    size_t pq;            /* NCHW output: a channel's plane (p·q, the stride between channels); 0: NHWC */
     fc_act act;
 } dc_tile_args;
 
@@ -177,36 +176,11 @@ static void dc_store_nchw(const dc_tile_args *a, const float *t, int tw)
             fc_cpu_gelu_span(a->y + (size_t)j * a->pq, a->y + (size_t)j * a->pq, (size_t)tw);
 }
 
-/* One tap row's 3 taps over all input channels into the tile's sums: pixels i < q2
- * (all tw when q2 is 0) read x0's row, the rest x1's; every argument but the pointers
- * a constant at each call, so that the accumulators stay in registers. */
-static inline __attribute__((always_inline)) void dc_taps(vf acc[][2], const float *x0, const float *x1, const float *w,
-                                                          size_t C, size_t blk, const int tw, const int st,
-                                                          const int q2)
-{
-    for (int s = 0; s < 3; s++) {
-        const float *y0 = x0 + (size_t)s * DC_CB, *y1 = x1 + (size_t)s * DC_CB;
-        for (size_t c0 = 0; c0 < C; c0 += DC_CB, y0 += blk, y1 += blk)
-#pragma GCC unroll 8
-            for (int c = 0; c < DC_CB; c++, w += DC_KB) {
-                const vf w0 = vload(w), w1 = vload(w + VW);
-#pragma GCC unroll 16
-                for (int i = 0; i < tw; i++) { /* offsets known at compile time: one pointer per row */
-                    const vf xb = q2 && i >= q2 ? vsplat(y1[(i - q2) * st * DC_CB + c])
-                                                : vsplat(y0[i * st * DC_CB + c]);
-                    acc[i][0] += xb * w0;
-                    acc[i][1] += xb * w1;
-                }
-            }
-    }
-}
-
-/* tw output pixels at stride st into NHWC or NCHW outputs, from one output row, or
- * from two of q2 pixels each (tw = 2·q2, a row's pixels and the next row's: adjacent
- * in either layout): tw, st, q2 and nchw constants at each call, so that the loops
- * over the pixels unroll and the accumulators stay in registers */
+/* tw output pixels at stride st into NHWC or NCHW outputs: tw, st and nchw constants
+ * at each call, so that the loops over the pixels unroll and the accumulators stay in
+ * registers */
 static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a, const int tw, const int st,
-                                                          const bool nchw, const int q2)
+                                                          const bool nchw)
 {
     vf acc[DC_TW][2];
     const vf b0 = a->bias ? vload(a->bias) : vsplat(0.0f), b1 = a->bias ? vload(a->bias + VW) : vsplat(0.0f);
@@ -217,11 +191,21 @@ static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a,
     }
     const size_t C = a->c, blk = a->wp * DC_CB; /* a channel block of a ring row */
     for (int r = 0; r < 3; r++) {
-        /* one row: a tap outside the input skipped; two rows: read as a zero row (one
-         * loop nest: three, for the halves inside and outside, spilled accumulators) */
         if (!a->rows[r]) continue;
-        const float *w = a->w + (size_t)r * 3 * C * DC_KB;
-        dc_taps(acc, a->rows[r], q2 ? a->rows2[r] : a->rows[r], w, C, blk, tw, st, q2);
+        for (int s = 0; s < 3; s++) {
+            const float *x = a->rows[r] + (size_t)s * DC_CB, *w = a->w + (size_t)(r * 3 + s) * C * DC_KB;
+            for (size_t c0 = 0; c0 < C; c0 += DC_CB, x += blk)
+#pragma GCC unroll 8
+                for (int c = 0; c < DC_CB; c++, w += DC_KB) {
+                    const vf w0 = vload(w), w1 = vload(w + VW);
+#pragma GCC unroll 16
+                    for (int i = 0; i < tw; i++) { /* offsets known at compile time: one pointer */
+                        const vf xb = vsplat(x[i * st * DC_CB + c]);
+                        acc[i][0] += xb * w0;
+                        acc[i][1] += xb * w1;
+                    }
+                }
+        }
     }
     if (nchw) { /* through a buffer, transposed 8 by 8 into each channel's run of pixels */
         float t[(DC_TW + 7) / 8 * 8][DC_KB] __attribute__((aligned(64)));
@@ -248,9 +232,9 @@ static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a,
 typedef void (*dc_tile_fn)(const dc_tile_args *a);
 /* each width and stride twice: NHWC (dc_tile_) and NCHW (dc_tilen_) outputs, so that
  * the NHWC tiles' registers are allocated as if NCHW did not exist */
-#define DC_FN(tw, st)                                                                        \
-    static void dc_tile_##tw##_##st(const dc_tile_args *a) { dc_tile(a, tw, st, false, 0); } \
-    static void dc_tilen_##tw##_##st(const dc_tile_args *a) { dc_tile(a, tw, st, true, 0); }
+#define DC_FN(tw, st)                                                                     \
+    static void dc_tile_##tw##_##st(const dc_tile_args *a) { dc_tile(a, tw, st, false); } \
+    static void dc_tilen_##tw##_##st(const dc_tile_args *a) { dc_tile(a, tw, st, true); }
 #define DC_FNS6(st) DC_FN(1, st) DC_FN(2, st) DC_FN(3, st) DC_FN(4, st) DC_FN(5, st) DC_FN(6, st)
 #define DC_ROW6(P, st) P##1_##st, P##2_##st, P##3_##st, P##4_##st, P##5_##st, P##6_##st
 DC_FNS6(1)
@@ -274,31 +258,6 @@ DC_FNS14(2)
 /* [NCHW][stride − 1][pixels], 1 to DC_TW */
 static const dc_tile_fn dc_tiles[2][2][DC_TW + 1] = {{DC_ROW(dc_tile_, 1), DC_ROW(dc_tile_, 2)},
                                                      {DC_ROW(dc_tilen_, 1), DC_ROW(dc_tilen_, 2)}};
-
-/* two output rows of q pixels a tile, q to DC_TW/2 */
-#define DC_PFN(q, st)                                                                            \
-    static void dc_pair_##q##_##st(const dc_tile_args *a) { dc_tile(a, 2 * (q), st, false, q); } \
-    static void dc_pairn_##q##_##st(const dc_tile_args *a) { dc_tile(a, 2 * (q), st, true, q); }
-#define DC_PFNS3(st) DC_PFN(1, st) DC_PFN(2, st) DC_PFN(3, st)
-DC_PFNS3(1)
-DC_PFNS3(2)
-#if DC_TW == 14
-#define DC_PFNS7(st) DC_PFN(4, st) DC_PFN(5, st) DC_PFN(6, st) DC_PFN(7, st)
-DC_PFNS7(1)
-DC_PFNS7(2)
-#define DC_PROW(P, st)                                                                    \
-    {                                                                                     \
-        NULL, P##1_##st, P##2_##st, P##3_##st, P##4_##st, P##5_##st, P##6_##st, P##7_##st \
-    }
-#else
-#define DC_PROW(P, st)                        \
-    {                                         \
-        NULL, P##1_##st, P##2_##st, P##3_##st \
-    }
-#endif
-/* [NCHW][stride − 1][pixels of a row], 1 to DC_TW/2 */
-static const dc_tile_fn dc_pairs[2][2][DC_TW / 2 + 1] = {{DC_PROW(dc_pair_, 1), DC_PROW(dc_pair_, 2)},
-                                                         {DC_PROW(dc_pairn_, 1), DC_PROW(dc_pairn_, 2)}};
 
 /* An NCHW input row (src: channel 0's) into a ring row's blocks past their left
  * padding pixel: a block's 8 channel rows, 8 pixels at a time, transposed */
@@ -359,8 +318,8 @@ static const float *ring_row(const fc_conv_geom *g, const float *x, float *ring,
 
 /* One output row oy of image nn by channel block kb: its tiles along the row, rp the
  * padded input rows of its three taps (NULL: outside the input) */
-static void dc_item(const fc_conv_geom *g, const float *wp, float *y, const fc_epilogue *ep, const float *rp[3],
-                    const float *rp2[3], int nn, int oy, int kb)
+static void dc_item(const fc_conv_geom *g, const float *wp, float *y, const fc_epilogue *ep, const float *rp[3], int nn,
+                    int oy, int kb)
 {
     const int st = g->stride;
     const size_t C = (size_t)g->c, K = (size_t)g->k;
@@ -375,16 +334,6 @@ static void dc_item(const fc_conv_geom *g, const float *wp, float *y, const fc_e
                       .wp = (size_t)g->w + 2,
                       .pq = pq,
                       .act = ep->act};
-    if (rp2) { /* rows oy and oy + 1 in one tile (2·q ≤ DC_TW) */
-        for (int r = 0; r < 3; r++) {
-            a.rows[r] = rp[r];
-            a.rows2[r] = rp2[r];
-        }
-        a.y = y + out0;
-        a.resid = ep->resid ? ep->resid + out0 : NULL;
-        dc_pairs[!g->nhwc][st - 1][g->q](&a);
-        return;
-    }
     for (int ox0 = 0; ox0 < g->q; ox0 += DC_TW) {
         const int tw = g->q - ox0 < DC_TW ? g->q - ox0 : DC_TW;
         for (int r = 0; r < 3; r++) a.rows[r] = rp[r] ? rp[r] + (size_t)ox0 * (size_t)st * DC_CB : NULL;
@@ -412,7 +361,7 @@ static void dc_rows_ring(const fc_conv_geom *g, const float *x, const float *wp,
             const int nn = (int)(row / (size_t)g->p), oy = (int)(row % (size_t)g->p);
             const float *rp[3];
             for (int r = 0; r < 3; r++) rp[r] = ring_row(g, x, ring, tag, nn, oy * g->stride - 1 + r);
-            dc_item(g, wp, y, ep, rp, NULL, nn, oy, (int)(it % (size_t)nkb));
+            dc_item(g, wp, y, ep, rp, nn, oy, (int)(it % (size_t)nkb));
         }
     }
 }
@@ -420,17 +369,20 @@ static void dc_rows_ring(const fc_conv_geom *g, const float *x, const float *wp,
 /* Per image: the threads copy its rows, then share its (channel block, output row)
  * items channel-block-major in contiguous ranges, each block's weights read from L2
  * row after row. Against each thread re-copying its rows into the ring for every
- * channel block (the copy repeated k/DC_KB times): see the A/B in the file header. */
+ * channel block (the copy repeated k/DC_KB times), the two builds alternating, two
+ * rounds, on the AMD EPYC VM (results/cpu-amd-epyc-f25m17-2c/ab-direct-conv-image-copy.txt),
+ * fused medians: NCHW 1.18 -> 1.06 ms at 1×256×28×28 stride 2, 1.31 -> 1.12 at
+ * 1×512×14×14 stride 2, 1.09 -> 0.99 at 1×512×7×7, 8.45 -> 8.06 at 8×256×14×14; NHWC
+ * 1.10 -> 1.04, 1.19 -> 1.09, 1.03 -> 0.99, 8.07 -> 7.81; the row-major 1×64×56×56
+ * within 1 %. Two output rows of 7 pixels a tile (28 accumulators, where one row of 7
+ * keeps 14) ran 0.96-1.06x the single rows' time in one binary switched at run time
+ * (ab-direct-conv-row-pairs.txt): not kept. */
 static void dc_rows_image(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
                           float *ws)
 {
     const int nkb = g->k / DC_KB, h = g->h;
-    const bool pair = 2 * g->q <= DC_TW; /* two output rows a tile */
-    const size_t groups = pair ? ((size_t)g->p + 1) / 2 : (size_t)g->p, items = groups * (size_t)nkb;
-    const size_t row = padded_row(g);
+    const size_t items = (size_t)g->p * (size_t)nkb, row = padded_row(g);
     zero_row_ends(g, ws, (size_t)h);
-    float *zero = ws + (size_t)h * row; /* the two-row tiles' rows outside the input */
-    memset(zero, 0, row * sizeof(float));
 #pragma omp parallel
     {
         const int nt = omp_get_num_threads(), t = omp_get_thread_num();
@@ -438,15 +390,13 @@ static void dc_rows_image(const fc_conv_geom *g, const float *x, const float *wp
             for (int iy = h * t / nt; iy < h * (t + 1) / nt; iy++) copy_row(g, x, nn, iy, ws + (size_t)iy * row);
 #pragma omp barrier
             for (size_t it = items * (size_t)t / (size_t)nt; it < items * (size_t)(t + 1) / (size_t)nt; it++) {
-                const int kb = (int)(it / groups), oy = (int)(it % groups) * (pair ? 2 : 1);
-                const bool two = pair && oy + 1 < g->p;
-                const float *rp[2][3];
-                for (int j = 0; j < 2; j++)
-                    for (int r = 0; r < 3; r++) {
-                        const int iy = (oy + j) * g->stride - 1 + r;
-                        rp[j][r] = iy >= 0 && iy < h ? ws + (size_t)iy * row : two ? zero : NULL;
-                    }
-                dc_item(g, wp, y, ep, rp[0], two ? rp[1] : NULL, nn, oy, kb);
+                const int kb = (int)(it / (size_t)g->p), oy = (int)(it % (size_t)g->p);
+                const float *rp[3];
+                for (int r = 0; r < 3; r++) {
+                    const int iy = oy * g->stride - 1 + r;
+                    rp[r] = iy < 0 || iy >= h ? NULL : ws + (size_t)iy * row;
+                }
+                dc_item(g, wp, y, ep, rp, nn, oy, kb);
             }
 #pragma omp barrier /* the copy is read to its end before the next image's */
         }
