@@ -21,7 +21,8 @@
  * Input rows: a copy of each input row the tiles read, with one zero pixel at each
  * end (the padding), made once per thread as its output rows move down: a ring of
  * three slots, each tagged with the row it holds, so that a row serves the three
- * output rows that read it (stride 1) and edge pixels need no branch. Rows above and
+ * output rows that read it (stride 1) and edge pixels need no branch (channel-block-
+ * major work copies the whole image instead, once, below: dc_rows_image). Rows above and
  * below the input are skipped, not read as zeros. The copy is blocked by DC_CB input
  * channels ([c/8][w + 2][8]), so that within a block a tile's broadcasts lie at
  * offsets known at compile time from one pointer: with NHWC's pixel stride of c
