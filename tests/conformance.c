@@ -71,6 +71,12 @@ static const char *const shapes[] = {
     "n=2,c=8,h=4,w=3,k=32,r=3,s=3,pad=1,layout=nchw",
     "n=1,c=16,h=6,w=5,k=32,r=3,s=3,stride=2,pad=1,layout=nhwc",
     "n=1,c=8,h=2,w=2,k=32,r=3,s=3,pad=1,layout=nhwc",
+    /* ... its 7 x 64 tiles (AVX-512, rows of at most 7 pixels, output channels of two
+     * blocks): NCHW at stride 2 with two tile pairs of blocks, two NCHW images of 5, a
+     * row of 3 at stride 2 */
+    "n=1,c=8,h=13,w=14,k=128,r=3,s=3,stride=2,pad=1,layout=nchw",
+    "n=2,c=8,h=5,w=5,k=64,r=3,s=3,pad=1,layout=nchw",
+    "n=1,c=16,h=6,w=5,k=64,r=3,s=3,stride=2,pad=1,layout=nhwc",
     /* cpu.openblas's direct 3x3 NCHW conv on a padded copy (channels no multiple of 8,
      * or output channels of no whole register tile): a grid of positions no whole
      * number of tiles, rows of 1 and 7 (mostly dropped columns), channels past one tile */

@@ -12,7 +12,9 @@
  *
  * Register tile: DC_TW output pixels of one row × DC_KB output channels (two vectors):
  * AVX-512 14 × 32 (28 accumulators, two weight vectors and a broadcast: 31 of 32
- * registers), AVX2 and narrower 6 × 2 vectors (12 + 2 + 1 of 16). Each input channel
+ * registers), AVX2 and narrower 6 × 2 vectors (12 + 2 + 1 of 16); on AVX-512, rows of
+ * at most 7 pixels on the image copy 7 × 64 (dc_tile64: 28 accumulators and four
+ * weight vectors, each input broadcast inside its multiply-add). Each input channel
  * of each tap loads the two weight vectors and broadcasts one input value per pixel:
  * 2·DC_TW multiply-adds for DC_TW + 2 loads. The bias starts the accumulators; the
  * residual, the activation and the one store end them (the fused form's epilogue
@@ -260,6 +262,99 @@ DC_FNS14(2)
 static const dc_tile_fn dc_tiles[2][2][DC_TW + 1] = {{DC_ROW(dc_tile_, 1), DC_ROW(dc_tile_, 2)},
                                                      {DC_ROW(dc_tilen_, 1), DC_ROW(dc_tilen_, 2)}};
 
+#if VW == 16
+/* 7 × 64 tiles (two channel blocks) for rows of at most 7 pixels: 28 accumulators and
+ * four weight vectors fill the 32 registers, so each input is broadcast from memory
+ * inside its multiply-add (GCC's vector extensions keep a broadcast register and spill) */
+#define DC_FMA_BC(acc, w, p) \
+    __asm__("vfmadd231ps %[x]%{1to16%}, %[wv], %[a]" : [a] "+v"(acc) : [wv] "v"(w), [x] "m"(*(p)))
+static inline __attribute__((always_inline)) void dc_tile64(const dc_tile_args *a, const int tw, const int st,
+                                                            const bool nchw)
+{
+    vf acc[7][4];
+    const size_t C = a->c, blk = a->wp * DC_CB, next = 9 * C * DC_KB; /* the second block's weights */
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        const vf b = a->bias ? vload(a->bias + j * VW) : vsplat(0.0f);
+#pragma GCC unroll 7
+        for (int i = 0; i < tw; i++) acc[i][j] = b;
+    }
+    for (int r = 0; r < 3; r++) {
+        if (!a->rows[r]) continue;
+        for (int s = 0; s < 3; s++) {
+            const float *x = a->rows[r] + (size_t)s * DC_CB, *w = a->w + (size_t)(r * 3 + s) * C * DC_KB;
+            for (size_t c0 = 0; c0 < C; c0 += DC_CB, x += blk)
+#pragma GCC unroll 8
+                for (int c = 0; c < DC_CB; c++, w += DC_KB) {
+                    const vf w0 = vload(w), w1 = vload(w + VW), w2 = vload(w + next), w3 = vload(w + next + VW);
+#pragma GCC unroll 7
+                    for (int i = 0; i < tw; i++) {
+                        const float *p = x + i * st * DC_CB + c;
+                        DC_FMA_BC(acc[i][0], w0, p);
+                        DC_FMA_BC(acc[i][1], w1, p);
+                        DC_FMA_BC(acc[i][2], w2, p);
+                        DC_FMA_BC(acc[i][3], w3, p);
+                    }
+                }
+        }
+    }
+    if (nchw) { /* each block's sums as dc_tile stores them */
+        float t[2][8][DC_KB] __attribute__((aligned(64)));
+#pragma GCC unroll 7
+        for (int i = 0; i < tw; i++) { /* constant indices: the accumulators stay in registers */
+            vstore(t[0][i], acc[i][0]);
+            vstore(t[0][i] + VW, acc[i][1]);
+            vstore(t[1][i], acc[i][2]);
+            vstore(t[1][i] + VW, acc[i][3]);
+        }
+        for (int h = 0; h < 2; h++) {
+            dc_tile_args b = *a;
+            b.y = a->y + (size_t)h * DC_KB * a->pq;
+            b.resid = a->resid ? a->resid + (size_t)h * DC_KB * a->pq : NULL;
+            dc_store_nchw(&b, &t[h][0][0], tw);
+        }
+        return;
+    }
+#pragma GCC unroll 7
+    for (int i = 0; i < tw; i++)
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) {
+            vf v = acc[i][j];
+            if (a->resid) v += vload(a->resid + (size_t)i * a->k + (size_t)j * VW);
+            if (a->act == FC_ACT_RELU) v = vmax(v, vsplat(0.0f));
+            vstore(a->y + (size_t)i * a->k + (size_t)j * VW, v);
+        }
+    if (a->act == FC_ACT_GELU)
+        for (int i = 0; i < tw; i++) fc_cpu_gelu_span(a->y + (size_t)i * a->k, a->y + (size_t)i * a->k, 2 * DC_KB);
+}
+#define DC_FN64(tw, st)                                                                       \
+    static void dc_tile64_##tw##_##st(const dc_tile_args *a) { dc_tile64(a, tw, st, false); } \
+    static void dc_tile64n_##tw##_##st(const dc_tile_args *a) { dc_tile64(a, tw, st, true); }
+#define DC_FNS64(st) \
+    DC_FN64(1, st) DC_FN64(2, st) DC_FN64(3, st) DC_FN64(4, st) DC_FN64(5, st) DC_FN64(6, st) DC_FN64(7, st)
+DC_FNS64(1)
+DC_FNS64(2)
+#define DC_ROW64(P, st)                                                                   \
+    {                                                                                     \
+        NULL, P##1_##st, P##2_##st, P##3_##st, P##4_##st, P##5_##st, P##6_##st, P##7_##st \
+    }
+static const dc_tile_fn dc_tiles64[2][2][8] = {{DC_ROW64(dc_tile64_, 1), DC_ROW64(dc_tile64_, 2)},
+                                               {DC_ROW64(dc_tile64n_, 1), DC_ROW64(dc_tile64n_, 2)}};
+#define DC_WIDE_Q 7
+#else
+#define DC_WIDE_Q 0
+#endif
+
+/* Whether the image copy's items run on the 7 × 64 tiles: rows of at most 7 pixels,
+ * output channels a multiple of two blocks, AVX-512. On the AMD EPYC VM, in one binary
+ * switched at run time, three rounds (results/cpu-amd-epyc-f25m17-2c/ab-direct-conv-7x64.txt),
+ * fused medians 0.89-0.90x the 7 × 32 tiles' at 1×512×7×7 and 1×512×14×14 stride 2,
+ * NCHW and NHWC. */
+static bool dc_wide(const fc_conv_geom *g)
+{
+    return DC_WIDE_Q > 0 && g->q <= DC_WIDE_Q && g->k % (2 * DC_KB) == 0 && dc_image_copy(g);
+}
+
 /* An NCHW input row (src: channel 0's) into a ring row's blocks past their left
  * padding pixel: a block's 8 channel rows, 8 pixels at a time, transposed */
 static void gather_nchw_row(const fc_conv_geom *g, const float *src, float *buf)
@@ -320,7 +415,7 @@ static const float *ring_row(const fc_conv_geom *g, const float *x, float *ring,
 /* One output row oy of image nn by channel block kb: its tiles along the row, rp the
  * padded input rows of its three taps (NULL: outside the input) */
 static void dc_item(const fc_conv_geom *g, const float *wp, float *y, const fc_epilogue *ep, const float *rp[3], int nn,
-                    int oy, int kb)
+                    int oy, int kb, bool wide)
 {
     const int st = g->stride;
     const size_t C = (size_t)g->c, K = (size_t)g->k;
@@ -335,6 +430,17 @@ static void dc_item(const fc_conv_geom *g, const float *wp, float *y, const fc_e
                       .wp = (size_t)g->w + 2,
                       .pq = pq,
                       .act = ep->act};
+#if VW == 16
+    if (wide) { /* blocks kb and kb + 1, a row of at most 7 pixels */
+        for (int r = 0; r < 3; r++) a.rows[r] = rp[r];
+        a.y = y + out0;
+        a.resid = ep->resid ? ep->resid + out0 : NULL;
+        dc_tiles64[!g->nhwc][st - 1][g->q](&a);
+        return;
+    }
+#else
+    (void)wide;
+#endif
     for (int ox0 = 0; ox0 < g->q; ox0 += DC_TW) {
         const int tw = g->q - ox0 < DC_TW ? g->q - ox0 : DC_TW;
         for (int r = 0; r < 3; r++) a.rows[r] = rp[r] ? rp[r] + (size_t)ox0 * (size_t)st * DC_CB : NULL;
@@ -362,7 +468,7 @@ static void dc_rows_ring(const fc_conv_geom *g, const float *x, const float *wp,
             const int nn = (int)(row / (size_t)g->p), oy = (int)(row % (size_t)g->p);
             const float *rp[3];
             for (int r = 0; r < 3; r++) rp[r] = ring_row(g, x, ring, tag, nn, oy * g->stride - 1 + r);
-            dc_item(g, wp, y, ep, rp, nn, oy, (int)(it % (size_t)nkb));
+            dc_item(g, wp, y, ep, rp, nn, oy, (int)(it % (size_t)nkb), false);
         }
     }
 }
@@ -381,7 +487,9 @@ static void dc_rows_ring(const fc_conv_geom *g, const float *x, const float *wp,
 static void dc_rows_image(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
                           float *ws)
 {
-    const int nkb = g->k / DC_KB, h = g->h;
+    const int h = g->h;
+    const bool wide = dc_wide(g); /* two blocks a tile */
+    const int nkb = g->k / DC_KB / (wide ? 2 : 1);
     const size_t items = (size_t)g->p * (size_t)nkb, row = padded_row(g);
     zero_row_ends(g, ws, (size_t)h);
 #pragma omp parallel
@@ -397,7 +505,7 @@ static void dc_rows_image(const fc_conv_geom *g, const float *x, const float *wp
                     const int iy = oy * g->stride - 1 + r;
                     rp[r] = iy < 0 || iy >= h ? NULL : ws + (size_t)iy * row;
                 }
-                dc_item(g, wp, y, ep, rp, nn, oy, kb);
+                dc_item(g, wp, y, ep, rp, nn, oy, wide ? 2 * kb : kb, wide);
             }
 #pragma omp barrier /* the copy is read to its end before the next image's */
         }
@@ -644,8 +752,8 @@ void fc_cpu_dconv_describe(const fc_conv_geom *g, char *buf, size_t n)
 {
     const char *isa = VW == 16 ? "AVX-512" : FC_VEC_ISA;
     if (dc_takes(g))
-        snprintf(buf, n, "direct 3x3 (fusecal, %s, %dx%d register tiles%s)", isa, DC_TW, DC_KB,
-                 g->nhwc ? "" : ", NCHW rows gathered into channel blocks");
+        snprintf(buf, n, "direct 3x3 (fusecal, %s, %dx%d register tiles%s)", isa, dc_wide(g) ? g->q : DC_TW,
+                 dc_wide(g) ? 2 * DC_KB : DC_KB, g->nhwc ? "" : ", NCHW rows gathered into channel blocks");
     else
         snprintf(buf, n, "direct 3x3 (fusecal, %s, %zu positions x %d channels a tile, on a padded copy%s)", isa,
                  dn_tp(g), dn_tk(g), g->stride == 2 ? " split in four by row and column parity" : "");
