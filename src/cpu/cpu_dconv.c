@@ -181,7 +181,9 @@ static void dc_store_nchw(const dc_tile_args *a, const float *t, int tw)
 
 /* tw output pixels at stride st into NHWC or NCHW outputs: tw, st and nchw constants
  * at each call, so that the loops over the pixels unroll and the accumulators stay in
- * registers */
+ * registers. Each input broadcast inside its multiply-adds instead (as dc_tile64) ran
+ * 0.98-1.00x this form's time on rows of 14 pixels, in one binary switched at run time
+ * (results/cpu-amd-epyc-f25m17-2c/ab-direct-conv-14x32-bcast.txt): not kept. */
 static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a, const int tw, const int st,
                                                           const bool nchw)
 {
