@@ -210,7 +210,7 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         s->wpack[FC_FUSED] = fc_cpu_buffer(wn);
         fc_cpu_conv_pack_weights(&s->g, w->t[FC_CONV_TW].data, s->wpack[FC_UNFUSED]);
         fc_cpu_conv_pack_weights(&s->g, w->t[FC_CONV_TWF].data, s->wpack[FC_FUSED]);
-        const size_t wsn = fc_cpu_conv_workspace(&s->g) * (size_t)s->nthreads + 1;
+        const size_t wsn = fc_cpu_conv_workspace(&s->g, s->nthreads) + 1;
         s->ws = fc_cpu_buffer(wsn);
         fc_cpu_fill_nan(s->ws, wsn); /* a kernel that reads what it did not write fails verification */
         s->bn_scratch = fc_cpu_buffer(2 * (size_t)d[FC_CONV_K]);

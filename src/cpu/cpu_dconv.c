@@ -98,12 +98,13 @@ static bool dc_image_copy(const fc_conv_geom *g)
            (size_t)g->h * padded_row(g) * sizeof(float) <= ((size_t)16 << 20);
 }
 
-/* per thread: the ring, or the image copy (the first thread's used; one on each is
- * simpler than a count of threads that must match the run's) */
-static size_t dc_workspace(const fc_conv_geom *g)
+/* a thread's ring of three padded rows, on 64-byte lines of its own */
+static size_t dc_ring_floats(const fc_conv_geom *g) { return (3 * padded_row(g) + 15) / 16 * 16; }
+
+/* one image copy the team shares, or a ring per thread */
+static size_t dc_workspace(const fc_conv_geom *g, int nthreads)
 {
-    const size_t f = (dc_image_copy(g) ? (size_t)g->h : 3) * padded_row(g);
-    return (f + 15) / 16 * 16; /* each thread's on its own 64-byte line */
+    return dc_image_copy(g) ? (size_t)g->h * padded_row(g) : dc_ring_floats(g) * (size_t)nthreads;
 }
 
 typedef struct dc_tile_args {
@@ -179,6 +180,36 @@ static void dc_store_nchw(const dc_tile_args *a, const float *t, int tw)
             fc_cpu_gelu_span(a->y + (size_t)j * a->pq, a->y + (size_t)j * a->pq, (size_t)tw);
 }
 
+/* A tile's sums t ([nb][8·⌈tw/8⌉][DC_KB]: nb channel blocks) into the NCHW output,
+ * block after block (dc_store_nchw) */
+static void dc_store_nchw_blocks(const dc_tile_args *a, const float *t, int tw, int nb)
+{
+    const size_t rows = (size_t)(tw + 7) / 8 * 8;
+    for (int h = 0; h < nb; h++) {
+        dc_tile_args b = *a;
+        b.y = a->y + (size_t)h * DC_KB * a->pq;
+        b.resid = a->resid ? a->resid + (size_t)h * DC_KB * a->pq : NULL;
+        dc_store_nchw(&b, t + (size_t)h * rows * DC_KB, tw);
+    }
+}
+
+/* Pixel i's vector j of a tile into the NHWC output, with the residual and ReLU (the
+ * accumulator passed by value: the tile's stay in registers) */
+static inline __attribute__((always_inline)) void dc_store_nhwc(const dc_tile_args *a, vf v, int i, int j)
+{
+    const size_t o = (size_t)i * a->k + (size_t)j * VW;
+    if (a->resid) v += vload(a->resid + o);
+    if (a->act == FC_ACT_RELU) v = vmax(v, vsplat(0.0f));
+    vstore(a->y + o, v);
+}
+
+/* GELU over each of a tile's tw NHWC pixels' run of channels, once they are stored */
+static void dc_gelu_nhwc(const dc_tile_args *a, int tw, size_t run)
+{
+    if (a->act == FC_ACT_GELU)
+        for (int i = 0; i < tw; i++) fc_cpu_gelu_span(a->y + (size_t)i * a->k, a->y + (size_t)i * a->k, run);
+}
+
 /* tw output pixels at stride st into NHWC or NCHW outputs: tw, st and nchw constants
  * at each call, so that the loops over the pixels unroll and the accumulators stay in
  * registers. Each input broadcast inside its multiply-adds instead (as dc_tile64) ran
@@ -219,19 +250,13 @@ static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a,
             vstore(t[i], acc[i][0]);
             vstore(t[i] + VW, acc[i][1]);
         }
-        dc_store_nchw(a, &t[0][0], tw);
+        dc_store_nchw_blocks(a, &t[0][0], tw, 1);
         return;
     }
 #pragma GCC unroll 16
     for (int i = 0; i < tw; i++)
-        for (int j = 0; j < 2; j++) {
-            vf v = acc[i][j];
-            if (a->resid) v += vload(a->resid + (size_t)i * a->k + (size_t)j * VW);
-            if (a->act == FC_ACT_RELU) v = vmax(v, vsplat(0.0f));
-            vstore(a->y + (size_t)i * a->k + (size_t)j * VW, v);
-        }
-    if (a->act == FC_ACT_GELU)
-        for (int i = 0; i < tw; i++) fc_cpu_gelu_span(a->y + (size_t)i * a->k, a->y + (size_t)i * a->k, DC_KB);
+        for (int j = 0; j < 2; j++) dc_store_nhwc(a, acc[i][j], i, j);
+    dc_gelu_nhwc(a, tw, DC_KB);
 }
 
 typedef void (*dc_tile_fn)(const dc_tile_args *a);
@@ -309,25 +334,14 @@ static inline __attribute__((always_inline)) void dc_tile64(const dc_tile_args *
             vstore(t[1][i], acc[i][2]);
             vstore(t[1][i] + VW, acc[i][3]);
         }
-        for (int h = 0; h < 2; h++) {
-            dc_tile_args b = *a;
-            b.y = a->y + (size_t)h * DC_KB * a->pq;
-            b.resid = a->resid ? a->resid + (size_t)h * DC_KB * a->pq : NULL;
-            dc_store_nchw(&b, &t[h][0][0], tw);
-        }
+        dc_store_nchw_blocks(a, &t[0][0][0], tw, 2);
         return;
     }
 #pragma GCC unroll 7
     for (int i = 0; i < tw; i++)
 #pragma GCC unroll 4
-        for (int j = 0; j < 4; j++) {
-            vf v = acc[i][j];
-            if (a->resid) v += vload(a->resid + (size_t)i * a->k + (size_t)j * VW);
-            if (a->act == FC_ACT_RELU) v = vmax(v, vsplat(0.0f));
-            vstore(a->y + (size_t)i * a->k + (size_t)j * VW, v);
-        }
-    if (a->act == FC_ACT_GELU)
-        for (int i = 0; i < tw; i++) fc_cpu_gelu_span(a->y + (size_t)i * a->k, a->y + (size_t)i * a->k, 2 * DC_KB);
+        for (int j = 0; j < 4; j++) dc_store_nhwc(a, acc[i][j], i, j);
+    dc_gelu_nhwc(a, tw, 2 * DC_KB);
 }
 #define DC_FN64(tw, st)                                                                       \
     static void dc_tile64_##tw##_##st(const dc_tile_args *a) { dc_tile64(a, tw, st, false); } \
@@ -458,7 +472,7 @@ static void dc_rows_ring(const fc_conv_geom *g, const float *x, const float *wp,
                          float *ws)
 {
     const int nkb = g->k / DC_KB;
-    const size_t items = (size_t)g->n * (size_t)g->p * (size_t)nkb, per = dc_workspace(g);
+    const size_t items = (size_t)g->n * (size_t)g->p * (size_t)nkb, per = dc_ring_floats(g);
 #pragma omp parallel
     {
         const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
@@ -493,12 +507,14 @@ static void dc_rows_image(const fc_conv_geom *g, const float *x, const float *wp
     const bool wide = dc_wide(g); /* two blocks a tile */
     const int nkb = g->k / DC_KB / (wide ? 2 : 1);
     const size_t items = (size_t)g->p * (size_t)nkb, row = padded_row(g);
-    zero_row_ends(g, ws, (size_t)h);
 #pragma omp parallel
     {
         const int nt = omp_get_num_threads(), t = omp_get_thread_num();
         for (int nn = 0; nn < g->n; nn++) {
-            for (int iy = h * t / nt; iy < h * (t + 1) / nt; iy++) copy_row(g, x, nn, iy, ws + (size_t)iy * row);
+            for (int iy = h * t / nt; iy < h * (t + 1) / nt; iy++) { /* the padding pixels too: in parallel */
+                zero_row_ends(g, ws + (size_t)iy * row, 1);
+                copy_row(g, x, nn, iy, ws + (size_t)iy * row);
+            }
 #pragma omp barrier
             for (size_t it = items * (size_t)t / (size_t)nt; it < items * (size_t)(t + 1) / (size_t)nt; it++) {
                 const int kb = (int)(it / (size_t)g->p), oy = (int)(it % (size_t)g->p);
@@ -768,7 +784,10 @@ void fc_cpu_dconv_pack_weights(const fc_conv_geom *g, const float *w, float *pac
         dn_pack_weights(g, w, packed);
 }
 
-size_t fc_cpu_dconv_workspace(const fc_conv_geom *g) { return dc_takes(g) ? dc_workspace(g) : dn_workspace(g); }
+size_t fc_cpu_dconv_workspace(const fc_conv_geom *g, int nthreads)
+{
+    return dc_takes(g) ? dc_workspace(g, nthreads) : dn_workspace(g);
+}
 
 void fc_cpu_dconv(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws)
 {

@@ -334,11 +334,14 @@ static int dw_phase_len(const fc_conv_geom *g)
 
 /* whole 4 KiB pages a thread: with the two threads' rings 768 bytes apart (56², no
  * line shared) the kernel took 1.7-1.9x the time it takes with a page each */
-size_t fc_cpu_dwconv_workspace(const fc_conv_geom *g)
+/* each thread's ring (NCHW), on lines of its own */
+static size_t dw_ring_floats(const fc_conv_geom *g)
 {
     size_t n = (size_t)g->r * (size_t)g->stride * (size_t)dw_phase_len(g);
     return g->nhwc ? 0 : (n + 1023) / 1024 * 1024;
 }
+
+size_t fc_cpu_dwconv_workspace(const fc_conv_geom *g, int nthreads) { return dw_ring_floats(g) * (size_t)nthreads; }
 
 static void dwconv_nchw(const dw_args *a, float *ws)
 {
@@ -347,7 +350,7 @@ static void dwconv_nchw(const dw_args *a, float *ws)
     /* bands: at least four work items a thread; each band re-reads r - stride rows */
     const int per_plane = nplanes >= 4 * nt ? 1 : (4 * nt + nplanes - 1) / nplanes;
     const int band = (g->p + per_plane - 1) / per_plane, nbands = (g->p + band - 1) / band;
-    const size_t per = fc_cpu_dwconv_workspace(g);
+    const size_t per = dw_ring_floats(g);
 #pragma omp parallel
     {
         int row[g->r];

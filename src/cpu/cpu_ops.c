@@ -371,10 +371,16 @@ bool fc_cpu_conv_is_depthwise(const fc_conv_geom *g) { return g->g == g->c && g-
 
 /* ---- the im2col + sgemm driver: every convolution the direct kernels leave */
 
+/* each thread's column block */
 static size_t im2col_workspace(const fc_conv_geom *g)
 {
     if (conv_direct(g)) return 0;
     return (size_t)conv_block(g) * (size_t)conv_rsc(g);
+}
+
+static size_t im2col_team_workspace(const fc_conv_geom *g, int nthreads)
+{
+    return im2col_workspace(g) * (size_t)nthreads;
 }
 
 static void im2col_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
@@ -537,7 +543,7 @@ static void im2col_conv(const fc_conv_geom *g, const float *x, const float *wp, 
 
 typedef struct conv_kernel {
     bool (*applies)(const fc_conv_geom *g);
-    size_t (*workspace)(const fc_conv_geom *g);
+    size_t (*workspace)(const fc_conv_geom *g, int nthreads);
     void (*pack)(const fc_conv_geom *g, const float *w_kcrs, float *packed);
     void (*run)(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep, float *ws);
 } conv_kernel;
@@ -545,7 +551,7 @@ typedef struct conv_kernel {
 static const conv_kernel conv_kernels[] = {
     {fc_cpu_conv_is_depthwise, fc_cpu_dwconv_workspace, fc_cpu_dwconv_pack_weights, fc_cpu_dwconv},
     {fc_cpu_dconv_applies, fc_cpu_dconv_workspace, fc_cpu_dconv_pack_weights, fc_cpu_dconv},
-    {im2col_applies, im2col_workspace, im2col_pack_weights, im2col_conv},
+    {im2col_applies, im2col_team_workspace, im2col_pack_weights, im2col_conv},
 };
 
 static const conv_kernel *kernel_of(const fc_conv_geom *g)
@@ -555,7 +561,7 @@ static const conv_kernel *kernel_of(const fc_conv_geom *g)
     return k;
 }
 
-size_t fc_cpu_conv_workspace(const fc_conv_geom *g) { return kernel_of(g)->workspace(g); }
+size_t fc_cpu_conv_workspace(const fc_conv_geom *g, int nthreads) { return kernel_of(g)->workspace(g, nthreads); }
 
 void fc_cpu_conv_pack_weights(const fc_conv_geom *g, const float *w, float *packed)
 {

@@ -83,29 +83,31 @@ bool fc_cpu_conv_is_depthwise(const fc_conv_geom *g);
 /* Weights (OIHW, [k][c/g][r][s]) in the order the driver wants: [k][r][s][c/g] for
  * NHWC, as given for NCHW; depthwise: [r][s][c] for NHWC, [c][r][s] for NCHW. */
 void fc_cpu_conv_pack_weights(const fc_conv_geom *g, const float *w_kcrs, float *packed);
-/* Floats of im2col workspace the driver needs per thread. */
-size_t fc_cpu_conv_workspace(const fc_conv_geom *g);
+/* Floats of workspace the conv needs on a team of nthreads OpenMP threads (the team
+ * fc_cpu_conv runs): what each thread uses alone (im2col columns, input rows) times
+ * nthreads, or one copy of the image that the team shares. */
+size_t fc_cpu_conv_workspace(const fc_conv_geom *g, int nthreads);
 void fc_cpu_conv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
                  float *ws, int nthreads);
 /* The direct depthwise conv (cpu_dwconv.c): y = act(conv(x, W) + bias + resid), act
  * none or ReLU, the epilogue applied as each output vector is made. */
 void fc_cpu_dwconv_pack_weights(const fc_conv_geom *g, const float *w_crs, float *packed);
-/* ws: fc_cpu_dwconv_workspace(g) floats per thread of the OpenMP team (NCHW's padded
- * input rows; NHWC needs none) */
-size_t fc_cpu_dwconv_workspace(const fc_conv_geom *g);
+/* ws: fc_cpu_dwconv_workspace(g, nthreads) floats for a team of nthreads (NCHW: each
+ * thread's padded input rows; NHWC needs none) */
+size_t fc_cpu_dwconv_workspace(const fc_conv_geom *g, int nthreads);
 void fc_cpu_dwconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
                    float *ws);
 /* The direct 3x3 conv (cpu_dconv.c) where it applies (no groups, 3x3, padding 1,
  * stride 1 or 2; NHWC with c a multiple of 8 and k of two vectors; NCHW the same, or
  * any c with k a multiple of its padded-copy tile's channels): y = act(conv(x, W) +
  * bias + resid), the epilogue applied as the tile is stored. Weights as fc_cpu_dconv_pack_weights lays them; ws:
- * fc_cpu_dconv_workspace(g) floats per thread of the OpenMP team (the register tiles:
- * each thread's padded input rows; NCHW's padded copy: one image, the first thread's
- * share holding it). */
+ * fc_cpu_dconv_workspace(g, nthreads) floats for a team of nthreads (the register
+ * tiles: each thread's ring of padded input rows, or one padded copy of the image that
+ * the team shares; NCHW's padded-copy tiles: one copy of the image). */
 bool fc_cpu_dconv_applies(const fc_conv_geom *g);
 void fc_cpu_dconv_describe(const fc_conv_geom *g, char *buf, size_t n);
 void fc_cpu_dconv_pack_weights(const fc_conv_geom *g, const float *w_kcrs, float *packed);
-size_t fc_cpu_dconv_workspace(const fc_conv_geom *g);
+size_t fc_cpu_dconv_workspace(const fc_conv_geom *g, int nthreads);
 void fc_cpu_dconv(const fc_conv_geom *g, const float *x, const float *wpacked, float *y, const fc_epilogue *ep,
                   float *ws);
 
