@@ -332,9 +332,9 @@ static int dw_phase_len(const fc_conv_geom *g)
     return ((g->q > VW ? g->q : VW) + (g->s - 1) / g->stride + VW - 1) / VW * VW;
 }
 
-/* whole 4 KiB pages a thread: with the two threads' rings 768 bytes apart (56², no
- * line shared) the kernel took 1.7-1.9x the time it takes with a page each */
-/* each thread's ring (NCHW), on lines of its own */
+/* each thread's ring (NCHW), on whole 4 KiB pages of its own: with the two threads'
+ * rings 768 bytes apart (56², no line shared) the kernel took 1.7-1.9x the time it
+ * takes with a page each */
 static size_t dw_ring_floats(const fc_conv_geom *g)
 {
     size_t n = (size_t)g->r * (size_t)g->stride * (size_t)dw_phase_len(g);
