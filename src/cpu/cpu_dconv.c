@@ -467,7 +467,9 @@ static void dc_item(const fc_conv_geom *g, const float *wp, float *y, const fc_e
 }
 
 /* Row-major (output row, channel block) items in contiguous ranges over the threads,
- * each thread's input rows in its ring */
+ * each thread's input rows in its ring. Both orders' items handed out one at a time
+ * (dynamic) or guided instead ran 0.95-1.02x and 0.98-1.00x, within the VM's noise
+ * (results/cpu-amd-epyc-f25m17-2c/ab-direct-conv-schedule.txt): not kept. */
 static void dc_rows_ring(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
                          float *ws)
 {
