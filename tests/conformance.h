@@ -6,7 +6,8 @@
  *   - describe() names what ran, with no fallback, one kernel for the fused form (two
  *     at most for a gated unit) and one per op (or more) for the unfused chain;
  *   - NaN poison reaches the output (first and last element) and one run overwrites it;
- *   - the output is within the problem's tolerance (fc_problem_tolerance);
+ *   - the output is within the problem's tolerance (fc_reference_tolerance: wider over
+ *     a few nonzero outputs);
  *   - a second run gives the same output (within a tenth of the tolerance);
  *   - replayed from a captured graph of two calls (devices with graphs, when asked);
  *   - fused and unfused agree within twice the tolerance (each is within one of the

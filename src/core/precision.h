@@ -31,8 +31,16 @@ double fc_dtype_storage_roundoff(fc_dtype dt);
 double fc_dtype_operand_roundoff(fc_dtype dt);
 
 /* The relative L2 error ‖out − ref‖/‖ref‖ a correct implementation of problem p
- * stays within (both variants): a function of its dtype, its chain of ops and its
- * longest sum. */
+ * stays within (both variants), over many outputs: a function of its dtype, its
+ * chain of ops and its longest sum. */
 double fc_problem_tolerance(const fc_problem *p);
+/* The same over a norm of `outputs` nonzero reference values of RMS out_rms
+ * (INFINITY: many of a size fp16 holds to its precision): wider below about twenty
+ * outputs, where they can all be small against the values rounded on the way, and
+ * for fp16 outputs small enough to be held to an absolute 2^-24 (precision.c). Past
+ * 1 where no norm over so few bounds the arithmetic. And the factor over the RMS
+ * error it applies (3 over many outputs). */
+double fc_problem_tolerance_for(const fc_problem *p, double outputs, double out_rms);
+double fc_tolerance_factor(double outputs);
 
 #endif

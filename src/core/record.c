@@ -387,7 +387,8 @@ cJSON *fc_record_to_json(const fc_record *r)
     cJSON *ver = cJSON_AddObjectToObject(o, "verification");
     cJSON_AddBoolToObject(ver, "passed", r->verified);
     cJSON_AddStringToObject(ver, "reference", "float64");
-    fc_json_add_num(ver, "tolerance", fc_problem_tolerance(&r->prob));
+    double tol = r->v[FC_UNFUSED].check.tol;
+    fc_json_add_num(ver, "tolerance", tol > 0 ? tol : fc_problem_tolerance(&r->prob));
     cJSON_AddNumberToObject(ver, "checked", (double)r->v[FC_UNFUSED].check.checked);
     cJSON_AddBoolToObject(ver, "sampled", r->v[FC_UNFUSED].check.sampled);
     fc_json_add_num(ver, "fused_vs_unfused_rel_diff", r->fused_vs_unfused);

@@ -664,7 +664,7 @@ static int job_begin(fc_session *s, const fc_job *job, const fc_settings *set, c
     fc_family_of(job->prob.pat)->cost(&job->prob, &cost);
     fill_metrics(r, &cost);
     set_ceilings(r, &s->ceil[di], set->cold);
-    j->tol = fc_problem_tolerance(&job->prob);
+    j->tol = fc_reference_tolerance(&job->prob, ref);
     for (int v = 0; v < FC_MAX_VARIANTS; v++) r->v[v].check.tol = j->tol;
 
     if (b->device_bytes) {

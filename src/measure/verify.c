@@ -116,6 +116,18 @@ bool fc_reference_load(fc_reference *ref, const char *key, const char *path)
     return true;
 }
 
+double fc_reference_tolerance(const fc_problem *p, const fc_reference *ref)
+{
+    if (!ref || !ref->n) return fc_problem_tolerance(p);
+    double sq = 0;
+    size_t nonzero = 0;
+    for (size_t i = 0; i < ref->n; i++) {
+        sq += ref->val[i] * ref->val[i];
+        nonzero += ref->val[i] != 0.0;
+    }
+    return fc_problem_tolerance_for(p, (double)nonzero, nonzero ? sqrt(sq / (double)nonzero) : INFINITY);
+}
+
 void fc_check_output(const fc_reference *ref, const float *out, size_t out_n, double tol, fc_check *c)
 {
     memset(c, 0, sizeof *c);

@@ -35,6 +35,9 @@ void fc_reference_free(fc_reference *ref);
 int fc_reference_save(const fc_reference *ref, const char *key, const char *path);
 bool fc_reference_load(fc_reference *ref, const char *key, const char *path);
 
+/* Problem p's tolerance over the reference's nonzero values (precision.h: wider
+ * over few outputs). */
+double fc_reference_tolerance(const fc_problem *p, const fc_reference *ref);
 /* Checks out[0..out_n) against the reference with tolerance tol. */
 void fc_check_output(const fc_reference *ref, const float *out, size_t out_n, double tol, fc_check *c);
 /* ‖a − b‖ / ‖b‖ over n elements (fused against unfused). */
