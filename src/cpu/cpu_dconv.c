@@ -61,6 +61,7 @@
 #include "cpu_ops.h"
 #include "cpu_vec.h"
 
+#include <assert.h>
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -180,11 +181,12 @@ static void dc_store_nchw(const dc_tile_args *a, const float *t, int tw)
             fc_cpu_gelu_span(a->y + (size_t)j * a->pq, a->y + (size_t)j * a->pq, (size_t)tw);
 }
 
-/* A tile's sums t ([nb][8·⌈tw/8⌉][DC_KB]: nb channel blocks) into the NCHW output,
- * block after block (dc_store_nchw) */
-static void dc_store_nchw_blocks(const dc_tile_args *a, const float *t, int tw, int nb)
+/* A tile's sums t ([nb][rows][DC_KB]: nb channel blocks of the caller's buffer, whose
+ * rows must hold the transposes' 8·⌈tw/8⌉) into the NCHW output, block after block
+ * (dc_store_nchw) */
+static void dc_store_nchw_blocks(const dc_tile_args *a, const float *t, size_t rows, int tw, int nb)
 {
-    const size_t rows = (size_t)(tw + 7) / 8 * 8;
+    assert((size_t)(tw + 7) / 8 * 8 <= rows);
     for (int h = 0; h < nb; h++) {
         dc_tile_args b = *a;
         b.y = a->y + (size_t)h * DC_KB * a->pq;
@@ -250,7 +252,7 @@ static inline __attribute__((always_inline)) void dc_tile(const dc_tile_args *a,
             vstore(t[i], acc[i][0]);
             vstore(t[i] + VW, acc[i][1]);
         }
-        dc_store_nchw_blocks(a, &t[0][0], tw, 1);
+        dc_store_nchw_blocks(a, &t[0][0], sizeof t / sizeof t[0], tw, 1);
         return;
     }
 #pragma GCC unroll 16
@@ -334,7 +336,7 @@ static inline __attribute__((always_inline)) void dc_tile64(const dc_tile_args *
             vstore(t[1][i], acc[i][2]);
             vstore(t[1][i] + VW, acc[i][3]);
         }
-        dc_store_nchw_blocks(a, &t[0][0][0], tw, 2);
+        dc_store_nchw_blocks(a, &t[0][0][0], sizeof t[0] / sizeof t[0][0], tw, 2);
         return;
     }
 #pragma GCC unroll 7
@@ -365,7 +367,9 @@ static const dc_tile_fn dc_tiles64[2][2][8] = {{DC_ROW64(dc_tile64_, 1), DC_ROW6
  * output channels a multiple of two blocks, AVX-512. On the AMD EPYC VM, in one binary
  * switched at run time, three rounds (results/cpu-amd-epyc-f25m17-2c/ab-direct-conv-7x64.txt),
  * fused medians 0.89-0.90x the 7 × 32 tiles' at 1×512×7×7 and 1×512×14×14 stride 2,
- * NCHW and NHWC. */
+ * NCHW and NHWC. Rows of 8 to 14 pixels as two 7 × 64 tiles ran 0.99-1.01x the 14 ×
+ * 32 tiles' at 1×256×28×28 stride 2 and 1×256×14×14 (ab-direct-conv-7x64-rows14.txt):
+ * not kept. */
 static bool dc_wide(const fc_conv_geom *g)
 {
     return DC_WIDE_Q > 0 && g->q <= DC_WIDE_Q && g->k % (2 * DC_KB) == 0 && dc_image_copy(g);
