@@ -375,7 +375,11 @@ static bool dc_wide(const fc_conv_geom *g)
 }
 
 /* An NCHW input row (src: channel 0's) into a ring row's blocks past their left
- * padding pixel: a block's 8 channel rows, 8 pixels at a time, transposed */
+ * padding pixel: a block's 8 channel rows, 8 pixels at a time, transposed; the last
+ * w mod 8 one by one. The gather took 6 % of a 1×256×28×28 stride-2 run (perf); its
+ * last 4 pixels by one more transpose overlapping the one before ran 1.00-1.01x in
+ * one binary switched at run time (results/cpu-amd-epyc-f25m17-2c/ab-nchw-gather-tail.txt):
+ * not kept. */
 static void gather_nchw_row(const fc_conv_geom *g, const float *src, float *buf)
 {
     const size_t C = (size_t)g->c, W = (size_t)g->w, HW = (size_t)g->h * W, blk = (W + 2) * DC_CB;
