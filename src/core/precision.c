@@ -132,13 +132,14 @@ float fc_round_to_dtype(float x, fc_dtype dt)
  *                 accumulation term over the row (n) or the head (d).
  *
  *   tolerance = max(1e-5, F·√(a² + w² + o² + s² + p²)), F = 3 over many outputs
- *               (over few, below: wider, at most 1)
+ *               (over few, below: wider, past 1 for one or two 16-bit outputs)
  *
  * The factor 3 covers what an RMS leaves out: a bias add that cancels, the model's
- * normal logits, the spread of a norm over some tens of outputs. The floor 1e-5 is fp32's (fusecal's
- * design tolerance): accumulation alone reaches it only past L ≈ 1.9e4, after which
- * the tolerance grows as √L. The table this gives (tests/test_precision.c checks it
- * and simulates every pattern in float32 with rounded writes and truncated P):
+ * normal logits, the spread of a norm over some tens of outputs. The floor 1e-5 is
+ * fp32's (fusecal's design tolerance): accumulation alone reaches it only past
+ * L ≈ 1.9e4, after which the tolerance grows as √L. The table this gives
+ * (tests/test_precision.c checks it and simulates every pattern in float32 with
+ * rounded writes and truncated P):
  *
  *             linear, conv, qk_scale      qk_softmax, attention         norm
  *                                         (skv = 32 .. 2048 and up)
