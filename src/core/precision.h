@@ -35,7 +35,7 @@ double fc_dtype_operand_roundoff(fc_dtype dt);
  * chain of ops and its longest sum. */
 double fc_problem_tolerance(const fc_problem *p);
 /* The same over a norm of `outputs` nonzero reference values of RMS out_rms
- * (INFINITY: many of a size fp16 holds to its precision): wider below about twenty
+ * (INFINITY: many of a size fp16 holds to its precision): wider below 36
  * outputs, where they can all be small against the values rounded on the way, and
  * for fp16 outputs small enough to be held to an absolute 2^-24 (precision.c). Past
  * 1 where no norm over so few bounds the arithmetic. And the factor over the RMS
