@@ -752,10 +752,12 @@ static void few_outputs_hold_in_simulation(void)
                     for (int v = 0; v < FC_NVARIANTS; v++) {
                         fc_check c;
                         if (!sim_check(&p, &w, &ref, (fc_variant)v, tol, out, &c)) continue;
-                        char ps[256];
-                        fc_problem_string(&p, ps, sizeof ps);
-                        CHECK_MSG(c.passed, "%s %s (draw seed %llu): simulated error %.3g, tolerance %.3g", ps,
-                                  fc_variant_name((fc_variant)v), (unsigned long long)seed, c.rel_err, tol);
+                        if (!c.passed) { /* the problem's string only for the message */
+                            char ps[256];
+                            fc_problem_string(&p, ps, sizeof ps);
+                            CHECK_MSG(0, "%s %s (draw seed %llu): simulated error %.3g, tolerance %.3g", ps,
+                                      fc_variant_name((fc_variant)v), (unsigned long long)seed, c.rel_err, tol);
+                        }
                         over_many += c.rel_err > many;
                         if (c.rel_err / tol > worst) worst = c.rel_err / tol;
                         sims++;

@@ -202,6 +202,13 @@ static int ops_before(const fc_pattern *pat, fc_op op)
     return 0;
 }
 
+/* The unfused chain's writes in the storage type (the writes term above): its ops, a
+ * conv's bias call, a gated unit's second factor. */
+static int chain_writes(const fc_pattern *pat)
+{
+    return pat->nops + fc_pattern_has_op(pat, FC_OP_CONV) + fc_pattern_has_op(pat, FC_OP_GLU_MUL);
+}
+
 /* The RMS relative error above, before the factor and the floor. */
 static double problem_rms_error(const fc_problem *p)
 {
@@ -210,7 +217,7 @@ static double problem_rms_error(const fc_problem *p)
     double rst = ust / sqrt(3.0), rop = uop / sqrt(3.0);
     int gated = fc_pattern_has_op(pat, FC_OP_GLU_MUL);
     double a = 0x1p-24 * sqrt(fc_family_of(pat)->reduction(p) / 6.0 * (1 + gated));
-    double writes = pat->nops + fc_pattern_has_op(pat, FC_OP_CONV) + gated;
+    double writes = chain_writes(pat);
     writes += (FC_LN_KAPPA * FC_LN_KAPPA - 1) * ops_before(pat, FC_OP_LAYERNORM);
     double w = rst * sqrt(writes);
     double o = rop;
@@ -288,9 +295,7 @@ double fc_problem_tolerance_for(const fc_problem *p, double outputs, double out_
         dof = (double)p->d[FC_NORM_N] - 1;
     double rms = problem_rms_error(p);
     if (p->dtype == FC_FP16 && out_rms > 0 && isfinite(out_rms)) {
-        const fc_pattern *pat = p->pat;
-        double writes = pat->nops + fc_pattern_has_op(pat, FC_OP_CONV) + fc_pattern_has_op(pat, FC_OP_GLU_MUL);
-        double sub = 0x1p-24 / sqrt(12.0) * sqrt(writes) / out_rms;
+        double sub = 0x1p-24 / sqrt(12.0) * sqrt((double)chain_writes(p->pat)) / out_rms;
         rms = sqrt(rms * rms + sub * sub);
     }
     double tol = fc_tolerance_factor(dof) * rms;
