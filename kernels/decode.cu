@@ -400,9 +400,11 @@ int device_sms(void)
 {
     static int known_dev = -1, known_sms = 1;
     int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+    /* a failed query's error is cleared, so that the next launch's check does not report it */
+    if (cudaGetDevice(&dev) != cudaSuccess) return (void)cudaGetLastError(), 1;
     if (dev == known_dev) return known_sms;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) return 1;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+        return (void)cudaGetLastError(), 1;
     known_dev = dev;
     known_sms = sms;
     return sms;
@@ -470,7 +472,7 @@ fck_dec_plan plan_of(fck_dtype dt, const fck_attn_shape &sh, bool qks)
     if (sh.bh < 1 || sh.s < 1 || sh.skv < 1 || sh.group < 1 || sh.bh % sh.group || (sh.causal && sh.skv < sh.s))
         return p;
     const long long rows = (long long)sh.group * sh.s, bkv = sh.bh / sh.group;
-    if (!fck_dec_supports(rows, sh.d)) return p;
+    if (!fck_dec_supports(rows, sh.d, sh.skv)) return p;
     p.rows = (int)rows;
     p.vecs = fck_dec_vecs(sh.d);
     p.rtile = fck_dec_rtile(p.rows);

@@ -311,6 +311,9 @@ FCK_CX int fck_sm90_blocks_per_sm(size_t smem, int threads, int regs)
 #define FCK_DEC_MIN_KEYS 64
 #define FCK_DEC_WAVES_SEARCHED 32 /* waves of the grid the split count's search goes through */
 #define FCK_DEC_SCORE_FLOATS 8192 /* rows x piece at most: 32 KiB of scores */
+/* keys at most: a split's end (at most skv + chunk - 1, chunk at most skv rounded up to
+ * 32) and the split count's arithmetic stay inside an int */
+#define FCK_DEC_MAX_SKV (1 << 30)
 typedef struct {
     int rows;   /* query rows per key/value head: group·s */
     int nsplit; /* splits of each key/value head's keys */
@@ -320,10 +323,11 @@ typedef struct {
     int rtile;  /* rows the kernel holds: 4, 8 or 16 */
 } fck_dec_plan;
 
-/* Whether the decode kernel takes rows query rows per key/value head of dimension d. */
-FCK_HD int fck_dec_supports(long long rows, long long d)
+/* Whether the decode kernel takes rows query rows per key/value head of dimension d
+ * over skv keys. */
+FCK_HD int fck_dec_supports(long long rows, long long d, long long skv)
 {
-    return rows >= 1 && rows <= FCK_DEC_MAX_ROWS && d >= 1 && d <= FCK_DEC_MAX_D;
+    return rows >= 1 && rows <= FCK_DEC_MAX_ROWS && d >= 1 && d <= FCK_DEC_MAX_D && skv >= 1 && skv <= FCK_DEC_MAX_SKV;
 }
 /* The kernel's template sizes for d and rows: elements per lane, rows held. */
 FCK_HD int fck_dec_vecs(int d) { return d <= 64 ? 2 : 4; }

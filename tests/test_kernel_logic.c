@@ -1157,8 +1157,20 @@ static void test_decode_plan(void)
      * 12 splits of 352 keys, one wave of 384 blocks (16 splits of 256 are 1.3 waves) */
     const fck_dec_plan ll = fck_dec_plan_make(32, 4, 4096, 128, 132 * 3);
     CHECK_MSG(ll.nsplit == 12 && ll.chunk == 352, "%d splits of %d", ll.nsplit, ll.chunk);
-    CHECK(fck_dec_supports(16, 128) && !fck_dec_supports(17, 64) && !fck_dec_supports(4, 129) &&
-          !fck_dec_supports(0, 64));
+    CHECK(fck_dec_supports(16, 128, 4096) && !fck_dec_supports(17, 64, 4096) && !fck_dec_supports(4, 129, 4096) &&
+          !fck_dec_supports(0, 64, 4096) && !fck_dec_supports(4, 64, 0));
+    /* the most keys: every split's end and the split count's sums inside an int, for
+     * one split and for many (past it, the chunk of one split was INT_MIN) */
+    CHECK(fck_dec_supports(4, 64, FCK_DEC_MAX_SKV) && !fck_dec_supports(4, 64, FCK_DEC_MAX_SKV + 1LL));
+    const long long slot_counts[] = {1, 132 * 3, 1LL << 20};
+    for (size_t i = 0; i < sizeof slot_counts / sizeof slot_counts[0]; i++) {
+        const int skv = FCK_DEC_MAX_SKV;
+        const fck_dec_plan big = fck_dec_plan_make(1, 4, skv, 64, slot_counts[i]);
+        CHECK_MSG(big.chunk >= 32 && big.nsplit >= 1 && (long long)big.nsplit * big.chunk >= skv &&
+                      (long long)skv + big.chunk - 1 <= 0x7fffffffLL && big.piece >= 32 && big.piece <= big.chunk,
+                  "skv = %d on %lld slots: %d splits of %d keys in pieces of %d", skv, slot_counts[i], big.nsplit,
+                  big.chunk, big.piece);
+    }
 }
 
 /* decode.cu's rows_reduce over 32 simulated lanes for rm = 1..32 rows held: every

@@ -325,9 +325,29 @@ static void test_decode(void)
                                      {8, 1, 40, 4, 64, 1},
                                      /* d not a multiple of 4: P·V's element-wise loads */
                                      {4, 2, 333, 2, 30, 1},
-                                     {2, 1, 257, 1, 127, 0}};
+                                     {2, 1, 257, 1, 127, 0},
+                                     /* 1056 heads of 16 rows: a split each, in pieces of
+                                      * 512 keys (the running max rescaled between them) */
+                                     {16896, 1, 1300, 16, 8, 0},
+                                     /* the last split holds keys that rows 0-1 do not see */
+                                     {2, 3, 129, 1, 64, 1},
+                                     {4, 3, 65, 1, 16, 1}};
+    const size_t nshapes = sizeof shapes / sizeof shapes[0];
     for (int dt = FCK_FP32; dt <= FCK_FP16; dt++)
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) check_decode((fck_dtype)dt, &shapes[i]);
+        for (size_t i = 0; i < nshapes; i++) check_decode((fck_dtype)dt, &shapes[i]);
+    /* some shape's splits run in more than one piece, whatever this GPU's SMs and
+     * occupancy made the plans */
+    int pieces = 0;
+    for (size_t i = 0; i < nshapes; i++) {
+        char buf[256];
+        int ns = 0, chunk = 0, piece = 0;
+        fck_decode_describe(FCK_FP32, shapes[i], 0, buf, sizeof buf);
+        const char *at = strstr(buf, ">: ");
+        if (at && sscanf(at, ">: %d splits of %d keys per key/value head in pieces of %d", &ns, &chunk, &piece) == 3 &&
+            chunk > piece)
+            pieces++;
+    }
+    CHECK_MSG(pieces > 0, "no decode test shape's split ran in more than one piece on this GPU");
     /* 17 rows per key/value head, d = 129, a causal mask over fewer keys than queries */
     const fck_attn_shape rows17 = {17, 1, 100, 17, 64, 0}, d129 = {2, 1, 100, 1, 129, 0},
                          short_kv = {1, 4, 3, 1, 64, 1};

@@ -81,12 +81,12 @@ static fc_op fused_op(const fc_pattern *pat)
 /* Whether the split-KV decode kernels take a decode-shaped problem (s < 16). */
 static bool decode_supports(const fc_problem *p, int64_t rows, char *why, size_t n)
 {
-    const long long s = (long long)p->d[FC_ATT_S], d = (long long)p->d[FC_ATT_D];
-    if (!fck_dec_supports(rows, d)) {
+    const long long s = (long long)p->d[FC_ATT_S], d = (long long)p->d[FC_ATT_D], skv = (long long)p->d[FC_ATT_SKV];
+    if (!fck_dec_supports(rows, d, skv)) {
         snprintf(why, n,
                  "s = %lld: fusecal's split-KV decode kernel takes at most %d query rows per key/value head "
-                 "((h/hkv)*s = %lld) and head dimensions up to %d (d = %lld)",
-                 s, FCK_DEC_MAX_ROWS, (long long)rows, FCK_DEC_MAX_D, d);
+                 "((h/hkv)*s = %lld), head dimensions up to %d (d = %lld) and up to %d keys (skv = %lld)",
+                 s, FCK_DEC_MAX_ROWS, (long long)rows, FCK_DEC_MAX_D, d, FCK_DEC_MAX_SKV, skv);
         return false;
     }
     return true;
