@@ -14,7 +14,8 @@
  * Shapes: x [m, k], W [n, k] (nn.Linear's weight; [2n, k] gated), y [m, n], b [n],
  * row-major, bf16 or fp16, fp32 accumulation (mma.sync m16n8k16). Geometry:
  * kernel_logic.h's section on this GEMM (128 x 128 tiles, k-tiles of 64, 8 warps of 64 x
- * 32), checked on the host by tests/test_kernel_logic.c's emulation of the copies,
+ * 32; the grid down groups of 8 rows of tiles a column at a time, fck_gm_block, so that
+ * a W tile is read from memory once a group), checked on the host by tests/test_kernel_logic.c's emulation of the copies,
  * fragments and epilogue maps the kernel uses.
  *
  * Pipeline: every thread copies FCK_GM_COPIES 16-byte chunks of each operand's k-tile.
@@ -24,7 +25,7 @@
  * k-tile (the buffer written at kt was last read at kt − 1, before its barrier). Rows
  * of x or W past m or n and columns past k are zero-filled (gelu(0) = 0). Where k is a
  * whole number of chunks (k % 8 == 0) the copies are 16-byte loads; otherwise each
- * chunk is 8 scalar loads (any alignment). 169-173 registers, 64 KiB of shared memory:
+ * chunk is 8 scalar loads (any alignment). 164-177 registers, 64 KiB of shared memory:
  * one block of 8 warps per SM.
  *
  * Cost of the prologue: each element of x is read and put through gelu once per block
@@ -150,7 +151,7 @@ template <int KIND, int MODE, bool VEC>
 __global__ void __launch_bounds__(NT)
     gemm_kernel(const typename Kind<KIND>::T *__restrict__ x, const typename Kind<KIND>::T *__restrict__ w,
                 const typename Kind<KIND>::T *__restrict__ bias, typename Kind<KIND>::T *__restrict__ y, int m, int n,
-                int k, int nbn)
+                int k, int nbm, int nbn)
 {
     typedef typename Kind<KIND>::T T;
     constexpr bool GELU = MODE == FCK_GEMM_GELU_BIAS, GLU = MODE == FCK_GEMM_SWIGLU;
@@ -159,7 +160,7 @@ __global__ void __launch_bounds__(NT)
     T *Bs = As + 2 * TILE_A;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     int bm, bn;
-    fck_gm_block((int)blockIdx.x, nbn, &bm, &bn);
+    fck_gm_block((int)blockIdx.x, nbm, nbn, &bm, &bn);
     const int m0 = bm * BM, n0 = bn * fck_gm_cols(GLU), kts = (k + BK - 1) / BK;
 
     /* the rows of x and of W this thread copies, the same in every k-tile */
@@ -252,10 +253,11 @@ cudaError_t launch(const void *x, const void *w, const void *b, void *y, int m, 
     cudaError_t e = configure<KIND, MODE, VEC>();
     if (e != cudaSuccess) return e;
     const long long blocks = fck_gm_blocks(m, n, GLU);
-    const int nbn = (n + fck_gm_cols(GLU) - 1) / fck_gm_cols(GLU);
+    const int nbm = (m + BM - 1) / BM, nbn = (n + fck_gm_cols(GLU) - 1) / fck_gm_cols(GLU);
     gemm_kernel<KIND, MODE, VEC>
         <<<(unsigned)blocks, NT, fck_gm_smem(), stream>>>(static_cast<const T *>(x), static_cast<const T *>(w),
-                                                          static_cast<const T *>(b), static_cast<T *>(y), m, n, k, nbn);
+                                                          static_cast<const T *>(b), static_cast<T *>(y), m, n, k, nbm,
+                                                          nbn);
     return cudaGetLastError();
 }
 

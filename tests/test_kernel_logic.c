@@ -882,11 +882,11 @@ static void check_gemm(int m, int n, int k, int mode)
     static float as[FCK_GM_BM * FCK_GM_BK], bs[FCK_GM_BN * FCK_GM_BK];
     static float acc[FCK_GM_THREADS / 32][FCK_GM_MT][FCK_GM_NT][32][4];
     const long long blocks = fck_gm_blocks(m, n, glu);
-    const int nbn = (n + fck_gm_cols(glu) - 1) / fck_gm_cols(glu);
-    CHECK(blocks == (long long)((m + FCK_GM_BM - 1) / FCK_GM_BM) * nbn);
+    const int nbm = (m + FCK_GM_BM - 1) / FCK_GM_BM, nbn = (n + fck_gm_cols(glu) - 1) / fck_gm_cols(glu);
+    CHECK(blocks == (long long)nbm * nbn);
     for (int bid = 0; bid < blocks; bid++) {
         int bm, bn;
-        fck_gm_block(bid, nbn, &bm, &bn);
+        fck_gm_block(bid, nbm, nbn, &bm, &bn);
         const int m0 = bm * FCK_GM_BM, n0 = bn * fck_gm_cols(glu);
         long long xrows[FCK_GM_BM], wrows[FCK_GM_BN];
         for (int r = 0; r < FCK_GM_BM; r++) xrows[r] = m0 + r < m ? m0 + r : -1;
@@ -944,10 +944,32 @@ static void check_gemm(int m, int n, int k, int mode)
     free(x), free(w), free(b), free(y), free(hits);
 }
 
+/* The grid's order (fck_gm_block): every tile once, and within a group of FCK_GM_GROUP
+ * rows of tiles (fewer in the last) the blocks in a row share a column of W. */
+static void check_gemm_grid(int nbm, int nbn)
+{
+    char *seen = calloc((size_t)nbm * nbn, 1);
+    int bad = 0;
+    for (int bid = 0; bid < nbm * nbn; bid++) {
+        int bm, bn;
+        fck_gm_block(bid, nbm, nbn, &bm, &bn);
+        const int first = bm / FCK_GM_GROUP * FCK_GM_GROUP;
+        const int rows = nbm - first < FCK_GM_GROUP ? nbm - first : FCK_GM_GROUP;
+        const int ok = bm >= 0 && bm < nbm && bn >= 0 && bn < nbn && !seen[(size_t)bm * nbn + bn] &&
+                       bid == first * nbn + bn * rows + (bm - first);
+        if (ok) seen[(size_t)bm * nbn + bn] = 1;
+        if (!ok && bad++ < 3) CHECK_MSG(0, "%d x %d tiles: block %d at tile (%d, %d)", nbm, nbn, bid, bm, bn);
+    }
+    CHECK_MSG(bad == 0, "%d x %d tiles: %d blocks misplaced", nbm, nbn, bad);
+    free(seen);
+}
+
 static void test_gemm(void)
 {
-    static const int shapes[][3] = {{7, 13, 5},     {1, 4, 1},      {33, 17, 65},
-                                    {130, 520, 70}, {128, 128, 64}, {300, 24, 200}};
+    static const int shapes[][3] = {{7, 13, 5},     {1, 4, 1},      {33, 17, 65},   {130, 520, 70},
+                                    {128, 128, 64}, {300, 24, 200}, {1300, 140, 16}};
+    static const int grids[][2] = {{1, 1}, {1, 9}, {8, 1}, {8, 8}, {9, 3}, {17, 5}, {16, 112}, {23, 1}};
+    for (size_t i = 0; i < sizeof grids / sizeof grids[0]; i++) check_gemm_grid(grids[i][0], grids[i][1]);
     for (int mode = GM_PLAIN; mode <= GM_SWIGLU; mode++)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             check_gemm(shapes[i][0], shapes[i][1], shapes[i][2], mode);
