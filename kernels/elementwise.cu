@@ -35,12 +35,12 @@ struct EwArgs {
 /* The op on one element of value v; w is the second operand (bias, residual) where
  * there is one; for the causal mask, j is the key index and i the query's last key (its
  * index + skv − s). */
-template <int OP>
+template <typename T, int OP>
 __device__ __forceinline__ float apply(float v, float w, float scale, size_t j, size_t i)
 {
     if (OP == OP_BIAS || OP == OP_ADD) return v + w;
     if (OP == OP_RELU) return fmaxf(v, 0.0f);
-    if (OP == OP_GELU) return fck::gelu_tanh(v);
+    if (OP == OP_GELU) return fck::gelu_for<T>(v);
     if (OP == OP_SCALE) return v * scale;
     return j > i ? -INFINITY : v * scale; /* OP_SCALE_MASK */
 }
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(kThreads) ew_kernel(EwArgs a)
         }
 #pragma unroll
         for (int j = 0; j < V; j++) {
-            xs[j] = apply<OP>(xs[j], (OP == OP_BIAS || OP == OP_ADD) ? ws[j] : 0.0f, a.scale, col, row + a.koff);
+            xs[j] = apply<T, OP>(xs[j], (OP == OP_BIAS || OP == OP_ADD) ? ws[j] : 0.0f, a.scale, col, row + a.koff);
             if (OP == OP_SCALE_MASK && ++col == a.cols) {
                 col = 0;
                 if (++row == a.s) row = 0;
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(kThreads) ew_kernel(EwArgs a)
         size_t row = OP == OP_SCALE_MASK ? (ti / a.cols) % a.s + a.koff : 0;
         if (OP == OP_ADD) w = fck::to_f(b[ti]);
         if (OP == OP_BIAS) w = fck::to_f(b[col]);
-        y[ti] = fck::from_f<T>(apply<OP>(v, w, a.scale, col, row));
+        y[ti] = fck::from_f<T>(apply<T, OP>(v, w, a.scale, col, row));
     }
 }
 

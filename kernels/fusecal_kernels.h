@@ -95,7 +95,8 @@ cudaError_t fck_glu_act_mul(fck_dtype dt, const void *gu, void *y, size_t rows, 
 /* ---------------------------------------------------------------- GEMM
  * fusecal's GEMM (gemm.cu) for the linear sites no library fuses: x [m, k], W [n, k]
  * ([2n, k] gated), b [n], y [m, n]; bf16 and fp16 only (mma.sync m16n8k16, fp32
- * accumulation); 16-byte copies where k % 8 == 0, scalar ones otherwise. */
+ * accumulation); 16-byte copies where k % 8 == 0 and x and W start on 16 bytes, scalar
+ * ones otherwise (an instance fck_gemm_prepare did not set up); y on 4 bytes. */
 typedef enum {
     FCK_GEMM_PLAIN = 0,     /* y = x·Wᵀ (the controls' GEMM) */
     FCK_GEMM_GELU_BIAS = 1, /* y = gelu_tanh(x)·Wᵀ + b, gelu on x's tiles as they enter shared memory */
@@ -106,7 +107,8 @@ int fck_gemm_supports(fck_dtype dt, fck_gemm_mode mode, long long m, long long n
 /* Sets up the instances of `fused` and of FCK_GEMM_PLAIN that k selects (their shared-
  * memory limit) ahead of a first launch, which may then be inside a graph capture. */
 cudaError_t fck_gemm_prepare(fck_dtype dt, fck_gemm_mode fused, int k);
-/* Others than fck_gemm_supports takes, or no b with the bias: cudaErrorInvalidValue. */
+/* Others than fck_gemm_supports takes, no b with the bias, or y not on 4 bytes:
+ * cudaErrorInvalidValue. */
 cudaError_t fck_gemm(fck_dtype dt, fck_gemm_mode mode, const void *x, const void *w, const void *b, void *y, int m,
                      int n, int k, cudaStream_t stream);
 /* Its tiling and resources for describe() (the instance k selects); returns the length. */

@@ -29,8 +29,11 @@
  * one block of 8 warps per SM.
  *
  * Cost of the prologue: each element of x is read and put through gelu once per block
- * column of y, n/128 times (tanhf on the fp32 pipes), where the unfused chain's gelu
- * kernel does it once and writes gelu(x) whole (2·m·k·E bytes more, and a launch). The
+ * column of y, n/128 times, on the fp32 pipes: kernel_logic.h's sigmoid form, 7
+ * instructions an element. (tanhf's form took 31: by count about 1,700 issue cycles an
+ * SM a k-tile, more than the k-tile's 512 mma.sync; an estimate, not a measurement.) The
+ * unfused chain's gelu kernel does it once and writes gelu(x) whole (2·m·k·E bytes
+ * more, and a launch). The
  * gated epilogue costs nothing of the kind: it saves writing [m, 2n] and the two passes
  * over it. Which form is cheaper is what the records measure; their controls (this
  * kernel in FCK_GEMM_PLAIN inside the unfused chain) separate the fusion from this
@@ -84,7 +87,7 @@ __device__ __forceinline__ void store_k_tile(T *sm, const uint4 (&r)[FCK_GM_COPI
             float f[8];
             unpack<T>(r[i], f);
 #pragma unroll
-            for (int j = 0; j < 8; j++) f[j] = gelu_tanh(f[j]);
+            for (int j = 0; j < 8; j++) f[j] = gelu_for<T>(f[j]);
             st16(p, pack<T>(f));
         } else {
             st16(p, r[i]);
@@ -336,8 +339,11 @@ extern "C" cudaError_t fck_gemm_prepare(fck_dtype dt, fck_gemm_mode fused, int k
 extern "C" cudaError_t fck_gemm(fck_dtype dt, fck_gemm_mode mode, const void *x, const void *w, const void *b, void *y,
                                 int m, int n, int k, cudaStream_t stream)
 {
-    if (!fck_gemm_supports(dt, mode, m, n, k) || (mode == FCK_GEMM_GELU_BIAS && !b)) return cudaErrorInvalidValue;
-    const bool vec = k % 8 == 0;
+    /* y's pairs of 16-bit values are stored as 32-bit words */
+    if (!fck_gemm_supports(dt, mode, m, n, k) || (mode == FCK_GEMM_GELU_BIAS && !b) || (uintptr_t)y % 4)
+        return cudaErrorInvalidValue;
+    /* 16-byte copies where k is whole chunks and x and W start on 16 bytes, else scalar */
+    const bool vec = k % 8 == 0 && ((uintptr_t)x | (uintptr_t)w) % 16 == 0;
     FCK_GM_DISPATCH(launch, x, w, b, y, m, n, k, stream)
     return cudaErrorInvalidValue;
 }

@@ -550,6 +550,31 @@ FCK_HD fck_head_plan fck_head_plan_make(int d, int esize)
  * read consecutive vectors. */
 FCK_HD int fck_head_col(int j, int t, int tph, int vec) { return (j * tph + t) * vec; }
 
+/* ================================================================ gelu on 16-bit data
+ * gelu_tanh(x) = 0.5·x·(1 + tanh u), u = √(2/π)·(x + 0.044715·x³), as x·σ(2u) =
+ * x / (1 + 2^(−2u·log2 e)), since 0.5·(1 + tanh u) = σ(2u). On the GPU one ex2.approx
+ * and one div.approx: 7 PTX instructions where the tanhf form takes 31 (nvcc 13,
+ * sm_90), and no cancellation at negative x, where 1 + tanh u loses its leading digits
+ * (near x = −3, up to 2.3e-5 of gelu(x) in fp32 with glibc's tanhf). Within about 1e-6
+ * of gelu(x), relative, from x = −4 up (ex2.approx's 2^-22, the exponent's rounding,
+ * |2u·log2 e|·2^-24, and div.approx's 2 ulp; the exponent's share grows below, to 1e-5
+ * at x = −10, where gelu is −1e-36): far under a 16-bit value's rounding (2^-9 bf16,
+ * 2^-11 fp16). So 16-bit data take it (kernel_util.cuh's gelu_for), and fusecal's
+ * GEMM's prologue, which puts each element of x through gelu n/128 times (gemm.cu),
+ * issues under a quarter of the instructions for it. Ends: x → +∞ gives x; x → −∞ gives
+ * −0 (the power overflows, or a divisor past 2^126 gives div.approx's 0). On the host,
+ * exp2f and a division: tests/test_kernel_logic.c checks the identity. */
+FCK_HD float fck_gelu_sigmoid(float x)
+{
+    const float a = -2.0f * 0.7978845608028654f * 1.4426950408889634f; /* −2·√(2/π)·log2 e */
+    const float d = 1.0f + exp2f(a * fmaf(0.044715f * x * x, x, x));
+#ifdef __CUDA_ARCH__
+    return __fdividef(x, d);
+#else
+    return x / d;
+#endif
+}
+
 /* ================================================================ fusecal's GEMM
  * fck_gemm (gemm.cu): y = x·Wᵀ with a prologue on x or an epilogue no library has, bf16
  * or fp16 on mma.sync m16n8k16. A block takes FCK_GM_BM rows of y and walks k in tiles

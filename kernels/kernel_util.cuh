@@ -3,6 +3,8 @@
 #ifndef FCK_KERNEL_UTIL_CUH
 #define FCK_KERNEL_UTIL_CUH
 
+#include "kernel_logic.h"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -31,14 +33,20 @@ __device__ __forceinline__ __half from_f<__half>(float x)
     return __float2half_rn(x);
 }
 
-/* gelu with the tanh approximation, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): the
- * elementwise kernel's and fusecal's GEMM's prologue, one function, so that both forms compute
- * the same gelu(x) */
+/* gelu with the tanh approximation, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), in fp32 */
 __device__ __forceinline__ float gelu_tanh(float x)
 {
     const float k = 0.7978845608028654f; /* √(2/π) */
     float u = k * fmaf(0.044715f * x * x, x, x);
     return 0.5f * x * (1.0f + tanhf(u));
+}
+/* gelu for data of type T: tanhf's form for fp32, the sigmoid form for 16-bit data
+ * (kernel_logic.h's fck_gelu_sigmoid). The elementwise gelu kernel and fusecal's GEMM's
+ * prologue both take it, so that gelu_linear's forms compute the same gelu(x). */
+template <typename T>
+__device__ __forceinline__ float gelu_for(float x)
+{
+    return sizeof(T) == 2 ? fck_gelu_sigmoid(x) : gelu_tanh(x);
 }
 
 /* silu(x) = x/(1 + e^−x): the gated unit's passes' and the gated GEMM's */

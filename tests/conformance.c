@@ -23,6 +23,7 @@ static const char *const shapes[] = {
     "m=64,k=128,n=256",
     "m=130,k=70,n=520",
     "m=50,k=16384,n=24", /* cpu.onednn's gelu_linear in blocks of x rows and a last block of fewer */
+    "m=129,k=200,n=72",  /* fusecal's CUDA GEMM's 16-byte copies with a last k-tile of 8 of 64 columns */
     /* conv */
     "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nhwc",
     "n=2,c=3,h=7,w=6,k=5,r=3,s=3,pad=1,layout=nchw",

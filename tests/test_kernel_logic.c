@@ -1376,6 +1376,35 @@ static void test_decode_arithmetic(void)
     }
 }
 
+/* ---------------------------------------------------------------- gelu on 16-bit data */
+
+/* fck_gelu_sigmoid against gelu_tanh in float64 over x in [-12, 12] by 1/256: against
+ * x / (1 + e^(−2u)) everywhere, and against 0.5·x·(1 + tanh u) from x = −4 up (below, 1 +
+ * tanh u cancels to nothing even in float64: 0 at x = −9.9, where gelu is −1e-36).
+ * Within 1e-6, relative, from x = −4 up; 1e-5 below, where the exponent's rounding
+ * grows with its size and gelu(x) is under 1e-4 (and of 1e-30 where gelu is smaller).
+ * On the host exp2f and a division: this checks the constants and the identity as
+ * written, not the GPU's ex2.approx. And the ends: large x gives x, large negative x 0,
+ * NaN NaN. */
+static void test_gelu_sigmoid(void)
+{
+    int bad = 0;
+    double worst = 0;
+    for (int i = -12 * 256; i <= 12 * 256; i++) {
+        const float x = (float)i / 256.0f;
+        const double xd = x, u = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd);
+        const double sig = xd / (1.0 + exp(-2.0 * u)), ref = x >= -4 ? 0.5 * xd * (1.0 + tanh(u)) : sig;
+        const double got = fck_gelu_sigmoid(x);
+        const double err = fmax(fabs(got - ref), fabs(got - sig)) / fmax(fabs(sig), 1e-30);
+        worst = fmax(worst, err);
+        if (err > (x >= -4 ? 1e-6 : 1e-5) && bad++ < 3)
+            CHECK_MSG(0, "gelu(%g) = %.9g, want %.9g (%.3g relative)", x, got, ref, err);
+    }
+    CHECK_MSG(bad == 0, "%d values of gelu off (worst %.3g relative)", bad, worst);
+    CHECK(fck_gelu_sigmoid(0.0f) == 0.0f && fck_gelu_sigmoid(1e20f) == 1e20f && fck_gelu_sigmoid(-1e20f) == 0.0f);
+    CHECK(fck_gelu_sigmoid(INFINITY) == INFINITY && isnan(fck_gelu_sigmoid(NAN)));
+}
+
 /* ---------------------------------------------------------------- napkin math */
 
 static void test_napkin(void)
@@ -1397,6 +1426,7 @@ int main(int argc, char **argv)
         T(test_softmax_plan),      T(test_fragments_half), T(test_fragments_tf32),
         T(test_tf32_split),        T(test_decode_plan),    T(test_decode_rows_reduce),
         T(test_decode_arithmetic), T(test_napkin),         T(test_gemm),
+        T(test_gelu_sigmoid),
     };
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }
