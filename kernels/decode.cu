@@ -96,7 +96,8 @@ __device__ __forceinline__ float rows_reduce(float (&x)[RM])
     return x[0];
 }
 
-/* Scores of the piece's np keys from p0 into sc (rows x piece), −inf where masked. */
+/* Scores of the piece's np keys from p0 into sc (rows of fck_dec_sc_stride), −inf where
+ * masked. */
 template <typename T, int NV, int RM>
 __device__ __forceinline__ void piece_scores(const float (&qr)[RM][NV], const T *__restrict__ kn, float *sc,
                                              const fck_dec_plan &pl, int p0, int np, int s, int skv, int d, int causal)
@@ -127,7 +128,7 @@ __device__ __forceinline__ void piece_scores(const float (&qr)[RM][NV], const T 
             const float dot = rows_reduce<RM>(x);
             if (fck_dec_lane_writes(lane, RM) && r < pl.rows) {
                 const bool masked = causal && p0 + j > fck_attn_last_key(r % s, s, skv);
-                sc[r * pl.piece + j] = masked ? -INFINITY : dot;
+                sc[r * fck_dec_sc_stride(pl.piece) + j] = masked ? -INFINITY : dot;
             }
         }
     }
@@ -140,7 +141,7 @@ __device__ __forceinline__ void piece_softmax(float *sc, const fck_dec_plan &pl,
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int r = warp; r < pl.rows; r += NW) {
-        float *row = sc + r * pl.piece;
+        float *row = sc + r * fck_dec_sc_stride(pl.piece);
         float mx = -INFINITY;
         for (int j = lane; j < np; j += 32) mx = fmaxf(mx, row[j]);
         mx = warp_max(mx);
@@ -215,7 +216,7 @@ __device__ __forceinline__ void piece_pv(const T *__restrict__ vc, const float *
 #pragma unroll
         for (int r = 0; r < RM; r++)
             if (r < pl.rows) {
-                const float p = sc[r * pl.piece + j];
+                const float p = sc[r * fck_dec_sc_stride(pl.piece) + j];
 #pragma unroll
                 for (int i = 0; i < PC; i++) acc[r][i] = fmaf(p, x[i], acc[r][i]);
             }
@@ -253,7 +254,7 @@ __device__ __forceinline__ void sum_groups(const float (&acc)[RM][PC], float *sc
 /* One split block. QKS (qk_softmax): no V; each piece's raw scores are also copied to
  * `scores` (fp32, [bkv·rows, skv]) and only the maxima and sums go to part. Launch
  * bounds, for the loads in flight that more warps per SM give: up to 4 rows, four
- * blocks per SM for qk_softmax (at most 64 registers: ptxas sm_90 gives 56-64, no
+ * blocks per SM for qk_softmax (at most 64 registers: ptxas sm_90 gives 52-64, no
  * spills) and three for attention (72-80), whose P·V accumulators (4 x 4 a thread)
  * are live through the scores (bounded to 64, 12-36 bytes spilled); up to 8, two (at most 128:
  * 72-123, no spills; the fp32 attention took 157-163 unbounded, one block); 16 rows,
@@ -305,7 +306,7 @@ __global__ void __launch_bounds__(FCK_DEC_THREADS, min_blocks(RM, QKS))
         if (QKS) {
             for (int t = threadIdx.x; t < R * np; t += FCK_DEC_THREADS) {
                 const int r = t / np, j = t - r * np;
-                scores[((size_t)n * R + r) * skv + p0 + j] = sc[r * pl.piece + j];
+                scores[((size_t)n * R + r) * skv + p0 + j] = sc[r * fck_dec_sc_stride(pl.piece) + j];
             }
             __syncthreads(); /* every raw score copied before a row's warp overwrites it */
         }
@@ -441,7 +442,7 @@ const void *split_kernel(fck_dtype dt, const fck_dec_plan &pl, bool qks)
 }
 
 /* The split kernel's blocks resident per SM for dt and the plan's template sizes, with
- * the most shared memory a plan for its rows gives (registers bind first: 56-200 of
+ * the most shared memory a plan for its rows gives (registers bind first: 52-202 of
  * them a thread); asked of the runtime once per device and kernel, like device_sms. */
 int blocks_per_sm(fck_dtype dt, const fck_dec_plan &pl, bool qks)
 {

@@ -390,17 +390,22 @@ FCK_HD void fck_dec_split_keys(const fck_dec_plan *p, int sp, int skv, int *ja, 
     *ja = sp * p->chunk;
     *jb = *ja + p->chunk < skv ? *ja + p->chunk : skv;
 }
+/* The scores' row stride in shared memory: a piece and one float. The lanes that store
+ * one key's scores, one lane a row (fck_dec_lane_writes), then hit as many banks as
+ * rows; at a stride of the piece, whole warps of keys, they all hit the key's bank, a
+ * 16-way conflict at 16 rows, for every key. */
+FCK_HD int fck_dec_sc_stride(int piece) { return piece + 1; }
 /* Shared memory of a split block in floats: the piece's scores, or at the end the sum
  * of the groups of keys' partial outputs (rows x d, d at most FCK_DEC_MAX_D). */
 FCK_HD size_t fck_dec_smem_floats(const fck_dec_plan *p)
 {
-    const int w = p->piece > FCK_DEC_MAX_D ? p->piece : FCK_DEC_MAX_D;
+    const int ss = fck_dec_sc_stride(p->piece), w = ss > FCK_DEC_MAX_D ? ss : FCK_DEC_MAX_D;
     return (size_t)p->rows * (size_t)w;
 }
 /* ... the most any plan for rows gives (its pieces at fck_dec_piece_cap). */
 FCK_HD size_t fck_dec_smem_floats_most(int rows)
 {
-    const int cap = fck_dec_piece_cap(rows), w = cap > FCK_DEC_MAX_D ? cap : FCK_DEC_MAX_D;
+    const int ss = fck_dec_sc_stride(fck_dec_piece_cap(rows)), w = ss > FCK_DEC_MAX_D ? ss : FCK_DEC_MAX_D;
     return (size_t)rows * (size_t)w;
 }
 /* Floats of one split's partial result: rows x d outputs, rows maxima, rows sums. */

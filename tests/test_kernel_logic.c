@@ -1150,8 +1150,15 @@ static void test_decode_plan(void)
         CHECK(p.piece >= 32 && p.piece <= p.chunk && (p.piece % 32 == 0 || p.piece == p.chunk));
         CHECK((size_t)rows * (size_t)p.piece <= FCK_DEC_SCORE_FLOATS);
         const size_t smem = fck_dec_smem_floats(&p);
-        CHECK(smem >= (size_t)rows * (size_t)p.piece && smem <= fck_dec_smem_floats_most(rows) &&
+        const int ss = fck_dec_sc_stride(p.piece);
+        CHECK(smem >= (size_t)rows * (size_t)ss && ss >= p.piece && smem <= fck_dec_smem_floats_most(rows) &&
               fck_dec_smem_floats_most(rows) * sizeof(float) <= 48 * 1024);
+        /* one key's scores, stored by one lane a row: each row's in a bank of its own */
+        unsigned banks = 0;
+        const int j = rnd_int(0, p.piece - 1);
+        for (int r = 0; r < rows; r++) banks |= 1u << ((r * ss + j) % 32);
+        CHECK_MSG(__builtin_popcount(banks) == rows, "rows %d piece %d: the scores' stores hit %d banks", rows, p.piece,
+                  __builtin_popcount(banks));
         const int kg = fck_dec_key_groups(d), tpk = fck_dec_pv_threads(d);
         CHECK_MSG(kg >= 2 && kg * tpk == FCK_DEC_THREADS && (size_t)rows * d <= smem, "d %d", d);
         /* P·V's threads: each (group of keys, column) taken by exactly one thread, and
