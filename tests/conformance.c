@@ -130,11 +130,12 @@ static const char *const shapes[] = {
     "b=1,h=8,hkv=2,s=1,skv=1100,d=128,causal=1",
     "b=1,h=4,hkv=2,s=3,skv=600,d=72,causal=1",
     "b=1,h=2,hkv=2,s=5,skv=1500,d=64",
-    "b=1,h=4,hkv=2,s=2,skv=700,d=20", /* decode, d no whole number of AVX2 or AVX-512 vectors */
-    "b=1,h=3,hkv=3,s=1,skv=37,d=20",  /* decode, one row per key/value head: its own Q·Kᵀ tiles */
-    "b=1,h=2,hkv=2,s=1,skv=600,d=80", /* decode, one row: 3 pieces, a block of P·V and a tail of d */
-    "b=2,h=4,hkv=2,s=1,skv=523,d=40", /* decode, 2 rows a key/value head: groups of two, 3 pieces */
-    "b=1,h=6,hkv=2,s=1,skv=300,d=36", /* decode, 3 rows: two groups of two, the last row repeated */
+    "b=1,h=4,hkv=2,s=2,skv=700,d=20",         /* decode, d no whole number of AVX2 or AVX-512 vectors */
+    "b=1,h=3,hkv=3,s=1,skv=37,d=20",          /* decode, one row per key/value head: its own Q·Kᵀ tiles */
+    "b=1,h=2,hkv=2,s=1,skv=600,d=80",         /* decode, one row: 3 pieces, a block of P·V and a tail of d */
+    "b=2,h=4,hkv=2,s=1,skv=523,d=40",         /* decode, 2 rows a key/value head: groups of two, 3 pieces */
+    "b=1,h=6,hkv=2,s=1,skv=300,d=36",         /* decode, 3 rows: two groups of two, the last row repeated */
+    "b=1,h=8,hkv=1,s=3,skv=90,d=64,causal=1", /* 24 rows a key/value head: past the GPU's decode kernels */
     /* cpu.onednn's fused tiles, on two threads: tiles all threads share (4 MiB of f32
      * scores; fewer than 8 tiles of 1 MiB) with a last tile of fewer heads (11 heads of
      * 300 x 300, then 2) and of fewer rows (a head's 2000 rows of 600 keys: 1744, then

@@ -34,7 +34,8 @@
  * a block per key/value head and split of its keys, its g·s query rows at most 16 and d
  * up to 128, fp32 arithmetic; a second kernel combines the splits' outputs (attention) or
  * writes P from the fp32 scores once the splits' maxima and sums are combined
- * (qk_softmax)), with a workspace made at setup.
+ * (qk_softmax)), with a workspace made at setup; those of more rows (g·s > 16) the flash
+ * kernels, at d = 64 or 128.
  */
 #include "cuda_common.h"
 #include "custom_parts.h"
@@ -52,7 +53,7 @@ typedef struct cu_state {
     int bh, S, SKV, D, causal;
     int bkv, group;         /* key/value heads in all (b·hkv); query heads per key/value head */
     fck_attn_kernel kernel; /* the fused attention kernel (qk_softmax, attention) */
-    bool decode;            /* qk_softmax or attention with s < 16: the split-KV decode kernels */
+    bool decode;            /* qk_softmax or attention the split-KV decode kernels take (uses_decode) */
     void *ws;               /* its workspace, ws_bytes */
     size_t ws_bytes;
     void *q, *k, *v;
@@ -78,18 +79,15 @@ static fc_op fused_op(const fc_pattern *pat)
     return pat->ops[k >= 0 ? k : 0];
 }
 
-/* Whether the split-KV decode kernels take a decode-shaped problem (s < 16). */
-static bool decode_supports(const fc_problem *p, int64_t rows, char *why, size_t n)
+/* Whether a problem takes the split-KV decode kernels: a fused kernel's pattern at s <
+ * 16 within what they take. Other problems of s < 16 (more than 16 query rows a key/value
+ * head, as 8 query heads a key/value head at s = 3) take the flash kernels, which fill
+ * part of a tile of 64 queries with them. */
+static bool uses_decode(const fc_problem *p)
 {
-    const long long s = (long long)p->d[FC_ATT_S], d = (long long)p->d[FC_ATT_D], skv = (long long)p->d[FC_ATT_SKV];
-    if (!fck_dec_supports(rows, d, skv)) {
-        snprintf(why, n,
-                 "s = %lld: fusecal's split-KV decode kernel takes at most %d query rows per key/value head "
-                 "((h/hkv)*s = %lld), head dimensions up to %d (d = %lld) and up to %d keys (skv = %lld)",
-                 s, FCK_DEC_MAX_ROWS, (long long)rows, FCK_DEC_MAX_D, d, FCK_DEC_MAX_SKV, skv);
-        return false;
-    }
-    return true;
+    const int64_t s = p->d[FC_ATT_S], rows = p->d[FC_ATT_H] / p->d[FC_ATT_HKV] * s;
+    return fc_op_table_kernel(cu_ops, p->pat) >= 0 && s < 16 &&
+           fck_dec_supports(rows, p->d[FC_ATT_D], p->d[FC_ATT_SKV]);
 }
 
 static bool cu_supports(const fc_problem *p, char *why, size_t n)
@@ -108,11 +106,19 @@ static bool cu_supports(const fc_problem *p, char *why, size_t n)
             snprintf(why, n, "fusecal's attention kernels scale by 1/sqrt(d); pattern '%s' has no scale", p->pat->name);
             return false;
         }
-        if (s < 16) return decode_supports(p, rows, why, n);
+        if (uses_decode(p)) return true;
         if (!fck_attention_supports((int)d)) {
-            snprintf(why, n,
-                     "fusecal's fused attention kernels are built for head dimensions 64 and 128 (asked: d=%lld)",
-                     (long long)d);
+            if (s < 16)
+                snprintf(why, n,
+                         "s = %lld: fusecal's split-KV decode kernel takes at most %d query rows per key/value head "
+                         "((h/hkv)*s = %lld), head dimensions up to %d and up to %d keys (skv = %lld), and its "
+                         "flash kernels head dimensions 64 and 128 (asked: d=%lld)",
+                         (long long)s, FCK_DEC_MAX_ROWS, (long long)rows, FCK_DEC_MAX_D, FCK_DEC_MAX_SKV,
+                         (long long)skv, (long long)d);
+            else
+                snprintf(why, n,
+                         "fusecal's fused attention kernels are built for head dimensions 64 and 128 (asked: d=%lld)",
+                         (long long)d);
             return false;
         }
         /* the finer tiling (the reference kernel's 64 queries) makes the larger grid */
@@ -133,7 +139,7 @@ static int cu_device_bytes(const fc_problem *p, size_t *bytes, fc_err *e)
     double D = (double)p->d[FC_ATT_D], E = (double)fc_dtype_size(p->dtype);
     bool pv = fc_pattern_has_op(p->pat, FC_OP_PV);
     double b = (BH * S * D + (pv ? 2 : 1) * BKV * SKV * D) * E + fc_cuda_chain_bytes(p);
-    if (fc_op_table_kernel(cu_ops, p->pat) >= 0 && S < 16) { /* the decode kernels' workspace */
+    if (uses_decode(p)) {                 /* the decode kernels' workspace */
         const double rows = BH / BKV * S; /* partial results: at most a split per FCK_DEC_MIN_KEYS keys */
         b += BKV * ceil(SKV / FCK_DEC_MIN_KEYS) * (double)fck_dec_part_floats((int)rows, (int)D) * 4.0;
         if (!pv) b += BKV * rows * SKV * 4.0; /* qk_softmax's fp32 scores */
@@ -171,7 +177,7 @@ static int cu_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         fc_cuda_upload(s->c, w->t[FC_ATT_TK].data, w->t[FC_ATT_TK].n, s->dt, &s->k, "K", e))
         return -1;
     if (pv && fc_cuda_upload(s->c, w->t[FC_ATT_TV].data, w->t[FC_ATT_TV].n, s->dt, &s->v, "V", e)) return -1;
-    s->decode = fc_op_table_kernel(cu_ops, p->pat) >= 0 && s->S < 16;
+    s->decode = uses_decode(p);
     if (s->decode) {
         const fck_attn_shape sh = shape_of(s);
         s->ws_bytes = fck_decode_workspace(fc_cuda_kdt(s->dt), sh, !pv);
