@@ -223,10 +223,12 @@ static const fc_option options[] = {
                   .section = HOW,
                   .words = &fc_attn_kernel_words,
                   .def = "reference",
-                  .help = "cuda.custom's fused attention kernel (attention, qk_softmax): reference (64x64 tiles) or "
-                          "flash2 (FlashAttention-2 class: 128 queries per block, double-buffered K/V); recorded in "
-                          "the settings and in each record that ran it (decode-shaped attention, s < 16, runs the "
-                          "split-KV decode kernel whichever is set, and its records say decode)"},
+                  .help =
+                      "cuda.custom's fused attention kernel (attention, qk_softmax): reference (64x64 tiles) or "
+                      "flash2 (FlashAttention-2 class: 128 queries per block, double-buffered K/V); recorded in "
+                      "the settings and in each record that ran it (decode-shaped attention, s < 16 with at most 16 "
+                      "query rows a key/value head, runs the split-KV decode kernel whichever is set, and its "
+                      "records say decode)"},
     [O_SEED] = {.name = "seed",
                 .kind = FC_OPT_SEED,
                 .metavar = "N",
