@@ -15,8 +15,9 @@
  * row-major, bf16 or fp16, fp32 accumulation (mma.sync m16n8k16). Geometry:
  * kernel_logic.h's section on this GEMM (128 x 128 tiles, k-tiles of 64, 8 warps of 64 x
  * 32; the grid down groups of 8 rows of tiles a column at a time, fck_gm_block, so that
- * a W tile is read from memory once a group), checked on the host by tests/test_kernel_logic.c's emulation of the copies,
- * fragments and epilogue maps the kernel uses.
+ * a W tile is read from memory once a group), checked on the host by
+ * tests/test_kernel_logic.c's emulation of the copies, fragments and epilogue maps the
+ * kernel uses.
  *
  * Pipeline: every thread copies FCK_GM_COPIES 16-byte chunks of each operand's k-tile.
  * Tile kt + 1 is loaded from global memory into registers before tile kt's MMAs are
