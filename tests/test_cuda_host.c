@@ -102,6 +102,21 @@ static void custom_supports(void)
     CHECK_STR_CONTAINS(why, "head dimensions 64 and 128");
     fc_problem qks = problem("qk_scale:b=1,h=2,s=40,d=32,dtype=fp16");
     CHECK(b->supports(&qks, why, sizeof why));
+    /* s < 16: the split-KV decode kernels up to 16 query rows a key/value head and d up
+     * to 128; past 16 rows the flash kernels at d = 64 or 128; neither at 24 rows of 96 */
+    const char *dec_ok[] = {"attention:b=1,h=32,hkv=8,s=1,skv=4096,d=96,dtype=bf16",
+                            "attention:b=1,h=8,hkv=1,s=3,skv=90,d=64,causal=1,dtype=fp16",
+                            "qk_softmax:b=2,h=32,hkv=1,s=1,skv=500,d=128,dtype=fp32"};
+    for (size_t i = 0; i < sizeof dec_ok / sizeof dec_ok[0]; i++) {
+        fc_problem p = problem(dec_ok[i]);
+        why[0] = 0;
+        CHECK_MSG(b->supports(&p, why, sizeof why), "%s: %s", dec_ok[i], why);
+    }
+    fc_problem dec_no = problem("attention:b=1,h=8,hkv=1,s=3,skv=90,d=96,dtype=bf16");
+    why[0] = 0;
+    CHECK(!b->supports(&dec_no, why, sizeof why));
+    CHECK_STR_CONTAINS(why, "at most 16 query rows");
+    CHECK_STR_CONTAINS(why, "head dimensions 64 and 128");
 }
 
 /* cuda.custom's linear part: gelu_linear and linear_swiglu in bf16 and fp16 on any shape,
