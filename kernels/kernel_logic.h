@@ -112,7 +112,7 @@ FCK_HD int fck_attn_last_key(int qi, int s, int skv) { return qi + (skv - s); }
  * the tile's last real query. */
 FCK_HD int fck_attn_key_tiles(int q0, int br, int bc, int s, int skv, int causal)
 {
-    int all = (skv + bc - 1) / bc;
+    int all = (int)(((long long)skv + bc - 1) / bc); /* skv + bc − 1 may pass 2^31 − 1 */
     if (!causal) return all;
     int qlast = (q0 + br < s ? q0 + br : s) - 1;
     int n = fck_attn_last_key(qlast, s, skv) / bc + 1;
@@ -372,7 +372,7 @@ FCK_HD fck_dec_plan fck_dec_plan_make(long long bkv, int rows, int skv, int d, l
         long long n = i < FCK_DEC_WAVES_SEARCHED ? 1 + i : (w0 + i - FCK_DEC_WAVES_SEARCHED) * slots / bkv;
         if (n < 1) n = 1;
         if (n > most) n = most;
-        const int chunk = fck_dec_chunk_of(skv, n), ns = (skv + chunk - 1) / chunk;
+        const int chunk = fck_dec_chunk_of(skv, n), ns = (int)(((long long)skv + chunk - 1) / chunk);
         const long long cost = fck_dec_grid_cost(bkv, ns, chunk, slots);
         if (best < 0 || cost < best || (cost == best && ns < p.nsplit)) {
             best = cost;

@@ -42,7 +42,7 @@ if ! "$PYTHON" -c "import torch" 2>/dev/null; then
     exit 77
 fi
 
-LIN="linear_bias_relu:m=16,k=32,n=24"
+LIN="linear_bias_relu:m=64,k=64,n=64" # 10.6 FLOPs a byte: compute-bound whatever the ceilings read
 CONV="conv_bn_relu:n=1,c=8,h=8,w=8,k=8,r=3,s=3,pad=1,layout=nhwc"
 ATT="attention:b=1,h=2,s=16,d=16,causal=1"
 NORM="add_rmsnorm:m=4,n=64"
