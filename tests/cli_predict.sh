@@ -128,6 +128,40 @@ err_says "xml"
 expect 2 "an unwritable output" -- "$FUSECAL" predict cal.json -p "$INSIDE" -o /nonexistent/dir/p.json
 err_says "/nonexistent/dir/p.json"
 
+# ---- bench/predict_history.py: the validation of each committed version of a
+# folder's standard.json, newest first, each row what predict --validate says of it
+# (the later version: the linear_bias_relu ladders alone)
+"$PYTHON" "$TESTS/make_records.py" cal2.json "${recs[@]:0:28}" || bad "make_records.py"
+HIST="$WORK/hist"
+{ mkdir -p "$HIST/results/m" && git -C "$HIST" init -q && git -C "$HIST" config user.email t@t.invalid &&
+    git -C "$HIST" config user.name t && cp cal.json "$HIST/results/m/standard.json" && git -C "$HIST" add -A &&
+    git -C "$HIST" commit -qm one && cp cal2.json "$HIST/results/m/standard.json" && git -C "$HIST" commit -qam two; } ||
+    bad "a history repository"
+expect 0 "predict_history.py" -- "$PYTHON" "$SRC/bench/predict_history.py" --repo "$HIST" --fusecal "$FUSECAL" \
+    --json hist.json
+if grep -qF "results/m/standard.json: the last 2 versions" "$WORK/out" && grep -qF "pooled over 2 sweeps" "$WORK/out"; then
+    ok "history text names the folder and the two sweeps"
+else bad "history text: $(head -3 "$WORK/out")"; fi
+"$FUSECAL" predict --validate cal.json --format json -o v1.json || bad "validate cal.json"
+"$FUSECAL" predict --validate cal2.json --format json -o v2.json || bad "validate cal2.json"
+dec() { pyq "$1" "(d['validation']['model']['decisions']['reproduced'], d['validation']['model']['decisions']['decided'])"; }
+check_eq "history rows, newest first, as predict --validate says" \
+    "$(pyq hist.json "[(s['reproduced'], s['decided']) for s in d['folders'][0]['sweeps']]")" "[$(dec v2.json), $(dec v1.json)]"
+check_eq "the two versions differ" "$(dec v1.json | grep -c "$(dec v2.json)")" "0"
+check_eq "pooled decisions" "$(pyq hist.json "d['folders'][0]['pooled']['decided']")" \
+    "$(($(pyq v1.json "d['validation']['model']['decisions']['decided']") + $(pyq v2.json "d['validation']['model']['decisions']['decided']")))"
+expect 0 "predict_history.py --last 1" -- "$PYTHON" "$SRC/bench/predict_history.py" --repo "$HIST" \
+    --fusecal "$FUSECAL" --last 1 results/m
+if grep -qF "pooled over 1 sweep:" "$WORK/out"; then ok "--last 1: one sweep"; else bad "--last 1: $(tail -2 "$WORK/out")"; fi
+expect 1 "predict_history.py --last 0" -- "$PYTHON" "$SRC/bench/predict_history.py" --repo "$HIST" --last 0
+err_says "--last takes a positive count"
+expect 1 "predict_history.py, not a repository" -- "$PYTHON" "$SRC/bench/predict_history.py" --repo "$WORK/nonesuch" \
+    --fusecal "$FUSECAL"
+err_says "is not a git repository"
+expect 1 "predict_history.py, a folder never committed" -- "$PYTHON" "$SRC/bench/predict_history.py" --repo "$HIST" \
+    --fusecal "$FUSECAL" results/other
+err_says "no commit changed results/other/standard.json"
+
 # ---- python/fusecal.py reads what the C code reads
 if "$PYTHON" "$TESTS/fusecal_py_check.py" "$FUSECAL" "$SRC" cal.json "$MEASURED" "$INSIDE" "$CONV" \
     "linear_bias_relu:m=16,k=256,n=256" "linear_bias_relu:m=700,k=1024,n=1024,dtype=fp32" "$FAR" \
