@@ -508,7 +508,11 @@ static void dc_rows_ring(const fc_conv_geom *g, const float *x, const float *wp,
  * 1.10 -> 1.04, 1.19 -> 1.09, 1.03 -> 0.99, 8.07 -> 7.81; the row-major 1×64×56×56
  * within 1 %. Two output rows of 7 pixels a tile (28 accumulators, where one row of 7
  * keeps 14) ran 0.96-1.06x the single rows' time in one binary switched at run time
- * (ab-direct-conv-row-pairs.txt): not kept. */
+ * (ab-direct-conv-row-pairs.txt): not kept. Where a pair of blocks' weights outgrow
+ * the L2 (1.18 MB at c = 512, 1 MiB a core), the input channels in two parts of 590
+ * KB run part after part over a block's rows, the tiles' sums kept between them, ran
+ * 0.98-1.06x the whole channels' time at 1×512×14×14 stride 2 and 1×512×7×7, NCHW and
+ * NHWC, the same way (ab-direct-conv-channel-parts.txt): not kept. */
 static void dc_rows_image(const fc_conv_geom *g, const float *x, const float *wp, float *y, const fc_epilogue *ep,
                           float *ws)
 {
