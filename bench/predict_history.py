@@ -11,10 +11,12 @@ For each results folder (default: every results/*/ with a standard.json at HEAD)
 the last N commits that wrote its standard.json (default 8), newest first: the
 sweep's date and the fusecal revision that made it, its records, the model's median
 and p90 latency errors (unfused / fused), its decisions reproduced of those decided,
-contradicted and left inconclusive, and rerun95 coverage; then per folder the
-decisions pooled over its sweeps and the range of the per-sweep figure. Each version
-is validated by the fusecal given, so every row is today's model on that sweep's
-records. --json writes the rows and totals as JSON.
+contradicted and left inconclusive, rerun95 coverage, and how many of its decided
+records the sweep before decided alike (the same problem and backend measured
+again: how far a sweep's decisions reproduce at all, the yardstick beside the
+model's); then per folder the decisions pooled over its sweeps and the range of the
+per-sweep figure. Each version is validated by the fusecal given, so every row is
+today's model on that sweep's records. --json writes the rows and totals as JSON.
 """
 import argparse
 import json
@@ -68,6 +70,20 @@ def row_of(commit, date, doc, pv):
     }
 
 
+def remeasured(doc, before):
+    """Of the records doc decided (yes or no) whose problem and backend the sweep
+    before also measured: how many, and how many it decided alike (a re-measurement's
+    agreement with the sweep)."""
+    prev = {(r.get("problem"), r.get("backend")): r.get("decision") for r in before.get("records", [])}
+    decided = same = 0
+    for r in doc.get("records", []):
+        key = (r.get("problem"), r.get("backend"))
+        if r.get("decision") in ("yes", "no") and key in prev:
+            decided += 1
+            same += prev[key] == r["decision"]
+    return decided, same
+
+
 def pct(x):
     return f"{100 * x:5.1f}" if x is not None else "    -"
 
@@ -103,29 +119,41 @@ def main():
             sys.exit(f"predict_history.py: no commit changed {path}")
         print(f"{path}: the last {len(vs)} version{'s' if len(vs) != 1 else ''}")
         print("  commit        date        made by           records  unfused error %  fused error %   decisions"
-              "                                      rerun95")
+              "                                      rerun95   the sweep before")
         print("                                                       median   p90    median   p90")
         rows = []
-        for commit, date in vs:
-            text = git(a.repo, "show", f"{commit}:{path}")
+        older = versions(a.repo, path, a.last + 1)[len(vs):]  # the sweep before the oldest, if any
+        docs = [json.loads(git(a.repo, "show", f"{c}:{path}")) for c, _ in vs + older]
+        for i, (commit, date) in enumerate(vs):
             try:
-                doc, pv = validate(fusecal, text)
+                doc, pv = validate(fusecal, json.dumps(docs[i]))
             except (RuntimeError, ValueError, KeyError) as e:
                 print(f"  {commit[:12]}  {date}  not validated: {e}")
                 continue
             r = row_of(commit, date, doc, pv)
+            if i + 1 < len(docs):
+                r["before_decided"], r["before_same"] = remeasured(doc, docs[i + 1])
             rows.append(r)
             agree = r["reproduced"] / r["decided"] if r["decided"] else None
-            print(f"  {r['commit']}  {date}  {r['revision']:<18}{r['records']:5d}  "
-                  f"{pct(r['unfused_median'])}  {pct(r['unfused_p90'])}   {pct(r['fused_median'])}  {pct(r['fused_p90'])}   "
-                  f"{r['reproduced']:4d} of {r['decided']:4d} ({pct(agree)} %), {r['contradicted']} contra, "
-                  f"{r['inconclusive']:3d} inc  {pct(r['coverage'])} %")
+            line = (f"  {r['commit']}  {date}  {r['revision']:<18}{r['records']:5d}  "
+                    f"{pct(r['unfused_median'])}  {pct(r['unfused_p90'])}   {pct(r['fused_median'])}  "
+                    f"{pct(r['fused_p90'])}   {r['reproduced']:4d} of {r['decided']:4d} ({pct(agree)} %), "
+                    f"{r['contradicted']} contra, {r['inconclusive']:3d} inc  {pct(r['coverage'])} %")
+            if r.get("before_decided"):
+                line += (f"   {r['before_same']:4d} of {r['before_decided']:4d} "
+                         f"({pct(r['before_same'] / r['before_decided'])} %)")
+            print(line)
         tot = {k: sum(r[k] for r in rows) for k in ("decided", "reproduced", "contradicted", "inconclusive")}
         each = [r["reproduced"] / r["decided"] for r in rows if r["decided"]]
         if each:
-            print(f"  pooled over {len(rows)} sweep{'s' if len(rows) != 1 else ''}: {tot['reproduced']} of {tot['decided']} decisions reproduced "
-                  f"({pct(tot['reproduced'] / tot['decided']).strip()} %), {tot['contradicted']} contradicted; "
-                  f"per sweep {pct(min(each)).strip()}-{pct(max(each)).strip()} %")
+            print(f"  pooled over {len(rows)} sweep{'s' if len(rows) != 1 else ''}: {tot['reproduced']} of "
+                  f"{tot['decided']} decisions reproduced ({pct(tot['reproduced'] / tot['decided']).strip()} %), "
+                  f"{tot['contradicted']} contradicted; per sweep {pct(min(each)).strip()}-{pct(max(each)).strip()} %")
+        bd, bs = sum(r.get("before_decided", 0) for r in rows), sum(r.get("before_same", 0) for r in rows)
+        if bd:
+            tot["before_decided"], tot["before_same"] = bd, bs
+            print(f"  the sweep before, on the same problems: {bs} of {bd} decisions the same "
+                  f"({pct(bs / bd).strip()} %)")
         print()
         out["folders"].append({"path": path, "sweeps": rows, "pooled": tot})
     if a.json:

@@ -148,6 +148,11 @@ dec() { pyq "$1" "(d['validation']['model']['decisions']['reproduced'], d['valid
 check_eq "history rows, newest first, as predict --validate says" \
     "$(pyq hist.json "[(s['reproduced'], s['decided']) for s in d['folders'][0]['sweeps']]")" "[$(dec v2.json), $(dec v1.json)]"
 check_eq "the two versions differ" "$(dec v1.json | grep -c "$(dec v2.json)")" "0"
+# the later version's records were measured alike in the earlier one: every decided
+# one found there with its decision; the earliest has no sweep before it
+check_eq "the sweep before, on the same problems" \
+    "$(pyq hist.json "[(s.get('before_decided'), s.get('before_same')) for s in d['folders'][0]['sweeps']]")" \
+    "[($(pyq v2.json "d['validation']['model']['decisions']['decided']"), $(pyq v2.json "d['validation']['model']['decisions']['decided']")), (None, None)]"
 check_eq "pooled decisions" "$(pyq hist.json "d['folders'][0]['pooled']['decided']")" \
     "$(($(pyq v1.json "d['validation']['model']['decisions']['decided']") + $(pyq v2.json "d['validation']['model']['decisions']['decided']")))"
 expect 0 "predict_history.py --last 1" -- "$PYTHON" "$SRC/bench/predict_history.py" --repo "$HIST" \
