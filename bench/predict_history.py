@@ -36,15 +36,15 @@ def versions(repo, path, last):
 
 
 def validate(fusecal, doc_text):
+    """predict --validate's JSON on a calibration document given as text"""
     with tempfile.TemporaryDirectory() as tmp:
         cal = os.path.join(tmp, "standard.json")
         with open(cal, "w") as f:
             f.write(doc_text)
-        doc = json.loads(doc_text)
         p = subprocess.run([fusecal, "predict", "--validate", cal, "--format", "json"], capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}")
-        return doc, json.loads(p.stdout)
+        return json.loads(p.stdout)
 
 
 def row_of(commit, date, doc, pv):
@@ -114,7 +114,8 @@ def main():
     out = {"fusecal": fusecal, "folders": []}
     for d in dirs:
         path = os.path.join(d.rstrip("/"), "standard.json")
-        vs = versions(a.repo, path, a.last)
+        every = versions(a.repo, path, a.last + 1)  # and the sweep before the oldest, if any
+        vs = every[:a.last]
         if not vs:
             sys.exit(f"predict_history.py: no commit changed {path}")
         print(f"{path}: the last {len(vs)} version{'s' if len(vs) != 1 else ''}")
@@ -122,12 +123,13 @@ def main():
               "                                      rerun95   the sweep before")
         print("                                                       median   p90    median   p90")
         rows = []
-        older = versions(a.repo, path, a.last + 1)[len(vs):]  # the sweep before the oldest, if any
-        docs = [json.loads(git(a.repo, "show", f"{c}:{path}")) for c, _ in vs + older]
+        texts = [git(a.repo, "show", f"{c}:{path}") for c, _ in every]
+        docs = [json.loads(t) for t in texts]
         for i, (commit, date) in enumerate(vs):
+            doc = docs[i]
             try:
-                doc, pv = validate(fusecal, json.dumps(docs[i]))
-            except (RuntimeError, ValueError, KeyError) as e:
+                pv = validate(fusecal, texts[i])
+            except (RuntimeError, ValueError) as e:
                 print(f"  {commit[:12]}  {date}  not validated: {e}")
                 continue
             r = row_of(commit, date, doc, pv)
