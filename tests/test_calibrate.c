@@ -125,6 +125,28 @@ static int sim_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
     return 0;
 }
 
+/* The bandwidth the simulated device streams at beside a round: 100 GB/s over
+ * footprints up to 600 bytes, 50 past them (reads alone: half), times the state
+ * of that call, g_beside_scale[k] at the k-th call (cycling), and what it was asked. */
+static double g_beside_scale[3] = {1, 1, 1};
+static int g_beside_calls;
+static double g_beside_asked[8];
+static int g_beside_nasked;
+
+static int sim_stream_at(void *ctx, const double *fps, int n, fc_bw_point *pts, fc_err *e)
+{
+    (void)ctx;
+    (void)e;
+    const double s = g_beside_scale[g_beside_calls++ % 3];
+    g_beside_nasked = n;
+    for (int i = 0; i < n; i++) {
+        const double g = (fps[i] <= 600 ? 100 : 50) * s;
+        if (i < 8) g_beside_asked[i] = fps[i];
+        pts[i] = (fc_bw_point){fps[i], g, g / 2};
+    }
+    return 0;
+}
+
 static const fc_device sim_device = {
     .name = "sim",
     .inventory = sim_inventory,
@@ -213,7 +235,9 @@ static const fc_backend fake_backend = {
 /* The simulated device's ceilings for measure(): none unless a test sets them. */
 static fc_ceilings g_sim_ceil;
 static bool g_cold;
-static int g_rounds; /* 0: 3 rounds at least, more while the interval is wider than 5 % */
+static const fc_device *g_dev = &sim_device; /* the device measure() runs on */
+static bool g_no_beside;                     /* measure() with settings.bandwidth_beside off */
+static int g_rounds;                         /* 0: 3 rounds at least, more while the interval is wider than 5 % */
 
 /* Measures linear_bias_relu:m=8,k=8,n=8 (three kernels unfused, one fused) on the
  * simulation with threshold 1.1; graph: time graph replays too. */
@@ -227,11 +251,12 @@ static void measure(bool graph, fc_record *r)
     fc_reference ref;
     fc_reference_build(&p, &w, 7, &ref);
     g_ref = &ref;
-    fc_session ses = {.ndev = 1, .dev = {&sim_device}, .ctx = {&g_sim}, .ceil = {g_sim_ceil}};
+    fc_session ses = {.ndev = 1, .dev = {g_dev}, .ctx = {&g_sim}, .ceil = {g_sim_ceil}};
     fc_job job = {p, &fake_backend, 1.1};
     fc_settings set;
     fc_settings_defaults(&set);
     set.graph = graph;
+    set.bandwidth_beside = !g_no_beside;
     set.cold = g_cold;
     set.rounds = g_rounds ? g_rounds : 3;
     set.stop.min_samples = 6;
@@ -682,6 +707,104 @@ static void records_take_their_footprints_ceiling(void)
     free(r);
 }
 
+/* A memory-bound record on a device that streams beside its rounds: each round gets
+ * each variant's ceiling at its working sets, measured as it ended (the fused op's
+ * bytes, bounded by the read stream over its share of reads; the chain's ops each at
+ * their own, combined by time), the variant the median of its rounds' and its
+ * percentage of it, flagged above 100; written and read back. Not measured when
+ * turned off, cold, or on a device without the hook. */
+static void bandwidth_measured_beside_rounds(void)
+{
+    launch_bound_sim();
+    memset(&g_sim_ceil, 0, sizeof g_sim_ceil);
+    g_sim_ceil.gflops[FC_FP32] = 200;
+    g_sim_ceil.peak_gflops[FC_FP32] = 400;
+    g_sim_ceil.bandwidth_gbs = 20;
+    fc_device beside = sim_device;
+    beside.stream_at = sim_stream_at;
+    g_dev = &beside;
+    g_rounds = 3;
+    g_beside_calls = 0;
+    g_beside_scale[0] = 1, g_beside_scale[1] = 0.5, g_beside_scale[2] = 2;
+    fc_record *r = fc_xcalloc(1, sizeof *r);
+    measure(false, r);
+    const fc_variant_rec *f = &r->v[FC_FUSED], *u = &r->v[FC_UNFUSED];
+    CHECK(!strcmp(f->bound, "memory") && r->rounds == 3 && g_beside_calls == 3);
+    /* asked: the fused op's 800 bytes, then the chain's 768, 544 and 512 */
+    CHECK_MSG(g_beside_nasked == 4 && g_beside_asked[0] == 800 && g_beside_asked[1] == 768 &&
+                  g_beside_asked[2] == 544 && g_beside_asked[3] == 512,
+              "%d footprints asked", g_beside_nasked);
+    const double fused1 = fmin(50, 25 / (544 / 800.0)), chain1 = 1824 / (768 / 50.0 + 544 / 100.0 + 512 / 100.0);
+    const double sc[3] = {1, 0.5, 2};
+    for (int k = 0; k < 3; k++) {
+        CHECK_NEAR(r->round[k].beside_gbs[FC_FUSED], fused1 * sc[k], 1e-9);
+        CHECK_NEAR(r->round[k].beside_gbs[FC_UNFUSED], chain1 * sc[k], 1e-9);
+    }
+    CHECK_NEAR(f->beside_gbs, fused1, 1e-9); /* the median of 0.5, 1 and 2 times it */
+    CHECK_NEAR(u->beside_gbs, chain1, 1e-9);
+    CHECK_NEAR(f->pct_bw_beside, 100 * f->gbs / fused1, 1e-9);
+    CHECK_NEAR(u->pct_bw_beside, 100 * u->gbs / chain1, 1e-9);
+    CHECK_MSG(f->over_ceiling == (f->pct_bw_beside > 100 || f->pct_peak_bw > 100), "fused %g %% beside",
+              f->pct_bw_beside);
+    /* written and read back, and the schema takes it */
+    fc_doc doc;
+    fc_doc_init(&doc);
+    fc_record *w = fc_doc_add(&doc);
+    *w = *r;
+    fc_strlcpy(w->device, "cpu", sizeof w->device);
+    fc_strlcpy(w->backend, "cpu.openblas", sizeof w->backend);
+    doc.host = cJSON_Parse(
+        "{\"hostname\": \"h\", \"devices\": {\"cpu\": {\"model\": \"simulated\"}}, \"libraries\": {}}");
+    doc.ceilings = cJSON_Parse("{\"cpu\": {\"gflops\": {\"fp32\": 100}, \"bandwidth_gbs\": 20, \"method\": \"m\"}}");
+    doc.complete = true;
+    fc_settings_defaults(&doc.settings);
+    doc.settings.threads = 1;
+    char *json = fc_doc_to_json(&doc);
+    fc_doc back;
+    fc_err e = {{0}};
+    CHECK_MSG(fc_doc_parse("sim.json", json, &back, &e) == 0, "%s", e.msg);
+    if (back.n == 1) {
+        const fc_record *b = &back.rec[0];
+        CHECK(back.settings.bandwidth_beside);
+        CHECK_NEAR(b->v[FC_FUSED].beside_gbs, fused1, 1e-9);
+        CHECK_NEAR(b->v[FC_UNFUSED].pct_bw_beside, u->pct_bw_beside, 1e-9);
+        CHECK_NEAR(b->round[1].beside_gbs[FC_UNFUSED], chain1 / 2, 1e-9);
+        fc_doc_free(&back);
+    }
+    free(json);
+    fc_doc_free(&doc);
+    /* a device in a slow state beside every round: the kernel passes its ceiling, flagged */
+    g_beside_scale[0] = g_beside_scale[1] = g_beside_scale[2] = 1e-6;
+    measure(false, r);
+    CHECK_MSG(f->pct_bw_beside > 100 && f->over_ceiling && f->pct_peak_bw < 100, "%g %% beside", f->pct_bw_beside);
+    g_beside_scale[0] = g_beside_scale[1] = g_beside_scale[2] = 1;
+    /* turned off, cold, or a device without the hook: none measured */
+    const int calls = g_beside_calls;
+    g_no_beside = true;
+    measure(false, r);
+    g_no_beside = false;
+    g_cold = true;
+    measure(false, r);
+    g_cold = false;
+    g_dev = &sim_device;
+    measure(false, r);
+    CHECK(g_beside_calls == calls && f->beside_gbs == 0 && r->round[0].beside_gbs[FC_FUSED] == 0);
+    cJSON *o = fc_record_to_json(r);
+    const cJSON *fv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "variants"), "fused");
+    CHECK(fv && !cJSON_HasObjectItem(fv, "pct_bandwidth_beside") && !cJSON_HasObjectItem(fv, "bandwidth_beside_gbs"));
+    cJSON_Delete(o);
+    /* a compute-bound record gets none */
+    g_dev = &beside;
+    g_sim_ceil.peak_gflops[FC_FP32] = 1e-3;
+    g_sim_ceil.gflops[FC_FP32] = 1e-3;
+    measure(false, r);
+    CHECK(!strcmp(f->bound, "compute") && !strcmp(u->bound, "compute") && g_beside_calls == calls);
+    g_dev = &sim_device;
+    g_rounds = 0;
+    memset(&g_sim_ceil, 0, sizeof g_sim_ceil);
+    free(r);
+}
+
 /* A record above its device's GEMM ceiling: the ceilings are measured again, up to
  * FC_RECHECK_TRIES times while it is still above, and the best of the measurements
  * kept per component; the record's percentages and flags and the document's
@@ -770,6 +893,7 @@ int main(int argc, char **argv)
                                    T(ceilings_measured_again),
                                    T(bandwidth_ceiling_by_footprint),
                                    T(records_take_their_footprints_ceiling),
+                                   T(bandwidth_measured_beside_rounds),
                                    T(arithmetic_peak)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

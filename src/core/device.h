@@ -98,6 +98,11 @@ typedef struct fc_device {
     /* Inventory (adds fields to `out`) and measured ceilings. */
     void (*inventory)(void *ctx, cJSON *out);
     int (*measure_ceilings)(void *ctx, fc_ceilings *c, fc_err *e);
+    /* Optional: the bandwidth curve's point at each of n footprints (bytes), measured
+     * now and briefly, as measure_ceilings measures the curve: the ceilings beside a
+     * round, in the machine's state of that moment (a shared host's memory and
+     * clocks move by 2x within minutes). */
+    int (*stream_at)(void *ctx, const double *footprints, int n, fc_bw_point *pts, fc_err *e);
     /* Optional: clocks and load, before and after each problem. */
     void (*sense)(void *ctx, fc_sense *s);
 } fc_device;

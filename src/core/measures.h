@@ -45,6 +45,10 @@ typedef struct fc_round_rec {
     double ratio_fusion; /* the same of control/fused (0 when no control) */
     int pairs;
     int batch[3];
+    /* each variant's bandwidth ceiling measured beside the round (GB/s; 0: none):
+     * its working set's stream rate as the device's curve takes it, measured as the
+     * round ended (fc_device.stream_at) */
+    double beside_gbs[3];
 } fc_round_rec;
 
 /* The state check's rule (stats.h: fc_state_check), shared with check's verdicts. */

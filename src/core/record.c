@@ -31,6 +31,7 @@ void fc_settings_defaults(fc_settings *s)
     s->rounds = (int)fc_setting_default(FC_SET_ROUNDS);
     s->run_noise = fc_setting_default(FC_SET_RUN_NOISE);
     s->graph = true;
+    s->bandwidth_beside = true;
 }
 
 void fc_doc_init(fc_doc *d)
@@ -231,6 +232,10 @@ static cJSON *rounds_json(const fc_record *r)
         if (r->has_graph_speedup) fc_json_add_num(o, "ratio_graph", rr->ratio_graph);
         if (r->has_control) fc_json_add_num(o, "ratio_fusion", rr->ratio_fusion);
         cJSON_AddNumberToObject(o, "pairs", rr->pairs);
+        if (rr->beside_gbs[FC_FUSED] > 0) {
+            cJSON *bs = cJSON_AddObjectToObject(o, "bandwidth_beside_gbs");
+            for (int v = 0; v < nv; v++) fc_json_add_num(bs, fc_variant_name((fc_variant)v), rr->beside_gbs[v]);
+        }
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -303,6 +308,7 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
     if (v->footprint_bytes > 0) fc_json_add_num(o, "footprint_bytes", v->footprint_bytes);
     if (v->ceil_gbs > 0) fc_json_add_num(o, "bandwidth_ceiling_gbs", v->ceil_gbs);
     if (v->read_bytes > 0) fc_json_add_num(o, "read_bytes", v->read_bytes);
+    if (v->beside_gbs > 0) fc_json_add_num(o, "bandwidth_beside_gbs", v->beside_gbs);
     fc_json_add_num(o, "intensity_flop_per_byte", v->intensity);
     cJSON_AddStringToObject(o, "bound", v->bound);
     if (r->status == FC_STATUS_OK) {
@@ -317,6 +323,7 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
         fc_json_add_num(o, "pct_peak_flops", v->pct_peak_flops);
         fc_json_add_num(o, "pct_gemm", v->pct_gemm);
         fc_json_add_num(o, "pct_peak_bandwidth", v->pct_peak_bw);
+        if (v->beside_gbs > 0) fc_json_add_num(o, "pct_bandwidth_beside", v->pct_bw_beside);
         fc_json_add_num(o, "pct_roofline", v->pct_roofline);
         cJSON_AddBoolToObject(o, "over_ceiling", v->over_ceiling);
     }
@@ -429,6 +436,7 @@ static cJSON *settings_json(const fc_settings *s)
     cJSON_AddNumberToObject(st, "max_samples", s->stop.max_samples);
     fc_json_add_num(o, "target_sample_s", s->target_sample);
     cJSON_AddBoolToObject(o, "graph", s->graph);
+    cJSON_AddBoolToObject(o, "bandwidth_beside", s->bandwidth_beside);
     cJSON_AddStringToObject(o, "attention_kernel", fc_word_name(&fc_attn_kernel_words, s->attn_kernel));
     cJSON_AddNumberToObject(o, "rounds", s->rounds);
     fc_json_add_num(o, "max_time_total_s", s->max_time_total);
@@ -578,6 +586,9 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         rr->ratio_graph = fc_json_num(ro, "ratio_graph", 0);
         rr->ratio_fusion = fc_json_num(ro, "ratio_fusion", 0);
         rr->pairs = fc_json_int(ro, "pairs", 0);
+        const cJSON *bs = cJSON_GetObjectItemCaseSensitive(ro, "bandwidth_beside_gbs");
+        for (int v = 0; v < FC_MAX_VARIANTS; v++)
+            rr->beside_gbs[v] = fc_json_num(bs, fc_variant_name((fc_variant)v), 0);
     }
     if (pr && (k != r->rounds || cJSON_GetArraySize(pr) != k))
         return fc_errf(e, "%s: record %d: rounds is %d but per_round holds %d", name, idx, r->rounds,
@@ -628,6 +639,8 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         /* before the arithmetic peak, pct_peak_flops was of the GEMM rate */
         vr->pct_gemm = fc_json_num(vo, "pct_gemm", cJSON_HasObjectItem(roof, "peak_gflops") ? 0 : vr->pct_peak_flops);
         vr->pct_peak_bw = fc_json_num(vo, "pct_peak_bandwidth", 0);
+        vr->beside_gbs = fc_json_num(vo, "bandwidth_beside_gbs", 0);
+        vr->pct_bw_beside = fc_json_num(vo, "pct_bandwidth_beside", 0);
         vr->pct_roofline = fc_json_num(vo, "pct_roofline", 0);
         vr->over_ceiling = fc_json_bool(vo, "over_ceiling", false);
         vr->intensity = fc_json_num(vo, "intensity_flop_per_byte", 0);
@@ -675,6 +688,7 @@ static void settings_read(const cJSON *o, fc_settings *s)
     s->stop.max_samples = fc_setting_read_int(st, FC_SET_MAX_SAMPLES, s->stop.max_samples);
     s->target_sample = fc_json_num(o, "target_sample_s", s->target_sample);
     s->graph = fc_json_bool(o, "graph", s->graph);
+    s->bandwidth_beside = fc_json_bool(o, "bandwidth_beside", false); /* absent: written before it */
     int ak = fc_word_index(&fc_attn_kernel_words, fc_json_str(o, "attention_kernel", "reference"));
     s->attn_kernel = ak < 0 ? FC_ATTN_REFERENCE : (fc_attn_kernel)ak;
     s->rounds = fc_setting_read_int(o, FC_SET_ROUNDS, s->rounds);

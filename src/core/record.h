@@ -39,6 +39,9 @@ typedef struct fc_variant_rec {
     double footprint_bytes;
     double ceil_gbs;   /* its bandwidth ceiling (fc_ceilings_stream_at), GB/s */
     double read_bytes; /* the fused op's bytes read (all but its output), which bound ceil_gbs */
+    /* its bandwidth ceiling beside its rounds: the median over the rounds of
+     * fc_round_rec.beside_gbs (0: not measured), and its rate's percentage of it */
+    double beside_gbs, pct_bw_beside;
     fc_check check;
     bool stable; /* output after timing equals the verified output */
 } fc_variant_rec;
@@ -90,6 +93,7 @@ typedef struct fc_settings {
     fc_stop stop;
     double target_sample;       /* seconds */
     bool graph;                 /* also time CUDA graph replays */
+    bool bandwidth_beside;      /* measure memory-bound records' bandwidth ceilings beside each round */
     fc_attn_kernel attn_kernel; /* cuda.custom's fused attention kernel */
     int rounds;                 /* fresh setups per problem; the stop budget is split among them */
     double max_time_total;      /* seconds, 0 = no limit */

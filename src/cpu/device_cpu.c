@@ -25,6 +25,8 @@ typedef struct cpu_ctx {
     float *flush_buf;
     size_t flush_n;
     volatile float sink;
+    float *bw[3]; /* the arrays of the bandwidth beside a round (cpu_stream_at), bw_bytes each */
+    size_t bw_bytes;
 } cpu_ctx;
 
 static bool cpu_available(char *why, size_t n)
@@ -86,6 +88,7 @@ static void cpu_close(void *ctx)
     cpu_ctx *c = ctx;
     if (!c) return;
     free(c->flush_buf);
+    for (int i = 0; i < 3; i++) free(c->bw[i]);
     free(c);
 }
 
@@ -285,19 +288,20 @@ enum { BW_FIRST = 32 << 10, BW_RUNS = 5 };
  * (the same static schedule every pass: warm in its caches as far as they hold it),
  * at least BW_RUN_S a run; the best of BW_RUNS runs after a warm-up. Bytes read +
  * written. */
-static double stream_rate(float *a, float *b, float *c, size_t fp, int kind)
+static double stream_rate(float *a, float *b, float *c, size_t fp, int kind, int runs, double run_s)
 {
     size_t n = fp / (size_t)bw_arrays(kind) / sizeof(float) / BW_ALIGN * BW_ALIGN;
     double pass_bytes = bw_bytes(n, kind);
     int reps = 1;
     double best = 0;
-    for (int run = -1; run < BW_RUNS; run++) {
+    if (n == 0) return 0;
+    for (int run = -1; run < runs; run++) {
         double t0 = fc_now();
 #pragma omp parallel
         for (int r = 0; r < reps; r++) bw_pass(a, b, c, n, kind);
         double dt = fc_now() - t0;
         if (run < 0) { /* the warm-up sizes the runs */
-            reps = dt > 0 ? (int)fmin(1e6, ceil(BW_RUN_S / dt)) : 1000;
+            reps = dt > 0 ? (int)fmin(1e6, ceil(run_s / dt)) : 1000;
             continue;
         }
         best = fmax(best, reps * pass_bytes / dt / 1e9);
@@ -311,20 +315,66 @@ static double stream_rate(float *a, float *b, float *c, size_t fp, int kind)
  * MiB against 90 over 128 MiB arrays, so a curve ending there judged a 134 MB problem
  * against 136), over that figure's arrays (at least top/2 bytes each); returns the
  * points. */
+/* One point of a curve: every kind's best rate over a footprint of fp bytes, the
+ * read-only kinds' alone beside it. */
+static fc_bw_point curve_point(float *a, float *b, float *c, size_t fp, int runs, double run_s)
+{
+    double r = 0, rd = 0;
+    for (int k = 0; k < BW_ALL; k++) {
+        const double x = stream_rate(a, b, c, fp, k, runs, run_s);
+        if (bw_read(k)) rd = fmax(rd, x);
+        else
+            r = fmax(r, x);
+    }
+    return (fc_bw_point){(double)fp, fmax(r, rd), rd};
+}
+
 static int measure_bandwidth_curve(float *a, float *b, float *c, size_t top, fc_bw_point *pts, int max)
 {
     int np = 0;
-    for (size_t fp = BW_FIRST; fp <= top && np < max; fp *= 2) {
-        double r = 0, rd = 0;
-        for (int k = 0; k < BW_ALL; k++) {
-            const double x = stream_rate(a, b, c, fp, k);
-            if (bw_read(k)) rd = fmax(rd, x);
-            else
-                r = fmax(r, x);
-        }
-        pts[np++] = (fc_bw_point){(double)fp, fmax(r, rd), rd};
-    }
+    for (size_t fp = BW_FIRST; fp <= top && np < max; fp *= 2) pts[np++] = curve_point(a, b, c, fp, BW_RUNS, BW_RUN_S);
     return np;
+}
+
+/* The curve's largest footprint, 4x the LLC, and the device-memory figure's arrays
+ * (128 MiB at least). */
+static size_t curve_top(void) { return 4 * llc_bytes(); }
+static size_t memory_arrays_bytes(void)
+{
+    const size_t top = curve_top();
+    return top < (128u << 20) ? 128u << 20 : top;
+}
+
+/* The bandwidth beside a round (fc_device.stream_at): the curve's kinds at each
+ * footprint, as the curve measures them but briefly (BESIDE_RUNS runs of at least
+ * BESIDE_RUN_S after a warm-up; FUSECAL_TEST_FAST: one of a tenth), a footprint
+ * past the curve's top measured at the top (device memory's rate already); over
+ * arrays kept in the context between rounds, grown as a larger footprint asks. */
+enum { BESIDE_RUNS = 3 };
+#define BESIDE_RUN_S 0.002
+static int cpu_stream_at(void *ctx, const double *footprints, int n, fc_bw_point *pts, fc_err *e)
+{
+    (void)e;
+    cpu_ctx *c = ctx;
+    const size_t top = curve_top();
+    size_t need = 0;
+    for (int i = 0; i < n; i++) {
+        const size_t fp = footprints[i] > (double)top ? top : (size_t)fmax(footprints[i], BW_FIRST);
+        if (fp > need) need = fp;
+    }
+    if (need > c->bw_bytes) {
+        for (int i = 0; i < 3; i++) free(c->bw[i]);
+        stream_arrays(need, &c->bw[0], &c->bw[1], &c->bw[2]);
+        c->bw_bytes = need;
+    }
+    const bool fast = getenv("FUSECAL_TEST_FAST") && !strcmp(getenv("FUSECAL_TEST_FAST"), "1");
+    for (int i = 0; i < n; i++) {
+        const size_t fp = footprints[i] > (double)top ? top : (size_t)fmax(footprints[i], BW_FIRST);
+        pts[i] = curve_point(c->bw[0], c->bw[1], c->bw[2], fp, fast ? 1 : BESIDE_RUNS,
+                             fast ? BESIDE_RUN_S / 10 : BESIDE_RUN_S);
+        pts[i].footprint_bytes = footprints[i];
+    }
+    return 0;
 }
 
 /* The arithmetic peak of fp32 and bf16, the better of this measurement and the one
@@ -350,7 +400,7 @@ static int cpu_ceilings(void *ctx, fc_ceilings *c, fc_err *e)
     c->gflops[FC_FP32] = measure_sgemm();
     /* one allocation for both bandwidth figures: the curve's last footprint, 4x the
      * LLC, is also each of the device-memory figure's three arrays (128 MiB at least) */
-    const size_t top = 4 * llc_bytes(), bytes = top < (128u << 20) ? 128u << 20 : top;
+    const size_t top = curve_top(), bytes = memory_arrays_bytes();
     float *a, *b, *cc;
     stream_arrays(bytes, &a, &b, &cc);
     c->bandwidth_gbs = measure_bandwidth(a, b, cc, bytes, &c->read_bandwidth_gbs);
@@ -414,5 +464,6 @@ const fc_device fc_device_cpu = {
     .graph_destroy = NULL,
     .inventory = cpu_inventory,
     .measure_ceilings = cpu_ceilings,
+    .stream_at = cpu_stream_at,
     .sense = cpu_sense,
 };

@@ -261,9 +261,18 @@ static void fill_rates(fc_record *r)
         vr->pct_peak_bw = vr->ceil_gbs > 0 ? 100 * vr->gbs / vr->ceil_gbs : 0;
         double roof = fmin(r->peak_gflops, intensity * vr->ceil_gbs);
         vr->pct_roofline = roof > 0 ? 100 * rate / roof : 0;
+        /* the ceiling beside the rounds: the median of the rounds', as the rate is of
+         * their pooled samples' median */
+        double bs[FC_MAX_ROUNDS];
+        int nb = 0;
+        for (int k = 0; k < r->rounds && k < FC_MAX_ROUNDS; k++)
+            if (r->round[k].beside_gbs[v] > 0) bs[nb++] = r->round[k].beside_gbs[v];
+        vr->beside_gbs = nb ? fc_median(bs, nb) : 0;
+        vr->pct_bw_beside = vr->beside_gbs > 0 ? 100 * vr->gbs / vr->beside_gbs : 0;
         /* faster than a measured ceiling: the ceiling or the count is off, never
          * hidden (the GEMM rate is no ceiling: a blocked convolution passes it) */
-        vr->over_ceiling = vr->pct_peak_flops > 100 || vr->pct_peak_bw > 100 || vr->pct_roofline > 100;
+        vr->over_ceiling = vr->pct_peak_flops > 100 || vr->pct_peak_bw > 100 || vr->pct_roofline > 100 ||
+                           vr->pct_bw_beside > 100;
     }
 }
 
@@ -450,12 +459,70 @@ typedef struct job_run {
     fc_round_cfg cfg;
     pooled eager, replay;
     int peers_seen; /* the most other fusecal runs seen as its rounds began (peers.h) */
+    bool beside;    /* measure its bandwidth ceilings beside each round (job_beside) */
 } job_run;
 
 /* Other fusecal runs measuring now, kept when more than the job has seen. */
 static void see_peers(job_run *j, int peers)
 {
     if (peers > j->peers_seen) j->peers_seen = peers;
+}
+
+/* Whether a job's rounds get their bandwidth ceilings measured beside them: asked
+ * for, warm caches (cold timings stream from device memory, whose ceiling is the
+ * device's), a device that can, and a variant bound by memory under the device's
+ * ceilings (the parent's judgement: a worker process has no ceilings). */
+static bool job_beside(const fc_settings *set, const fc_device *d, const fc_record *r)
+{
+    if (!set->bandwidth_beside || set->cold || !d->stream_at) return false;
+    for (int v = 0; v < FC_MAX_VARIANTS; v++)
+        if (!strcmp(r->v[v].bound, "memory")) return true;
+    return false;
+}
+
+/* The stream rate of the point at footprint fp of pts (0 when none). */
+static const fc_bw_point *point_at(const fc_bw_point *pts, int n, double fp)
+{
+    for (int i = 0; i < n; i++)
+        if (pts[i].footprint_bytes == fp) return &pts[i];
+    return NULL;
+}
+
+/* Each variant's bandwidth ceiling measured as a round ended, by set_ceilings' rule
+ * over the rates measured now at its working sets (each point at its footprint
+ * exactly): the fused op's stream at its bytes, no more than the read-only one's over
+ * its share of reads; the chain's ops each at their own bytes, combined by time. A
+ * failed measurement leaves the round without (0). */
+static void beside_round(const job_run *j, const fc_problem *p, fc_round_rec *rr)
+{
+    fc_cost cost = {0};
+    fc_family_of(p->pat)->cost(p, &cost);
+    double fps[FC_MAX_OPS + 1];
+    int n = 0;
+    fps[n++] = cost.bytes[FC_FUSED];
+    for (int i = 0; i < FC_MAX_OPS; i++) {
+        const double b = cost.op_bytes[i];
+        if (b <= 0) continue;
+        bool seen = false;
+        for (int k = 0; k < n; k++) seen |= fps[k] == b;
+        if (!seen) fps[n++] = b;
+    }
+    fc_bw_point pts[FC_MAX_OPS + 1];
+    fc_err e = {{0}};
+    if (fps[0] <= 0 || j->dev->stream_at(j->dctx, fps, n, pts, &e) != 0) return;
+    const fc_bw_point *f = point_at(pts, n, fps[0]);
+    const double share = fused_read_share(p, cost.bytes[FC_FUSED]);
+    double fused = f->gbs;
+    if (f->read_gbs > 0 && share > 0) fused = fmin(fused, f->read_gbs / fmin(share, 1));
+    double bytes = 0, sec = 0;
+    for (int i = 0; i < FC_MAX_OPS; i++) {
+        const fc_bw_point *q = cost.op_bytes[i] > 0 ? point_at(pts, n, cost.op_bytes[i]) : NULL;
+        if (!q || q->gbs <= 0) continue;
+        bytes += cost.op_bytes[i];
+        sec += cost.op_bytes[i] / q->gbs;
+    }
+    const double chain = sec > 0 ? bytes / sec : 0;
+    for (int v = 0; v < j->nvar; v++) rr->beside_gbs[v] = v == FC_FUSED ? fused : chain;
 }
 
 /* One round: a fresh setup — new buffers, plans and algorithm choices — verified,
@@ -531,6 +598,7 @@ out:
     j->b->teardown(state);
     for (int v = 0; v < FC_MAX_VARIANTS; v++) free(host[v]);
     free(after);
+    if (rc == 0 && j->beside) beside_round(j, p, &r->round[round]);
     return rc;
 }
 
@@ -703,6 +771,7 @@ static int job_begin(fc_session *s, const fc_job *job, const fc_settings *set, c
     };
     if (j->cfg.min_pairs < 2) j->cfg.min_pairs = 2;
     j->graph = set->graph && j->dev->graph_create;
+    j->beside = job_beside(set, j->dev, r);
     return 0;
 }
 
@@ -929,6 +998,7 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out)
             fc_strlcpy(h.reason, r->reason, sizeof h.reason);
         } else {
             begun = true;
+            j.beside = items[i].beside && j.dev->stream_at; /* this process has no ceilings to judge by */
             fc_fault_armed = 1;
             h.rc = one_round(&j, &r->prob, h.round, r);
             fc_fault_armed = 0;
@@ -1062,7 +1132,7 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
         int m = 0;
         for (int i = 0; i < n; i++) {
             if (js[i].closed) continue;
-            items[m] = (wire_item){.job = i, .round = js[i].rec.rounds};
+            items[m] = (wire_item){.job = i, .round = js[i].rec.rounds, .beside = js[i].j.beside};
             fc_strlcpy(items[m].backend, plan->jobs[i].backend->name, sizeof items[m].backend);
             fc_strlcpy(items[m].problem, js[i].rec.problem, sizeof items[m].problem);
             m++;

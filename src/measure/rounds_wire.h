@@ -22,6 +22,7 @@
 /* a job's round, as the parent asks for it */
 typedef struct wire_item {
     int job, round;
+    bool beside; /* measure the bandwidth beside the round (the parent's judgement: job_beside) */
     char backend[32];
     char problem[256];
 } wire_item;

@@ -572,11 +572,22 @@ static void records_table(rpt *R, int f)
         }
         for (int v = 0; ok && v < (r->has_control ? FC_MAX_VARIANTS : FC_NVARIANTS); v++)
             if (r->v[v].over_ceiling) {
-                fc_str_addf(o, "%s%s above a measured ceiling (%.0f%% of peak FLOP/s, %.0f%% of bandwidth)",
+                fc_str_addf(o, "%s%s above a measured ceiling (%.0f%% of peak FLOP/s, %.0f%% of bandwidth",
                             sep ? "; " : "", fc_variant_name((fc_variant)v), r->v[v].pct_peak_flops,
                             r->v[v].pct_peak_bw);
+                if (r->v[v].beside_gbs > 0) fc_str_addf(o, ", %.0f%% of that beside its rounds", r->v[v].pct_bw_beside);
+                fc_str_add(o, ")");
                 sep = true;
             }
+        if (ok && r->v[FC_FUSED].beside_gbs > 0) { /* the ceiling of the state it ran in */
+            fc_str_addf(o,
+                        "%sbandwidth beside the rounds: fused %.3g GB/s of %.3g (%.0f%%), unfused %.3g of %.3g "
+                        "(%.0f%%); of the device's ceilings %.0f%% and %.0f%%",
+                        sep ? "; " : "", r->v[FC_FUSED].gbs, r->v[FC_FUSED].beside_gbs, r->v[FC_FUSED].pct_bw_beside,
+                        r->v[FC_UNFUSED].gbs, r->v[FC_UNFUSED].beside_gbs, r->v[FC_UNFUSED].pct_bw_beside,
+                        r->v[FC_FUSED].pct_peak_bw, r->v[FC_UNFUSED].pct_peak_bw);
+            sep = true;
+        }
         if (ok && r->has_graph_speedup) { /* which timing decided, where there were two */
             fc_str_addf(o, "%sgraph-replay speedup %.3g%s [%.3g, %.3g]; decided by %s", sep ? "; " : "",
                         r->speedup_graph.ratio, TIMES, r->speedup_graph.lo, r->speedup_graph.hi,
