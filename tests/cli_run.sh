@@ -54,6 +54,33 @@ check_eq "implementations named, unfused kernels per op" \
     "$(pyq "$out" "all(r['variants']['fused']['impl'] and r['variants']['fused']['kernels'] == (2 if r['pattern'] == 'linear_swiglu' and r['backend'] == 'cpu.onednn' else 1) and r['variants']['unfused']['kernels'] > 1 for r in d['records'])")" True
 check_eq "ceilings measured" "$(pyq "$out" "d['ceilings']['cpu']['gflops']['fp32'] > 1 and d['ceilings']['cpu']['bandwidth_gbs'] > 1")" True
 check_eq "host block" "$(pyq "$out" "'openblas' in d['host']['libraries'] and d['host']['devices']['cpu']['cores'] >= 1")" True
+# memory-bound records: each round's bandwidth ceilings measured beside it (in the
+# worker processes), each variant's the median of its rounds' and its percentage of it;
+# none for the others, and none at all with --no-bandwidth-beside
+cat > "$WORK/beside.py" <<'EOF'
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+on = d['settings']['bandwidth_beside']
+mem = bad = 0
+for r in d['records']:
+    vs = r['variants']
+    if on and any(v['bound'] == 'memory' for v in vs.values()):
+        mem += 1
+        for name, v in vs.items():
+            per = [p['bandwidth_beside_gbs'][name] for p in r['per_round']]
+            med = statistics.median(per)
+            bad += abs(v['bandwidth_beside_gbs'] - med) > 1e-6 * med
+            bad += abs(v['pct_bandwidth_beside'] - 100 * v['gbs'] / med) > 1e-6 * v['pct_bandwidth_beside']
+            bad += v['over_ceiling'] != (v['pct_bandwidth_beside'] > 100 or v['pct_peak_bandwidth'] > 100 or v['pct_peak_flops'] > 100 or v['pct_roofline'] > 100)
+    else:
+        bad += any('bandwidth_beside_gbs' in p for p in r['per_round'])
+        bad += any('pct_bandwidth_beside' in v or 'bandwidth_beside_gbs' in v for v in vs.values())
+print(on, mem > 0 if on else mem == 0, bad)
+EOF
+check_eq "bandwidth beside the memory-bound records' rounds" "$(python3 "$WORK/beside.py" "$out")" "True True 0"
+expect 0 "a memory-bound problem with --no-bandwidth-beside" -- "$FUSECAL" run --shape m=5,n=24 --backend cpu.onednn \
+    --no-bandwidth-beside "${FAST[@]}" --out "$WORK/nobeside.json" --quiet
+check_eq "no bandwidth beside when turned off" "$(python3 "$WORK/beside.py" "$WORK/nobeside.json")" "False True 0"
 check_eq "BN folding time reported apart" "$(pyq "$out" "all(r['prepare_ms'] >= 0 for r in d['records'] if r['pattern']=='conv_bn_relu')")" True
 
 # a conv shape with k != c is for every conv pattern but the depthwise one; with k = c,
