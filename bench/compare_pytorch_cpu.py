@@ -26,12 +26,15 @@ backend, named), the ratio fusecal fused / PyTorch fused with the range of the
 rounds' ratios, and both fused forms as a percentage of the ceiling that bounds the
 problem (GEMM GFLOP/s for a compute-bound fused form, of the FLOPs fusecal's
 algorithm performs where that differs from the problem's count, as its records say;
-bandwidth for a memory-bound one: the ceilings `fusecal run` measures, as `fusecal info` does, kept in the
-document; the bandwidth ceiling is DRAM's, so a memory-bound problem that fits in
-the LLC shows above 100 %). The ceilings are peaks, the best of repeated runs at one
+bandwidth for a memory-bound one: `bw-beside`, the stream rate at the fused form's
+working set that `fusecal run` measured beside its record's rounds (the record's
+`bandwidth_beside_gbs`), or where the record has none `bw`, the rate at that working
+set of the ceilings `fusecal run` measures, as `fusecal info` does, kept in the
+document). The ceilings are peaks, the best of repeated runs at one
 minute; on a shared host whose memory bandwidth moves by half between minutes (44-89
 GB/s on the 2-core Zen 4 VM within an hour), a memory-bound form measured in a slow
-minute shows a low percentage of a fast minute's ceiling. --ceilings-beside measures
+minute shows a low percentage of a fast minute's ceiling, which `bw-beside` avoids
+and --ceilings-beside narrows for every ceiling. --ceilings-beside measures
 them again beside each problem's round (`fusecal info --device cpu`, which renews the
 ceilings `fusecal run` then uses: DIR/info-<round>-<n>.json) and gives each problem's
 round a document of its own (DIR/fusecal-<round>-<n>.json, n the problem's place), so
@@ -636,8 +639,9 @@ def pct_ceiling(rec, ceilings, dtype, ms, performed=False):
         return float("nan"), "-"
     fused = rec["variants"]["fused"]
     if fused.get("bound", "compute") == "memory":
-        bw = ceiling_value(rec, ceilings, dtype, "bw")
-        return 100 * rec["memory"]["bytes_fused"] / (ms * 1e-3) / 1e9 / bw, "bw"
+        which = "bw-beside" if "bandwidth_beside_gbs" in fused else "bw"
+        bw = ceiling_value(rec, ceilings, dtype, which)
+        return 100 * rec["memory"]["bytes_fused"] / (ms * 1e-3) / 1e9 / bw, which
     peak = ceiling_value(rec, ceilings, dtype, "gemm")
     flops = fused.get("flops_performed", rec["flops"]) if performed else rec["flops"]
     return 100 * flops / (ms * 1e-3) / 1e9 / peak, "gemm"
@@ -647,6 +651,9 @@ def ceiling_value(rec, ceilings, dtype, which):
     """The ceiling a row's % cells divide by: GB/s for `bw`, GFLOP/s for `gemm`."""
     if rec is None:
         return float("nan")
+    if which == "bw-beside":
+        # the streaming rate at the fused form's working set measured beside its rounds
+        return rec["variants"]["fused"]["bandwidth_beside_gbs"]
     if which == "bw":
         # the streaming rate at the fused form's working set (device memory's past the
         # caches); documents before it: device memory's
@@ -661,7 +668,7 @@ def pct_cell(p, which):
 
 OVER_NOTE = ("OVER: above 100 % of the measured ceiling. `bw` is the streaming bandwidth fusecal measured at the "
              "fused form's working set (its record's `bandwidth_ceiling_gbs`: DRAM's copy bandwidth past the "
-             "caches); `gemm` is the best sgemm rate of OpenBLAS at 1024^3 and 2048^3 and oneDNN at 512^3 to 2048^3, a "
+             "caches); `bw-beside` the same measured beside its record's rounds (`bandwidth_beside_gbs`); `gemm` is the best sgemm rate of OpenBLAS at 1024^3 and 2048^3 and oneDNN at 512^3 to 2048^3, a "
              "reference a blocked kernel (or a moment of this shared host's clock) can pass; the ceiling no kernel "
              "passes is the arithmetic peak, the ceilings' `peak_gflops`.")
 
@@ -829,7 +836,7 @@ def compare(a, torch, problems, docs, rounds, max_time):
         rows.append(row)
         alg = which == "gemm" and "flops_performed" in c["rec"]["variants"]["fused"]
         row["fusecal_pct_of_flops_performed"] = alg
-        of = f" of {row['ceiling_value']:.1f} GB/s" if a.ceilings_beside and which == "bw" else ""
+        of = f" of {row['ceiling_value']:.1f} GB/s" if (a.ceilings_beside and which == "bw") or which == "bw-beside" else ""
         line = (f"| `{pr}` | {c['tu']:.4g} | {c['tf']:.4g} ({c['form']}) | {c['fu']:.4g} ({c['bu']}) "
                 f"| {c['ff']:.4g} ({c['bf']}) | {c['ratio']:.2f} ({lo:.2f}-{hi:.2f}"
                 f"{f'; {len(known)} of {rounds} rounds' if lost and known else ''}) | {pct_cell(pf, which)}{of}"
@@ -838,7 +845,7 @@ def compare(a, torch, problems, docs, rounds, max_time):
         print(line, flush=True)
     lines = [head, ""] + lines
     if a.ceilings_beside:
-        unit = {"bw": "GB/s", "gemm": "GFLOP/s"}
+        unit = {"bw": "GB/s", "bw-beside": "GB/s", "gemm": "GFLOP/s"}
         per = ["Each round's fusecal fused form against the ceiling measured beside it (the rounds in order):"]
         per += [f"- `{r['problem']}`: " + ", ".join(f"{p:.0f} % of {v:.1f}" for p, v in
                                                      zip(r["round_pcts"], r["round_ceilings"]))

@@ -272,6 +272,22 @@ static void measure(bool graph, fc_record *r)
     fc_workload_free(&w);
 }
 
+/* The document of a simulated record (doc's first) as JSON the schema takes: named
+ * as a CPU's record, since the schema knows no simulated device, with a host and
+ * ceilings. */
+static char *sim_doc_as_cpu(fc_doc *doc)
+{
+    fc_strlcpy(doc->rec[0].device, "cpu", sizeof doc->rec[0].device);
+    fc_strlcpy(doc->rec[0].backend, "cpu.openblas", sizeof doc->rec[0].backend);
+    doc->host = cJSON_Parse(
+        "{\"hostname\": \"h\", \"devices\": {\"cpu\": {\"model\": \"simulated\"}}, \"libraries\": {}}");
+    doc->ceilings = cJSON_Parse("{\"cpu\": {\"gflops\": {\"fp32\": 100}, \"bandwidth_gbs\": 20, \"method\": \"m\"}}");
+    doc->complete = true;
+    fc_settings_defaults(&doc->settings);
+    doc->settings.threads = 1;
+    return fc_doc_to_json(doc);
+}
+
 static const char *json_decided_by(const fc_record *r, char *buf, size_t n)
 {
     cJSON *o = fc_record_to_json(r);
@@ -488,15 +504,7 @@ static void state_moved_withholds_decision(void)
     free(txt);
     /* read back: the same state, and the schema takes it (named as a CPU's record,
      * since the schema knows no simulated device) */
-    fc_strlcpy(doc.rec[0].device, "cpu", sizeof doc.rec[0].device);
-    fc_strlcpy(doc.rec[0].backend, "cpu.openblas", sizeof doc.rec[0].backend);
-    doc.host = cJSON_Parse(
-        "{\"hostname\": \"h\", \"devices\": {\"cpu\": {\"model\": \"simulated\"}}, \"libraries\": {}}");
-    doc.ceilings = cJSON_Parse("{\"cpu\": {\"gflops\": {\"fp32\": 100}, \"bandwidth_gbs\": 20, \"method\": \"m\"}}");
-    doc.complete = true;
-    fc_settings_defaults(&doc.settings);
-    doc.settings.threads = 1;
-    char *json = fc_doc_to_json(&doc);
+    char *json = sim_doc_as_cpu(&doc);
     fc_doc back;
     fc_err e = {{0}};
     CHECK_MSG(fc_doc_parse("sim.json", json, &back, &e) == 0, "%s", e.msg);
@@ -749,17 +757,8 @@ static void bandwidth_measured_beside_rounds(void)
     /* written and read back, and the schema takes it */
     fc_doc doc;
     fc_doc_init(&doc);
-    fc_record *w = fc_doc_add(&doc);
-    *w = *r;
-    fc_strlcpy(w->device, "cpu", sizeof w->device);
-    fc_strlcpy(w->backend, "cpu.openblas", sizeof w->backend);
-    doc.host = cJSON_Parse(
-        "{\"hostname\": \"h\", \"devices\": {\"cpu\": {\"model\": \"simulated\"}}, \"libraries\": {}}");
-    doc.ceilings = cJSON_Parse("{\"cpu\": {\"gflops\": {\"fp32\": 100}, \"bandwidth_gbs\": 20, \"method\": \"m\"}}");
-    doc.complete = true;
-    fc_settings_defaults(&doc.settings);
-    doc.settings.threads = 1;
-    char *json = fc_doc_to_json(&doc);
+    *fc_doc_add(&doc) = *r;
+    char *json = sim_doc_as_cpu(&doc);
     fc_doc back;
     fc_err e = {{0}};
     CHECK_MSG(fc_doc_parse("sim.json", json, &back, &e) == 0, "%s", e.msg);
