@@ -480,7 +480,7 @@ static bool job_beside(const fc_settings *set, const fc_device *d, const fc_reco
     return false;
 }
 
-/* The stream rate of the point at footprint fp of pts (0 when none). */
+/* The point of pts at footprint fp (NULL when none). */
 static const fc_bw_point *point_at(const fc_bw_point *pts, int n, double fp)
 {
     for (int i = 0; i < n; i++)
