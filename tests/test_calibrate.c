@@ -641,6 +641,16 @@ static void arithmetic_peak(void)
     cJSON_Delete(o);
 }
 
+/* The simulated device's ceilings for measure(): a GEMM rate of 200 GFLOP/s, an
+ * arithmetic peak of 400 and 20 GB/s, no curve. */
+static void sim_ceilings_200_400_20(void)
+{
+    memset(&g_sim_ceil, 0, sizeof g_sim_ceil);
+    g_sim_ceil.gflops[FC_FP32] = 200;
+    g_sim_ceil.peak_gflops[FC_FP32] = 400;
+    g_sim_ceil.bandwidth_gbs = 20;
+}
+
 /* A record's variants take the bandwidth ceiling of their working sets: the fused
  * op's bytes; the unfused chain each op at its own bytes' rate, combined by time
  * (its footprint the largest op's); their percentages are of it and the JSON says
@@ -648,10 +658,7 @@ static void arithmetic_peak(void)
 static void records_take_their_footprints_ceiling(void)
 {
     launch_bound_sim();
-    memset(&g_sim_ceil, 0, sizeof g_sim_ceil);
-    g_sim_ceil.gflops[FC_FP32] = 200;
-    g_sim_ceil.peak_gflops[FC_FP32] = 400;
-    g_sim_ceil.bandwidth_gbs = 20;
+    sim_ceilings_200_400_20();
     g_sim_ceil.n_bw = 3;
     g_sim_ceil.bw[0] = (fc_bw_point){.footprint_bytes = 512, .gbs = 400};
     g_sim_ceil.bw[1] = (fc_bw_point){.footprint_bytes = 700, .gbs = 200};
@@ -724,10 +731,7 @@ static void records_take_their_footprints_ceiling(void)
 static void bandwidth_measured_beside_rounds(void)
 {
     launch_bound_sim();
-    memset(&g_sim_ceil, 0, sizeof g_sim_ceil);
-    g_sim_ceil.gflops[FC_FP32] = 200;
-    g_sim_ceil.peak_gflops[FC_FP32] = 400;
-    g_sim_ceil.bandwidth_gbs = 20;
+    sim_ceilings_200_400_20();
     fc_device beside = sim_device;
     beside.stream_at = sim_stream_at;
     g_dev = &beside;
