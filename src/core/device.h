@@ -53,6 +53,9 @@ double fc_ceilings_bandwidth_at(const fc_ceilings *c, double footprint, bool col
  * figure) over the read share, where it was measured: reads at that rate and
  * writes on top. */
 double fc_ceilings_stream_at(const fc_ceilings *c, double footprint, bool cold, double read_share);
+/* That rule over one footprint's rates: gbs (read + written), no more than read_gbs
+ * (a read-only stream's; 0: not measured) over the read share. */
+double fc_stream_ceiling(double gbs, double read_gbs, double read_share);
 /* The arithmetic peak of dtype (fp32's where dtype has neither figure): the
  * better of the measured peak and the GEMM rate (a loop run at a lower clock than
  * the GEMM's best call measured less than it). */

@@ -98,7 +98,12 @@ double fc_ceilings_stream_at(const fc_ceilings *c, double footprint, bool cold, 
 {
     double bw = fc_ceilings_bandwidth_at(c, footprint, cold);
     double rd = c->read_bandwidth_gbs > 0 ? curve_at(c, footprint, cold, c->read_bandwidth_gbs, true) : 0;
-    return rd > 0 && read_share > 0 ? fmin(bw, rd / fmin(read_share, 1)) : bw;
+    return fc_stream_ceiling(bw, rd, read_share);
+}
+
+double fc_stream_ceiling(double gbs, double read_gbs, double read_share)
+{
+    return read_gbs > 0 && read_share > 0 ? fmin(gbs, read_gbs / fmin(read_share, 1)) : gbs;
 }
 
 void fc_ceilings_keep_better(fc_ceilings *kept, const fc_ceilings *now)

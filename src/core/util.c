@@ -237,6 +237,12 @@ double fc_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+bool fc_test_fast(void)
+{
+    const char *v = getenv("FUSECAL_TEST_FAST");
+    return v && !strcmp(v, "1");
+}
+
 void fc_utc_timestamp(char buf[32])
 {
     time_t t = time(NULL);

@@ -56,7 +56,9 @@ uint64_t fc_rng_below(fc_rng *r, uint64_t n);      /* [0, n) */
 uint64_t fc_seed_mix(uint64_t a, uint64_t b);
 
 /* ---- clocks */
-double fc_now(void);                 /* monotonic seconds */
+double fc_now(void); /* monotonic seconds */
+/* The test hook FUSECAL_TEST_FAST=1 is set: the shortest measurements, for tests. */
+bool fc_test_fast(void);
 void fc_utc_timestamp(char buf[32]); /* 2026-11-22T11:38:13Z */
 
 /* ---- system */

@@ -352,6 +352,10 @@ static size_t memory_arrays_bytes(void)
  * arrays kept in the context between rounds, grown as a larger footprint asks. */
 enum { BESIDE_RUNS = 3 };
 #define BESIDE_RUN_S 0.002
+/* The footprint a point beside a round is measured at: the curve's first at least,
+ * its top at most. */
+static size_t beside_footprint(double fp, size_t top) { return fp > (double)top ? top : (size_t)fmax(fp, BW_FIRST); }
+
 static int cpu_stream_at(void *ctx, const double *footprints, int n, fc_bw_point *pts, fc_err *e)
 {
     (void)e;
@@ -359,7 +363,7 @@ static int cpu_stream_at(void *ctx, const double *footprints, int n, fc_bw_point
     const size_t top = curve_top();
     size_t need = 0;
     for (int i = 0; i < n; i++) {
-        const size_t fp = footprints[i] > (double)top ? top : (size_t)fmax(footprints[i], BW_FIRST);
+        const size_t fp = beside_footprint(footprints[i], top);
         if (fp > need) need = fp;
     }
     if (need > c->bw_bytes) {
@@ -367,10 +371,9 @@ static int cpu_stream_at(void *ctx, const double *footprints, int n, fc_bw_point
         stream_arrays(need, &c->bw[0], &c->bw[1], &c->bw[2]);
         c->bw_bytes = need;
     }
-    const bool fast = getenv("FUSECAL_TEST_FAST") && !strcmp(getenv("FUSECAL_TEST_FAST"), "1");
+    const bool fast = fc_test_fast();
     for (int i = 0; i < n; i++) {
-        const size_t fp = footprints[i] > (double)top ? top : (size_t)fmax(footprints[i], BW_FIRST);
-        pts[i] = curve_point(c->bw[0], c->bw[1], c->bw[2], fp, fast ? 1 : BESIDE_RUNS,
+        pts[i] = curve_point(c->bw[0], c->bw[1], c->bw[2], beside_footprint(footprints[i], top), fast ? 1 : BESIDE_RUNS,
                              fast ? BESIDE_RUN_S / 10 : BESIDE_RUN_S);
         pts[i].footprint_bytes = footprints[i];
     }

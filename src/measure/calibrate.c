@@ -147,8 +147,7 @@ void fc_session_describe(const fc_session *s, cJSON **host, cJSON **ceilings)
 
 bool fc_test_fast_settings(fc_settings *s)
 {
-    const char *v = getenv("FUSECAL_TEST_FAST");
-    if (!v || strcmp(v, "1") != 0) return false;
+    if (!fc_test_fast()) return false;
     s->rounds = 2;
     s->stop.min_samples = 2;
     s->stop.min_time = 0;
@@ -511,9 +510,7 @@ static void beside_round(const job_run *j, const fc_problem *p, fc_round_rec *rr
     fc_err e = {{0}};
     if (fps[0] <= 0 || j->dev->stream_at(j->dctx, fps, n, pts, &e) != 0) return;
     const fc_bw_point *f = point_at(pts, n, fps[0]);
-    const double share = fused_read_share(p, cost.bytes[FC_FUSED]);
-    double fused = f->gbs;
-    if (f->read_gbs > 0 && share > 0) fused = fmin(fused, f->read_gbs / fmin(share, 1));
+    const double fused = fc_stream_ceiling(f->gbs, f->read_gbs, fused_read_share(p, cost.bytes[FC_FUSED]));
     double bytes = 0, sec = 0;
     for (int i = 0; i < FC_MAX_OPS; i++) {
         const fc_bw_point *q = cost.op_bytes[i] > 0 ? point_at(pts, n, cost.op_bytes[i]) : NULL;
