@@ -179,19 +179,31 @@ static void set_bounds(fc_record *r)
     }
 }
 
-/* The bandwidth ceiling of the unfused chain: each op streaming at the rate of its
- * own working set (its bytes), the chain's bytes over the sum of the ops' times. */
-static double chain_bandwidth(const fc_cost *k, const fc_ceilings *c, bool cold)
+/* The rate of a chain whose ops each stream at rate(ctx, b), b the op's own bytes:
+ * the chain's bytes over the sum of the ops' times. Ops without a rate (rate <= 0)
+ * are left out; 0 when none has one. Both the device's ceilings (chain_bandwidth)
+ * and those measured beside a round (beside_round) combine by this rule. */
+static double chain_rate(const fc_cost *k, double (*rate)(const void *ctx, double bytes), const void *ctx)
 {
-    if (cold || c->n_bw <= 0) return c->bandwidth_gbs;
     double bytes = 0, s = 0;
     for (int i = 0; i < FC_MAX_OPS; i++) {
-        double b = k->op_bytes[i];
-        if (b <= 0) continue;
+        const double b = k->op_bytes[i], g = b > 0 ? rate(ctx, b) : 0;
+        if (!(g > 0)) continue;
         bytes += b;
-        s += b / fc_ceilings_bandwidth_at(c, b, cold);
+        s += b / g;
     }
-    return s > 0 ? bytes / s : c->bandwidth_gbs;
+    return s > 0 ? bytes / s : 0;
+}
+
+static double ceilings_rate(const void *c, double bytes) { return fc_ceilings_bandwidth_at(c, bytes, false); }
+
+/* The bandwidth ceiling of the unfused chain: each op streaming at the rate of its
+ * own working set (its bytes), combined by chain_rate; the device memory's with
+ * cold caches. */
+static double chain_bandwidth(const fc_cost *k, const fc_ceilings *c, bool cold)
+{
+    const double g = cold || c->n_bw <= 0 ? 0 : chain_rate(k, ceilings_rate, c);
+    return g > 0 ? g : c->bandwidth_gbs;
 }
 
 /* The share of the fused op's bytes that are reads: all but its output, written
@@ -487,10 +499,23 @@ static const fc_bw_point *point_at(const fc_bw_point *pts, int n, double fp)
     return NULL;
 }
 
+/* measured points and their count, for chain_rate */
+typedef struct points {
+    const fc_bw_point *p;
+    int n;
+} points;
+
+static double points_rate(const void *ctx, double bytes)
+{
+    const points *ps = ctx;
+    const fc_bw_point *q = point_at(ps->p, ps->n, bytes);
+    return q ? q->gbs : 0;
+}
+
 /* Each variant's bandwidth ceiling measured as a round ended, by set_ceilings' rule
  * over the rates measured now at its working sets (each point at its footprint
  * exactly): the fused op's stream at its bytes, no more than the read-only one's over
- * its share of reads; the chain's ops each at their own bytes, combined by time. A
+ * its share of reads; the chain's ops each at their own bytes, combined by time (chain_rate). A
  * failed measurement leaves the round without (0). */
 static void beside_round(const job_run *j, const fc_problem *p, fc_round_rec *rr)
 {
@@ -511,14 +536,7 @@ static void beside_round(const job_run *j, const fc_problem *p, fc_round_rec *rr
     if (fps[0] <= 0 || j->dev->stream_at(j->dctx, fps, n, pts, &e) != 0) return;
     const fc_bw_point *f = point_at(pts, n, fps[0]);
     const double fused = fc_stream_ceiling(f->gbs, f->read_gbs, fused_read_share(p, cost.bytes[FC_FUSED]));
-    double bytes = 0, sec = 0;
-    for (int i = 0; i < FC_MAX_OPS; i++) {
-        const fc_bw_point *q = cost.op_bytes[i] > 0 ? point_at(pts, n, cost.op_bytes[i]) : NULL;
-        if (!q || q->gbs <= 0) continue;
-        bytes += cost.op_bytes[i];
-        sec += cost.op_bytes[i] / q->gbs;
-    }
-    const double chain = sec > 0 ? bytes / sec : 0;
+    const double chain = chain_rate(&cost, points_rate, &(points){pts, n});
     for (int v = 0; v < j->nvar; v++) rr->beside_gbs[v] = v == FC_FUSED ? fused : chain;
 }
 
