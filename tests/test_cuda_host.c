@@ -11,6 +11,26 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The bandwidth beside a round: the device offers it; its footprints lie in the
+ * curve's range (1 MiB to 4x the L2), in 32-byte steps, the asked one where it can. */
+static void beside_footprints(void)
+{
+    CHECK(fc_builtin.device[FC_DEV_cuda] && fc_builtin.device[FC_DEV_cuda]->stream_at != NULL);
+    const size_t l2 = (size_t)50 << 20, odd = ((size_t)40 << 20) + 5;
+    CHECK(fc_cuda_beside_footprint(1000, l2) == (size_t)1 << 20);
+    CHECK(fc_cuda_beside_footprint(0, l2) == (size_t)1 << 20);
+    CHECK(fc_cuda_beside_footprint(3.0 * (1 << 20) + 7, l2) == (size_t)3 << 20);
+    CHECK(fc_cuda_beside_footprint(12345678, l2) == 12345664);
+    CHECK(fc_cuda_beside_footprint(4.0 * l2, l2) == 4 * l2);
+    CHECK(fc_cuda_beside_footprint(1e12, l2) == 4 * l2);
+    CHECK(fc_cuda_beside_footprint(1e12, odd) == (4 * odd & ~(size_t)31));
+    for (double fp = 1; fp < 1e10; fp *= 3.7) {
+        const size_t b = fc_cuda_beside_footprint(fp, odd);
+        CHECK(b % 32 == 0 && b >= (size_t)1 << 20 && b <= 4 * odd);
+        if (fp >= (1 << 20) && fp <= 4.0 * odd) CHECK(fp - (double)b < 32);
+    }
+}
+
 static fc_problem problem(const char *s)
 {
     fc_problem p;
@@ -211,6 +231,6 @@ int main(int argc, char **argv)
     static const t_case cases[] = {T(cublaslt_no_algorithm_declines), T(conformance_knows_refusals),
                                    T(attention_kernel_names),         T(custom_supports),
                                    T(cublas_prologue_blocks),         T(custom_linear_supports),
-                                   T(ctx_layout_matches_library)};
+                                   T(ctx_layout_matches_library),     T(beside_footprints)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -1,7 +1,7 @@
 /* test_gpu.c — the shared conformance test (conformance.h) on every CUDA backend x
  * pattern x dtype x variant against the float64 reference on tiny and odd shapes,
  * eagerly and replayed from a captured CUDA graph; plus the CUDA device's own
- * contract (timer, flush, memory, inventory, ceilings, sense). Fresh random inputs
+ * contract (timer, flush, memory, inventory, ceilings, sense, the bandwidth beside a round). Fresh random inputs
  * each run; the seed is printed with any failure so that it can be replayed.
  *
  *   test_gpu [SEED] [--quick] [--backend NAME[,NAME]] [--probe] [CASE]
@@ -256,6 +256,34 @@ static void gpu_device_contract(void)
     CHECK(fc_ceilings_bandwidth_at(&c, l2 / 4.0, true) == c.bandwidth_gbs);
 }
 
+/* The bandwidth beside a round (stream_at): every footprint echoed with a rate
+ * measured for it; one below the curve's first, one not a multiple of 32 bytes and
+ * one past 4x the L2 measured at the curve's range; a footprint in L2 no slower than
+ * one past it; a second call with no larger footprint keeps the buffers. */
+static void gpu_stream_at(void)
+{
+    fc_err e = {{0}};
+    fc_cuda_ctx *cc = g_ctx;
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+    const double fps[] = {1000.0, 3.0 * (1 << 20) + 7, l2 / 4.0, 16.0 * l2};
+    enum { N = sizeof fps / sizeof fps[0] };
+    fc_bw_point pts[N];
+    CHECK(g_dev->stream_at != NULL);
+    if (!g_dev->stream_at) return;
+    CHECK_MSG(g_dev->stream_at(g_ctx, fps, N, pts, &e) == 0, "stream_at: %s", e.msg);
+    for (int i = 0; i < N; i++) {
+        printf("beside a round at %.0f bytes: %.0f GB/s\n", fps[i], pts[i].gbs);
+        CHECK(pts[i].footprint_bytes == fps[i]);
+        CHECK_MSG(isfinite(pts[i].gbs) && pts[i].gbs > 100, "%.0f GB/s at %.0f bytes", pts[i].gbs, fps[i]);
+    }
+    CHECK_MSG(pts[2].gbs >= 0.9 * pts[3].gbs, "in L2 %.0f GB/s, past it %.0f", pts[2].gbs, pts[3].gbs);
+    CHECK(cc->bw_half >= (size_t)2 * (size_t)l2 - 16);
+    void *a = cc->bw_a;
+    CHECK_MSG(g_dev->stream_at(g_ctx, fps, 2, pts, &e) == 0, "stream_at: %s", e.msg);
+    CHECK(cc->bw_a == a);
+}
+
 /* fusecal's elementwise kernels against the copy bandwidth the device measures
  * (issue target: at least 85 %); printed, not checked (a measurement, not a bug). */
 typedef struct ew_arg {
@@ -358,9 +386,13 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("seed %llu%s\n", (unsigned long long)g_seed, g_quick ? " (quick)" : "");
-    static const t_case cases[] = {T(gpu_device_contract),          T(gpu_support_is_explicit),
-                                   T(gpu_backends_match_reference), T(gpu_attention_kernels),
-                                   T(gpu_prologue_blocks),          T(gpu_elementwise_bandwidth)};
+    static const t_case cases[] = {T(gpu_device_contract),
+                                   T(gpu_support_is_explicit),
+                                   T(gpu_backends_match_reference),
+                                   T(gpu_attention_kernels),
+                                   T(gpu_prologue_blocks),
+                                   T(gpu_elementwise_bandwidth),
+                                   T(gpu_stream_at)};
     int rc = t_run(cases, FC_ARRAY_LEN(cases), nrest, rest);
     g_dev->close(g_ctx);
     return rc;

@@ -216,10 +216,11 @@ static const fc_option options[] = {
     [O_NO_BESIDE] = {.name = "no-bandwidth-beside",
                      .kind = FC_OPT_FLAG,
                      .section = HOW,
-                     .help = "skip the bandwidth measured beside each round of a memory-bound record (by default, on "
-                             "the CPU, its working sets' stream rates are measured as each round ends, and its "
-                             "variants' pct_bandwidth_beside are of them: a shared host's memory moves by 2x within "
-                             "minutes, and device ceilings kept from an hour before judge it in another state)"},
+                     .help =
+                         "skip the bandwidth measured beside each round of a memory-bound record (by default, on "
+                         "the CPU and CUDA, its working sets' stream rates are measured as each round ends, and its "
+                         "variants' pct_bandwidth_beside are of them: a shared host's memory moves by 2x within "
+                         "minutes, and device ceilings kept from an hour before judge it in another state)"},
     [O_ONE_PROCESS] = {.name = "one-process",
                        .kind = FC_OPT_FLAG,
                        .section = HOW,

@@ -68,6 +68,10 @@ typedef struct fc_cuda_ctx {
     void *nvml_lib;
     void *nvml_dev;
     char nvml_driver[80];
+    /* the bandwidth beside a round (cuda_stream_at): two buffers of bw_half bytes,
+     * allocated at the first call and grown as a larger footprint asks */
+    void *bw_a, *bw_b;
+    size_t bw_half;
 } fc_cuda_ctx;
 
 /* ---------------------------------------------------------------- checks */
@@ -134,6 +138,11 @@ cublasComputeType_t fc_cuda_compute_type(fc_dtype dt);
 void fc_cuda_ctx_layout(size_t *size, size_t *last_field);
 
 /* Device memory (cudaMalloc), failing with a message naming `what` and the size. */
+/* The footprint the bandwidth beside a round measures for fp on a GPU whose L2 holds
+ * l2 bytes: the curve's range (1 MiB to 4x the L2, where the rate is device
+ * memory's already), rounded down to 32 bytes (the copy kernel's two halves in
+ * 16-byte vectors). */
+size_t fc_cuda_beside_footprint(double fp, size_t l2);
 int fc_cuda_alloc(void **p, size_t bytes, const char *what, fc_err *e);
 void fc_cuda_free(void *p);
 /* Host fp32 values to a new device buffer in the dtype's storage type, rounded to

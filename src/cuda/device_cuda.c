@@ -4,7 +4,8 @@
  * holding clean lines, CUDA graphs captured from that stream, the GPU inventory
  * (with the NVML driver version and clocks when libnvidia-ml is present, loaded
  * with dlopen) and measured ceilings: cuBLAS GEMM rates per dtype on random data,
- * device-to-device copy bandwidth, and empty-kernel launch latency eager and in a
+ * device-to-device copy bandwidth, the copy bandwidth by working set (also beside
+ * each round: cuda_stream_at), and empty-kernel launch latency eager and in a
  * replayed graph. Also the helpers the CUDA backends share (cuda_common.h). */
 #include "cuda_common.h"
 #include "stats.h"
@@ -262,6 +263,8 @@ static void cuda_close(void *ctx)
     fc_cuda_free(c->flush);
     fc_cuda_free(c->flush_read);
     fc_cuda_free(c->flush_sink);
+    fc_cuda_free(c->bw_a);
+    fc_cuda_free(c->bw_b);
     if (c->ev_begin) cudaEventDestroy(c->ev_begin);
     if (c->ev_end) cudaEventDestroy(c->ev_end);
     if (c->stream) cudaStreamDestroy(c->stream);
@@ -595,24 +598,80 @@ static int passes_once(void *arg, fc_err *e)
     return 0;
 }
 
+/* One point of the curve: fp bytes (a multiple of 32) copied back and forth between
+ * a and b, fp/2 each, about `traffic` bytes a launch, the best of `runs` launches
+ * after a warm-up one. */
+static int bw_point(fc_cuda_ctx *c, void *a, void *b, size_t fp, size_t traffic, int runs, fc_bw_point *pt, fc_err *e)
+{
+    size_t passes = traffic / fp;
+    passes_arg p = {c, a, b, fp, (int)(passes < 2 ? 2 : passes > 4096 ? 4096 : passes)};
+    if (passes_once(&p, e) != 0) return -1;
+    double best_ms = INFINITY, ms = 0;
+    for (int i = 0; i < runs; i++) {
+        if (fc_cuda_time(c, passes_once, &p, 1, 1, &ms, e) != 0) return -1;
+        if (ms < best_ms) best_ms = ms;
+    }
+    *pt = (fc_bw_point){.footprint_bytes = (double)fp, .gbs = (double)p.passes * (double)fp / (best_ms * 1e-3) / 1e9};
+    return 0;
+}
+
+/* the L2's bytes (50 MiB where the device does not say) */
+static size_t l2_bytes(const fc_cuda_ctx *c)
+{
+    return c->prop.l2CacheSize > 0 ? (size_t)c->prop.l2CacheSize : (size_t)(50u << 20);
+}
+
 /* a and b hold `room` bytes each; returns the number of points, -1 on an error */
 static int measure_bandwidth_curve(fc_cuda_ctx *c, void *a, void *b, size_t room, fc_bw_point *pts, int max, fc_err *e)
 {
-    size_t l2 = c->prop.l2CacheSize > 0 ? (size_t)c->prop.l2CacheSize : (size_t)(50u << 20);
+    const size_t l2 = l2_bytes(c);
     int np = 0;
-    for (size_t fp = BW_FIRST; fp <= 4 * l2 && fp / 2 <= room && np < max; fp *= 2) {
-        size_t passes = BW_TRAFFIC / fp;
-        passes_arg p = {c, a, b, fp, (int)(passes < 2 ? 2 : passes > 4096 ? 4096 : passes)};
-        if (passes_once(&p, e) != 0) return -1;
-        double best_ms = INFINITY, ms = 0;
-        for (int i = 0; i < BW_RUNS; i++) {
-            if (fc_cuda_time(c, passes_once, &p, 1, 1, &ms, e) != 0) return -1;
-            if (ms < best_ms) best_ms = ms;
-        }
-        pts[np++] = (fc_bw_point){.footprint_bytes = (double)fp,
-                                  .gbs = (double)p.passes * (double)fp / (best_ms * 1e-3) / 1e9};
-    }
+    for (size_t fp = BW_FIRST; fp <= 4 * l2 && fp / 2 <= room && np < max; fp *= 2)
+        if (bw_point(c, a, b, fp, BW_TRAFFIC, BW_RUNS, &pts[np++], e) != 0) return -1;
     return np;
+}
+
+/* The bandwidth beside a round (fc_device.stream_at): the curve's copy at each
+ * footprint, as the curve measures it but briefly (about BESIDE_TRAFFIC bytes a
+ * launch, the best of BESIDE_RUNS; FUSECAL_TEST_FAST: one launch of a sixteenth),
+ * a footprint measured at fc_cuda_beside_footprint's, over buffers kept in the
+ * context between rounds. No read-only point: the curve has none either. */
+#define BESIDE_TRAFFIC ((size_t)1 << 30)
+enum { BESIDE_RUNS = 3 };
+
+size_t fc_cuda_beside_footprint(double fp, size_t l2)
+{
+    const size_t top = 4 * l2, b = fp > (double)top ? top : (size_t)fmax(fp, (double)BW_FIRST);
+    return b & ~(size_t)31;
+}
+
+static int cuda_stream_at(void *ctx, const double *footprints, int n, fc_bw_point *pts, fc_err *e)
+{
+    fc_cuda_ctx *c = ctx;
+    const size_t l2 = l2_bytes(c);
+    size_t need = 0;
+    for (int i = 0; i < n; i++) {
+        const size_t fp = fc_cuda_beside_footprint(footprints[i], l2);
+        if (fp > need) need = fp;
+    }
+    if (need / 2 > c->bw_half) {
+        fc_cuda_free(c->bw_a);
+        fc_cuda_free(c->bw_b);
+        c->bw_a = c->bw_b = NULL;
+        c->bw_half = 0;
+        if (fc_cuda_alloc(&c->bw_a, need / 2, "the bandwidth beside a round", e) ||
+            fc_cuda_alloc(&c->bw_b, need / 2, "the bandwidth beside a round", e))
+            return -1;
+        c->bw_half = need / 2;
+    }
+    const bool fast = fc_test_fast();
+    for (int i = 0; i < n; i++) {
+        if (bw_point(c, c->bw_a, c->bw_b, fc_cuda_beside_footprint(footprints[i], l2),
+                     fast ? BESIDE_TRAFFIC / 16 : BESIDE_TRAFFIC, fast ? 1 : BESIDE_RUNS, &pts[i], e) != 0)
+            return -1;
+        pts[i].footprint_bytes = footprints[i];
+    }
+    return 0;
 }
 
 static int empty_once(void *arg, fc_err *e)
@@ -747,5 +806,6 @@ const fc_device fc_device_cuda = {
     .graph_destroy = cuda_graph_destroy,
     .inventory = cuda_inventory,
     .measure_ceilings = cuda_ceilings,
+    .stream_at = cuda_stream_at,
     .sense = cuda_sense,
 };
