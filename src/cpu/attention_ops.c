@@ -1100,7 +1100,17 @@ static void dec_combine(const fc_att_geom *g, const float *p0, int ns, size_t pa
  * finishes its rows: no second loop, no barrier before it. On the Zen 4 VM (AVX-512),
  * two threads, one harness, alternated: 12 heads, skv = 512, d = 64 (3 MB, in the L3)
  * 0.0322-0.0329 -> 0.0304-0.0313 ms over four rounds; 8 key/value heads of 4 rows,
- * skv = 256, d = 128, 0.0343 -> 0.0268 ms, the means of ten. */
+ * skv = 256, d = 128, 0.0343 -> 0.0268 ms, the means of ten.
+ * The tasks (equal pieces of K and V) go to the threads in fixed blocks, the same
+ * in every call: where K and V are about the LLC's size, each thread then finds in
+ * the caches near it what it read the call before, where handed out in turn
+ * (schedule(dynamic)) a thread read another's. On the Zen 4 VM (AVX-512), two
+ * threads, `fusecal run` on cpu.onednn, the two forms alternated, three rounds, the
+ * fused medians in fixed blocks over in turn: 8 key/value heads of 4 rows, d = 128,
+ * skv = 4096, b = 1 (33.5 MB) 0.75-0.77, b = 2 (67 MB) 0.82-0.86 (the unchanged
+ * unfused chains 0.87-1.03); b = 4 (134 MB) 0.95-0.98, and 3-17 MB problems in the
+ * caches 0.85-1.21, no change beyond the rounds' spread
+ * (results/cpu-amd-epyc-f25m17-2c/ab-decode-static.txt). */
 static void decode(const fc_att_geom *g, const void *Q, const void *K, const void *V, void *O, float *ws, int nthreads,
                    bool bf)
 {
@@ -1112,7 +1122,7 @@ static void decode(const fc_att_geom *g, const void *Q, const void *K, const voi
 #pragma omp parallel
     {
         float *w = ws + (size_t)omp_get_thread_num() * per;
-#pragma omp for schedule(dynamic, 1) nowait
+#pragma omp for schedule(static) nowait
         for (int t = 0; t < ntask; t++) {
             const int ja = (t % ns) * chunk, jb = imin(g->skv, ja + chunk);
             float *pt = parts + (size_t)t * part;
