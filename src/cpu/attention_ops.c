@@ -1104,13 +1104,13 @@ static void dec_combine(const fc_att_geom *g, const float *p0, int ns, size_t pa
  * The tasks (equal pieces of K and V) go to the threads in fixed blocks, the same
  * in every call: where K and V are about the LLC's size, each thread then finds in
  * the caches near it what it read the call before, where handed out in turn
- * (schedule(dynamic)) a thread read another's. On the Zen 4 VM (AVX-512), two
- * threads, `fusecal run` on cpu.onednn, the two forms alternated, three rounds, the
+ * (schedule(dynamic)) a thread read another's. On the Zen 5 VM (AVX-512, 32 MiB
+ * L3), two threads, `fusecal run` on cpu.onednn, the two forms alternated, three rounds, the
  * fused medians in fixed blocks over in turn: 8 key/value heads of 4 rows, d = 128,
  * skv = 4096, b = 1 (33.5 MB) 0.75-0.77, b = 2 (67 MB) 0.82-0.86 (the unchanged
  * unfused chains 0.87-1.03); b = 4 (134 MB) 0.95-0.98, and 3-17 MB problems in the
  * caches 0.85-1.21, no change beyond the rounds' spread
- * (results/cpu-amd-epyc-f25m17-2c/ab-decode-static.txt). */
+ * (results/cpu-amd-epyc-f26m2-2c/ab-decode-static.txt). */
 static void decode(const fc_att_geom *g, const void *Q, const void *K, const void *V, void *O, float *ws, int nthreads,
                    bool bf)
 {
