@@ -137,12 +137,12 @@ cublasComputeType_t fc_cuda_compute_type(fc_dtype dt);
  * between the library and code that reads the struct. */
 void fc_cuda_ctx_layout(size_t *size, size_t *last_field);
 
-/* Device memory (cudaMalloc), failing with a message naming `what` and the size. */
 /* The footprint the bandwidth beside a round measures for fp on a GPU whose L2 holds
  * l2 bytes: the curve's range (1 MiB to 4x the L2, where the rate is device
  * memory's already), rounded down to 32 bytes (the copy kernel's two halves in
  * 16-byte vectors). */
 size_t fc_cuda_beside_footprint(double fp, size_t l2);
+/* Device memory (cudaMalloc), failing with a message naming `what` and the size. */
 int fc_cuda_alloc(void **p, size_t bytes, const char *what, fc_err *e);
 void fc_cuda_free(void *p);
 /* Host fp32 values to a new device buffer in the dtype's storage type, rounded to

@@ -272,6 +272,12 @@ static void cuda_close(void *ctx)
     free(c);
 }
 
+/* the L2's bytes (50 MiB where the device does not say) */
+static size_t l2_bytes(const fc_cuda_ctx *c)
+{
+    return c->prop.l2CacheSize > 0 ? (size_t)c->prop.l2CacheSize : (size_t)(50u << 20);
+}
+
 static int open_ctx(fc_cuda_ctx *c, fc_err *e)
 {
     c->device = 0; /* CUDA_VISIBLE_DEVICES picks the GPU */
@@ -302,8 +308,7 @@ static int open_ctx(fc_cuda_ctx *c, fc_err *e)
         c->dnn = NULL;
     }
 #endif
-    size_t l2 = c->prop.l2CacheSize > 0 ? (size_t)c->prop.l2CacheSize : (size_t)(50u << 20);
-    c->flush_bytes = (2 * l2 + 15) & ~(size_t)15;
+    c->flush_bytes = (2 * l2_bytes(c) + 15) & ~(size_t)15;
     if (fc_cuda_alloc(&c->flush, c->flush_bytes, "the L2 flush buffer", e) != 0 ||
         fc_cuda_alloc(&c->flush_read, c->flush_bytes, "the L2 flush's read buffer", e) != 0 ||
         fc_cuda_alloc((void **)&c->flush_sink, 16, "the L2 flush's sink", e) != 0)
@@ -613,12 +618,6 @@ static int bw_point(fc_cuda_ctx *c, void *a, void *b, size_t fp, size_t traffic,
     }
     *pt = (fc_bw_point){.footprint_bytes = (double)fp, .gbs = (double)p.passes * (double)fp / (best_ms * 1e-3) / 1e9};
     return 0;
-}
-
-/* the L2's bytes (50 MiB where the device does not say) */
-static size_t l2_bytes(const fc_cuda_ctx *c)
-{
-    return c->prop.l2CacheSize > 0 ? (size_t)c->prop.l2CacheSize : (size_t)(50u << 20);
 }
 
 /* a and b hold `room` bytes each; returns the number of points, -1 on an error */
