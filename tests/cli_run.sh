@@ -160,6 +160,8 @@ expect 0 "list --format json" -- "$FUSECAL" list backends --format json
 check_eq "list json parses" "$("$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['backends']) >= 2)" "$WORK/out")" True
 expect 0 "info --format json" -- "$FUSECAL" info --format json --threads 2
 check_eq "info: ceilings and inventory" "$("$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['ceilings']['cpu']; h=d['host']; print(c['gflops']['fp32']>1, c['bandwidth_gbs']>1, 'openblas' in h['libraries'], len(h['devices']['cpu']['model'])>0)" "$WORK/out")" "True True True True"
+# the LLC the kernels plan for: named by /sys, or else the assumed one recorded (exactly one)
+check_eq "info: the LLC named or assumed" "$("$PYTHON" -c "import json,sys; c=json.load(open(sys.argv[1]))['host']['devices']['cpu']; print(bool(c.get('cache_bytes')) != ('llc_assumed_bytes' in c))" "$WORK/out")" "True"
 expect 0 "info text" -- "$FUSECAL" info --no-measure
 for cmd in run list info validate; do expect 0 "$cmd --help" -- "$FUSECAL" "$cmd" --help; done
 expect 0 "--version" -- "$FUSECAL" --version

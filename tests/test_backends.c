@@ -50,7 +50,7 @@ static void norm_kernels_streamed(void)
     fc_device_opts o = {0};
     fc_err e;
     CHECK(cpu->open(&o, &ctx, &e) == 0);
-    fc_cpu_norm_streams_pretend(1);
+    fc_host_llc_pretend(1);
     fc_conf_opts co = {.device = "cpu",
                        .dev = cpu,
                        .devctx = ctx,
@@ -60,7 +60,7 @@ static void norm_kernels_streamed(void)
                        .seed = g_seed};
     fc_conf_result r;
     fc_conformance(&co, &r);
-    fc_cpu_norm_streams_pretend(0);
+    fc_host_llc_pretend(0);
     t_failures += r.failures;
     cpu->close(ctx);
     printf("streamed norms: checked %d combinations (seed %llu)\n", r.checked, (unsigned long long)g_seed);
@@ -100,9 +100,9 @@ static void streamed_bytes_as_described(void)
                         fc_workload w;
                         void *st = NULL;
                         CHECK(fc_workload_create(&p, 1, 0, &w, &e) == 0);
-                        fc_cpu_norm_streams_pretend((size_t)llcs[li]);
+                        fc_host_llc_pretend((size_t)llcs[li]);
                         CHECK_MSG(b->setup(&p, &w, ctx, &st, &e) == 0, "%s %s: %s", b->name, s, e.msg);
-                        fc_cpu_norm_streams_pretend(0);
+                        fc_host_llc_pretend(0);
                         for (int v = 0; st && v < FC_NVARIANTS; v++) {
                             fc_impl impl;
                             memset(&impl, 0, sizeof impl);

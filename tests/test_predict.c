@@ -311,6 +311,27 @@ static void cache_truth_reset(void)
     truth_gf = CEIL_GF;
 }
 
+/* A host block with no cache sizes (a VM whose /sys has no cache directory) but the
+ * LLC the kernels took (llc_assumed_bytes): the model's records take that LLC; with
+ * neither, none (0); with both, the named L3. */
+static void assumed_llc(void)
+{
+    const double want[] = {24 << 20, 0, 16 << 20};
+    for (int k = 0; k < 3; k++) {
+        fc_doc d;
+        ladder_doc(&d, 4, "cpu.openblas");
+        cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d.host, "devices"), "cpu");
+        if (k != 1) cJSON_AddNumberToObject(cpu, "llc_assumed_bytes", 24 << 20);
+        if (k == 2) cJSON_AddNumberToObject(cJSON_AddObjectToObject(cpu, "cache_bytes"), "L3", 16 << 20);
+        fc_model m;
+        fc_model_build(&m, &d, 1, NULL);
+        CHECK(m.ncls == 1 && m.cls[0].n == 4);
+        for (int i = 0; i < m.cls[0].n; i++) CHECK_NEAR(m.cls[0].obs[i].llc_bytes, want[k], 0.5);
+        fc_model_free(&m);
+        fc_doc_free(&d);
+    }
+}
+
 /* Memory-bound problems from inside the cores' L2s to past the L3: the model reads
  * both cache sizes from the host block (L2 per core x threads), fits both factors
  * and predicts a problem in each regime within 1 %. */
@@ -970,6 +991,7 @@ int main(int argc, char **argv)
         T(known_roofline_within_1pct),
         T(fit_recovers_parameters),
         T(two_cache_levels),
+        T(assumed_llc),
         T(measured_cache_curve),
         T(streamed_outputs),
         T(streamed_outputs_recorded),

@@ -185,8 +185,7 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
     /* Blocks as large as a thread's share of the last-level cache: one sgemm call
      * per block keeps OpenBLAS near its whole-matrix rate (small blocks repack A and
      * B too often), and the epilogue still reads the block from cache. */
-    size_t llc = fc_host_llc_bytes();
-    s->block_bytes = llc ? llc / (2 * (size_t)s->nthreads) : (4u << 20);
+    s->block_bytes = fc_host_llc_assumed() / (2 * (size_t)s->nthreads);
     if (s->block_bytes < (512u << 10)) s->block_bytes = 512u << 10;
     if (s->block_bytes > (8u << 20)) s->block_bytes = 8u << 20;
     fc_cpu_chain_alloc(&s->ch, p->pat, w);

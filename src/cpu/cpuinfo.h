@@ -8,6 +8,13 @@
 
 /* Bytes of the last-level cache (0 when unknown). */
 size_t fc_host_llc_bytes(void);
+/* What the host kernels' rules (an output streamed past the caches, the decode
+ * kernel's reads, OpenBLAS's blocks) and the cache flush take the last-level cache to
+ * hold: fc_host_llc_bytes, or FC_LLC_ASSUMED where the host does not say. */
+#define FC_LLC_ASSUMED ((size_t)32 << 20)
+size_t fc_host_llc_assumed(void);
+/* Makes fc_host_llc_assumed give llc instead (0: the host's again; tests). */
+void fc_host_llc_pretend(size_t llc);
 /* The first CPU of /proc/cpuinfo: model name, vendor and flags ("unknown", "unknown"
  * and "" when absent), x86 family and model numbers (-1 when absent). */
 typedef struct {

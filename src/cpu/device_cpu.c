@@ -59,13 +59,6 @@ static bool pin_threads(int threads)
     return ok == threads;
 }
 
-/* The last-level cache's bytes, 32 MiB where the host does not say */
-static size_t llc_bytes(void)
-{
-    size_t llc = fc_host_llc_bytes();
-    return llc ? llc : 32u << 20;
-}
-
 static int cpu_open(const fc_device_opts *o, void **out, fc_err *e)
 {
     (void)e;
@@ -74,7 +67,7 @@ static int cpu_open(const fc_device_opts *o, void **out, fc_err *e)
     omp_set_num_threads(c->threads);
     openblas_set_num_threads(c->threads);
     c->pinned = getenv("FUSECAL_NO_PIN") == NULL && pin_threads(c->threads);
-    size_t bytes = 2 * llc_bytes();
+    size_t bytes = 2 * fc_host_llc_assumed();
     if (bytes < (64u << 20)) bytes = 64u << 20;
     c->flush_n = bytes / sizeof(float);
     c->flush_buf = fc_aligned_alloc(c->flush_n * sizeof(float));
@@ -338,7 +331,7 @@ static int measure_bandwidth_curve(float *a, float *b, float *c, size_t top, fc_
 
 /* The curve's largest footprint, 4x the LLC, and the device-memory figure's arrays
  * (128 MiB at least). */
-static size_t curve_top(void) { return 4 * llc_bytes(); }
+static size_t curve_top(void) { return 4 * fc_host_llc_assumed(); }
 static size_t memory_arrays_bytes(void)
 {
     const size_t top = curve_top();

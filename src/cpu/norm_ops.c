@@ -13,7 +13,12 @@
 #include <stdbool.h>
 
 /* Whether a norm problem's chain streams its output (norm_ops.h): when the fused
- * form's bytes are at least the LLC. Below, the tensors stay in cache from one call
+ * form's bytes are at least the LLC (fc_host_llc_assumed: 32 MiB on a host that does
+ * not say, as on the Zen 5 VM, where nothing streamed before; there, one binary, the
+ * two alternated, three rounds, fused medians streamed over not: the fp32 norms at
+ * 37-134 MB 0.86-1.16, within the rounds' spread, the bf16 qk_norm_rope at 33.5 MB
+ * 1.09-1.23, its unfused chain 1.11-1.20; results/cpu-amd-epyc-f26m2-2c/ab-llc-assumed.txt).
+ * Below, the tensors stay in cache from one call
  * to the next and a streamed output goes to memory every time; above, an output
  * written through the cache evicts the inputs and first reads every line it writes.
  * On the AMD EPYC VM (Zen 4, 32 MiB L3, two threads; `fusecal run --quick`, both
@@ -28,8 +33,6 @@
  * The bf16 kernels (cpu.onednn) from the LLC on: add_rmsnorm at 33.5 MB 0.47-0.80x
  * and at 67 MB 0.54-0.66x, qk_norm_rope at 33.5 MB 0.66-0.72x, add_layernorm at 67
  * MB 0.76-0.78x. */
-static size_t g_llc_pretend;
-
 /* fc_cpu_norm_streams's rule on a CPU whose LLC holds llc bytes (0: none, and nothing
  * streams) */
 static bool streams_at(const fc_problem *p, double llc)
@@ -39,12 +42,7 @@ static bool streams_at(const fc_problem *p, double llc)
     return llc > 0 && c.bytes[FC_FUSED] >= llc;
 }
 
-bool fc_cpu_norm_streams(const fc_problem *p)
-{
-    return streams_at(p, (double)(g_llc_pretend ? g_llc_pretend : fc_host_llc_bytes()));
-}
-
-void fc_cpu_norm_streams_pretend(size_t llc) { g_llc_pretend = llc; }
+bool fc_cpu_norm_streams(const fc_problem *p) { return streams_at(p, (double)fc_host_llc_assumed()); }
 
 /* the longest row the fused add + LayerNorm keeps in its thread's buffer while it
  * streams y (32 KB); longer rows use y's row as scratch, unstreamed */

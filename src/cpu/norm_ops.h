@@ -42,8 +42,6 @@ const char *fc_cpu_norm_streamed_words(const fc_problem *p, double streamed);
 #define FC_NORM_STREAMED "; y streamed past the caches"
 /* the fused fp32 add + RMSNorm's, when it streams h as well (rows its buffer holds) */
 #define FC_RMSNORM_H_STREAMED "; h and y streamed past the caches"
-/* the LLC's bytes that rule compares with (0: the host's again; tests) */
-void fc_cpu_norm_streams_pretend(size_t llc);
 
 /* ---- passes of the unfused chains: st for the pass that writes the chain's
  * output; one whose output the next pass reads keeps it in cache (st false) */

@@ -134,6 +134,7 @@ static double llc_of(const fc_doc *d, const char *device)
     const char *names[] = {"L3", "L2", "l2"};
     for (size_t i = 0; i < FC_ARRAY_LEN(names); i++)
         if (positive(cb, names[i]) > 0) return positive(cb, names[i]);
+    if (positive(dev, "llc_assumed_bytes") > 0) return positive(dev, "llc_assumed_bytes"); /* what the kernels took */
     return positive(dev, "l2_bytes");
 }
 
