@@ -67,6 +67,30 @@ static void norm_kernels_streamed(void)
     CHECK(r.checked >= 3 * 11);
 }
 
+/* The decode kernel's form past half the LLC, each piece of K and V read before it is
+ * computed (attention_ops.c's dec_read_piece), with the LLC pretended one byte: grouped
+ * and multi-head, pieces cut short, a d of no whole vector, both dtypes. */
+static void decode_pieces_read(void)
+{
+    static const char *const shapes[] = {"b=2,h=8,hkv=2,s=1,skv=700,d=64", "b=1,h=6,hkv=3,s=2,skv=333,d=13",
+                                         "b=1,h=2,s=1,skv=517,d=128"};
+    const fc_device *cpu = fc_builtin.device[FC_DEV_cpu];
+    void *ctx;
+    fc_device_opts o = {0};
+    fc_err e;
+    CHECK(cpu->open(&o, &ctx, &e) == 0);
+    fc_host_llc_pretend(1);
+    fc_conf_opts co =
+        {.device = "cpu", .dev = cpu, .devctx = ctx, .shapes = shapes, .nshapes = FC_ARRAY_LEN(shapes), .seed = g_seed};
+    fc_conf_result r;
+    fc_conformance(&co, &r);
+    fc_host_llc_pretend(0);
+    t_failures += r.failures;
+    cpu->close(ctx);
+    printf("decode, pieces read first: checked %d combinations (seed %llu)\n", r.checked, (unsigned long long)g_seed);
+    CHECK(r.checked >= 3 * 3 * 2);
+}
+
 /* What a backend tells the prediction model it streams (fc_backend.streamed_bytes) is
  * what its description of the same setup says, in words (y streamed, h and y
  * streamed, or neither) and in the record's streamed_bytes, for each norm pattern, dtype it supports and variant, with the LLC
@@ -424,6 +448,7 @@ int main(int argc, char **argv)
     }
     static const t_case cases[] = {T(cpu_backends_match_reference),
                                    T(norm_kernels_streamed),
+                                   T(decode_pieces_read),
                                    T(streamed_bytes_as_described),
                                    T(chain_buffers),
                                    T(linear_plans),

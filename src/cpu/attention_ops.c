@@ -27,8 +27,9 @@
  * work is reading K and V, so each key/value head's keys are split into chunks (enough
  * for every thread to have several) that the threads stream once each: scores per row
  * are dot products along d, reduced VW keys at a time by a shuffle tree into one vector
- * of VW scores; an online softmax over DEC_CH-key pieces; P·V along d; the next piece's
- * K and V asked for into L2 while a piece is computed (prefetch_next). Each chunk leaves
+ * of VW scores; an online softmax over DEC_CH-key pieces; P·V along d; past half the
+ * LLC, each piece's K and V read by a bare loop of loads just before the piece is
+ * computed (dec_read_piece), so the arithmetic finds them in L2. Each chunk leaves
  * a partial output, maximum and sum per row; a last pass combines them:
  * O = Σ_c e^(m_c − m)·O_c / Σ_c e^(m_c − m)·l_c. In bf16 with AVX-512 BF16 the dot
  * products of both steps are vdpbf16ps over pairs of bfloat16 (the comment above
@@ -590,34 +591,41 @@ static inline vf sum_lanes(vf *x)
 }
 #endif
 
-/* Asks for the n bytes at p, into L2, a piece ahead of their use. The decode kernel
- * streams K and V once and computes between its reads; a core that asks for a row just
- * before it reads it (a few KiB ahead, into L1) adds the memory's time to the
- * arithmetic's instead of hiding it. So while it works on one DEC_CH-key piece, each
- * step asks for the rows it will read at the same step of the next piece: the Q·Kᵀ
- * step for K's, the first row group's P·V step for V's, the memory kept busy all
- * along, the next piece (2 · DEC_CH · d elements) waiting in L2. On the AMD EPYC VM
- * (AVX2), 4 x 8 key/value heads of 4 rows, skv = 4096, d = 128 (134 MB of K and V), two
- * threads, one build with the old asks behind a switch, three rounds in turn: 6.93 ms
- * against 8.27 asking 4 KiB ahead into L1 (results/.../ab-decode-next-piece.txt); in
- * cache, no change.
- * Forms tried since and not kept, on the Zen 4 VM (AVX-512), b = 4 of the same heads,
- * one harness, each form's calls timed after a bare four-stream read of the same
- * bytes, three rounds: these asks at 78-82 % of the read's rate; none at 52-62 %;
- * the piece's keys in 2 or 4 interleaved runs, more streams at once, 75-80 % (50-53 %
- * without asks); asking two pieces ahead 67 %; into L1 (prefetcht0) 51-52 %, or
- * non-temporal 49-50 % (prefetcht1 as these); every 2nd, 4th or 16th line 42-63 %;
- * pieces of 512 keys 68-72 % (64 and 128: within the rounds' noise, 64 a quarter
- * slower for one row). Past the LLC the kernel takes longer than the longer of its
- * arithmetic (as fast as from the L3) and its reads (as fast as the bare read), part
- * way to their sum: perf puts a third of the Q·Kᵀ loop's samples just after the
- * asks, the core stalled on the requests' queue. Spreading a
- * step's asks over its steps along d, or the four-row P·V in a function of its own
- * (inlined, GCC keeps two of its V vectors on the stack), ran 5-15 % faster in the
- * L3 but no faster past it, and with AVX2 the spread asks 1.5x slower. */
-INLINE void prefetch_next(const void *p, size_t n)
+/* Reads the n bytes at a and at b (one piece's K and V) with vector loads whose sums are
+ * thrown away. Past half the LLC the decode kernel does this just before it computes
+ * each piece, so the arithmetic then reads the piece from L2. A core thus takes turns:
+ * reading at the rate a bare read gets, then computing at the rate it computes from
+ * L2; with two threads the cores fall out of step, and one reads while the other
+ * computes. On the Zen 5 VM (AVX-512, 32 MiB L3), 8 key/value heads of 4 rows,
+ * d = 128, skv = 4096, b = 4 (134 MB of K and V), a harness timing the kernel alone,
+ * the medians of 20-60 calls:
+ *   one thread: a bare read of K and V 42 GB/s; the kernel from L2 53 GB/s; so reading
+ *   then computing could reach 1/(1/42 + 1/53) = 23 GB/s; this form 23-26 GB/s;
+ *   two threads: the bare read 68-69 GB/s; this form 49-54 GB/s.
+ * The form before asked for the next piece's rows (prefetcht1, a piece ahead) from
+ * within the Q·Kᵀ and P·V loops: one thread 15 GB/s, two 29-31 GB/s, below even
+ * the sum of the two times. In `fusecal run` (cpu.onednn, one binary with both forms
+ * behind a switch, alternated, three rounds), the fused medians read over asked: b = 4
+ * 0.75-0.82 (63-68 % of the bandwidth beside the rounds, against 44-53 %), b = 2
+ * 0.77-0.91, bf16 b = 4 and b = 8 0.63-0.84
+ * (results/cpu-amd-epyc-f26m2-2c/ab-decode-read-piece.txt). On the Zen 4 VM it had reached 78-82 % of a bare read of
+ * the same bytes where no asks reached 52-62 %; variants of it tried there (asks two
+ * pieces ahead, into L1, non-temporal, for every 2nd to 16th line, pieces of 64-512
+ * keys, the piece's keys in 2 or 4 interleaved runs) did no better, and perf put a
+ * third of the Q·Kᵀ loop's samples just after the asks. The cores' caches take each
+ * read piece in whole: DEC_CH keys of K and of V, 256 KiB in floats at d = 128,
+ * against an L2 of 1 MiB on both VMs. */
+static __attribute__((noinline)) void dec_read_piece(const void *a, const void *b, size_t n)
 {
-    for (size_t i = 0; i < n; i += 64) __builtin_prefetch((const char *)p + i, 0, 1);
+    /* the bits or-ed, not added: bfloat16 pairs read as floats may be subnormal */
+    typedef int32_t viu __attribute__((vector_size(VW * 4), aligned(4), may_alias));
+    vi sa = {0}, sb = {0};
+    const char *pa = a, *pb = b;
+    for (size_t i = 0; i + sizeof(vi) <= n; i += sizeof(vi)) {
+        sa |= *(const viu *)(pa + i);
+        sb |= *(const viu *)(pb + i);
+    }
+    __asm__ volatile("" ::"v"(sa), "v"(sb));
 }
 
 /* Keeps v in a register: with it, GCC (12) reads K's, Q's and V's vectors once per
@@ -747,15 +755,14 @@ INLINE void dec_dot_rows(const int RB, const float *const *qf, const fc_bf16 *co
         dec_dot(1, qf, K, d, x, bf);
 }
 
-/* sb[r][0..nk) = qs[r]·K[j] for the nk keys at K (rows d apart), asking for the next
- * piece's nn rows at Kn as it goes (prefetch_next). Rows go by RB (four, or two for fewer rows, the last
+/* sb[r][0..nk) = qs[r]·K[j] for the nk keys at K (rows d apart). Rows go by RB (four, or two for fewer rows, the last
  * repeated to fill a group; one for a single row) and keys by VW/RB: one shuffle tree sums the group's dot
  * products, lane i·VW/RB + k row i's with key k; a d that is not a whole number of
  * vectors adds its last elements' products after the tree. The last keys take the
  * one-by-one path. qs holds the rows as floats, scaled; with dp (vdpbf16ps) as
  * bfloat16, unscaled, and the sums are multiplied by post. */
 INLINE void dec_scores_rb(const int RB, const fc_att_geom *g, const void *qs, float post, const void *K, int nk,
-                          const void *Kn, int nn, float *sb, const bool bf, const bool dp)
+                          float *sb, const bool bf, const bool dp)
 {
     const int R = dec_rows(g), d = g->d, KB = VW / RB, dv = d - d % (dp ? 2 * VW : VW);
     /* the groups' rows, at most two (R <= DEC_ROWS), set once for every key */
@@ -772,7 +779,6 @@ INLINE void dec_scores_rb(const int RB, const fc_att_geom *g, const void *qs, fl
         }
     int j = 0;
     for (; j + KB <= nk; j += KB) {
-        if (j < nn) prefetch_next(el_at(Kn, (size_t)j * d, bf), (size_t)imin(KB, nn - j) * d * el_size(bf));
         const void *Kj = el_at(K, (size_t)j * d, bf);
         for (int gi = 0; gi < ng; gi++) {
             vf x[VW];
@@ -816,22 +822,18 @@ INLINE void dec_pv_tail(const int X, const float *p, int nk, const void *V, int 
 }
 
 /* o[x][e] = o[x][e]·corr[x] + Σ_j p[x][j]·V[j][e] for X rows of p (DEC_CH apart), o (d
- * apart), C vectors of d at a time (X·C accumulators), asking for the dims it reads of
- * the next piece's nn rows at Vn as it goes (prefetch_next; those past the last whole
- * block with the last block) */
+ * apart), C vectors of d at a time (X·C accumulators) */
 INLINE void dec_pv_rows(const int X, const int C, const float *p, int nk, const void *V, int d, float *o,
-                        const float *corr, const void *Vn, int nn, const bool bf)
+                        const float *corr, const bool bf)
 {
     int e = 0;
     for (; e + C * VW <= d; e += C * VW) {
-        const size_t pfn = (size_t)(e + 2 * C * VW > d ? d - e : C * VW) * el_size(bf);
         vf acc[4][4];
 #pragma GCC unroll 4
         for (int x = 0; x < X; x++)
 #pragma GCC unroll 4
             for (int c = 0; c < C; c++) acc[x][c] = vload(o + (size_t)x * d + e + c * VW) * corr[x];
         for (int j = 0; j < nk; j++) {
-            if (j < nn) prefetch_next(el_at(Vn, (size_t)j * d + (size_t)e, bf), pfn);
             vf v[4];
 #pragma GCC unroll 4
             for (int c = 0; c < C; c++) {
@@ -886,11 +888,10 @@ INLINE void dec_pv_pair(const int X, const fc_bf16 *pb, const fc_bf16 *Ve, int d
 /* dec_pv_rows with the rows' probabilities as bfloat16 pb (DEC_PB apart, a zero
  * after the last key), p the same in floats for the dims past the last 64 */
 INLINE void dec_pv_rows_dp(const int X, const fc_bf16 *pb, const float *p, int nk, const fc_bf16 *V, int d, float *o,
-                           const float *corr, const fc_bf16 *Vn, int nn)
+                           const float *corr)
 {
     int e = 0;
     for (; e + 4 * VW <= d; e += 4 * VW) {
-        const size_t pfn = (size_t)(e + 8 * VW > d ? d - e : 4 * VW) * sizeof *V;
         vf acc[4][4]; /* [row][lo, hi of dims e..e+31, lo, hi of e+32..e+63] */
 #pragma GCC unroll 4
         for (int x = 0; x < X; x++)
@@ -902,10 +903,7 @@ INLINE void dec_pv_rows_dp(const int X, const fc_bf16 *pb, const float *p, int n
                 acc[x][2 * h + 1] = perm2(a, DP_HI, b);
             }
         int j = 0;
-        for (; j + 2 <= nk; j += 2) {
-            for (int i = j; i < imin(j + 2, nn); i++) prefetch_next(Vn + (size_t)i * d + e, pfn);
-            dec_pv_pair(X, pb, V + (size_t)j * d + e, d, j, false, acc);
-        }
+        for (; j + 2 <= nk; j += 2) dec_pv_pair(X, pb, V + (size_t)j * d + e, d, j, false, acc);
         if (j < nk) dec_pv_pair(X, pb, V + (size_t)j * d + e, d, j, true, acc);
 #pragma GCC unroll 4
         for (int x = 0; x < X; x++)
@@ -943,30 +941,30 @@ static void dec_round_p(const float *sb, int R, int nk, fc_bf16 *pb)
  * by about a fifth (8 key/value heads of 4 rows, skv = 4096, d = 128); on its own,
  * 1.00-1.20 ms against 0.98-1.21. */
 static __attribute__((noinline)) void dec_scores_one(const fc_att_geom *g, const void *qs, float post, const void *K,
-                                                     int nk, const void *Kn, int nn, float *sb, const bool bf,
-                                                     const bool dp)
+                                                     int nk, float *sb, const bool bf, const bool dp)
 {
-    if (bf) dec_scores_rb(1, g, qs, post, K, nk, Kn, nn, sb, true, dp);
+    if (bf) dec_scores_rb(1, g, qs, post, K, nk, sb, true, dp);
     else
-        dec_scores_rb(1, g, qs, post, K, nk, Kn, nn, sb, false, false);
+        dec_scores_rb(1, g, qs, post, K, nk, sb, false, false);
 }
 
 /* dec_scores_rb by four rows, or two for fewer, or one (dec_scores_one) */
-INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const void *K, int nk, const void *Kn, int nn,
-                       float *sb, const bool bf, const bool dp)
+INLINE void dec_scores(const fc_att_geom *g, const void *qs, float post, const void *K, int nk, float *sb,
+                       const bool bf, const bool dp)
 {
     const int R = dec_rows(g);
-    if (R == 1) dec_scores_one(g, qs, post, K, nk, Kn, nn, sb, bf, dp);
+    if (R == 1) dec_scores_one(g, qs, post, K, nk, sb, bf, dp);
     else if (R >= 4)
-        dec_scores_rb(4, g, qs, post, K, nk, Kn, nn, sb, bf, dp);
+        dec_scores_rb(4, g, qs, post, K, nk, sb, bf, dp);
     else /* RB a constant in each: the stores' lanes and rows fixed (a variable RB: 5 % more time) */
-        dec_scores_rb(2, g, qs, post, K, nk, Kn, nn, sb, bf, dp);
+        dec_scores_rb(2, g, qs, post, K, nk, sb, bf, dp);
 }
 
 /* Keys [ja, jb) of key/value head n for its R rows: the partial output, maxima and sums
- * into part (R x d, then R maxima, R sums). */
+ * into part (R x d, then R maxima, R sums); with read, each piece read first
+ * (dec_read_piece). */
 INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
-                      const bool ask, float *ws, float *part, const bool bf)
+                      bool read, float *ws, float *part, const bool bf)
 {
     const int R = dec_rows(g), d = g->d;
     const float alpha = 1.0f / sqrtf((float)d);
@@ -984,12 +982,10 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
     }
     float corr[DEC_ROWS];
     for (int j0 = ja; j0 < jb; j0 += DEC_CH) {
-        /* this piece's nk keys, and the next one's nn, asked for while this one is computed
-         * (with ask) */
-        const int nk = imin(DEC_CH, jb - j0), nn = ask ? imax(0, imin(DEC_CH, jb - j0 - DEC_CH)) : 0;
+        const int nk = imin(DEC_CH, jb - j0); /* this piece's keys */
         const void *Kj = el_at(Kn, (size_t)j0 * d, bf), *Vj = el_at(Vn, (size_t)j0 * d, bf);
-        const void *Knx = el_at(Kj, (size_t)nk * d, bf), *Vnx = el_at(Vj, (size_t)nk * d, bf);
-        dec_scores(g, qs, alpha, Kj, nk, Knx, nn, sb, bf, dp);
+        if (read) dec_read_piece(Kj, Vj, (size_t)nk * d * el_size(bf));
+        dec_scores(g, qs, alpha, Kj, nk, sb, bf, dp);
         for (int r = 0; r < R; r++) {
             float *row = sb + (size_t)r * DEC_CH;
             const int seen = imax(0, imin(nk, row_keys(g, r) - j0));
@@ -1011,65 +1007,50 @@ INLINE void dec_chunk(const fc_att_geom *g, const void *Q, const void *K, const 
             dec_round_p(sb, R, nk, pb);
             for (; r + 4 <= R; r += 4)
                 dec_pv_rows_dp(4, pb + (size_t)r * DEC_PB, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d,
-                               corr + r, Vnx, r == 0 ? nn : 0);
+                               corr + r);
             for (; r + 2 <= R; r += 2)
                 dec_pv_rows_dp(2, pb + (size_t)r * DEC_PB, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d,
-                               corr + r, Vnx, r == 0 ? nn : 0);
+                               corr + r);
             if (r < R)
                 dec_pv_rows_dp(1, pb + (size_t)r * DEC_PB, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d,
-                               corr + r, Vnx, r == 0 ? nn : 0);
+                               corr + r);
             continue;
         }
 #endif
-        /* the first group of rows asks for the next piece's V (spreading that over the
-         * groups ran slower) */
         for (; r + 4 <= R; r += 4)
-            dec_pv_rows(4, DEC_PV_C, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Vnx,
-                        r == 0 ? nn : 0, bf);
+            dec_pv_rows(4, DEC_PV_C, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, bf);
         for (; r + 2 <= R; r += 2)
-            dec_pv_rows(2, 4, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Vnx, r == 0 ? nn : 0,
-                        bf);
-        if (r < R)
-            dec_pv_rows(1, 4, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, Vnx, r == 0 ? nn : 0,
-                        bf);
+            dec_pv_rows(2, 4, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, bf);
+        if (r < R) dec_pv_rows(1, 4, sb + (size_t)r * DEC_CH, nk, Vj, d, o + (size_t)r * d, corr + r, bf);
     }
 }
 
-/* each form of a chunk, compiled apart: float or bfloat16, asking ahead or not */
+/* each form of a chunk, compiled apart: float or bfloat16 */
 static void dec_chunk_f32(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
-                          bool ask, float *ws, float *part)
+                          bool read, float *ws, float *part)
 {
-    if (ask) dec_chunk(g, Q, K, V, n, ja, jb, true, ws, part, false);
-    else
-        dec_chunk(g, Q, K, V, n, ja, jb, false, ws, part, false);
+    dec_chunk(g, Q, K, V, n, ja, jb, read, ws, part, false);
 }
 
 static void dec_chunk_bf16(const fc_att_geom *g, const void *Q, const void *K, const void *V, int n, int ja, int jb,
-                           bool ask, float *ws, float *part)
+                           bool read, float *ws, float *part)
 {
-    if (ask) dec_chunk(g, Q, K, V, n, ja, jb, true, ws, part, true);
-    else
-        dec_chunk(g, Q, K, V, n, ja, jb, false, ws, part, true);
+    dec_chunk(g, Q, K, V, n, ja, jb, read, ws, part, true);
 }
 
-/* Whether the decode kernel asks for each piece's successor (prefetch_next): where K
- * and V of elements of el bytes pass the smaller of half the LLC and DEC_ASK_MAX
- * (DEC_ASK_MAX where the LLC is not known). Below, from the
- * caches, the asks only take issue slots: on the Zen 4 VM (AVX-512, 32 MiB L3), two
- * threads, one harness, the two forms alternated, eight rounds, the medians of the
- * rounds' ratios without asks / with: 12 heads, skv = 512, d = 64 (3 MB) 0.83; 8
- * key/value heads of 4 rows, d = 128, skv = 256 (2 MB) 0.92, 1536 (12.6 MB) 0.85,
- * 2048 (16.8 MB) 0.93, 2560 (21 MB) 1.06, 3072 (25 MB) 1.36, 4096 (33.5 MB) 1.72; of 8
- * rows, skv = 2048 (8.4 MB) 0.82. The cap, the L2s of two cores of the Intel Xeon VM:
- * there the copy falls from 195 GB/s at 2 MB to 102 at 4 MB and 55 at 8 MB, its
- * 260 MB L3 much slower than the Zen 4's (results/README.md), and asking may pay
- * from its L3 as it does from memory here (not measured). */
-#define DEC_ASK_MAX ((size_t)4 << 20)
-static bool dec_asks(const fc_att_geom *g, size_t el)
+/* Whether the decode kernel reads each piece before it computes it (dec_read_piece):
+ * where K and V of elements of el bytes pass half the LLC (fc_host_llc_assumed).
+ * Below, the caches hold much of K and V between calls and the reads only add time:
+ * on the Zen 5 VM (32 MiB L3 assumed), 8 key/value heads of 4 rows, d = 128, two
+ * threads, the harness of dec_read_piece's comment, three rounds, GB/s without the
+ * reads against with them: skv = 2048 (16.8 MB) 87 against 68; skv = 2560 (21 MB)
+ * 53-63 against 60-67; 3072 (25 MB) 43-54 against 55-64; 4096 (33.6 MB) 60 against
+ * 63-67. Below it, neither reads nor asks: in `fusecal run`, against the asks the
+ * kernel made there before (past 4 MiB), fused medians 0.73-0.84 at 8.4 and 16.8 MB,
+ * and 0.87-1.02 at 2-3 MB, where neither form asked (ab-decode-read-piece.txt's set 2). */
+static bool dec_reads(const fc_att_geom *g, size_t el)
 {
-    const size_t llc = fc_host_llc_bytes();
-    const size_t from = llc > 0 && llc / 2 < DEC_ASK_MAX ? llc / 2 : DEC_ASK_MAX;
-    return 2.0 * g->bkv * g->skv * g->d * (double)el > (double)from;
+    return 2.0 * g->bkv * g->skv * g->d * (double)el > (double)(fc_host_llc_assumed() / 2);
 }
 
 /* Row r of key/value head n of O from its ns chunks' partials at p0 (part floats
@@ -1117,7 +1098,7 @@ static void decode(const fc_att_geom *g, const void *Q, const void *K, const voi
     const int R = dec_rows(g), ns = dec_splits(g, nthreads), ntask = g->bkv * ns;
     const int chunk = (g->skv + ns - 1) / ns;
     const size_t per = dec_ws_floats(g), part = dec_part(g);
-    const bool ask = dec_asks(g, el_size(bf));
+    const bool read = dec_reads(g, el_size(bf));
     float *parts = ws + (size_t)nthreads * per;
 #pragma omp parallel
     {
@@ -1126,7 +1107,7 @@ static void decode(const fc_att_geom *g, const void *Q, const void *K, const voi
         for (int t = 0; t < ntask; t++) {
             const int ja = (t % ns) * chunk, jb = imin(g->skv, ja + chunk);
             float *pt = parts + (size_t)t * part;
-            (bf ? dec_chunk_bf16 : dec_chunk_f32)(g, Q, K, V, t / ns, ja, jb, ask, w, pt);
+            (bf ? dec_chunk_bf16 : dec_chunk_f32)(g, Q, K, V, t / ns, ja, jb, read, w, pt);
             if (ns == 1)
                 for (int r = 0; r < R; r++) dec_combine(g, pt, 1, part, t, r, O, bf);
         }
@@ -1172,15 +1153,14 @@ void fc_cpu_att_describe(const fc_att_geom *g, int nthreads, char *buf, size_t n
 {
     if (fc_cpu_att_decode(g)) {
         const int ns = dec_splits(g, nthreads);
-        const bool ask = dec_asks(g, sizeof(float));
+        const bool read = dec_reads(g, sizeof(float));
         snprintf(
             buf, n,
             "split-KV decode attention (fusecal, f32 arithmetic, built for %s): %d query rows per key/value head, its keys in %d chunk%s "
-            "of up to %d streamed once over %d threads, %s %d-key piece%s, scores by %d-key shuffle-tree dot "
+            "of up to %d streamed once over %d threads in %d-key pieces%s, scores by %d-key shuffle-tree dot "
             "products, online softmax per piece, partials combined",
-            FC_VEC_ISA, dec_rows(g), ns, ns > 1 ? "s" : "", (g->skv + ns - 1) / ns, nthreads,
-            ask ? "asking for the successor into L2 while computing each" : "from the caches without asks ahead,",
-            DEC_CH, ask ? "" : "s", VW);
+            FC_VEC_ISA, dec_rows(g), ns, ns > 1 ? "s" : "", (g->skv + ns - 1) / ns, nthreads, DEC_CH,
+            read ? " (each read by a bare loop of loads, then computed from L2)" : "", VW);
         return;
     }
     snprintf(
