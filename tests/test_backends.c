@@ -35,16 +35,10 @@ static void cpu_backends_match_reference(void)
     CHECK_MSG(r.controls > 0, "no backend ran a control variant (cpu.openblas's linear problems have one)");
 }
 
-/* The norm family's kernels with their outputs streamed past the caches, as they are
- * from the LLC's size on (norm_ops.c), on the shapes of every other check: the LLC
- * pretended one byte, so that every kernel that writes the chain's output streams it
- * where its rows allow (heads and tails written plainly, rows too long for the fused
- * kernels' buffers not streamed). */
-static void norm_kernels_streamed(void)
+/* The CPU backends' conformance on these shapes with the LLC pretended one byte, so
+ * that every host rule takes its past-the-LLC form; the combinations checked. */
+static int conformance_past_llc(const char *const *shapes, size_t n, bool exact_kernels, const char *what)
 {
-    static const char *const shapes[] = {"m=7,n=13",      "m=1,n=1",      "m=3,n=1030",  "m=17,n=4096",
-                                         "m=2,n=12290",   "m=4,n=768",    "m=3,n=64",    "m=7,h=3,d=10",
-                                         "m=9,h=4,d=128", "m=3,h=5,d=66", "m=2,h=2,d=64"};
     const fc_device *cpu = fc_builtin.device[FC_DEV_cpu];
     void *ctx;
     fc_device_opts o = {0};
@@ -55,40 +49,38 @@ static void norm_kernels_streamed(void)
                        .dev = cpu,
                        .devctx = ctx,
                        .shapes = shapes,
-                       .nshapes = FC_ARRAY_LEN(shapes),
-                       .exact_kernels = true,
+                       .nshapes = n,
+                       .exact_kernels = exact_kernels,
                        .seed = g_seed};
     fc_conf_result r;
     fc_conformance(&co, &r);
     fc_host_llc_pretend(0);
     t_failures += r.failures;
     cpu->close(ctx);
-    printf("streamed norms: checked %d combinations (seed %llu)\n", r.checked, (unsigned long long)g_seed);
-    CHECK(r.checked >= 3 * 11);
+    printf("%s: checked %d combinations (seed %llu)\n", what, r.checked, (unsigned long long)g_seed);
+    return r.checked;
+}
+
+/* The norm family's kernels with their outputs streamed past the caches, as they are
+ * from the LLC's size on (norm_ops.c), on the shapes of every other check: every
+ * kernel that writes the chain's output streams it where its rows allow (heads and
+ * tails written plainly, rows too long for the fused kernels' buffers not streamed). */
+static void norm_kernels_streamed(void)
+{
+    static const char *const shapes[] = {"m=7,n=13",      "m=1,n=1",      "m=3,n=1030",  "m=17,n=4096",
+                                         "m=2,n=12290",   "m=4,n=768",    "m=3,n=64",    "m=7,h=3,d=10",
+                                         "m=9,h=4,d=128", "m=3,h=5,d=66", "m=2,h=2,d=64"};
+    CHECK(conformance_past_llc(shapes, FC_ARRAY_LEN(shapes), true, "streamed norms") >= 3 * 11);
 }
 
 /* The decode kernel's form past half the LLC, each piece of K and V read before it is
- * computed (attention_ops.c's dec_read_piece), with the LLC pretended one byte: grouped
- * and multi-head, pieces cut short, a d of no whole vector, both dtypes. */
+ * computed (attention_ops.c's dec_read_piece): grouped and multi-head, pieces cut
+ * short, a d of no whole vector, both dtypes. */
 static void decode_pieces_read(void)
 {
     static const char *const shapes[] = {"b=2,h=8,hkv=2,s=1,skv=700,d=64", "b=1,h=6,hkv=3,s=2,skv=333,d=13",
                                          "b=1,h=2,s=1,skv=517,d=128"};
-    const fc_device *cpu = fc_builtin.device[FC_DEV_cpu];
-    void *ctx;
-    fc_device_opts o = {0};
-    fc_err e;
-    CHECK(cpu->open(&o, &ctx, &e) == 0);
-    fc_host_llc_pretend(1);
-    fc_conf_opts co =
-        {.device = "cpu", .dev = cpu, .devctx = ctx, .shapes = shapes, .nshapes = FC_ARRAY_LEN(shapes), .seed = g_seed};
-    fc_conf_result r;
-    fc_conformance(&co, &r);
-    fc_host_llc_pretend(0);
-    t_failures += r.failures;
-    cpu->close(ctx);
-    printf("decode, pieces read first: checked %d combinations (seed %llu)\n", r.checked, (unsigned long long)g_seed);
-    CHECK(r.checked >= 3 * 3 * 2);
+    CHECK(conformance_past_llc(shapes, FC_ARRAY_LEN(shapes), false, "decode, pieces read first") >= 3 * 3 * 2);
 }
 
 /* What a backend tells the prediction model it streams (fc_backend.streamed_bytes) is
