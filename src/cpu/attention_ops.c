@@ -620,8 +620,9 @@ static inline vf sum_lanes(vf *x)
  * against an L2 of 1 MiB on both VMs. */
 static __attribute__((noinline)) void dec_read_piece(const void *a, const void *b, size_t n)
 {
-    /* the bits or-ed, not added: bfloat16 pairs read as floats may be subnormal */
-    typedef int32_t viu __attribute__((vector_size(VW * 4), aligned(4), may_alias));
+    /* the bits or-ed, not added: bfloat16 pairs read as floats may be subnormal; at any
+     * byte: a bfloat16 piece with an odd d starts on 2 */
+    typedef int32_t viu __attribute__((vector_size(VW * 4), aligned(1), may_alias));
     vi sa = {0}, sb = {0};
     const char *pa = a, *pb = b;
     for (size_t i = 0; i + sizeof(vi) <= n; i += sizeof(vi)) {
