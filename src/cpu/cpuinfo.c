@@ -59,12 +59,12 @@ size_t fc_host_llc_bytes(void)
     return best;
 }
 
+static size_t g_llc_pretend; /* fc_host_llc_pretend's (0: none) */
+
 /* Where /sys has no cache directory (the Zen 5 VM; CPUID's leaf 0x8000001D is
  * hidden there too, and leaf 0x80000006 gives 508 MiB, the whole socket's L3s), 32
  * MiB: both AMD VMs' L3 per core complex, as the Zen 4 VM's /sys says, and where the
  * Zen 5 VM's copy rate falls (171 GB/s at 32 MiB, 104 at 64 MiB). */
-static size_t g_llc_pretend;
-
 size_t fc_host_llc_assumed(void)
 {
     const size_t llc = g_llc_pretend ? g_llc_pretend : fc_host_llc_bytes();
