@@ -350,11 +350,13 @@ cudaError_t launch_softmax(const void *x, void *y, size_t rows, size_t cols, cud
  * (fck_channel: a multiply-high and a shift, no divide; kernel_logic.h) — per vector
  * where a vector is one channel or a run of channels (fck_affine_mode), per element
  * otherwise. Tensors of 2^31 elements or more, or not 16-byte aligned, take the 64-bit
- * grid-stride kernel after it. */
+ * grid-stride kernel after it. In place (x == y) as well, as the bias add runs it: each
+ * thread reads its elements before it writes them and no other thread's, so x and y
+ * are not __restrict__. */
 template <typename T, int MODE>
 __global__ void __launch_bounds__(kThreads)
-    channel_affine_kernel(const T *__restrict__ x, const float *__restrict__ scale, const float *__restrict__ shift,
-                          T *__restrict__ y, uint32_t total, fck_chanmap cm, int relu)
+    channel_affine_kernel(const T *x, const float *__restrict__ scale, const float *__restrict__ shift, T *y,
+                          uint32_t total, fck_chanmap cm, int relu)
 {
     constexpr int V = 16 / sizeof(T);
     const uint32_t nvec = total / V, nthreads = gridDim.x * blockDim.x;
@@ -409,8 +411,8 @@ __global__ void __launch_bounds__(kThreads)
 /* any size and alignment: grid-stride, one element per thread per step, 64-bit index */
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    channel_affine64_kernel(const T *__restrict__ x, const float *__restrict__ scale, const float *__restrict__ shift,
-                            T *__restrict__ y, size_t total, size_t c, size_t hw, int nhwc, int relu)
+    channel_affine64_kernel(const T *x, const float *__restrict__ scale, const float *__restrict__ shift, T *y,
+                            size_t total, size_t c, size_t hw, int nhwc, int relu)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {

@@ -51,7 +51,7 @@ int fck_softmax_rows_describe(fck_dtype dt, size_t cols, char *buf, size_t n);
 /* y = x·scale[c] + shift[c], then max(·, 0) when relu; c the channel of the element
  * in an [n, c, hw] (nhwc = 0) or [n, hw, c] (nhwc = 1) tensor; scale, shift fp32 [c].
  * 16-byte vectors and 32-bit index math below 2^31 elements (x, y 16-byte aligned); a
- * scalar 64-bit loop otherwise. */
+ * scalar 64-bit loop otherwise. x may be y (in place). */
 cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, const float *shift, void *y, size_t n,
                                size_t c, size_t hw, int nhwc, int relu, cudaStream_t stream);
 

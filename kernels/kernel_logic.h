@@ -311,6 +311,9 @@ FCK_CX int fck_sm90_blocks_per_sm(size_t smem, int threads, int regs)
 #define FCK_DEC_MIN_KEYS 64
 #define FCK_DEC_WAVES_SEARCHED 32 /* waves of the grid the split count's search goes through */
 #define FCK_DEC_SCORE_FLOATS 8192 /* rows x piece at most: 32 KiB of scores */
+/* splits of a key/value head at most: the combine (and qk_softmax's normalization)
+ * keeps a weight per split in shared memory, 48 KiB at most without an opt-in */
+#define FCK_DEC_MAX_SPLITS (48 * 1024 / 4)
 /* keys at most: a split's end (at most skv + chunk - 1, chunk at most skv rounded up to
  * 32) and the split count's arithmetic stay inside an int */
 #define FCK_DEC_MAX_SKV (1 << 30)
@@ -372,6 +375,7 @@ FCK_HD fck_dec_plan fck_dec_plan_make(long long bkv, int rows, int skv, int d, l
         long long n = i < FCK_DEC_WAVES_SEARCHED ? 1 + i : (w0 + i - FCK_DEC_WAVES_SEARCHED) * slots / bkv;
         if (n < 1) n = 1;
         if (n > most) n = most;
+        if (n > FCK_DEC_MAX_SPLITS) n = FCK_DEC_MAX_SPLITS;
         const int chunk = fck_dec_chunk_of(skv, n), ns = (int)(((long long)skv + chunk - 1) / chunk);
         const long long cost = fck_dec_grid_cost(bkv, ns, chunk, slots);
         if (best < 0 || cost < best || (cost == best && ns < p.nsplit)) {
@@ -496,10 +500,16 @@ FCK_HD int fck_softmax_rows_per_block(int threads) { return threads < 256 ? 256 
 FCK_CX int fck_norm_ept(int vec) { return vec > 1 ? 16 : 8; }
 FCK_HD size_t fck_norm_max_cols(int vec) { return (size_t)FCK_SOFTMAX_MAX_THREADS * (size_t)fck_norm_ept(vec); }
 
-FCK_HD fck_softmax_plan fck_norm_plan_make(size_t cols, int esize)
+/* Whether p sits on a 16-byte boundary (a null pointer does): the norm kernels take
+ * 16-byte vectors only where every tensor they touch does (aligned, below). */
+FCK_HD int fck_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+/* The row plan for rows of cols elements of esize bytes; aligned: every tensor's base
+ * on 16 bytes (fck_aligned16), without which the rows are read as scalars. */
+FCK_HD fck_softmax_plan fck_norm_plan_make(size_t cols, int esize, int aligned)
 {
     fck_softmax_plan p;
-    p.vec = (cols * (size_t)esize) % 16 == 0 ? 16 / esize : 1;
+    p.vec = aligned && (cols * (size_t)esize) % 16 == 0 ? 16 / esize : 1;
     p.threads = 0;
     p.nvec = 0;
     const size_t ept = (size_t)fck_norm_ept(p.vec);
@@ -520,7 +530,8 @@ FCK_HD fck_softmax_plan fck_norm_plan_make(size_t cols, int esize)
  * thread t of a head holds np pairs of vectors, its j-th starting at column
  * fck_head_col(j, t, tph, vec) and its partner d/2 later, so normalizing and rotating
  * need no exchange but the sum of squares. vec is 16 bytes' worth where d/2 is a whole
- * number of 16-byte vectors (each head then starts 16-byte aligned), else 1. tph, the
+ * number of 16-byte vectors (each head then starts 16-byte aligned) and every tensor's
+ * base is 16-byte aligned (aligned), else 1. tph, the
  * threads per head, is the power of two that covers the half's vectors, up to 32 (a
  * head never straddles a warp: its sum is shuffles within tph lanes); past 32 vectors a
  * thread holds np pairs, a power of two, at most 32 elements (2·np·vec). Heads longer
@@ -531,7 +542,7 @@ typedef struct {
     int np;  /* pairs of vectors per thread */
 } fck_head_plan;
 
-FCK_HD fck_head_plan fck_head_plan_make(int d, int esize)
+FCK_HD fck_head_plan fck_head_plan_make(int d, int esize, int aligned)
 {
     fck_head_plan p;
     p.tph = 0;
@@ -539,7 +550,7 @@ FCK_HD fck_head_plan fck_head_plan_make(int d, int esize)
     p.vec = 1;
     if (d <= 0 || d % 2) return p;
     const int half = d / 2;
-    p.vec = (half * esize) % 16 == 0 ? 16 / esize : 1;
+    p.vec = aligned && (half * esize) % 16 == 0 ? 16 / esize : 1;
     const int hv = half / p.vec;
     p.np = 1;
     while (32 * p.np < hv) p.np *= 2;

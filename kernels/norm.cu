@@ -202,7 +202,9 @@ template <typename T, int KIND>
 cudaError_t launch_row(const RowArgs &a, cudaStream_t st)
 {
     if (a.rows == 0) return cudaSuccess;
-    const fck_softmax_plan p = fck_norm_plan_make((size_t)a.cols, (int)sizeof(T));
+    const int al = fck_aligned16(a.x) && fck_aligned16(a.r) && fck_aligned16(a.gamma) && fck_aligned16(a.beta) &&
+                   fck_aligned16(a.y) && fck_aligned16(a.h);
+    const fck_softmax_plan p = fck_norm_plan_make((size_t)a.cols, (int)sizeof(T), al);
     if (p.threads == 0) return cudaErrorInvalidValue; /* a row longer than the registers of a block */
     return p.vec > 1 ? launch_row_plan<T, 16 / sizeof(T), KIND>(p, a, st) : launch_row_plan<T, 1, KIND>(p, a, st);
 }
@@ -358,7 +360,8 @@ template <typename T, int KIND>
 cudaError_t launch_head(const HeadArgs &a, cudaStream_t st)
 {
     if (a.heads_total == 0) return cudaSuccess;
-    const fck_head_plan p = fck_head_plan_make((int)a.d, (int)sizeof(T));
+    const int al = fck_aligned16(a.q) && fck_aligned16(a.gamma) && fck_aligned16(a.cs) && fck_aligned16(a.y);
+    const fck_head_plan p = fck_head_plan_make((int)a.d, (int)sizeof(T), al);
     if (p.tph == 0) return cudaErrorInvalidValue;
     return p.vec > 1 ? launch_head_tph<T, 16 / sizeof(T), 1, KIND>(p, a, st) : launch_head_tph<T, 1, 1, KIND>(p, a, st);
 }

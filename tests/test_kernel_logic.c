@@ -1191,12 +1191,19 @@ static void test_decode_plan(void)
     /* the most keys: every split's end and the split count's sums inside an int, for
      * one split and for many (past it, the chunk of one split was INT_MIN) */
     CHECK(fck_dec_supports(4, 64, FCK_DEC_MAX_SKV) && !fck_dec_supports(4, 64, FCK_DEC_MAX_SKV + 1LL));
+    /* the combine's weights, one float a split, in its 48 KiB of shared memory: near-equal
+     * costs once let the rounding pick 30984 splits here */
+    const fck_dec_plan many = fck_dec_plan_make(2, 4, 972636772, 128, 1999);
+    CHECK_MSG(many.nsplit >= 1 && many.nsplit <= FCK_DEC_MAX_SPLITS &&
+                  (size_t)many.nsplit * sizeof(float) <= 48 * 1024 && (long long)many.nsplit * many.chunk >= 972636772,
+              "%d splits of %d", many.nsplit, many.chunk);
     const long long slot_counts[] = {1, 132 * 3, 1LL << 20};
     for (size_t i = 0; i < sizeof slot_counts / sizeof slot_counts[0]; i++) {
         const int skv = FCK_DEC_MAX_SKV;
         const fck_dec_plan big = fck_dec_plan_make(1, 4, skv, 64, slot_counts[i]);
-        CHECK_MSG(big.chunk >= 32 && big.nsplit >= 1 && (long long)big.nsplit * big.chunk >= skv &&
-                      (long long)skv + big.chunk - 1 <= 0x7fffffffLL && big.piece >= 32 && big.piece <= big.chunk,
+        CHECK_MSG(big.chunk >= 32 && big.nsplit >= 1 && big.nsplit <= FCK_DEC_MAX_SPLITS &&
+                      (long long)big.nsplit * big.chunk >= skv && (long long)skv + big.chunk - 1 <= 0x7fffffffLL &&
+                      big.piece >= 32 && big.piece <= big.chunk,
                   "skv = %d on %lld slots: %d splits of %d keys in pieces of %d", skv, slot_counts[i], big.nsplit,
                   big.chunk, big.piece);
     }

@@ -42,6 +42,9 @@ static const fc_op_impl cn_ops[FC_NOPS] = {
 static bool heads(const fc_problem *p) { return fc_pattern_has_op(p->pat, FC_OP_HEAD_RMSNORM); }
 
 static int esize(fc_dtype dt) { return (int)fc_dtype_size(dt); }
+/* the plans' `aligned` for fusecal's own buffers: each tensor from cudaMalloc, and h
+ * right after y, on 16 bytes wherever a row is whole 16-byte vectors */
+enum { BUFS_ALIGNED = 1 };
 
 static bool cn_supports(const fc_problem *p, char *why, size_t n)
 {
@@ -53,14 +56,14 @@ static bool cn_supports(const fc_problem *p, char *why, size_t n)
                      (long long)(d[FC_NORM_M] * d[FC_NORM_H]), INT32_MAX);
             return false;
         }
-        if (fck_head_plan_make((int)d[FC_NORM_D], esize(p->dtype)).tph == 0) {
+        if (fck_head_plan_make((int)d[FC_NORM_D], esize(p->dtype), BUFS_ALIGNED).tph == 0) {
             snprintf(why, n, "fusecal's head kernels hold a head in the registers of a warp: d <= 1024 (asked: d=%lld)",
                      (long long)d[FC_NORM_D]);
             return false;
         }
         return true;
     }
-    const fck_softmax_plan pl = fck_norm_plan_make((size_t)d[FC_NORM_N], esize(p->dtype));
+    const fck_softmax_plan pl = fck_norm_plan_make((size_t)d[FC_NORM_N], esize(p->dtype), BUFS_ALIGNED);
     if (pl.threads == 0) {
         snprintf(why, n,
                  "fusecal's norm kernels hold a row in the registers of a block: n <= %zu for %s (asked: n=%lld)",
@@ -165,12 +168,12 @@ static const char *cn_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
     const fc_problem *p = ctx;
     const char *what = p->dtype == FC_BF16 || p->dtype == FC_FP16 ? "fp32 sums" : "fp32";
     if (heads(p)) {
-        fck_head_plan hp = fck_head_plan_make((int)p->d[FC_NORM_D], esize(p->dtype));
+        fck_head_plan hp = fck_head_plan_make((int)p->d[FC_NORM_D], esize(p->dtype), BUFS_ALIGNED);
         snprintf(buf, n, "a head of %lld on %d threads, %d pair(s) of %d-element %s each, %s",
                  (long long)p->d[FC_NORM_D], hp.tph, hp.np, hp.vec, hp.vec > 1 ? "16-byte vectors" : "scalars", what);
         return buf;
     }
-    fck_softmax_plan rp = fck_norm_plan_make((size_t)p->d[FC_NORM_N], esize(p->dtype));
+    fck_softmax_plan rp = fck_norm_plan_make((size_t)p->d[FC_NORM_N], esize(p->dtype), BUFS_ALIGNED);
     snprintf(buf, n, "the row of %lld in the registers of %d threads, %d x %d %s each, %s", (long long)p->d[FC_NORM_N],
              rp.threads, rp.nvec, rp.vec, rp.vec > 1 ? "elements in 16-byte vectors" : "elements", what);
     return buf;
