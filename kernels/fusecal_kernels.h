@@ -59,7 +59,8 @@ cudaError_t fck_channel_affine(fck_dtype dt, const void *x, const float *scale, 
  * Rows [rows, n] of x, r, h, y; gamma, beta [n] in the storage type of dt; sums in fp32.
  * A row sits in registers between its statistics and its normalization (the row
  * softmax's layout, fck_norm_plan_make): n up to 16384 in 16-byte vectors, 8192 where a
- * row is not a whole number of them; longer rows: cudaErrorInvalidValue. */
+ * row is not a whole number of them or a tensor does not start on 16 bytes (then read as
+ * scalars); longer rows: cudaErrorInvalidValue. The heads below likewise. */
 
 /* h = x + r, row by row (the unfused chain's add; any alignment of h) */
 cudaError_t fck_add_rows(fck_dtype dt, const void *x, const void *r, void *h, size_t rows, size_t n,
