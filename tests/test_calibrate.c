@@ -31,6 +31,8 @@ typedef struct sim {
     /* the machine's state: every fast_every-th setup (0: none) runs in another state,
      * where a kernel of the variant takes fast_s[v] */
     int fast_every, setups;
+    int setup_rc;  /* what setup returns (after building its state): 0, -1 or FC_DECLINED */
+    int teardowns; /* states freed */
     double fast_s[FC_MAX_VARIANTS];
     int graphs_made, graph_launches;
 } sim;
@@ -171,7 +173,7 @@ static int fake_setup(const fc_problem *p, const fc_workload *w, void *devctx, v
     g_sim.setups++;
     *state = fc_xcalloc(1, sizeof(size_t));
     *(size_t *)*state = w->out_n;
-    return 0;
+    return g_sim.setup_rc;
 }
 
 static int fake_run(void *state, fc_variant v, fc_err *e)
@@ -209,7 +211,11 @@ static void fake_describe(void *state, fc_variant v, fc_impl *impl)
     impl->nkernels = g_sim.kernels[v];
 }
 
-static void fake_teardown(void *state) { free(state); }
+static void fake_teardown(void *state)
+{
+    g_sim.teardowns++;
+    free(state);
+}
 
 /* a control variant when the simulation gives it kernels */
 static bool fake_has_control(void *state)
@@ -885,18 +891,54 @@ static void ceilings_measured_again(void)
     unsetenv("XDG_CACHE_HOME");
 }
 
+/* A setup that fails or that the library declines, having built part of its state:
+ * the record is failed or skipped with the reason, and the state is torn down all
+ * the same (a GPU backend's buffers and workspace, else held until the process ends). */
+static void failed_setup_torn_down(void)
+{
+    static const int rcs[] = {FC_DECLINED, -1};
+    for (size_t i = 0; i < FC_ARRAY_LEN(rcs); i++) {
+        memset(&g_sim, 0, sizeof g_sim);
+        g_sim.launch_s = 1e-6;
+        g_sim.kernel_s[FC_UNFUSED] = g_sim.kernel_s[FC_FUSED] = 1e-5;
+        g_sim.kernels[FC_UNFUSED] = 3;
+        g_sim.kernels[FC_FUSED] = 1;
+        g_sim.setup_rc = rcs[i];
+        fc_problem p;
+        fc_err e = {{0}};
+        CHECK(fc_problem_parse("linear_bias_relu:m=8,k=8,n=8,dtype=fp32", NULL, &p, &e) == 0);
+        fc_workload w;
+        CHECK(fc_workload_create(&p, 7, 0, &w, &e) == 0);
+        fc_reference ref;
+        fc_reference_build(&p, &w, 7, &ref);
+        g_ref = &ref;
+        fc_session ses = {.ndev = 1, .dev = {&sim_device}, .ctx = {&g_sim}};
+        fc_job job = {p, &fake_backend, 1.1};
+        fc_settings set;
+        fc_settings_defaults(&set);
+        set.bandwidth_beside = false;
+        set.seed = 11;
+        fc_record r;
+        bool interrupted = true;
+        fc_measure_job(&ses, &job, &set, &w, &ref, NULL, &r, &interrupted);
+        const fc_status want = rcs[i] == FC_DECLINED ? FC_STATUS_SKIPPED : FC_STATUS_FAILED;
+        CHECK_MSG(r.status == want && strstr(r.reason, rcs[i] == FC_DECLINED ? "declined" : "setup failed"),
+                  "record %s: %s", fc_status_name(r.status), r.reason);
+        CHECK_MSG(g_sim.setups >= 1 && g_sim.teardowns == g_sim.setups, "%d setups, %d teardowns", g_sim.setups,
+                  g_sim.teardowns);
+        fc_reference_free(&ref);
+        fc_workload_free(&w);
+    }
+    memset(&g_sim, 0, sizeof g_sim);
+}
+
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(launch_bound_decided_by_graph),
-                                   T(kernel_bound_decided_eagerly),
-                                   T(control_decides_on_fusion),
-                                   T(losing_implementation_decides_whole),
-                                   T(state_moved_withholds_decision),
-                                   T(reference_file_round_trip),
-                                   T(ceilings_measured_again),
-                                   T(bandwidth_ceiling_by_footprint),
-                                   T(records_take_their_footprints_ceiling),
-                                   T(bandwidth_measured_beside_rounds),
-                                   T(arithmetic_peak)};
+    static const t_case cases[] = {T(launch_bound_decided_by_graph),       T(failed_setup_torn_down),
+                                   T(kernel_bound_decided_eagerly),        T(control_decides_on_fusion),
+                                   T(losing_implementation_decides_whole), T(state_moved_withholds_decision),
+                                   T(reference_file_round_trip),           T(ceilings_measured_again),
+                                   T(bandwidth_ceiling_by_footprint),      T(records_take_their_footprints_ceiling),
+                                   T(bandwidth_measured_beside_rounds),    T(arithmetic_peak)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

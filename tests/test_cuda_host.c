@@ -226,11 +226,26 @@ static void ctx_layout_matches_library(void)
               offsetof(fc_cuda_ctx, nvml_driver));
 }
 
+/* cuDNN's statuses: BAD_PARAM and NOT_SUPPORTED, with their sub-statuses, refuse (the
+ * next algorithm is tried, or the record skipped); success, INTERNAL_ERROR,
+ * EXECUTION_FAILED and the rest do not (values of cudnn_graph.h's cudnnStatus_t). */
+static void cudnn_refusals(void)
+{
+    CHECK(fc_cudnn_refuses(2000) && fc_cudnn_refuses(2002) && fc_cudnn_refuses(3000) && fc_cudnn_refuses(3007));
+    CHECK(!fc_cudnn_refuses(0) && !fc_cudnn_refuses(1001) && !fc_cudnn_refuses(4000) && !fc_cudnn_refuses(4003) &&
+          !fc_cudnn_refuses(5000) && !fc_cudnn_refuses(5003));
+}
+
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(cublaslt_no_algorithm_declines), T(conformance_knows_refusals),
-                                   T(attention_kernel_names),         T(custom_supports),
-                                   T(cublas_prologue_blocks),         T(custom_linear_supports),
-                                   T(ctx_layout_matches_library),     T(beside_footprints)};
+    static const t_case cases[] = {T(cublaslt_no_algorithm_declines),
+                                   T(conformance_knows_refusals),
+                                   T(attention_kernel_names),
+                                   T(custom_supports),
+                                   T(cublas_prologue_blocks),
+                                   T(custom_linear_supports),
+                                   T(ctx_layout_matches_library),
+                                   T(beside_footprints),
+                                   T(cudnn_refusals)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

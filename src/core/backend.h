@@ -110,7 +110,9 @@ typedef struct fc_backend {
     /* Allocates buffers, builds plans and primitives, picks algorithms: everything,
      * so that run() allocates nothing. Returns 0, -1 on an error, or FC_DECLINED
      * when the library itself turns the problem down (no algorithm for it): that
-     * record is skipped with the library's reason instead of failed. */
+     * record is skipped with the library's reason instead of failed. However it
+     * returns, *state is NULL or what teardown() frees, built in part or whole:
+     * teardown() follows a failed or declined setup too. */
     int (*setup)(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e);
     /* One execution of a variant (asynchronous on devices that queue work). */
     int (*run)(void *state, fc_variant v, fc_err *e);

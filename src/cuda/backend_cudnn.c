@@ -308,8 +308,7 @@ static int try_aux(cd_state *s, int which, bool *ok, fc_err *e)
     if (!*ok) {
         static const char *const names[] = {"cudnnAddTensor", "cudnnBatchNormalizationForwardInference",
                                             "cudnnActivationForward", "cudnnOpTensor(ADD)"};
-        int category = (int)st / 1000; /* 2: BAD_PARAM..., 3: NOT_SUPPORTED... */
-        if (category != 2 && category != 3)
+        if (!fc_cudnn_refuses((int)st))
             return fc_errf(e, "cuDNN call %s failed at setup: %s", names[which], cudnnGetErrorString(st));
         snprintf(s->aux_why[which], sizeof s->aux_why[which], "%s: %s", names[which], cudnnGetErrorString(st));
     }
@@ -413,6 +412,9 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
         FC_CUDNN(cudnnSetConvolutionMathType(s->cd[FC_FUSED], pf->mathType));
         cudnnStatus_t st = fused_call(s, pf->algo);
         FC_CU(cudaStreamSynchronize(s->c->stream));
+        if (st != CUDNN_STATUS_SUCCESS && !fc_cudnn_refuses((int)st))
+            return fc_errf(e, "cudnnConvolutionBiasActivationForward (%s, %s) failed at setup: %s", algo_name(pf->algo),
+                           math_name(pf->mathType), cudnnGetErrorString(st));
         if (st != CUDNN_STATUS_SUCCESS) {
             if (roff < sizeof refused)
                 roff += (size_t)snprintf(refused + roff, sizeof refused - roff, "%s%s/%s: %s", roff ? "; " : "",

@@ -194,6 +194,11 @@ void fc_cuda_chain_free(fc_cuda_chain *ch);
  * 7x13x5 matmul with epilogue BIAS"), the record skipped with e's reason; -1 for any
  * other status. e names the status (cublasGetStatusName) either way. */
 int fc_cublaslt_heuristic_verdict(cublasStatus_t st, int found, const char *what, fc_err *e);
+/* Whether a cuDNN status (a cudnnStatus_t's value) is the library refusing a call for
+ * what it was given (cuda_status.c): BAD_PARAM (2000-2999) and NOT_SUPPORTED (3000-3999),
+ * after which another algorithm or form may be tried or the record skipped; not
+ * INTERNAL_ERROR (4000-), EXECUTION_FAILED (5000-) and the rest, which fail the record. */
+bool fc_cudnn_refuses(int status);
 
 /* cuda.cublas's GELU prologue (gelu_linear): the rows of x each block takes, so that
  * a block of gelu(x) (rows x k elements of `elem` bytes) fills at most a quarter of

@@ -17,3 +17,9 @@ int fc_cublaslt_heuristic_verdict(cublasStatus_t st, int found, const char *what
     return fc_errf(e, "cublasLtMatmulAlgoGetHeuristic failed for %s: %s (%s)", what, cublasGetStatusString(st),
                    cublasGetStatusName(st));
 }
+
+bool fc_cudnn_refuses(int status)
+{
+    const int category = status / 1000;
+    return status > 0 && (category == 2 || category == 3);
+}

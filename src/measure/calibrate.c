@@ -549,6 +549,7 @@ static int one_round(job_run *j, const fc_problem *p, int round, fc_record *r)
     void *state = NULL;
     double t0 = fc_now();
     int src = j->b->setup(p, j->w, j->dctx, &state, &e);
+    if (src != 0 && state) j->b->teardown(state); /* what it built before it failed or declined */
     if (src == FC_DECLINED) {
         r->status = FC_STATUS_SKIPPED;
         snprintf(r->reason, sizeof r->reason, "declined by the library: %.384s", e.msg);
