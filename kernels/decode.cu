@@ -448,7 +448,8 @@ int blocks_per_sm(fck_dtype dt, const fck_dec_plan &pl, bool qks)
 {
     static int known_dev = -1, known[4][2][2][FCK_DEC_MAX_ROWS + 1]; /* [dt][vecs == 4][qks][rows] */
     int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || (unsigned)dt > 3u || pl.rows < 1 || pl.rows > FCK_DEC_MAX_ROWS) return 1;
+    if (cudaGetDevice(&dev) != cudaSuccess) return (void)cudaGetLastError(), 1; /* as device_sms */
+    if ((unsigned)dt > 3u || pl.rows < 1 || pl.rows > FCK_DEC_MAX_ROWS) return 1;
     if (dev != known_dev) {
         memset(known, 0, sizeof known);
         known_dev = dev;

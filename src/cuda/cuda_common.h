@@ -76,9 +76,18 @@ typedef struct fc_cuda_ctx {
 
 /* ---------------------------------------------------------------- checks */
 
+/* A failed runtime call leaves its error pending (unless it is sticky), and the next
+ * kernel launch's check (cudaGetLastError) would report it as its own, failing the
+ * next record with the wrong cause: every failure is cleared where it is seen. */
+static inline cudaError_t fc_cuda_cleared(cudaError_t st)
+{
+    if (st != cudaSuccess) (void)cudaGetLastError();
+    return st;
+}
+
 #define FC_CU(call)                                                                               \
     do {                                                                                          \
-        cudaError_t st_ = (call);                                                                 \
+        cudaError_t st_ = fc_cuda_cleared(call);                                                  \
         if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;               \
         if (st_ != cudaSuccess)                                                                   \
             return fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__, \
@@ -88,7 +97,7 @@ typedef struct fc_cuda_ctx {
 /* The same, jumping to a cleanup label instead of returning. */
 #define FC_CU_GO(call, label)                                                                                       \
     do {                                                                                                            \
-        cudaError_t st_ = (call);                                                                                   \
+        cudaError_t st_ = fc_cuda_cleared(call);                                                                    \
         if (st_ == cudaSuccess && fc_fault_backend("cuda")) st_ = cudaErrorUnknown;                                 \
         if (st_ != cudaSuccess) {                                                                                   \
             fc_errf(e, "CUDA call %s failed at %s:%d: %s (%s)", #call, __FILE__, __LINE__, cudaGetErrorString(st_), \

@@ -61,7 +61,7 @@ int fc_cuda_alloc(void **p, size_t bytes, const char *what, fc_err *e)
 {
     *p = NULL;
     if (fc_fault("cuda-alloc")) return fc_errf(e, "cudaMalloc of %zu bytes for %s failed: injected fault", bytes, what);
-    cudaError_t st = cudaMalloc(p, bytes ? bytes : 1);
+    cudaError_t st = fc_cuda_cleared(cudaMalloc(p, bytes ? bytes : 1));
     if (st != cudaSuccess) {
         *p = NULL;
         return fc_errf(e, "cudaMalloc of %.1f MiB for %s failed: %s", (double)bytes / (1 << 20), what,
@@ -91,6 +91,7 @@ int fc_cuda_upload_to(fc_cuda_ctx *c, const float *host, size_t n, fc_dtype dt, 
     }
     cudaError_t st = cudaMemcpyAsync(dev, src, n * es, cudaMemcpyHostToDevice, c->stream);
     if (st == cudaSuccess) st = cudaStreamSynchronize(c->stream);
+    fc_cuda_cleared(st);
     free(tmp);
     if (st != cudaSuccess)
         return fc_errf(e, "CUDA copy of %zu elements to the device failed at %s:%d: %s", n, __FILE__, __LINE__,
@@ -385,7 +386,7 @@ static size_t cuda_mem_available(void *ctx)
 {
     (void)ctx;
     size_t free_b = 0, total = 0;
-    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) return 0;
+    if (fc_cuda_cleared(cudaMemGetInfo(&free_b, &total)) != cudaSuccess) return 0;
     return free_b;
 }
 
@@ -415,7 +416,7 @@ static int cuda_graph_create(void *ctx, fc_launch_fn fn, void *arg, fc_variant v
     cudaGraph_t g = NULL;
     FC_CU(cudaStreamEndCapture(c->stream, &g));
     cudaGraphExec_t exec = NULL;
-    cudaError_t st = cudaGraphInstantiate(&exec, g, 0);
+    cudaError_t st = fc_cuda_cleared(cudaGraphInstantiate(&exec, g, 0));
     cudaGraphDestroy(g);
     if (st != cudaSuccess)
         return fc_errf(e, "CUDA call cudaGraphInstantiate failed at %s:%d: %s", __FILE__, __LINE__,
