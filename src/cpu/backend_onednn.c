@@ -75,7 +75,7 @@
 #include <string.h>
 
 #define MAX_PRIMS 8
-#define MAX_MDS 160 /* the chains' and the fused attention's tile shapes' (6 each) */
+#define MD_BLOCK 64 /* memory descriptors per block of a setup's pool (md_pool) */
 
 #if DNNL_VERSION_MAJOR >= 3
 #define FC_DNNL3 1
@@ -107,10 +107,18 @@ typedef struct prim {
     const char *post; /* the post-op a primitive of several in a fused form carries, or NULL */
 } prim;
 
-/* The memory descriptors a setup makes, owned until teardown. */
-typedef struct md_pool {
+/* The memory descriptors a setup makes, owned until teardown: in blocks that never
+ * move, since 2.x hands out pointers into them. As many as a setup makes: the chains'
+ * few, and per thread lane and tile shape of the fused attention several more (3.x
+ * adds a scale's per scaled matmul), so a long causal attention on many threads makes
+ * hundreds. */
+typedef struct md_block {
+    struct md_block *next;
     int n;
-    dnnl_memory_desc_t md[MAX_MDS]; /* 3.x: handles; 2.x: the descriptors themselves */
+    dnnl_memory_desc_t md[MD_BLOCK]; /* 3.x: handles; 2.x: the descriptors themselves */
+} md_block;
+typedef struct md_pool {
+    md_block *head; /* the newest block, the one being filled */
 } md_pool;
 
 /* One tile shape of the row-blocked fused attention: nh key/value heads x R of their
@@ -260,8 +268,12 @@ static dnnl_status_t md_new(md_pool *mp, cmd *out, int nd, const dnnl_dims_t dim
                             dnnl_format_tag_t tag, const dnnl_dim_t *strides)
 {
     *out = NULL;
-    if (mp->n >= MAX_MDS) return dnnl_out_of_memory;
-    dnnl_memory_desc_t *m = &mp->md[mp->n];
+    if (!mp->head || mp->head->n == MD_BLOCK) {
+        md_block *b = fc_xcalloc(1, sizeof *b);
+        b->next = mp->head;
+        mp->head = b;
+    }
+    dnnl_memory_desc_t *m = &mp->head->md[mp->head->n];
 #if FC_DNNL3
     dnnl_status_t st = strides ? dnnl_memory_desc_create_with_strides(m, nd, dims, dt, strides)
                                : dnnl_memory_desc_create_with_tag(m, nd, dims, dt, tag);
@@ -271,16 +283,20 @@ static dnnl_status_t md_new(md_pool *mp, cmd *out, int nd, const dnnl_dims_t dim
                                : dnnl_memory_desc_init_by_tag(m, nd, dims, dt, tag);
     if (st == dnnl_success) *out = m;
 #endif
-    if (st == dnnl_success) mp->n++;
+    if (st == dnnl_success) mp->head->n++;
     return st;
 }
 
 static void md_pool_free(md_pool *mp)
 {
+    while (mp->head) {
+        md_block *b = mp->head;
 #if FC_DNNL3
-    for (int i = 0; i < mp->n; i++) dnnl_memory_desc_destroy(mp->md[i]);
+        for (int i = 0; i < b->n; i++) dnnl_memory_desc_destroy(b->md[i]);
 #endif
-    mp->n = 0;
+        mp->head = b->next;
+        free(b);
+    }
 }
 
 static dnnl_status_t pd_matmul(dnnl_primitive_desc_t *pd, dnnl_engine_t eng, cmd src, cmd wei, cmd bias, cmd dst,
@@ -574,10 +590,14 @@ static int reorder_weights(od_state *s, cmd from, void *src, dnnl_primitive_desc
     dnnl_primitive_desc_t rpd;
     dnnl_primitive_t r;
     FC_DNNL(dnnl_reorder_primitive_desc_create(&rpd, from, s->eng, want, s->eng, NULL));
-    FC_DNNL(dnnl_primitive_create(&r, rpd));
+    dnnl_status_t st = dnnl_primitive_create(&r, rpd);
+    if (st != dnnl_success) {
+        dnnl_primitive_desc_destroy(rpd);
+        return fc_errf(e, "oneDNN weight reorder's primitive failed: %s", dnnl_status2str(st));
+    }
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, *out}};
-    dnnl_status_t st = dnnl_primitive_execute(r, s->stream, 2, args);
-    dnnl_stream_wait(s->stream);
+    st = dnnl_primitive_execute(r, s->stream, 2, args);
+    if (st == dnnl_success) st = dnnl_stream_wait(s->stream);
     dnnl_primitive_destroy(r);
     dnnl_primitive_desc_destroy(rpd);
     if (st != dnnl_success) return fc_errf(e, "oneDNN weight reorder failed: %s", dnnl_status2str(st));
@@ -673,7 +693,10 @@ static int build_linear(od_state *s, fc_err *e)
         bool fused = v == FC_FUSED;
         dnnl_primitive_attr_t attr;
         if (new_attr(&attr, e)) return -1;
-        if (fused && set_post_ops(attr, resid ? dst_md : NULL, act, e)) return -1;
+        if (fused && set_post_ops(attr, resid ? dst_md : NULL, act, e)) {
+            dnnl_primitive_attr_destroy(attr);
+            return -1;
+        }
         prim *pr = next_prim(s, (fc_variant)v);
         float *dst = fused ? s->ch.out[FC_FUSED] : fc_cpu_chain_dst(&s->ch, 0);
         if (linear_matmul(s, pr, attr, src_md, wuser_md, wany_md, fused ? b_md : NULL, dst_md, in(s, FC_LIN_TX), dst,
@@ -736,8 +759,10 @@ static int glu_matmul(od_state *s, fc_variant v, cmd src_md, cmd wuser_md, cmd w
     if (st == dnnl_success && post == dnnl_binary_mul) st = dnnl_post_ops_append_binary(po, post, dst_md);
     if (st == dnnl_success && po) st = dnnl_primitive_attr_set_post_ops(attr, po);
     if (po) dnnl_post_ops_destroy(po);
-    if (st != dnnl_success) dnnl_primitive_attr_destroy(attr);
-    FC_DNNL(st);
+    if (st != dnnl_success || fc_fault_backend("onednn")) {
+        dnnl_primitive_attr_destroy(attr);
+        FC_DNNL(st);
+    }
     prim *pr = next_prim(s, v);
     if (make_prim(s, "matmul", pd_matmul(&pr->pd, s->eng, src_md, wany_md, NULL, dst_md, attr), attr, pr, e)) return -1;
     dnnl_memory_t ms, mw, md, mm;
