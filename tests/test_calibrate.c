@@ -42,11 +42,34 @@ static const fc_reference *g_ref; /* what the backend's output holds */
 
 static double jitter(void) { return 1.0 + 0.004 * (double)((g_sim.calls++ % 5) - 2); }
 
+/* the order of the calls before each sample: 'f' after a flush, 's' after a
+ * synchronize that followed one, 0 otherwise; and the samples begun in each state */
+static char g_last;
+static int g_begun[2]; /* [0]: after anything but a flush then a synchronize; [1]: after them */
+
 static int sim_begin(void *ctx, fc_err *e)
 {
     (void)e;
     sim *s = ctx;
     s->t0 = s->now;
+    g_begun[g_last == 's']++;
+    g_last = 0;
+    return 0;
+}
+
+static int sim_flush(void *ctx, fc_err *e)
+{
+    (void)ctx;
+    (void)e;
+    g_last = 'f';
+    return 0;
+}
+
+static int sim_sync(void *ctx, fc_err *e)
+{
+    (void)ctx;
+    (void)e;
+    g_last = g_last == 'f' ? 's' : 0;
     return 0;
 }
 
@@ -55,13 +78,6 @@ static int sim_end(void *ctx, double *sec, fc_err *e)
     (void)e;
     sim *s = ctx;
     *sec = s->now - s->t0;
-    return 0;
-}
-
-static int sim_nothing(void *ctx, fc_err *e)
-{
-    (void)ctx;
-    (void)e;
     return 0;
 }
 
@@ -155,8 +171,8 @@ static const fc_device sim_device = {
     .measure_ceilings = sim_ceilings,
     .timer_begin = sim_begin,
     .timer_end = sim_end,
-    .flush_cache = sim_nothing,
-    .synchronize = sim_nothing,
+    .flush_cache = sim_flush,
+    .synchronize = sim_sync,
     .mem_available = sim_mem,
     .graph_create = sim_graph_create,
     .graph_launch = sim_graph_launch,
@@ -891,6 +907,30 @@ static void ceilings_measured_again(void)
     unsetenv("XDG_CACHE_HOME");
 }
 
+/* A cold sample begins on an idle device: the flush, then a synchronize, then the
+ * timer (on a GPU the flush is queued, and calls queued behind it would be launched
+ * while it ran); a warm one without either. */
+static void cold_samples_begin_idle(void)
+{
+    memset(&g_sim, 0, sizeof g_sim);
+    g_sim.launch_s = 1e-6;
+    g_sim.kernel_s[FC_UNFUSED] = g_sim.kernel_s[FC_FUSED] = 1e-5;
+    g_sim.kernels[FC_UNFUSED] = 3;
+    g_sim.kernels[FC_FUSED] = 1;
+    fc_record *r = fc_xcalloc(1, sizeof *r);
+    for (int cold = 0; cold <= 1; cold++) {
+        g_begun[0] = g_begun[1] = 0;
+        g_last = 0;
+        g_cold = cold;
+        measure(false, r);
+        CHECK_MSG(cold ? g_begun[1] > 0 && g_begun[0] == 0 : g_begun[0] > 0 && g_begun[1] == 0,
+                  "%s: %d samples begun after a flush and a synchronize, %d otherwise", cold ? "cold" : "warm",
+                  g_begun[1], g_begun[0]);
+    }
+    g_cold = false;
+    free(r);
+}
+
 /* A setup that fails or that the library declines, having built part of its state:
  * the record is failed or skipped with the reason, and the state is torn down all
  * the same (a GPU backend's buffers and workspace, else held until the process ends). */
@@ -934,11 +974,18 @@ static void failed_setup_torn_down(void)
 
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(launch_bound_decided_by_graph),       T(failed_setup_torn_down),
-                                   T(kernel_bound_decided_eagerly),        T(control_decides_on_fusion),
-                                   T(losing_implementation_decides_whole), T(state_moved_withholds_decision),
-                                   T(reference_file_round_trip),           T(ceilings_measured_again),
-                                   T(bandwidth_ceiling_by_footprint),      T(records_take_their_footprints_ceiling),
-                                   T(bandwidth_measured_beside_rounds),    T(arithmetic_peak)};
+    static const t_case cases[] = {T(launch_bound_decided_by_graph),
+                                   T(failed_setup_torn_down),
+                                   T(cold_samples_begin_idle),
+                                   T(kernel_bound_decided_eagerly),
+                                   T(control_decides_on_fusion),
+                                   T(losing_implementation_decides_whole),
+                                   T(state_moved_withholds_decision),
+                                   T(reference_file_round_trip),
+                                   T(ceilings_measured_again),
+                                   T(bandwidth_ceiling_by_footprint),
+                                   T(records_take_their_footprints_ceiling),
+                                   T(bandwidth_measured_beside_rounds),
+                                   T(arithmetic_peak)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

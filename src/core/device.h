@@ -89,8 +89,10 @@ typedef struct fc_device {
     /* A sample: begin, launches, end. end waits for the work and returns seconds. */
     int (*timer_begin)(void *ctx, fc_err *e);
     int (*timer_end)(void *ctx, double *seconds, fc_err *e);
-    /* Evicts the last-level cache (cold runs); outside the timed region. */
+    /* Evicts the last-level cache (cold runs); outside the timed region: the engine
+     * synchronizes after it, before the sample begins. */
     int (*flush_cache)(void *ctx, fc_err *e);
+    /* Waits for all work queued on the device. */
     int (*synchronize)(void *ctx, fc_err *e);
     /* Free memory for problem buffers on this device, in bytes. */
     size_t (*mem_available)(void *ctx);
