@@ -371,6 +371,35 @@ static void launch_bound_decided_by_graph(void)
     free(r);
 }
 
+/* Near the quarter of the unfused chain's eager time from which the graph speedup
+ * decides, the two speedups disagreeing (eager: yes, graph: no): 10 µs launches,
+ * three unfused kernels of ku, one fused kernel that makes the eager speedup 1.2; ku
+ * puts the share the replay removes at 22 % (eager decides) and at 28 % (graph
+ * decides). Both withhold the decision, where the bare quarter said yes for one and
+ * no for the other. */
+static void launch_share_near_quarter_withheld(void)
+{
+    const double shares[] = {0.22, 0.28};
+    fc_record *r = fc_xcalloc(1, sizeof *r);
+    for (size_t i = 0; i < FC_ARRAY_LEN(shares); i++) {
+        memset(&g_sim, 0, sizeof g_sim);
+        g_sim.launch_s = 10e-6;
+        g_sim.kernels[FC_UNFUSED] = 3;
+        g_sim.kernels[FC_FUSED] = 1;
+        g_sim.kernel_s[FC_UNFUSED] = 10e-6 * (1 - shares[i]) / shares[i];
+        g_sim.kernel_s[FC_FUSED] = 3 * (10e-6 + g_sim.kernel_s[FC_UNFUSED]) / 1.2 - 10e-6;
+        measure(true, r);
+        CHECK_MSG(fc_decide(&r->speedup, r->threshold) == FC_DECIDE_YES &&
+                      fc_decide(&r->speedup_graph, r->threshold) == FC_DECIDE_NO,
+                  "share %.2f: eager %g, graph %g", shares[i], r->speedup.ratio, r->speedup_graph.ratio);
+        CHECK(r->decided_by == (shares[i] < 0.25 ? FC_DECIDER_EAGER : FC_DECIDER_GRAPH));
+        CHECK_MSG(r->decision == FC_DECIDE_INCONCLUSIVE && r->margin <= 0, "share %.2f: %s", shares[i],
+                  fc_decision_name(r->decision));
+        CHECK_STR_CONTAINS(r->reason, "graph replay says no");
+    }
+    free(r);
+}
+
 /* 5 µs per launch, three 200 µs kernels unfused, one 400 µs kernel fused: replay
  * removes under a quarter of the unfused chain's time, so the eager speedup decides. */
 static void kernel_bound_decided_eagerly(void)
@@ -975,6 +1004,7 @@ static void failed_setup_torn_down(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(launch_bound_decided_by_graph),
+                                   T(launch_share_near_quarter_withheld),
                                    T(failed_setup_torn_down),
                                    T(cold_samples_begin_idle),
                                    T(kernel_bound_decided_eagerly),

@@ -663,6 +663,28 @@ static void state_check(fc_record *r)
              r->state.rounds_against, R, r->state.said == FC_DECIDE_YES ? "below" : "above", r->threshold);
 }
 
+/* From this share of the unfused chain's eager time that a graph replay removes
+ * (host launch work), the graph speedup decides; within LAUNCH_BAND of it, where a
+ * run's noise could put the share on either side, only what both speedups say. */
+#define LAUNCH_SHARE 0.25
+#define LAUNCH_BAND 0.05
+
+/* Near LAUNCH_SHARE the choice between the eager and the graph speedup is itself
+ * noise: where they decide differently, the decision is withheld (inconclusive), so
+ * that two runs of one problem never say yes and no for that choice alone. */
+static void launch_share_check(fc_record *r, double share)
+{
+    if (fabs(share - LAUNCH_SHARE) >= LAUNCH_BAND) return;
+    const fc_decision de = fc_decide(&r->speedup, r->threshold), dg = fc_decide(&r->speedup_graph, r->threshold);
+    if (de == dg) return;
+    r->decision = FC_DECIDE_INCONCLUSIVE;
+    if (r->margin > 0) r->margin = 0;
+    snprintf(r->reason, sizeof r->reason,
+             "decision withheld (eager says %s, graph replay says %s): a graph replay removes %.0f%% of the unfused "
+             "chain's eager time, within %.0f points of the %.0f%% from which the graph speedup decides",
+             fc_decision_name(de), fc_decision_name(dg), 100 * share, 100 * LAUNCH_BAND, 100 * LAUNCH_SHARE);
+}
+
 /* Statistics, intervals and the decision from the pooled rounds. */
 static void finish_record(const job_run *j, const fc_settings *set, fc_record *r)
 {
@@ -691,14 +713,15 @@ static void finish_record(const job_run *j, const fc_settings *set, fc_record *r
         fc_interval_runs(j->eager.logr_fusion, r->rounds, rn, &r->split_fusion);
     }
     r->decided_by = FC_DECIDER_EAGER;
+    double share = 0; /* of the unfused chain's eager time, what a graph replay removes */
     if (j->graph) {
         r->has_graph_speedup = true;
         fc_interval_runs(j->replay.logr, r->rounds, rn, &r->speedup_graph);
         /* launch-bound: a quarter or more of the unfused chain's eager time is host
          * launch work that a graph replay removes; the graph speedup decides */
         const fc_variant_rec *u = &r->v[FC_UNFUSED];
-        if (u->lat.median > 0 && (u->lat.median - u->lat_graph.median) >= 0.25 * u->lat.median)
-            r->decided_by = FC_DECIDER_GRAPH;
+        if (u->lat.median > 0) share = (u->lat.median - u->lat_graph.median) / u->lat.median;
+        if (share >= LAUNCH_SHARE) r->decided_by = FC_DECIDER_GRAPH;
     }
     /* the fused form changes more than the fusion (a control was measured): what
      * fusing buys is the control's time over the fused form's, and the decision is
@@ -709,6 +732,7 @@ static void finish_record(const job_run *j, const fc_settings *set, fc_record *r
     const fc_ratio_ci *decide = fc_record_decisive_speedup(r);
     r->decision = fc_decide(decide, r->threshold);
     r->margin = fc_decision_margin(decide, r->threshold);
+    if (r->has_graph_speedup && r->decided_by != FC_DECIDER_FUSION) launch_share_check(r, share);
     state_check(r);
     /* closed by an interrupt before the minimum of rounds: the interval stands,
      * the decision waits for the evidence the stopping rule asks for */
