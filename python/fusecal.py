@@ -131,16 +131,22 @@ def _machine_name(doc, device):
     if device == "cuda":
         gpu = devices.get("cuda", {}).get("name") or "unknown GPU"
         return f"{gpu} ({hostname}, {cache} cache)"
-    cpu = devices.get("cpu", {}).get("model") or "unknown CPU"
-    return f"{cpu} ({hostname}, {int(settings.get('threads', 0))} threads, {cache} cache)"
+    c = devices.get("cpu", {})
+    cpu = c.get("model") or "unknown CPU"
+    fm = f", family {c['family']} model {c['model_number']}" if "family" in c and "model_number" in c else ""
+    isa = (c.get("kernels") or {}).get("isa")
+    isa = f", {isa[:32]} kernels" if isa else ""
+    return f"{cpu} ({hostname}{fm}{isa}, {int(settings.get('threads', 0))} threads, {cache} cache)"
 
 
 def _usable(r):
-    """A record the C model uses: ok, both latencies, ceilings and counts."""
+    """A record the C model uses: ok, not measured beside another fusecal run
+    (environment.contended), both latencies, ceilings and counts."""
     v = r.get("variants", {})
     roof = r.get("roofline", {})
     try:
-        return (r.get("status") == "ok" and v["unfused"]["latency_ms"]["median"] > 0 and
+        return (r.get("status") == "ok" and not (r.get("environment") or {}).get("contended") and
+                v["unfused"]["latency_ms"]["median"] > 0 and
                 v["fused"]["latency_ms"]["median"] > 0 and roof.get("ceiling_gflops", 0) > 0 and
                 roof.get("ceiling_gbs", 0) > 0 and r.get("flops", 0) > 0 and v["unfused"]["bytes"] > 0 and
                 v["fused"]["bytes"] > 0)
@@ -152,8 +158,11 @@ def _record_answer(machine, r):
     by = r.get("decided_by")
     sp = r["speedup_graph"] if by == "graph" else r["speedup_split"]["fusion"] if by == "fusion" else r["speedup"]
     v = r["variants"]
+    # the latencies of the timing that decided: graph replays' where they did
+    lat = "latency_graph_ms" if by == "graph" and all("latency_graph_ms" in v[k] for k in ("unfused", "fused")) \
+        else "latency_ms"
     return Answer(r["problem"], machine, r["backend"], "measured", r["decision"],
-                  v["unfused"]["latency_ms"]["median"], v["fused"]["latency_ms"]["median"], sp["ratio"],
+                  v["unfused"][lat]["median"], v["fused"][lat]["median"], sp["ratio"],
                   tuple(sp["ci95"]), r["threshold"], "a record of this problem", (),
                   v["control"]["latency_ms"]["median"] if by == "fusion" else None)
 
@@ -277,9 +286,13 @@ class Calibration:
                     continue
                 s["fuse"].append(a.problem)
                 base = a.control_ms if a.control_ms is not None else a.unfused_ms
-                s["saving_ms"] += mult * (base - a.fused_ms)
-                s["saving_ci95"][0] += mult * base * (1 - 1 / a.ci95[0])
-                s["saving_ci95"][1] += mult * base * (1 - 1 / a.ci95[1])
+                # as predict.c's summarize_one: measured, the record's latencies; predicted, the
+                # speedup's (it carries the model's local correction); the interval holds the point
+                pt = mult * (base - a.fused_ms if a.source == "measured" else base * (1 - 1 / a.speedup))
+                s["saving_ms"] += pt
+                s["saving_ci95"][0] += min(pt, mult * base * (1 - 1 / a.ci95[0]))
+                s["saving_ci95"][1] += max(pt, mult * base * (1 - 1 / a.ci95[1]) if a.ci95[1] != float("inf")
+                                           else mult * base)
             out.append(s)
         return out
 

@@ -570,6 +570,26 @@ static void classes_apart(void)
     fc_model_free(&m);
     fc_doc_free(&d[0]);
     fc_doc_free(&d[1]);
+    /* one model name and hostname, two CPUs (family and model) or two builds of the
+     * host kernels: a machine each, named by what differs */
+    const char *const cpus[] = {"{\"model\": \"Test CPU 9000\", \"family\": 25, \"model_number\": 17}",
+                                "{\"model\": \"Test CPU 9000\", \"family\": 26, \"model_number\": 2}",
+                                "{\"model\": \"Test CPU 9000\", \"family\": 26, \"model_number\": 2, "
+                                "\"kernels\": {\"isa\": \"AVX2\"}}"};
+    fc_doc c[3];
+    for (int k = 0; k < 3; k++) {
+        doc_init(&c[k], "host-a");
+        cJSON_ReplaceItemInObject(cJSON_GetObjectItem(c[k].host, "devices"), "cpu", cJSON_Parse(cpus[k]));
+        for (size_t i = 0; i < FC_ARRAY_LEN(ladder); i++) add_record(&c[k], ladder[i], "cpu.openblas", 1, 1);
+    }
+    fc_model_build(&m, c, 3, NULL);
+    CHECK_MSG(m.nmachines == 3, "%d machines", m.nmachines);
+    if (m.nmachines == 3) {
+        CHECK_STR_CONTAINS(m.machine[0].name, "Test CPU 9000 (host-a, family 25 model 17, 2 threads, warm cache)");
+        CHECK_STR_CONTAINS(m.machine[2].name, "(host-a, family 26 model 2, AVX2 kernels, 2 threads, warm cache)");
+    }
+    fc_model_free(&m);
+    for (int k = 0; k < 3; k++) fc_doc_free(&c[k]);
 }
 
 /* the same problem in two documents of one machine: the later's record, once */
@@ -598,7 +618,8 @@ static void summary_adds_sites(void)
 {
     fc_doc d;
     ladder_doc(&d, (int)FC_ARRAY_LEN(ladder), "cpu.openblas");
-    d.rec[0].speedup = (fc_ratio_ci){.ratio = 2.0, .lo = 1.8, .hi = 2.2}; /* yes */
+    d.rec[0].speedup = (fc_ratio_ci){.ratio = 2.0, .lo = 1.8, .hi = 2.2};    /* yes */
+    d.rec[0].v[FC_FUSED].lat.median = d.rec[0].v[FC_UNFUSED].lat.median / 2; /* as the speedup says */
     d.rec[0].decision = FC_DECIDE_YES;
     d.rec[1].speedup = (fc_ratio_ci){.ratio = 0.9, .lo = 0.85, .hi = 0.95}; /* no, slower fused */
     d.rec[1].decision = FC_DECIDE_NO;
@@ -613,7 +634,7 @@ static void summary_adds_sites(void)
     double u0 = r0->v[FC_UNFUSED].lat.median, f0 = r0->v[FC_FUSED].lat.median;
     CHECK(sum[0].sites == 3 && sum[0].known == 2 && sum[0].fuse == 1 && sum[0].losing == 1);
     CHECK_NEAR(sum[0].unfused_ms, 3 * u0 + 2 * r1->v[FC_UNFUSED].lat.median, 1e-12);
-    CHECK_NEAR(sum[0].saving_ms, 3 * (u0 - f0), 1e-12);
+    CHECK_NEAR(sum[0].saving_ms, 3 * (u0 - f0), 1e-12); /* measured: the record's latencies */
     CHECK_NEAR(sum[0].saving_lo, 3 * u0 * (1 - 1 / 1.8), 1e-12);
     CHECK_NEAR(sum[0].saving_hi, 3 * u0 * (1 - 1 / 2.2), 1e-12);
     free(sum);

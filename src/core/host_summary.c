@@ -33,6 +33,8 @@ void fc_host_summary_read(const cJSON *host, fc_host_summary *s)
     s->kernels = fc_json_str(cJSON_GetObjectItemCaseSensitive(cpu, "kernels"), "isa", NULL);
     s->gpu_name = fc_json_str(cJSON_GetObjectItemCaseSensitive(devs, "cuda"), "name", NULL);
     s->threads = fc_json_int(cpu, "threads", 0);
+    s->family = fc_json_int(cpu, "family", -1);
+    s->model = fc_json_int(cpu, "model_number", -1);
     const cJSON *libs = cJSON_GetObjectItemCaseSensitive(host, "libraries");
     s->has_libraries = cJSON_IsObject(libs);
     if (!s->has_libraries) return;

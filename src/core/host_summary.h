@@ -21,6 +21,7 @@ typedef struct fc_host_summary {
     const char *kernels;   /* devices.cpu.kernels.isa: the ISA fusecal's host kernels were built for */
     const char *gpu_name;  /* devices.cuda.name */
     int threads;           /* devices.cpu.threads, 0 when absent */
+    int family, model;     /* devices.cpu.family and model_number, -1 when absent */
     bool has_libraries;    /* a "libraries" object, even an empty one */
     int nlibs;
     fc_host_lib *libs;

@@ -47,7 +47,11 @@ void fc_problem_class(const fc_problem *p, char *buf, size_t n)
 
 /* ------------------------------------------------------------------ building */
 
-/* "AMD EPYC (vm, 2 threads, warm cache)", "NVIDIA H100 80GB HBM3 (gpu-1, warm cache)" */
+/* "AMD EPYC (vm, family 26 model 2, AVX-512 BF16 kernels, 2 threads, warm cache)",
+ * "NVIDIA H100 80GB HBM3 (gpu-1, warm cache)": a CPU's family and model and the ISA
+ * fusecal's kernels were built for where the host block says (one model name and
+ * hostname covers a Zen 4 and a Zen 5 VM, and builds for AVX2 and for AVX-512),
+ * so that records of different CPUs or builds are never one machine's */
 static void machine_name(const fc_doc *d, const char *device, char *buf, size_t n)
 {
     fc_host_summary h;
@@ -55,9 +59,13 @@ static void machine_name(const fc_doc *d, const char *device, char *buf, size_t 
     const char *host = h.hostname ? h.hostname : "unknown host", *cache = d->settings.cold ? "cold" : "warm";
     if (!strcmp(device, "cuda"))
         snprintf(buf, n, "%s (%s, %s cache)", h.gpu_name ? h.gpu_name : "unknown GPU", host, cache);
-    else
-        snprintf(buf, n, "%s (%s, %d threads, %s cache)", h.cpu_model ? h.cpu_model : "unknown CPU", host,
+    else {
+        char fm[48] = "", isa[48] = "";
+        if (h.family >= 0 && h.model >= 0) snprintf(fm, sizeof fm, ", family %d model %d", h.family, h.model);
+        if (h.kernels) snprintf(isa, sizeof isa, ", %.32s kernels", h.kernels);
+        snprintf(buf, n, "%s (%s%s%s, %d threads, %s cache)", h.cpu_model ? h.cpu_model : "unknown CPU", host, fm, isa,
                  d->settings.threads, cache);
+    }
     fc_host_summary_free(&h);
 }
 
@@ -403,8 +411,10 @@ static void measured(const fc_record *r, fc_prediction *out)
 {
     out->source = FC_SRC_MEASURED;
     out->record = r;
-    out->unfused_ms = r->v[FC_UNFUSED].lat.median;
-    out->fused_ms = r->v[FC_FUSED].lat.median;
+    /* the latencies of the timing that decided: graph replays' where they did */
+    const bool graph = r->decided_by == FC_DECIDER_GRAPH && r->v[FC_UNFUSED].has_graph && r->v[FC_FUSED].has_graph;
+    out->unfused_ms = graph ? r->v[FC_UNFUSED].lat_graph.median : r->v[FC_UNFUSED].lat.median;
+    out->fused_ms = graph ? r->v[FC_FUSED].lat_graph.median : r->v[FC_FUSED].lat.median;
     out->speedup = *fc_record_decisive_speedup(r);
     out->control_ms = fc_record_decisive_base(r) == FC_CONTROL ? r->v[FC_CONTROL].lat.median : 0;
     out->threshold = r->threshold;
@@ -493,9 +503,13 @@ static void summarize_one(const fc_site *site, const fc_prediction *p, fc_predic
     if (p->speedup.hi < 1) s->losing++;
     if (p->decision != FC_DECIDE_YES) return;
     s->fuse++;
-    s->saving_ms += mult * (tu - p->fused_ms);
-    s->saving_lo += mult * tu * (1 - 1 / p->speedup.lo);
-    s->saving_hi += mult * tu * (isinf(p->speedup.hi) ? 1 : 1 - 1 / p->speedup.hi);
+    /* a record's latencies where measured (those of the timing that decided); the
+     * speedup's where predicted, which carries the local correction the latencies do
+     * not; each site's interval holds its point */
+    const double pt = mult * (p->source == FC_SRC_MEASURED ? tu - p->fused_ms : tu * (1 - 1 / p->speedup.ratio));
+    s->saving_ms += pt;
+    s->saving_lo += fmin(pt, mult * tu * (1 - 1 / p->speedup.lo));
+    s->saving_hi += fmax(pt, mult * tu * (isinf(p->speedup.hi) ? 1 : 1 - 1 / p->speedup.hi));
 }
 
 int fc_predict_summarize(const fc_model *m, const fc_site *sites, const fc_prediction *p, int np,

@@ -311,7 +311,7 @@ typedef struct fc_model_class {
 } fc_model_class;
 
 typedef struct fc_model_machine {
-    char name[192]; /* "AMD EPYC (vm, 2 threads, warm cache)" */
+    char name[192]; /* "AMD EPYC (vm, family 26 model 2, AVX-512 BF16 kernels, 2 threads, warm cache)" */
     char device[16];
 } fc_model_machine;
 
