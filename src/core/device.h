@@ -92,7 +92,8 @@ typedef struct fc_device {
     /* Evicts the last-level cache (cold runs); outside the timed region: the engine
      * synchronizes after it, before the sample begins. */
     int (*flush_cache)(void *ctx, fc_err *e);
-    /* Waits for all work queued on the device. */
+    /* Waits for all work queued on the device; NULL where nothing is queued (every
+     * call returns with its work done). */
     int (*synchronize)(void *ctx, fc_err *e);
     /* Free memory for problem buffers on this device, in bytes. */
     size_t (*mem_available)(void *ctx);

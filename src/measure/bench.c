@@ -28,7 +28,9 @@ static int sample(engine *g, fc_variant v, int batch, double *sec, fc_err *e)
      * GPU's flush is queued on the stream: calls queued behind it would be launched
      * while it ran, and a cold sample would leave out the host's launch cost that a
      * warm one holds) */
-    if (g->cold && (g->dev->flush_cache(g->ctx, e) != 0 || g->dev->synchronize(g->ctx, e) != 0)) return -1;
+    if (g->cold &&
+        (g->dev->flush_cache(g->ctx, e) != 0 || (g->dev->synchronize && g->dev->synchronize(g->ctx, e) != 0)))
+        return -1;
     if (g->dev->timer_begin(g->ctx, e) != 0) return -1;
     if (g->graph[v]) {
         if (g->dev->graph_launch(g->ctx, g->graph[v], e) != 0) return -1;
