@@ -260,6 +260,7 @@ static bool g_cold;
 static const fc_device *g_dev = &sim_device; /* the device measure() runs on */
 static bool g_no_beside;                     /* measure() with settings.bandwidth_beside off */
 static int g_rounds;                         /* 0: 3 rounds at least, more while the interval is wider than 5 % */
+static bool g_any_status;                    /* measure() takes a record that is not ok */
 
 /* Measures linear_bias_relu:m=8,k=8,n=8 (three kernels unfused, one fused) on the
  * simulation with threshold 1.1; graph: time graph replays too. */
@@ -289,7 +290,7 @@ static void measure(bool graph, fc_record *r)
     bool interrupted = true;
     fc_measure_job(&ses, &job, &set, &w, &ref, NULL, r, &interrupted);
     CHECK(!interrupted);
-    CHECK_MSG(r->status == FC_STATUS_OK, "record %s: %s", fc_status_name(r->status), r->reason);
+    if (!g_any_status) CHECK_MSG(r->status == FC_STATUS_OK, "record %s: %s", fc_status_name(r->status), r->reason);
     fc_reference_free(&ref);
     fc_workload_free(&w);
 }
@@ -973,30 +974,15 @@ static void failed_setup_torn_down(void)
         g_sim.kernels[FC_UNFUSED] = 3;
         g_sim.kernels[FC_FUSED] = 1;
         g_sim.setup_rc = rcs[i];
-        fc_problem p;
-        fc_err e = {{0}};
-        CHECK(fc_problem_parse("linear_bias_relu:m=8,k=8,n=8,dtype=fp32", NULL, &p, &e) == 0);
-        fc_workload w;
-        CHECK(fc_workload_create(&p, 7, 0, &w, &e) == 0);
-        fc_reference ref;
-        fc_reference_build(&p, &w, 7, &ref);
-        g_ref = &ref;
-        fc_session ses = {.ndev = 1, .dev = {&sim_device}, .ctx = {&g_sim}};
-        fc_job job = {p, &fake_backend, 1.1};
-        fc_settings set;
-        fc_settings_defaults(&set);
-        set.bandwidth_beside = false;
-        set.seed = 11;
         fc_record r;
-        bool interrupted = true;
-        fc_measure_job(&ses, &job, &set, &w, &ref, NULL, &r, &interrupted);
+        g_any_status = true;
+        measure(false, &r);
+        g_any_status = false;
         const fc_status want = rcs[i] == FC_DECLINED ? FC_STATUS_SKIPPED : FC_STATUS_FAILED;
         CHECK_MSG(r.status == want && strstr(r.reason, rcs[i] == FC_DECLINED ? "declined" : "setup failed"),
                   "record %s: %s", fc_status_name(r.status), r.reason);
         CHECK_MSG(g_sim.setups >= 1 && g_sim.teardowns == g_sim.setups, "%d setups, %d teardowns", g_sim.setups,
                   g_sim.teardowns);
-        fc_reference_free(&ref);
-        fc_workload_free(&w);
     }
     memset(&g_sim, 0, sizeof g_sim);
 }
