@@ -291,8 +291,7 @@ class Calibration:
                 pt = mult * (base - a.fused_ms if a.source == "measured" else base * (1 - 1 / a.speedup))
                 s["saving_ms"] += pt
                 s["saving_ci95"][0] += min(pt, mult * base * (1 - 1 / a.ci95[0]))
-                s["saving_ci95"][1] += max(pt, mult * base * (1 - 1 / a.ci95[1]) if a.ci95[1] != float("inf")
-                                           else mult * base)
+                s["saving_ci95"][1] += max(pt, mult * base * (1 - 1 / a.ci95[1]))  # 1 / inf is 0
             out.append(s)
         return out
 

@@ -140,6 +140,14 @@ static inline fc_variant fc_record_decisive_base(const fc_record *r)
     return r->decided_by == FC_DECIDER_FUSION ? FC_CONTROL : FC_UNFUSED;
 }
 
+/* Variant v's median latency in the timing whose speedup decided: the graph replays'
+ * where they did, else the eager calls'. */
+static inline double fc_record_decisive_ms(const fc_record *r, fc_variant v)
+{
+    const bool graph = r->decided_by == FC_DECIDER_GRAPH && r->v[v].has_graph;
+    return graph ? r->v[v].lat_graph.median : r->v[v].lat.median;
+}
+
 typedef struct fc_doc {
     int schema_version;
     char tool_version[32];

@@ -412,10 +412,10 @@ static int pick_fused_algo(cd_state *s, bool identity, fc_err *e)
         FC_CUDNN(cudnnSetConvolutionMathType(s->cd[FC_FUSED], pf->mathType));
         cudnnStatus_t st = fused_call(s, pf->algo);
         FC_CU(cudaStreamSynchronize(s->c->stream));
-        if (st != CUDNN_STATUS_SUCCESS && !fc_cudnn_refuses((int)st))
-            return fc_errf(e, "cudnnConvolutionBiasActivationForward (%s, %s) failed at setup: %s", algo_name(pf->algo),
-                           math_name(pf->mathType), cudnnGetErrorString(st));
         if (st != CUDNN_STATUS_SUCCESS) {
+            if (!fc_cudnn_refuses((int)st))
+                return fc_errf(e, "cudnnConvolutionBiasActivationForward (%s, %s) failed at setup: %s",
+                               algo_name(pf->algo), math_name(pf->mathType), cudnnGetErrorString(st));
             if (roff < sizeof refused)
                 roff += (size_t)snprintf(refused + roff, sizeof refused - roff, "%s%s/%s: %s", roff ? "; " : "",
                                          algo_name(pf->algo), math_name(pf->mathType), cudnnGetErrorString(st));

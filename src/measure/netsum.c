@@ -34,14 +34,12 @@ static void site_saving(const fc_record *r, double mult, fc_netsum_site *s)
 {
     const fc_variant b = fc_record_decisive_base(r);
     const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
-    /* the graph replays' latencies where they decided (their rounds' medians are
-     * not kept: the interval then comes from the speedup's) */
-    const bool graph = r->decided_by == FC_DECIDER_GRAPH && r->v[b].has_graph && r->v[FC_FUSED].has_graph;
-    double u = graph ? r->v[b].lat_graph.median : r->v[b].lat.median,
-           f = graph ? r->v[FC_FUSED].lat_graph.median : r->v[FC_FUSED].lat.median;
+    double u = fc_record_decisive_ms(r, b), f = fc_record_decisive_ms(r, FC_FUSED);
     s->saving_ms = mult * (u - f);
     int R = r->rounds;
-    if (R >= 2 && !graph) {
+    /* the rounds' medians are eager ones: where the graph replays decided, the
+     * interval comes from the speedup's */
+    if (R >= 2 && r->decided_by != FC_DECIDER_GRAPH) {
         double d[FC_MAX_ROUNDS], mean = 0, ss = 0;
         for (int i = 0; i < R; i++) mean += d[i] = r->round[i].median_ms[b] - r->round[i].median_ms[FC_FUSED];
         mean /= R;

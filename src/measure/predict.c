@@ -411,10 +411,8 @@ static void measured(const fc_record *r, fc_prediction *out)
 {
     out->source = FC_SRC_MEASURED;
     out->record = r;
-    /* the latencies of the timing that decided: graph replays' where they did */
-    const bool graph = r->decided_by == FC_DECIDER_GRAPH && r->v[FC_UNFUSED].has_graph && r->v[FC_FUSED].has_graph;
-    out->unfused_ms = graph ? r->v[FC_UNFUSED].lat_graph.median : r->v[FC_UNFUSED].lat.median;
-    out->fused_ms = graph ? r->v[FC_FUSED].lat_graph.median : r->v[FC_FUSED].lat.median;
+    out->unfused_ms = fc_record_decisive_ms(r, FC_UNFUSED);
+    out->fused_ms = fc_record_decisive_ms(r, FC_FUSED);
     out->speedup = *fc_record_decisive_speedup(r);
     out->control_ms = fc_record_decisive_base(r) == FC_CONTROL ? r->v[FC_CONTROL].lat.median : 0;
     out->threshold = r->threshold;
