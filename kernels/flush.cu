@@ -2,7 +2,8 @@
  * vector of a buffer is loaded once, so that L2 ends up holding that buffer's clean
  * lines and the dirty lines before it are written back during the flush, not inside
  * the next timed sample. And the copy that measures the bandwidth by working set
- * (fck_copy_passes): the same 16-byte vectors, the data copied back and forth.
+ * (fck_copy_passes): the same 16-byte vectors, the data copied back and forth; its
+ * read-only twin (fck_read_passes), the same footprints read and nothing written.
  * And the fp32 arithmetic peak (fck_fma_peak): multiply-adds on registers alone.
  *
  * Napkin math: a read of 2 x 50 MB at ~3 TB/s takes ~35 µs; each thread keeps four
@@ -55,6 +56,36 @@ __global__ void __launch_bounds__(kThreads) copy_passes_kernel(uint4 *a, uint4 *
                 if (i + u * stride < n) dst[i + u * stride] = v[u];
         }
     }
+}
+
+/* One pass after another over a[0, n) and b[0, n), read and nothing written: the
+ * read-only rate at a footprint (the copy's twin). Each pass starts the grid-stride
+ * walk one block further on (mod the grid), so every vector is read once a pass yet
+ * no pass repeats the last one's addresses thread for thread (no load is invariant in
+ * the pass loop, to be hoisted out of it; and with a thread reading a vector once in
+ * each of two passes its XOR would cancel, which the kernel test would see). Two
+ * vectors of a and two of b in flight per thread. */
+__global__ void __launch_bounds__(kThreads)
+    read_passes_kernel(const uint4 *a, const uint4 *b, size_t n, int passes, unsigned never, unsigned *sink)
+{
+    constexpr int kHalf = kUnroll / 2;
+    const size_t stride = (size_t)gridDim.x * kThreads;
+    unsigned acc = 0;
+    for (int p = 0; p < passes; p++) {
+        const size_t first = (size_t)((blockIdx.x + (unsigned)p) % gridDim.x) * kThreads + threadIdx.x;
+        for (size_t i = first; i < n; i += kHalf * stride) {
+            uint4 v[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kHalf; u++) {
+                const size_t j = i + u * stride;
+                v[2 * u] = j < n ? a[j] : make_uint4(0, 0, 0, 0);
+                v[2 * u + 1] = j < n ? b[j] : make_uint4(0, 0, 0, 0);
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; u++) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+        }
+    }
+    if (acc == never) *sink = acc;
 }
 
 /* The fp32 peak: kPeakChains independent multiply-add chains a thread, the loop
@@ -110,6 +141,21 @@ extern "C" cudaError_t fck_copy_passes(void *a, void *b, size_t bytes, int passe
     if (blocks > most) blocks = most;
     copy_passes_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(static_cast<uint4 *>(a), static_cast<uint4 *>(b), n,
                                                                   passes);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t fck_read_passes(const void *a, const void *b, size_t bytes, int passes, int sms, unsigned never,
+                                       unsigned *sink, cudaStream_t stream)
+{
+    const size_t n = bytes / 2 / 16;
+    if (((uintptr_t)a & 15) || ((uintptr_t)b & 15) || (bytes / 2) % 16 || passes < 1 || sms < 1 || !sink)
+        return cudaErrorInvalidValue;
+    if (n == 0) return cudaSuccess;
+    size_t blocks = (n + kThreads - 1) / kThreads, most = (size_t)sms * 8; /* as the copy's */
+    if (blocks > most) blocks = most;
+    read_passes_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(static_cast<const uint4 *>(a),
+                                                                  static_cast<const uint4 *>(b), n, passes, never,
+                                                                  sink);
     return cudaGetLastError();
 }
 

@@ -207,6 +207,13 @@ cudaError_t fck_read_all(const void *x, size_t bytes, unsigned never, unsigned *
  * stays in L2 where it fits (the bandwidth ceiling by footprint). The data ends in
  * a (even passes) or b, unchanged. */
 cudaError_t fck_copy_passes(void *a, void *b, size_t bytes, int passes, int sms, cudaStream_t stream);
+/* Reads a[0, bytes/2) and b[0, bytes/2) `passes` times in one launch and writes
+ * nothing unless a thread's XOR of what it read equals `never`, then into *sink (the
+ * read-only rate by footprint; the arguments as fck_copy_passes's, sink not NULL).
+ * Every 16-byte vector is read once a pass, by a different thread each pass where the
+ * grid has more than one block. */
+cudaError_t fck_read_passes(const void *a, const void *b, size_t bytes, int passes, int sms, unsigned never,
+                            unsigned *sink, cudaStream_t stream);
 /* The fp32 arithmetic peak: 8 blocks of 256 threads an SM (sms of them), each thread
  * 8 chains of `iters` multiply-adds a = a*x + y (iters a multiple of 16) on
  * registers, chain c of thread t starting at t % 64 + c; thread 0's sum of its

@@ -237,6 +237,9 @@ static void gpu_device_contract(void)
            c.graph_launch_us);
     for (int dt = 0; dt < FC_NDTYPES; dt++) CHECK(c.gflops[dt] > 100);
     CHECK(c.bandwidth_gbs > 100);
+    /* the read-only rate kept beside the copy's, which the ceiling is no less than */
+    printf("read alone: %.0f GB/s\n", c.read_bandwidth_gbs);
+    CHECK(c.read_bandwidth_gbs > 100 && c.bandwidth_gbs >= c.read_bandwidth_gbs);
     CHECK(c.launch_us > 0 && c.graph_launch_us > 0);
     /* the bandwidth by working set: ascending footprints past the L2, every point
      * measured, and a working set that fits the L2 no slower than device memory */
@@ -245,8 +248,9 @@ static void gpu_device_contract(void)
     int l2 = 0;
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
     for (int i = 0; i < c.n_bw; i++) {
-        printf("bandwidth at %.0f MiB: %.0f GB/s\n", c.bw[i].footprint_bytes / (1 << 20), c.bw[i].gbs);
-        CHECK(c.bw[i].gbs > 0);
+        printf("bandwidth at %.0f MiB: %.0f GB/s (read alone %.0f)\n", c.bw[i].footprint_bytes / (1 << 20), c.bw[i].gbs,
+               c.bw[i].read_gbs);
+        CHECK(c.bw[i].gbs > 0 && c.bw[i].read_gbs > 0 && c.bw[i].gbs >= c.bw[i].read_gbs);
         if (i > 0) CHECK(c.bw[i].footprint_bytes == 2 * c.bw[i - 1].footprint_bytes);
         if (c.bw[i].footprint_bytes <= l2 / 2) best_in_l2 = fmax(best_in_l2, c.bw[i].gbs);
     }
@@ -273,8 +277,9 @@ static void gpu_stream_at(void)
     if (!g_dev->stream_at) return;
     CHECK_MSG(g_dev->stream_at(g_ctx, fps, N, pts, &e) == 0, "stream_at: %s", e.msg);
     for (int i = 0; i < N; i++) {
-        printf("beside a round at %.0f bytes: %.0f GB/s\n", fps[i], pts[i].gbs);
+        printf("beside a round at %.0f bytes: %.0f GB/s (read alone %.0f)\n", fps[i], pts[i].gbs, pts[i].read_gbs);
         CHECK(pts[i].footprint_bytes == fps[i]);
+        CHECK(pts[i].read_gbs > 0 && pts[i].gbs >= pts[i].read_gbs);
         CHECK_MSG(isfinite(pts[i].gbs) && pts[i].gbs > 100, "%.0f GB/s at %.0f bytes", pts[i].gbs, fps[i]);
     }
     CHECK_MSG(pts[2].gbs >= 0.9 * pts[3].gbs, "in L2 %.0f GB/s, past it %.0f", pts[2].gbs, pts[3].gbs);

@@ -520,6 +520,53 @@ static void test_copy_passes(void)
         }
 }
 
+/* fck_read_passes: every 16-byte vector of both buffers is read once a pass, by a
+ * different thread in each pass (one marked vector, everything else zero: with one
+ * pass its thread's XOR is the mark, and so is each of two passes' threads', where a
+ * thread that read it twice would hold 0); the sink is written only for `never`;
+ * bad arguments refused. */
+static void read_marked(size_t bytes, size_t mark, int passes, unsigned never, unsigned want)
+{
+    size_t half = bytes / 2;
+    void *a = NULL, *b = NULL;
+    unsigned *sink = NULL, got = 0, m[4] = {0x1234567u, 0, 0, 0};
+    CHECK(cudaMalloc(&a, half) == cudaSuccess && cudaMalloc(&b, half) == cudaSuccess &&
+          cudaMalloc((void **)&sink, sizeof got) == cudaSuccess);
+    CHECK(cudaMemset(a, 0, half) == cudaSuccess && cudaMemset(b, 0, half) == cudaSuccess);
+    CHECK(cudaMemset(sink, 0, sizeof got) == cudaSuccess);
+    char *where = mark < half ? (char *)a + mark : (char *)b + (mark - half);
+    CHECK(cudaMemcpy(where, m, sizeof m, cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK(fck_read_passes(a, b, bytes, passes, 2, never, sink, 0) == cudaSuccess);
+    CHECK(cudaMemcpy(&got, sink, sizeof got, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK_MSG(got == want, "read_passes %zu bytes, mark at %zu, %d passes, never %#x: sink %#x, want %#x", bytes, mark,
+              passes, never, got, want);
+    cudaFree(a), cudaFree(b), cudaFree(sink);
+}
+
+static void test_read_passes(void)
+{
+    const unsigned mk = 0x1234567u;
+    const size_t sizes[] = {32, 16 * 1000, 16 * 4096 * 7 * 2, (size_t)3 << 20};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        const size_t bytes = sizes[si], marks[] = {0, bytes / 2 - 16, bytes / 2, bytes - 16, (bytes / 32) * 16 / 3 * 2};
+        for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++) {
+            const size_t mark = marks[k] & ~(size_t)15;
+            read_marked(bytes, mark, 1, mk, mk);
+            read_marked(bytes, mark, 1, mk ^ 1, 0);
+            /* two passes on a grid of more than one block (2 SMs: up to 16 blocks of 256) */
+            if (bytes / 2 / 16 > 256) read_marked(bytes, mark, 2, mk, mk);
+        }
+    }
+    void *a = NULL;
+    unsigned *sink = NULL;
+    CHECK(cudaMalloc(&a, 256) == cudaSuccess && cudaMalloc((void **)&sink, 4) == cudaSuccess);
+    CHECK(fck_read_passes((char *)a + 4, a, 64, 1, 2, 0, sink, 0) == cudaErrorInvalidValue);
+    CHECK(fck_read_passes(a, a, 48, 1, 2, 0, sink, 0) == cudaErrorInvalidValue);
+    CHECK(fck_read_passes(a, a, 64, 0, 2, 0, sink, 0) == cudaErrorInvalidValue);
+    CHECK(fck_read_passes(a, a, 64, 1, 2, 0, NULL, 0) == cudaErrorInvalidValue);
+    cudaFree(a), cudaFree(sink);
+}
+
 /* fck_fma_peak: thread 0's chains are the host's fmaf chains, bit for bit (no FMA
  * dropped or folded); the FLOPs counted are those launched; bad arguments refused. */
 static void test_fma_peak(void)
@@ -561,7 +608,8 @@ int main(int argc, char **argv)
                fck_arch());
         return 77;
     }
-    static const t_case cases[] = {T(test_attention_args), T(test_attention), T(test_decode),      T(test_softmax_rows),
-                                   T(test_channel_affine), T(test_glu),       T(test_copy_passes), T(test_fma_peak)};
+    static const t_case cases[] = {T(test_attention_args), T(test_attention),      T(test_decode),
+                                   T(test_softmax_rows),   T(test_channel_affine), T(test_glu),
+                                   T(test_copy_passes),    T(test_read_passes),    T(test_fma_peak)};
     return t_run(cases, sizeof cases / sizeof cases[0], argc, argv);
 }

@@ -584,8 +584,12 @@ static int copy_once(void *arg, fc_err *e)
 }
 
 /* The bandwidth by working set: footprints from BW_FIRST doubling to 4x the L2,
- * each a copy back and forth over the same two buffers (fck_copy_passes) moving
- * about BW_TRAFFIC bytes a launch, the best of BW_RUNS launches after a warm-up. */
+ * each a copy back and forth over the same two buffers (fck_copy_passes) and a read
+ * of both (fck_read_passes), moving about BW_TRAFFIC bytes a launch, each the best of
+ * BW_RUNS launches after a warm-up one. The point's rate is the better of the two, as
+ * the CPU's is the best of its kinds, and the read's is kept beside it (read_gbs):
+ * HBM reads alone can outrun a copy's reads plus writes, so that without it a kernel
+ * that mostly reads (decode's KV cache) could pass its ceiling. */
 #define BW_FIRST ((size_t)1 << 20)
 #define BW_TRAFFIC ((size_t)4 << 30)
 #define BW_RUNS 5
@@ -604,20 +608,41 @@ static int passes_once(void *arg, fc_err *e)
     return 0;
 }
 
-/* One point of the curve: fp bytes (a multiple of 32) copied back and forth between
- * a and b, fp/2 each, about `traffic` bytes a launch, the best of `runs` launches
- * after a warm-up one. */
+static int read_passes_once(void *arg, fc_err *e)
+{
+    passes_arg *p = arg;
+    FC_CU(fck_read_passes(p->a, p->b, p->bytes, p->passes, p->c->prop.multiProcessorCount, FLUSH_NEVER,
+                          p->c->flush_sink, p->c->stream));
+    return 0;
+}
+
+/* The best time of `runs` launches of fn after a warm-up one, in ms */
+static int best_ms_of(fc_cuda_ctx *c, int (*fn)(void *, fc_err *), void *arg, int runs, double *best, fc_err *e)
+{
+    if (fn(arg, e) != 0) return -1;
+    double ms = 0;
+    *best = INFINITY;
+    for (int i = 0; i < runs; i++) {
+        if (fc_cuda_time(c, fn, arg, 1, 1, &ms, e) != 0) return -1;
+        if (ms < *best) *best = ms;
+    }
+    return 0;
+}
+
+/* One point of the curve: fp bytes (a multiple of 32), fp/2 in each of a and b,
+ * copied back and forth and read, about `traffic` bytes a launch, each the best of
+ * `runs` launches after a warm-up one. */
 static int bw_point(fc_cuda_ctx *c, void *a, void *b, size_t fp, size_t traffic, int runs, fc_bw_point *pt, fc_err *e)
 {
     size_t passes = traffic / fp;
     passes_arg p = {c, a, b, fp, (int)(passes < 2 ? 2 : passes > 4096 ? 4096 : passes)};
-    if (passes_once(&p, e) != 0) return -1;
-    double best_ms = INFINITY, ms = 0;
-    for (int i = 0; i < runs; i++) {
-        if (fc_cuda_time(c, passes_once, &p, 1, 1, &ms, e) != 0) return -1;
-        if (ms < best_ms) best_ms = ms;
-    }
-    *pt = (fc_bw_point){.footprint_bytes = (double)fp, .gbs = (double)p.passes * (double)fp / (best_ms * 1e-3) / 1e9};
+    double copy_ms = 0, read_ms = 0;
+    if (best_ms_of(c, passes_once, &p, runs, &copy_ms, e) != 0 ||
+        best_ms_of(c, read_passes_once, &p, runs, &read_ms, e) != 0)
+        return -1;
+    const double moved = (double)p.passes * (double)fp;
+    *pt = (fc_bw_point){.footprint_bytes = (double)fp, .read_gbs = moved / (read_ms * 1e-3) / 1e9};
+    pt->gbs = fmax(moved / (copy_ms * 1e-3) / 1e9, pt->read_gbs);
     return 0;
 }
 
@@ -635,7 +660,7 @@ static int measure_bandwidth_curve(fc_cuda_ctx *c, void *a, void *b, size_t room
  * footprint, as the curve measures it but briefly (about BESIDE_TRAFFIC bytes a
  * launch, the best of BESIDE_RUNS; FUSECAL_TEST_FAST: one launch of a sixteenth),
  * a footprint measured at fc_cuda_beside_footprint's, over buffers kept in the
- * context between rounds. No read-only point: the curve has none either. */
+ * context between rounds; the read-only rate beside it, as the curve's. */
 #define BESIDE_TRAFFIC ((size_t)1 << 30)
 enum { BESIDE_RUNS = 3 };
 
@@ -706,9 +731,11 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
     a = b = cc = NULL;
 
     /* device-to-device copy: 2 x 512 MiB, bytes read + written, the best of COPY_RUNS:
-     * a ceiling is a peak */
+     * a ceiling is a peak; and both buffers read (the better of the two is the
+     * ceiling, the read's kept beside it) */
     size_t cb = (size_t)512 << 20;
     if (cb > free_b / 4) cb = free_b / 4;
+    cb &= ~(size_t)15;
     if (fc_cuda_alloc(&src, cb, "the bandwidth ceiling's source", e) ||
         fc_cuda_alloc(&dst, cb, "the bandwidth ceiling's copy", e))
         goto done;
@@ -720,6 +747,10 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
         if (ms < best_ms) best_ms = ms;
     }
     out->bandwidth_gbs = 2.0 * (double)cb / (best_ms * 1e-3) / 1e9;
+    passes_arg ra = {c, src, dst, 2 * cb, 1};
+    if (best_ms_of(c, read_passes_once, &ra, COPY_RUNS, &best_ms, e) != 0) goto done;
+    out->read_bandwidth_gbs = 2.0 * (double)cb / (best_ms * 1e-3) / 1e9;
+    out->bandwidth_gbs = fmax(out->bandwidth_gbs, out->read_bandwidth_gbs);
     out->n_bw = measure_bandwidth_curve(c, src, dst, cb, out->bw, FC_MAX_BW_POINTS, e);
     if (out->n_bw < 0) goto done;
 
@@ -751,18 +782,20 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
         gt[i] = (double)f * 1e3 / NL;
     }
     out->graph_launch_us = fc_median(gt, 7);
-    snprintf(out->method, sizeof out->method,
-             "arithmetic peak (no kernel passes it): fp32, fusecal's FMA loop (8 chains a thread on registers, 8 "
-             "blocks of 256 threads an SM), best of %d launches of %d iterations; tf32, bf16 and fp16 not measured "
-             "(no loop here reaches the tensor cores' rate): their GEMM rate stands in; GEMM (a kernel may pass it): "
-             "cublasGemmEx, best of %d single products on uniform(-1,1) data, %d^3 (fp32: %d^3), fp32 "
-             "accumulation (tf32: CUBLAS_COMPUTE_32F_FAST_TF32); bandwidth: cudaMemcpyAsync device to device of "
-             "%zu MiB, bytes read + written, best of %d copies; by working set (warm L2): a copy kernel back and forth "
-             "over the same two buffers, about %zu GiB a launch, the best of %d launches, at footprints from %zu MiB "
-             "doubling to 4x the L2; launch: %d empty kernels timed with CUDA events, "
-             "per kernel, eager (median of 7 runs) and as one replayed CUDA graph (median of 7 replays)",
-             PEAK_RUNS, PEAK_ITERS, GEMM_RUNS, big, fp32n, cb >> 20, COPY_RUNS, BW_TRAFFIC >> 30, BW_RUNS,
-             BW_FIRST >> 20, NL);
+    snprintf(
+        out->method, sizeof out->method,
+        "arithmetic peak (no kernel passes it): fp32, fusecal's FMA loop (8 chains a thread on registers, 8 "
+        "blocks of 256 threads an SM), best of %d launches of %d iterations; tf32, bf16 and fp16 not measured "
+        "(no loop here reaches the tensor cores' rate): their GEMM rate stands in; GEMM (a kernel may pass it): "
+        "cublasGemmEx, best of %d single products on uniform(-1,1) data, %d^3 (fp32: %d^3), fp32 "
+        "accumulation (tf32: CUBLAS_COMPUTE_32F_FAST_TF32); bandwidth: the better of cudaMemcpyAsync device to "
+        "device of %zu MiB (bytes read + written) and a read kernel over its source and copy (read_bandwidth_gbs), "
+        "each the best of %d runs; by working set (warm L2): the better of a copy kernel back and forth over the "
+        "same two buffers and a read kernel over both (read_gbs), about %zu GiB a launch, each the best of %d "
+        "launches, at footprints from %zu MiB doubling to 4x the L2; launch: %d empty kernels timed with CUDA events, "
+        "per kernel, eager (median of 7 runs) and as one replayed CUDA graph (median of 7 replays)",
+        PEAK_RUNS, PEAK_ITERS, GEMM_RUNS, big, fp32n, cb >> 20, COPY_RUNS, BW_TRAFFIC >> 30, BW_RUNS, BW_FIRST >> 20,
+        NL);
     rc = 0;
 done:
     if (exec) cudaGraphExecDestroy(exec);
