@@ -3,10 +3,13 @@
  * problem), the checks, FLOPs and bytes on paper, and the float64 reference's
  * mappings — query head n reads key/value head n / (h/hkv), and under the causal mask
  * query i sees keys j <= i + skv − s. */
+#include "attention_ops.h"
 #include "format.h"
 #include "pattern.h"
 #include "test.h"
 #include "verify.h"
+
+#include <math.h>
 
 static fc_problem parse_ok(const char *s)
 {
@@ -212,9 +215,41 @@ static void shapes(void)
     CHECK(fc_family_attention.reduction(&p) == 4096);
 }
 
+/* A NaN score stays NaN through the fused softmax (the vector e^x's clamps keep it,
+ * at every ISA's width), its row all NaN as the float64 reference's, the other rows
+ * finite and summing to 1; a row past e^88 is no NaN. */
+static void nan_scores_stay_nan(void)
+{
+    enum { S = 3, SKV = 40, D = 8 };
+    const fc_att_geom g = {.bkv = 1, .g = 1, .s = S, .skv = SKV, .d = D, .causal = false};
+    float q[S * D], k[SKV * D], p[S * SKV];
+    for (int i = 0; i < S * D; i++) q[i] = 0.25f * (float)((i * 7) % 5) - 0.5f;
+    for (int i = 0; i < SKV * D; i++) k[i] = 0.125f * (float)((i * 11) % 9) - 0.5f;
+    q[1 * D + 3] = NAN;         /* row 1: every score NaN */
+    for (int i = 0; i < D; i++) /* row 2: scores far past 88 */
+        q[2 * D + i] = 1e4f;
+    fc_cpu_att_qk_softmax(&g, q, k, p);
+    int nan1 = 0, bad = 0;
+    for (int r = 0; r < S; r++) {
+        double sum = 0;
+        for (int j = 0; j < SKV; j++) {
+            const float x = p[r * SKV + j];
+            if (r == 1) nan1 += isnan(x);
+            else {
+                bad += !isfinite(x) || x < 0;
+                sum += x;
+            }
+        }
+        if (r != 1) CHECK_MSG(fabs(sum - 1) < 1e-4, "row %d sums to %.6f", r, sum);
+    }
+    CHECK_MSG(nan1 == SKV, "a NaN row gave %d NaN probabilities of %d", nan1, SKV);
+    CHECK_MSG(bad == 0, "%d probabilities not finite or negative in the finite rows", bad);
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(strings_print_every_dim),
+                                   T(nan_scores_stay_nan),
                                    T(checks),
                                    T(cost_on_paper),
                                    T(reference_maps_query_heads_to_kv_heads),

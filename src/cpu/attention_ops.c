@@ -111,8 +111,10 @@ static inline vf vexp(vf x)
 {
     const float magic = 12582912.0f;
     const __m512 xv = (__m512)x;
-    const __mmask16 live = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(-87.0f), _CMP_NLT_UQ); /* NaN stays NaN */
-    const vf xc = (vf)_mm512_max_ps(_mm512_min_ps(xv, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-87.0f));
+    const __mmask16 live = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(-87.0f), _CMP_NLT_UQ); /* NaN lanes live */
+    /* min and max return their second operand where either is NaN: x second, so a
+     * NaN survives both clamps (and the scaling) as NaN */
+    const vf xc = (vf)_mm512_max_ps(_mm512_set1_ps(-87.0f), _mm512_min_ps(_mm512_set1_ps(88.0f), xv));
     const vf n = (xc * 1.44269504088896341f + magic) - magic;
     return (vf)_mm512_maskz_scalef_ps(live, (__m512)exp_poly(xc, n), (__m512)n);
 }

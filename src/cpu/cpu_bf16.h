@@ -1,7 +1,9 @@
 /* cpu_bf16.h — bfloat16 tensors on the host: loads and stores for the host kernels
  * that read and write bf16 (fp32 arithmetic in between, as a bf16 kernel on a CPU
  * computes), and whole-tensor conversions made at setup. A store rounds to nearest,
- * ties to even, as fc_float_to_bf16 does; NaN stays NaN. */
+ * ties to even, as fc_float_to_bf16 does; NaN stays NaN. (The vector stores of an
+ * AVX-512 BF16 build, vcvtneps2bf16, also flush denormal inputs, below 1.2e-38, to
+ * zero, where this scalar store and the AVX2 build's keep them: cpu_vec.h.) */
 #ifndef FC_CPU_BF16_H
 #define FC_CPU_BF16_H
 
