@@ -121,6 +121,28 @@ static void state_moved_verdicts(void)
     CHECK(judge(NULL, &c, 1.1, 0.05, why) == FC_VERDICT_PASS);
 }
 
+/* A record below both the minimum and the baseline's floor: each bound is judged by
+ * the rounds that reach it, and the verdict is withheld only when both are in doubt. */
+static void state_moved_both_bounds(void)
+{
+    char why[512];
+    fc_record base = mk(LB, "cpu.openblas", 1.45, 1.50, 1.55, FC_STATUS_OK); /* floor 1.45 * 0.95 = 1.38 */
+    fc_record c = mk(LB, "cpu.openblas", 0.80, 0.85, 0.90, FC_STATUS_OK);
+    rounds_of(&c, 2.5, 1, 1.0); /* one of ten rounds reaches the minimum 0.95, none the floor */
+    for (int k = 0; k < 9; k++) c.round[k].ratio = 0.85;
+    CHECK(judge(&base, &c, 0, 0.05, why) == FC_VERDICT_REGRESSED);
+    CHECK(judge(NULL, &c, 0.95, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
+    CHECK(judge(&base, &c, 0.95, 0.05, why) == FC_VERDICT_REGRESSED);
+    CHECK_STR_CONTAINS(why, "wholly below the baseline's");
+    CHECK_STR_CONTAINS(why, "below the minimum 0.95x too, which 1 of its 10 rounds reach");
+    /* a round at the floor but none at the minimum 1.6: below-threshold stands */
+    c.round[9].ratio = 1.4;
+    CHECK(judge(&base, &c, 1.6, 0.05, why) == FC_VERDICT_BELOW_THRESHOLD);
+    /* rounds reach both: withheld */
+    CHECK(judge(&base, &c, 0.95, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
+    CHECK_STR_CONTAINS(why, "below the minimum 0.95x, but the machine's state moved");
+}
+
 static void verdict_names(void)
 {
     const char *want[FC_NVERDICTS] = {"pass",      "improved",        "inconclusive",
@@ -1126,13 +1148,11 @@ static void host_summaries(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(verdict_names),  T(every_verdict),    T(state_moved_verdicts),
-        T(exit_codes),     T(confirmations),    T(thresholds_files),
-        T(pairing),        T(compare_means),    T(crossing_one),
-        T(crossing_none),  T(crossing_two),     T(crossing_fixed_dims),
-        T(crossing_moves), T(speedup_analysis), T(roofline_analysis),
-        T(xml_escaping),   T(report_markup),    T(check_outputs),
-        T(host_summaries),
+        T(verdict_names),       T(every_verdict),  T(state_moved_verdicts), T(state_moved_both_bounds),
+        T(exit_codes),          T(confirmations),  T(thresholds_files),     T(pairing),
+        T(compare_means),       T(crossing_one),   T(crossing_none),        T(crossing_two),
+        T(crossing_fixed_dims), T(crossing_moves), T(speedup_analysis),     T(roofline_analysis),
+        T(xml_escaping),        T(report_markup),  T(check_outputs),        T(host_summaries),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

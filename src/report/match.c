@@ -177,22 +177,34 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
     const bool have_base = base && base->status == FC_STATUS_OK;
     const fc_ratio_ci *B = have_base ? fc_record_fusion_speedup(base) : NULL;
     if (B) ci_text(B, bc, sizeof bc);
-    int k;
-    if (min > 0 && C->hi < min) {
-        if ((k = rounds_across(cur, min, true)) > 0)
-            return state_withholds(cur, cc, "the minimum", min, k, true, why, n);
+    /* Both failing bounds are judged: a verdict is withheld only when every bound the
+     * interval lies wholly below is one that enough rounds reach; one that none reach
+     * fails the record whatever the other's rounds say. */
+    const double floor_ = B ? B->lo * (1 - tol) : 0;
+    const bool below = min > 0 && C->hi < min, regressed = B && C->hi < floor_;
+    const int kmin = below ? rounds_across(cur, min, true) : 0,
+              kfloor = regressed ? rounds_across(cur, floor_, true) : 0;
+    if (below && !kmin) {
         snprintf(why, n, "speedup %s: the whole interval is below the minimum %.3gx", cc, min);
         return FC_VERDICT_BELOW_THRESHOLD;
     }
-    const double floor_ = B ? B->lo * (1 - tol) : 0;
-    if (B && C->hi < floor_) {
-        if ((k = rounds_across(cur, floor_, true)) > 0)
-            return state_withholds(cur, cc, "the baseline's floor (its low end less the tolerance)", floor_, k, true,
-                                   why, n);
+    if (regressed && !kfloor) {
         snprintf(why, n, "speedup %s lies wholly below the baseline's %s by more than %.3g%% (upper bound %.3g < %.3g)",
                  cc, bc, 100 * tol, C->hi, floor_);
+        if (below) {
+            size_t l = strlen(why);
+            snprintf(why + l, n - l,
+                     "; below the minimum %.3gx too, which %d of its %d rounds reach (the machine's state moved): "
+                     "that alone would be inconclusive",
+                     min, kmin, cur->rounds);
+        }
         return FC_VERDICT_REGRESSED;
     }
+    if (below) return state_withholds(cur, cc, "the minimum", min, kmin, true, why, n);
+    if (regressed)
+        return state_withholds(cur, cc, "the baseline's floor (its low end less the tolerance)", floor_, kfloor, true,
+                               why, n);
+    int k;
     if (min > 0 && C->lo < min) {
         snprintf(why, n, "speedup %s straddles the minimum %.3gx", cc, min);
         return FC_VERDICT_INCONCLUSIVE;
