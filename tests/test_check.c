@@ -145,9 +145,9 @@ static void state_moved_both_bounds(void)
 
 static void verdict_names(void)
 {
-    const char *want[FC_NVERDICTS] = {"pass",      "improved",        "inconclusive",
-                                      "regressed", "below-threshold", "failed-verification",
-                                      "missing"};
+    const char *want[FC_NVERDICTS] =
+        {"pass",   "improved", "skipped", "inconclusive", "regressed", "below-threshold", "failed-verification",
+         "missing"};
     for (int v = 0; v < FC_NVERDICTS; v++) CHECK(!strcmp(fc_verdict_name((fc_verdict)v), want[v]));
     CHECK(!fc_verdict_fails(FC_VERDICT_PASS, true));
     CHECK(!fc_verdict_fails(FC_VERDICT_IMPROVED, true));
@@ -208,12 +208,17 @@ static void every_verdict(void)
     fc_record low = mk(LB, "cpu.openblas", 0.8, 0.9, 1.0, FC_STATUS_OK);
     CHECK(judge(&low, &c, 1.3, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
     CHECK(judge(&low, &c, 0, 0.05, why) == FC_VERDICT_IMPROVED);
-    /* missing: absent or skipped */
+    /* missing: absent, or skipped where the baseline measured it */
     CHECK(judge(&base, NULL, 0, 0.05, why) == FC_VERDICT_MISSING);
     fc_record sk = mk(LB, "cpu.openblas", 0, 0, 0, FC_STATUS_SKIPPED);
     snprintf(sk.reason, sizeof sk.reason, "needs 80 GiB");
     CHECK(judge(&base, &sk, 0, 0.05, why) == FC_VERDICT_MISSING);
     CHECK_STR_CONTAINS(why, "needs 80 GiB");
+    /* skipped, which passes: declined in the baseline too, or no baseline record */
+    CHECK(judge(&sk, &sk, 0, 0.05, why) == FC_VERDICT_SKIPPED);
+    CHECK_STR_CONTAINS(why, "skipped: needs 80 GiB");
+    CHECK(judge(NULL, &sk, 1.0, 0.05, why) == FC_VERDICT_SKIPPED);
+    CHECK(!fc_verdict_fails(FC_VERDICT_SKIPPED, true));
     /* failed: failed-verification, whatever the baseline */
     fc_record bad = mk(LB, "cpu.openblas", 0, 0, 0, FC_STATUS_FAILED);
     CHECK(judge(&base, &bad, 0, 0.05, why) == FC_VERDICT_FAILED_VERIFICATION);

@@ -13,7 +13,8 @@ bool fc_verdict_fails(fc_verdict v, bool strict)
 {
     switch (v) {
     case FC_VERDICT_PASS:
-    case FC_VERDICT_IMPROVED: return false;
+    case FC_VERDICT_IMPROVED:
+    case FC_VERDICT_SKIPPED: return false;
     case FC_VERDICT_INCONCLUSIVE: return strict;
     default: return true;
     }
@@ -164,8 +165,11 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
         return FC_VERDICT_MISSING;
     }
     if (cur->status == FC_STATUS_SKIPPED) {
-        snprintf(why, n, "skipped: %.400s", cur->reason[0] ? cur->reason : "no reason given");
-        return FC_VERDICT_MISSING;
+        /* the library declined it: a loss only where the baseline measured it */
+        const bool lost = base && base->status == FC_STATUS_OK;
+        snprintf(why, n, "skipped%s: %.400s", lost ? " now, ok in the baseline" : "",
+                 cur->reason[0] ? cur->reason : "no reason given");
+        return lost ? FC_VERDICT_MISSING : FC_VERDICT_SKIPPED;
     }
     if (cur->status != FC_STATUS_OK) {
         snprintf(why, n, "%.480s", cur->reason[0] ? cur->reason : "the record failed");

@@ -7,6 +7,9 @@
  * C = current CI, tol = allowed regression, min = minimum speedup), first that
  * applies:
  *   missing              no current record, or the current record was skipped
+ *                        where the baseline's was ok
+ *   skipped              the current record was skipped (the library declined
+ *                        it) and the baseline's was not ok or there is none
  *   failed-verification  the current record failed (verification, setup or run)
  *   below-threshold      C.hi < min
  *   regressed            C.hi < B.lo·(1 − tol): the current CI lies wholly below
@@ -17,7 +20,7 @@
  *   pass                 anything else
  * B is used only when the baseline record is ok; min only when a thresholds file
  * gives one. missing, failed-verification, below-threshold and regressed fail a
- * check; inconclusive fails it only when strict. */
+ * check; inconclusive fails it only when strict; skipped never does. */
 #ifndef FC_MATCH_H
 #define FC_MATCH_H
 
