@@ -786,6 +786,26 @@ static void crossing_fixed_dims(void)
                       "along %s: %s", dim, fixed);
     }
     fc_crossings_free(&x);
+    /* skv=2048 given at s=1 shares its value with s=2048's default skv, and s=256 with
+     * its default is on that one's line: whatever the order, the default skv line
+     * (s=256, s=2048) is one, and s=1 with skv set is not on it */
+    fc_record mix[] = {swept("attention:b=1,h=8,hkv=2,s=2048,d=64", "cpu.openblas", 0.8),
+                       swept("attention:b=1,h=8,hkv=2,s=256,d=64", "cpu.openblas", 0.9),
+                       swept("attention:b=1,h=8,hkv=2,s=1,skv=2048,d=64", "cpu.openblas", 2.2)};
+    for (int order = 0; order < 2; order++) {
+        fc_record m3[3];
+        for (int i = 0; i < 3; i++) m3[i] = mix[order ? 2 - i : i];
+        find(m3, 3, &x);
+        CHECK_MSG(x.n == 0, "order %d: %d crossings", order, x.n);
+        for (int i = 0; i < x.nlines; i++) {
+            char fixed[128];
+            fc_sweep_line_fixed(&x.lines[i], fixed, sizeof fixed);
+            CHECK_MSG(x.lines[i].n == 2 && !strcmp(fixed, "b=1,h=8,hkv=2,d=64"), "order %d: %d records, %s", order,
+                      x.lines[i].n, fixed);
+        }
+        CHECK_MSG(x.nlines == 1, "order %d: %d lines", order, x.nlines);
+        fc_crossings_free(&x);
+    }
 }
 
 static void crossing_moves(void)
