@@ -1000,6 +1000,32 @@ static int count(const char *hay, const char *needle)
     return n;
 }
 
+/* An interval from 1e-300 to 1e300: the log axes stay finite, ends and ratio, and
+ * so does every number the page draws. */
+static void report_far_values(void)
+{
+    fc_axis a = {.log = true};
+    const double v[] = {1e-300, 1, 1e300};
+    fc_axis_fit(&a, v, 3);
+    CHECK_MSG(isfinite(a.lo) && isfinite(a.hi) && a.lo > 0 && isfinite(a.hi / a.lo) && a.hi / a.lo > 1, "[%g, %g]",
+              a.lo, a.hi);
+    fc_chart c = {.left = 0, .right = 100, .top = 0, .bottom = 100, .x = a, .y = a};
+    for (int i = 0; i < 3; i++) CHECK(isfinite(fc_chart_px(&c, v[i])) && isfinite(fc_chart_py(&c, v[i])));
+    CHECK(isfinite(fc_chart_px(&c, 0)) && isfinite(fc_chart_px(&c, INFINITY)));
+    fc_doc d;
+    fc_doc_init(&d);
+    host_json(&d, "CPU", "2.6.3");
+    add(&d, mk(LB, "cpu.openblas", 1e-300, 1.0, 1e300, FC_STATUS_OK));
+    fc_report_input in = {"far.json", &d};
+    fc_report_page page = {.in = &in, .n = 1};
+    char *html = fc_report_html(&page);
+    CHECK(count(html, "data-chart=\"speedup\"") == 1);
+    CHECK_MSG(!strstr(html, "nan") && !strstr(html, "inf\""), "%.80s",
+              strstr(html, "nan") ? strstr(html, "nan") - 40 : "");
+    free(html);
+    fc_doc_free(&d);
+}
+
 static void report_markup(void)
 {
     fc_doc d;
@@ -1177,7 +1203,8 @@ int main(int argc, char **argv)
         T(exit_codes),          T(confirmations),  T(thresholds_files),     T(pairing),
         T(compare_means),       T(crossing_one),   T(crossing_none),        T(crossing_two),
         T(crossing_fixed_dims), T(crossing_moves), T(speedup_analysis),     T(roofline_analysis),
-        T(xml_escaping),        T(report_markup),  T(check_outputs),        T(host_summaries),
+        T(xml_escaping),        T(report_markup),  T(report_far_values),    T(check_outputs),
+        T(host_summaries),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

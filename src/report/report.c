@@ -101,9 +101,11 @@ static void speedup_series(const rpt *R, const fc_chart *c, const fc_speedup_dat
     if (s->b - s->a > 1) {
         fc_str_addf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" points=\"",
                     col);
-        for (int i = s->a; i < s->b; i++)
-            fc_str_addf(o, "%s%.1f,%.1f", i > s->a ? " " : "", fc_chart_px(c, d->pt[i].r->flops),
-                        fc_chart_py(c, fc_record_decisive_speedup(d->pt[i].r)->ratio));
+        for (int i = s->a, k = 0; i < s->b; i++) {
+            double x = fc_chart_px(c, d->pt[i].r->flops),
+                   y = fc_chart_py(c, fc_record_decisive_speedup(d->pt[i].r)->ratio);
+            if (isfinite(x) && isfinite(y)) fc_str_addf(o, "%s%.1f,%.1f", k++ ? " " : "", x, y);
+        }
         fc_str_add(o, "\"/>\n");
     }
     for (int i = s->a; i < s->b; i++) {
@@ -111,6 +113,8 @@ static void speedup_series(const rpt *R, const fc_chart *c, const fc_speedup_dat
         const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
         double x = fc_chart_px(c, r->flops), ylo = fc_chart_py(c, sp->lo), yhi = fc_chart_py(c, sp->hi),
                ym = fc_chart_py(c, sp->ratio);
+        if (!isfinite(x) || !isfinite(ylo) || !isfinite(yhi) || !isfinite(ym))
+            continue; /* every number drawn is finite */
         char fl[32], dims[256];
         fc_si_unit(r->flops, "FLOP", fl, sizeof fl);
         fc_format_dims(&r->prob, dims, sizeof dims);
