@@ -120,6 +120,8 @@ chk 2 "baseline with a number out of range" pass.json --baseline huge.json; err_
 mk v3.json --schema-version 3 "$LB@cpu.openblas:1.2,1.3,1.4"
 chk 2 "baseline of a newer schema version" pass.json --baseline v3.json; err_says "v3.json" "schema version 3 is newer"
 chk 2 "missing baseline file" pass.json --baseline nope.json; err_says "cannot open 'nope.json'"
+mk upside.json "$LB@cpu.openblas:1.20,1.30,1.40" "$LR@cpu.openblas:1.69,1.62,1.55"
+chk 2 "an interval upside down" upside.json; err_says "upside.json" "record 1 ($LR on cpu.openblas)" "speedup.ci95 has its low end above its high end"
 chk 2 "current results not JSON" trunc.json; err_says "bad current results" "trunc.json"
 echo '{"schema": "fusecal-thresholds", "schema_version": 1, "rules": [' >tt.json
 chk 2 "thresholds not JSON" pass.json --thresholds tt.json; err_says "bad thresholds file" "tt.json" "truncated"
