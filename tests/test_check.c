@@ -541,13 +541,31 @@ static void pairing(void)
     CHECK(n == 4 && p[2].a == NULL && p[2].b == &b.rec[1]);
     CHECK(n == 4 && p[3].a == NULL && p[3].b == &b.rec[2]);
     free(p);
-    /* by problem: every backend of a with every backend of b */
+    /* by problem: each record once, its own backend first (openblas with openblas),
+     * then the others in order (onednn with cublas) */
     n = fc_match_docs(&a, &b, FC_MATCH_PROBLEM, &p);
-    CHECK(n == 5);
-    int cross = 0;
-    for (int i = 0; i < n; i++) cross += p[i].a && p[i].b;
-    CHECK(cross == 4);
+    CHECK_MSG(n == 3, "%d pairs", n);
+    CHECK(n == 3 && p[0].a == &a.rec[0] && p[0].b == &b.rec[0]);
+    CHECK(n == 3 && p[1].a == &a.rec[1] && p[1].b == &b.rec[1]);
+    CHECK(n == 3 && p[2].a == NULL && p[2].b == &b.rec[2]);
     free(p);
+    /* the own backend wins though it comes later; an a record left over is a's alone */
+    fc_doc c;
+    fc_doc_init(&c);
+    add(&c, mk(LB, "cuda.cublas", 1, 1, 1, FC_STATUS_OK));
+    add(&c, mk(LB, "cpu.onednn", 1, 1, 1, FC_STATUS_OK));
+    n = fc_match_docs(&a, &c, FC_MATCH_PROBLEM, &p);
+    CHECK_MSG(n == 2, "%d pairs", n);
+    CHECK(n == 2 && p[0].a == &a.rec[0] && p[0].b == &c.rec[0]);
+    CHECK(n == 2 && p[1].a == &a.rec[1] && p[1].b == &c.rec[1]);
+    free(p);
+    fc_doc_free(&c);
+    fc_doc_init(&c);
+    add(&c, mk(LB, "cuda.cublas", 1, 1, 1, FC_STATUS_OK));
+    n = fc_match_docs(&a, &c, FC_MATCH_PROBLEM, &p);
+    CHECK(n == 2 && p[0].a == &a.rec[0] && p[0].b == &c.rec[0] && p[1].a == &a.rec[1] && p[1].b == NULL);
+    free(p);
+    fc_doc_free(&c);
     char key[320];
     fc_record_key(&a.rec[0], FC_MATCH_PROBLEM_BACKEND, key, sizeof key);
     CHECK(!strcmp(key, "linear_bias:m=8,k=8,n=8,dtype=fp32 on cpu.openblas"));

@@ -88,33 +88,48 @@ static void push_pair(fc_pair **p, int *n, int *cap, const fc_record *a, const f
     (*p)[(*n)++] = (fc_pair){a, b};
 }
 
+/* The unused record of b (ub: first records; used) with a's key that pass allows: on
+ * a's backend (pass 0) or any (pass 1), the earliest in b; -1 when none. */
+static int partner(const keyed *kb, const fc_doc *b, const bool *ub, const bool *used, const char *key,
+                   const fc_record *a, int pass)
+{
+    int best = -1;
+    for (int j = find_first(kb, b->n, key); j >= 0 && j < b->n && !strcmp(kb[j].key, key); j++) {
+        const int x = kb[j].idx; /* runs of a key are in b's order */
+        if (!ub[x] || used[x] || (pass == 0 && strcmp(b->rec[x].backend, a->backend))) continue;
+        best = x;
+        break;
+    }
+    return best;
+}
+
 int fc_match_docs(const fc_doc *a, const fc_doc *b, fc_match_by by, fc_pair **out)
 {
-    keyed *ka = sorted_keys(a, by), *kb = sorted_keys(b, by);
+    keyed *kb = sorted_keys(b, by);
     bool *ua = fc_doc_first_records(a), *ub = fc_doc_first_records(b);
+    bool *used = fc_xcalloc((size_t)(b->n ? b->n : 1), sizeof *used);
+    int *with = fc_xmalloc((size_t)(a->n ? a->n : 1) * sizeof *with);
+    char key[320];
+    /* one b record for each a record at most, and each b record once: the same
+     * backend first (by problem alone), then the others in order */
+    for (int i = 0; i < a->n; i++) with[i] = -1;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < a->n; i++) {
+            if (!ua[i] || with[i] >= 0) continue;
+            fc_record_key(&a->rec[i], by, key, sizeof key);
+            if ((with[i] = partner(kb, b, ub, used, key, &a->rec[i], pass)) >= 0) used[with[i]] = true;
+        }
     fc_pair *p = NULL;
     int n = 0, cap = 0;
-    char key[320];
-    for (int i = 0; i < a->n; i++) {
-        if (!ua[i]) continue;
-        fc_record_key(&a->rec[i], by, key, sizeof key);
-        int f = find_first(kb, b->n, key), paired = 0;
-        for (int j = f; f >= 0 && j < b->n && !strcmp(kb[j].key, key); j++)
-            if (ub[kb[j].idx]) {
-                push_pair(&p, &n, &cap, &a->rec[i], &b->rec[kb[j].idx]);
-                paired++;
-            }
-        if (!paired) push_pair(&p, &n, &cap, &a->rec[i], NULL);
-    }
-    for (int j = 0; j < b->n; j++) {
-        if (!ub[j]) continue;
-        fc_record_key(&b->rec[j], by, key, sizeof key);
-        if (find_first(ka, a->n, key) < 0) push_pair(&p, &n, &cap, NULL, &b->rec[j]);
-    }
-    free(ka);
+    for (int i = 0; i < a->n; i++)
+        if (ua[i]) push_pair(&p, &n, &cap, &a->rec[i], with[i] >= 0 ? &b->rec[with[i]] : NULL);
+    for (int j = 0; j < b->n; j++)
+        if (ub[j] && !used[j]) push_pair(&p, &n, &cap, NULL, &b->rec[j]);
     free(kb);
     free(ua);
     free(ub);
+    free(used);
+    free(with);
     *out = p;
     return n;
 }

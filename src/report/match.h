@@ -47,8 +47,10 @@ typedef struct fc_pair {
 bool *fc_doc_first_records(const fc_doc *d);
 
 /* Pairs a's records with b's: a's order first (b = NULL when b lacks it), then
- * b's records that a lacks. By problem alone, every a record of a problem pairs
- * with every b record of it. A key repeated within one document pairs once (its
+ * b's records that a lacks. By problem alone, an a record pairs with one b record
+ * of its problem at most, and a b record with one a record: the one on its own
+ * backend where b has it, else the first b left, in each's order; a record left
+ * over is its side's alone. A key repeated within one document pairs once (its
  * first record). Returns the number of pairs; free(*out). */
 int fc_match_docs(const fc_doc *a, const fc_doc *b, fc_match_by by, fc_pair **out);
 
