@@ -58,8 +58,26 @@ mk missing.json "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32
 chk 1 "a missing record fails" missing.json --format json
 check_eq "missing verdict" "$(pyq out "[r['verdict'] for r in d['records_checked']]")" "['missing', 'pass', 'pass']"
 mk skipped.json "$LB@cpu.openblas:1,1,1:skipped" "$LR@cpu.openblas:1.55,1.62,1.69" "$CV@cpu.onednn:1.12,1.22,1.32"
-chk 1 "a skipped record counts as missing" skipped.json --format json
-check_eq "skipped: missing" "$(verdict_of out linear_bias:)" missing
+chk 1 "a record the baseline measured and the library declines now counts as missing" skipped.json --format json
+check_eq "skipped now: missing" "$(verdict_of out linear_bias:)" missing
+check_eq "skipped now: why" "$(pyq out "[r['why'] for r in d['records_checked'] if r['verdict'] == 'missing'][0]")" \
+    "skipped now, ok in the baseline: needs 80.00 GiB of cpu memory, 20.00 GiB available"
+# declined in both (or with no baseline): skipped, which passes, its reason the note
+expect 0 "a record skipped in the baseline and now passes" -- \
+    "$FUSECAL" check --baseline skipped.json skipped.json --format json --junit junit_skip.xml
+check_eq "skipped in both: verdict, count, result" \
+    "$(pyq out "[r['verdict'] for r in d['records_checked'] if r['problem'].startswith('linear_bias:')][0], d['counts']['skipped'], d['failing'], d['result']")" \
+    "skipped 1 0 pass"
+check_eq "skipped: the reason is its note" "$(pyq out "[r['why'] for r in d['records_checked'] if r['verdict'] == 'skipped'][0]")" \
+    "skipped: needs 80.00 GiB of cpu memory, 20.00 GiB available"
+if grep -q "check passed: .*1 skipped" "$WORK/err"; then ok "the summary line counts it"; else bad "summary: $(cat "$WORK/err")"; fi
+if "$PYTHON" -c "import jsonschema" >/dev/null 2>&1; then
+    if "$PYTHON" "$TESTS/validate_schema.py" "$SRC/schemas/check.schema.json" out 2>"$WORK/verr"; then ok "a check document with skipped is schema-valid"
+    else bad "check document: $(cat "$WORK/verr")"; fi
+fi
+check_eq "JUnit: skipped, not failed" "$("$PYTHON" -c "import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); print(r.get('skipped'), r.get('failures'), [c.find('skipped').get('message')[:8] for c in r.iter('testcase') if c.find('skipped') is not None])" junit_skip.xml)" "1 0 ['skipped:']"
+expect 0 "a skipped record with thresholds alone passes" -- "$FUSECAL" check --thresholds "$SRC/results/thresholds.example.json" skipped.json --format json --strict
+check_eq "thresholds alone: skipped" "$(verdict_of out linear_bias:)" skipped
 
 mk disjoint.json "linear_bias_gelu:m=8,k=8,n=8,dtype=fp32@cpu.openblas:1.2,1.3,1.4"
 chk 1 "empty intersection" disjoint.json
@@ -102,6 +120,8 @@ chk 2 "baseline with a number out of range" pass.json --baseline huge.json; err_
 mk v3.json --schema-version 3 "$LB@cpu.openblas:1.2,1.3,1.4"
 chk 2 "baseline of a newer schema version" pass.json --baseline v3.json; err_says "v3.json" "schema version 3 is newer"
 chk 2 "missing baseline file" pass.json --baseline nope.json; err_says "cannot open 'nope.json'"
+mk upside.json "$LB@cpu.openblas:1.20,1.30,1.40" "$LR@cpu.openblas:1.69,1.62,1.55"
+chk 2 "an interval upside down" upside.json; err_says "upside.json" "record 1 ($LR on cpu.openblas)" "speedup.ci95 has its low end above its high end"
 chk 2 "current results not JSON" trunc.json; err_says "bad current results" "trunc.json"
 echo '{"schema": "fusecal-thresholds", "schema_version": 1, "rules": [' >tt.json
 chk 2 "thresholds not JSON" pass.json --thresholds tt.json; err_says "bad thresholds file" "tt.json" "truncated"

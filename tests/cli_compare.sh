@@ -68,6 +68,14 @@ check_eq "pairs across backends" "$(pyq "$WORK/out" "[(r['a']['backend'], r['b']
     "[('cpu.openblas', 'cuda.cublas'), ('cpu.openblas', 'cuda.cublas')]"
 expect 0 "--by problem, text has both backend columns" -- "$FUSECAL" compare a.json gpu.json --by problem
 if grep -q 'A backend  *B backend' "$WORK/out"; then ok "backend columns"; else bad "header: $(head -5 "$WORK/out")"; fi
+# several backends on each side: each record pairs once, with its own backend where
+# the other side has it, else with one left over
+mk two_a.json "$LB@cpu.openblas:1.9,2.0,2.1" "$LB@cpu.onednn:1.4,1.5,1.6"
+mk two_b.json "$LB@cpu.onednn:1.4,1.5,1.6" "$LB@cuda.cublas:2.9,3.0,3.1" "$LB@cpu.openblas:1.9,2.0,2.1"
+expect 0 "--by problem with several backends" -- "$FUSECAL" compare two_a.json two_b.json --by problem --format json
+check_eq "each record once, its own backend first" \
+    "$(pyq "$WORK/out" "[(r['a']['backend'], r['b']['backend']) for r in d['rows']], [x['backend'] for x in d['only_b']]")" \
+    "[('cpu.openblas', 'cpu.openblas'), ('cpu.onednn', 'cpu.onednn')] ['cuda.cublas']"
 
 # a record with a control (the fused form changes its implementation too): compared on
 # its fusion split, as check judges it. The whole speedup held at 1.6 while the split

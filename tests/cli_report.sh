@@ -81,6 +81,19 @@ r = E.parse(sys.argv[1]).getroot()
 c = [s.get('data-chart') for s in r.iter('{http://www.w3.org/2000/svg}svg')]
 print(c.count('speedup'), c.count('roofline'))" real.html)" "2 1"
 
+# files of one host with one base name: as much of their paths as tells them apart
+mkdir -p runs/A runs/B runs/C
+for d in A B C; do mk "runs/$d/quick-1.json" "linear_bias:m=64,k=64,n=64,dtype=fp32@cpu.openblas:1.2,1.3,1.4"; done
+mk runs/C/solo.json "linear_bias:m=64,k=64,n=64,dtype=fp32@cpu.openblas:1.2,1.3,1.4"
+expect 0 "report of files with one base name" -- "$FUSECAL" report runs/A/quick-1.json runs/B/quick-1.json runs/C/solo.json \
+    "$WORK/runs/A/quick-1.json" -o names.html
+check_eq "roofline headings tell the files apart" "$("$PYTHON" -c "
+import sys, xml.etree.ElementTree as E
+X = '{http://www.w3.org/1999/xhtml}'
+r = E.parse(sys.argv[1]).getroot()
+print([''.join(h.itertext()).split(' \u00b7 ')[-1] for h in r.iter(X + 'h3') if 'Roofline' in ''.join(h.itertext())])" names.html)" \
+    "['runs/A/quick-1.json', 'B/quick-1.json', 'solo.json', '$(basename "$WORK")/runs/A/quick-1.json']"
+
 # bad input and usage: one line, exit 2, no page
 printf '{"schema": "fusecal-calibration", "schema_version": 2,' >trunc.json
 expect 2 "a file that is not JSON" -- "$FUSECAL" report sweep.json trunc.json -o bad.html; err_says "trunc.json" "truncated"

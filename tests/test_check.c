@@ -121,11 +121,33 @@ static void state_moved_verdicts(void)
     CHECK(judge(NULL, &c, 1.1, 0.05, why) == FC_VERDICT_PASS);
 }
 
+/* A record below both the minimum and the baseline's floor: each bound is judged by
+ * the rounds that reach it, and the verdict is withheld only when both are in doubt. */
+static void state_moved_both_bounds(void)
+{
+    char why[512];
+    fc_record base = mk(LB, "cpu.openblas", 1.45, 1.50, 1.55, FC_STATUS_OK); /* floor 1.45 * 0.95 = 1.38 */
+    fc_record c = mk(LB, "cpu.openblas", 0.80, 0.85, 0.90, FC_STATUS_OK);
+    rounds_of(&c, 2.5, 1, 1.0); /* one of ten rounds reaches the minimum 0.95, none the floor */
+    for (int k = 0; k < 9; k++) c.round[k].ratio = 0.85;
+    CHECK(judge(&base, &c, 0, 0.05, why) == FC_VERDICT_REGRESSED);
+    CHECK(judge(NULL, &c, 0.95, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
+    CHECK(judge(&base, &c, 0.95, 0.05, why) == FC_VERDICT_REGRESSED);
+    CHECK_STR_CONTAINS(why, "wholly below the baseline's");
+    CHECK_STR_CONTAINS(why, "below the minimum 0.95x too, which 1 of its 10 rounds reach");
+    /* a round at the floor but none at the minimum 1.6: below-threshold stands */
+    c.round[9].ratio = 1.4;
+    CHECK(judge(&base, &c, 1.6, 0.05, why) == FC_VERDICT_BELOW_THRESHOLD);
+    /* rounds reach both: withheld */
+    CHECK(judge(&base, &c, 0.95, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
+    CHECK_STR_CONTAINS(why, "below the minimum 0.95x, but the machine's state moved");
+}
+
 static void verdict_names(void)
 {
-    const char *want[FC_NVERDICTS] = {"pass",      "improved",        "inconclusive",
-                                      "regressed", "below-threshold", "failed-verification",
-                                      "missing"};
+    const char *want[FC_NVERDICTS] =
+        {"pass",   "improved", "skipped", "inconclusive", "regressed", "below-threshold", "failed-verification",
+         "missing"};
     for (int v = 0; v < FC_NVERDICTS; v++) CHECK(!strcmp(fc_verdict_name((fc_verdict)v), want[v]));
     CHECK(!fc_verdict_fails(FC_VERDICT_PASS, true));
     CHECK(!fc_verdict_fails(FC_VERDICT_IMPROVED, true));
@@ -186,12 +208,17 @@ static void every_verdict(void)
     fc_record low = mk(LB, "cpu.openblas", 0.8, 0.9, 1.0, FC_STATUS_OK);
     CHECK(judge(&low, &c, 1.3, 0.05, why) == FC_VERDICT_INCONCLUSIVE);
     CHECK(judge(&low, &c, 0, 0.05, why) == FC_VERDICT_IMPROVED);
-    /* missing: absent or skipped */
+    /* missing: absent, or skipped where the baseline measured it */
     CHECK(judge(&base, NULL, 0, 0.05, why) == FC_VERDICT_MISSING);
     fc_record sk = mk(LB, "cpu.openblas", 0, 0, 0, FC_STATUS_SKIPPED);
     snprintf(sk.reason, sizeof sk.reason, "needs 80 GiB");
     CHECK(judge(&base, &sk, 0, 0.05, why) == FC_VERDICT_MISSING);
     CHECK_STR_CONTAINS(why, "needs 80 GiB");
+    /* skipped, which passes: declined in the baseline too, or no baseline record */
+    CHECK(judge(&sk, &sk, 0, 0.05, why) == FC_VERDICT_SKIPPED);
+    CHECK_STR_CONTAINS(why, "skipped: needs 80 GiB");
+    CHECK(judge(NULL, &sk, 1.0, 0.05, why) == FC_VERDICT_SKIPPED);
+    CHECK(!fc_verdict_fails(FC_VERDICT_SKIPPED, true));
     /* failed: failed-verification, whatever the baseline */
     fc_record bad = mk(LB, "cpu.openblas", 0, 0, 0, FC_STATUS_FAILED);
     CHECK(judge(&base, &bad, 0, 0.05, why) == FC_VERDICT_FAILED_VERIFICATION);
@@ -514,13 +541,31 @@ static void pairing(void)
     CHECK(n == 4 && p[2].a == NULL && p[2].b == &b.rec[1]);
     CHECK(n == 4 && p[3].a == NULL && p[3].b == &b.rec[2]);
     free(p);
-    /* by problem: every backend of a with every backend of b */
+    /* by problem: each record once, its own backend first (openblas with openblas),
+     * then the others in order (onednn with cublas) */
     n = fc_match_docs(&a, &b, FC_MATCH_PROBLEM, &p);
-    CHECK(n == 5);
-    int cross = 0;
-    for (int i = 0; i < n; i++) cross += p[i].a && p[i].b;
-    CHECK(cross == 4);
+    CHECK_MSG(n == 3, "%d pairs", n);
+    CHECK(n == 3 && p[0].a == &a.rec[0] && p[0].b == &b.rec[0]);
+    CHECK(n == 3 && p[1].a == &a.rec[1] && p[1].b == &b.rec[1]);
+    CHECK(n == 3 && p[2].a == NULL && p[2].b == &b.rec[2]);
     free(p);
+    /* the own backend wins though it comes later; an a record left over is a's alone */
+    fc_doc c;
+    fc_doc_init(&c);
+    add(&c, mk(LB, "cuda.cublas", 1, 1, 1, FC_STATUS_OK));
+    add(&c, mk(LB, "cpu.onednn", 1, 1, 1, FC_STATUS_OK));
+    n = fc_match_docs(&a, &c, FC_MATCH_PROBLEM, &p);
+    CHECK_MSG(n == 2, "%d pairs", n);
+    CHECK(n == 2 && p[0].a == &a.rec[0] && p[0].b == &c.rec[0]);
+    CHECK(n == 2 && p[1].a == &a.rec[1] && p[1].b == &c.rec[1]);
+    free(p);
+    fc_doc_free(&c);
+    fc_doc_init(&c);
+    add(&c, mk(LB, "cuda.cublas", 1, 1, 1, FC_STATUS_OK));
+    n = fc_match_docs(&a, &c, FC_MATCH_PROBLEM, &p);
+    CHECK(n == 2 && p[0].a == &a.rec[0] && p[0].b == &c.rec[0] && p[1].a == &a.rec[1] && p[1].b == NULL);
+    free(p);
+    fc_doc_free(&c);
     char key[320];
     fc_record_key(&a.rec[0], FC_MATCH_PROBLEM_BACKEND, key, sizeof key);
     CHECK(!strcmp(key, "linear_bias:m=8,k=8,n=8,dtype=fp32 on cpu.openblas"));
@@ -759,6 +804,26 @@ static void crossing_fixed_dims(void)
                       "along %s: %s", dim, fixed);
     }
     fc_crossings_free(&x);
+    /* skv=2048 given at s=1 shares its value with s=2048's default skv, and s=256 with
+     * its default is on that one's line: whatever the order, the default skv line
+     * (s=256, s=2048) is one, and s=1 with skv set is not on it */
+    fc_record mix[] = {swept("attention:b=1,h=8,hkv=2,s=2048,d=64", "cpu.openblas", 0.8),
+                       swept("attention:b=1,h=8,hkv=2,s=256,d=64", "cpu.openblas", 0.9),
+                       swept("attention:b=1,h=8,hkv=2,s=1,skv=2048,d=64", "cpu.openblas", 2.2)};
+    for (int order = 0; order < 2; order++) {
+        fc_record m3[3];
+        for (int i = 0; i < 3; i++) m3[i] = mix[order ? 2 - i : i];
+        find(m3, 3, &x);
+        CHECK_MSG(x.n == 0, "order %d: %d crossings", order, x.n);
+        for (int i = 0; i < x.nlines; i++) {
+            char fixed[128];
+            fc_sweep_line_fixed(&x.lines[i], fixed, sizeof fixed);
+            CHECK_MSG(x.lines[i].n == 2 && !strcmp(fixed, "b=1,h=8,hkv=2,d=64"), "order %d: %d records, %s", order,
+                      x.lines[i].n, fixed);
+        }
+        CHECK_MSG(x.nlines == 1, "order %d: %d lines", order, x.nlines);
+        fc_crossings_free(&x);
+    }
 }
 
 static void crossing_moves(void)
@@ -953,6 +1018,32 @@ static int count(const char *hay, const char *needle)
     return n;
 }
 
+/* An interval from 1e-300 to 1e300: the log axes stay finite, ends and ratio, and
+ * so does every number the page draws. */
+static void report_far_values(void)
+{
+    fc_axis a = {.log = true};
+    const double v[] = {1e-300, 1, 1e300};
+    fc_axis_fit(&a, v, 3);
+    CHECK_MSG(isfinite(a.lo) && isfinite(a.hi) && a.lo > 0 && isfinite(a.hi / a.lo) && a.hi / a.lo > 1, "[%g, %g]",
+              a.lo, a.hi);
+    fc_chart c = {.left = 0, .right = 100, .top = 0, .bottom = 100, .x = a, .y = a};
+    for (int i = 0; i < 3; i++) CHECK(isfinite(fc_chart_px(&c, v[i])) && isfinite(fc_chart_py(&c, v[i])));
+    CHECK(isfinite(fc_chart_px(&c, 0)) && isfinite(fc_chart_px(&c, INFINITY)));
+    fc_doc d;
+    fc_doc_init(&d);
+    host_json(&d, "CPU", "2.6.3");
+    add(&d, mk(LB, "cpu.openblas", 1e-300, 1.0, 1e300, FC_STATUS_OK));
+    fc_report_input in = {"far.json", &d};
+    fc_report_page page = {.in = &in, .n = 1};
+    char *html = fc_report_html(&page);
+    CHECK(count(html, "data-chart=\"speedup\"") == 1);
+    CHECK_MSG(!strstr(html, "nan") && !strstr(html, "inf\""), "%.80s",
+              strstr(html, "nan") ? strstr(html, "nan") - 40 : "");
+    free(html);
+    fc_doc_free(&d);
+}
+
 static void report_markup(void)
 {
     fc_doc d;
@@ -1126,12 +1217,11 @@ static void host_summaries(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(verdict_names),  T(every_verdict),    T(state_moved_verdicts),
-        T(exit_codes),     T(confirmations),    T(thresholds_files),
-        T(pairing),        T(compare_means),    T(crossing_one),
-        T(crossing_none),  T(crossing_two),     T(crossing_fixed_dims),
-        T(crossing_moves), T(speedup_analysis), T(roofline_analysis),
-        T(xml_escaping),   T(report_markup),    T(check_outputs),
+        T(verdict_names),       T(every_verdict),  T(state_moved_verdicts), T(state_moved_both_bounds),
+        T(exit_codes),          T(confirmations),  T(thresholds_files),     T(pairing),
+        T(compare_means),       T(crossing_one),   T(crossing_none),        T(crossing_two),
+        T(crossing_fixed_dims), T(crossing_moves), T(speedup_analysis),     T(roofline_analysis),
+        T(xml_escaping),        T(report_markup),  T(report_far_values),    T(check_outputs),
         T(host_summaries),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);

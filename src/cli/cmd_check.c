@@ -132,7 +132,8 @@ const fc_cmd_spec fc_cmd_check = {
         "control was measured: what fusion alone gives), so that noise does not fail a build: "
         "pass, improved, regressed (the current interval lies wholly below the baseline's, by more than "
         "the allowed regression), below-threshold (the current interval lies wholly below the pattern's "
-        "minimum speedup), inconclusive, missing, failed-verification.",
+        "minimum speedup), inconclusive, missing, failed-verification, skipped (the library declined the "
+        "problem, and the baseline did not measure it either: passes).",
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
     .options = options,

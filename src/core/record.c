@@ -513,7 +513,9 @@ static void stats_read(const cJSON *o, fc_stats *s)
     s->rsd = fc_json_num(o, "rsd", NAN);
 }
 
-static void ratio_read(const cJSON *o, fc_ratio_ci *c)
+/* Reads a ratio and its intervals; false when the ci95 is upside down (lo > hi),
+ * which would judge against bounds swapped. */
+static bool ratio_read(const cJSON *o, fc_ratio_ci *c)
 {
     memset(c, 0, sizeof *c);
     c->ratio = fc_json_num(o, "ratio", NAN);
@@ -533,6 +535,7 @@ static void ratio_read(const cJSON *o, fc_ratio_ci *c)
         c->within_lo = c->lo;
         c->within_hi = c->hi;
     }
+    return !(c->lo > c->hi);
 }
 
 static void sense_read(const cJSON *o, fc_sense *s)
@@ -570,12 +573,15 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     const int by = fc_word_index(&fc_decider_words, fc_json_str(o, "decided_by", "eager"));
     r->decided_by = by < 0 ? FC_DECIDER_EAGER : (fc_decider)by;
     const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "speedup");
-    if (sp) ratio_read(sp, &r->speedup);
+    const char *upside = NULL; /* the interval whose low end is above its high end */
+    if (sp && !ratio_read(sp, &r->speedup)) upside = "speedup";
     fc_strlcpy(r->interval_method, fc_json_str(sp, "method", ""), sizeof r->interval_method);
     const cJSON *split = cJSON_GetObjectItemCaseSensitive(o, "speedup_split");
     if (split) {
-        ratio_read(cJSON_GetObjectItemCaseSensitive(split, "implementation"), &r->split_implementation);
-        ratio_read(cJSON_GetObjectItemCaseSensitive(split, "fusion"), &r->split_fusion);
+        if (!ratio_read(cJSON_GetObjectItemCaseSensitive(split, "implementation"), &r->split_implementation) && !upside)
+            upside = "speedup_split.implementation";
+        if (!ratio_read(cJSON_GetObjectItemCaseSensitive(split, "fusion"), &r->split_fusion) && !upside)
+            upside = "speedup_split.fusion";
     }
     const cJSON *pr = cJSON_GetObjectItemCaseSensitive(o, "per_round");
     int k = 0;
@@ -601,7 +607,10 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     state_read(cJSON_GetObjectItemCaseSensitive(o, "state"), r->decision, &r->state);
     const cJSON *spg = cJSON_GetObjectItemCaseSensitive(o, "speedup_graph");
     r->has_graph_speedup = spg != NULL;
-    if (spg) ratio_read(spg, &r->speedup_graph);
+    if (spg && !ratio_read(spg, &r->speedup_graph) && !upside) upside = "speedup_graph";
+    if (upside)
+        return fc_errf(e, "%s: record %d (%s on %s): %s.ci95 has its low end above its high end", name, idx, problem,
+                       r->backend, upside);
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(o, "memory");
     r->traffic_reduction = fc_json_num(mem, "traffic_reduction", 0);
     const cJSON *roof = cJSON_GetObjectItemCaseSensitive(o, "roofline");

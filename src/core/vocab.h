@@ -142,6 +142,7 @@ typedef enum { FC_BOUND_LIST(FC_VOCAB_ENUM) FC_NBOUNDS } fc_bound;
 #define FC_VERDICT_LIST(X)                                     \
     X(FC_VERDICT_, PASS, "pass")                               \
     X(FC_VERDICT_, IMPROVED, "improved")                       \
+    X(FC_VERDICT_, SKIPPED, "skipped")                         \
     X(FC_VERDICT_, INCONCLUSIVE, "inconclusive")               \
     X(FC_VERDICT_, REGRESSED, "regressed")                     \
     X(FC_VERDICT_, BELOW_THRESHOLD, "below-threshold")         \

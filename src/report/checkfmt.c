@@ -13,9 +13,10 @@
 static int severity(fc_verdict v)
 {
     static const int rank[FC_NVERDICTS] = {
-        [FC_VERDICT_MISSING] = 0,   [FC_VERDICT_FAILED_VERIFICATION] = 1, [FC_VERDICT_BELOW_THRESHOLD] = 2,
-        [FC_VERDICT_REGRESSED] = 3, [FC_VERDICT_INCONCLUSIVE] = 4,        [FC_VERDICT_IMPROVED] = 5,
-        [FC_VERDICT_PASS] = 6,
+        [FC_VERDICT_MISSING] = 0,         [FC_VERDICT_FAILED_VERIFICATION] = 1,
+        [FC_VERDICT_BELOW_THRESHOLD] = 2, [FC_VERDICT_REGRESSED] = 3,
+        [FC_VERDICT_INCONCLUSIVE] = 4,    [FC_VERDICT_SKIPPED] = 5,
+        [FC_VERDICT_IMPROVED] = 6,        [FC_VERDICT_PASS] = 7,
     };
     return rank[v];
 }
@@ -24,7 +25,7 @@ int *fc_check_order(const fc_check_result *c)
 {
     int *ord = fc_xmalloc((size_t)(c->n ? c->n : 1) * sizeof *ord);
     int k = 0;
-    for (int s = 0; s <= 6; s++)
+    for (int s = 0; s < FC_NVERDICTS; s++)
         for (int i = 0; i < c->n; i++)
             if (severity(c->items[i].verdict) == s) ord[k++] = i;
     return ord;
@@ -47,9 +48,10 @@ static int nfailing(const fc_check_result *c)
 /* "3 regressed, 1 inconclusive, 10 pass" (failing ones in bold for markdown) */
 static void counts_text(fc_str *b, const fc_check_result *c, bool md)
 {
-    static const fc_verdict order[] = {FC_VERDICT_MISSING,   FC_VERDICT_FAILED_VERIFICATION, FC_VERDICT_BELOW_THRESHOLD,
-                                       FC_VERDICT_REGRESSED, FC_VERDICT_INCONCLUSIVE,        FC_VERDICT_IMPROVED,
-                                       FC_VERDICT_PASS};
+    static const fc_verdict order[] = {FC_VERDICT_MISSING,         FC_VERDICT_FAILED_VERIFICATION,
+                                       FC_VERDICT_BELOW_THRESHOLD, FC_VERDICT_REGRESSED,
+                                       FC_VERDICT_INCONCLUSIVE,    FC_VERDICT_SKIPPED,
+                                       FC_VERDICT_IMPROVED,        FC_VERDICT_PASS};
     int k = 0;
     for (size_t i = 0; i < FC_ARRAY_LEN(order); i++) {
         int n = c->count[order[i]];
@@ -219,7 +221,8 @@ char *fc_check_junit(const fc_check_result *c, const fc_check_info *in)
 {
     fc_str b = {0};
     int failures = nfailing(c);
-    int skipped = c->strict ? 0 : c->count[FC_VERDICT_INCONCLUSIVE];
+    /* skipped records and (unless strict) inconclusive ones: neither passes nor fails */
+    int skipped = c->count[FC_VERDICT_SKIPPED] + (c->strict ? 0 : c->count[FC_VERDICT_INCONCLUSIVE]);
     char now[32];
     fc_utc_timestamp(now);
     now[19] = 0; /* JUnit timestamps carry no zone */
@@ -280,7 +283,7 @@ char *fc_check_junit(const fc_check_result *c, const fc_check_info *in)
             fc_str_add(&b, " --backend ");
             fc_xml_escape(&b, r->backend);
             fc_str_add(&b, "</failure>\n");
-        } else if (it->verdict == FC_VERDICT_INCONCLUSIVE) {
+        } else if (it->verdict == FC_VERDICT_INCONCLUSIVE || it->verdict == FC_VERDICT_SKIPPED) {
             fc_str_add(&b, "<skipped");
             xml_attr(&b, "message", msg);
             fc_str_add(&b, "/>\n");

@@ -18,17 +18,24 @@ static bool sweepable(const fc_dim *d) { return !d->derived && d->max > 1; }
 
 /* Whether a and b lie on one line along dim: the same pattern, dtype, layout, every
  * other dim, and (with_backend) backend. A dim that follows dim by default (skv along
- * s) and holds its default in both moves with it. */
+ * s) moves with it where it holds its default, and is a fixed value elsewhere: both
+ * hold the default, or neither does and their values agree. Both ways or neither, so
+ * the lines are the same whatever order the records come in (s=2048 with its default
+ * skv and s=1 with skv=2048 given are on two lines, as s=256 with its default is on
+ * the first alone). */
 static bool same_line(const fc_record *a, const fc_record *b, int dim, bool with_backend)
 {
     if (a->prob.pat != b->prob.pat || a->prob.dtype != b->prob.dtype || a->prob.layout != b->prob.layout) return false;
     if (with_backend && strcmp(a->backend, b->backend)) return false;
     const fc_family *f = fc_family_of(a->prob.pat);
     for (int i = 0; i < f->ndims; i++) {
-        if (i == dim || f->dims[i].derived || a->prob.d[i] == b->prob.d[i]) continue;
-        bool follows = fc_family_dim_follows(f, i) == dim && fc_problem_dim_is_default(&a->prob, i) &&
-                       fc_problem_dim_is_default(&b->prob, i);
-        if (!follows) return false;
+        if (i == dim || f->dims[i].derived) continue;
+        if (fc_family_dim_follows(f, i) == dim) {
+            const bool da = fc_problem_dim_is_default(&a->prob, i), db = fc_problem_dim_is_default(&b->prob, i);
+            if (da != db || (!da && a->prob.d[i] != b->prob.d[i])) return false;
+        } else if (a->prob.d[i] != b->prob.d[i]) {
+            return false;
+        }
     }
     return true;
 }

@@ -13,7 +13,8 @@ bool fc_verdict_fails(fc_verdict v, bool strict)
 {
     switch (v) {
     case FC_VERDICT_PASS:
-    case FC_VERDICT_IMPROVED: return false;
+    case FC_VERDICT_IMPROVED:
+    case FC_VERDICT_SKIPPED: return false;
     case FC_VERDICT_INCONCLUSIVE: return strict;
     default: return true;
     }
@@ -87,33 +88,48 @@ static void push_pair(fc_pair **p, int *n, int *cap, const fc_record *a, const f
     (*p)[(*n)++] = (fc_pair){a, b};
 }
 
+/* The unused record of b (ub: first records; used) with a's key that pass allows: on
+ * a's backend (pass 0) or any (pass 1), the earliest in b; -1 when none. */
+static int partner(const keyed *kb, const fc_doc *b, const bool *ub, const bool *used, const char *key,
+                   const fc_record *a, int pass)
+{
+    int best = -1;
+    for (int j = find_first(kb, b->n, key); j >= 0 && j < b->n && !strcmp(kb[j].key, key); j++) {
+        const int x = kb[j].idx; /* runs of a key are in b's order */
+        if (!ub[x] || used[x] || (pass == 0 && strcmp(b->rec[x].backend, a->backend))) continue;
+        best = x;
+        break;
+    }
+    return best;
+}
+
 int fc_match_docs(const fc_doc *a, const fc_doc *b, fc_match_by by, fc_pair **out)
 {
-    keyed *ka = sorted_keys(a, by), *kb = sorted_keys(b, by);
+    keyed *kb = sorted_keys(b, by);
     bool *ua = fc_doc_first_records(a), *ub = fc_doc_first_records(b);
+    bool *used = fc_xcalloc((size_t)(b->n ? b->n : 1), sizeof *used);
+    int *with = fc_xmalloc((size_t)(a->n ? a->n : 1) * sizeof *with);
+    char key[320];
+    /* one b record for each a record at most, and each b record once: the same
+     * backend first (by problem alone), then the others in order */
+    for (int i = 0; i < a->n; i++) with[i] = -1;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < a->n; i++) {
+            if (!ua[i] || with[i] >= 0) continue;
+            fc_record_key(&a->rec[i], by, key, sizeof key);
+            if ((with[i] = partner(kb, b, ub, used, key, &a->rec[i], pass)) >= 0) used[with[i]] = true;
+        }
     fc_pair *p = NULL;
     int n = 0, cap = 0;
-    char key[320];
-    for (int i = 0; i < a->n; i++) {
-        if (!ua[i]) continue;
-        fc_record_key(&a->rec[i], by, key, sizeof key);
-        int f = find_first(kb, b->n, key), paired = 0;
-        for (int j = f; f >= 0 && j < b->n && !strcmp(kb[j].key, key); j++)
-            if (ub[kb[j].idx]) {
-                push_pair(&p, &n, &cap, &a->rec[i], &b->rec[kb[j].idx]);
-                paired++;
-            }
-        if (!paired) push_pair(&p, &n, &cap, &a->rec[i], NULL);
-    }
-    for (int j = 0; j < b->n; j++) {
-        if (!ub[j]) continue;
-        fc_record_key(&b->rec[j], by, key, sizeof key);
-        if (find_first(ka, a->n, key) < 0) push_pair(&p, &n, &cap, NULL, &b->rec[j]);
-    }
-    free(ka);
+    for (int i = 0; i < a->n; i++)
+        if (ua[i]) push_pair(&p, &n, &cap, &a->rec[i], with[i] >= 0 ? &b->rec[with[i]] : NULL);
+    for (int j = 0; j < b->n; j++)
+        if (ub[j] && !used[j]) push_pair(&p, &n, &cap, NULL, &b->rec[j]);
     free(kb);
     free(ua);
     free(ub);
+    free(used);
+    free(with);
     *out = p;
     return n;
 }
@@ -164,8 +180,11 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
         return FC_VERDICT_MISSING;
     }
     if (cur->status == FC_STATUS_SKIPPED) {
-        snprintf(why, n, "skipped: %.400s", cur->reason[0] ? cur->reason : "no reason given");
-        return FC_VERDICT_MISSING;
+        /* the library declined it: a loss only where the baseline measured it */
+        const bool lost = base && base->status == FC_STATUS_OK;
+        snprintf(why, n, "skipped%s: %.400s", lost ? " now, ok in the baseline" : "",
+                 cur->reason[0] ? cur->reason : "no reason given");
+        return lost ? FC_VERDICT_MISSING : FC_VERDICT_SKIPPED;
     }
     if (cur->status != FC_STATUS_OK) {
         snprintf(why, n, "%.480s", cur->reason[0] ? cur->reason : "the record failed");
@@ -177,22 +196,34 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
     const bool have_base = base && base->status == FC_STATUS_OK;
     const fc_ratio_ci *B = have_base ? fc_record_fusion_speedup(base) : NULL;
     if (B) ci_text(B, bc, sizeof bc);
-    int k;
-    if (min > 0 && C->hi < min) {
-        if ((k = rounds_across(cur, min, true)) > 0)
-            return state_withholds(cur, cc, "the minimum", min, k, true, why, n);
+    /* Both failing bounds are judged: a verdict is withheld only when every bound the
+     * interval lies wholly below is one that enough rounds reach; one that none reach
+     * fails the record whatever the other's rounds say. */
+    const double floor_ = B ? B->lo * (1 - tol) : 0;
+    const bool below = min > 0 && C->hi < min, regressed = B && C->hi < floor_;
+    const int kmin = below ? rounds_across(cur, min, true) : 0,
+              kfloor = regressed ? rounds_across(cur, floor_, true) : 0;
+    if (below && !kmin) {
         snprintf(why, n, "speedup %s: the whole interval is below the minimum %.3gx", cc, min);
         return FC_VERDICT_BELOW_THRESHOLD;
     }
-    const double floor_ = B ? B->lo * (1 - tol) : 0;
-    if (B && C->hi < floor_) {
-        if ((k = rounds_across(cur, floor_, true)) > 0)
-            return state_withholds(cur, cc, "the baseline's floor (its low end less the tolerance)", floor_, k, true,
-                                   why, n);
+    if (regressed && !kfloor) {
         snprintf(why, n, "speedup %s lies wholly below the baseline's %s by more than %.3g%% (upper bound %.3g < %.3g)",
                  cc, bc, 100 * tol, C->hi, floor_);
+        if (below) {
+            size_t l = strlen(why);
+            snprintf(why + l, n - l,
+                     "; below the minimum %.3gx too, which %d of its %d rounds reach (the machine's state moved): "
+                     "that alone would be inconclusive",
+                     min, kmin, cur->rounds);
+        }
         return FC_VERDICT_REGRESSED;
     }
+    if (below) return state_withholds(cur, cc, "the minimum", min, kmin, true, why, n);
+    if (regressed)
+        return state_withholds(cur, cc, "the baseline's floor (its low end less the tolerance)", floor_, kfloor, true,
+                               why, n);
+    int k;
     if (min > 0 && C->lo < min) {
         snprintf(why, n, "speedup %s straddles the minimum %.3gx", cc, min);
         return FC_VERDICT_INCONCLUSIVE;

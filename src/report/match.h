@@ -7,6 +7,9 @@
  * C = current CI, tol = allowed regression, min = minimum speedup), first that
  * applies:
  *   missing              no current record, or the current record was skipped
+ *                        where the baseline's was ok
+ *   skipped              the current record was skipped (the library declined
+ *                        it) and the baseline's was not ok or there is none
  *   failed-verification  the current record failed (verification, setup or run)
  *   below-threshold      C.hi < min
  *   regressed            C.hi < B.lo·(1 − tol): the current CI lies wholly below
@@ -17,7 +20,7 @@
  *   pass                 anything else
  * B is used only when the baseline record is ok; min only when a thresholds file
  * gives one. missing, failed-verification, below-threshold and regressed fail a
- * check; inconclusive fails it only when strict. */
+ * check; inconclusive fails it only when strict; skipped never does. */
 #ifndef FC_MATCH_H
 #define FC_MATCH_H
 
@@ -44,8 +47,10 @@ typedef struct fc_pair {
 bool *fc_doc_first_records(const fc_doc *d);
 
 /* Pairs a's records with b's: a's order first (b = NULL when b lacks it), then
- * b's records that a lacks. By problem alone, every a record of a problem pairs
- * with every b record of it. A key repeated within one document pairs once (its
+ * b's records that a lacks. By problem alone, an a record pairs with one b record
+ * of its problem at most, and a b record with one a record: the one on its own
+ * backend where b has it, else the first b left, in each's order; a record left
+ * over is its side's alone. A key repeated within one document pairs once (its
  * first record). Returns the number of pairs; free(*out). */
 int fc_match_docs(const fc_doc *a, const fc_doc *b, fc_match_by by, fc_pair **out);
 

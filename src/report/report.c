@@ -38,10 +38,27 @@ static const char *doc_str(const cJSON *host, const char *a, const char *b, cons
     return cJSON_IsString(n) ? n->valuestring : NULL;
 }
 
-static const char *base_name(const char *path)
+/* The last k parts of path ("B/quick-1.json" for k = 2), or all of it when it has
+ * no more. */
+static const char *path_tail(const char *path, int k)
 {
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
+    for (const char *p = path + strlen(path); p > path; p--)
+        if (p[-1] == '/' && --k == 0) return p;
+    return path;
+}
+
+/* What tells file i's name apart from the others': its base name, or where others
+ * share that, the fewest last parts of its path that no other's same parts spell
+ * ("A/quick-1.json" beside "B/quick-1.json"); else the whole path. */
+static const char *file_tag(const fc_report_input *in, int n, int i)
+{
+    for (int k = 1;; k++) {
+        const char *t = path_tail(in[i].name, k);
+        bool unique = true;
+        for (int j = 0; j < n && unique; j++)
+            if (j != i && !strcmp(t, path_tail(in[j].name, k))) unique = false;
+        if (unique || t == in[i].name) return t;
+    }
 }
 
 /* "cpu.onednn fp32 nhwc · quick-1.json" */
@@ -84,9 +101,11 @@ static void speedup_series(const rpt *R, const fc_chart *c, const fc_speedup_dat
     if (s->b - s->a > 1) {
         fc_str_addf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" points=\"",
                     col);
-        for (int i = s->a; i < s->b; i++)
-            fc_str_addf(o, "%s%.1f,%.1f", i > s->a ? " " : "", fc_chart_px(c, d->pt[i].r->flops),
-                        fc_chart_py(c, fc_record_decisive_speedup(d->pt[i].r)->ratio));
+        for (int i = s->a, k = 0; i < s->b; i++) {
+            double x = fc_chart_px(c, d->pt[i].r->flops),
+                   y = fc_chart_py(c, fc_record_decisive_speedup(d->pt[i].r)->ratio);
+            if (isfinite(x) && isfinite(y)) fc_str_addf(o, "%s%.1f,%.1f", k++ ? " " : "", x, y);
+        }
         fc_str_add(o, "\"/>\n");
     }
     for (int i = s->a; i < s->b; i++) {
@@ -94,6 +113,8 @@ static void speedup_series(const rpt *R, const fc_chart *c, const fc_speedup_dat
         const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
         double x = fc_chart_px(c, r->flops), ylo = fc_chart_py(c, sp->lo), yhi = fc_chart_py(c, sp->hi),
                ym = fc_chart_py(c, sp->ratio);
+        if (!isfinite(x) || !isfinite(ylo) || !isfinite(yhi) || !isfinite(ym))
+            continue; /* every number drawn is finite */
         char fl[32], dims[256];
         fc_si_unit(r->flops, "FLOP", fl, sizeof fl);
         fc_format_dims(&r->prob, dims, sizeof dims);
@@ -790,7 +811,8 @@ char *fc_report_html(const fc_report_page *page)
     R.n = n;
     R.tag = fc_xcalloc((size_t)(n ? n : 1), sizeof *R.tag);
     if (n > 1) {
-        /* hostnames tell the files apart when they differ; else the file names */
+        /* hostnames tell the files apart when they differ; else the file names, with
+         * as much of their paths as tells them apart */
         bool distinct = true;
         for (int i = 0; i < n && distinct; i++) {
             const char *hi = doc_str(in[i].doc->host, "hostname", NULL, NULL);
@@ -801,7 +823,7 @@ char *fc_report_html(const fc_report_page *page)
             }
         }
         for (int i = 0; i < n; i++)
-            fc_strlcpy(R.tag[i], distinct ? doc_str(in[i].doc->host, "hostname", NULL, NULL) : base_name(in[i].name),
+            fc_strlcpy(R.tag[i], distinct ? doc_str(in[i].doc->host, "hostname", NULL, NULL) : file_tag(in, n, i),
                        sizeof R.tag[i]);
     }
     bool present[FC_NPATTERNS] = {false};

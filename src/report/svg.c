@@ -118,6 +118,10 @@ void fc_si_unit(double v, const char *unit, char *buf, size_t n) { si(v, unit, b
 
 /* ------------------------------------------------------------------ axes */
 
+/* The decades a log axis spans at most either side of 1 (padded, 1e-135 to 1e135:
+ * their ratio is finite too) */
+#define LOG_LIMIT 120.0
+
 void fc_axis_fit(fc_axis *a, const double *v, int n)
 {
     double lo = INFINITY, hi = -INFINITY;
@@ -131,14 +135,17 @@ void fc_axis_fit(fc_axis *a, const double *v, int n)
         hi = a->log ? 10 : 1;
     }
     if (a->log) {
-        if (hi / lo < 1.5) {
-            double m = sqrt(lo * hi);
-            lo = m / 1.5;
-            hi = m * 1.5;
+        /* in decades, the data's kept within LOG_LIMIT of 1: the ends, their ratio and
+         * every coordinate stay finite however far apart the values are */
+        double l = fmax(log10(lo), -LOG_LIMIT), h = fmin(log10(hi), LOG_LIMIT);
+        if (h - l < log10(1.5)) {
+            double m = (l + h) / 2;
+            l = m - log10(1.5);
+            h = m + log10(1.5);
         }
-        double pad = pow(hi / lo, 0.06);
-        a->lo = lo / pad;
-        a->hi = hi * pad;
+        double pad = (h - l) * 0.06;
+        a->lo = pow(10, l - pad);
+        a->hi = pow(10, h + pad);
     } else {
         if (hi - lo < 1e-12 * (fabs(hi) + 1)) {
             lo -= fabs(lo) * 0.1 + 0.5;
@@ -154,6 +161,7 @@ void fc_axis_include(fc_axis *a, double v)
 {
     if (!isfinite(v) || (a->log && v <= 0)) return;
     if (a->log) {
+        v = fmin(fmax(v, pow(10, -LOG_LIMIT)), pow(10, LOG_LIMIT));
         if (v < a->lo) a->lo = v / 1.15;
         if (v > a->hi) a->hi = v * 1.15;
     } else {
@@ -163,10 +171,13 @@ void fc_axis_include(fc_axis *a, double v)
     }
 }
 
+/* Where v lies along the axis, 0 to 1 inside it; a value far outside (or not
+ * positive on a log axis) is held a plot's length beyond its edge, so a coordinate
+ * is finite unless v is NaN. */
 static double frac(const fc_axis *a, double v)
 {
-    if (a->log) return (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo));
-    return (v - a->lo) / (a->hi - a->lo);
+    double f = a->log ? (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo)) : (v - a->lo) / (a->hi - a->lo);
+    return isnan(f) ? f : fmin(fmax(f, -1), 2);
 }
 
 double fc_chart_px(const fc_chart *c, double x) { return c->left + frac(&c->x, x) * (c->right - c->left); }
@@ -202,7 +213,7 @@ static int ticks(const fc_axis *a, double *t)
         static const double m125[] = {1, 2, 5}, m1235[] = {1, 2, 3, 5};
         const double *mult = span <= 1.5 ? m1235 : m125;
         int nm = span <= 1.5 ? 4 : span <= 3 ? 3 : 1;
-        int step = span > 8 ? 2 : 1;
+        int step = span > 8 ? (int)fmax(2, ceil(span / 10)) : 1;
         for (int d = d0; d <= d1 && n < MAX_TICKS; d++) {
             if (nm == 1 && (d - d0) % step) continue;
             for (int k = 0; k < nm && n < MAX_TICKS; k++) {
@@ -225,7 +236,7 @@ static void tick_label(const fc_axis *a, double v, char *buf, size_t n)
     char num[48];
     if (a->si) fc_si_format(v, num, sizeof num);
     else
-        snprintf(num, sizeof num, "%g", fabs(v) < 1e-12 ? 0 : v);
+        snprintf(num, sizeof num, "%g", !a->log && fabs(v) < 1e-12 ? 0 : v);
     snprintf(buf, n, "%s%s", num, a->suffix ? a->suffix : "");
 }
 

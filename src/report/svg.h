@@ -27,7 +27,8 @@ typedef struct fc_axis {
 } fc_axis;
 
 /* Fits an axis to values (non-finite and, on log axes, non-positive ones are
- * ignored), padded a little; a single value or none gives a sensible span. */
+ * ignored), padded a little; a single value or none gives a sensible span. A log
+ * axis keeps within 1e-135 to 1e135, so its ends and their ratio are finite. */
 void fc_axis_fit(fc_axis *a, const double *v, int n);
 /* Widens an axis to include v. */
 void fc_axis_include(fc_axis *a, double v);
