@@ -313,11 +313,17 @@ def network_sites(source):
         return [(s["problem"], s["multiplicity"], ", ".join(s["names"])) for s in summaries[0]["per_site"]]
     if doc.get("schema") != "fusecal-network":
         raise ValueError(f"not a fusecal network file (schema '{doc.get('schema')}')")
-    merged = {}
+    merged, named = {}, {}
     for s in doc["sites"]:
         p = canonical(s["problem"])
         mult, names = merged.get(p, (0, []))
         merged[p] = (mult + s["multiplicity"], names + s["names"])
+    for i, s in enumerate(doc["sites"]):
+        for name in s["names"]:
+            if name in named:  # as network.c: a layer named twice would count twice
+                raise ValueError(f"site {i}: name '{name}' " +
+                                 ("given twice" if named[name] == i else f"also names site {named[name]}"))
+            named[name] = i
     return [(p, m, ", ".join(n)) for p, (m, n) in merged.items()]
 
 

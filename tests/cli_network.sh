@@ -175,6 +175,16 @@ expect 2 "a site with an unknown pattern" -- "$FUSECAL" run --network unknown.js
 err_says "unknown.json: site 0" "unknown pattern 'conv_bn_gelu'"
 expect 1 "validate: a site with an unknown pattern" -- "$FUSECAL" validate unknown.json
 err_says "invalid: unknown.json: site 0" "unknown pattern 'conv_bn_gelu'"
+# a layer named by two sites would count its runs twice
+printf '%s' '{"schema":"fusecal-network","schema_version":1,"name":"x","batch":1,"sites":[{"problem":"linear_bias:m=4,k=64,n=64","multiplicity":1,"names":["layer1.0.conv2"]},{"problem":"linear_bias:m=4,k=64,n=64","multiplicity":1,"names":["layer1.0.conv2"]}]}' >twice.json
+expect 2 "a name two sites give" -- "$FUSECAL" run --network twice.json --dry-run
+err_says "twice.json: site 1: name 'layer1.0.conv2' also names site 0"
+expect 2 "predict: a name two sites give" -- "$FUSECAL" predict net.json --network twice.json
+err_says "twice.json: site 1: name 'layer1.0.conv2' also names site 0"
+if "$PYTHON" -c 'import sys; sys.path.insert(0, sys.argv[1]); import fusecal; fusecal.network_sites(sys.argv[2])' \
+    "$SRC/python" twice.json 2>&1 | grep -qF "site 1: name 'layer1.0.conv2' also names site 0"; then
+    ok "python: a name two sites give refused"
+else bad "python's network_sites takes a name two sites give"; fi
 expect 2 "an unknown network" -- "$FUSECAL" run --network resnet51 --dry-run
 err_says "unknown network 'resnet51' (valid: " "resnet50"
 expect 2 "--seq for a network without one" -- "$FUSECAL" run --network resnet50 --seq 128 --dry-run

@@ -161,6 +161,17 @@ static void refuses_bad_files(void)
         {"{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"a\"],\"scale\":{\"m\":\"tokens\"}}",
          "scale"},
         {"{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"a\"],\"extra\":1}", "extra"},
+        /* a layer named twice would count its runs twice */
+        {"{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"a\",\"l.0\"]},"
+         "{\"problem\":\"linear_bias:m=8,k=8,n=16\",\"multiplicity\":1,\"names\":[\"b\"]},"
+         "{\"problem\":\"linear_bias:m=8,k=8,n=32\",\"multiplicity\":1,\"names\":[\"a\"]},"
+         "{\"problem\":\"linear_bias:m=8,k=8,n=64\",\"multiplicity\":1,\"names\":[\"b\"]}",
+         "t.json: site 2: name 'a' also names site 0"},
+        {"{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"a\"]},"
+         "{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"a\"]}",
+         "t.json: site 1: name 'a' also names site 0"},
+        {"{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"b\",\"a\",\"b\"]}",
+         "t.json: site 0: name 'b' given twice"},
     };
     for (size_t i = 0; i < FC_ARRAY_LEN(bad); i++) {
         char text[1024];

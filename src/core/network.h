@@ -8,7 +8,8 @@
  * becomes value / (B0·S0) · (B·S) for the file's B0 and S0 (the factor a dim
  * does not scale with left out), and must divide evenly. Sites whose problems are
  * the same at the size asked for are merged: one site, the multiplicities summed,
- * every name kept. */
+ * every name kept. A name stands for one layer: a file that gives one twice (in two
+ * sites or in one) is refused. */
 #ifndef FC_NETWORK_H
 #define FC_NETWORK_H
 
