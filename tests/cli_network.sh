@@ -38,6 +38,11 @@ expect 0 "run --network resnet50 --batch 32" -- "$FUSECAL" run --network resnet5
     --dry-run
 check_eq "--batch 32: every conv at n=32" "$(grep -c 'conv[a-z_]*:n=32,' "$WORK/out")" 24
 check_eq "--batch 32: the fc at m=32" "$(grep -c 'linear_bias:m=32,k=2048,n=1000' "$WORK/out")" 1
+# sites that differ only in dtype are one site in the dtype asked for
+printf '%s' '{"schema":"fusecal-network","schema_version":1,"name":"mixed","batch":1,"sites":[{"problem":"linear_bias:m=4,k=64,n=64","multiplicity":1,"names":["a"]},{"problem":"linear_bias:m=4,k=64,n=64,dtype=bf16","multiplicity":2,"names":["b"]}]}' >mixed.json
+expect 0 "run --network --dtype fp32 on sites of two dtypes" -- "$FUSECAL" run --network mixed.json --dtype fp32 \
+    --backend cpu.openblas --dry-run
+check_eq "--dtype fp32: the two sites are one problem" "$(grep -c '^cpu.openblas' "$WORK/out")" 1
 expect 0 "run --network bert_base --batch 8 --seq 512" -- "$FUSECAL" run --network bert_base --batch 8 --seq 512 \
     --backend cpu.openblas --dry-run
 for s in "linear_bias:m=4096,k=768,n=768" "linear_bias_gelu:m=4096,k=768,n=3072" "add_layernorm:m=4096,n=768" \

@@ -145,6 +145,36 @@ static void merges_identical_sites(void)
     fc_network_free(&net);
 }
 
+/* --dtype and --layout put every site in one dtype and layout before the sites are
+ * listed: sites that differ only there become one, and a rescale keeps them. */
+static void retype_merges(void)
+{
+    fc_network net;
+    fc_err e;
+    CHECK(parse(HEAD "{\"problem\":\"linear_bias:m=8,k=16,n=16\",\"multiplicity\":3,\"names\":[\"a\"],"
+                     "\"scale\":{\"m\":\"batch\"}},"
+                     "{\"problem\":\"linear_bias:m=8,k=16,n=16,dtype=bf16\",\"multiplicity\":2,\"names\":[\"b\"],"
+                     "\"scale\":{\"m\":\"batch\"}},"
+                     "{\"problem\":\"conv_bn:n=2,c=8,h=8,w=8,k=8,layout=nchw\",\"multiplicity\":1,\"names\":[\"c\"]},"
+                     "{\"problem\":\"conv_bn:n=2,c=8,h=8,w=8,k=8\",\"multiplicity\":1,\"names\":[\"d\"]}]}",
+                &net, &e) == 0);
+    CHECK(net.n == 4);
+    const fc_dtype bf16 = FC_BF16;
+    fc_network_retype(&net, &bf16, FC_LAYOUT_NONE);
+    CHECK(net.n == 3);
+    const fc_net_site *s = find_site(&net, "linear_bias:m=8,k=16,n=16,dtype=bf16");
+    CHECK(s && s->multiplicity == 5 && s->nnames == 2);
+    CHECK(find_site(&net, "conv_bn:n=2,c=8,h=8,w=8,k=8,r=3,s=3,stride=1,pad=0,layout=nchw,dtype=bf16"));
+    fc_network_retype(&net, NULL, FC_NHWC);
+    CHECK(net.n == 2);
+    s = find_site(&net, "conv_bn:n=2,c=8,h=8,w=8,k=8,r=3,s=3,stride=1,pad=0,layout=nhwc,dtype=bf16");
+    CHECK(s && s->multiplicity == 2 && s->nnames == 2);
+    CHECK(fc_network_rescale(&net, 4, 0, &e) == 0 && net.n == 2);
+    s = find_site(&net, "linear_bias:m=16,k=16,n=16,dtype=bf16");
+    CHECK(s && s->multiplicity == 5);
+    fc_network_free(&net);
+}
+
 static void refuses_bad_files(void)
 {
     static const struct {
@@ -294,9 +324,8 @@ static void summary_on_synthetic_records(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(every_embedded_network_loads), T(resnet50_sites),         T(llama3_sites),
-        T(rescale_batch_and_seq),        T(merges_identical_sites), T(refuses_bad_files),
-        T(summary_on_synthetic_records),
+        T(every_embedded_network_loads), T(resnet50_sites),    T(llama3_sites),  T(rescale_batch_and_seq),
+        T(merges_identical_sites),       T(refuses_bad_files), T(retype_merges), T(summary_on_synthetic_records),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

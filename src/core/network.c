@@ -202,6 +202,19 @@ int fc_network_rescale(fc_network *net, int64_t batch, int64_t seq, fc_err *e)
     return 0;
 }
 
+static void retype(fc_problem *p, const fc_dtype *dtype, fc_layout layout)
+{
+    if (dtype) p->dtype = *dtype;
+    if (layout != FC_LAYOUT_NONE && fc_family_of(p->pat)->has_layout) p->layout = layout;
+}
+
+void fc_network_retype(fc_network *net, const fc_dtype *dtype, fc_layout layout)
+{
+    for (int i = 0; i < net->nraw; i++) retype(&net->raw[i].prob, dtype, layout);
+    for (int i = 0; i < net->n; i++) retype(&net->site[i].prob, dtype, layout);
+    merge(net);
+}
+
 /* ------------------------------------------------------------------ parsing */
 
 static fc_scale scale_parse(const char *s)
