@@ -84,7 +84,7 @@ static void summarize(const fc_network *net, const fc_doc *doc, fc_netsum *out)
         const double mult = (double)net->site[i].multiplicity;
         site_saving(s->rec, mult, s);
         out->measured++;
-        out->unfused_ms += mult * s->rec->v[FC_UNFUSED].lat.median;
+        out->unfused_ms += mult * fc_record_decisive_ms(s->rec, FC_UNFUSED);
         if (losing(s->rec)) out->losing++;
         if (s->rec->decision != FC_DECIDE_YES) continue;
         out->fuse++;
@@ -152,9 +152,11 @@ static cJSON *site_json(const fc_network *net, const fc_netsum_site *s)
     if (!s->rec) return o;
     const fc_record *r = s->rec;
     cJSON_AddStringToObject(o, "decision", fc_decision_name(r->decision));
-    fc_json_add_num(o, "unfused_ms", r->v[FC_UNFUSED].lat.median);
-    fc_json_add_num(o, "fused_ms", r->v[FC_FUSED].lat.median);
-    if (fc_record_decisive_base(r) == FC_CONTROL) fc_json_add_num(o, "control_ms", r->v[FC_CONTROL].lat.median);
+    /* in the timing that decided, as the saving */
+    fc_json_add_num(o, "unfused_ms", fc_record_decisive_ms(r, FC_UNFUSED));
+    fc_json_add_num(o, "fused_ms", fc_record_decisive_ms(r, FC_FUSED));
+    if (fc_record_decisive_base(r) == FC_CONTROL)
+        fc_json_add_num(o, "control_ms", fc_record_decisive_ms(r, FC_CONTROL));
     const fc_ratio_ci *d = fc_record_decisive_speedup(r);
     cJSON *sp = cJSON_AddObjectToObject(o, "speedup");
     fc_json_add_num(sp, "ratio", d->ratio);

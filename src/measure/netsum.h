@@ -1,6 +1,7 @@
 /* netsum.h — a network's summary from measured records: per backend, each unique
  * site's decision and saving per inference (multiplicity × (unfused − fused), the
- * records' median latencies), the sites' total unfused time, the saving if every
+ * records' median latencies in the timing that decided: fc_record_decisive_ms), the
+ * sites' total unfused time, the saving if every
  * yes site is fused, and the sites that lose when fused (speedup interval below 1).
  *
  * The saving's interval: each site's from its record's rounds (each round a fresh
