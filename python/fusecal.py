@@ -346,7 +346,7 @@ class Calibration:
 
         With no sites: the summaries `fusecal run --network` wrote into the
         calibration documents loaded, as written (schemas/calibration.schema.json
-        $defs/network_summary: saving_ms, saving_ci95 from the rounds, losing,
+        $defs/network_summary: saving_ms, saving_ci95 over the passes (interval_method), losing,
         per_site, ...), each with 'network': the network's name, batch and seq."""
         if sites is None:
             return [dict(s, network={k: net.get(k) for k in ("name", "batch", "seq")})
