@@ -31,6 +31,7 @@ the same problem, machine and backend replaces an earlier one's, as in C.
 """
 
 import json
+import re
 import subprocess
 from collections import namedtuple
 
@@ -76,7 +77,73 @@ def _default(pattern, name, given):
 
 
 LAYOUT = {"conv": "nhwc"}  # families with a layout, and its default
+LAYOUTS = ("nchw", "nhwc")
 DTYPES = ("fp32", "tf32", "bf16", "fp16")
+
+# each dim's range where it is not 1..2^31-1 (pattern_<family>.c's dims tables)
+_I32 = 2**31 - 1
+_RANGES = {
+    "conv": {"r": (1, 4096), "s": (1, 4096), "stride": (1, 4096), "pad": (0, 4096)},
+    "attention": {"d": (1, 4096), "causal": (0, 1)},
+    "qk_norm_rope": {"h": (1, 65536), "d": (2, 65536)},
+}
+_INTEGER = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")  # what strtoll reads whole: blanks, a sign, digits
+
+
+def _range(pattern, name):
+    r = _RANGES.get(pattern) if pattern in _RANGES else _RANGES.get(PATTERNS[pattern], {})
+    return r.get(name, (1, _I32))
+
+
+def _family_check(pattern, d):
+    """The pattern's own rules on its dims (pattern_<family>.c's check): the reason, or None."""
+    family, big = PATTERNS[pattern], 2**64 // 16  # a buffer of more elements overflows size_t
+    too_large = f"problem '{pattern}' is too large: its buffers overflow size_t"
+    if family == "linear":
+        gn = 2 * d["n"] if pattern == "linear_swiglu" else d["n"]
+        if d["m"] * gn > big:
+            return too_large
+        return f"problem '{pattern}' is too large: its GEMM's 2n = {gn} columns exceed 2^31 - 1" if gn > _I32 else None
+    if family == "conv":
+        hp, wp = d["h"] + 2 * d["pad"], d["w"] + 2 * d["pad"]
+        if d["r"] > hp or d["s"] > wp:
+            return f"filter {d['r']}x{d['s']} is larger than the padded input {hp}x{wp}"
+        if d["pad"] >= d["r"] or d["pad"] >= d["s"]:
+            return f"padding {d['pad']} must be smaller than the filter"
+        if pattern == "dwconv_bn_relu":
+            if d["k"] != d["c"]:
+                return f"pattern '{pattern}' is depthwise: k must equal c (got c={d['c']}, k={d['k']})"
+            g = d["c"] if d["g"] == 1 else d["g"]
+            if g != d["c"]:
+                return f"pattern '{pattern}' is depthwise: g must equal c (got c={d['c']}, g={g})"
+        else:
+            g = d["g"]
+        if d["c"] % g or d["k"] % g:
+            return f"groups 'g={g}' must divide c={d['c']} and k={d['k']}"
+        p, q = (hp - d["r"]) // d["stride"] + 1, (wp - d["s"]) // d["stride"] + 1
+        crs = d["c"] * d["r"] * d["s"]
+        if max(d["n"] * d["c"] * d["h"] * d["w"], d["k"] * (d["c"] // g) * d["r"] * d["s"], d["n"] * d["k"] * p * q,
+               crs * p * q) > big or crs > _I32:
+            return too_large
+        return None
+    if family == "attention":
+        if d["causal"] and pattern == "qk_scale":
+            return f"causal=1 needs a softmax; pattern '{pattern}' has none"
+        if d["hkv"] > d["h"] or d["h"] % d["hkv"]:
+            return f"hkv={d['hkv']} does not divide h={d['h']} (each key/value head serves h/hkv query heads)"
+        if d["causal"] and d["skv"] < d["s"]:
+            return f"causal=1 needs skv >= s (skv={d['skv']}, s={d['s']})"
+        if max(d["b"] * d["h"] * d["s"] * d["d"], d["b"] * d["hkv"] * d["skv"] * d["d"],
+               d["b"] * d["h"] * d["s"] * d["skv"]) > big:
+            return too_large
+        return None
+    if pattern == "qk_norm_rope":
+        if d["d"] % 2:
+            return f"d={d['d']} must be even: the rotary embedding pairs the halves of a head"
+        if d["h"] * d["d"] > _I32:
+            return f"problem '{pattern}' is too large: h·d = {d['h'] * d['d']} is above {_I32}"
+        return too_large if d["m"] * d["h"] * d["d"] > big else None
+    return too_large if d["m"] * d["n"] > big else None
 
 Answer = namedtuple("Answer", "problem machine backend source decision unfused_ms fused_ms speedup ci95 "
                               "threshold reason nearest control_ms", defaults=(None,))
@@ -90,35 +157,55 @@ measured: the record's decided_by is "fusion")."""
 
 def canonical(problem):
     """The canonical problem string fusecal's records carry: every dim (defaults
-    filled in) in the family's order, then layout= (conv) and dtype=."""
+    filled in) in the family's order, then layout= (conv) and dtype=. Refuses (with
+    ValueError) what fusecal refuses: an unknown pattern, key, dtype or layout, a
+    dim given twice, missing, not an integer or out of its range, and a pattern's
+    own rules (pattern.c's fc_problem_parse)."""
     pattern, _, body = problem.partition(":")
     if pattern not in PATTERNS:
         raise ValueError(f"unknown pattern '{pattern}' in problem '{problem}'")
     family = PATTERNS[pattern]
-    given = {}
+    if body.startswith(",") or ",," in body or body.endswith(","):
+        raise ValueError(f"bad token '' (empty) in problem '{problem}'")
+    given, dims = {}, {}
     for tok in filter(None, body.split(",")):
         key, eq, val = tok.partition("=")
         if not eq or not key or not val:
             raise ValueError(f"bad token '{tok}' in problem '{problem}': expected k=v")
         key = key.lower()
-        if key in given:
+        if key == "dtype" and val not in DTYPES:
+            raise ValueError(f"unknown dtype '{val}' in problem '{problem}'")
+        if key == "layout" and family not in LAYOUT:
+            raise ValueError(f"pattern '{pattern}' has no layout in problem '{problem}'")
+        if key == "layout" and val not in LAYOUTS:
+            raise ValueError(f"unknown layout '{val}' (valid: {', '.join(LAYOUTS)}) in problem '{problem}'")
+        if key in ("dtype", "layout"):
+            given[key] = val  # a later one replaces it, as in C
+            continue
+        if key not in dict(DIMS[pattern]):
+            raise ValueError(f"unknown key '{key}' in problem '{problem}'")
+        if key in dims:
             raise ValueError(f"'{key}' given twice in problem '{problem}'")
-        given[key] = val.strip()
-    dims = {}
+        if not _INTEGER.fullmatch(val) or not -2**63 <= int(val) < 2**63:
+            raise ValueError(f"bad value '{key}={val}' in problem '{problem}': not an integer")
+        dims[key] = int(val)
     for name, _ in DIMS[pattern]:
-        val = given.pop(name, _default(pattern, name, dims))
-        if val is None:
-            raise ValueError(f"problem '{problem}' lacks dimension '{name}'")
-        dims[name] = int(val)
+        if name not in dims:
+            default = _default(pattern, name, dims)
+            if default is None:
+                raise ValueError(f"problem '{problem}' lacks dimension '{name}'")
+            dims[name] = default
+        lo, hi = _range(pattern, name)
+        if not lo <= dims[name] <= hi:
+            raise ValueError(f"dimension '{name}={dims[name]}' out of range for pattern '{pattern}' ({lo}..{hi})")
+    dims = {n: dims[n] for n, _ in DIMS[pattern]}
+    why = _family_check(pattern, dims)
+    if why:
+        raise ValueError(f"{why} in problem '{problem}'")
     out = [f"{n}={v}" for n, v in dims.items() if _shown(pattern, n, dims)]
     if family in LAYOUT:
-        out.append("layout=" + given.pop("layout", LAYOUT[family]))
-    dtype = given.pop("dtype", "fp32")
-    if dtype not in DTYPES:
-        raise ValueError(f"unknown dtype '{dtype}' in problem '{problem}'")
-    out.append("dtype=" + dtype)
-    if given:
-        raise ValueError(f"unknown key '{next(iter(given))}' in problem '{problem}'")
+        out.append("layout=" + given.get("layout", LAYOUT[family]))
+    out.append("dtype=" + given.get("dtype", "fp32"))
     return f"{pattern}:{','.join(out)}"
 
 
@@ -259,7 +346,7 @@ class Calibration:
 
         With no sites: the summaries `fusecal run --network` wrote into the
         calibration documents loaded, as written (schemas/calibration.schema.json
-        $defs/network_summary: saving_ms, saving_ci95 from the rounds, losing,
+        $defs/network_summary: saving_ms, saving_ci95 over the passes (interval_method), losing,
         per_site, ...), each with 'network': the network's name, batch and seq."""
         if sites is None:
             return [dict(s, network={k: net.get(k) for k in ("name", "batch", "seq")})
@@ -313,11 +400,17 @@ def network_sites(source):
         return [(s["problem"], s["multiplicity"], ", ".join(s["names"])) for s in summaries[0]["per_site"]]
     if doc.get("schema") != "fusecal-network":
         raise ValueError(f"not a fusecal network file (schema '{doc.get('schema')}')")
-    merged = {}
+    merged, named = {}, {}
     for s in doc["sites"]:
         p = canonical(s["problem"])
         mult, names = merged.get(p, (0, []))
         merged[p] = (mult + s["multiplicity"], names + s["names"])
+    for i, s in enumerate(doc["sites"]):
+        for name in s["names"]:
+            if name in named:  # as network.c: a layer named twice would count twice
+                raise ValueError(f"site {i}: name '{name}' " +
+                                 ("given twice" if named[name] == i else f"also names site {named[name]}"))
+            named[name] = i
     return [(p, m, ", ".join(n)) for p, (m, n) in merged.items()]
 
 

@@ -38,6 +38,11 @@ expect 0 "run --network resnet50 --batch 32" -- "$FUSECAL" run --network resnet5
     --dry-run
 check_eq "--batch 32: every conv at n=32" "$(grep -c 'conv[a-z_]*:n=32,' "$WORK/out")" 24
 check_eq "--batch 32: the fc at m=32" "$(grep -c 'linear_bias:m=32,k=2048,n=1000' "$WORK/out")" 1
+# sites that differ only in dtype are one site in the dtype asked for
+printf '%s' '{"schema":"fusecal-network","schema_version":1,"name":"mixed","batch":1,"sites":[{"problem":"linear_bias:m=4,k=64,n=64","multiplicity":1,"names":["a"]},{"problem":"linear_bias:m=4,k=64,n=64,dtype=bf16","multiplicity":2,"names":["b"]}]}' >mixed.json
+expect 0 "run --network --dtype fp32 on sites of two dtypes" -- "$FUSECAL" run --network mixed.json --dtype fp32 \
+    --backend cpu.openblas --dry-run
+check_eq "--dtype fp32: the two sites are one problem" "$(grep -c '^cpu.openblas' "$WORK/out")" 1
 expect 0 "run --network bert_base --batch 8 --seq 512" -- "$FUSECAL" run --network bert_base --batch 8 --seq 512 \
     --backend cpu.openblas --dry-run
 for s in "linear_bias:m=4096,k=768,n=768" "linear_bias_gelu:m=4096,k=768,n=3072" "add_layernorm:m=4096,n=768" \
@@ -175,6 +180,16 @@ expect 2 "a site with an unknown pattern" -- "$FUSECAL" run --network unknown.js
 err_says "unknown.json: site 0" "unknown pattern 'conv_bn_gelu'"
 expect 1 "validate: a site with an unknown pattern" -- "$FUSECAL" validate unknown.json
 err_says "invalid: unknown.json: site 0" "unknown pattern 'conv_bn_gelu'"
+# a layer named by two sites would count its runs twice
+printf '%s' '{"schema":"fusecal-network","schema_version":1,"name":"x","batch":1,"sites":[{"problem":"linear_bias:m=4,k=64,n=64","multiplicity":1,"names":["layer1.0.conv2"]},{"problem":"linear_bias:m=4,k=64,n=64","multiplicity":1,"names":["layer1.0.conv2"]}]}' >twice.json
+expect 2 "a name two sites give" -- "$FUSECAL" run --network twice.json --dry-run
+err_says "twice.json: site 1: name 'layer1.0.conv2' also names site 0"
+expect 2 "predict: a name two sites give" -- "$FUSECAL" predict net.json --network twice.json
+err_says "twice.json: site 1: name 'layer1.0.conv2' also names site 0"
+if "$PYTHON" -c 'import sys; sys.path.insert(0, sys.argv[1]); import fusecal; fusecal.network_sites(sys.argv[2])' \
+    "$SRC/python" twice.json 2>&1 | grep -qF "site 1: name 'layer1.0.conv2' also names site 0"; then
+    ok "python: a name two sites give refused"
+else bad "python's network_sites takes a name two sites give"; fi
 expect 2 "an unknown network" -- "$FUSECAL" run --network resnet51 --dry-run
 err_says "unknown network 'resnet51' (valid: " "resnet50"
 expect 2 "--seq for a network without one" -- "$FUSECAL" run --network resnet50 --seq 128 --dry-run

@@ -114,5 +114,35 @@ for bad in ("nonesuch:m=1", "linear_bias:m=1,k=2", "linear_bias:m=1,k=2,n=3,foo=
     except ValueError as e:
         check(True, f"canonical('{bad}') refused: {e}")
 
+# what C refuses python refuses, what C takes python writes as C does: layouts,
+# integers as strtoll reads them, dims' ranges, empty tokens, the patterns' rules
+EDGES = [
+    "conv_bn:n=1,c=8,h=8,w=8,k=8,layout=NCHW", "conv_bn:n=1,c=8,h=8,w=8,k=8,layout=none",
+    "conv_bn:n=1,c=8,h=8,w=8,k=8,layout=nchw", "linear_bias:m=1,k=2,n=3,layout=nchw",
+    "linear_bias:m=1,k=2,n=3,dtype=fp32,dtype=bf16", "linear_bias:m=1,k=2,n=3,dtype= fp32",
+    "linear_bias:m= 1,k=2,n=3", "linear_bias:m=1 ,k=2,n=3", "linear_bias:m=+1,k=2,n=3", "linear_bias:M=1,k=2,n=3",
+    "linear_bias:m=0x10,k=2,n=3", "linear_bias:m=1_0,k=2,n=3", "linear_bias:m=99999999999999999999,k=2,n=3",
+    "linear_bias:m=1,k=2,n=3,", "linear_bias:,m=1,k=2,n=3", "linear_bias:m=1,,k=2,n=3",
+    "linear_bias:m=0,k=2,n=3", "linear_bias:m=2147483648,k=2,n=3", "linear_bias:m=2147483647,k=1,n=2147483647",
+    "linear_swiglu:m=1,k=1,n=1073741824",
+    "attention:b=1,h=2,s=4,d=8,causal=2", "attention:b=1,h=2,s=4,d=8,causal=1", "qk_scale:b=1,h=2,s=4,d=8,causal=1",
+    "attention:b=1,h=2,s=4,skv=2,d=8,causal=1", "attention:b=1,h=6,hkv=4,s=4,d=8", "attention:b=1,h=4,s=4,d=4097",
+    "attention:b=2147483647,h=2147483647,s=2147483647,d=64",
+    "conv_bn:n=1,c=8,h=8,w=8,k=8,pad=3", "conv_bn:n=1,c=8,h=1,w=8,k=8", "conv_bn:n=1,c=8,h=8,w=8,k=8,r=0",
+    "conv_bn:n=1,c=8,h=8,w=8,k=8,g=3", "conv_bn:n=1,c=8,h=8,w=8,k=8,g=2", "conv_bn:n=1,c=8,h=8,w=8,k=8,stride=5000",
+    "dwconv_bn_relu:n=1,c=8,h=8,w=8,k=8,g=1", "dwconv_bn_relu:n=1,c=8,h=8,w=8,k=8,g=4",
+    "dwconv_bn_relu:n=1,c=8,h=8,w=8,k=16", "conv_bn:n=2147483647,c=2147483647,h=8,w=8,k=8",
+    "add_layernorm:m=2147483647,n=2147483647", "qk_norm_rope:m=4,h=2,d=3", "qk_norm_rope:m=4,h=65537,d=64",
+    "qk_norm_rope:m=4,h=65536,d=65536", "qk_norm_rope:m=4,h=2,d=64,n=5",
+]
+for q in EDGES:
+    r = subprocess.run([FUSECAL, "predict", CAL, "--problem", q, "--format", "json"], capture_output=True, text=True)
+    c = None if r.returncode == 2 else json.loads(r.stdout)["predictions"][0]["problem"]
+    try:
+        py = fusecal.canonical(q)
+    except ValueError:
+        py = None
+    check(py == c, f"canonical('{q}'): {'refused' if c is None else c}, as C")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -49,6 +49,37 @@ static void strict_parser(void)
     CHECK_STR_CONTAINS(e.msg, "nesting");
 }
 
+/* Duplicate keys in an object of 400000 members: the one reported is the first
+ * member whose key an earlier one has, wherever in the object the pair lies (each
+ * member checked against every earlier one would take minutes here). */
+static void large_object_duplicates(void)
+{
+    enum { N = 400000 };
+    char *text = fc_xmalloc((size_t)N * 24 + 64);
+    for (int round = 0; round < 3; round++) {
+        size_t off = (size_t)sprintf(text, "{\"o\": {");
+        for (int i = 0; i < N; i++) {
+            /* round 1: member N-1 repeats member 3's key; round 2 also member N/2
+             * member 7's, which comes first */
+            int key = round >= 1 && i == N - 1 ? 3 : round == 2 && i == N / 2 ? 7 : i;
+            off += (size_t)sprintf(text + off, "%s\"k%d\": %d", i ? ", " : "", key, i);
+        }
+        off += (size_t)sprintf(text + off, "}}");
+        cJSON *j = NULL;
+        fc_err e = {{0}};
+        int rc = fc_json_parse("big.json", text, off, &j, &e);
+        if (round == 0) {
+            CHECK_MSG(rc == 0, "distinct keys refused: %s", e.msg);
+            CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "o")) == N);
+        } else {
+            CHECK(rc != 0);
+            CHECK_STR_CONTAINS(e.msg, round == 1 ? "big.json: duplicate key 'k3' at /o" : "duplicate key 'k7' at /o");
+        }
+        cJSON_Delete(j);
+    }
+    free(text);
+}
+
 static void validator(void)
 {
     const char *schema_text =
@@ -290,7 +321,7 @@ static void embedded_catalogue(void)
 
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(strict_parser), T(validator), T(record_round_trip), T(version_and_kind_errors),
-                                   T(embedded_catalogue)};
+    static const t_case cases[] = {T(strict_parser),     T(large_object_duplicates), T(validator),
+                                   T(record_round_trip), T(version_and_kind_errors), T(embedded_catalogue)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -6,6 +6,7 @@
 #include "jsonschema.h"
 #include "netsum.h"
 #include "network.h"
+#include "stats.h"
 #include "test.h"
 
 static int parse(const char *text, fc_network *net, fc_err *e)
@@ -145,6 +146,36 @@ static void merges_identical_sites(void)
     fc_network_free(&net);
 }
 
+/* --dtype and --layout put every site in one dtype and layout before the sites are
+ * listed: sites that differ only there become one, and a rescale keeps them. */
+static void retype_merges(void)
+{
+    fc_network net;
+    fc_err e;
+    CHECK(parse(HEAD "{\"problem\":\"linear_bias:m=8,k=16,n=16\",\"multiplicity\":3,\"names\":[\"a\"],"
+                     "\"scale\":{\"m\":\"batch\"}},"
+                     "{\"problem\":\"linear_bias:m=8,k=16,n=16,dtype=bf16\",\"multiplicity\":2,\"names\":[\"b\"],"
+                     "\"scale\":{\"m\":\"batch\"}},"
+                     "{\"problem\":\"conv_bn:n=2,c=8,h=8,w=8,k=8,layout=nchw\",\"multiplicity\":1,\"names\":[\"c\"]},"
+                     "{\"problem\":\"conv_bn:n=2,c=8,h=8,w=8,k=8\",\"multiplicity\":1,\"names\":[\"d\"]}]}",
+                &net, &e) == 0);
+    CHECK(net.n == 4);
+    const fc_dtype bf16 = FC_BF16;
+    fc_network_retype(&net, &bf16, FC_LAYOUT_NONE);
+    CHECK(net.n == 3);
+    const fc_net_site *s = find_site(&net, "linear_bias:m=8,k=16,n=16,dtype=bf16");
+    CHECK(s && s->multiplicity == 5 && s->nnames == 2);
+    CHECK(find_site(&net, "conv_bn:n=2,c=8,h=8,w=8,k=8,r=3,s=3,stride=1,pad=0,layout=nchw,dtype=bf16"));
+    fc_network_retype(&net, NULL, FC_NHWC);
+    CHECK(net.n == 2);
+    s = find_site(&net, "conv_bn:n=2,c=8,h=8,w=8,k=8,r=3,s=3,stride=1,pad=0,layout=nhwc,dtype=bf16");
+    CHECK(s && s->multiplicity == 2 && s->nnames == 2);
+    CHECK(fc_network_rescale(&net, 4, 0, &e) == 0 && net.n == 2);
+    s = find_site(&net, "linear_bias:m=16,k=16,n=16,dtype=bf16");
+    CHECK(s && s->multiplicity == 5);
+    fc_network_free(&net);
+}
+
 static void refuses_bad_files(void)
 {
     static const struct {
@@ -161,6 +192,17 @@ static void refuses_bad_files(void)
         {"{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"a\"],\"scale\":{\"m\":\"tokens\"}}",
          "scale"},
         {"{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"a\"],\"extra\":1}", "extra"},
+        /* a layer named twice would count its runs twice */
+        {"{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"a\",\"l.0\"]},"
+         "{\"problem\":\"linear_bias:m=8,k=8,n=16\",\"multiplicity\":1,\"names\":[\"b\"]},"
+         "{\"problem\":\"linear_bias:m=8,k=8,n=32\",\"multiplicity\":1,\"names\":[\"a\"]},"
+         "{\"problem\":\"linear_bias:m=8,k=8,n=64\",\"multiplicity\":1,\"names\":[\"b\"]}",
+         "t.json: site 2: name 'a' also names site 0"},
+        {"{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"a\"]},"
+         "{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"a\"]}",
+         "t.json: site 1: name 'a' also names site 0"},
+        {"{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":1,\"names\":[\"b\",\"a\",\"b\"]}",
+         "t.json: site 0: name 'b' given twice"},
     };
     for (size_t i = 0; i < FC_ARRAY_LEN(bad); i++) {
         char text[1024];
@@ -226,10 +268,13 @@ static void summary_on_synthetic_records(void)
     CHECK(parse(HEAD "{\"problem\":\"linear_bias:m=8,k=8,n=8\",\"multiplicity\":4,\"names\":[\"a\"]},"
                      "{\"problem\":\"linear_bias:m=16,k=8,n=8\",\"multiplicity\":2,\"names\":[\"b\"]},"
                      "{\"problem\":\"linear_bias:m=32,k=8,n=8\",\"multiplicity\":1,\"names\":[\"c\"]},"
-                     "{\"problem\":\"linear_bias:m=64,k=8,n=8\",\"multiplicity\":1,\"names\":[\"d\"]}]}",
+                     "{\"problem\":\"linear_bias:m=64,k=8,n=8\",\"multiplicity\":1,\"names\":[\"d\"]},"
+                     "{\"problem\":\"linear_bias:m=128,k=8,n=8\",\"multiplicity\":1,\"names\":[\"e\"]}]}",
                 &net, &e) == 0);
     fc_doc d;
     fc_doc_init(&d);
+    const double rn = 0.025, z = 1.959964;
+    d.settings.run_noise = rn;
     /* a: saves 4 x (1.0 - 0.5) = 2 ms; rounds differ by 0.4, 0.5, 0.6 (sd 0.1) */
     add_rec(&d, "linear_bias:m=8,k=8,n=8", "cpu.x", 3, (double[]){0.9, 1.0, 1.1}, (double[]){0.5, 0.5, 0.5},
             FC_DECIDE_YES, 1.8, 2.2);
@@ -242,20 +287,39 @@ static void summary_on_synthetic_records(void)
     /* d: not measured on cpu.x; on cpu.y only */
     add_rec(&d, "linear_bias:m=64,k=8,n=8", "cpu.y", 2, (double[]){2.0, 2.0}, (double[]){1.0, 1.0}, FC_DECIDE_YES, 1.9,
             2.1);
+    /* e: launch-bound, decided on the graph replays: 1.0 against 0.7 there (saves 0.3
+     * ms), 3.0 against 1.0 eager; its rounds' medians are eager ones */
+    add_rec(&d, "linear_bias:m=128,k=8,n=8", "cpu.x", 2, (double[]){3.0, 3.0}, (double[]){1.0, 1.0}, FC_DECIDE_YES, 2.8,
+            3.2);
+    fc_record *g = &d.rec[d.n - 1];
+    g->decided_by = FC_DECIDER_GRAPH;
+    g->has_graph_speedup = g->v[FC_UNFUSED].has_graph = g->v[FC_FUSED].has_graph = true;
+    g->v[FC_UNFUSED].lat_graph.median = 1.0;
+    g->v[FC_FUSED].lat_graph.median = 0.7;
+    g->speedup_graph = (fc_ratio_ci){.ratio = 1 / 0.7, .lo = 1.2, .hi = 1.7};
     fc_netsum *s;
     int n = fc_netsum_build(&net, &d, &s);
     CHECK(n == 2);
     CHECK(!strcmp(s[0].backend, "cpu.x") && !strcmp(s[1].backend, "cpu.y"));
-    CHECK(s[0].sites == 4 && s[0].measured == 3 && s[0].fuse == 2 && s[0].losing == 1);
-    CHECK_NEAR(s[0].unfused_ms, 4 * 1.0 + 2 * 1.2 + 1 * 1.0, 1e-12);
-    CHECK_NEAR(s[0].saving_ms, 2.0 + 0.4, 1e-12);
-    /* half-widths: a 4 x t(2) x 0.1/sqrt(3), b 2 x t(1) x 0.1414/sqrt(2); in quadrature */
-    double ha = 4 * 4.302652729911275 * 0.1 / sqrt(3), hb = 2 * 12.706204736174698 * sqrt(0.02) / sqrt(2);
-    CHECK_NEAR(s[0].saving_hi - s[0].saving_ms, sqrt(ha * ha + hb * hb), 1e-3);
-    CHECK_NEAR(s[0].saving_ms - s[0].saving_lo, sqrt(ha * ha + hb * hb), 1e-3);
+    CHECK(s[0].sites == 5 && s[0].measured == 4 && s[0].fuse == 3 && s[0].losing == 1);
+    /* the latencies of the timing that decided: e's graph replays' */
+    CHECK_NEAR(s[0].unfused_ms, 4 * 1.0 + 2 * 1.2 + 1 * 1.0 + 1 * 1.0, 1e-12);
+    CHECK_NEAR(s[0].saving_ms, 2.0 + 0.4 + 0.3, 1e-12);
+    /* a's interval: its rounds' 4 x t(2) x 0.1/sqrt(3), and the run-level part 4 x 1.0 x 1.96 x run_noise */
+    double ha = 4 * fc_t975(2) * 0.1 / sqrt(3), ra = 4 * 1.0 * z * rn;
+    CHECK(s[0].s[0].site == 0);
+    CHECK_NEAR(s[0].s[0].hi - s[0].s[0].saving_ms, sqrt(ha * ha + ra * ra), 1e-9);
+    /* the total: a's and b's savings pass by pass over b's 2 rounds, 4 x 0.4 + 2 x 0.1 =
+     * 1.8 and 4 x 0.5 + 2 x 0.3 = 2.6 (sd 0.566), t(1) x sd/sqrt(2); their run-level parts
+     * added (common to the run); e's bounds (from its graph speedup) in quadrature */
+    double hp = fc_t975(1) * sqrt(0.32) / sqrt(2), run = (4 * 1.0 + 2 * 1.2) * z * rn;
+    double elo = 0.3 - (1 - 1 / 1.2), ehi = (1 - 1 / 1.7) - 0.3;
+    CHECK_NEAR(s[0].saving_ms - s[0].saving_lo, sqrt(hp * hp + run * run + elo * elo), 1e-9);
+    CHECK_NEAR(s[0].saving_hi - s[0].saving_ms, sqrt(hp * hp + run * run + ehi * ehi), 1e-9);
     /* largest saving first, the unmeasured last */
-    CHECK(s[0].s[0].site == 0 && s[0].s[1].site == 1 && s[0].s[2].site == 2 && s[0].s[3].rec == NULL);
-    CHECK_NEAR(s[0].s[2].saving_ms, -1.0, 1e-12);
+    CHECK(s[0].s[1].site == 1 && s[0].s[2].site == 4 && s[0].s[3].site == 2 && s[0].s[4].rec == NULL);
+    CHECK_NEAR(s[0].s[2].saving_ms, 0.3, 1e-12);
+    CHECK_NEAR(s[0].s[3].saving_ms, -1.0, 1e-12);
     CHECK(s[1].measured == 1 && s[1].fuse == 1);
     CHECK_NEAR(s[1].saving_ms, 1.0, 1e-12);
 
@@ -264,7 +328,13 @@ static void summary_on_synthetic_records(void)
     const cJSON *losing = cJSON_GetObjectItemCaseSensitive(sum0, "losing");
     CHECK(cJSON_GetArraySize(losing) == 1);
     CHECK(!strcmp(cJSON_GetArrayItem(losing, 0)->valuestring, "linear_bias:m=32,k=8,n=8,dtype=fp32"));
-    CHECK(fc_json_num(j, "runs_per_inference", 0) == 8);
+    CHECK(fc_json_num(j, "runs_per_inference", 0) == 9);
+    /* each site's times are those its saving is of: e's graph replays' */
+    const cJSON *e_site = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum0, "per_site"), 2);
+    CHECK(!strcmp(fc_json_str(e_site, "problem", ""), "linear_bias:m=128,k=8,n=8,dtype=fp32"));
+    CHECK_NEAR(fc_json_num(e_site, "unfused_ms", 0), 1.0, 1e-12);
+    CHECK_NEAR(fc_json_num(e_site, "fused_ms", 0), 0.7, 1e-12);
+    CHECK_NEAR(fc_json_num(sum0, "unfused_ms", 0), 8.4, 1e-12);
     /* the block is what the calibration schema's $defs/network describes */
     cJSON *schema = fc_json_embedded("schemas/calibration.schema.json");
     cJSON *sub = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(schema, "$defs"),
@@ -283,9 +353,8 @@ static void summary_on_synthetic_records(void)
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {
-        T(every_embedded_network_loads), T(resnet50_sites),         T(llama3_sites),
-        T(rescale_batch_and_seq),        T(merges_identical_sites), T(refuses_bad_files),
-        T(summary_on_synthetic_records),
+        T(every_embedded_network_loads), T(resnet50_sites),    T(llama3_sites),  T(rescale_batch_and_seq),
+        T(merges_identical_sites),       T(refuses_bad_files), T(retype_merges), T(summary_on_synthetic_records),
     };
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

@@ -533,13 +533,13 @@ static int network_problems(const run_opts *o, const selection *s, fc_network *n
     fc_layout layout = FC_LAYOUT_NONE;
     if (o->layout && fc_layout_parse(o->layout, &layout) != 0)
         return fc_usage_error("unknown layout '%s' (valid: %s)", o->layout, fc_words_valid(&fc_layout_words));
+    /* before the sites are listed: sites that differ only in dtype or layout become one */
+    fc_network_retype(net, s->ndtypes ? &s->dtypes[0] : NULL, layout);
     *sw = net->stop;
     snprintf(sw->name, sizeof sw->name, "network %s", net->name);
     sw->prob = fc_xcalloc((size_t)net->n, sizeof *sw->prob);
     for (int i = 0; i < net->n; i++) {
         fc_problem *p = &net->site[i].prob;
-        if (s->ndtypes) p->dtype = s->dtypes[0];
-        if (layout != FC_LAYOUT_NONE && fc_family_of(p->pat)->has_layout) p->layout = layout;
         if (check_fits(p, o->set.max_memory) != 0) return FC_EXIT_USAGE;
         sw->prob[sw->n++] = *p;
     }

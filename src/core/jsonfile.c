@@ -30,7 +30,41 @@ static void line_col(const char *text, const char *at, int *line, int *col)
     }
 }
 
-/* Walks the tree: duplicate keys, non-finite numbers, depth. */
+/* A member's key and its place among the object's members. */
+typedef struct keyed {
+    const char *key;
+    int at;
+} keyed;
+
+static int by_key(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* The place of the first member (in the object's order) whose key an earlier member
+ * already has, or -1: the keys sorted with their places, so that an object of n
+ * members costs n log n however many it has (the input limit allows millions). */
+static int first_duplicate(const cJSON *obj)
+{
+    int n = 0;
+    for (const cJSON *c = obj->child; c; c = c->next) n += c->string != NULL;
+    if (n < 2) return -1;
+    keyed *k = fc_xmalloc((size_t)n * sizeof *k);
+    int i = 0, at = 0;
+    for (const cJSON *c = obj->child; c; c = c->next, at++)
+        if (c->string) k[i++] = (keyed){c->string, at};
+    qsort(k, (size_t)n, sizeof *k, by_key);
+    int first = -1;
+    for (i = 1; i < n; i++)
+        if (!strcmp(k[i - 1].key, k[i].key) && (first < 0 || k[i].at < first)) first = k[i].at;
+    free(k);
+    return first;
+}
+
+/* Walks the tree: duplicate keys, non-finite numbers, depth; the first fault in
+ * the document's order is the one reported. */
 static int check_tree(const char *name, const cJSON *node, int depth, char *path, size_t plen, fc_err *e)
 {
     if (depth > FC_JSON_MAX_DEPTH)
@@ -38,13 +72,12 @@ static int check_tree(const char *name, const cJSON *node, int depth, char *path
     if (cJSON_IsNumber(node) && !isfinite(node->valuedouble))
         return fc_errf(e, "%s: number out of range at %s", name, path[0] ? path : "/");
     if (!cJSON_IsObject(node) && !cJSON_IsArray(node)) return 0;
+    const int dup = cJSON_IsObject(node) ? first_duplicate(node) : -1;
     size_t base = strlen(path);
     int i = 0;
     for (const cJSON *c = node->child; c; c = c->next, i++) {
         if (cJSON_IsObject(node)) {
-            for (const cJSON *d = node->child; d != c; d = d->next)
-                if (d->string && c->string && strcmp(d->string, c->string) == 0)
-                    return fc_errf(e, "%s: duplicate key '%s' at %s", name, c->string, path[0] ? path : "/");
+            if (i == dup) return fc_errf(e, "%s: duplicate key '%s' at %s", name, c->string, path[0] ? path : "/");
             snprintf(path + base, plen - base, "/%s", c->string ? c->string : "?");
         } else {
             snprintf(path + base, plen - base, "/%d", i);

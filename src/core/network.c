@@ -202,6 +202,19 @@ int fc_network_rescale(fc_network *net, int64_t batch, int64_t seq, fc_err *e)
     return 0;
 }
 
+static void retype(fc_problem *p, const fc_dtype *dtype, fc_layout layout)
+{
+    if (dtype) p->dtype = *dtype;
+    if (layout != FC_LAYOUT_NONE && fc_family_of(p->pat)->has_layout) p->layout = layout;
+}
+
+void fc_network_retype(fc_network *net, const fc_dtype *dtype, fc_layout layout)
+{
+    for (int i = 0; i < net->nraw; i++) retype(&net->raw[i].prob, dtype, layout);
+    for (int i = 0; i < net->n; i++) retype(&net->site[i].prob, dtype, layout);
+    merge(net);
+}
+
 /* ------------------------------------------------------------------ parsing */
 
 static fc_scale scale_parse(const char *s)
@@ -251,6 +264,47 @@ static int parse_site(const char *name, int idx, const cJSON *j, fc_network *net
     return 0;
 }
 
+/* A name and the site that gives it, in the file's order. */
+typedef struct named {
+    const char *name;
+    int site, at; /* at: its place among every name of the file */
+} named;
+
+static int by_name(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* A layer named by two sites (or twice by one) would count its runs twice: the
+ * first name, in the file's order, that an earlier one repeats is an error. */
+static int unique_names(const char *name, const fc_network *net, fc_err *e)
+{
+    int n = 0;
+    for (int i = 0; i < net->nraw; i++) n += net->raw[i].nnames;
+    named *all = fc_xcalloc(n > 0 ? (size_t)n : 1, sizeof *all);
+    int k = 0;
+    for (int i = 0; i < net->nraw; i++)
+        for (int j = 0; j < net->raw[i].nnames; j++, k++) all[k] = (named){net->raw[i].names[j], i, k};
+    qsort(all, (size_t)n, sizeof *all, by_name);
+    const named *dup = NULL, *first = NULL;
+    for (int i = 1, g = 0; i < n; i++) {
+        if (strcmp(all[i].name, all[g].name)) g = i;
+        else if (!dup || all[i].at < dup->at) {
+            dup = &all[i];
+            first = &all[g];
+        }
+    }
+    int rc = 0;
+    if (dup && dup->site == first->site)
+        rc = fc_errf(e, "%s: site %d: name '%s' given twice", name, dup->site, dup->name);
+    else if (dup)
+        rc = fc_errf(e, "%s: site %d: name '%s' also names site %d", name, dup->site, dup->name, first->site);
+    free(all);
+    return rc;
+}
+
 static int parse_root(const char *name, const cJSON *root, fc_network *net, fc_err *e)
 {
     if (fc_schema_check(NETWORK_SCHEMA, root, name, e) != 0) return -1;
@@ -273,6 +327,7 @@ static int parse_root(const char *name, const cJSON *root, fc_network *net, fc_e
     int i = 0;
     for (const cJSON *s = sites->child; s; s = s->next, i++)
         if (parse_site(name, i, s, net, e) != 0) return -1;
+    if (unique_names(name, net, e) != 0) return -1;
     return fc_network_rescale(net, net->batch0, net->seq0, e);
 }
 

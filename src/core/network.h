@@ -8,7 +8,8 @@
  * becomes value / (B0·S0) · (B·S) for the file's B0 and S0 (the factor a dim
  * does not scale with left out), and must divide evenly. Sites whose problems are
  * the same at the size asked for are merged: one site, the multiplicities summed,
- * every name kept. */
+ * every name kept. A name stands for one layer: a file that gives one twice (in two
+ * sites or in one) is refused. */
 #ifndef FC_NETWORK_H
 #define FC_NETWORK_H
 
@@ -52,6 +53,10 @@ int fc_network_parse(const char *name, const char *text, size_t len, fc_network 
 /* Rewrites the sites for another batch size and sequence length (0 keeps the
  * current one), then merges sites made identical. */
 int fc_network_rescale(fc_network *net, int64_t batch, int64_t seq, fc_err *e);
+/* Puts every site in dtype (NULL keeps each site's) and, where its family has one,
+ * layout (FC_LAYOUT_NONE keeps each site's), the file's sites too so that a later
+ * rescale keeps them, then merges sites made identical. */
+void fc_network_retype(fc_network *net, const fc_dtype *dtype, fc_layout layout);
 void fc_network_free(fc_network *net);
 /* Sum of the multiplicities. */
 int64_t fc_network_runs(const fc_network *net);

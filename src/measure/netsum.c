@@ -26,25 +26,59 @@ static const fc_record *find(const fc_doc *doc, const char *backend, const char 
     return found;
 }
 
+/* The 95 % normal quantile, as a record's interval scales run_noise by it
+ * (stats.c: fc_interval_runs). */
+#define Z975 1.959964
+
+/* The site's saving in each of its record's rounds (the rounds' medians of the
+ * variant its decision compared with the fused form, less the fused form's), into
+ * d; returns the rounds, 0 where they cannot say: fewer than two, or the graph
+ * replays decided (the rounds' medians are eager ones). */
+static int round_savings(const fc_record *r, double mult, double *d)
+{
+    const fc_variant b = fc_record_decisive_base(r);
+    const int R = r->rounds < FC_MAX_ROUNDS ? r->rounds : FC_MAX_ROUNDS;
+    if (R < 2 || r->decided_by == FC_DECIDER_GRAPH) return 0;
+    for (int k = 0; k < R; k++) d[k] = mult * (r->round[k].median_ms[b] - r->round[k].median_ms[FC_FUSED]);
+    return R;
+}
+
+/* t(n − 1) · sd/√n of x[0..n) (n >= 2). */
+static double t_half_width(const double *x, int n)
+{
+    double mean = 0, ss = 0;
+    for (int i = 0; i < n; i++) mean += x[i];
+    mean /= n;
+    for (int i = 0; i < n; i++) ss += (x[i] - mean) * (x[i] - mean);
+    return fc_t975(n - 1) * sqrt(ss / (n - 1) / n);
+}
+
+/* The run-level part of a site's interval: the run-level sd on the log speedup
+ * (settings.run_noise) at the record's 1.96, as its speedup interval carries it,
+ * times the time fusing saves a share of (multiplicity x unfused, or control, time). */
+static double run_part(const fc_record *r, double mult, double run_noise)
+{
+    return mult * fc_record_decisive_ms(r, fc_record_decisive_base(r)) * Z975 * run_noise;
+}
+
 /* The site's saving per inference and its interval's half-widths below and above:
  * what fusing saves, the time of the variant its decision compared with the fused
  * form (the unfused chain, or the control where the fusion split decided:
- * fc_record_decisive_base) less the fused form's. */
-static void site_saving(const fc_record *r, double mult, fc_netsum_site *s)
+ * fc_record_decisive_base) less the fused form's, in the timing that decided
+ * (fc_record_decisive_ms). The interval: the rounds' (round_savings) widened in
+ * quadrature by the run-level part, as the record's speedup interval is; where the
+ * rounds cannot say, the decisive speedup interval's ends (which carry it). */
+static void site_saving(const fc_record *r, double mult, double run_noise, fc_netsum_site *s)
 {
     const fc_variant b = fc_record_decisive_base(r);
     const fc_ratio_ci *sp = fc_record_decisive_speedup(r);
     double u = fc_record_decisive_ms(r, b), f = fc_record_decisive_ms(r, FC_FUSED);
     s->saving_ms = mult * (u - f);
-    int R = r->rounds;
-    /* the rounds' medians are eager ones: where the graph replays decided, the
-     * interval comes from the speedup's */
-    if (R >= 2 && r->decided_by != FC_DECIDER_GRAPH) {
-        double d[FC_MAX_ROUNDS], mean = 0, ss = 0;
-        for (int i = 0; i < R; i++) mean += d[i] = r->round[i].median_ms[b] - r->round[i].median_ms[FC_FUSED];
-        mean /= R;
-        for (int i = 0; i < R; i++) ss += (d[i] - mean) * (d[i] - mean);
-        double hw = mult * fc_t975(R - 1) * sqrt(ss / (R - 1) / R);
+    double d[FC_MAX_ROUNDS];
+    const int R = round_savings(r, mult, d);
+    if (R > 0) {
+        const double h = t_half_width(d, R), run = run_part(r, mult, run_noise);
+        const double hw = sqrt(h * h + run * run);
         s->lo = s->saving_ms - hw;
         s->hi = s->saving_ms + hw;
         return;
@@ -69,9 +103,38 @@ static int by_saving(const void *a, const void *b)
     return x->site - y->site;
 }
 
+/* The interval of the saving of fusing every yes site (netsum.h). */
+static void total_interval(const fc_netsum *out, double run_noise, double *lo, double *hi)
+{
+    double d[FC_MAX_ROUNDS], pass[FC_MAX_ROUNDS] = {0}, var_lo = 0, var_hi = 0, run = 0;
+    int K = FC_MAX_ROUNDS;
+    for (int i = 0; i < out->sites; i++) {
+        const fc_netsum_site *s = &out->s[i];
+        if (!s->rec || s->rec->decision != FC_DECIDE_YES) continue;
+        const int R = round_savings(s->rec, s->mult, d);
+        if (R > 0 && R < K) K = R;
+    }
+    int joined = 0;
+    for (int i = 0; i < out->sites; i++) {
+        const fc_netsum_site *s = &out->s[i];
+        if (!s->rec || s->rec->decision != FC_DECIDE_YES) continue;
+        if (round_savings(s->rec, s->mult, d) > 0) {
+            for (int k = 0; k < K; k++) pass[k] += d[k];
+            run += run_part(s->rec, s->mult, run_noise);
+            joined++;
+        } else {
+            var_lo += (s->saving_ms - s->lo) * (s->saving_ms - s->lo);
+            var_hi += (s->hi - s->saving_ms) * (s->hi - s->saving_ms);
+        }
+    }
+    const double h = joined ? t_half_width(pass, K) : 0;
+    *lo = out->saving_ms - sqrt(h * h + run * run + var_lo);
+    *hi = out->saving_ms + sqrt(h * h + run * run + var_hi);
+}
+
 static void summarize(const fc_network *net, const fc_doc *doc, fc_netsum *out)
 {
-    double var_lo = 0, var_hi = 0;
+    const double run_noise = doc->settings.run_noise;
     out->sites = net->n;
     out->s = fc_xcalloc((size_t)net->n, sizeof *out->s);
     for (int i = 0; i < net->n; i++) {
@@ -79,21 +142,18 @@ static void summarize(const fc_network *net, const fc_doc *doc, fc_netsum *out)
         char ps[256];
         fc_problem_string(&net->site[i].prob, ps, sizeof ps);
         s->site = i;
+        s->mult = (double)net->site[i].multiplicity;
         s->rec = find(doc, out->backend, ps);
         if (!s->rec) continue;
-        const double mult = (double)net->site[i].multiplicity;
-        site_saving(s->rec, mult, s);
+        site_saving(s->rec, s->mult, run_noise, s);
         out->measured++;
-        out->unfused_ms += mult * s->rec->v[FC_UNFUSED].lat.median;
+        out->unfused_ms += s->mult * fc_record_decisive_ms(s->rec, FC_UNFUSED);
         if (losing(s->rec)) out->losing++;
         if (s->rec->decision != FC_DECIDE_YES) continue;
         out->fuse++;
         out->saving_ms += s->saving_ms;
-        var_lo += (s->saving_ms - s->lo) * (s->saving_ms - s->lo);
-        var_hi += (s->hi - s->saving_ms) * (s->hi - s->saving_ms);
     }
-    out->saving_lo = out->saving_ms - sqrt(var_lo);
-    out->saving_hi = out->saving_ms + sqrt(var_hi);
+    total_interval(out, run_noise, &out->saving_lo, &out->saving_hi);
     qsort(out->s, (size_t)net->n, sizeof *out->s, by_saving);
 }
 
@@ -152,9 +212,11 @@ static cJSON *site_json(const fc_network *net, const fc_netsum_site *s)
     if (!s->rec) return o;
     const fc_record *r = s->rec;
     cJSON_AddStringToObject(o, "decision", fc_decision_name(r->decision));
-    fc_json_add_num(o, "unfused_ms", r->v[FC_UNFUSED].lat.median);
-    fc_json_add_num(o, "fused_ms", r->v[FC_FUSED].lat.median);
-    if (fc_record_decisive_base(r) == FC_CONTROL) fc_json_add_num(o, "control_ms", r->v[FC_CONTROL].lat.median);
+    /* in the timing that decided, as the saving */
+    fc_json_add_num(o, "unfused_ms", fc_record_decisive_ms(r, FC_UNFUSED));
+    fc_json_add_num(o, "fused_ms", fc_record_decisive_ms(r, FC_FUSED));
+    if (fc_record_decisive_base(r) == FC_CONTROL)
+        fc_json_add_num(o, "control_ms", fc_record_decisive_ms(r, FC_CONTROL));
     const fc_ratio_ci *d = fc_record_decisive_speedup(r);
     cJSON *sp = cJSON_AddObjectToObject(o, "speedup");
     fc_json_add_num(sp, "ratio", d->ratio);

@@ -1,14 +1,27 @@
 /* netsum.h — a network's summary from measured records: per backend, each unique
  * site's decision and saving per inference (multiplicity × (unfused − fused), the
- * records' median latencies), the sites' total unfused time, the saving if every
- * yes site is fused, and the sites that lose when fused (speedup interval below 1).
+ * records' median latencies in the timing that decided: fc_record_decisive_ms), the
+ * sites' total unfused time, the saving if every yes site is fused, and the sites
+ * that lose when fused (speedup interval below 1).
  *
- * The saving's interval: each site's from its record's rounds (each round a fresh
- * setup with its own medians): multiplicity × t(R − 1) · sd/√R of the rounds'
- * differences unfused − fused around the site's saving; the sites of a network
- * were measured apart, so their errors are independent and the half-widths add in
- * quadrature. A record of one round has no spread over rounds: its speedup
- * interval's ends give the site's bounds instead. */
+ * A site's interval: multiplicity × t(R − 1) · sd/√R of its record's R rounds'
+ * differences unfused − fused (each round a fresh setup with its own medians),
+ * widened in quadrature, as the record's speedup interval is, by the run-level part
+ * multiplicity × unfused × 1.96 · run_noise (settings.run_noise: what the rounds of
+ * one run share). Where the rounds cannot say (one round, or the graph replays
+ * decided: the rounds' medians are eager ones) the decisive speedup interval's ends
+ * give the site's bounds instead.
+ *
+ * The total's interval: the sites' rounds are not independent. Round k of every
+ * problem runs in the same pass (by default one worker process a pass), so the
+ * machine's state of that pass moves them together, and the run-level effect is
+ * one for the whole run. So the yes sites' savings are added pass by pass, S_k =
+ * Σ multiplicity × (unfused_k − fused_k) over the first K passes (K the fewest
+ * rounds among those sites: a site with more rounds counts its first K, so the
+ * interval errs wide), and the interval is t(K − 1) · sd(S)/√K around the total,
+ * widened in quadrature by the sites' run-level parts added linearly (common to
+ * the run). Yes sites whose rounds cannot say add their own half-widths in
+ * quadrature. */
 #ifndef FC_NETSUM_H
 #define FC_NETSUM_H
 
@@ -17,6 +30,7 @@
 
 typedef struct fc_netsum_site {
     int site;             /* index into the network's sites */
+    double mult;          /* its multiplicity */
     const fc_record *rec; /* NULL: not measured on this backend */
     double saving_ms;     /* per inference */
     double lo, hi;        /* its 95 % interval */
@@ -30,10 +44,12 @@ typedef struct fc_netsum {
     fc_netsum_site *s;                      /* every site, largest saving first, unmeasured last */
 } fc_netsum;
 
-#define FC_NETSUM_METHOD                                                                                        \
-    "per site: multiplicity x t(R-1) x sd/sqrt(R) of the record's per-round differences of median latencies "   \
-    "(unfused - fused) over its R rounds (R = 1: the speedup interval's ends); sites measured apart, so their " \
-    "half-widths add in quadrature"
+#define FC_NETSUM_METHOD                                                                                           \
+    "per site: multiplicity x t(R-1) x sd/sqrt(R) of the record's per-round differences of median latencies "      \
+    "(unfused - fused) over its R rounds, widened in quadrature by multiplicity x unfused x 1.96 x run_noise "     \
+    "(R = 1 or graph-decided: the speedup interval's ends); total: t(K-1) x sd/sqrt(K) of the per-pass totals of " \
+    "the yes sites' differences over the first K passes (K: their fewest rounds), widened in quadrature by the "   \
+    "sites' run-level parts added linearly; sites without usable rounds add their half-widths in quadrature"
 
 /* One summary per backend with a record of a site, in the order backends first
  * appear in the document; *out is allocated (fc_netsum_free). */
