@@ -46,6 +46,29 @@ schema_valid "$WORK/one.json"
 check_eq "interrupted one-process document is incomplete, records whole" \
     "$(pyq "$WORK/one.json" "d['complete'], len(d['records']) >= 1, all(r['status']=='ok' for r in d['records'])")" "False True True"
 
+# --append of other problems keeps the records an interrupt closed early: only a
+# run that measures their problem on their backend again replaces them
+cp "$out" "$WORK/app.json"
+expect 0 "append other problems to an interrupted file" -- "$FUSECAL" run --append "$WORK/app.json" \
+    --shape m=8,k=8,n=8 --pattern linear_bias --backend cpu.openblas --max-time 0.4 --min-time 0.3 --quiet
+check_eq "interrupted records kept beside the new one" \
+    "$(pyq "$WORK/app.json" "len(d['records']), sum(r['stop_rule'] == 'interrupted' for r in d['records']), d['complete']")" \
+    "$((total + 1)) $total False"
+
+# a resume that stops early keeps every record the file had: the one it measured
+# again replaces its early one in place, the others stay (here the total-time
+# guard stops it after a job at most; then a signal in its third pass)
+expect 0 "resume stopped by the total-time guard" -- "$FUSECAL" run --resume "$out" --max-time-total 0.001 --quiet
+check_eq "no record lost to a resume stopped early" \
+    "$(pyq "$out" "len(d['records']), len({(r['problem'], r['backend']) for r in d['records']}), d['complete']")" \
+    "$total $total False"
+FUSECAL_FAULT=sigint-pass-2 "$FUSECAL" run --resume "$out" --quiet 2>"$WORK/int2.err"
+check_eq "interrupted resume exits 130" "$?" 130
+check_eq "interrupted resume: each problem once, none lost" \
+    "$(pyq "$out" "len(d['records']), len({(r['problem'], r['backend']) for r in d['records']}), d['complete']")" \
+    "$total $total False"
+schema_valid "$out"
+
 # --resume finishes it: same command, same seed, nothing measured twice
 expect 0 "resume" -- "$FUSECAL" run --resume "$out" --quiet
 schema_valid "$out"

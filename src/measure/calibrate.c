@@ -970,7 +970,7 @@ static int calibrate_here(fc_session *s, const fc_plan *plan, const fc_settings 
         else
             fc_measure_job(s, job, set, &d.w, &d.ref, interrupt, &rec, &interrupted);
         if (interrupted) break;
-        fc_record *slot = fc_doc_add(doc);
+        fc_record *slot = fc_doc_slot_for(doc, &rec);
         *slot = rec;
         done++;
         if (obs && obs->record && obs->record(obs->ctx, i, plan->n, doc, slot) != 0)
@@ -1135,7 +1135,7 @@ static int add_closed(fc_doc *doc, job_slot *js, int n, int *next, bool any_orde
             if (!any_order && !sl->added) break;
             continue;
         }
-        fc_record *slot = fc_doc_add(doc);
+        fc_record *slot = fc_doc_slot_for(doc, &sl->rec);
         *slot = sl->rec;
         sl->added = true;
         job_free(&sl->j);

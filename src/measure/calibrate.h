@@ -79,7 +79,9 @@ typedef struct fc_observer {
  * in, writes what each round gave to out. Returns the exit status. */
 int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out);
 
-/* Runs every job of the plan, appending records to doc in the plan's order. With
+/* Runs every job of the plan, appending records to doc in the plan's order (a
+ * record doc holds for the same problem and backend that an interrupt closed early
+ * is replaced in place: fc_doc_slot_for). With
  * settings.processes (and no total time budget) it runs in passes, each a worker
  * process (/proc/self/exe __rounds, fc_rounds_worker) that measures one round of
  * every job still open, so a record's rounds come from separate processes spread
