@@ -483,7 +483,10 @@ static int shape_problems(const run_opts *o, const selection *s, fc_sweep *sw)
         for (int pi = 0; pi < FC_NPATTERNS; pi++) {
             if (!s->pattern[pi]) continue;
             char spec[1024];
-            snprintf(spec, sizeof spec, "%s:%s", fc_patterns[pi].name, sh);
+            int len = snprintf(spec, sizeof spec, "%s:%s", fc_patterns[pi].name, sh);
+            if (len < 0 || (size_t)len >= sizeof spec)
+                return fc_usage_error("bad --shape '%.64s...': problem string too long (%zu characters)", sh,
+                                      strlen(sh));
             fc_problem p;
             if (fc_problem_parse(spec, &fc_patterns[pi], &p, &e) != 0) {
                 /* a key of another family, or a shape for its siblings: this pattern is not meant */
@@ -782,6 +785,7 @@ static int replay(const fc_args *args, run_opts *o, run_state *st)
 static int carry_on(const fc_args *args, run_opts *o, run_state *st)
 {
     if (o->resume && o->append) return fc_usage_error("--resume and --append exclude each other");
+    if (o->append && o->out) return fc_usage_error("--append writes to the file it adds to: give no --out");
     const char *path = o->resume ? o->resume : o->append;
     fc_err e;
     if (fc_continue_load(&st->cont, path, o->resume != NULL, &e) != 0) return fc_usage_error("%s", e.msg);
