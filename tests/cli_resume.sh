@@ -114,6 +114,42 @@ expect 0 "--max-time-total" -- "$FUSECAL" run "${shapes[@]}" "${slow[@]}" --max-
 check_eq "time-limited document incomplete" "$(pyq "$WORK/tt.json" "d['complete'], len(d['records']) < $total")" "False True"
 schema_valid "$WORK/tt.json"
 
+# no worker process for a pass (a fault in its third; too few file descriptors from
+# the start): one error line saying why, exit 2, and the records closed by then
+# (two rounds each, as an interrupt leaves them) in the file
+FUSECAL_FAULT=spawn-pass-2 expect 2 "no worker for a pass" -- "$FUSECAL" run --shape m=8,k=8,n=8 --shape m=8,k=8,n=16 \
+    --pattern linear_bias --backend cpu.openblas "${FAST[@]}" --rounds 4 --no-bandwidth-beside --out "$WORK/sp.json" --quiet
+err_says "fusecal: error: cannot start a worker process"
+check_eq "records closed before the failure are saved" \
+    "$(pyq "$WORK/sp.json" "d['complete'], [(r['stop_rule'], r['rounds']) for r in d['records']]")" \
+    "False [('interrupted', 2), ('interrupted', 2)]"
+schema_valid "$WORK/sp.json"
+(ulimit -n 6; "$FUSECAL" run --shape m=8,k=8,n=8 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" \
+    --out "$WORK/fd.json" --quiet >"$WORK/out" 2>"$WORK/err")
+check_eq "too few file descriptors exits 2" "$?" 2
+err_says "fusecal: error:"
+
+# a save that fails mid-run (here the output's folder removed once the first record
+# is in): one error line naming the rescue file in \$TMPDIR, which holds the record
+# just measured with the earlier ones
+mkdir "$WORK/gone"
+"$FUSECAL" run "${shapes[@]}" "${slow[@]}" --one-process --out "$WORK/gone/g.json" --quiet 2>"$WORK/err" &
+pid=$!
+deadline=$((SECONDS + 300))
+while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+    if [ -s "$WORK/gone/g.json" ] && [ "$(pyq "$WORK/gone/g.json" "len(d['records'])" 2>/dev/null)" -ge 1 ] 2>/dev/null; then break; fi
+    sleep 0.05
+done
+rm -rf "$WORK/gone"
+wait "$pid"
+check_eq "a failed save mid-run exits 2" "$?" 2
+err_says "cannot write '$WORK/gone/g.json'" "is saved in '$TMPDIR/fusecal-rescue-$pid.json'"
+if [ -s "$TMPDIR/fusecal-rescue-$pid.json" ]; then
+    check_eq "the rescue file holds the record the failed save was for" \
+        "$(pyq "$TMPDIR/fusecal-rescue-$pid.json" "len(d['records']) >= 2, d['complete']")" "True False"
+    schema_valid "$TMPDIR/fusecal-rescue-$pid.json"
+else bad "no rescue file $TMPDIR/fusecal-rescue-$pid.json"; fi
+
 # fault injection: the failing call is named, the record failed, later problems ran
 if have_backend cpu.onednn; then
     FUSECAL_FAULT=onednn expect 1 "oneDNN calls fail" -- "$FUSECAL" run --shape m=16,k=16,n=16 --pattern linear_bias_relu \

@@ -933,8 +933,10 @@ static int measure(run_opts *o, run_state *st, int argc, char **argv)
                    .show = {show_start, show_record, &st->pg}};
     if (fc_writer_save(&w, &st->doc) != 0) return fc_fail(FC_EXIT_USAGE, &w.err);
     fc_observer obs = fc_writer_observer(&w);
-    if (fc_calibrate(&st->ses, &st->plan, &o->set, &st->doc, &obs, &fc_interrupted, &e) != 0)
-        return FC_EXIT_USAGE; /* the writer said why; the file holds every earlier record */
+    if (fc_calibrate(&st->ses, &st->plan, &o->set, &st->doc, &obs, &fc_interrupted, &e) != 0) {
+        fc_writer_calibrate_failed(&w, &st->doc, &e);
+        return FC_EXIT_USAGE;
+    }
     fc_continue_end(&st->cont, &st->doc);
     fc_progress_end(&st->pg);
     if (!fc_interrupted) recheck_ceilings(st);

@@ -90,7 +90,8 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out);
  * settings.max_time_total runs out; in passes it keeps the records that have two
  * rounds or more (stop rule "interrupted", inconclusive below the minimum of
  * rounds). Returns 0 when the loop ran (records may still have failed), -1 when
- * an observer failed or no worker could start. */
+ * an observer failed or no worker could start; then too the records closed are
+ * in doc, those of the passes added after the failure without the observer. */
 int fc_calibrate(fc_session *s, const fc_plan *plan, const fc_settings *set, fc_doc *doc, const fc_observer *obs,
                  volatile sig_atomic_t *interrupt, fc_err *e);
 
