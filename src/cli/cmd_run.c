@@ -14,8 +14,10 @@
 #include "signals.h"
 #include "writer.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -264,7 +266,7 @@ static const fc_option options[] = {
                .metavar = "FILE",
                .section = OUTPUT,
                .file = true,
-               .def = "fusecal-<time>.json",
+               .def = "fusecal-<time>.json, or -2, -3, ... before .json when taken",
                .help = "where records go, rewritten atomically after every record"},
     [O_FORMAT] = {.name = "format",
                   .kind = FC_OPT_CHOICE,
@@ -746,6 +748,7 @@ typedef struct run_state {
     fc_doc doc;
     fc_progress pg;
     char outbuf[256];
+    bool taken; /* outbuf was made, empty, for this run (default_out) */
     const char *out;
     fc_format fmt;
     double t0;
@@ -800,12 +803,34 @@ static int carry_on(const fc_args *args, run_opts *o, run_state *st)
     return 0;
 }
 
-static void default_out(char *buf, size_t n)
+/* The output without --out: fusecal-<time>.json, else the first of -2, -3, ...
+ * that is free. A run that measures takes the name at once (an empty file, made
+ * exclusively, which its first save replaces), so runs started in the same second
+ * and folder each get their own; a dry run only names it. */
+static int default_out(run_state *st, bool take, fc_err *e)
 {
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
-    strftime(buf, n, "fusecal-%Y%m%d-%H%M%S.json", &tm);
+    char stamp[64];
+    strftime(stamp, sizeof stamp, "fusecal-%Y%m%d-%H%M%S", &tm);
+    for (int k = 1; k <= 999; k++) {
+        if (k == 1) snprintf(st->outbuf, sizeof st->outbuf, "%s.json", stamp);
+        else
+            snprintf(st->outbuf, sizeof st->outbuf, "%s-%d.json", stamp, k);
+        if (!take) {
+            if (access(st->outbuf, F_OK) != 0) return 0;
+            continue;
+        }
+        FILE *f = fopen(st->outbuf, "wx"); /* C11's exclusive create */
+        if (f) {
+            fclose(f);
+            st->taken = true;
+            return 0;
+        }
+        if (errno != EEXIST) return fc_errf(e, "cannot write '%s': %s", st->outbuf, strerror(errno));
+    }
+    return fc_errf(e, "cannot name the output: %s.json to %s-999.json are taken (give --out)", stamp, stamp);
 }
 
 static int choose_output(const run_opts *o, run_state *st)
@@ -813,7 +838,7 @@ static int choose_output(const run_opts *o, run_state *st)
     fc_err e;
     st->out = o->out;
     if (!st->out) {
-        default_out(st->outbuf, sizeof st->outbuf);
+        if (default_out(st, !o->dry_run, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
         st->out = st->outbuf;
     }
     st->fmt = fc_format_for_path(st->out);
@@ -963,6 +988,8 @@ static int run(const fc_args *args)
     if (!rc) rc = choose_output(&o, &st);
     if (!rc) rc = settle(&o, &st);
     if (!rc) rc = o.dry_run ? print_plan(&o, &st.plan) : measure(&o, &st, args->argc, args->argv);
+    struct stat sb; /* a name taken that no save filled: the run wrote nothing */
+    if (st.taken && stat(st.outbuf, &sb) == 0 && sb.st_size == 0) unlink(st.outbuf);
     fc_continue_free(&st.cont);
     fc_doc_free(&st.doc);
     fc_session_close(&st.ses);
