@@ -41,6 +41,9 @@ expect 2 "--resume with a measuring option" -- "$FUSECAL" run --resume one.json 
 err_says "give no other measuring options" "--cache"
 expect 2 "--append with --out" -- "$FUSECAL" run --append one.json --out other.json --shape m=2,k=2,n=2 --dry-run
 err_says "--append writes to the file it adds to" "--out"
+pyq one.json "json.dumps(dict(d, argv=['fusecal', 'run', '--frob']))" >badargv.json
+expect 2 "--resume of a command line that does not parse" -- "$FUSECAL" run --resume badargv.json --dry-run
+err_says "cannot resume 'badargv.json': its command line does not parse: unknown option '--frob'"
 expect 0 "--resume with --dry-run" -- "$FUSECAL" run --resume one.json --dry-run
 if grep -q "1 of this run's problems already measured, 0 to go" "$WORK/err"; then ok "resume: nothing left to measure"
 else bad "resume note: $(cat "$WORK/err")"; fi

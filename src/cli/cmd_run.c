@@ -769,11 +769,22 @@ static int replay(const fc_args *args, run_opts *o, run_state *st)
     int n;
     char **argv;
     if (fc_continue_argv(&st->cont, &n, &argv, &e) != 0) return fc_usage_error("%s", e.msg);
+    char cmd[64], why[512] = "";
+    fc_strlcpy(cmd, n ? argv[0] : "", sizeof cmd);
     run_opts again;
-    bool ok = fc_args_parse(&fc_cmd_run, n, argv, &st->replay) && run_opts_from(&st->replay, &again) == 0;
+    bool ok = false;
+    if (!strcmp(cmd, "run")) {
+        fc_usage_capture(why, sizeof why); /* the parser's reason goes into this run's one line */
+        ok = fc_args_parse(&fc_cmd_run, n, argv, &st->replay) && run_opts_from(&st->replay, &again) == 0;
+        fc_usage_capture(NULL, 0);
+    }
     for (int i = 0; i < n; i++) free(argv[i]);
     free(argv);
-    if (!ok) return fc_usage_error("cannot resume '%s': its command line does not parse", o->resume);
+    if (cmd[0] && strcmp(cmd, "run"))
+        return fc_usage_error("cannot resume '%s': it was written by 'fusecal %s', not 'fusecal run'", o->resume, cmd);
+    if (!ok)
+        return fc_usage_error("cannot resume '%s': its command line does not parse%s%s", o->resume, why[0] ? ": " : "",
+                              why);
     again.quiet = o->quiet;
     again.dry_run = o->dry_run;
     if (o->set.max_time_total > 0) again.set.max_time_total = o->set.max_time_total;
