@@ -170,8 +170,15 @@ if command -v script >/dev/null 2>&1; then # a terminal: one live line, redrawn 
 fi
 "$FUSECAL" check --baseline runbase.json --run --out piped.json 2>&1 | head -c 10 >/dev/null
 check_eq "a display closed early (pipe) costs no record and no exit code" "${PIPESTATUS[0]} $(pyq piped.json "len(d['records'])")" "0 2"
+expect 2 "run --resume of a check --run document" -- "$FUSECAL" run --resume measured.json --dry-run
+err_says "cannot resume 'measured.json': it was written by 'fusecal check', not 'fusecal run'"
 chk 0 "--run --quiet" --baseline runbase.json --run --quiet
 check_eq "quiet: nothing on stdout or stderr" "$(cat "$WORK/out" "$WORK/err" | wc -c)" 0
+# no worker process for the third pass: one error line saying why, the records
+# closed by then in the file
+FUSECAL_FAULT=spawn-pass-2 chk 2 "--run with no worker for a pass" --baseline runbase.json --run --out sp.json --quiet
+err_says "fusecal: error: cannot start a worker process"
+check_eq "--run: records closed before the failure saved" "$(pyq sp.json "len(d['records']), d['complete']")" "2 False"
 
 # a baseline backend this build lacks (or, where all are built, one this machine cannot run) is missing
 "$FUSECAL" list backends --format json >backends.json

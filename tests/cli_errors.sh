@@ -28,6 +28,8 @@ run 2 "overflowing buffers" --shape linear_bias:m=2147483647,k=2147483647,n=2147
 run 2 "more than host memory" --shape linear_bias:m=2000000000,k=1000,n=1; err_says "needs" "GiB of host memory"
 run 2 "more than --max-memory" --shape linear_bias:m=1024,k=1024,n=1024 --max-memory 1M; err_says "allowed by --max-memory"
 run 2 "bad problem string pattern" --shape nope:m=1;          err_says "unknown pattern 'nope'"
+run 2 "a shape too long for a problem string" --pattern linear_bias --shape "m=8,k=8,n=$(printf '0%.0s' {1..1000})77"
+err_says "problem string too long"
 run 2 "groups not dividing c" --shape conv_bn_relu:n=1,c=6,h=5,w=5,k=8,g=4; err_says "groups 'g=4' must divide c=6 and k=8"
 run 2 "a depthwise shape with k != c" --pattern dwconv_bn_relu --shape n=1,c=4,h=5,w=5,k=8; err_says "is depthwise: k must equal c"
 run 2 "shape vs --pattern" --pattern linear_bias --shape conv_relu:n=1,c=1,h=4,w=4,k=1; err_says "leaves out"

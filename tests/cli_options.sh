@@ -16,8 +16,14 @@ err_says "bad value for --tolerance: '1'" "[0, 1)"
 expect 2 "bytes" -- "$FUSECAL" run --max-memory 12Q --dry-run
 err_says "bad value for --max-memory: '12Q'" "expected bytes"
 expect 0 "bytes with a suffix" -- "$FUSECAL" run --max-memory 64K --shape m=2,k=2,n=2 --pattern linear_bias --dry-run
+expect 2 "bytes past a double's range" -- "$FUSECAL" run --max-memory 1e308T --shape m=2,k=2,n=2 --dry-run
+err_says "bad value for --max-memory: '1e308T'" "expected bytes"
 expect 2 "a flag given a value" -- "$FUSECAL" run --quiet=yes
 err_says "option '--quiet' takes no value"
+expect 2 "--help given a value" -- "$FUSECAL" run --help=x
+err_says "option '--help' takes no value"
+expect 2 "an empty --out" -- "$FUSECAL" run --out= --shape m=2,k=2,n=2 --pattern linear_bias --dry-run
+err_says "cannot write ''" "empty"
 expect 2 "an ambiguous abbreviation" -- "$FUSECAL" run --max 3
 err_says "ambiguous option '--max'" "--max-time" "--max-noise"
 expect 0 "an unambiguous abbreviation" -- "$FUSECAL" run --dev cpu --shape m=2,k=2,n=2 --pattern linear_bias --dry-run
@@ -33,6 +39,11 @@ expect 0 "a small calibration" -- "$FUSECAL" run --shape m=4,k=4,n=4 --pattern l
     "${FAST[@]}" --out one.json --quiet
 expect 2 "--resume with a measuring option" -- "$FUSECAL" run --resume one.json --cache cold
 err_says "give no other measuring options" "--cache"
+expect 2 "--append with --out" -- "$FUSECAL" run --append one.json --out other.json --shape m=2,k=2,n=2 --dry-run
+err_says "--append writes to the file it adds to" "--out"
+pyq one.json "json.dumps(dict(d, argv=['fusecal', 'run', '--frob']))" >badargv.json
+expect 2 "--resume of a command line that does not parse" -- "$FUSECAL" run --resume badargv.json --dry-run
+err_says "cannot resume 'badargv.json': its command line does not parse: unknown option '--frob'"
 expect 0 "--resume with --dry-run" -- "$FUSECAL" run --resume one.json --dry-run
 if grep -q "1 of this run's problems already measured, 0 to go" "$WORK/err"; then ok "resume: nothing left to measure"
 else bad "resume note: $(cat "$WORK/err")"; fi

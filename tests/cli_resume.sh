@@ -46,6 +46,29 @@ schema_valid "$WORK/one.json"
 check_eq "interrupted one-process document is incomplete, records whole" \
     "$(pyq "$WORK/one.json" "d['complete'], len(d['records']) >= 1, all(r['status']=='ok' for r in d['records'])")" "False True True"
 
+# --append of other problems keeps the records an interrupt closed early: only a
+# run that measures their problem on their backend again replaces them
+cp "$out" "$WORK/app.json"
+expect 0 "append other problems to an interrupted file" -- "$FUSECAL" run --append "$WORK/app.json" \
+    --shape m=8,k=8,n=8 --pattern linear_bias --backend cpu.openblas --max-time 0.4 --min-time 0.3 --quiet
+check_eq "interrupted records kept beside the new one" \
+    "$(pyq "$WORK/app.json" "len(d['records']), sum(r['stop_rule'] == 'interrupted' for r in d['records']), d['complete']")" \
+    "$((total + 1)) $total False"
+
+# a resume that stops early keeps every record the file had: the one it measured
+# again replaces its early one in place, the others stay (here the total-time
+# guard stops it after a job at most; then a signal in its third pass)
+expect 0 "resume stopped by the total-time guard" -- "$FUSECAL" run --resume "$out" --max-time-total 0.001 --quiet
+check_eq "no record lost to a resume stopped early" \
+    "$(pyq "$out" "len(d['records']), len({(r['problem'], r['backend']) for r in d['records']}), d['complete']")" \
+    "$total $total False"
+FUSECAL_FAULT=sigint-pass-2 "$FUSECAL" run --resume "$out" --quiet 2>"$WORK/int2.err"
+check_eq "interrupted resume exits 130" "$?" 130
+check_eq "interrupted resume: each problem once, none lost" \
+    "$(pyq "$out" "len(d['records']), len({(r['problem'], r['backend']) for r in d['records']}), d['complete']")" \
+    "$total $total False"
+schema_valid "$out"
+
 # --resume finishes it: same command, same seed, nothing measured twice
 expect 0 "resume" -- "$FUSECAL" run --resume "$out" --quiet
 schema_valid "$out"
@@ -90,6 +113,42 @@ check_eq "SIGTERM exits 130" "$?" 130
 expect 0 "--max-time-total" -- "$FUSECAL" run "${shapes[@]}" "${slow[@]}" --max-time-total 0.5 --out "$WORK/tt.json" --quiet
 check_eq "time-limited document incomplete" "$(pyq "$WORK/tt.json" "d['complete'], len(d['records']) < $total")" "False True"
 schema_valid "$WORK/tt.json"
+
+# no worker process for a pass (a fault in its third; too few file descriptors from
+# the start): one error line saying why, exit 2, and the records closed by then
+# (two rounds each, as an interrupt leaves them) in the file
+FUSECAL_FAULT=spawn-pass-2 expect 2 "no worker for a pass" -- "$FUSECAL" run --shape m=8,k=8,n=8 --shape m=8,k=8,n=16 \
+    --pattern linear_bias --backend cpu.openblas "${FAST[@]}" --rounds 4 --no-bandwidth-beside --out "$WORK/sp.json" --quiet
+err_says "fusecal: error: cannot start a worker process"
+check_eq "records closed before the failure are saved" \
+    "$(pyq "$WORK/sp.json" "d['complete'], [(r['stop_rule'], r['rounds']) for r in d['records']]")" \
+    "False [('interrupted', 2), ('interrupted', 2)]"
+schema_valid "$WORK/sp.json"
+(ulimit -n 6; "$FUSECAL" run --shape m=8,k=8,n=8 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" \
+    --out "$WORK/fd.json" --quiet >"$WORK/out" 2>"$WORK/err")
+check_eq "too few file descriptors exits 2" "$?" 2
+err_says "fusecal: error:"
+
+# a save that fails mid-run (here the output's folder removed once the first record
+# is in): one error line naming the rescue file in \$TMPDIR, which holds the record
+# just measured with the earlier ones
+mkdir "$WORK/gone"
+"$FUSECAL" run "${shapes[@]}" "${slow[@]}" --one-process --out "$WORK/gone/g.json" --quiet 2>"$WORK/err" &
+pid=$!
+deadline=$((SECONDS + 300))
+while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+    if [ -s "$WORK/gone/g.json" ] && [ "$(pyq "$WORK/gone/g.json" "len(d['records'])" 2>/dev/null)" -ge 1 ] 2>/dev/null; then break; fi
+    sleep 0.05
+done
+rm -rf "$WORK/gone"
+wait "$pid"
+check_eq "a failed save mid-run exits 2" "$?" 2
+err_says "cannot write '$WORK/gone/g.json'" "is saved in '$TMPDIR/fusecal-rescue-$pid.json'"
+if [ -s "$TMPDIR/fusecal-rescue-$pid.json" ]; then
+    check_eq "the rescue file holds the record the failed save was for" \
+        "$(pyq "$TMPDIR/fusecal-rescue-$pid.json" "len(d['records']) >= 2, d['complete']")" "True False"
+    schema_valid "$TMPDIR/fusecal-rescue-$pid.json"
+else bad "no rescue file $TMPDIR/fusecal-rescue-$pid.json"; fi
 
 # fault injection: the failing call is named, the record failed, later problems ran
 if have_backend cpu.onednn; then

@@ -180,4 +180,20 @@ check_eq "one process: the method says so" "$(pyq "$WORK/one.json" "'the rounds 
 expect 2 "the worker fed nothing" -- "$FUSECAL" __rounds </dev/null
 err_says "worker of 'fusecal run'"
 
+# without --out: fusecal-<time>.json, or -2, -3, ... when that is taken, so runs
+# started in the same second and folder never write one file (here the names of
+# this second and the next ten are taken beforehand); a dry run takes no name
+mkdir "$WORK/names"
+now=$(date -u +%s)
+for t in $(seq "$now" $((now + 10))); do echo taken >"$WORK/names/fusecal-$(date -u -d "@$t" +%Y%m%d-%H%M%S).json"; done
+(cd "$WORK/names" && "$FUSECAL" run --shape m=2,k=2,n=2 --pattern linear_bias --backend cpu.openblas --max-time 0.05 \
+    --min-time 0.01 --min-samples 2 --rounds 2 --no-bandwidth-beside --quiet 2>/dev/null)
+check_eq "default name: a run beside taken names exits 0" "$?" 0
+check_eq "default name: the names taken are untouched" "$(cat "$WORK/names"/fusecal-*[0-9][0-9].json | sort -u)" taken
+made=$(ls "$WORK/names" | grep -E '^fusecal-[0-9]{8}-[0-9]{6}-2\.json$')
+check_eq "default name: the run wrote -2" "$(echo "$made" | wc -l) $(pyq "$WORK/names/$made" "len(d['records'])" 2>/dev/null)" "1 1"
+before=$(ls "$WORK/names" | wc -l)
+(cd "$WORK/names" && "$FUSECAL" run --shape m=2,k=2,n=2 --pattern linear_bias --backend cpu.openblas --dry-run >/dev/null 2>&1)
+check_eq "default name: a dry run makes no file" "$(ls "$WORK/names" | wc -l)" "$before"
+
 finish

@@ -25,6 +25,10 @@ int fc_main(int argc, char **argv);
 
 /* "fusecal: error: ..." on stderr; returns FC_EXIT_USAGE. */
 int fc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Until called again with NULL, fc_usage_error keeps the first message in buf
+ * (without "fusecal: error: ") instead of printing it: for a command line read
+ * from a document, whose error is said in a line of its own. */
+void fc_usage_capture(char *buf, size_t n);
 /* "fusecal: error: <msg>" on stderr; returns code. */
 int fc_fail(int code, const fc_err *e);
 

@@ -314,8 +314,10 @@ static int measure_baseline(const check_opts *o, check_state *st, int argc, char
     int n = st->plan.n;
     if (n)
         fc_progress_note(&st->pg, "fusecal: re-measuring %d baseline record%s with its settings", n, n == 1 ? "" : "s");
-    if (fc_calibrate(&st->ses, &st->plan, &st->set, &st->cur, &obs, &fc_interrupted, &e) != 0)
-        return FC_EXIT_USAGE; /* the writer said why; the file holds every earlier record */
+    if (fc_calibrate(&st->ses, &st->plan, &st->set, &st->cur, &obs, &fc_interrupted, &e) != 0) {
+        fc_writer_calibrate_failed(&w, &st->cur, &e);
+        return FC_EXIT_USAGE;
+    }
     fc_progress_end(&st->pg);
     st->interrupted = fc_interrupted != 0;
     if (fc_writer_save(&w, &st->cur) != 0) return fc_fail(FC_EXIT_USAGE, &w.err);

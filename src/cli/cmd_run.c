@@ -14,8 +14,10 @@
 #include "signals.h"
 #include "writer.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -264,7 +266,7 @@ static const fc_option options[] = {
                .metavar = "FILE",
                .section = OUTPUT,
                .file = true,
-               .def = "fusecal-<time>.json",
+               .def = "fusecal-<time>.json, or -2, -3, ... before .json when taken",
                .help = "where records go, rewritten atomically after every record"},
     [O_FORMAT] = {.name = "format",
                   .kind = FC_OPT_CHOICE,
@@ -483,7 +485,10 @@ static int shape_problems(const run_opts *o, const selection *s, fc_sweep *sw)
         for (int pi = 0; pi < FC_NPATTERNS; pi++) {
             if (!s->pattern[pi]) continue;
             char spec[1024];
-            snprintf(spec, sizeof spec, "%s:%s", fc_patterns[pi].name, sh);
+            int len = snprintf(spec, sizeof spec, "%s:%s", fc_patterns[pi].name, sh);
+            if (len < 0 || (size_t)len >= sizeof spec)
+                return fc_usage_error("bad --shape '%.64s...': problem string too long (%zu characters)", sh,
+                                      strlen(sh));
             fc_problem p;
             if (fc_problem_parse(spec, &fc_patterns[pi], &p, &e) != 0) {
                 /* a key of another family, or a shape for its siblings: this pattern is not meant */
@@ -743,6 +748,7 @@ typedef struct run_state {
     fc_doc doc;
     fc_progress pg;
     char outbuf[256];
+    bool taken; /* outbuf was made, empty, for this run (default_out) */
     const char *out;
     fc_format fmt;
     double t0;
@@ -763,11 +769,22 @@ static int replay(const fc_args *args, run_opts *o, run_state *st)
     int n;
     char **argv;
     if (fc_continue_argv(&st->cont, &n, &argv, &e) != 0) return fc_usage_error("%s", e.msg);
+    char cmd[64], why[512] = "";
+    fc_strlcpy(cmd, n ? argv[0] : "", sizeof cmd);
     run_opts again;
-    bool ok = fc_args_parse(&fc_cmd_run, n, argv, &st->replay) && run_opts_from(&st->replay, &again) == 0;
+    bool ok = false;
+    if (!strcmp(cmd, "run")) {
+        fc_usage_capture(why, sizeof why); /* the parser's reason goes into this run's one line */
+        ok = fc_args_parse(&fc_cmd_run, n, argv, &st->replay) && run_opts_from(&st->replay, &again) == 0;
+        fc_usage_capture(NULL, 0);
+    }
     for (int i = 0; i < n; i++) free(argv[i]);
     free(argv);
-    if (!ok) return fc_usage_error("cannot resume '%s': its command line does not parse", o->resume);
+    if (cmd[0] && strcmp(cmd, "run"))
+        return fc_usage_error("cannot resume '%s': it was written by 'fusecal %s', not 'fusecal run'", o->resume, cmd);
+    if (!ok)
+        return fc_usage_error("cannot resume '%s': its command line does not parse%s%s", o->resume, why[0] ? ": " : "",
+                              why);
     again.quiet = o->quiet;
     again.dry_run = o->dry_run;
     if (o->set.max_time_total > 0) again.set.max_time_total = o->set.max_time_total;
@@ -782,6 +799,7 @@ static int replay(const fc_args *args, run_opts *o, run_state *st)
 static int carry_on(const fc_args *args, run_opts *o, run_state *st)
 {
     if (o->resume && o->append) return fc_usage_error("--resume and --append exclude each other");
+    if (o->append && o->out) return fc_usage_error("--append writes to the file it adds to: give no --out");
     const char *path = o->resume ? o->resume : o->append;
     fc_err e;
     if (fc_continue_load(&st->cont, path, o->resume != NULL, &e) != 0) return fc_usage_error("%s", e.msg);
@@ -796,12 +814,34 @@ static int carry_on(const fc_args *args, run_opts *o, run_state *st)
     return 0;
 }
 
-static void default_out(char *buf, size_t n)
+/* The output without --out: fusecal-<time>.json, else the first of -2, -3, ...
+ * that is free. A run that measures takes the name at once (an empty file, made
+ * exclusively, which its first save replaces), so runs started in the same second
+ * and folder each get their own; a dry run only names it. */
+static int default_out(run_state *st, bool take, fc_err *e)
 {
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
-    strftime(buf, n, "fusecal-%Y%m%d-%H%M%S.json", &tm);
+    char stamp[64];
+    strftime(stamp, sizeof stamp, "fusecal-%Y%m%d-%H%M%S", &tm);
+    for (int k = 1; k <= 999; k++) {
+        if (k == 1) snprintf(st->outbuf, sizeof st->outbuf, "%s.json", stamp);
+        else
+            snprintf(st->outbuf, sizeof st->outbuf, "%s-%d.json", stamp, k);
+        if (!take) {
+            if (access(st->outbuf, F_OK) != 0) return 0;
+            continue;
+        }
+        FILE *f = fopen(st->outbuf, "wx"); /* C11's exclusive create */
+        if (f) {
+            fclose(f);
+            st->taken = true;
+            return 0;
+        }
+        if (errno != EEXIST) return fc_errf(e, "cannot write '%s': %s", st->outbuf, strerror(errno));
+    }
+    return fc_errf(e, "cannot name the output: %s.json to %s-999.json are taken (give --out)", stamp, stamp);
 }
 
 static int choose_output(const run_opts *o, run_state *st)
@@ -809,7 +849,7 @@ static int choose_output(const run_opts *o, run_state *st)
     fc_err e;
     st->out = o->out;
     if (!st->out) {
-        default_out(st->outbuf, sizeof st->outbuf);
+        if (default_out(st, !o->dry_run, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
         st->out = st->outbuf;
     }
     st->fmt = fc_format_for_path(st->out);
@@ -929,8 +969,10 @@ static int measure(run_opts *o, run_state *st, int argc, char **argv)
                    .show = {show_start, show_record, &st->pg}};
     if (fc_writer_save(&w, &st->doc) != 0) return fc_fail(FC_EXIT_USAGE, &w.err);
     fc_observer obs = fc_writer_observer(&w);
-    if (fc_calibrate(&st->ses, &st->plan, &o->set, &st->doc, &obs, &fc_interrupted, &e) != 0)
-        return FC_EXIT_USAGE; /* the writer said why; the file holds every earlier record */
+    if (fc_calibrate(&st->ses, &st->plan, &o->set, &st->doc, &obs, &fc_interrupted, &e) != 0) {
+        fc_writer_calibrate_failed(&w, &st->doc, &e);
+        return FC_EXIT_USAGE;
+    }
     fc_continue_end(&st->cont, &st->doc);
     fc_progress_end(&st->pg);
     if (!fc_interrupted) recheck_ceilings(st);
@@ -957,6 +999,8 @@ static int run(const fc_args *args)
     if (!rc) rc = choose_output(&o, &st);
     if (!rc) rc = settle(&o, &st);
     if (!rc) rc = o.dry_run ? print_plan(&o, &st.plan) : measure(&o, &st, args->argc, args->argv);
+    struct stat sb; /* a name taken that no save filled: the run wrote nothing */
+    if (st.taken && stat(st.outbuf, &sb) == 0 && sb.st_size == 0) unlink(st.outbuf);
     fc_continue_free(&st.cont);
     fc_doc_free(&st.doc);
     fc_session_close(&st.ses);

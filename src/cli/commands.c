@@ -26,10 +26,25 @@ const fc_cmd_spec *fc_command_find(const char *name)
     return NULL;
 }
 
+static char *capture;
+static size_t capture_n;
+
+void fc_usage_capture(char *buf, size_t n)
+{
+    capture = n ? buf : NULL;
+    capture_n = n;
+    if (capture) capture[0] = 0;
+}
+
 int fc_usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    if (capture) {
+        if (!capture[0]) vsnprintf(capture, capture_n, fmt, ap);
+        va_end(ap);
+        return FC_EXIT_USAGE;
+    }
     fputs("fusecal: error: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);

@@ -153,7 +153,7 @@ static bool set_bytes(const fc_option *o, const char *arg, fc_optval *v)
         buf[l - 1] = 0;
     }
     limits_of(o, &lo, &hi);
-    if (strlen(arg) >= sizeof buf || !fc_parse_double(buf, &x) || x * mul < lo || x * mul > hi)
+    if (strlen(arg) >= sizeof buf || !fc_parse_double(buf, &x) || !isfinite(x * mul) || x * mul < lo || x * mul > hi)
         return FAIL("bad value for --%s: '%s' (expected bytes, e.g. 8G)", o->name, arg);
     v->d = x * mul;
     return true;
@@ -211,6 +211,10 @@ static void option_error(const fc_cmd_spec *spec, const char *arg)
 {
     if (optopt >= 256) {
         fc_usage_error("option '--%s' takes no value", spec->options[optopt - 256].name);
+        return;
+    }
+    if (optopt == 'h' && !strncmp(arg, "--", 2)) { /* --help=x: a long option given a value */
+        fc_usage_error("option '--help' takes no value");
         return;
     }
     if (optopt) {

@@ -66,6 +66,22 @@ fc_record *fc_doc_add(fc_doc *d)
     return r;
 }
 
+fc_record *fc_doc_slot_for(fc_doc *d, const fc_record *r)
+{
+    char ps[256];
+    fc_problem_string(&r->prob, ps, sizeof ps);
+    for (int i = 0; i < d->n; i++) {
+        fc_record *old = &d->rec[i];
+        char prev[256]; /* canonical: a string from an older fusecal may leave dims at their defaults */
+        fc_problem_string(&old->prob, prev, sizeof prev);
+        if (!strcmp(old->stop_rule, "interrupted") && !strcmp(old->backend, r->backend) && !strcmp(prev, ps)) {
+            memset(old, 0, sizeof *old);
+            return old;
+        }
+    }
+    return fc_doc_add(d);
+}
+
 /* ------------------------------------------------------------------ ceilings */
 
 /* The best rate of one of the curve's streams (the copy's, or with read the

@@ -168,6 +168,11 @@ typedef struct fc_doc {
 void fc_doc_init(fc_doc *d);
 void fc_doc_free(fc_doc *d);
 fc_record *fc_doc_add(fc_doc *d); /* zeroed slot */
+/* The slot for a record of r's problem and backend: the record of the same pair
+ * that an interrupt closed early (stop rule "interrupted"), which a run carrying
+ * the document on measures again and which stays in the document until then; else
+ * a new one (fc_doc_add). Either way zeroed. */
+fc_record *fc_doc_slot_for(fc_doc *d, const fc_record *r);
 
 /* Ceilings as JSON and back (a field absent reads as 0, as not measured) */
 cJSON *fc_ceilings_json(const fc_ceilings *c);

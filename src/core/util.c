@@ -319,6 +319,7 @@ static void dir_of(const char *path, char *dir, size_t n)
 
 int fc_check_writable(const char *path, fc_err *e)
 {
+    if (!*path) return fc_errf(e, "cannot write '': the file name is empty");
     char dir[4096];
     dir_of(path, dir, sizeof dir);
     struct stat st;

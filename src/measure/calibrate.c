@@ -970,7 +970,7 @@ static int calibrate_here(fc_session *s, const fc_plan *plan, const fc_settings 
         else
             fc_measure_job(s, job, set, &d.w, &d.ref, interrupt, &rec, &interrupted);
         if (interrupted) break;
-        fc_record *slot = fc_doc_add(doc);
+        fc_record *slot = fc_doc_slot_for(doc, &rec);
         *slot = rec;
         done++;
         if (obs && obs->record && obs->record(obs->ctx, i, plan->n, doc, slot) != 0)
@@ -1135,7 +1135,7 @@ static int add_closed(fc_doc *doc, job_slot *js, int n, int *next, bool any_orde
             if (!any_order && !sl->added) break;
             continue;
         }
-        fc_record *slot = fc_doc_add(doc);
+        fc_record *slot = fc_doc_slot_for(doc, &sl->rec);
         *slot = sl->rec;
         sl->added = true;
         job_free(&sl->j);
@@ -1188,7 +1188,10 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
             break;
         }
         FILE *to = NULL, *from = NULL;
-        pid_t pid = fc_wire_spawn_worker(&to, &from, e);
+        /* and a failure there: no worker for the third pass */
+        pid_t pid = pass == 2 && fc_fault("spawn-pass-2")
+                        ? (pid_t)fc_errf(e, "cannot start a worker process: injected fault")
+                        : fc_wire_spawn_worker(&to, &from, e);
         if (pid < 0) {
             rc = -1;
             break;
@@ -1251,7 +1254,10 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
         job_finish(&sl->j, set, &sl->rec);
         sl->closed = true;
     }
-    if (rc == 0 && add_closed(doc, js, n, &next, true, obs, &cache) != 0) rc = fc_errf(e, "could not save the records");
+    /* after a failure too, the records closed go into the document (for the caller
+     * to write: an observer that failed is not called again) */
+    if (add_closed(doc, js, n, &next, true, rc == 0 ? obs : NULL, &cache) != 0)
+        rc = fc_errf(e, "could not save the records");
     int added = 0;
     for (int i = 0; i < n; i++) {
         added += js[i].added;

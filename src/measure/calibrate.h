@@ -79,7 +79,9 @@ typedef struct fc_observer {
  * in, writes what each round gave to out. Returns the exit status. */
 int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out);
 
-/* Runs every job of the plan, appending records to doc in the plan's order. With
+/* Runs every job of the plan, appending records to doc in the plan's order (a
+ * record doc holds for the same problem and backend that an interrupt closed early
+ * is replaced in place: fc_doc_slot_for). With
  * settings.processes (and no total time budget) it runs in passes, each a worker
  * process (/proc/self/exe __rounds, fc_rounds_worker) that measures one round of
  * every job still open, so a record's rounds come from separate processes spread
@@ -88,7 +90,8 @@ int fc_rounds_worker(const fc_registry *reg, FILE *in, FILE *out);
  * settings.max_time_total runs out; in passes it keeps the records that have two
  * rounds or more (stop rule "interrupted", inconclusive below the minimum of
  * rounds). Returns 0 when the loop ran (records may still have failed), -1 when
- * an observer failed or no worker could start. */
+ * an observer failed or no worker could start; then too the records closed are
+ * in doc, those of the passes added after the failure without the observer. */
 int fc_calibrate(fc_session *s, const fc_plan *plan, const fc_settings *set, fc_doc *doc, const fc_observer *obs,
                  volatile sig_atomic_t *interrupt, fc_err *e);
 

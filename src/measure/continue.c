@@ -46,11 +46,10 @@ int fc_continue_check_settings(const fc_continuation *c, const fc_settings *set,
 int fc_continue_drop_measured(fc_continuation *c, fc_plan *plan)
 {
     if (!c->loaded) return 0;
-    /* records an interrupt closed early are measured again, in full */
-    int k = 0;
-    for (int r = 0; r < c->prev.n; r++)
-        if (strcmp(c->prev.rec[r].stop_rule, "interrupted") != 0) c->prev.rec[k++] = c->prev.rec[r];
-    c->prev.n = k;
+    /* records an interrupt closed early are measured again, in full; each stays in
+     * the document until its new record replaces it (fc_doc_slot_for), so a run
+     * stopped before then still writes it, and one for a problem this run leaves
+     * out is kept */
     int kept = 0;
     for (int i = 0; i < plan->n; i++) {
         char ps[256];
@@ -59,7 +58,8 @@ int fc_continue_drop_measured(fc_continuation *c, fc_plan *plan)
         for (int r = 0; r < c->prev.n && !done; r++) {
             char prev[256]; /* canonical: a string from an older fusecal may leave dims at their defaults */
             fc_problem_string(&c->prev.rec[r].prob, prev, sizeof prev);
-            done = !strcmp(prev, ps) && !strcmp(c->prev.rec[r].backend, plan->jobs[i].backend->name);
+            done = !strcmp(prev, ps) && !strcmp(c->prev.rec[r].backend, plan->jobs[i].backend->name) &&
+                   strcmp(c->prev.rec[r].stop_rule, "interrupted") != 0;
         }
         if (!done) plan->jobs[kept++] = plan->jobs[i];
     }
@@ -105,7 +105,13 @@ int fc_continue_begin(fc_continuation *c, const fc_settings *set, cJSON *host, c
     return 0;
 }
 
-void fc_continue_end(const fc_continuation *c, fc_doc *doc) { doc->complete = doc->complete && c->was_complete; }
+void fc_continue_end(const fc_continuation *c, fc_doc *doc)
+{
+    doc->complete = doc->complete && c->was_complete;
+    /* a record an interrupt closed early that this run did not measure again */
+    for (int i = 0; i < doc->n && doc->complete; i++)
+        if (!strcmp(doc->rec[i].stop_rule, "interrupted")) doc->complete = false;
+}
 
 void fc_continue_free(fc_continuation *c)
 {

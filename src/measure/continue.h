@@ -25,7 +25,8 @@ int fc_continue_argv(const fc_continuation *c, int *argc, char ***argv, fc_err *
 int fc_continue_check_settings(const fc_continuation *c, const fc_settings *set, fc_err *e);
 /* Drops from the plan the jobs whose (problem, backend) the document holds;
  * returns how many. Records an interrupt closed early (stop rule "interrupted")
- * leave the document and are measured again. */
+ * are measured again when the plan has their problem and backend, and stay in
+ * the document until their new records replace them (fc_calibrate). */
 int fc_continue_drop_measured(fc_continuation *c, fc_plan *plan);
 /* The document this run writes into doc (an empty fc_doc_init one): a fresh one
  * with these settings, argv, host and ceilings; or the previous one, refused
@@ -35,7 +36,8 @@ int fc_continue_drop_measured(fc_continuation *c, fc_plan *plan);
 int fc_continue_begin(fc_continuation *c, const fc_settings *set, cJSON *host, cJSON *ceilings, cJSON *argv,
                       fc_doc *doc, fc_err *e);
 /* After the calibration: the document is complete only when the one it carries
- * on was too (or is being finished). */
+ * on was too (or is being finished), and no record in it was closed early by an
+ * interrupt. */
 void fc_continue_end(const fc_continuation *c, fc_doc *doc);
 void fc_continue_free(fc_continuation *c);
 

@@ -96,11 +96,11 @@ static int do_spawn(void *arg)
 pid_t fc_wire_spawn_worker(FILE **to, FILE **from, fc_err *e)
 {
     int in[2], out[2];
-    if (pipe(in) != 0) return (pid_t)fc_errf(e, "pipe: %s", strerror(errno));
+    if (pipe(in) != 0) return (pid_t)fc_errf(e, "cannot start a worker process: pipe: %s", strerror(errno));
     if (pipe(out) != 0) {
         close(in[0]);
         close(in[1]);
-        return (pid_t)fc_errf(e, "pipe: %s", strerror(errno));
+        return (pid_t)fc_errf(e, "cannot start a worker process: pipe: %s", strerror(errno));
     }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
