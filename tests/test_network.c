@@ -305,17 +305,19 @@ static void summary_on_synthetic_records(void)
     /* the latencies of the timing that decided: e's graph replays' */
     CHECK_NEAR(s[0].unfused_ms, 4 * 1.0 + 2 * 1.2 + 1 * 1.0 + 1 * 1.0, 1e-12);
     CHECK_NEAR(s[0].saving_ms, 2.0 + 0.4 + 0.3, 1e-12);
-    /* a's interval: its rounds' 4 x t(2) x 0.1/sqrt(3), and the run-level part 4 x 1.0 x 1.96 x run_noise */
-    double ha = 4 * fc_t975(2) * 0.1 / sqrt(3), ra = 4 * 1.0 * z * rn;
+    /* a's interval: its rounds' 4 x t(2) x 0.1/sqrt(3), and the run-level part 4 x 0.5 (fused) x 1.96 x run_noise */
+    double ha = 4 * fc_t975(2) * 0.1 / sqrt(3), ra = 4 * 0.5 * z * rn;
     CHECK(s[0].s[0].site == 0);
     CHECK_NEAR(s[0].s[0].hi - s[0].s[0].saving_ms, sqrt(ha * ha + ra * ra), 1e-9);
     /* the total: a's and b's savings pass by pass over b's 2 rounds, 4 x 0.4 + 2 x 0.1 =
      * 1.8 and 4 x 0.5 + 2 x 0.3 = 2.6 (sd 0.566), t(1) x sd/sqrt(2); their run-level parts
-     * added (common to the run); e's bounds (from its graph speedup) in quadrature */
-    double hp = fc_t975(1) * sqrt(0.32) / sqrt(2), run = (4 * 1.0 + 2 * 1.2) * z * rn;
+     * (4 x 0.5 and 2 x 1.0, x 1.96 x run_noise) correlated 0.05; e's bounds (from its
+     * graph speedup) in quadrature */
+    double hp = fc_t975(1) * sqrt(0.32) / sqrt(2), a1 = 4 * 0.5 * z * rn, a2 = 2 * 1.0 * z * rn;
+    double run2 = 0.95 * (a1 * a1 + a2 * a2) + 0.05 * (a1 + a2) * (a1 + a2);
     double elo = 0.3 - (1 - 1 / 1.2), ehi = (1 - 1 / 1.7) - 0.3;
-    CHECK_NEAR(s[0].saving_ms - s[0].saving_lo, sqrt(hp * hp + run * run + elo * elo), 1e-9);
-    CHECK_NEAR(s[0].saving_hi - s[0].saving_ms, sqrt(hp * hp + run * run + ehi * ehi), 1e-9);
+    CHECK_NEAR(s[0].saving_ms - s[0].saving_lo, sqrt(hp * hp + run2 + elo * elo), 1e-9);
+    CHECK_NEAR(s[0].saving_hi - s[0].saving_ms, sqrt(hp * hp + run2 + ehi * ehi), 1e-9);
     /* largest saving first, the unmeasured last */
     CHECK(s[0].s[1].site == 1 && s[0].s[2].site == 4 && s[0].s[3].site == 2 && s[0].s[4].rec == NULL);
     CHECK_NEAR(s[0].s[2].saving_ms, 0.3, 1e-12);

@@ -7,8 +7,8 @@
  * A site's interval: multiplicity × t(R − 1) · sd/√R of its record's R rounds'
  * differences unfused − fused (each round a fresh setup with its own medians),
  * widened in quadrature, as the record's speedup interval is, by the run-level part
- * multiplicity × unfused × 1.96 · run_noise (settings.run_noise: what the rounds of
- * one run share). Where the rounds cannot say (one round, or the graph replays
+ * multiplicity × fused × 1.96 · run_noise (settings.run_noise: what the rounds of
+ * one run share, carried to the saving as the speedup interval's ends are). Where the rounds cannot say (one round, or the graph replays
  * decided: the rounds' medians are eager ones) the decisive speedup interval's ends
  * give the site's bounds instead.
  *
@@ -19,8 +19,9 @@
  * Σ multiplicity × (unfused_k − fused_k) over the first K passes (K the fewest
  * rounds among those sites: a site with more rounds counts its first K, so the
  * interval errs wide), and the interval is t(K − 1) · sd(S)/√K around the total,
- * widened in quadrature by the sites' run-level parts added linearly (common to
- * the run). Yes sites whose rounds cannot say add their own half-widths in
+ * widened in quadrature by the sites' run-level parts, which two records share at a
+ * correlation of 0.05 (measured: netsum.c's RUN_SHARED), (1 − 0.05) Σ a² + 0.05 (Σ a)².
+ * Yes sites whose rounds cannot say add their own half-widths in
  * quadrature. */
 #ifndef FC_NETSUM_H
 #define FC_NETSUM_H
@@ -46,10 +47,11 @@ typedef struct fc_netsum {
 
 #define FC_NETSUM_METHOD                                                                                           \
     "per site: multiplicity x t(R-1) x sd/sqrt(R) of the record's per-round differences of median latencies "      \
-    "(unfused - fused) over its R rounds, widened in quadrature by multiplicity x unfused x 1.96 x run_noise "     \
+    "(unfused - fused) over its R rounds, widened in quadrature by multiplicity x fused x 1.96 x run_noise "       \
     "(R = 1 or graph-decided: the speedup interval's ends); total: t(K-1) x sd/sqrt(K) of the per-pass totals of " \
     "the yes sites' differences over the first K passes (K: their fewest rounds), widened in quadrature by the "   \
-    "sites' run-level parts added linearly; sites without usable rounds add their half-widths in quadrature"
+    "sites' run-level parts a at a correlation of 0.05 ((1 - 0.05) sum a^2 + 0.05 (sum a)^2); sites without "      \
+    "usable rounds add their half-widths in quadrature"
 
 /* One summary per backend with a record of a site, in the order backends first
  * appear in the document; *out is allocated (fc_netsum_free). */
