@@ -219,6 +219,9 @@ static void every_verdict(void)
     CHECK_STR_CONTAINS(why, "skipped: needs 80 GiB");
     CHECK(judge(NULL, &sk, 1.0, 0.05, why) == FC_VERDICT_SKIPPED);
     CHECK(!fc_verdict_fails(FC_VERDICT_SKIPPED, true));
+    /* declined in the baseline and not attempted now: nothing lost, so skipped */
+    CHECK(judge(&sk, NULL, 0, 0.05, why) == FC_VERDICT_SKIPPED);
+    CHECK_STR_CONTAINS(why, "skipped in the baseline too: needs 80 GiB");
     /* failed: failed-verification, whatever the baseline */
     fc_record bad = mk(LB, "cpu.openblas", 0, 0, 0, FC_STATUS_FAILED);
     CHECK(judge(&base, &bad, 0, 0.05, why) == FC_VERDICT_FAILED_VERIFICATION);
@@ -365,6 +368,39 @@ static void exit_codes(void)
     fc_check_run(&c, NULL, &empty, NULL, -1, false);
     CHECK(fc_check_exit_code(&c) == FC_EXIT_FAIL);
     fc_check_free(&c);
+
+    /* every record skipped (declined), with or without a baseline that declined them
+     * too: nothing was measured, so no pass, and a note says why; one measured
+     * record beside them passes */
+    fc_doc declined;
+    fc_doc_init(&declined);
+    host_json(&declined, "CPU A", "2.6.3");
+    add(&declined, mk(LB, "cpu.openblas", 0, 0, 0, FC_STATUS_SKIPPED));
+    add(&declined, mk(LR, "cpu.openblas", 0, 0, 0, FC_STATUS_SKIPPED));
+    for (int with_base = 0; with_base < 2; with_base++) {
+        fc_check_run(&c, with_base ? &declined : NULL, &declined, NULL, -1, false);
+        CHECK(c.count[FC_VERDICT_SKIPPED] == 2 && fc_check_exit_code(&c) == FC_EXIT_FAIL);
+        bool told = false;
+        for (int i = 0; i < c.nnotes; i++) told |= strstr(c.notes[i], "every record was skipped") != NULL;
+        CHECK(told);
+        fc_check_free(&c);
+    }
+    /* the baseline's declined record absent now: skipped, not missing */
+    fc_doc one_ok;
+    fc_doc_init(&one_ok);
+    host_json(&one_ok, "CPU A", "2.6.3");
+    add(&one_ok, mk(LB, "cpu.openblas", 1.2, 1.3, 1.4, FC_STATUS_OK));
+    fc_doc mixed;
+    fc_doc_init(&mixed);
+    host_json(&mixed, "CPU A", "2.6.3");
+    add(&mixed, mk(LB, "cpu.openblas", 1.2, 1.3, 1.4, FC_STATUS_OK));
+    add(&mixed, mk(LR, "cpu.openblas", 0, 0, 0, FC_STATUS_SKIPPED));
+    CHECK(run_check(&mixed, &one_ok, NULL, false, &c) == FC_EXIT_OK);
+    CHECK(c.count[FC_VERDICT_SKIPPED] == 1 && c.count[FC_VERDICT_PASS] == 1 && c.count[FC_VERDICT_MISSING] == 0);
+    fc_check_free(&c);
+    fc_doc_free(&mixed);
+    fc_doc_free(&one_ok);
+    fc_doc_free(&declined);
 
     /* another device and library version: reported in the notes, not failed */
     fc_doc moved;

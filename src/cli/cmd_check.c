@@ -133,14 +133,14 @@ const fc_cmd_spec fc_cmd_check = {
         "pass, improved, regressed (the current interval lies wholly below the baseline's, by more than "
         "the allowed regression), below-threshold (the current interval lies wholly below the pattern's "
         "minimum speedup), inconclusive, missing, failed-verification, skipped (the library declined the "
-        "problem, and the baseline did not measure it either: passes).",
+        "problem, and the baseline did not measure it either: passes, unless every record is skipped).",
     .operands = operands,
     .noperands = (int)FC_ARRAY_LEN(operands),
     .options = options,
     .noptions = O_COUNT,
     .exit_status =
         "0 every record passes (inconclusive passes unless --strict), 1 a record regressed, is below its "
-        "threshold, failed or is missing (or there is nothing to check), 2 bad usage or input (unreadable "
+        "threshold, failed or is missing (or there is nothing to check: no records, or every record skipped), 2 bad usage or input (unreadable "
         "file, not JSON, wrong schema, newer schema version), 130 interrupted during --run.",
     .run = check_command,
 };
@@ -412,6 +412,9 @@ static void summarize(const check_opts *o, check_state *st, int rc)
         return;
     }
     if (none_matched) return;
+    if (chk->count[FC_VERDICT_SKIPPED] == chk->n)
+        fprintf(stderr, "fusecal: error: nothing was measured: all %d record%s skipped (declined by the library)\n",
+                chk->n, chk->n == 1 ? " was" : "s were");
     fc_str counts = {0};
     for (int v = FC_NVERDICTS - 1; v >= 0; v--)
         if (chk->count[v])

@@ -176,6 +176,12 @@ fc_verdict fc_judge(const fc_record *base, const fc_record *cur, const fc_limits
 {
     char cc[96], bc[96];
     if (!cur) {
+        /* a problem the baseline's library declined, now not attempted: nothing lost */
+        if (base && base->status == FC_STATUS_SKIPPED) {
+            snprintf(why, n, "not in the current results; skipped in the baseline too: %.400s",
+                     base->reason[0] ? base->reason : "no reason given");
+            return FC_VERDICT_SKIPPED;
+        }
         snprintf(why, n, "not in the current results");
         return FC_VERDICT_MISSING;
     }
@@ -361,6 +367,10 @@ void fc_check_run(fc_check_result *c, const fc_doc *base, const fc_doc *cur, con
     fc_check_recount(c);
     if (base && base->n > 0 && c->matched == 0)
         fc_check_add_note(c, "no current record matches the baseline: all %d baseline records are missing", base->n);
+    if (c->n > 0 && c->count[FC_VERDICT_SKIPPED] == c->n)
+        fc_check_add_note(c,
+                          "every record was skipped (declined by the library): nothing was measured, so the check "
+                          "fails");
     contended_notes(c, base, "baseline");
     contended_notes(c, cur, "current");
     withheld_notes(c, cur, "current");
@@ -446,7 +456,8 @@ void fc_check_settle(fc_check_result *c)
 
 int fc_check_exit_code(const fc_check_result *c)
 {
-    if (c->n == 0) return FC_EXIT_FAIL;
+    /* nothing to check, or nothing measured: every record skipped is no pass */
+    if (c->n == 0 || c->count[FC_VERDICT_SKIPPED] == c->n) return FC_EXIT_FAIL;
     for (int v = 0; v < FC_NVERDICTS; v++)
         if (c->count[v] && fc_verdict_fails((fc_verdict)v, c->strict)) return FC_EXIT_FAIL;
     return FC_EXIT_OK;

@@ -114,7 +114,7 @@ typedef struct fc_remeasure {
  * settles. A record an interrupted attempt did not reach counts for nothing.
  * Returns true when interrupted. */
 bool fc_check_confirm_all(fc_check_result *c, int n, const fc_remeasure *m);
-/* FC_EXIT_OK or FC_EXIT_FAIL. Nothing checked (no records at all) fails. */
+/* FC_EXIT_OK or FC_EXIT_FAIL. Nothing checked (no records at all, or every one skipped) fails. */
 int fc_check_exit_code(const fc_check_result *c);
 void fc_check_add_note(fc_check_result *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fc_check_free(fc_check_result *c);
