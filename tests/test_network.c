@@ -325,6 +325,30 @@ static void summary_on_synthetic_records(void)
     CHECK(s[1].measured == 1 && s[1].fuse == 1);
     CHECK_NEAR(s[1].saving_ms, 1.0, 1e-12);
 
+    /* with its rounds' graph speedups (1.25 and 1.6), e's rounds say: its per-round
+     * savings are 1.0 (graph unfused) x (1 - 1/q), 0.2 and 0.375, and join the passes */
+    {
+        g->round[0].ratio_graph = 1.25;
+        g->round[1].ratio_graph = 1.6;
+        fc_netsum *s2;
+        CHECK(fc_netsum_build(&net, &d, &s2) == 2);
+        CHECK_NEAR(s2[0].saving_ms, 2.7, 1e-12);
+        const fc_netsum_site *es = NULL;
+        for (int i = 0; i < s2[0].sites; i++)
+            if (s2[0].s[i].site == 4) es = &s2[0].s[i];
+        CHECK(es != NULL);
+        double he = fc_t975(1) * (0.375 - 0.2) / 2, re = 1 * 0.7 * z * rn;
+        CHECK_NEAR(es->hi - es->saving_ms, sqrt(he * he + re * re), 1e-9);
+        CHECK_NEAR(es->saving_ms - es->lo, sqrt(he * he + re * re), 1e-9);
+        /* passes: 4 x 0.4 + 2 x 0.1 + 0.2 = 2.0 and 4 x 0.5 + 2 x 0.3 + 0.375 = 2.975 */
+        double hp2 = fc_t975(1) * (2.975 - 2.0) / 2, a3 = 1 * 0.7 * z * rn;
+        double run3 = 0.95 * (a1 * a1 + a2 * a2 + a3 * a3) + 0.05 * (a1 + a2 + a3) * (a1 + a2 + a3);
+        CHECK_NEAR(s2[0].saving_hi - s2[0].saving_ms, sqrt(hp2 * hp2 + run3), 1e-9);
+        CHECK_NEAR(s2[0].saving_ms - s2[0].saving_lo, sqrt(hp2 * hp2 + run3), 1e-9);
+        fc_netsum_free(s2, 2);
+        g->round[0].ratio_graph = g->round[1].ratio_graph = 0;
+    }
+
     cJSON *j = fc_netsum_json(&net, s, n);
     const cJSON *sum0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "summaries"), 0);
     const cJSON *losing = cJSON_GetObjectItemCaseSensitive(sum0, "losing");

@@ -32,13 +32,25 @@ static const fc_record *find(const fc_doc *doc, const char *backend, const char 
 
 /* The site's saving in each of its record's rounds (the rounds' medians of the
  * variant its decision compared with the fused form, less the fused form's), into
- * d; returns the rounds, 0 where they cannot say: fewer than two, or the graph
- * replays decided (the rounds' medians are eager ones). */
+ * d; returns the rounds, 0 where they cannot say (fewer than two). Where the graph
+ * replays decided, the rounds' medians are eager ones: a round's saving is then the
+ * graph's unfused median less it over the round's graph speedup (its tuples'
+ * unfused/fused over replays), so that the round's own ratio, not the eager one,
+ * moves with the pass; 0 where a round has no graph speedup. */
 static int round_savings(const fc_record *r, double mult, double *d)
 {
     const fc_variant b = fc_record_decisive_base(r);
     const int R = r->rounds < FC_MAX_ROUNDS ? r->rounds : FC_MAX_ROUNDS;
-    if (R < 2 || r->decided_by == FC_DECIDER_GRAPH) return 0;
+    if (R < 2) return 0;
+    if (r->decided_by == FC_DECIDER_GRAPH) {
+        const double u = fc_record_decisive_ms(r, b);
+        for (int k = 0; k < R; k++) {
+            const double q = r->round[k].ratio_graph;
+            if (!(q > 0) || !(u > 0)) return 0;
+            d[k] = mult * u * (1 - 1 / q);
+        }
+        return R;
+    }
     for (int k = 0; k < R; k++) d[k] = mult * (r->round[k].median_ms[b] - r->round[k].median_ms[FC_FUSED]);
     return R;
 }

@@ -8,9 +8,12 @@
  * differences unfused − fused (each round a fresh setup with its own medians),
  * widened in quadrature, as the record's speedup interval is, by the run-level part
  * multiplicity × fused × 1.96 · run_noise (settings.run_noise: what the rounds of
- * one run share, carried to the saving as the speedup interval's ends are). Where the rounds cannot say (one round, or the graph replays
- * decided: the rounds' medians are eager ones) the decisive speedup interval's ends
- * give the site's bounds instead.
+ * one run share, carried to the saving as the speedup interval's ends are). Where
+ * the graph replays decided (the rounds' medians are eager ones), a round's
+ * difference is the graph's unfused median × (1 − 1 / the round's graph speedup).
+ * Where the rounds cannot say (one round, or a graph-decided record without its
+ * rounds' graph speedups) the decisive speedup interval's ends give the site's
+ * bounds instead.
  *
  * The total's interval: the sites' rounds are not independent. Round k of every
  * problem runs in the same pass (by default one worker process a pass), so the
@@ -45,12 +48,13 @@ typedef struct fc_netsum {
     fc_netsum_site *s;                      /* every site, largest saving first, unmeasured last */
 } fc_netsum;
 
-#define FC_NETSUM_METHOD                                                                                           \
-    "per site: multiplicity x t(R-1) x sd/sqrt(R) of the record's per-round differences of median latencies "      \
-    "(unfused - fused) over its R rounds, widened in quadrature by multiplicity x fused x 1.96 x run_noise "       \
-    "(R = 1 or graph-decided: the speedup interval's ends); total: t(K-1) x sd/sqrt(K) of the per-pass totals of " \
-    "the yes sites' differences over the first K passes (K: their fewest rounds), widened in quadrature by the "   \
-    "sites' run-level parts a at a correlation of 0.05 ((1 - 0.05) sum a^2 + 0.05 (sum a)^2); sites without "      \
+#define FC_NETSUM_METHOD                                                                                         \
+    "per site: multiplicity x t(R-1) x sd/sqrt(R) of the record's per-round differences of median latencies "    \
+    "(unfused - fused) over its R rounds (graph-decided: the graph's unfused x (1 - 1/the round's graph "        \
+    "speedup)), widened in quadrature by multiplicity x fused x 1.96 x run_noise (R = 1: the speedup "           \
+    "interval's ends); total: t(K-1) x sd/sqrt(K) of the per-pass totals of "                                    \
+    "the yes sites' differences over the first K passes (K: their fewest rounds), widened in quadrature by the " \
+    "sites' run-level parts a at a correlation of 0.05 ((1 - 0.05) sum a^2 + 0.05 (sum a)^2); sites without "    \
     "usable rounds add their half-widths in quadrature"
 
 /* One summary per backend with a record of a site, in the order backends first
