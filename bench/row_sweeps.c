@@ -100,8 +100,8 @@ static void run_loop(int l, const float *x, const float *r, const float *g, cons
 {
     const size_t all = m * n;
     switch (l) {
-    case ADD_LAYERNORM: fc_cpu_add_layernorm(x, r, g, b, 1e-5f, y, m, n, true); return;
-    case ADD_RMSNORM: fc_cpu_add_rmsnorm(x, r, g, 1e-5f, y, h, m, n, true); return;
+    case ADD_LAYERNORM: fc_cpu_add_layernorm(x, r, g, b, 1e-5f, y, m, n, (fc_norm_io){true, true}); return;
+    case ADD_RMSNORM: fc_cpu_add_rmsnorm(x, r, g, 1e-5f, y, h, m, n, (fc_norm_io){true, true}); return;
     default: break;
     }
 #pragma omp parallel

@@ -297,6 +297,7 @@ static void check_problem(const fc_conf_opts *o, const fc_backend *b, const fc_p
         CHECK_MSG(0, "%s: %s", ps, e.msg);
         return;
     }
+    w.cold = o->cold;
     fc_reference ref;
     fc_reference_build(p, &w, seed, &ref);
     if (b->device_bytes) {

@@ -36,6 +36,7 @@ typedef struct fc_conf_opts {
     bool library_may_refuse;   /* a library turning a 16-bit or tf32 problem with a dimension not a
                                 multiple of 8 down at setup is reported, not failed
                                 (fc_conf_library_refusal) */
+    bool cold;                 /* the workloads say the caches are flushed before each call (fc_workload.cold) */
     const char *unimplemented; /* patterns no backend of the device implements (comma-separated): each
                                   must be turned down by every backend, with a reason */
     uint64_t seed;

@@ -73,6 +73,46 @@ static void norm_kernels_streamed(void)
     CHECK(conformance_past_llc(shapes, FC_ARRAY_LEN(shapes), true, "streamed norms") >= 3 * 11);
 }
 
+/* The norm kernels as the backends run them where the caches are flushed before
+ * every call (cold): asking ahead for their streams' lines, their outputs not
+ * streamed (below the LLC). And the rule itself (norm_ops.h's fc_norm_io): the asks
+ * only where the rows come from memory. */
+static void norm_kernels_cold(void)
+{
+    static const char *const shapes[] = {"m=7,n=13", "m=3,n=1030", "m=4,n=768", "m=7,h=3,d=10", "m=9,h=4,d=128"};
+    const fc_device *cpu = fc_builtin.device[FC_DEV_cpu];
+    void *ctx;
+    fc_device_opts o = {0};
+    fc_err e;
+    CHECK(cpu->open(&o, &ctx, &e) == 0);
+    fc_conf_opts co = {.device = "cpu",
+                       .dev = cpu,
+                       .devctx = ctx,
+                       .shapes = shapes,
+                       .nshapes = FC_ARRAY_LEN(shapes),
+                       .exact_kernels = true,
+                       .cold = true,
+                       .seed = g_seed};
+    fc_conf_result r;
+    fc_conformance(&co, &r);
+    t_failures += r.failures;
+    cpu->close(ctx);
+    printf("cold norms: checked %d combinations (seed %llu)\n", r.checked, (unsigned long long)g_seed);
+    CHECK(r.checked >= 3 * 5);
+
+    fc_problem small, big;
+    CHECK(fc_problem_parse("add_rmsnorm:m=4,n=768", NULL, &small, &e) == 0);
+    CHECK(fc_problem_parse("add_rmsnorm:m=2048,n=4096", NULL, &big, &e) == 0);
+    fc_norm_io io = fc_cpu_norm_io(&small, false);
+    CHECK(!io.st && !io.asks);
+    io = fc_cpu_norm_io(&small, true);
+    CHECK(!io.st && io.asks);
+    fc_host_llc_pretend(1);
+    io = fc_cpu_norm_io(&big, false);
+    CHECK(io.st && io.asks);
+    fc_host_llc_pretend(0);
+}
+
 /* The decode kernel's form past half the LLC, each piece of K and V read before it is
  * computed (attention_ops.c's dec_read_piece): grouped and multi-head, pieces cut
  * short, a d of no whole vector, both dtypes. */
@@ -357,7 +397,7 @@ static void bf16_layernorm_rows_that_cancel(void)
                 x[i * n + j] = fc_bf16_store(xv);
                 r[i * n + j] = fc_bf16_store(rv);
             }
-        fc_cpu_add_layernorm_bf16(x, r, g, b, 1e-5f, y, rows, n, false);
+        fc_cpu_add_layernorm_bf16(x, r, g, b, 1e-5f, y, rows, n, (fc_norm_io){0});
         for (size_t i = 0; i < rows; i++) {
             double mean = 0, var = 0;
             for (size_t j = 0; j < n; j++) mean += (double)fc_bf16_load(x[i * n + j]) + fc_bf16_load(r[i * n + j]);
@@ -386,8 +426,9 @@ static void bf16_layernorm_rows_that_cancel(void)
  * mean), one whose first element is 65536 over noise (a shift at the outlier: the
  * row is summed again), one whose first element lies just within the two standard
  * deviations of the shift's limit, and plain noise. Both the fused add + LayerNorm
- * (streamed and not) and the unfused chain's layer-norm pass, against float64 from
- * the same fp32 h, normwise per row to 1e-5. */
+ * (streamed and not, asking ahead and not) and the unfused chain's layer-norm pass,
+ * against float64 from the same fp32 h, normwise per row to 1e-5; the asks, hints
+ * to the caches, leave every bit of the output as it is. */
 static void layernorm_rows_that_cancel(void)
 {
     static const size_t widths[] = {45, 768, 4149, 9001};
@@ -395,7 +436,8 @@ static void layernorm_rows_that_cancel(void)
     for (size_t wi = 0; wi < FC_ARRAY_LEN(widths); wi++) {
         const size_t n = widths[wi], rows = 4, all = rows * n;
         float *x = malloc(all * sizeof *x), *r = malloc(all * sizeof *r), *h = malloc(all * sizeof *h),
-              *y = malloc(all * sizeof *y), *g = malloc(n * sizeof *g), *b = malloc(n * sizeof *b);
+              *y = malloc(all * sizeof *y), *g = malloc(n * sizeof *g), *b = malloc(n * sizeof *b),
+              *y0 = malloc(all * sizeof *y0);
         cancel_params(g, b, n);
         for (size_t i = 0; i < rows; i++)
             for (size_t j = 0; j < n; j++) {
@@ -403,11 +445,17 @@ static void layernorm_rows_that_cancel(void)
                 if (i == 2 && j == 0) x[i * n + j] = 1.7f, r[i * n + j] = 0.0f; /* h = 1.5u: sd 0.866 */
                 h[i * n + j] = x[i * n + j] + r[i * n + j];
             }
-        for (int form = 0; form < 3; form++) {
+        static const char *const forms[] = {"add+layernorm", "add+layernorm streamed", "add+layernorm asking ahead",
+                                            "layernorm pass", "layernorm pass asking ahead"};
+        for (int form = 0; form < 5; form++) {
             memset(y, 0, all * sizeof *y);
-            if (form < 2) fc_cpu_add_layernorm(x, r, g, b, 1e-5f, y, rows, n, form == 1);
+            if (form < 3)
+                fc_cpu_add_layernorm(x, r, g, b, 1e-5f, y, rows, n, (fc_norm_io){.st = form == 1, .asks = form > 0});
             else
-                fc_cpu_layernorm_rows(h, g, b, 1e-5f, y, rows, n, false);
+                fc_cpu_layernorm_rows(h, g, b, 1e-5f, y, rows, n, (fc_norm_io){.asks = form == 4});
+            if (form == 0 || form == 3) memcpy(y0, y, all * sizeof *y);
+            else if (form != 1)
+                CHECK_MSG(!memcmp(y0, y, all * sizeof *y), "%s, n=%zu: the asks changed the output", forms[form], n);
             for (size_t i = 0; i < rows; i++) {
                 const float *hi = h + i * n;
                 double mean = 0, var = 0, num = 0, den = 0;
@@ -421,13 +469,10 @@ static void layernorm_rows_that_cancel(void)
                     den += want * want;
                 }
                 CHECK_MSG(sqrt(num / den) <= 1e-5, "%s, n=%zu row %zu: normwise relative error %.3g (seed %llu)",
-                          form == 2 ? "layernorm pass"
-                          : form    ? "add+layernorm streamed"
-                                    : "add+layernorm",
-                          n, i, sqrt(num / den), (unsigned long long)g_seed);
+                          forms[form], n, i, sqrt(num / den), (unsigned long long)g_seed);
             }
         }
-        free(x), free(r), free(h), free(y), free(g), free(b);
+        free(x), free(r), free(h), free(y), free(g), free(b), free(y0);
     }
 }
 
@@ -440,6 +485,7 @@ int main(int argc, char **argv)
     }
     static const t_case cases[] = {T(cpu_backends_match_reference),
                                    T(norm_kernels_streamed),
+                                   T(norm_kernels_cold),
                                    T(decode_pieces_read),
                                    T(streamed_bytes_as_described),
                                    T(chain_buffers),

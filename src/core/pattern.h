@@ -189,6 +189,8 @@ typedef struct fc_workload {
     size_t out_row;    /* elements of one row of the output as a matrix (its innermost extent) */
     size_t inter_n;    /* elements of the chain's intermediate tensor */
     double prepare_ms; /* time to fold BN and the like; never counted as latency */
+    bool cold;         /* the caches are flushed before every call (settings.cold): for setups that
+                        * choose how to move data by where it lies */
 } fc_workload;
 
 /* Analytic cost of a problem, counted on paper. */

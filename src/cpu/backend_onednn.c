@@ -182,7 +182,7 @@ typedef struct od_state {
     int nmems, cap_mems;
     fc_cpu_chain ch;
     float *glu_s;                       /* the fused gated unit's silu(x·W_gᵀ) [m, n] */
-    bool norm_st;                       /* a norm chain's output streamed (fc_cpu_norm_streams) */
+    fc_norm_io norm_io;                 /* a norm chain's output streamed, and its asks (fc_cpu_norm_io) */
     float *rope;                        /* qk_norm_rope's cos/sin table, made at setup */
     void *mask;                         /* a causal chain's additive mask [s][skv], 0 or -inf */
     dnnl_data_type_t dt;                /* of activations, weights and outputs (parameters: f32) */
@@ -1311,7 +1311,8 @@ static int host_fused(od_state *s, fc_variant v, fc_err *e)
     const float *g = w->t[FC_NORM_TGAMMA].data, *b = w->t[FC_NORM_TBETA].data;
     void *x = in(s, FC_NORM_TX), *r = fc_pattern_has_op(s->p.pat, FC_OP_ROPE) ? NULL : in(s, FC_NORM_TR);
     float *out = s->ch.out[v];
-    const bool bf = s->dt == dnnl_bf16, st = s->norm_st;
+    const bool bf = s->dt == dnnl_bf16;
+    const fc_norm_io st = s->norm_io;
     if (fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM)) {
         if (bf) fc_cpu_add_layernorm_bf16(x, r, g, b, (float)FC_LN_EPS, (fc_bf16 *)out, M, N, st);
         else
@@ -1333,7 +1334,7 @@ static int host_fused(od_state *s, fc_variant v, fc_err *e)
 static void rmsnorm_rows(const od_state *s, const void *h, void *y, size_t rows, size_t n, bool out)
 {
     const float *g = s->w->t[FC_NORM_TGAMMA].data;
-    const bool st = out && s->norm_st;
+    const fc_norm_io st = {.st = out && s->norm_io.st, .asks = s->norm_io.asks};
     if (s->dt == dnnl_bf16) fc_cpu_rmsnorm_rows_bf16(h, g, (float)FC_RMS_EPS, y, rows, n, st);
     else
         fc_cpu_rmsnorm_rows(h, g, (float)FC_RMS_EPS, y, rows, n, st);
@@ -1363,9 +1364,9 @@ static int host_rope(od_state *s, fc_variant v, fc_err *e)
     const int64_t *d = s->p.d;
     size_t M = (size_t)d[FC_NORM_M], H = (size_t)d[FC_NORM_H], D = (size_t)d[FC_NORM_D];
     void *q = fc_cpu_chain_dst(&s->ch, 0);
-    if (s->dt == dnnl_bf16) fc_cpu_rope_bf16(q, s->rope, (fc_bf16 *)s->ch.out[v], M, H, D, s->norm_st);
+    if (s->dt == dnnl_bf16) fc_cpu_rope_bf16(q, s->rope, (fc_bf16 *)s->ch.out[v], M, H, D, s->norm_io);
     else
-        fc_cpu_rope(q, s->rope, s->ch.out[v], M, H, D, s->norm_st);
+        fc_cpu_rope(q, s->rope, s->ch.out[v], M, H, D, s->norm_io);
     return 0;
 }
 
@@ -1386,7 +1387,7 @@ static void norm_out_step(od_state *s, fc_variant v, const char *op, const char 
 {
     prim *pr = host_step(s, v, op, why, fn);
     const size_t n = strlen(pr->impl);
-    const double streamed = fc_cpu_norm_streamed_bytes_st(&s->p, v, s->norm_st, od_lib_norm(&s->p));
+    const double streamed = fc_cpu_norm_streamed_bytes_st(&s->p, v, s->norm_io.st, od_lib_norm(&s->p));
     snprintf(pr->impl + n, sizeof pr->impl - n, "%s", fc_cpu_norm_streamed_words(&s->p, streamed));
 }
 
@@ -1397,7 +1398,7 @@ static int build_qk_norm(od_state *s, fc_err *e)
     dnnl_dim_t M = d[FC_NORM_M], N = d[FC_NORM_N], D = d[FC_NORM_D];
     s->rope = fc_cpu_buffer((size_t)(M * D));
     fc_rope_table(M, D, s->rope);
-    s->norm_st = fc_cpu_norm_streams(&s->p);
+    s->norm_io = fc_cpu_norm_io(&s->p, s->w->cold);
     (void)in(s, FC_NORM_TX); /* the bf16 copy, made now */
     norm_out_step(s, FC_FUSED, "rmsnorm+rope", "one pass, no oneDNN primitive rotates", host_fused);
     cmd md;
@@ -1415,7 +1416,7 @@ static int build_add_norm(od_state *s, fc_err *e)
 {
     dnnl_dim_t M = s->p.d[FC_NORM_M], N = s->p.d[FC_NORM_N];
     bool ln = fc_pattern_has_op(s->p.pat, FC_OP_LAYERNORM);
-    s->norm_st = fc_cpu_norm_streams(&s->p);
+    s->norm_io = fc_cpu_norm_io(&s->p, s->w->cold);
     norm_out_step(s, FC_FUSED, ln ? "add+layernorm" : "add+rmsnorm", "one pass, oneDNN fuses no add before a norm",
                   host_fused);
     float *out = s->ch.out[FC_UNFUSED];
@@ -1941,7 +1942,7 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
     impl->nkernels = s->nprims[v];
     for (int i = 0; i < s->nprims[v]; i++) impl->nreorders += !strcmp(s->chain[v][i].op, "reorder");
     impl->flops_performed = s->wino_flops[v];
-    impl->streamed_bytes = fc_cpu_norm_streamed_bytes_st(&s->p, v, s->norm_st, od_lib_norm(&s->p));
+    impl->streamed_bytes = fc_cpu_norm_streamed_bytes_st(&s->p, v, s->norm_io.st, od_lib_norm(&s->p));
 }
 
 static void od_teardown(void *state)

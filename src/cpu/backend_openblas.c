@@ -51,8 +51,8 @@ typedef struct ob_state {
      * unit's block layout */
     fc_lin_plan lin;
     float *wglu;
-    float *rope;  /* qk_norm_rope's cos/sin table, made at setup */
-    bool norm_st; /* a norm chain's output streamed past the caches (fc_cpu_norm_streams) */
+    float *rope;        /* qk_norm_rope's cos/sin table, made at setup */
+    fc_norm_io norm_io; /* a norm chain's output streamed past the caches, and its asks (fc_cpu_norm_io) */
 } ob_state;
 
 static const char *parallel_name(void)
@@ -125,7 +125,7 @@ static const char *ob_detail(const void *ctx, fc_variant v, fc_op op, char *buf,
     }
     if (op == FC_OP_SCALE && p->d[FC_ATT_CAUSAL]) return "+causal-mask";
     if (op == FC_OP_LAYERNORM || op == FC_OP_RMSNORM || op == FC_OP_ROPE) /* the ops that write a norm's output */
-        return fc_cpu_norm_streamed_words(p, fc_cpu_norm_streamed_bytes_st(p, v, s->norm_st, false));
+        return fc_cpu_norm_streamed_words(p, fc_cpu_norm_streamed_bytes_st(p, v, s->norm_io.st, false));
     return "";
 }
 
@@ -217,7 +217,7 @@ static int ob_setup(const fc_problem *p, const fc_workload *w, void *devctx, voi
         s->ag = fc_att_geom_of(p);
         if (fused_op(p->pat) == FC_OP_PV) s->ws = fc_cpu_buffer(fc_cpu_att_workspace(&s->ag, s->nthreads));
     } else if (p->pat->family == FC_FAM_NORM) {
-        s->norm_st = fc_cpu_norm_streams(p);
+        s->norm_io = fc_cpu_norm_io(p, w->cold);
         if (fc_pattern_has_op(p->pat, FC_OP_ROPE)) {
             s->rope = fc_cpu_buffer((size_t)(p->d[FC_NORM_M] * p->d[FC_NORM_D]));
             fc_rope_table(p->d[FC_NORM_M], p->d[FC_NORM_D], s->rope);
@@ -263,11 +263,13 @@ static float *norm_pass(ob_state *s, fc_variant v, fc_op op, const float *cur, f
         fc_cpu_add(x, w->t[FC_NORM_TR].data, dst, M * N);
         break;
     case FC_OP_LAYERNORM:
-        fc_cpu_layernorm_rows(cur, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, dst, M, N, s->norm_st);
+        fc_cpu_layernorm_rows(cur, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, dst, M, N, s->norm_io);
         break;
-    case FC_OP_RMSNORM: fc_cpu_rmsnorm_rows(cur, g, (float)FC_RMS_EPS, dst, M, N, s->norm_st); break;
-    case FC_OP_HEAD_RMSNORM: fc_cpu_rmsnorm_rows(x, g, (float)FC_RMS_EPS, dst, M * N / D, D, false); break;
-    case FC_OP_ROPE: fc_cpu_rope(cur, s->rope, dst, M, N / D, D, s->norm_st); break;
+    case FC_OP_RMSNORM: fc_cpu_rmsnorm_rows(cur, g, (float)FC_RMS_EPS, dst, M, N, s->norm_io); break;
+    case FC_OP_HEAD_RMSNORM:
+        fc_cpu_rmsnorm_rows(x, g, (float)FC_RMS_EPS, dst, M * N / D, D, (fc_norm_io){.asks = s->norm_io.asks});
+        break;
+    case FC_OP_ROPE: fc_cpu_rope(cur, s->rope, dst, M, N / D, D, s->norm_io); break;
     default: break;
     }
     return dst;
@@ -350,10 +352,10 @@ static void run_fused_norm(ob_state *s, float *out)
     const float *x = w->t[FC_NORM_TX].data, *r = w->t[FC_NORM_TR].data, *g = w->t[FC_NORM_TGAMMA].data;
     switch (fused_op(s->p.pat)) {
     case FC_OP_LAYERNORM:
-        fc_cpu_add_layernorm(x, r, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, out, M, N, s->norm_st);
+        fc_cpu_add_layernorm(x, r, g, w->t[FC_NORM_TBETA].data, (float)FC_LN_EPS, out, M, N, s->norm_io);
         break;
-    case FC_OP_RMSNORM: fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N, s->norm_st); break;
-    case FC_OP_ROPE: fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D, s->norm_st); break;
+    case FC_OP_RMSNORM: fc_cpu_add_rmsnorm(x, r, g, (float)FC_RMS_EPS, out, out + M * N, M, N, s->norm_io); break;
+    case FC_OP_ROPE: fc_cpu_rmsnorm_rope(x, g, s->rope, (float)FC_RMS_EPS, out, M, N / D, D, s->norm_io); break;
     default: break;
     }
 }
@@ -506,7 +508,7 @@ static void ob_describe(void *state, fc_variant v, fc_impl *impl)
             fc_impl_add_part(impl, ob_ops, pat, FC_FUSE_EPILOGUE, " + in-cache epilogue [", ", ", "]");
     }
     fc_impl_addf(impl, " [OpenBLAS %s, %s, %d threads]", openblas_get_corename(), parallel_name(), s->nthreads);
-    impl->streamed_bytes = fc_cpu_norm_streamed_bytes_st(&s->p, v, s->norm_st, false);
+    impl->streamed_bytes = fc_cpu_norm_streamed_bytes_st(&s->p, v, s->norm_io.st, false);
 }
 
 static void ob_teardown(void *state)

@@ -44,6 +44,24 @@ static bool streams_at(const fc_problem *p, double llc)
 
 bool fc_cpu_norm_streams(const fc_problem *p) { return streams_at(p, (double)fc_host_llc_assumed()); }
 
+/* The asks past a row (norm_ops.h: fc_norm_io; the next row's into L2, a row's burst
+ * 4 KB ahead) where the rows come from memory. On rows the caches hold, warm, they
+ * cost time: on the Zen 5 VM (two threads, m = 512; bench/norm_ab.sh, both forms in
+ * one process in turn, 41 pairs, the medians of the pairs' ratios, three runs),
+ * without them over with: the fused add_layernorm at n = 2048 and 4096 0.93-0.99
+ * and 0.94-0.95, the layer-norm pass at 768 and 4096 0.91-0.95 and 0.87-0.89, the
+ * fused RMSNorm + rope at 1024 and 4096 0.91-0.96 and 0.95-1.01; the kernels whose
+ * rows the rule leaves as they were 0.97-1.04 (the method's resolution;
+ * results/cpu-amd-epyc-f26m2-2c/ab-norm-asks.txt). Two wider rules, tried with the
+ * same harness and not kept: without the per-vector asks within a row too,
+ * add_rmsnorm at n = 768-1024 ran 1.03-1.13; without the next row's asks into L1
+ * (rows up to NEXT_L1_ROW), add_layernorm at n = 512-1024 1.02-1.06. */
+fc_norm_io fc_cpu_norm_io(const fc_problem *p, bool cold)
+{
+    const bool st = fc_cpu_norm_streams(p);
+    return (fc_norm_io){.st = st, .asks = st || cold};
+}
+
 /* the longest row the fused add + LayerNorm keeps in its thread's buffer while it
  * streams y (32 KB); longer rows use y's row as scratch, unstreamed */
 enum { ROW_BUF = 8192 };
@@ -243,11 +261,12 @@ typedef struct next_row {
     bool l2;            /* asked into L2 (rows past NEXT_L1_ROW), y's lines not asked */
 } next_row;
 
-/* the next row after row i of rows of n at x, r and (given) y, or NULL after the last */
+/* the next row after row i of rows of n at x, r and (given) y, or NULL after the last,
+ * and for rows asked into L2 unless the rows come from memory (asks: fc_norm_io) */
 static inline const next_row *next_of(next_row *nr, const float *x, const float *r, float *y, size_t i, size_t rows,
-                                      size_t n)
+                                      size_t n, bool asks)
 {
-    if (i + 1 >= rows) return NULL;
+    if (i + 1 >= rows || (n > NEXT_L1_ROW && !asks)) return NULL;
     *nr = (next_row){x + (i + 1) * n, r + (i + 1) * n, y ? y + (i + 1) * n : NULL, n > NEXT_L1_ROW};
     return nr;
 }
@@ -329,7 +348,7 @@ static bool heads_align(const float *y, size_t d) { return d % (2 * VW) == 0 && 
 /* the layer norm (centred: about each row's mean, beta added) or the RMSNorm of rows
  * of n */
 static void norm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows, size_t n,
-                      bool st, bool centred)
+                      fc_norm_io io, bool centred)
 {
 #pragma omp parallel
     {
@@ -337,36 +356,36 @@ static void norm_rows(const float *h, const float *gamma, const float *beta, flo
         for (size_t i = 0; i < rows; i++) {
             const float *hi = h + i * n;
             const size_t left = (rows - i) * n;
-            vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
+            if (io.asks) vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
             float mean = 0.0f;
             const float rstd = centred ? moments_rstd(row_moments(hi, n), hi, n, eps, &mean)
                                        : 1.0f / sqrtf(row_sq_dev(hi, 0.0f, n) / (float)n + eps);
-            normalize_row(hi, mean, rstd, gamma, beta, y + i * n, n, left, NULL, st);
+            normalize_row(hi, mean, rstd, gamma, beta, y + i * n, n, left, NULL, io.st);
         }
-        if (st) vfence();
+        if (io.st) vfence();
     }
 }
 
 void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows,
-                           size_t n, bool st)
+                           size_t n, fc_norm_io io)
 {
-    norm_rows(h, gamma, beta, eps, y, rows, n, st, true);
+    norm_rows(h, gamma, beta, eps, y, rows, n, io, true);
 }
 
-void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n, bool st)
+void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n, fc_norm_io io)
 {
-    norm_rows(h, gamma, NULL, eps, y, rows, n, st, false);
+    norm_rows(h, gamma, NULL, eps, y, rows, n, io, false);
 }
 
-void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t heads, size_t d, bool stream)
+void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t heads, size_t d, fc_norm_io io)
 {
     const size_t all = m * heads;
-    const bool st = stream && heads_align(y, d);
+    const bool st = io.st && heads_align(y, d);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
         for (size_t t = 0; t < all; t++) {
-            vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
+            if (io.asks) vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
             head_rope(q + t * d, NULL, 1.0f, cs + t / heads * d, y + t * d, d, st);
         }
         if (st) vfence();
@@ -378,9 +397,9 @@ void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t hea
  * for the next row's inputs): the thread's buffer when y is streamed, else y's own
  * row */
 void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, const float *beta, float eps, float *y,
-                          size_t rows, size_t n, bool stream)
+                          size_t rows, size_t n, fc_norm_io io)
 {
-    const bool st = row_buffered(n, stream);
+    const bool st = row_buffered(n, io.st);
 #pragma omp parallel
     {
         float buf[ROW_BUF] __attribute__((aligned(64)));
@@ -392,7 +411,8 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
             float mean;
             const float rstd = moments_rstd(add_row_moments(xi, ri, h, n, left, st), h, n, eps, &mean);
             next_row nr;
-            normalize_row(h, mean, rstd, gamma, beta, yi, n, 0, next_of(&nr, x, r, st ? NULL : y, i, rows, n), st);
+            normalize_row(h, mean, rstd, gamma, beta, yi, n, 0, next_of(&nr, x, r, st ? NULL : y, i, rows, n, io.asks),
+                          st);
         }
         if (st) vfence();
     }
@@ -438,9 +458,9 @@ static inline float add_row_sq_stream(const float *x, const float *r, float *buf
  * normalization asks for the next row's x and r (next_row). Longer rows, or warm: h is
  * written plainly and normalized from the cache. */
 void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, float eps, float *y, float *h, size_t rows,
-                        size_t n, bool st)
+                        size_t n, fc_norm_io io)
 {
-    const bool buffered = row_buffered(n, st);
+    const bool st = io.st, buffered = row_buffered(n, st);
 #pragma omp parallel
     {
         float buf[ROW_BUF] __attribute__((aligned(64)));
@@ -453,23 +473,23 @@ void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, floa
                                      : add_row(xi, ri, hi, n, left, false);
             next_row nr;
             normalize_row(buffered ? buf : hi, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n,
-                          buffered ? 0 : left, buffered ? next_of(&nr, x, r, NULL, i, rows, n) : NULL, st);
+                          buffered ? 0 : left, buffered ? next_of(&nr, x, r, NULL, i, rows, n, io.asks) : NULL, st);
         }
         if (st) vfence();
     }
 }
 
 void fc_cpu_rmsnorm_rope(const float *q, const float *gamma, const float *cs, float eps, float *y, size_t m,
-                         size_t heads, size_t d, bool stream)
+                         size_t heads, size_t d, fc_norm_io io)
 {
     const size_t all = m * heads;
-    const bool st = stream && heads_align(y, d);
+    const bool st = io.st && heads_align(y, d);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
         for (size_t t = 0; t < all; t++) {
             const float *a = q + t * d;
-            vask_row(a, st ? NULL : y + t * d, d * sizeof *a, (all - t) * d * sizeof *a);
+            if (io.asks) vask_row(a, st ? NULL : y + t * d, d * sizeof *a, (all - t) * d * sizeof *a);
             const float rstd = 1.0f / sqrtf(row_sq_dev(a, 0.0f, d) / (float)d + eps);
             head_rope(a, gamma, rstd, cs + t / heads * d, y + t * d, d, st);
         }

@@ -25,6 +25,17 @@
  * kernels below; each streams where its rows allow it (vector-aligned rows, and the
  * fused add + norms a row its buffer holds), else stores plainly. */
 bool fc_cpu_norm_streams(const fc_problem *p);
+/* How a norm kernel moves its rows, as the backend's setup decides once: st, its
+ * output streamed past the caches (fc_cpu_norm_streams); asks, the lines of its
+ * streams asked for ahead (cpu_vec.h's vask, and the next row's while a row is
+ * normalized). The asks pay only where the rows come from memory: where the
+ * output streams (the tensors reach the LLC), or where the caches are flushed
+ * before every call (cold); on rows the caches hold they cost time (norm_ops.c
+ * says how much). The unfused chain's passes take the same asks. */
+typedef struct fc_norm_io {
+    bool st, asks;
+} fc_norm_io;
+fc_norm_io fc_cpu_norm_io(const fc_problem *p, bool cold);
 /* The bytes variant v of norm problem p writes past the caches on a CPU whose LLC
  * holds llc bytes, as the backends' descriptions say: the output y where the chain
  * streams it (fc_cpu_norm_streams's rule at that LLC) — in the unfused chain by its last pass, unless
@@ -43,39 +54,39 @@ const char *fc_cpu_norm_streamed_words(const fc_problem *p, double streamed);
 /* the fused fp32 add + RMSNorm's, when it streams h as well (rows its buffer holds) */
 #define FC_RMSNORM_H_STREAMED "; h and y streamed past the caches"
 
-/* ---- passes of the unfused chains: st for the pass that writes the chain's
- * output; one whose output the next pass reads keeps it in cache (st false) */
+/* ---- passes of the unfused chains: io.st for the pass that writes the chain's
+ * output; one whose output the next pass reads keeps it in cache (io.st false) */
 /* y = (h − mean)/√(var + eps)·gamma + beta over each row: one pass as PyTorch's
  * layer_norm kernel is (the row read from memory once, its mean and variance kept). */
 void fc_cpu_layernorm_rows(const float *h, const float *gamma, const float *beta, float eps, float *y, size_t rows,
-                           size_t n, bool st);
+                           size_t n, fc_norm_io io);
 /* y = h/√(mean(h²) + eps)·gamma over each row (a head when n = d). */
-void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n, bool st);
+void fc_cpu_rmsnorm_rows(const float *h, const float *gamma, float eps, float *y, size_t rows, size_t n, fc_norm_io io);
 /* rotate-half rotary embedding of q [m, heads, d] at positions 0..m-1 */
-void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t heads, size_t d, bool st);
+void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t heads, size_t d, fc_norm_io io);
 
 /* ---- fused forms */
 /* y = LN(x + r)·gamma + beta: x + r lands in y's row, which stays in cache while the
  * mean, the variance and the normalization sweep it. */
 void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, const float *beta, float eps, float *y,
-                          size_t rows, size_t n, bool st);
+                          size_t rows, size_t n, fc_norm_io io);
 /* h = x + r and y = RMSNorm(h)·gamma: h is written once and normalized from cache;
- * streamed (st), rows of n up to a thread's row buffer stream h as well. */
+ * streamed (io.st), rows of n up to a thread's row buffer stream h as well. */
 void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, float eps, float *y, float *h, size_t rows,
-                        size_t n, bool st);
+                        size_t n, fc_norm_io io);
 /* y = rope(RMSNorm(q)·gamma) per head, the head in registers and L1 between the two. */
 void fc_cpu_rmsnorm_rope(const float *q, const float *gamma, const float *cs, float eps, float *y, size_t m,
-                         size_t heads, size_t d, bool st);
+                         size_t heads, size_t d, fc_norm_io io);
 
 /* ---- the same on bf16 tensors (norm_ops_bf16.c): gamma, beta and cs in fp32 */
 void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, fc_bf16 *y, size_t rows, size_t n,
-                              bool st);
-void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d, bool st);
+                              fc_norm_io io);
+void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d, fc_norm_io io);
 void fc_cpu_add_layernorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, const float *beta, float eps,
-                               fc_bf16 *y, size_t rows, size_t n, bool st);
+                               fc_bf16 *y, size_t rows, size_t n, fc_norm_io io);
 void fc_cpu_add_rmsnorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, float eps, fc_bf16 *y, fc_bf16 *h,
-                             size_t rows, size_t n, bool st);
+                             size_t rows, size_t n, fc_norm_io io);
 void fc_cpu_rmsnorm_rope_bf16(const fc_bf16 *q, const float *gamma, const float *cs, float eps, fc_bf16 *y, size_t m,
-                              size_t heads, size_t d, bool st);
+                              size_t heads, size_t d, fc_norm_io io);
 
 #endif

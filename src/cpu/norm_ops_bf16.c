@@ -8,7 +8,8 @@
  *
  * Every kernel stores 2·VW results at a time (vstore2_bf16: a cache line with AVX-512) and asks for
  * the lines of its streams 4 KB in advance (cpu_vec.h's vask), those it writes with
- * intent to write: the hardware prefetchers stop at each 4 KB page, and a row of a bf16
+ * intent to write (and, where the rows come from memory, fc_norm_io's asks, a row's
+ * lines in one burst before it is read): the hardware prefetchers stop at each 4 KB page, and a row of a bf16
  * norm is too little work to hide the misses. Past the LLC (Xeon, 2 cores, % of
  * the bandwidth ceiling) without the asks / reading ahead / reads and writes:
  * add_layernorm 52 / 81 / 86, add_rmsnorm 58 / 59 / 66, qk_norm_rope 50 / 64 / 69;
@@ -89,8 +90,9 @@ static inline void scale_row(const fc_bf16 *h, const float *gamma, float rstd, f
 }
 
 void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, fc_bf16 *y, size_t rows, size_t n,
-                              bool st)
+                              fc_norm_io io)
 {
+    const bool st = io.st;
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
@@ -98,7 +100,7 @@ void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, f
             const fc_bf16 *hi = h + i * n;
             fc_bf16 *yi = y + i * n;
             const size_t left = (rows - i) * n;
-            vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
+            if (io.asks) vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
             float rstd = 1.0f / sqrtf(row_sq(hi, n) / (float)n + eps);
             scale_row(hi, gamma, rstd, yi, n, left, st);
         }
@@ -160,16 +162,16 @@ static inline __attribute__((always_inline)) void rope_head(const fc_bf16 *a, co
  * vector's bytes (heads of d: rows of d/2, their halves) */
 static bool rows_align(const fc_bf16 *y, size_t n) { return n % (2 * VW) == 0 && vhead(y, sizeof *y, 1) == 0; }
 
-void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d, bool stream)
+void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, size_t heads, size_t d, fc_norm_io io)
 {
     const size_t half = d / 2, all = m * heads;
-    const bool st = stream && rows_align(y, half);
+    const bool st = io.st && rows_align(y, half);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
         for (size_t t = 0; t < all; t++) {
             const float *c = cs + t / heads * d;
-            vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
+            if (io.asks) vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
             rope_head(q + t * d, NULL, 1.0f, c, c + half, y + t * d, half, st);
         }
         if (st) vfence();
@@ -196,10 +198,10 @@ static inline void row_h(const fc_bf16 *x, const fc_bf16 *r, const float *kept, 
  * vectors, two per step taken in turn: with two, the chain of adds (of FMAs in the
  * variance) set the pace of a row of 768 (0.95 of the time with four, in a harness). */
 void fc_cpu_add_layernorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, const float *beta, float eps,
-                               fc_bf16 *y, size_t rows, size_t n, bool stream)
+                               fc_bf16 *y, size_t rows, size_t n, fc_norm_io io)
 {
     const size_t nkept = n < ROW_KEPT ? n / (2 * VW) * (2 * VW) : ROW_KEPT;
-    const bool st = stream && rows_align(y, n);
+    const bool st = io.st && rows_align(y, n);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
@@ -268,8 +270,9 @@ void fc_cpu_add_layernorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *
  * y from h read back from cache; only y is streamed (norm_ops.c's fp32 kernel says
  * why) */
 void fc_cpu_add_rmsnorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *gamma, float eps, fc_bf16 *y, fc_bf16 *h,
-                             size_t rows, size_t n, bool st)
+                             size_t rows, size_t n, fc_norm_io io)
 {
+    const bool st = io.st;
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
@@ -310,10 +313,10 @@ void fc_cpu_add_rmsnorm_bf16(const fc_bf16 *x, const fc_bf16 *r, const float *ga
  * first, then the 16 scales (independent square roots and divisions, where one head
  * at a time waited on each), then the rotations. */
 void fc_cpu_rmsnorm_rope_bf16(const fc_bf16 *q, const float *gamma, const float *cs, float eps, fc_bf16 *y, size_t m,
-                              size_t heads, size_t d, bool stream)
+                              size_t heads, size_t d, fc_norm_io io)
 {
     const size_t half = d / 2, all = m * heads;
-    const bool st = stream && rows_align(y, half);
+    const bool st = io.st && rows_align(y, half);
 #pragma omp parallel
     {
 #pragma omp for schedule(static) nowait
@@ -322,7 +325,7 @@ void fc_cpu_rmsnorm_rope_bf16(const fc_bf16 *q, const float *gamma, const float 
             float rs[16];
             for (size_t k = 0; k < g; k++) {
                 const size_t t = t0 + k;
-                vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
+                if (io.asks) vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
                 rs[k] = row_sq(q + t * d, d);
             }
             for (size_t k = 0; k < g; k++) rs[k] = 1.0f / sqrtf(rs[k] / (float)d + eps);

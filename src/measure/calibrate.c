@@ -920,6 +920,7 @@ static bool prob_switch(prob_data *d, const fc_problem *p, const char *ps, const
         snprintf(d->skip, sizeof d->skip, "%s", we.msg);
         return false;
     }
+    d->w.cold = set->cold;
     reference_cached(p, ps, seed, &d->w, cache, &d->ref);
     d->have = true;
     return true;
