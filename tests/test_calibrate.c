@@ -475,6 +475,29 @@ static void control_decides_on_fusion(void)
  * each, the control's 200 µs, the fused form 400 µs. Fusion's part is 600/400 = 1.5,
  * but the implementation's is 300/600 = 0.5: a partitioner keeps the library call by
  * not fusing, so the whole speedup, 300/400 = 0.75, decides: no. */
+/* The precision rule judges every speedup that may decide: a control whose time
+ * halves every other round leaves the whole speedup steady (its rounds' interval
+ * within --max-noise at the third round) but the fusion split's, which decides, wide;
+ * the rounds go on to another rule. */
+static void precision_of_the_split(void)
+{
+    sim_with_control(200e-6, 120e-6, 350e-6);
+    g_sim.fast_every = 2;
+    g_sim.fast_s[FC_UNFUSED] = 200e-6;
+    g_sim.fast_s[FC_CONTROL] = 60e-6;
+    g_sim.fast_s[FC_FUSED] = 350e-6;
+    fc_record *r = fc_xcalloc(1, sizeof *r);
+    measure(false, r);
+    CHECK(r->has_control);
+    const double whole = (r->speedup.hi - r->speedup.lo) / (2 * r->speedup.ratio);
+    CHECK_MSG(whole < 0.06, "the whole speedup's interval: half-width %g",
+              whole); /* run_noise's 2.5 % and little else */
+    CHECK_MSG(strcmp(r->stop_rule, "precision") != 0,
+              "stopped on precision after %d rounds with the fusion split %g [%g, %g]", r->rounds,
+              r->split_fusion.ratio, r->split_fusion.lo, r->split_fusion.hi);
+    free(r);
+}
+
 static void losing_implementation_decides_whole(void)
 {
     sim_with_control(100e-6, 200e-6, 400e-6);
@@ -995,6 +1018,7 @@ int main(int argc, char **argv)
                                    T(cold_samples_begin_idle),
                                    T(kernel_bound_decided_eagerly),
                                    T(control_decides_on_fusion),
+                                   T(precision_of_the_split),
                                    T(losing_implementation_decides_whole),
                                    T(state_moved_withholds_decision),
                                    T(reference_file_round_trip),

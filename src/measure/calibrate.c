@@ -618,13 +618,24 @@ out:
     return rc;
 }
 
-/* After each round from the minimum on: whether to stop, and why. */
+/* The half-width of the rounds' interval of a speedup, relative to it. */
+static double rounds_half_width(const double *logr, int done)
+{
+    fc_ratio_ci ci;
+    fc_interval_rounds(logr, done, &ci);
+    return (ci.hi - ci.lo) / (2 * ci.ratio);
+}
+
+/* After each round from the minimum on: whether to stop, and why. Precision holds
+ * when every speedup that may decide is that precise: the whole one, the fusion
+ * split's where a control is measured, the graph replays' where they are timed
+ * (which one decides is known only at the end). */
 static bool enough_rounds(const job_run *j, const fc_settings *set, int done, fc_record *r)
 {
     if (done < j->min_rounds) return false;
-    fc_ratio_ci ci;
-    fc_interval_rounds(j->eager.logr, done, &ci);
-    double half = (ci.hi - ci.lo) / (2 * ci.ratio);
+    double half = rounds_half_width(j->eager.logr, done);
+    if (j->nvar > FC_CONTROL) half = fmax(half, rounds_half_width(j->eager.logr_fusion, done));
+    if (j->graph) half = fmax(half, rounds_half_width(j->replay.logr, done));
     fc_stop_rule rule = FC_NSTOP_RULES;
     if (half <= set->stop.max_noise) rule = FC_RULE_PRECISION;
     else if (j->eager.v[FC_UNFUSED].sampled_s >= set->stop.max_time ||
