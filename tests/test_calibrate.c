@@ -470,11 +470,6 @@ static void control_decides_on_fusion(void)
     free(r);
 }
 
-/* A fused form whose own GEMM is slower than the unfused chain's library call, as
- * cuda.custom's may be against cuBLAS: the unfused chain's three kernels take 100 µs
- * each, the control's 200 µs, the fused form 400 µs. Fusion's part is 600/400 = 1.5,
- * but the implementation's is 300/600 = 0.5: a partitioner keeps the library call by
- * not fusing, so the whole speedup, 300/400 = 0.75, decides: no. */
 /* The precision rule judges every speedup that may decide: a control whose time
  * halves every other round leaves the whole speedup steady (its rounds' interval
  * within --max-noise at the third round) but the fusion split's, which decides, wide;
@@ -498,6 +493,11 @@ static void precision_of_the_split(void)
     free(r);
 }
 
+/* A fused form whose own GEMM is slower than the unfused chain's library call, as
+ * cuda.custom's may be against cuBLAS: the unfused chain's three kernels take 100 µs
+ * each, the control's 200 µs, the fused form 400 µs. Fusion's part is 600/400 = 1.5,
+ * but the implementation's is 300/600 = 0.5: a partitioner keeps the library call by
+ * not fusing, so the whole speedup, 300/400 = 0.75, decides: no. */
 static void losing_implementation_decides_whole(void)
 {
     sim_with_control(100e-6, 200e-6, 400e-6);

@@ -412,7 +412,7 @@ static void summarize(const check_opts *o, check_state *st, int rc)
         return;
     }
     if (none_matched) return;
-    if (chk->count[FC_VERDICT_SKIPPED] == chk->n)
+    if (fc_check_all_skipped(chk))
         fprintf(stderr, "fusecal: error: nothing was measured: all %d record%s skipped (declined by the library)\n",
                 chk->n, chk->n == 1 ? " was" : "s were");
     fc_str counts = {0};

@@ -367,7 +367,7 @@ void fc_check_run(fc_check_result *c, const fc_doc *base, const fc_doc *cur, con
     fc_check_recount(c);
     if (base && base->n > 0 && c->matched == 0)
         fc_check_add_note(c, "no current record matches the baseline: all %d baseline records are missing", base->n);
-    if (c->n > 0 && c->count[FC_VERDICT_SKIPPED] == c->n)
+    if (fc_check_all_skipped(c))
         fc_check_add_note(c,
                           "every record was skipped (declined by the library): nothing was measured, so the check "
                           "fails");
@@ -454,10 +454,12 @@ void fc_check_settle(fc_check_result *c)
     fc_check_recount(c);
 }
 
+bool fc_check_all_skipped(const fc_check_result *c) { return c->n > 0 && c->count[FC_VERDICT_SKIPPED] == c->n; }
+
 int fc_check_exit_code(const fc_check_result *c)
 {
     /* nothing to check, or nothing measured: every record skipped is no pass */
-    if (c->n == 0 || c->count[FC_VERDICT_SKIPPED] == c->n) return FC_EXIT_FAIL;
+    if (c->n == 0 || fc_check_all_skipped(c)) return FC_EXIT_FAIL;
     for (int v = 0; v < FC_NVERDICTS; v++)
         if (c->count[v] && fc_verdict_fails((fc_verdict)v, c->strict)) return FC_EXIT_FAIL;
     return FC_EXIT_OK;

@@ -114,6 +114,8 @@ typedef struct fc_remeasure {
  * settles. A record an interrupted attempt did not reach counts for nothing.
  * Returns true when interrupted. */
 bool fc_check_confirm_all(fc_check_result *c, int n, const fc_remeasure *m);
+/* Whether the check has records and the library declined every one: nothing measured. */
+bool fc_check_all_skipped(const fc_check_result *c);
 /* FC_EXIT_OK or FC_EXIT_FAIL. Nothing checked (no records at all, or every one skipped) fails. */
 int fc_check_exit_code(const fc_check_result *c);
 void fc_check_add_note(fc_check_result *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
