@@ -180,8 +180,8 @@ static const fc_option options[] = {
                      .metavar = "X",
                      .section = HOW,
                      .setting = SETTING(MAX_NOISE),
-                     .help = "... then more rounds until the rounds' 95% interval of the speedup is this narrow "
-                             "(half-width / speedup at most X)"},
+                     .help = "... then more rounds until the rounds' 95% interval of every speedup that may decide is "
+                             "this narrow (half-width / speedup at most X)"},
     [O_MAX_TIME] = {.name = "max-time",
                     .kind = FC_OPT_NUM,
                     .metavar = "S",
