@@ -277,6 +277,27 @@ void fc_speedup_intervals(double s, double spread, double noise, int n, fc_ratio
 
 double fc_saving_weight(double s) { return FC_PREDICT_SAVING_W0 + fabs(1 - 1 / s); }
 
+double fc_residual_weight(double predicted, double measured)
+{
+    return fmax(fc_saving_weight(predicted), fc_saving_weight(measured));
+}
+
+/* x_{j+1} = k·max(w(s), w(s·e^(dir·x_j))) from x_0 = k·w(s): the max is
+ * non-decreasing in x, so the x_j rise to the least fixed point; above s the
+ * weight is bounded (below 1 + W0) and they converge, below it a loss's weight
+ * grows as 1/s and they may not. */
+double fc_weighted_half_width(double s, double k, int dir)
+{
+    const double cap = log(FC_PREDICT_UNBOUNDED), w0 = fc_saving_weight(s);
+    double x = k * w0;
+    for (int i = 0; i < 1000 && x < cap; i++) {
+        double next = k * fmax(w0, fc_saving_weight(s * exp(dir * x)));
+        if (next - x <= 1e-12 * x) return next;
+        x = next;
+    }
+    return fmin(x, cap);
+}
+
 void fc_model_prior(const fc_model *m, int machine, const fc_model_class *skip, fc_spread_prior *out)
 {
     memset(out, 0, sizeof *out);
@@ -310,8 +331,13 @@ void fc_class_intervals(double s, double spread, double noise, int n, const fc_s
         nn = (df * nn + FC_PREDICT_PRIOR_RECORDS * prior->noise2) / (df + FC_PREDICT_PRIOR_RECORDS);
         df += FC_PREDICT_PRIOR_RECORDS;
     }
-    double w = fc_saving_weight(s);
-    fc_speedup_intervals(s, w * sqrt(ss), w * sqrt(nn), (int)df + 1, out);
+    /* as fc_speedup_intervals, each side's width by the weight at its own end */
+    const double t = fc_t975((int)df), model = t * sqrt(fmax(ss - nn, 0.25 * ss)), rerun = t * sqrt(ss);
+    out->ratio = s;
+    out->lo = s * exp(-fc_weighted_half_width(s, model, -1));
+    out->hi = s * exp(fc_weighted_half_width(s, model, 1));
+    out->rerun_lo = s * exp(-fc_weighted_half_width(s, rerun, -1));
+    out->rerun_hi = s * exp(fc_weighted_half_width(s, rerun, 1));
 }
 
 void fc_model_estimate(const fc_class_fit *fit, const fc_spread_prior *prior, const fc_obs *o, const fc_problem *p,

@@ -112,8 +112,21 @@
  * calibrations, the median held-out |log error| is 1.2 % where the predicted saving
  * 1 − 1/ŝ is below 0.05, 2.2, 3.4 and 6.5 % up to 0.1, 0.2 and 0.35, and 7.9 %
  * beyond). So the spreads are of the residuals over the saving weight
- * w(ŝ) = FC_PREDICT_SAVING_W0 + |1 − 1/ŝ| (each at its record's prediction as used),
- * and a prediction's intervals are w at its ŝ times them. Scaled so, the classes of
+ * w(x) = FC_PREDICT_SAVING_W0 + |1 − 1/x|, each at the larger of its record's two
+ * savings, the one predicted (ŝ, as used) and the one measured (s): an error is as
+ * large as the saving there is or the saving predicted, whichever is the larger (a
+ * prediction of 1.0 where fusion saves 15 % missed a 15 % saving). A prediction's
+ * intervals follow the same rule on each side: the log half-width x toward the end
+ * at ŝ·e^(±x) is the least x = t·s·max(w(ŝ), w(ŝ·e^(±x))), so the side away from 1
+ * is wider than w(ŝ) alone makes it, the side toward 1 not (and a loss's side that
+ * no x bounds is a millionfold). Against w at the prediction alone, over the
+ * committed sweeps of the four CPU folders (31, validated by one build: the
+ * residuals scaled so and the intervals w(ŝ)'s): decisions reproduced 7040 → 7168
+ * of 9020 (the newest Zen 5 sweep 312 → 322 of 350), contradicted 22 → 30, rerun95
+ * coverage per folder 94.2 / 94.9 / 94.6 / 94.4 → 94.7 / 94.9 / 94.8 / 96.8 %
+ * (Zen 4, Zen 4 AVX2 only, Zen 5, Intel); the residuals so scaled with intervals
+ * of w(ŝ) alone 7555 but coverage 91.3–92.4 % (too narrow for what they claim),
+ * w at the measured saving alone 7086 with 53 contradicted. Scaled so, the classes of
  * a machine have comparable spreads, and a class's few records (4–13: t(n − 1) up
  * to 3.2) borrow from the others: its spread² and noise² are shrunk toward the
  * median over the machine's other fitted classes, which counts as
@@ -249,8 +262,18 @@ double fc_fit_unfused_ms(const fc_fit *f, const fc_fit *fused, double fused_ms, 
 /* The uncalibrated roofline: max(F / C_F, B / C_B), in ms. */
 double fc_roofline_ms(double flops, double bytes, double ceil_gflops, double ceil_gbs);
 
-/* The saving weight at a predicted speedup s: FC_PREDICT_SAVING_W0 + |1 − 1/s|. */
+/* The saving weight at a speedup s: FC_PREDICT_SAVING_W0 + |1 − 1/s|. */
 double fc_saving_weight(double s);
+/* A held-out residual's weight: the saving weight at the larger of the saving
+ * predicted (ŝ) and the saving measured (s), as the comment at the top says. */
+double fc_residual_weight(double predicted, double measured);
+/* The log half-width x on one side of a predicted speedup s (dir +1 above, −1
+ * below) for k = t·spread: the least x with x = k·max(w(s), w(s·e^(dir·x))), w the
+ * saving weight; log(FC_PREDICT_UNBOUNDED) where none is below it (a loss the
+ * spread cannot bound). */
+double fc_weighted_half_width(double s, double k, int dir);
+/* What an interval side is when the spread cannot bound it: a millionfold. */
+#define FC_PREDICT_UNBOUNDED 1e6
 /* The spread a class's intervals use (the comment at the top): its own (scaled)
  * spread and noise over n records, shrunk toward a pool's; n_eff the degrees of
  * freedom plus one, for the t quantile. */
@@ -262,8 +285,8 @@ typedef struct fc_spread_prior {
     int classes_beyond;     /* how many classes that is over */
 } fc_spread_prior;
 /* A class's intervals at a predicted speedup s: its (scaled) spread and noise over n
- * records, shrunk toward the prior's where it has one (NULL: none), times the saving
- * weight at s (the comment at the top). */
+ * records, shrunk toward the prior's where it has one (NULL: none), each side's log
+ * half-width from fc_weighted_half_width (the comment at the top). */
 void fc_class_intervals(double s, double spread, double noise, int n, const fc_spread_prior *prior, fc_ratio_ci *out);
 /* The model's estimate for problem p of cost (flops, bytes) under the given
  * ceilings: both latencies, the base's (the control's where the class has the fusion

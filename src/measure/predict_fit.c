@@ -505,11 +505,13 @@ void fc_fit_class(const fc_obs *o, int n, fc_class_fit *f)
     f->v[FC_UNFUSED].spread = robust_spread(ru, n);
     /* the errors of the predictor as it is used: each held-out residual less the
      * local correction the other records give it, over the saving weight at the
-     * prediction it corrected (ŝ = s·exp(−r)); the records' noise over the same */
+     * larger of the saving it predicted (ŝ = s·exp(−r)) and the saving measured;
+     * the records' noise over the same */
     int nin = 0, nout = 0;
     double nn = 0;
     for (int i = 0; i < n; i++) {
-        double r = rs[i] - local_mean(o, n, rs, &o[i].rec->prob, i), w = fc_saving_weight(o[i].speedup * exp(-r));
+        double r = rs[i] - local_mean(o, n, rs, &o[i].rec->prob, i),
+               w = fc_residual_weight(o[i].speedup * exp(-r), o[i].speedup);
         rc[i] = r / w;
         nn += o[i].speedup_sd * o[i].speedup_sd / (w * w);
         if (inside[i]) rcin[nin++] = rc[i];

@@ -59,8 +59,10 @@ static cJSON *head(const char *kind, const fc_model *m, const char *const *input
         model, "interval",
         "s = root mean square of the log speedup residuals, each record held out of both fits in "
         "turn and its residual less the local correction the other records give it (inside the records' span: of the records inside the others' span, when 4 or more; beyond it: of the records beyond the others' span, shrunk toward the median of the machine's other classes' such spread^2); noise = root mean square of the records' own log speedup "
-        "errors (from their ci95); rerun95 (a measurement's): exp(+-t(n-1) * s); ci95 (the "
-        "speedup's, which decides): exp(+-t(n-1) * sqrt(max(s^2 - noise^2, s^2 / 4))); the speedup: "
+        "errors (from their ci95); both over the saving weight w(x) = 0.1 + |1 - 1/x| at the larger of each record's "
+        "predicted and measured savings; rerun95 (a measurement's): each side's log half-width the least x = k * "
+        "max(w(speedup), w(speedup * exp(+-x))), k = t(n-1) * s; ci95 (the speedup's, which decides): the same with "
+        "k = t(n-1) * sqrt(max(s^2 - noise^2, s^2 / 4)); a side no x bounds: a millionfold; the speedup: "
         "t_unfused / t_fused * exp(the held-out log speedup residuals of the 4 nearest records of the class, "
         "weighted 1 / (0.25 + d), d over the log2 sizes of the dims)");
     cJSON_AddNumberToObject(model, "min_records", FC_PREDICT_MIN_RECORDS);
