@@ -87,7 +87,14 @@ static void push(fc_samples *s, double ms)
  * fast took two calls a sample where its unfused chain took one, and the speedup
  * gained what the cache kept: the bf16 add_layernorm at m=14592, n=768 (67 MB, a
  * 32 MiB L3; AMD EPYC VM) measured 1.66-1.83x with batches 1 and 2, 1.55-1.68x with
- * the same batch, runs alternated. */
+ * the same batch, runs alternated. Each round chooses its batch anew, from its own
+ * warm-up: near the boundary between two batches the rounds take both, so what the
+ * batch does to a working set past the LLC lands in the rounds' spread, where the
+ * intervals see it, rather than in the record's point, where one batch for every
+ * round (the first round's) would put it and two runs of the same problem would
+ * differ by it. In the Zen 5 VM's standard sweep (b831954) 236 of 444 records had
+ * rounds of different batches, 57 of them between 1 and 3 calls a sample (the
+ * decode step's GEMMs over 64 MB of weights among them). */
 static int prepare(engine *g, const fc_round_cfg *cfg, fc_samples *out, fc_err *e)
 {
     double fastest = INFINITY;
