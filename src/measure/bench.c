@@ -93,7 +93,7 @@ static void push(fc_samples *s, double ms)
  * intervals see it, rather than in the record's point, where one batch for every
  * round (the first round's) would put it and two runs of the same problem would
  * differ by it. In the Zen 5 VM's standard sweep (b831954) 236 of 444 records had
- * rounds of different batches, 57 of them between 1 and 3 calls a sample (the
+ * rounds of different batches, 57 of them with a round of 3 calls a sample or fewer (the
  * decode step's GEMMs over 64 MB of weights among them). */
 static int prepare(engine *g, const fc_round_cfg *cfg, fc_samples *out, fc_err *e)
 {
