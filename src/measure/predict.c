@@ -265,14 +265,31 @@ void fc_model_free(fc_model *m)
 
 /* ------------------------------------------------------------------ the estimate */
 
+/* The spread of the speedup itself from a squared spread and noise: the records'
+ * noise taken out in quadrature, never below half the spread. */
+static double model_spread(double spread2, double noise2) { return sqrt(fmax(spread2 - noise2, 0.25 * spread2)); }
+
+/* The intervals around s at t: the speedup's (ci95) from the model spread, a
+ * measurement's (rerun95) from the whole one; each side's log half-width t times
+ * the spread, or, weighted, fc_weighted_half_width's at that. */
+static void intervals_at(double s, double t, double spread, double model, bool weighted, fc_ratio_ci *out)
+{
+    const double k[2] = {t * model, t * spread};
+    double below[2], above[2];
+    for (int i = 0; i < 2; i++) {
+        below[i] = weighted ? fc_weighted_half_width(s, k[i], -1) : k[i];
+        above[i] = weighted ? fc_weighted_half_width(s, k[i], 1) : k[i];
+    }
+    out->ratio = s;
+    out->lo = s * exp(-below[0]);
+    out->hi = s * exp(above[0]);
+    out->rerun_lo = s * exp(-below[1]);
+    out->rerun_hi = s * exp(above[1]);
+}
+
 void fc_speedup_intervals(double s, double spread, double noise, int n, fc_ratio_ci *out)
 {
-    double t = fc_t975(n - 1), model = sqrt(fmax(spread * spread - noise * noise, 0.25 * spread * spread));
-    out->ratio = s;
-    out->lo = s * exp(-t * model);
-    out->hi = s * exp(t * model);
-    out->rerun_lo = s * exp(-t * spread);
-    out->rerun_hi = s * exp(t * spread);
+    intervals_at(s, fc_t975(n - 1), spread, model_spread(spread * spread, noise * noise), false, out);
 }
 
 double fc_saving_weight(double s) { return FC_PREDICT_SAVING_W0 + fabs(1 - 1 / s); }
@@ -332,12 +349,7 @@ void fc_class_intervals(double s, double spread, double noise, int n, const fc_s
         df += FC_PREDICT_PRIOR_RECORDS;
     }
     /* as fc_speedup_intervals, each side's width by the weight at its own end */
-    const double t = fc_t975((int)df), model = t * sqrt(fmax(ss - nn, 0.25 * ss)), rerun = t * sqrt(ss);
-    out->ratio = s;
-    out->lo = s * exp(-fc_weighted_half_width(s, model, -1));
-    out->hi = s * exp(fc_weighted_half_width(s, model, 1));
-    out->rerun_lo = s * exp(-fc_weighted_half_width(s, rerun, -1));
-    out->rerun_hi = s * exp(fc_weighted_half_width(s, rerun, 1));
+    intervals_at(s, fc_t975((int)df), sqrt(ss), model_spread(ss, nn), true, out);
 }
 
 void fc_model_estimate(const fc_class_fit *fit, const fc_spread_prior *prior, const fc_obs *o, const fc_problem *p,
