@@ -94,6 +94,7 @@ err_says "cannot continue"
 # a second signal exits at once; the file is whole or untouched
 "$FUSECAL" run "${shapes[@]}" "${slow[@]}" --out "$WORK/twice.json" --quiet 2>/dev/null &
 pid=$!
+catching "$pid" || bad "the run never caught SIGINT and SIGTERM"
 sleep 0.8
 kill -INT "$pid"; sleep 0.05; kill -INT "$pid"
 wait "$pid"
@@ -104,6 +105,7 @@ if ls -a "$WORK" | grep -q '\.tmp'; then bad "temp file left behind"; else ok "n
 # SIGTERM behaves like SIGINT
 "$FUSECAL" run "${shapes[@]}" "${slow[@]}" --out "$WORK/term.json" --quiet 2>/dev/null &
 pid=$!
+catching "$pid" || bad "the run never caught SIGINT and SIGTERM"
 sleep 1.2
 kill -TERM "$pid"
 wait "$pid"

@@ -60,6 +60,21 @@ schema_valid_anywhere() {
 # jq-like field checks with python: pyq FILE 'python expression over d' → prints result
 pyq() { "$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
+# catching PID: waits until process PID has its own SIGINT and SIGTERM handlers
+# (/proc's SigCgt). A non-interactive shell starts a background command with SIGINT
+# ignored, and a build linked against the CUDA libraries can take over a second to
+# load them before main runs, so a signal sent after a fixed sleep could be ignored.
+catching() {
+    local deadline=$((SECONDS + 300)) cgt
+    while kill -0 "$1" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+        cgt=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+        # SIGINT is bit 1 (0x2), SIGTERM bit 14 (0x4000)
+        if [ -n "$cgt" ] && (( (0x$cgt & 0x4002) == 0x4002 )); then return 0; fi
+        sleep 0.02
+    done
+    return 1
+}
+
 check_eq() { # DESCRIPTION ACTUAL EXPECTED
     if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', expected '$3'"; fi
 }
