@@ -51,6 +51,10 @@ if [ "$(id -u)" -ne 0 ]; then
     expect 2 "read-only --out directory" -- "$FUSECAL" run --shape m=2,k=2,n=2 --out "$WORK/ro/x.json"
     err_says "not writable"
 fi
+# a directory that takes no new file, to root either: refused by trying, before the ceilings
+expect 2 "--out where no file can be made" -- "$FUSECAL" run --shape m=2,k=2,n=2 --out /proc/fusecal-x.json
+err_says "cannot write '/proc/fusecal-x.json'"
+if grep -q "ceilings" "$WORK/err"; then bad "measured before refusing /proc/fusecal-x.json"; else ok "refused before measuring"; fi
 expect 2 "--out is a directory" -- "$FUSECAL" run --shape m=2,k=2,n=2 --out "$WORK"
 err_says "is a directory"
 

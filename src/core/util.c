@@ -331,6 +331,16 @@ int fc_check_writable(const char *path, fc_err *e)
         if (access(path, W_OK) != 0 && access(dir, W_OK) != 0)
             return fc_errf(e, "cannot write '%s': permission denied", path);
     }
+    /* and the save's first step tried: its temporary file made and removed (access()
+     * lets root through wherever the mode bits say no, and a file system such as
+     * /proc's refuses every new file to anyone) */
+    char tmp[4200];
+    const char *base = strrchr(path, '/');
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmpXXXXXX", dir, base ? base + 1 : path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) return fc_errf(e, "cannot write '%s': %s", path, strerror(errno));
+    close(fd);
+    unlink(tmp);
     return 0;
 }
 

@@ -72,8 +72,9 @@ int fc_read_file(const char *path, size_t max_bytes, char **out, size_t *len, fc
 /* Writes data to path atomically: a temp file in the same directory, fsync, rename.
  * On any failure the previous file is intact and the temp file removed. */
 int fc_write_file_atomic(const char *path, const char *data, size_t len, fc_err *e);
-/* Checks that path can be created or replaced (directory exists and is writable),
- * without creating it. */
+/* Checks that path can be created or replaced (directory exists and is writable,
+ * and a temporary file can be made there, as fc_write_file_atomic makes one),
+ * without creating path. */
 int fc_check_writable(const char *path, fc_err *e);
 
 /* Fault injection for tests: FUSECAL_FAULT=name[,name...] makes the call site named
