@@ -131,6 +131,23 @@ schema_valid "$WORK/sp.json"
 check_eq "too few file descriptors exits 2" "$?" 2
 err_says "fusecal: error:"
 
+# a closed pipe on the progress (run ... 2>&1 | head -c 1): the run goes on and saves
+# every record, where SIGPIPE had ended it with none in the file
+"$FUSECAL" run --shape m=8,k=8,n=8 --shape m=8,k=8,n=16 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" \
+    --out "$WORK/pipe.json" 2>&1 | head -c 1 >/dev/null
+check_eq "a closed pipe: the run exits 0" "${PIPESTATUS[0]}" 0
+check_eq "a closed pipe: every record saved" "$(pyq "$WORK/pipe.json" "len(d['records']), d['complete']")" "2 True"
+
+# a file size limit (ulimit -f 10: 10 KiB, the document without records fits and
+# with one does not): one error line saying so, not death by SIGXFSZ; the file as
+# last saved; neither the output's nor the rescue's temporary file left
+(ulimit -f 10; "$FUSECAL" run --shape m=8,k=8,n=8 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" \
+    --out "$WORK/fs.json" --quiet >"$WORK/out" 2>"$WORK/err")
+check_eq "a file past the size limit exits 2" "$?" 2
+err_says "cannot write '$WORK/fs.json': File too large (previous contents kept)" "failed too (File too large)"
+check_eq "the file as last saved" "$(pyq "$WORK/fs.json" "len(d['records']), d['complete']")" "0 False"
+if ls -a "$WORK" "$TMPDIR" | grep -q 'tmp[A-Za-z0-9]\{6\}$'; then bad "a temporary file left"; else ok "no temporary file left"; fi
+
 # a save that fails mid-run (here the output's folder removed once the first record
 # is in): one error line naming the rescue file in \$TMPDIR, which holds the record
 # just measured with the earlier ones

@@ -16,7 +16,6 @@
 #include "thresholds.h"
 #include "writer.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,7 +284,6 @@ static int open_session(check_state *st, int argc, char **argv)
     st->why = fc_xcalloc((size_t)(st->base.n ? st->base.n : 1), sizeof *st->why);
     baseline_plan(&st->base, &st->plan, st->why, &st->pg);
     fc_signals_install();
-    signal(SIGPIPE, SIG_IGN); /* a closed terminal or pipe must not end a measurement */
     if (fc_session_open(&st->ses, &fc_builtin, &st->plan, &st->set, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
     if (st->plan.n) {
         fc_progress_peers(&st->pg);

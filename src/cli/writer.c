@@ -2,6 +2,7 @@
 #include "writer.h"
 #include "format.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,13 +17,14 @@ static void rescue(fc_writer *w, fc_doc *d)
     char *text = fc_format_doc(d, FC_FMT_JSON);
     fc_err re;
     bool ok = fc_write_file_atomic(path, text, strlen(text), &re) == 0;
+    const int err = errno;
     free(text);
     size_t l = strlen(w->err.msg);
     if (ok)
         snprintf(w->err.msg + l, sizeof w->err.msg - l, "; the document, %d record%s, is saved in '%s'", d->n,
                  d->n == 1 ? "" : "s", path);
     else
-        snprintf(w->err.msg + l, sizeof w->err.msg - l, "; saving it in '%s' failed too", path);
+        snprintf(w->err.msg + l, sizeof w->err.msg - l, "; saving it in '%s' failed too (%s)", path, strerror(err));
 }
 
 int fc_writer_save(fc_writer *w, fc_doc *d)

@@ -352,7 +352,12 @@ int fc_write_file_atomic(const char *path, const char *data, size_t len, fc_err 
     base = base ? base + 1 : path;
     snprintf(tmp, sizeof tmp, "%s/.%s.tmpXXXXXX", dir, base);
     int fd = mkstemp(tmp);
-    if (fd < 0) return fc_errf(e, "cannot write '%s': %s", path, strerror(errno));
+    if (fd < 0) {
+        const int err = errno;
+        fc_errf(e, "cannot write '%s': %s", path, strerror(err));
+        errno = err;
+        return -1;
+    }
     fc_signals_tempfile(tmp);
     size_t off = 0;
     int err = 0;
@@ -379,7 +384,9 @@ int fc_write_file_atomic(const char *path, const char *data, size_t len, fc_err 
     if (err) {
         unlink(tmp);
         fc_signals_tempfile(NULL);
-        return fc_errf(e, "cannot write '%s': %s (previous contents kept)", path, strerror(err));
+        fc_errf(e, "cannot write '%s': %s (previous contents kept)", path, strerror(err));
+        errno = err;
+        return -1;
     }
     fc_signals_tempfile(NULL);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY);
