@@ -111,6 +111,24 @@ kill -TERM "$pid"
 wait "$pid"
 check_eq "SIGTERM exits 130" "$?" 130
 
+# SIGHUP (the terminal closed) too; but a run started under nohup goes on
+"$FUSECAL" run "${shapes[@]}" "${slow[@]}" --out "$WORK/hup.json" --quiet 2>/dev/null &
+pid=$!
+catching "$pid" || bad "the run never caught SIGINT and SIGTERM"
+sleep 1.2
+kill -HUP "$pid"
+wait "$pid"
+check_eq "SIGHUP exits 130" "$?" 130
+check_eq "SIGHUP: the document saved, incomplete" "$(pyq "$WORK/hup.json" "d['complete']")" False
+nohup "$FUSECAL" run --shape m=64,k=64,n=64 --pattern linear_bias --backend cpu.openblas --max-time 0.4 --min-time 0.3 \
+    --out "$WORK/nohup.json" --quiet >/dev/null 2>&1 &
+pid=$!
+catching "$pid" || bad "the run never caught SIGINT and SIGTERM"
+kill -HUP "$pid"
+wait "$pid"
+check_eq "under nohup SIGHUP is ignored: the run ends as usual" "$?" 0
+check_eq "under nohup: the document complete" "$(pyq "$WORK/nohup.json" "d['complete']")" True
+
 # the total-time guard ends a sweep cleanly
 expect 0 "--max-time-total" -- "$FUSECAL" run "${shapes[@]}" "${slow[@]}" --max-time-total 0.5 --out "$WORK/tt.json" --quiet
 check_eq "time-limited document incomplete" "$(pyq "$WORK/tt.json" "d['complete'], len(d['records']) < $total")" "False True"

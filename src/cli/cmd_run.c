@@ -306,9 +306,9 @@ const fc_cmd_spec fc_cmd_run = {
     .noptions = O_COUNT,
     .exit_status =
         "0 every record ok, 1 a record failed (verification, setup or run), 2 bad usage or input, 130 "
-        "interrupted: the first SIGINT or SIGTERM finishes the current sample and writes every finished "
-        "record with complete: false (--resume picks it up); a second exits at once, leaving the last "
-        "whole file.",
+        "interrupted: the first SIGINT, SIGTERM or SIGHUP (unless ignored from the start: nohup) finishes "
+        "the current sample and writes every finished record with complete: false (--resume picks it up); "
+        "a second exits at once, leaving the last whole file.",
     .run = run,
 };
 
