@@ -250,10 +250,20 @@ static void check_variant(const conf_case *c, fc_variant v, float *out, float *a
     else
         CHECK_MSG(c->o->exact_kernels ? calls == nops : calls >= nops, "%s %s %s runs %d kernels (%d reorders)", bn, ps,
                   vn, impl.nkernels, impl.nreorders);
-    /* poison reaches the output; one run overwrites all of it */
+    /* poison reaches the output; one run overwrites all of it (a variant that adds to
+     * its output, in place: poison puts its input back, finite, the same each time) */
+    const bool in_place = c->b->in_place && c->b->in_place(c->state, v);
     CHECK(c->b->poison(c->state, v, &e) == 0);
     CHECK(c->b->output(c->state, v, out, &e) == 0);
-    CHECK_MSG(isnan(out[0]) && isnan(out[n - 1]), "%s %s: poison did not reach the output", bn, ps);
+    if (in_place) {
+        CHECK_MSG(isfinite(out[0]) && isfinite(out[n - 1]), "%s %s %s: in place, poison left no input", bn, ps, vn);
+        CHECK(c->b->run(c->state, v, &e) == 0);
+        CHECK(c->b->poison(c->state, v, &e) == 0);
+        CHECK(c->b->output(c->state, v, again, &e) == 0);
+        CHECK_MSG(!memcmp(out, again, n * sizeof *out), "%s %s %s: in place, poison did not put the input back", bn, ps,
+                  vn);
+    } else
+        CHECK_MSG(isnan(out[0]) && isnan(out[n - 1]), "%s %s: poison did not reach the output", bn, ps);
     if (c->b->run(c->state, v, &e) != 0 || c->b->output(c->state, v, out, &e) != 0) {
         CHECK_MSG(0, "%s %s %s run: %s", bn, ps, vn, e.msg);
         return;
@@ -264,17 +274,19 @@ static void check_variant(const conf_case *c, fc_variant v, float *out, float *a
     if (!chk.passed)
         printf("  rel_err %.3g (tol %.3g) max_abs %.3g nonfinite %zu\n", chk.rel_err, c->tol, chk.max_abs_err,
                chk.nonfinite);
-    /* a second run gives the same answer (no state carried between runs) */
+    /* a second run gives the same answer (no state carried between runs, but the
+     * input an in-place variant adds to, put back) */
+    if (in_place) CHECK(c->b->poison(c->state, v, &e) == 0);
     CHECK(c->b->run(c->state, v, &e) == 0);
     CHECK(c->b->output(c->state, v, again, &e) == 0);
     double rd = fc_rel_diff(again, out, n);
     CHECK_MSG(rd <= c->tol * 0.1, "%s %s %s not repeatable: %g", bn, ps, vn, rd);
     if (!c->o->graph || !c->o->dev->graph_create) return;
-    /* replayed from a graph of two captured calls */
+    /* replayed from a graph of two captured calls (of one, in place) */
     void *graph = NULL;
     fc_backend_call la = {c->b, c->state};
     CHECK(c->b->poison(c->state, v, &e) == 0);
-    if (c->o->dev->graph_create(c->o->devctx, fc_backend_launch, &la, v, 2, &graph, &e) != 0) {
+    if (c->o->dev->graph_create(c->o->devctx, fc_backend_launch, &la, v, in_place ? 1 : 2, &graph, &e) != 0) {
         CHECK_MSG(0, "%s %s %s graph capture: %s", bn, ps, vn, e.msg);
         return;
     }

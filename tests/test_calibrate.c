@@ -35,6 +35,9 @@ typedef struct sim {
     int teardowns; /* states freed */
     double fast_s[FC_MAX_VARIANTS];
     int graphs_made, graph_launches;
+    /* the fused variant adds to its output (each call past the first after a poison
+     * moves it by 1); declared in_place or not */
+    bool adds_to_output, declares_in_place;
 } sim;
 
 static sim g_sim;
@@ -180,22 +183,30 @@ static const fc_device sim_device = {
 };
 
 /* The backend: every call costs its variant's launches and kernels on the virtual
- * clock; its output is the reference itself (rounded to float). */
+ * clock; its output is the reference itself (rounded to float), but for a fused
+ * variant that adds to its output, moved by 1 for each call after the first since
+ * its poison. */
+typedef struct fake_state {
+    size_t n;
+    long runs[FC_MAX_VARIANTS]; /* since the variant's last poison */
+} fake_state;
+
 static int fake_setup(const fc_problem *p, const fc_workload *w, void *devctx, void **state, fc_err *e)
 {
     (void)p;
     (void)devctx;
     (void)e;
     g_sim.setups++;
-    *state = fc_xcalloc(1, sizeof(size_t));
-    *(size_t *)*state = w->out_n;
+    fake_state *s = fc_xcalloc(1, sizeof *s);
+    s->n = w->out_n;
+    *state = s;
     return g_sim.setup_rc;
 }
 
 static int fake_run(void *state, fc_variant v, fc_err *e)
 {
-    (void)state;
     (void)e;
+    ((fake_state *)state)->runs[v]++;
     const bool fast = g_sim.fast_every > 0 && g_sim.setups % g_sim.fast_every == 0;
     g_sim.now += g_sim.kernels[v] * (g_sim.launch_s + (fast ? g_sim.fast_s[v] : g_sim.kernel_s[v]) * jitter());
     return 0;
@@ -203,20 +214,25 @@ static int fake_run(void *state, fc_variant v, fc_err *e)
 
 static int fake_output(void *state, fc_variant v, float *dst, fc_err *e)
 {
-    (void)v;
     (void)e;
-    size_t n = *(size_t *)state;
-    for (size_t i = 0; i < n; i++) dst[i] = 0;
-    for (size_t i = 0; i < g_ref->n; i++) dst[g_ref->idx[i]] = (float)g_ref->val[i];
+    const fake_state *s = state;
+    const float moved = g_sim.adds_to_output && v == FC_FUSED && s->runs[v] > 1 ? (float)(s->runs[v] - 1) : 0.0f;
+    for (size_t i = 0; i < s->n; i++) dst[i] = moved;
+    for (size_t i = 0; i < g_ref->n; i++) dst[g_ref->idx[i]] = (float)g_ref->val[i] + moved;
     return 0;
 }
 
 static int fake_poison(void *state, fc_variant v, fc_err *e)
 {
-    (void)state;
-    (void)v;
     (void)e;
+    ((fake_state *)state)->runs[v] = 0;
     return 0;
+}
+
+static bool fake_in_place(void *state, fc_variant v)
+{
+    (void)state;
+    return g_sim.declares_in_place && v == FC_FUSED;
 }
 
 static void fake_describe(void *state, fc_variant v, fc_impl *impl)
@@ -250,6 +266,7 @@ static const fc_backend fake_backend = {
     .describe = fake_describe,
     .teardown = fake_teardown,
     .has_control = fake_has_control,
+    .in_place = fake_in_place,
 };
 
 /* ------------------------------------------------------------------ one job */
@@ -1010,11 +1027,40 @@ static void failed_setup_torn_down(void)
     memset(&g_sim, 0, sizeof g_sim);
 }
 
+/* A fused variant that adds to its output (oneDNN's sum post-op, in place): its
+ * output after the timed calls is not the verified one. Declared in_place, the
+ * check after timing runs it once more from its input put back, and the record is
+ * ok; undeclared, the same drift fails the record as an output changed in timing. */
+static void in_place_variant_checked_from_its_input(void)
+{
+    for (int declared = 0; declared < 2; declared++) {
+        memset(&g_sim, 0, sizeof g_sim);
+        g_sim.launch_s = 1e-6;
+        g_sim.kernel_s[FC_UNFUSED] = g_sim.kernel_s[FC_FUSED] = 1e-5;
+        g_sim.kernels[FC_UNFUSED] = 3;
+        g_sim.kernels[FC_FUSED] = 1;
+        g_sim.adds_to_output = true;
+        g_sim.declares_in_place = declared;
+        fc_record r;
+        g_any_status = true;
+        measure(false, &r);
+        g_any_status = false;
+        if (declared)
+            CHECK_MSG(r.status == FC_STATUS_OK && r.verified && r.v[FC_FUSED].stable, "declared: %s: %s",
+                      fc_status_name(r.status), r.reason);
+        else
+            CHECK_MSG(r.status == FC_STATUS_FAILED && strstr(r.reason, "output changed during timing"),
+                      "undeclared: %s: %s", fc_status_name(r.status), r.reason);
+    }
+    memset(&g_sim, 0, sizeof g_sim);
+}
+
 int main(int argc, char **argv)
 {
     static const t_case cases[] = {T(launch_bound_decided_by_graph),
                                    T(launch_share_near_quarter_withheld),
                                    T(failed_setup_torn_down),
+                                   T(in_place_variant_checked_from_its_input),
                                    T(cold_samples_begin_idle),
                                    T(kernel_bound_decided_eagerly),
                                    T(control_decides_on_fusion),

@@ -118,7 +118,9 @@ typedef struct fc_backend {
     int (*run)(void *state, fc_variant v, fc_err *e);
     /* Copies the variant's output to host memory (waits for the device). */
     int (*output)(void *state, fc_variant v, float *dst, fc_err *e);
-    /* Fills the variant's output with NaN, so that an unwritten element shows. */
+    /* Fills the variant's output with NaN, so that an unwritten element shows; for a
+     * variant that accumulates into its output (in_place), puts its input back there
+     * instead. */
     int (*poison)(void *state, fc_variant v, fc_err *e);
     void (*describe)(void *state, fc_variant v, fc_impl *impl);
     /* Optional: whether this setup also runs FC_CONTROL — the fused form's main
@@ -127,6 +129,12 @@ typedef struct fc_backend {
      * is partitioned). The record then splits the speedup into implementation
      * (unfused → control) and fusion (control → fused). */
     bool (*has_control)(void *state);
+    /* Optional: whether variant v accumulates into its output, which is also an input
+     * (oneDNN's sum post-op: the residual's buffer is the output, as a network's
+     * in-place add has it), so that its output after repeated calls is not the one
+     * verified. The check after timing then runs it once more from a poison() that
+     * put its input back. */
+    bool (*in_place)(void *state, fc_variant v);
     void (*teardown)(void *state);
     /* Optional: library versions and build facts for the host block. */
     void (*inventory)(cJSON *libs);

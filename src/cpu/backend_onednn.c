@@ -7,20 +7,33 @@
  *            binary add → layer_normalization (the add_rmsnorm and qk_norm_rope chains:
  *            see "norm" below).
  *   fused    post-ops: matmul with bias + binary add + eltwise; convolution with
- *            BN folded into weights and bias + binary add (the residual) + eltwise
+ *            BN folded into weights and bias + sum (the residual, in place) + eltwise
  *            relu; matmul with an output scale. A gated unit (linear_swiglu; oneDNN
  *            has no gated post-op): two matmuls, x·W_gᵀ + post-op eltwise_swish
  *            writing s = silu(g), then x·W_uᵀ + post-op binary_mul by s (build_glu).
  *   control  (conv) when the post-ops make oneDNN choose another convolution
- *            implementation than the unfused chain's (oneDNN 2.6's brgemm convolutions
- *            take eltwise and sum post-ops but not a binary add, so conv_bn_add_relu
- *            runs jit_1x1 or jit_dw where the unfused conv ran brgconv_1x1 or
- *            brdgmm_dw): that implementation without post-ops, then the unfused
- *            passes, so that the record splits implementation from fusion;
- *            (gelu_linear) the unfused chain with the fused form's blocked matmuls.
- * The residual is a binary add post-op reading r, not a sum post-op: a sum
- * accumulates into dst, which would have to be refilled with r before every run (an
- * extra pass over y that the in-place network op does not make).
+ *            implementation than the unfused chain's: that implementation without
+ *            post-ops, then the unfused passes, so that the record splits
+ *            implementation from fusion; (gelu_linear) the unfused chain with the
+ *            fused form's blocked matmuls.
+ * The residual is a sum post-op: the output's buffer holds r when the call begins
+ * and the convolution adds to it, as a network's in-place residual add has it (its
+ * input is dead after the add) and as oneDNN fuses it. The timed calls add to what
+ * the call before left (the same bytes moved); a verifying call starts from r put
+ * back (od_poison, the backend's in_place). oneDNN 2.6's brgemm convolutions take a
+ * sum post-op but not a binary add: with a binary add of r instead, conv_bn_add_relu
+ * ran jit_1x1 (or jit on 3x3) where the unfused conv ran brgconv_1x1, and the record
+ * needed a control to split the implementation off; with the sum both run brgconv.
+ * The two in one binary switched at run time, two rounds each, on the AMD EPYC VM
+ * (Zen 5, AVX-512, 2 threads), fused medians binary -> sum: NHWC 1x1 ResNet-50
+ * stage ends (64 -> 256 at 56x56 .. 512 -> 2048 at 7x7) 0.30-0.31 -> 0.30-0.34,
+ * 0.29-0.30 -> 0.26-0.29, 0.27 -> 0.26-0.29, 0.29-0.31 -> 0.26-0.27 ms, 256 -> 256 at
+ * 56x56 1.06-1.16 -> 1.12-1.15; 3x3 64 at 56x56 0.62-0.63 -> 0.56-0.59; on NCHW, where
+ * oneDNN runs its gemm-based convolution and applies post-ops slowly, 1x1 64 -> 256
+ * 16.4-16.9 -> 4.2-5.2 (unfused 0.91-1.21) and 3x3 g=4 64 at 28x28 1.18-1.20 ->
+ * 0.40-0.54 (unfused 0.17-0.28). The gemm-based convolution (oneDNN without AVX-512)
+ * had also added a binary post-op at the wrong places on a grouped NHWC convolution,
+ * where the fused form was declined; the sum verifies there.
  * oneDNN's post-ops act on a primitive's output, and its matmul has no prologue on
  * its input: gelu_linear's fused form is x in blocks of rows, each through
  * eltwise_gelu_tanh into a buffer that stays in cache and a matmul with the bias from
@@ -188,6 +201,7 @@ typedef struct od_state {
     dnnl_data_type_t dt;                /* of activations, weights and outputs (parameters: f32) */
     fc_bf16 *in16[FC_MAX_TENSORS];      /* bf16 copies of the workload's inputs, made at setup */
     bool declined;                      /* oneDNN has no implementation for a primitive of the chain */
+    bool sum_in_place;                  /* the fused conv adds the residual by a sum post-op, in place */
     double wino_flops[FC_MAX_VARIANTS]; /* a Winograd chain's FLOPs (fc_impl.flops_performed), else 0 */
     att_blocked att;                    /* qk_softmax's and attention's fused form */
     od_prologue pro;                    /* gelu_linear's blocked forms */
@@ -244,18 +258,6 @@ static bool od_supports(const fc_problem *p, char *why, size_t n)
     if (p->dtype == FC_BF16 && !fc_host_bf16(why, n)) return false;
     if (p->dtype != FC_FP32 && p->dtype != FC_BF16) {
         snprintf(why, n, "cpu.onednn computes fp32 and bf16 (asked: %s)", fc_dtype_name(p->dtype));
-        return false;
-    }
-    /* the setup's check below (build_conv), said before it: without AVX-512 oneDNN runs
-     * a grouped convolution as its gemm-based one */
-    const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa(), avx512 = (unsigned)dnnl_cpu_isa_avx512_core;
-    if (p->pat->family == FC_FAM_CONV && fc_pattern_has_op(p->pat, FC_OP_RESID) && p->d[FC_CONV_G] > 1 &&
-        p->layout == FC_NHWC && (isa & avx512) != avx512) {
-        const dnnl_version_t *ver = dnnl_version();
-        snprintf(why, n,
-                 "cpu.onednn cannot fuse a residual into a grouped NHWC convolution without AVX-512: oneDNN %d.%d's "
-                 "gemm-based convolution, which it runs there, adds the binary post-op at the wrong places",
-                 ver->major, ver->minor);
         return false;
     }
     return fc_op_table_fits(od_ops, p->pat, "cpu.onednn", why, n);
@@ -437,6 +439,16 @@ static dnnl_status_t po_eltwise(dnnl_post_ops_t po, dnnl_alg_kind_t alg, float a
     return dnnl_post_ops_append_eltwise(po, alg, alpha, 0.0f);
 #else
     return dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, 0.0f);
+#endif
+}
+
+/* dst += the primitive's result (scale 1, dst's own data type) */
+static dnnl_status_t po_sum(dnnl_post_ops_t po)
+{
+#if FC_DNNL3
+    return dnnl_post_ops_append_sum(po, 1.0f, 0, dnnl_data_type_undef);
+#else
+    return dnnl_post_ops_append_sum(po, 1.0f);
 #endif
 }
 
@@ -640,14 +652,16 @@ static int binary_op(od_state *s, fc_variant v, dnnl_alg_kind_t alg, cmd md, cmd
     return 0;
 }
 
-/* Post-ops of a fused primitive: a binary add of `add` (NULL: none), then the
- * eltwise `act` (dnnl_alg_kind_undef: none). */
-static int set_post_ops(dnnl_primitive_attr_t attr, cmd add, dnnl_alg_kind_t act, fc_err *e)
+/* Post-ops of a fused primitive: a binary add of `add` (NULL: none) or, with sum, an
+ * add of what dst holds, then the eltwise `act` (dnnl_alg_kind_undef: none). */
+static int set_post_ops(dnnl_primitive_attr_t attr, cmd add, bool sum, dnnl_alg_kind_t act, fc_err *e)
 {
     dnnl_post_ops_t po;
     FC_DNNL(dnnl_post_ops_create(&po));
     dnnl_status_t st = dnnl_success;
-    if (add) st = dnnl_post_ops_append_binary(po, dnnl_binary_add, add);
+    if (sum) st = po_sum(po);
+    else if (add)
+        st = dnnl_post_ops_append_binary(po, dnnl_binary_add, add);
     if (st == dnnl_success && act != dnnl_alg_kind_undef) st = po_eltwise(po, act, 0.0f);
     if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
     dnnl_post_ops_destroy(po);
@@ -693,7 +707,7 @@ static int build_linear(od_state *s, fc_err *e)
         bool fused = v == FC_FUSED;
         dnnl_primitive_attr_t attr;
         if (new_attr(&attr, e)) return -1;
-        if (fused && set_post_ops(attr, resid ? dst_md : NULL, act, e)) {
+        if (fused && set_post_ops(attr, resid ? dst_md : NULL, false, act, e)) {
             dnnl_primitive_attr_destroy(attr);
             return -1;
         }
@@ -1142,10 +1156,17 @@ static int conv_passes(od_state *s, fc_variant v, const conv_mds *cm, float *cur
     return 0;
 }
 
+/* The fused output that a sum post-op adds to, r again (in the problem's data type) */
+static void refill_residual(od_state *s)
+{
+    memcpy(s->ch.out[FC_FUSED], in(s, FC_CONV_TR),
+           s->ch.out_n * (s->dt == dnnl_bf16 ? sizeof(fc_bf16) : sizeof(float)));
+}
+
 /* Unfused: convolution → the passes. Fused: the convolution with BN folded and the
- * residual (binary add) and ReLU as post-ops. Control, when the post-ops made oneDNN
- * pick another convolution implementation than the unfused chain's: that
- * implementation without them, then the unfused passes. */
+ * residual (a sum into dst, which holds r) and ReLU as post-ops. Control, when the
+ * post-ops made oneDNN pick another convolution implementation than the unfused
+ * chain's: that implementation without them, then the unfused passes. */
 static int build_conv(od_state *s, fc_err *e)
 {
     const fc_pattern *pat = s->p.pat;
@@ -1154,34 +1175,20 @@ static int build_conv(od_state *s, fc_err *e)
     bool relu = fc_pattern_has_op(pat, FC_OP_RELU), resid = fc_pattern_has_op(pat, FC_OP_RESID);
     dnnl_primitive_attr_t attr, fattr;
     if (new_attr(&fattr, e)) return -1;
-    if ((relu || resid) &&
-        set_post_ops(fattr, resid ? cm.dst : NULL, relu ? dnnl_eltwise_relu : dnnl_alg_kind_undef, e)) {
+    if ((relu || resid) && set_post_ops(fattr, NULL, resid, relu ? dnnl_eltwise_relu : dnnl_alg_kind_undef, e)) {
         dnnl_primitive_attr_destroy(fattr);
         return -1;
     }
-    cm.wino = !resid && conv_wino(s, &cm, fattr); /* a residual post-op reads r in the problem's layout */
+    cm.wino = !resid && conv_wino(s, &cm, fattr); /* the sum adds to dst in the problem's layout */
     if (new_attr(&attr, e) || conv_prim(s, FC_UNFUSED, &cm, attr, NULL, fc_cpu_chain_dst(&s->ch, 0), e) ||
         conv_passes(s, FC_UNFUSED, &cm, fc_cpu_chain_dst(&s->ch, 0), e)) {
         dnnl_primitive_attr_destroy(fattr);
         return -1;
     }
     if (conv_prim(s, FC_FUSED, &cm, fattr, NULL, s->ch.out[FC_FUSED], e)) return -1;
-    /* oneDNN 2.6's gemm-based convolution (what it takes without AVX-512, or with
-     * ONEDNN_MAX_CPU_ISA=AVX2) adds a binary post-op at the wrong places for a grouped
-     * convolution on NHWC: 0.49 relative error for conv_bn_add_relu n=1, c=8, 5x5, k=12,
-     * g=4, 1x1 (test_backends' conformance shapes), where the same primitive on NCHW and
-     * brgconv on AVX-512 agree with float64. The fused form is declined there. */
-    if (resid && s->p.d[FC_CONV_G] > 1 && s->p.layout == FC_NHWC && strstr(s->chain[FC_FUSED][0].impl, "gemm")) {
-        s->declined = true;
-        return fc_errf(e,
-                       "cpu.onednn declines the fused form: oneDNN %d.%d's gemm-based convolution ('%s') adds a "
-                       "binary post-op (the residual) at the wrong places for a grouped convolution on NHWC",
-                       dnnl_version()->major, dnnl_version()->minor, s->chain[FC_FUSED][0].impl);
-    }
-    if (resid) {
-        dnnl_memory_t mr;
-        if (mem(s, cm.dst, in(s, FC_CONV_TR), &mr, e)) return -1;
-        arg(&s->chain[FC_FUSED][0], DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, mr);
+    if (resid) { /* dst holds r when a call begins (od_poison puts it back) */
+        s->sum_in_place = true;
+        refill_residual(s);
     }
     const int at = cm.wino; /* the convolution's place in the chains: after the reorder of x */
     const char *fused_impl = s->chain[FC_FUSED][at].impl;
@@ -1902,9 +1909,13 @@ static int od_poison(void *state, fc_variant v, fc_err *e)
 {
     (void)e;
     od_state *s = state;
-    fc_cpu_chain_poison(&s->ch, v);
+    if (v == FC_FUSED && s->sum_in_place) refill_residual(s);
+    else
+        fc_cpu_chain_poison(&s->ch, v);
     return 0;
 }
+
+static bool od_in_place(void *state, fc_variant v) { return v == FC_FUSED && ((od_state *)state)->sum_in_place; }
 
 static void od_describe(void *state, fc_variant v, fc_impl *impl)
 {
@@ -1930,10 +1941,13 @@ static void od_describe(void *state, fc_variant v, fc_impl *impl)
         }
         if (v != FC_FUSED || posts || i != call) continue;
         const fc_pattern *pat = s->p.pat;
-        const char *with = fc_op_table_last(od_ops, pat, FC_FUSE_FOLD);
+        fc_op_impl ops[FC_NOPS];
+        memcpy(ops, od_ops, sizeof ops);
+        if (s->sum_in_place) ops[FC_OP_RESID].fused = "sum (in place: the output held the residual)";
+        const char *with = fc_op_table_last(ops, pat, FC_FUSE_FOLD);
         if (with) fc_impl_addf(impl, "%s", with);
-        bool many = fc_op_table_count(od_ops, pat, FC_FUSE_EPILOGUE) > 1;
-        fc_impl_add_part(impl, od_ops, pat, FC_FUSE_EPILOGUE, many ? " + post-ops " : " + post-op ", ", ", "");
+        bool many = fc_op_table_count(ops, pat, FC_FUSE_EPILOGUE) > 1;
+        fc_impl_add_part(impl, ops, pat, FC_FUSE_EPILOGUE, many ? " + post-ops " : " + post-op ", ", ", "");
     }
     if (s->dt == dnnl_bf16)
         fc_impl_addf(impl, " [bf16 activations, weights and outputs; f32 accumulation and parameters]");
@@ -2102,8 +2116,8 @@ const fc_backend fc_backend_onednn = {
     .name = "cpu.onednn",
     .device = "cpu",
     .summary =
-        "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add), folded BN, the matmul's own "
-        "scale; 3x3 fp32 convolutions of 64 channels or more as Winograd (AVX-512) in both variants; norms: layer_normalization, fusecal host kernels where oneDNN has no primitive or fusion; "
+        "oneDNN primitives; fused: matmul/convolution post-ops (bias, eltwise, binary add; a convolution's residual as "
+        "a sum, in place), folded BN, the matmul's own scale; 3x3 fp32 convolutions of 64 channels or more as Winograd (AVX-512) in both variants; norms: layer_normalization, fusecal host kernels where oneDNN has no primitive or fusion; "
         "softmax attention: matmuls on cache-resident tiles with fusecal's softmax between them",
     .available = od_available,
     .supports = od_supports,
@@ -2114,6 +2128,7 @@ const fc_backend fc_backend_onednn = {
     .poison = od_poison,
     .describe = od_describe,
     .has_control = od_has_control,
+    .in_place = od_in_place,
     .teardown = od_teardown,
     .inventory = od_inventory,
     .gemm_gflops = od_gemm_gflops,
