@@ -25,7 +25,8 @@
  * ran jit_1x1 (or jit on 3x3) where the unfused conv ran brgconv_1x1, and the record
  * needed a control to split the implementation off; with the sum both run brgconv.
  * The two in one binary switched at run time, two rounds each, on the AMD EPYC VM
- * (Zen 5, AVX-512, 2 threads), fused medians binary -> sum: NHWC 1x1 ResNet-50
+ * (Zen 5, AVX-512, 2 threads; results/cpu-amd-epyc-f26m2-2c/ab-onednn-conv-sum.txt),
+ * fused medians binary -> sum: NHWC 1x1 ResNet-50
  * stage ends (64 -> 256 at 56x56 .. 512 -> 2048 at 7x7) 0.30-0.31 -> 0.30-0.34,
  * 0.29-0.30 -> 0.26-0.29, 0.27 -> 0.26-0.29, 0.29-0.31 -> 0.26-0.27 ms, 256 -> 256 at
  * 56x56 1.06-1.16 -> 1.12-1.15; 3x3 64 at 56x56 0.62-0.63 -> 0.56-0.59; on NCHW, where
