@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Two fusecal runs measuring at once: the second warns, its records say they were
-# contended, the first's file is removed when it ends, and a file left by a run
-# that died is neither counted nor kept. (lib.sh gives every test its own TMPDIR,
+# contended, a second run given the first's output is refused, the first's file is
+# removed when it ends, and a file left by a run that died is neither counted nor
+# kept. (lib.sh gives every test its own TMPDIR,
 # so the runs of tests running alongside are not counted here.)
 . "$(dirname "$0")/lib.sh"
 
@@ -36,6 +37,14 @@ if grep -q "1 other fusecal run is measuring on this machine (pid $long)" "$WORK
 else bad "beside: no warning naming pid $long: $(cat "$WORK/err")"; fi
 if grep -q "another fusecal run was measuring on this machine" "$WORK/err"; then ok "beside: the record's warning"
 else bad "beside: no record warning: $(cat "$WORK/err")"; fi
+# a run given the long run's output (here by another path to it) is refused before it
+# measures or saves: one error line naming that run, and the long run's file untouched
+before=$(cat "$WORK/long.json" 2>/dev/null | md5sum)
+mkdir "$WORK/sub"
+expect 2 "a run writing another run's output" -- "$FUSECAL" run "${one[@]}" --out "$WORK/sub/../long.json"
+err_says "is being written by another fusecal run (pid $long)"
+check_eq "the other run's output untouched" "$(cat "$WORK/long.json" 2>/dev/null | md5sum)" "$before"
+check_eq "the refused run's file removed" "$(ls "$runs" | wc -l)" 1
 kill -INT "$long"
 wait "$long"
 check_eq "the interrupted long run removed its file" "$([ -e "$runs/$long" ] && echo kept || echo removed)" removed

@@ -286,7 +286,7 @@ static int open_session(check_state *st, int argc, char **argv)
     fc_signals_install();
     if (fc_session_open(&st->ses, &fc_builtin, &st->plan, &st->set, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
     if (st->plan.n) {
-        fc_progress_peers(&st->pg);
+        (void)fc_progress_peers(&st->pg, NULL);
         if (fc_progress_ceilings(&st->pg, &st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
     }
     st->cur.settings = st->set;

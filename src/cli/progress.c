@@ -98,17 +98,20 @@ void fc_progress_note(fc_progress *p, const char *fmt, ...)
     fflush(p->out);
 }
 
-void fc_progress_peers(fc_progress *p)
+int fc_progress_peers(fc_progress *p, const char *out)
 {
     char why[640];
-    if (fc_peers_join(why, sizeof why) != 0)
+    if (fc_peers_join(out, why, sizeof why) != 0)
         fc_progress_note(p, "fusecal: note: other fusecal runs will not see this one measuring: %s", why);
+    int writer = fc_peers_writing(out);
+    if (writer) return writer;
     int pid[3], n = fc_peers_count(pid, 3);
     if (n > 0)
         fc_progress_note(p,
                          "fusecal: warning: %d other fusecal run%s measuring on this machine (pid %d%s): each "
                          "disturbs the other's timings; records measured meanwhile say so (environment.contended)",
                          n, n == 1 ? " is" : "s are", pid[0], n > 1 ? ", ..." : "");
+    return 0;
 }
 
 int fc_progress_ceilings(fc_progress *p, fc_session *s, fc_err *e)

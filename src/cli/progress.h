@@ -25,9 +25,11 @@ void fc_progress_end(fc_progress *p);
 /* A message that must not tangle with the live line. */
 void fc_progress_note(fc_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* This run made known to other fusecal runs on the host, and a warning when some
- * are measuring now (peers.h). Before the first measurement. */
-void fc_progress_peers(fc_progress *p);
+/* This run made known to other fusecal runs on the host, with the output it writes
+ * (out; NULL: none), and a warning when some are measuring now (peers.h). Before
+ * the first measurement. Returns the process id of a run that writes out already
+ * (nothing said: the caller refuses), else 0. */
+int fc_progress_peers(fc_progress *p, const char *out);
 /* The session's ceilings: those an earlier command kept when still usable, else
  * measured now; a note says which. */
 int fc_progress_ceilings(fc_progress *p, fc_session *s, fc_err *e);
