@@ -102,22 +102,23 @@ check_eq "second signal exits 130" "$?" 130
 if [ ! -e "$WORK/twice.json" ] || "$FUSECAL" validate "$WORK/twice.json" >/dev/null 2>&1; then ok "file whole or absent"; else bad "file broken after two signals"; fi
 if ls -a "$WORK" | grep -q '\.tmp'; then bad "temp file left behind"; else ok "no temp file left"; fi
 
+# signalled SIG FILE: a run writing FILE, sent SIG once it catches its signals and
+# has measured a while; returns the run's exit status
+signalled() {
+    "$FUSECAL" run "${shapes[@]}" "${slow[@]}" --out "$2" --quiet 2>/dev/null &
+    local pid=$!
+    catching "$pid" || bad "the run never caught SIGINT and SIGTERM"
+    sleep 1.2
+    kill "-$1" "$pid"
+    wait "$pid"
+}
+
 # SIGTERM behaves like SIGINT
-"$FUSECAL" run "${shapes[@]}" "${slow[@]}" --out "$WORK/term.json" --quiet 2>/dev/null &
-pid=$!
-catching "$pid" || bad "the run never caught SIGINT and SIGTERM"
-sleep 1.2
-kill -TERM "$pid"
-wait "$pid"
+signalled TERM "$WORK/term.json"
 check_eq "SIGTERM exits 130" "$?" 130
 
 # SIGHUP (the terminal closed) too; but a run started under nohup goes on
-"$FUSECAL" run "${shapes[@]}" "${slow[@]}" --out "$WORK/hup.json" --quiet 2>/dev/null &
-pid=$!
-catching "$pid" || bad "the run never caught SIGINT and SIGTERM"
-sleep 1.2
-kill -HUP "$pid"
-wait "$pid"
+signalled HUP "$WORK/hup.json"
 check_eq "SIGHUP exits 130" "$?" 130
 check_eq "SIGHUP: the document saved, incomplete" "$(pyq "$WORK/hup.json" "d['complete']")" False
 nohup "$FUSECAL" run --shape m=64,k=64,n=64 --pattern linear_bias --backend cpu.openblas --max-time 0.4 --min-time 0.3 \
