@@ -66,6 +66,13 @@ err_says "previous contents kept"
 check_eq "previous file intact" "$(cat "$WORK/keep.json")" '{"keep": true}'
 if ls -a "$WORK" | grep -q '\.tmp'; then bad "temp file left behind"; else ok "no temp file left"; fi
 
+# a symbolic link as --out: the file it names is written, the link kept
+mkdir "$WORK/runs" && echo '{}' >"$WORK/runs/t.json" && ln -s runs/t.json "$WORK/latest.json"
+expect 0 "--out through a symbolic link" -- "$FUSECAL" run --shape m=2,k=2,n=2 --pattern linear_bias --backend cpu.openblas \
+    --out "$WORK/latest.json" --max-time 0.05 --min-time 0.01 --quiet
+check_eq "the link kept, the file it names written" \
+    "$([ -L "$WORK/latest.json" ] && pyq "$WORK/runs/t.json" "len(d['records'])")" 1
+
 # unknown commands and validate errors
 expect 2 "unknown command" -- "$FUSECAL" frob;                err_says "unknown command 'frob'" "run"
 expect 2 "validate without a file" -- "$FUSECAL" validate;   err_says "needs a file"

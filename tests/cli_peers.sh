@@ -37,11 +37,14 @@ if grep -q "1 other fusecal run is measuring on this machine (pid $long)" "$WORK
 else bad "beside: no warning naming pid $long: $(cat "$WORK/err")"; fi
 if grep -q "another fusecal run was measuring on this machine" "$WORK/err"; then ok "beside: the record's warning"
 else bad "beside: no record warning: $(cat "$WORK/err")"; fi
-# a run given the long run's output (here by another path to it) is refused before it
+# a run given the long run's output (here by other paths to it) is refused before it
 # measures or saves: one error line naming that run, and the long run's file untouched
 before=$(cat "$WORK/long.json" 2>/dev/null | md5sum)
 mkdir "$WORK/sub"
 expect 2 "a run writing another run's output" -- "$FUSECAL" run "${one[@]}" --out "$WORK/sub/../long.json"
+err_says "is being written by another fusecal run (pid $long)"
+ln -s long.json "$WORK/link.json"
+expect 2 "a run writing another run's output through a link" -- "$FUSECAL" run "${one[@]}" --out "$WORK/link.json"
 err_says "is being written by another fusecal run (pid $long)"
 check_eq "the other run's output untouched" "$(cat "$WORK/long.json" 2>/dev/null | md5sum)" "$before"
 check_eq "the refused run's file removed" "$(ls "$runs" | wc -l)" 1

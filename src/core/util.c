@@ -9,6 +9,7 @@
 #include <libgen.h>
 #include <math.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -317,9 +318,19 @@ static void dir_of(const char *path, char *dir, size_t n)
     fc_strlcpy(dir, dirname(tmp), n);
 }
 
+/* path, or where it leads when it is a symbolic link to a file that exists (the
+ * file is replaced, the link kept) */
+static const char *through_link(const char *path, char *buf)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, buf) ? buf : path;
+}
+
 int fc_check_writable(const char *path, fc_err *e)
 {
     if (!*path) return fc_errf(e, "cannot write '': the file name is empty");
+    char target[PATH_MAX];
+    path = through_link(path, target);
     char dir[4096];
     dir_of(path, dir, sizeof dir);
     struct stat st;
@@ -346,6 +357,8 @@ int fc_check_writable(const char *path, fc_err *e)
 
 int fc_write_file_atomic(const char *path, const char *data, size_t len, fc_err *e)
 {
+    char target[PATH_MAX];
+    path = through_link(path, target);
     char dir[4096], tmp[4200];
     dir_of(path, dir, sizeof dir);
     const char *base = strrchr(path, '/');

@@ -69,9 +69,9 @@ int fc_online_cpus(void);
 /* ---- files */
 /* Reads a whole file (NUL-terminated). Fails over max_bytes. */
 int fc_read_file(const char *path, size_t max_bytes, char **out, size_t *len, fc_err *e);
-/* Writes data to path atomically: a temp file in the same directory, fsync, rename.
- * On any failure the previous file is intact, the temp file removed, and errno
- * says why. */
+/* Writes data to path atomically: a temp file in the same directory, fsync, rename
+ * (a symbolic link to a file: that file is replaced, the link kept). On any failure
+ * the previous file is intact, the temp file removed, and errno says why. */
 int fc_write_file_atomic(const char *path, const char *data, size_t len, fc_err *e);
 /* Checks that path can be created or replaced (directory exists and is writable,
  * and a temporary file can be made there, as fc_write_file_atomic makes one),

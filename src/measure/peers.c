@@ -13,11 +13,13 @@
 
 static char own[512]; /* this process's file, once made */
 
-/* out's absolute path (its directory's real path and its name) into buf[n]; false
- * when the directory cannot be resolved or the path does not fit. */
+/* out's absolute path (its real path when it exists, links resolved as a save
+ * follows them; else its directory's and its name) into buf[n]; false when the
+ * directory cannot be resolved or the path does not fit. */
 static bool abs_out(const char *out, char *buf, size_t n)
 {
     char dir[PATH_MAX], real[PATH_MAX];
+    if (realpath(out, real)) return snprintf(buf, n, "%s", real) < (int)n;
     const char *slash = strrchr(out, '/');
     const char *base = slash ? slash + 1 : out;
     if (!slash) snprintf(dir, sizeof dir, ".");
