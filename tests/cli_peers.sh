@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two fusecal runs measuring at once: the second warns, its records say they were
-# contended, a second run given the first's output is refused, the first's file is
+# contended, a second run (or check --run) given the first's output is refused, the first's file is
 # removed when it ends, and a file left by a run that died is neither counted nor
 # kept. (lib.sh gives every test its own TMPDIR,
 # so the runs of tests running alongside are not counted here.)
@@ -46,11 +46,33 @@ err_says "is being written by another fusecal run (pid $long)"
 ln -s long.json "$WORK/link.json"
 expect 2 "a run writing another run's output through a link" -- "$FUSECAL" run "${one[@]}" --out "$WORK/link.json"
 err_says "is being written by another fusecal run (pid $long)"
+expect 2 "a check --run writing another run's output" -- \
+    "$FUSECAL" check --baseline "$WORK/alone.json" --run --out "$WORK/long.json" --format json
+err_says "is being written by another fusecal run (pid $long)"
 check_eq "the other run's output untouched" "$(cat "$WORK/long.json" 2>/dev/null | md5sum)" "$before"
-check_eq "the refused run's file removed" "$(ls "$runs" | wc -l)" 1
+check_eq "the refused runs' files removed" "$(ls "$runs" | wc -l)" 1
 kill -INT "$long"
 wait "$long"
 check_eq "the interrupted long run removed its file" "$([ -e "$runs/$long" ] && echo kept || echo removed)" removed
+
+# and a run given the output of a check --run that is measuring (its baseline's
+# settings: 300 s a variant) is refused alike
+python3 - "$WORK/alone.json" "$WORK/slowbase.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["settings"]["stop"].update(min_time_s=300, max_time_s=300)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$FUSECAL" check --baseline "$WORK/slowbase.json" --run --out "$WORK/checked.json" --quiet >/dev/null 2>&1 &
+chk=$!
+trap 'kill "$chk" 2>/dev/null; rm -rf "$WORK"' EXIT
+deadline=$((SECONDS + 120))
+while [ ! -e "$runs/$chk" ] && kill -0 "$chk" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.05; done
+expect 2 "a run writing a live check --run's output" -- "$FUSECAL" run "${one[@]}" --out "$WORK/checked.json"
+err_says "is being written by another fusecal run (pid $chk)"
+kill -INT "$chk"
+wait "$chk"
+check_eq "the interrupted check ended as interrupted" "$?" 130
 
 # a file left by a run that died (a pid no process has) and one whose pid was
 # reused (this shell's pid, another start time): neither counted, both removed

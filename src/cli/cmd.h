@@ -29,6 +29,9 @@ int fc_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (without "fusecal: error: ") instead of printing it: for a command line read
  * from a document, whose error is said in a line of its own. */
 void fc_usage_capture(char *buf, size_t n);
+/* The error for an output that the live fusecal run pid writes (fc_progress_peers):
+ * then ends the advice after "give another --out". Returns FC_EXIT_USAGE. */
+int fc_output_taken(const char *out, int pid, const char *then);
 /* "fusecal: error: <msg>" on stderr; returns code. */
 int fc_fail(int code, const fc_err *e);
 

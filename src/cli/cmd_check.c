@@ -273,7 +273,7 @@ static void baseline_plan(const fc_doc *base, fc_plan *plan, char (*why)[256], f
 
 /* Opens the devices of the plan and measures their ceilings; the current
  * document gets the baseline's settings, this command line, host and ceilings. */
-static int open_session(check_state *st, int argc, char **argv)
+static int open_session(check_state *st, const char *out, int argc, char **argv)
 {
     fc_err e;
     st->set = st->base.settings;
@@ -286,7 +286,10 @@ static int open_session(check_state *st, int argc, char **argv)
     fc_signals_install();
     if (fc_session_open(&st->ses, &fc_builtin, &st->plan, &st->set, &e) != 0) return fc_fail(FC_EXIT_USAGE, &e);
     if (st->plan.n) {
-        (void)fc_progress_peers(&st->pg, NULL);
+        /* before anything is saved: run refuses an output this check writes, and this
+         * check one that a run writes */
+        int other = fc_progress_peers(&st->pg, out);
+        if (other) return fc_output_taken(out, other, "");
         if (fc_progress_ceilings(&st->pg, &st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
     }
     st->cur.settings = st->set;
@@ -298,7 +301,7 @@ static int open_session(check_state *st, int argc, char **argv)
 /* --run: the baseline's problems measured now into st->cur (and --out). */
 static int measure_baseline(const check_opts *o, check_state *st, int argc, char **argv)
 {
-    int rc = open_session(st, argc, argv);
+    int rc = open_session(st, o->out, argc, argv);
     if (rc) return rc;
     fc_err e;
     display show = {&st->pg, &st->base, st->have_th ? &st->th : NULL, o->tolerance};

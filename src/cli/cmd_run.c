@@ -956,12 +956,7 @@ static int measure(run_opts *o, run_state *st, int argc, char **argv)
     /* before anything is saved: a second run writing the same file would replace the
      * other's records with its own at every save */
     int other = fc_progress_peers(&st->pg, st->out);
-    if (other)
-        return fc_usage_error(
-            "'%s' is being written by another fusecal run (pid %d); each saves the whole "
-            "document after every record, so one would drop the other's records: give "
-            "another --out, or --append to it once that run ends",
-            st->out, other);
+    if (other) return fc_output_taken(st->out, other, ", or --append to it once that run ends");
     if (fc_progress_ceilings(&st->pg, &st->ses, &e) != 0) return fc_fail(FC_EXIT_FAIL, &e);
     fc_progress_stop_rule(&st->pg, &st->plan, &o->set);
     cJSON *host, *ceilings;

@@ -53,6 +53,14 @@ int fc_usage_error(const char *fmt, ...)
     return FC_EXIT_USAGE;
 }
 
+int fc_output_taken(const char *out, int pid, const char *then)
+{
+    return fc_usage_error(
+        "'%s' is being written by another fusecal run (pid %d); each saves the whole document after "
+        "every record, so one would drop the other's records: give another --out%s",
+        out, pid, then);
+}
+
 int fc_fail(int code, const fc_err *e)
 {
     fprintf(stderr, "fusecal: error: %s\n", e->msg);
