@@ -614,10 +614,13 @@ static inline vf sum_lanes(vf *x)
  * had reached 78-82 % of a bare read of the same bytes where no asks reached 52-62 %;
  * variants of them tried there (two pieces ahead, into L1, non-temporal, for every 2nd
  * to 16th line, pieces of 64-512 keys, the piece's keys in 2 or 4 interleaved runs) did
- * no better, and perf put a third of the Q·Kᵀ loop's samples just after the asks. This
- * form is not yet measured on the Zen 4 VM, nor with AVX2, where the asks had replaced
- * asks 4 KiB ahead into L1 (6.93 ms against 8.27 at b = 4;
- * results/cpu-amd-epyc-f25m17-2c-avx2/ab-decode-next-piece.txt). The cores' caches take each
+ * no better, and perf put a third of the Q·Kᵀ loop's samples just after the asks. There,
+ * in `fusecal run` (two builds in turn, three rounds), this form and the asks ran alike:
+ * fused 0.99-1.04x at b = 1, 2 and 4, about 22 GB/s at b = 1, which is what a core gets
+ * reading at its share of the read ceiling and then computing at its in-cache rate
+ * (results/cpu-amd-epyc-f25m17-2c/ab-decode-read-piece.txt). Not yet measured with
+ * AVX2, where the asks had replaced asks 4 KiB ahead into L1 (6.93 ms against 8.27 at
+ * b = 4; results/cpu-amd-epyc-f25m17-2c-avx2/ab-decode-next-piece.txt). The cores' caches take each
  * read piece in whole: DEC_CH keys of K and of V, 256 KiB in floats at d = 128,
  * against an L2 of 1 MiB on both VMs. */
 static __attribute__((noinline)) void dec_read_piece(const void *a, const void *b, size_t n)
