@@ -516,11 +516,32 @@ static double points_rate(const void *ctx, double bytes)
     return q ? q->gbs : 0;
 }
 
+/* The fused op's and the chain's bandwidth ceilings (fused, chain) measured once at
+ * the footprints fps[n] (beside_round); false when the measurement failed. */
+static bool beside_once(const job_run *j, const fc_problem *p, const fc_cost *cost, const double *fps, int n,
+                        double *fused, double *chain)
+{
+    fc_bw_point pts[FC_MAX_OPS + 1];
+    fc_err e = {{0}};
+    if (j->dev->stream_at(j->dctx, fps, n, pts, &e) != 0) return false;
+    const fc_bw_point *f = point_at(pts, n, fps[0]);
+    *fused = fc_stream_ceiling(f->gbs, f->read_gbs, fused_read_share(p, cost->bytes[FC_FUSED]));
+    *chain = chain_rate(cost, points_rate, &(points){pts, n});
+    return true;
+}
+
 /* Each variant's bandwidth ceiling measured as a round ended, by set_ceilings' rule
  * over the rates measured now at its working sets (each point at its footprint
  * exactly): the fused op's stream at its bytes, no more than the read-only one's over
- * its share of reads; the chain's ops each at their own bytes, combined by time (chain_rate). A
- * failed measurement leaves the round without (0). */
+ * its share of reads; the chain's ops each at their own bytes, combined by time (chain_rate).
+ * A measurement is brief (the device's stream_at), and the memory of a shared host
+ * moves between seconds: while a variant of the round streamed faster than the
+ * ceiling measured beside it, it is measured again, up to FC_RECHECK_TRIES times in
+ * all, and each variant keeps the best (a ceiling is a peak, the best of its runs; on
+ * the Zen 4 VM, measured once a round, add_rmsnorm's fused form streamed 46.6 GB/s
+ * against the 45.5 measured beside its rounds:
+ * results/cpu-amd-epyc-f25m17-2c/pytorch-cpu-b3e1263/). A record still above is
+ * flagged (fill_rates). A failed first measurement leaves the round without (0). */
 static void beside_round(const job_run *j, const fc_problem *p, fc_round_rec *rr)
 {
     fc_cost cost = {0};
@@ -535,13 +556,21 @@ static void beside_round(const job_run *j, const fc_problem *p, fc_round_rec *rr
         for (int k = 0; k < n; k++) seen |= fps[k] == b;
         if (!seen) fps[n++] = b;
     }
-    fc_bw_point pts[FC_MAX_OPS + 1];
-    fc_err e = {{0}};
-    if (fps[0] <= 0 || j->dev->stream_at(j->dctx, fps, n, pts, &e) != 0) return;
-    const fc_bw_point *f = point_at(pts, n, fps[0]);
-    const double fused = fc_stream_ceiling(f->gbs, f->read_gbs, fused_read_share(p, cost.bytes[FC_FUSED]));
-    const double chain = chain_rate(&cost, points_rate, &(points){pts, n});
-    for (int v = 0; v < j->nvar; v++) rr->beside_gbs[v] = v == FC_FUSED ? fused : chain;
+    if (fps[0] <= 0) return;
+    double best[FC_MAX_VARIANTS] = {0};
+    for (int t = 0; t < FC_RECHECK_TRIES; t++) {
+        double fused, chain;
+        if (!beside_once(j, p, &cost, fps, n, &fused, &chain)) break;
+        bool above = false;
+        for (int v = 0; v < j->nvar; v++) {
+            best[v] = fmax(best[v], v == FC_FUSED ? fused : chain);
+            /* the round's rate: the variant's bytes (the control's are the chain's) over its median */
+            const double ms = rr->median_ms[v], bytes = cost.bytes[v == FC_CONTROL ? FC_UNFUSED : v];
+            above |= ms > 0 && bytes / (ms * 1e-3) / 1e9 > best[v];
+        }
+        if (!above) break;
+    }
+    for (int v = 0; v < j->nvar; v++) rr->beside_gbs[v] = best[v];
 }
 
 /* One round: a fresh setup — new buffers, plans and algorithm choices — verified,
