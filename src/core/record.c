@@ -72,9 +72,11 @@ fc_record *fc_doc_slot_for(fc_doc *d, const fc_record *r)
     fc_problem_string(&r->prob, ps, sizeof ps);
     for (int i = 0; i < d->n; i++) {
         fc_record *old = &d->rec[i];
+        /* only an interrupted record is replaced: the string is made for those alone */
+        if (strcmp(old->stop_rule, "interrupted") || strcmp(old->backend, r->backend)) continue;
         char prev[256]; /* canonical: a string from an older fusecal may leave dims at their defaults */
         fc_problem_string(&old->prob, prev, sizeof prev);
-        if (!strcmp(old->stop_rule, "interrupted") && !strcmp(old->backend, r->backend) && !strcmp(prev, ps)) {
+        if (!strcmp(prev, ps)) {
             memset(old, 0, sizeof *old);
             return old;
         }

@@ -237,14 +237,17 @@ static void set_ceilings(fc_record *r, const fc_ceilings *c, bool cold)
     set_bounds(r);
 }
 
+/* The variant whose bytes variant v moves: the control writes and re-reads what the
+ * unfused chain does. */
+static int bytes_variant(int v) { return v == FC_CONTROL ? FC_UNFUSED : v; }
+
 static void fill_metrics(fc_record *r, const fc_cost *c)
 {
     r->flops = c->flops;
     r->flops_padded = c->flops_padded;
     for (int v = 0; v < FC_MAX_VARIANTS; v++) {
         fc_variant_rec *vr = &r->v[v];
-        /* the control writes and re-reads what the unfused chain does */
-        int cv = v == FC_CONTROL ? FC_UNFUSED : v;
+        const int cv = bytes_variant(v);
         vr->bytes = c->bytes[cv];
         vr->peak_inter_bytes = c->peak_inter[cv];
         /* the fused op's bytes are each tensor once; the chain's largest op's */
@@ -517,15 +520,16 @@ static double points_rate(const void *ctx, double bytes)
 }
 
 /* The fused op's and the chain's bandwidth ceilings (fused, chain) measured once at
- * the footprints fps[n] (beside_round); false when the measurement failed. */
-static bool beside_once(const job_run *j, const fc_problem *p, const fc_cost *cost, const double *fps, int n,
-                        double *fused, double *chain)
+ * the footprints fps[n] (beside_round), the fused op's reads being share of its
+ * bytes; false when the measurement failed. */
+static bool beside_once(const job_run *j, const fc_cost *cost, double share, const double *fps, int n, double *fused,
+                        double *chain)
 {
     fc_bw_point pts[FC_MAX_OPS + 1];
     fc_err e = {{0}};
     if (j->dev->stream_at(j->dctx, fps, n, pts, &e) != 0) return false;
     const fc_bw_point *f = point_at(pts, n, fps[0]);
-    *fused = fc_stream_ceiling(f->gbs, f->read_gbs, fused_read_share(p, cost->bytes[FC_FUSED]));
+    *fused = fc_stream_ceiling(f->gbs, f->read_gbs, share);
     *chain = chain_rate(cost, points_rate, &(points){pts, n});
     return true;
 }
@@ -557,15 +561,16 @@ static void beside_round(const job_run *j, const fc_problem *p, fc_round_rec *rr
         if (!seen) fps[n++] = b;
     }
     if (fps[0] <= 0) return;
+    const double share = fused_read_share(p, cost.bytes[FC_FUSED]);
     double best[FC_MAX_VARIANTS] = {0};
     for (int t = 0; t < FC_RECHECK_TRIES; t++) {
         double fused, chain;
-        if (!beside_once(j, p, &cost, fps, n, &fused, &chain)) break;
+        if (!beside_once(j, &cost, share, fps, n, &fused, &chain)) break;
         bool above = false;
         for (int v = 0; v < j->nvar; v++) {
             best[v] = fmax(best[v], v == FC_FUSED ? fused : chain);
-            /* the round's rate: the variant's bytes (the control's are the chain's) over its median */
-            const double ms = rr->median_ms[v], bytes = cost.bytes[v == FC_CONTROL ? FC_UNFUSED : v];
+            /* the round's rate: the variant's bytes over its median */
+            const double ms = rr->median_ms[v], bytes = cost.bytes[bytes_variant(v)];
             above |= ms > 0 && bytes / (ms * 1e-3) / 1e9 > best[v];
         }
         if (!above) break;
