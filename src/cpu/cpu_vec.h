@@ -105,6 +105,14 @@ static inline void vask_w_ahead(void *p, size_t at, size_t left, size_t ahead)
 }
 static inline void vask(const void *p, size_t at, size_t left) { vask_ahead(p, at, left, FC_AHEAD); }
 static inline void vask_w(void *p, size_t at, size_t left) { vask_w_ahead(p, at, left, FC_AHEAD); }
+/* The line FC_AHEAD_L2 bytes past p + at asked into L2 (prefetcht1), when it lies
+ * inside the stream: a second, deeper ask beside vask's for the inputs of a sweep
+ * whose rows are short (norm_ops.c's add_at says where and what it measured). */
+enum { FC_AHEAD_L2 = 8192 };
+static inline void vask_l2(const void *p, size_t at, size_t left)
+{
+    if (at + FC_AHEAD_L2 < left) __builtin_prefetch((const char *)p + at + FC_AHEAD_L2, 0, 2);
+}
 /* the asks for a row's n bytes at src (read) and, given, at dst (written), each
  * stream left bytes long from the row on */
 static inline void vask_row(const void *src, void *dst, size_t n, size_t left)

@@ -190,13 +190,31 @@ static inline float moments_rstd(moments m, const float *h, size_t n, float eps,
 /* cpu_vec.h's asks ahead, j and left in elements */
 static inline void ask(const float *p, size_t j, size_t left) { vask(p, j * sizeof *p, left * sizeof *p); }
 static inline void ask_w(float *p, size_t j, size_t left) { vask_w(p, j * sizeof *p, left * sizeof *p); }
+static inline void ask_l2(const float *p, size_t j, size_t left) { vask_l2(p, j * sizeof *p, left * sizeof *p); }
 
 /* x + r at j into h, the streams asked for ahead (left elements from j's row on): x,
- * r, and h unless it is a thread's row buffer (buf) */
-static inline vf add_at(const float *x, const float *r, float *h, size_t j, size_t left, bool buf)
+ * r, and h unless it is a thread's row buffer (buf); with deep (the rows come from
+ * memory: fc_norm_io's asks), x and r also FC_AHEAD_L2 bytes ahead into L2, a row or
+ * two past the next row the normalization asks for. On the AMD EPYC VM (Zen 4,
+ * AVX-512, two threads; one binary, the asks switched at run time, `fusecal run`,
+ * three rounds in turn; the chain unchanged), the fused form's speedup with them over
+ * without: add_layernorm m = 14592, n = 768 1.95-2.00 against 1.78-1.86, m = 2048,
+ * n = 4096 2.00-2.04 against 1.81-1.93; add_rmsnorm (its streamed sweep,
+ * add_row_sq_stream) m = 16384, n = 768 1.60-1.63 against 1.45-1.51, m = 2048,
+ * n = 4096 1.81-1.86 against 1.63-1.71; warm at m = 512, n = 768 (no deep asks) alike;
+ * asked there too, add_rmsnorm's fused form ran 1.13x slower. The chain's layer-norm
+ * pass asked the same way gained nothing (its speedups alike). Against 8 KB ahead, the
+ * fused add_layernorm's medians at 6 KB alike, at 12 KB 1.00-1.06x and at 16 KB
+ * 1.03-1.09x slower
+ * (results/cpu-amd-epyc-f25m17-2c/ab-norm-l2-ahead.txt). */
+static inline vf add_at(const float *x, const float *r, float *h, size_t j, size_t left, bool buf, bool deep)
 {
     ask(x, j, left);
     ask(r, j, left);
+    if (deep) {
+        ask_l2(x, j, left);
+        ask_l2(r, j, left);
+    }
     if (!buf) ask_w(h, j, left);
     const vf v = vload(x + j) + vload(r + j);
     vstore(h + j, v);
@@ -205,12 +223,12 @@ static inline vf add_at(const float *x, const float *r, float *h, size_t j, size
 
 /* h = x + r over a row (add_at's asks; buf: h is a thread's row buffer), returning
  * the sum of its squares */
-static inline float add_row(const float *x, const float *r, float *h, size_t n, size_t left, bool buf)
+static inline float add_row(const float *x, const float *r, float *h, size_t n, size_t left, bool buf, bool deep)
 {
     vf a = vsplat(0.0f);
     size_t j = 0;
     for (; j + VW <= n; j += VW) {
-        const vf v = add_at(x, r, h, j, left, buf);
+        const vf v = add_at(x, r, h, j, left, buf, deep);
         a += v * v;
     }
     float s = vhsum(a);
@@ -222,13 +240,14 @@ static inline float add_row(const float *x, const float *r, float *h, size_t n, 
 }
 
 /* add_row, returning h's moments instead (shifted by its first element) */
-static inline moments add_row_moments(const float *x, const float *r, float *h, size_t n, size_t left, bool buf)
+static inline moments add_row_moments(const float *x, const float *r, float *h, size_t n, size_t left, bool buf,
+                                      bool deep)
 {
     moments m = {n ? x[0] + r[0] : 0.0f, 0.0f, 0.0f};
     const vf vk = vsplat(m.k);
     vf a = vsplat(0.0f), q = vsplat(0.0f);
     size_t j = 0;
-    for (; j + VW <= n; j += VW) moments_add(add_at(x, r, h, j, left, buf) - vk, &a, &q);
+    for (; j + VW <= n; j += VW) moments_add(add_at(x, r, h, j, left, buf, deep) - vk, &a, &q);
     m.s1 = vhsum(a);
     m.s2 = vhsum(q);
     for (; j < n; j++) {
@@ -409,7 +428,7 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
             float *yi = y + i * n, *h = st ? buf : yi;
             const size_t left = (rows - i) * n;
             float mean;
-            const float rstd = moments_rstd(add_row_moments(xi, ri, h, n, left, st), h, n, eps, &mean);
+            const float rstd = moments_rstd(add_row_moments(xi, ri, h, n, left, st, io.asks), h, n, eps, &mean);
             next_row nr;
             normalize_row(h, mean, rstd, gamma, beta, yi, n, 0, next_of(&nr, x, r, st ? NULL : y, i, rows, n, io.asks),
                           st);
@@ -420,7 +439,8 @@ void fc_cpu_add_layernorm(const float *x, const float *r, const float *gamma, co
 
 /* h = x + r over a row into a thread's row buffer and streamed to h (unaligned head
  * and tail stored plainly), asking for x and r ahead; returns the sum of squares */
-static inline float add_row_sq_stream(const float *x, const float *r, float *buf, float *h, size_t n, size_t left)
+static inline float add_row_sq_stream(const float *x, const float *r, float *buf, float *h, size_t n, size_t left,
+                                      bool deep)
 {
     float s = 0.0f;
     size_t j = 0;
@@ -432,6 +452,10 @@ static inline float add_row_sq_stream(const float *x, const float *r, float *buf
     for (; j + VW <= n; j += VW) {
         ask(x, j, left);
         ask(r, j, left);
+        if (deep) {
+            ask_l2(x, j, left);
+            ask_l2(r, j, left);
+        }
         const vf v = vload(x + j) + vload(r + j);
         vstore(buf + j, v);
         vstream(h + j, v);
@@ -469,8 +493,8 @@ void fc_cpu_add_rmsnorm(const float *x, const float *r, const float *gamma, floa
             const float *xi = x + i * n, *ri = r + i * n;
             float *hi = h + i * n, *yi = y + i * n;
             const size_t left = (rows - i) * n;
-            const float s = buffered ? add_row_sq_stream(xi, ri, buf, hi, n, left)
-                                     : add_row(xi, ri, hi, n, left, false);
+            const float s = buffered ? add_row_sq_stream(xi, ri, buf, hi, n, left, io.asks)
+                                     : add_row(xi, ri, hi, n, left, false, io.asks);
             next_row nr;
             normalize_row(buffered ? buf : hi, 0.0f, 1.0f / sqrtf(s / (float)n + eps), gamma, NULL, yi, n,
                           buffered ? 0 : left, buffered ? next_of(&nr, x, r, NULL, i, rows, n, io.asks) : NULL, st);
