@@ -205,7 +205,10 @@ static inline void ask_l2(const float *p, size_t j, size_t left) { vask_l2(p, j 
  * asked there too, add_rmsnorm's fused form ran 1.13x slower. The chain's layer-norm
  * pass asked the same way gained nothing (its speedups alike). Against 8 KB ahead, the
  * fused add_layernorm's medians at 6 KB alike, at 12 KB 1.00-1.06x and at 16 KB
- * 1.03-1.09x slower
+ * 1.03-1.09x slower. The same asks gained nothing where tried elsewhere, so they are
+ * made here alone: the fused qk_norm_rope (each head) alike at d = 128 and slower at
+ * d = 64 (speedups 1.95-2.21 against 2.14-2.23); the bf16 kernels (norm_ops_bf16.c)
+ * alike, their rope 1.56-1.72 against 1.70-1.91
  * (results/cpu-amd-epyc-f25m17-2c/ab-norm-l2-ahead.txt). */
 static inline vf add_at(const float *x, const float *r, float *h, size_t j, size_t left, bool buf, bool deep)
 {
