@@ -190,6 +190,12 @@ static inline float moments_rstd(moments m, const float *h, size_t n, float eps,
 /* cpu_vec.h's asks ahead, j and left in elements */
 static inline void ask(const float *p, size_t j, size_t left) { vask(p, j * sizeof *p, left * sizeof *p); }
 static inline void ask_w(float *p, size_t j, size_t left) { vask_w(p, j * sizeof *p, left * sizeof *p); }
+/* a row's asks in one burst (vask_row) where the rows come from memory (io.asks):
+ * its n elements at src and, given, at dst, each stream left elements long */
+static inline void ask_row(fc_norm_io io, const float *src, float *dst, size_t n, size_t left)
+{
+    if (io.asks) vask_row(src, dst, n * sizeof *src, left * sizeof *src);
+}
 static inline void ask_l2(const float *p, size_t j, size_t left) { vask_l2(p, j * sizeof *p, left * sizeof *p); }
 
 /* x + r at j into h, the streams asked for ahead (left elements from j's row on): x,
@@ -378,7 +384,7 @@ static void norm_rows(const float *h, const float *gamma, const float *beta, flo
         for (size_t i = 0; i < rows; i++) {
             const float *hi = h + i * n;
             const size_t left = (rows - i) * n;
-            if (io.asks) vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
+            ask_row(io, hi, NULL, n, left);
             float mean = 0.0f;
             const float rstd = centred ? moments_rstd(row_moments(hi, n), hi, n, eps, &mean)
                                        : 1.0f / sqrtf(row_sq_dev(hi, 0.0f, n) / (float)n + eps);
@@ -407,7 +413,7 @@ void fc_cpu_rope(const float *q, const float *cs, float *y, size_t m, size_t hea
     {
 #pragma omp for schedule(static) nowait
         for (size_t t = 0; t < all; t++) {
-            if (io.asks) vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
+            ask_row(io, q + t * d, st ? NULL : y + t * d, d, (all - t) * d);
             head_rope(q + t * d, NULL, 1.0f, cs + t / heads * d, y + t * d, d, st);
         }
         if (st) vfence();
@@ -516,7 +522,7 @@ void fc_cpu_rmsnorm_rope(const float *q, const float *gamma, const float *cs, fl
 #pragma omp for schedule(static) nowait
         for (size_t t = 0; t < all; t++) {
             const float *a = q + t * d;
-            if (io.asks) vask_row(a, st ? NULL : y + t * d, d * sizeof *a, (all - t) * d * sizeof *a);
+            ask_row(io, a, st ? NULL : y + t * d, d, (all - t) * d);
             const float rstd = 1.0f / sqrtf(row_sq_dev(a, 0.0f, d) / (float)d + eps);
             head_rope(a, gamma, rstd, cs + t / heads * d, y + t * d, d, st);
         }

@@ -47,6 +47,12 @@ enum { ROW_KEPT = 4096 }; /* floats of a fused row kept between its sweeps (16 K
 /* cpu_vec.h's asks ahead, j and left in elements */
 static inline void ask(const fc_bf16 *p, size_t j, size_t left) { vask(p, j * sizeof *p, left * sizeof *p); }
 static inline void ask_w(fc_bf16 *p, size_t j, size_t left) { vask_w(p, j * sizeof *p, left * sizeof *p); }
+/* a row's asks in one burst (vask_row) where the rows come from memory (io.asks):
+ * its n elements at src and, given, at dst, each stream left elements long */
+static inline void ask_row(fc_norm_io io, const fc_bf16 *src, fc_bf16 *dst, size_t n, size_t left)
+{
+    if (io.asks) vask_row(src, dst, n * sizeof *src, left * sizeof *src);
+}
 
 /* Σ h² over a row: two vector accumulators, a tree at the end (cpu_vec.h) */
 static inline float row_sq(const fc_bf16 *h, size_t n)
@@ -100,7 +106,7 @@ void fc_cpu_rmsnorm_rows_bf16(const fc_bf16 *h, const float *gamma, float eps, f
             const fc_bf16 *hi = h + i * n;
             fc_bf16 *yi = y + i * n;
             const size_t left = (rows - i) * n;
-            if (io.asks) vask_row(hi, NULL, n * sizeof *hi, left * sizeof *hi);
+            ask_row(io, hi, NULL, n, left);
             float rstd = 1.0f / sqrtf(row_sq(hi, n) / (float)n + eps);
             scale_row(hi, gamma, rstd, yi, n, left, st);
         }
@@ -171,7 +177,7 @@ void fc_cpu_rope_bf16(const fc_bf16 *q, const float *cs, fc_bf16 *y, size_t m, s
 #pragma omp for schedule(static) nowait
         for (size_t t = 0; t < all; t++) {
             const float *c = cs + t / heads * d;
-            if (io.asks) vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
+            ask_row(io, q + t * d, st ? NULL : y + t * d, d, (all - t) * d);
             rope_head(q + t * d, NULL, 1.0f, c, c + half, y + t * d, half, st);
         }
         if (st) vfence();
@@ -325,7 +331,7 @@ void fc_cpu_rmsnorm_rope_bf16(const fc_bf16 *q, const float *gamma, const float 
             float rs[16];
             for (size_t k = 0; k < g; k++) {
                 const size_t t = t0 + k;
-                if (io.asks) vask_row(q + t * d, st ? NULL : y + t * d, d * sizeof *q, (all - t) * d * sizeof *q);
+                ask_row(io, q + t * d, st ? NULL : y + t * d, d, (all - t) * d);
                 rs[k] = row_sq(q + t * d, d);
             }
             for (size_t k = 0; k < g; k++) rs[k] = 1.0f / sqrtf(rs[k] / (float)d + eps);
