@@ -622,7 +622,9 @@ static inline vf sum_lanes(vf *x)
  * AVX2, where the asks had replaced asks 4 KiB ahead into L1 (6.93 ms against 8.27 at
  * b = 4; results/cpu-amd-epyc-f25m17-2c-avx2/ab-decode-next-piece.txt). The cores' caches take each
  * read piece in whole: DEC_CH keys of K and of V, 256 KiB in floats at d = 128,
- * against an L2 of 1 MiB on both VMs. */
+ * against an L2 of 1 MiB on both VMs. Reading the piece in four streams (each of K
+ * and V in halves), asking 1-2 KB ahead, or both, ran alike on the Zen 4 VM (fused
+ * 0.89-1.11x round by round at b = 4; ab-decode-read-streams.txt there). */
 static __attribute__((noinline)) void dec_read_piece(const void *a, const void *b, size_t n)
 {
     /* the bits or-ed, not added: bfloat16 pairs read as floats may be subnormal; at any
