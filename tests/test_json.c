@@ -319,9 +319,43 @@ static void embedded_catalogue(void)
     CHECK_STR_CONTAINS(e.msg, "unknown sweep 'nosuchsweep'");
 }
 
+/* fc_doc_slot_for: an interrupted record of the same problem and backend is the slot
+ * a new measurement of that pair takes; a finished one, another backend's or another
+ * problem's is kept and a new slot added */
+static void slot_for_interrupted(void)
+{
+    fc_doc d;
+    fc_doc_init(&d);
+    const fc_record r = sample_record();
+    fc_err e;
+    *fc_doc_add(&d) = r; /* 0: finished, the same pair */
+    fc_record *o = fc_doc_add(&d);
+    *o = r; /* 1: interrupted, another backend */
+    strcpy(o->stop_rule, "interrupted");
+    strcpy(o->backend, "cpu.onednn");
+    o = fc_doc_add(&d);
+    *o = r; /* 2: interrupted, another problem */
+    strcpy(o->stop_rule, "interrupted");
+    fc_problem_parse("linear_bias_relu:m=64,k=32,n=17", NULL, &o->prob, &e);
+    o = fc_doc_add(&d);
+    *o = r; /* 3: interrupted, the same pair */
+    strcpy(o->stop_rule, "interrupted");
+    CHECK(fc_doc_slot_for(&d, &r) == &d.rec[3] && d.n == 4);
+    CHECK(d.rec[3].rounds == 0 && d.rec[3].stop_rule[0] == 0); /* zeroed */
+    CHECK(!strcmp(d.rec[0].stop_rule, "precision") && !strcmp(d.rec[1].backend, "cpu.onednn"));
+    CHECK(!strcmp(d.rec[2].stop_rule, "interrupted"));
+    fc_record other = r; /* the interrupted cpu.onednn record's pair */
+    strcpy(other.backend, "cpu.onednn");
+    CHECK(fc_doc_slot_for(&d, &other) == &d.rec[1] && d.n == 4);
+    /* no interrupted record of the pair left: a new slot */
+    CHECK(fc_doc_slot_for(&d, &r) == &d.rec[4] && d.n == 5);
+    fc_doc_free(&d);
+}
+
 int main(int argc, char **argv)
 {
-    static const t_case cases[] = {T(strict_parser),     T(large_object_duplicates), T(validator),
-                                   T(record_round_trip), T(version_and_kind_errors), T(embedded_catalogue)};
+    static const t_case cases[] = {T(strict_parser),       T(large_object_duplicates), T(validator),
+                                   T(record_round_trip),   T(version_and_kind_errors), T(embedded_catalogue),
+                                   T(slot_for_interrupted)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }
