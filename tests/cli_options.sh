@@ -74,4 +74,24 @@ check_eq "the CUDA backends, built or not" "$(pyq "$WORK/out" "[b['name'] for b 
 expect 2 "list --device of an unknown device" -- "$FUSECAL" list --device tpu
 err_says "unknown device 'tpu'" "cpu, cuda, all"
 
+# ---- OpenMP placement and waiting set in the environment: fusecal removes them (with
+# a line on stderr), runs again, and its team still spans the CPUs it may use, one
+# thread pinned to each (left in place, libgomp bound the first thread to one CPU
+# and the record said two threads where they shared it); taskset's CPUs set the
+# default thread count
+if [ "$(nproc)" -ge 2 ]; then
+    expect 0 "OMP_PROC_BIND and OMP_WAIT_POLICY in the environment" -- env OMP_PROC_BIND=close OMP_WAIT_POLICY=active \
+        "$FUSECAL" run --shape m=4,k=4,n=4 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" --out omp.json --quiet
+    err_says "OMP_PROC_BIND=close OMP_WAIT_POLICY=active removed" "--threads"
+    check_eq "the settings removed, in the inventory; the threads pinned, one a CPU" \
+        "$(pyq omp.json "[d['host']['devices']['cpu'][k] for k in ('omp_env_dropped', 'threads_pinned', 'threads')]")" \
+        "['OMP_PROC_BIND=close OMP_WAIT_POLICY=active', True, $(nproc)]"
+    if command -v taskset >/dev/null; then
+        expect 0 "a run on one CPU of several (taskset)" -- taskset -c 0 \
+            "$FUSECAL" run --shape m=4,k=4,n=4 --pattern linear_bias --backend cpu.openblas "${FAST[@]}" --out one-cpu.json --quiet
+        check_eq "one thread by default, pinned" \
+            "$(pyq one-cpu.json "[d['settings']['threads'], d['host']['devices']['cpu']['threads_pinned']]")" "[1, True]"
+    fi
+fi
+
 finish

@@ -271,11 +271,6 @@ size_t fc_host_mem_available(void)
     return kb * 1024;
 }
 
-int fc_online_cpus(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
 
 /* ------------------------------------------------------------------ files */
 
@@ -442,6 +437,15 @@ static bool process_cpus_noted;
 void fc_note_process_cpus(void)
 {
     if (!process_cpus_noted && sched_getaffinity(0, sizeof process_cpus, &process_cpus) == 0) process_cpus_noted = true;
+}
+
+int fc_online_cpus(void)
+{
+    fc_note_process_cpus();
+    const int k = process_cpus_noted ? CPU_COUNT(&process_cpus) : 0;
+    if (k > 0) return k;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 int fc_with_process_cpus(int (*fn)(void *), void *arg)

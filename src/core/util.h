@@ -64,7 +64,6 @@ void fc_utc_timestamp(char buf[32]); /* 2026-11-22T11:38:13Z */
 /* ---- system */
 /* Bytes the kernel says could be allocated without swapping (MemAvailable). */
 size_t fc_host_mem_available(void);
-int fc_online_cpus(void);
 
 /* ---- files */
 /* Reads a whole file (NUL-terminated). Fails over max_bytes. */
@@ -95,5 +94,9 @@ void fc_note_process_cpus(void);
 /* Runs fn(arg) with the calling thread allowed on the noted CPUs, then restores
  * its own; returns fn's result. */
 int fc_with_process_cpus(int (*fn)(void *), void *arg);
+/* The CPUs this process may run on as it started (the noted mask; taskset or a
+ * cpuset may leave fewer than are online): the default thread count. sysconf's
+ * online count where the mask cannot be read. */
+int fc_online_cpus(void);
 
 #endif

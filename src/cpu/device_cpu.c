@@ -6,6 +6,7 @@
 #include "cpu_peak.h"
 #include "cpu_vec.h"
 #include "cpuinfo.h"
+#include "omp_env.h"
 #include "stats.h"
 #include "util.h"
 
@@ -136,6 +137,8 @@ static void cpu_inventory(void *ctx, cJSON *out)
     cJSON_AddNumberToObject(out, "threads", c ? c->threads : fc_online_cpus());
     cJSON_AddNumberToObject(out, "omp_max_threads", omp_get_max_threads());
     cJSON_AddBoolToObject(out, "threads_pinned", c && c->pinned);
+    const char *dropped = fc_omp_env_dropped();
+    if (dropped) cJSON_AddStringToObject(out, "omp_env_dropped", dropped);
     cJSON *k = cJSON_AddObjectToObject(out, "kernels"); /* fusecal's own, as built (cpu_vec.h) */
     cJSON_AddStringToObject(k, "isa", FC_VEC_ISA);
     cJSON_AddNumberToObject(k, "vector_floats", VW);
