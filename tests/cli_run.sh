@@ -71,7 +71,7 @@ for r in d['records']:
             med = statistics.median(per)
             bad += abs(v['bandwidth_beside_gbs'] - med) > 1e-6 * med
             bad += abs(v['pct_bandwidth_beside'] - 100 * v['gbs'] / med) > 1e-6 * v['pct_bandwidth_beside']
-            bad += v['over_ceiling'] != (v['pct_bandwidth_beside'] > 100 or v['pct_peak_bandwidth'] > 100 or v['pct_peak_flops'] > 100 or v['pct_roofline'] > 100)
+            bad += v['over_ceiling'] != (v['pct_bandwidth_beside'] > 100 or v['pct_peak_bandwidth'] > 100 or v['pct_peak_flops'] > 100 or v['pct_roofline'] > 100 or v.get('pct_peak_flops_beside', 0) > 100)
     else:
         bad += any('bandwidth_beside_gbs' in p for p in r['per_round'])
         bad += any('pct_bandwidth_beside' in v or 'bandwidth_beside_gbs' in v for v in vs.values())
@@ -81,6 +81,40 @@ check_eq "bandwidth beside the memory-bound records' rounds" "$(python3 "$WORK/b
 expect 0 "a memory-bound problem with --no-bandwidth-beside" -- "$FUSECAL" run --shape m=5,n=24 --backend cpu.onednn \
     --no-bandwidth-beside "${FAST[@]}" --out "$WORK/nobeside.json" --quiet
 check_eq "no bandwidth beside when turned off" "$(python3 "$WORK/beside.py" "$WORK/nobeside.json")" "False True 0"
+# compute-bound records: the arithmetic peak measured beside each round, the record's
+# the median of the rounds', each variant's percentage of it (of the work it did, as
+# pct_peak_flops is); none for memory-bound records, none with --no-peak-beside
+cat > "$WORK/peak.py" <<'EOF'
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+on = d['settings']['peak_beside']
+comp = bad = 0
+for r in d['records']:
+    vs, roof = r['variants'], r['roofline']
+    if on and any(v['bound'] == 'compute' for v in vs.values()):
+        comp += 1
+        med = statistics.median(p['peak_beside_gflops'] for p in r['per_round'])
+        bad += abs(roof['peak_beside_gflops'] - med) > 1e-9 * med
+        for v in vs.values():
+            want = v['pct_peak_flops'] * roof['peak_gflops'] / med
+            bad += abs(v['pct_peak_flops_beside'] - want) > 1e-6 * want
+            bad += v['over_ceiling'] != (v['pct_peak_flops_beside'] > 100 or v['pct_peak_flops'] > 100 or v['pct_peak_bandwidth'] > 100 or v['pct_roofline'] > 100 or v.get('pct_bandwidth_beside', 0) > 100)
+    else:
+        bad += any('peak_beside_gflops' in p for p in r['per_round']) + ('peak_beside_gflops' in roof)
+        bad += any('pct_peak_flops_beside' in v for v in vs.values())
+print(on, comp > 0 if on else comp == 0, bad)
+EOF
+expect 0 "a compute-bound linear" -- "$FUSECAL" run --shape m=256,k=256,n=256 --pattern linear_bias,linear_bias_gelu \
+    --backend cpu.openblas "${FAST[@]}" --out "$WORK/peak.json" --quiet
+check_eq "the arithmetic peak beside the compute-bound records' rounds" "$(python3 "$WORK/peak.py" "$WORK/peak.json")" "True True 0"
+expect 0 "a report of them" -- "$FUSECAL" report "$WORK/peak.json" -o "$WORK/peak.html"
+check_eq "the report gives each record's peak beside its rounds" "$(grep -o 'arithmetic peak beside the rounds [0-9.]* GFLOP/s' "$WORK/peak.html" | wc -l)" \
+    "$(pyq "$WORK/peak.json" "len(d['records'])")"
+check_eq "beside the compute-bound records of every family alone" "$(python3 "$WORK/peak.py" "$out")" \
+    "True $(pyq "$out" "any(v['bound'] == 'compute' for r in d['records'] for v in r['variants'].values())") 0"
+expect 0 "the same with --no-peak-beside" -- "$FUSECAL" run --shape m=256,k=256,n=256 --pattern linear_bias \
+    --backend cpu.openblas --no-peak-beside "${FAST[@]}" --out "$WORK/nopeak.json" --quiet
+check_eq "no peak beside when turned off" "$(python3 "$WORK/peak.py" "$WORK/nopeak.json")" "False True 0"
 check_eq "BN folding time reported apart" "$(pyq "$out" "all(r['prepare_ms'] >= 0 for r in d['records'] if r['pattern']=='conv_bn_relu')")" True
 
 # a conv shape with k != c is for every conv pattern but the depthwise one; with k = c,

@@ -168,6 +168,18 @@ static int sim_stream_at(void *ctx, const double *fps, int n, fc_bw_point *pts, 
     return 0;
 }
 
+/* The arithmetic peak the simulated device measures beside a round: g_peak_base
+ * times the state of that call, g_peak_scale[k] at the k-th call (cycling). */
+static double g_peak_base, g_peak_scale[3] = {1, 1, 1};
+static int g_peak_calls;
+
+static double sim_peak_at(void *ctx, fc_dtype dt)
+{
+    (void)ctx;
+    (void)dt;
+    return g_peak_base * g_peak_scale[g_peak_calls++ % 3];
+}
+
 static const fc_device sim_device = {
     .name = "sim",
     .inventory = sim_inventory,
@@ -276,6 +288,7 @@ static fc_ceilings g_sim_ceil;
 static bool g_cold;
 static const fc_device *g_dev = &sim_device; /* the device measure() runs on */
 static bool g_no_beside;                     /* measure() with settings.bandwidth_beside off */
+static bool g_no_peak_beside;                /* measure() with settings.peak_beside off */
 static int g_rounds;                         /* 0: 3 rounds at least, more while the interval is wider than 5 % */
 static bool g_any_status;                    /* measure() takes a record that is not ok */
 
@@ -297,6 +310,7 @@ static void measure(bool graph, fc_record *r)
     fc_settings_defaults(&set);
     set.graph = graph;
     set.bandwidth_beside = !g_no_beside;
+    set.peak_beside = !g_no_peak_beside;
     set.cold = g_cold;
     set.rounds = g_rounds ? g_rounds : 3;
     set.stop.min_samples = 6;
@@ -913,6 +927,91 @@ static void bandwidth_measured_beside_rounds(void)
     free(r);
 }
 
+/* A compute-bound record on a device that measures its arithmetic peak beside its
+ * rounds: each round's peak, the record's the median of the rounds', each variant's
+ * rate as a percentage of it, flagged above 100 and measured again while a variant of
+ * the round ran faster; written and read back. None when turned off, for a
+ * memory-bound record, or on a device without the hook. */
+static void peak_measured_beside_rounds(void)
+{
+    launch_bound_sim(); /* fused 0.35 GFLOP/s, 1.44 FLOP a byte: bound by a peak of 1 */
+    memset(&g_sim_ceil, 0, sizeof g_sim_ceil);
+    g_sim_ceil.gflops[FC_FP32] = g_sim_ceil.peak_gflops[FC_FP32] = 1;
+    g_sim_ceil.bandwidth_gbs = 20;
+    fc_device dev = sim_device;
+    dev.peak_at = sim_peak_at;
+    g_dev = &dev;
+    g_rounds = 3;
+    g_peak_base = 2;
+    g_peak_calls = 0;
+    g_peak_scale[0] = 1, g_peak_scale[1] = 0.5, g_peak_scale[2] = 2;
+    fc_record *r = fc_xcalloc(1, sizeof *r);
+    measure(false, r);
+    const fc_variant_rec *f = &r->v[FC_FUSED], *u = &r->v[FC_UNFUSED];
+    CHECK(!strcmp(f->bound, "compute") && r->rounds == 3 && g_peak_calls == 3);
+    const double sc[3] = {1, 0.5, 2};
+    for (int k = 0; k < 3; k++) CHECK_NEAR(r->round[k].beside_gflops, 2 * sc[k], 1e-12);
+    CHECK_NEAR(r->peak_beside_gflops, 2, 1e-12); /* the median of 1, 2 and 4 */
+    CHECK_NEAR(f->pct_peak_beside, 100 * f->gflops / 2, 1e-9);
+    CHECK_NEAR(u->pct_peak_beside, u->pct_peak_flops / 2, 1e-9); /* of a peak of 2 against 1 */
+    CHECK_MSG(f->pct_peak_flops < 100 && !f->over_ceiling && !u->over_ceiling, "%g %% of peak", f->pct_peak_flops);
+    /* written and read back */
+    fc_doc doc;
+    fc_doc_init(&doc);
+    *fc_doc_add(&doc) = *r;
+    char *json = sim_doc_as_cpu(&doc);
+    fc_doc back;
+    fc_err e = {{0}};
+    CHECK_MSG(fc_doc_parse("sim.json", json, &back, &e) == 0, "%s", e.msg);
+    if (back.n == 1) {
+        const fc_record *b = &back.rec[0];
+        CHECK(back.settings.peak_beside);
+        CHECK_NEAR(b->peak_beside_gflops, 2, 1e-12);
+        CHECK_NEAR(b->v[FC_FUSED].pct_peak_beside, f->pct_peak_beside, 1e-9);
+        CHECK_NEAR(b->round[1].beside_gflops, 1, 1e-12);
+        fc_doc_free(&back);
+    }
+    free(json);
+    fc_doc_free(&doc);
+    /* slow beside every round: measured again, twice, still above, flagged */
+    g_peak_calls = 0;
+    g_peak_scale[0] = g_peak_scale[1] = g_peak_scale[2] = 1e-3;
+    measure(false, r);
+    CHECK_MSG(f->pct_peak_beside > 100 && f->over_ceiling && f->pct_peak_flops < 100, "%g %% beside",
+              f->pct_peak_beside);
+    CHECK(g_peak_calls == 3 * FC_RECHECK_TRIES);
+    /* slow, then not: measured again until the round is under it, the best kept (the
+     * states cycle 1e-3, 1, 1e-3: round 1 takes 2 calls, rounds 2 and 3 take 3) */
+    g_peak_calls = 0;
+    g_peak_scale[0] = 1e-3, g_peak_scale[1] = 1, g_peak_scale[2] = 1e-3;
+    measure(false, r);
+    CHECK_MSG(g_peak_calls == 8, "%d measurements beside", g_peak_calls);
+    for (int k = 0; k < 3; k++) CHECK_NEAR(r->round[k].beside_gflops, 2, 1e-12);
+    CHECK(!f->over_ceiling && !u->over_ceiling);
+    g_peak_scale[0] = g_peak_scale[1] = g_peak_scale[2] = 1;
+    /* turned off, a memory-bound record, a device without the hook: none measured */
+    const int calls = g_peak_calls;
+    g_no_peak_beside = true;
+    measure(false, r);
+    g_no_peak_beside = false;
+    CHECK(r->peak_beside_gflops == 0 && f->pct_peak_beside == 0 && r->round[0].beside_gflops == 0);
+    g_sim_ceil.gflops[FC_FP32] = g_sim_ceil.peak_gflops[FC_FP32] = 1e6;
+    measure(false, r);
+    CHECK(!strcmp(f->bound, "memory") && r->peak_beside_gflops == 0);
+    g_sim_ceil.gflops[FC_FP32] = g_sim_ceil.peak_gflops[FC_FP32] = 1;
+    g_dev = &sim_device;
+    measure(false, r);
+    CHECK(g_peak_calls == calls && r->peak_beside_gflops == 0);
+    cJSON *o = fc_record_to_json(r);
+    const cJSON *fv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "variants"), "fused");
+    CHECK(fv && !cJSON_HasObjectItem(fv, "pct_peak_flops_beside") &&
+          !cJSON_HasObjectItem(cJSON_GetObjectItemCaseSensitive(o, "roofline"), "peak_beside_gflops"));
+    cJSON_Delete(o);
+    g_rounds = 0;
+    memset(&g_sim_ceil, 0, sizeof g_sim_ceil);
+    free(r);
+}
+
 /* A record above its device's GEMM ceiling: the ceilings are measured again, up to
  * FC_RECHECK_TRIES times while it is still above, and the best of the measurements
  * kept per component; the record's percentages and flags and the document's
@@ -1085,6 +1184,7 @@ int main(int argc, char **argv)
                                    T(bandwidth_ceiling_by_footprint),
                                    T(records_take_their_footprints_ceiling),
                                    T(bandwidth_measured_beside_rounds),
+                                   T(peak_measured_beside_rounds),
                                    T(arithmetic_peak)};
     return t_run(cases, FC_ARRAY_LEN(cases), argc, argv);
 }

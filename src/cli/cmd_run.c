@@ -46,6 +46,7 @@ enum {
     O_QUICK,
     O_NO_GRAPH,
     O_NO_BESIDE,
+    O_NO_PEAK_BESIDE,
     O_ONE_PROCESS,
     O_KERNEL,
     O_SEED,
@@ -223,6 +224,13 @@ static const fc_option options[] = {
                          "the CPU and CUDA, its working sets' stream rates are measured as each round ends, and its "
                          "variants' pct_bandwidth_beside are of them: a shared host's memory moves by 2x within "
                          "minutes, and device ceilings kept from an hour before judge it in another state)"},
+    [O_NO_PEAK_BESIDE] = {.name = "no-peak-beside",
+                          .kind = FC_OPT_FLAG,
+                          .section = HOW,
+                          .help = "skip the arithmetic peak measured beside each round of a compute-bound record (by "
+                                  "default, on the CPU, the ceilings' multiply-add loop runs briefly as each round "
+                                  "ends, and its variants' pct_peak_flops_beside are of it: a shared host's clocks "
+                                  "move within minutes)"},
     [O_ONE_PROCESS] = {.name = "one-process",
                        .kind = FC_OPT_FLAG,
                        .section = HOW,
@@ -350,6 +358,7 @@ static void settings_from(const fc_args *a, run_opts *o)
     if (a->v[O_RUN_NOISE].given) s->run_noise = a->v[O_RUN_NOISE].d;
     if (a->v[O_NO_GRAPH].given) s->graph = false;
     if (a->v[O_NO_BESIDE].given) s->bandwidth_beside = false;
+    if (a->v[O_NO_PEAK_BESIDE].given) s->peak_beside = false;
     s->processes = !a->v[O_ONE_PROCESS].given;
     if (a->v[O_KERNEL].given) s->attn_kernel = (fc_attn_kernel)fc_word_index(&fc_attn_kernel_words, a->v[O_KERNEL].s);
     if (a->v[O_MAX_MEMORY].given) s->max_memory = a->v[O_MAX_MEMORY].d;
@@ -688,10 +697,10 @@ static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, b
                 over++;
                 fc_progress_note(pg,
                                  "fusecal: warning: %s %s %s is faster than a measured ceiling (%.0f%% of peak "
-                                 "FLOP/s, %.0f%% of bandwidth, %.0f%% of the bandwidth beside its rounds): the "
-                                 "ceiling or the count of its work is off",
+                                 "FLOP/s, %.0f%% of the peak beside its rounds, %.0f%% of bandwidth, %.0f%% of the "
+                                 "bandwidth beside its rounds): the ceiling or the count of its work is off",
                                  r->backend, r->problem, fc_variant_name((fc_variant)v), r->v[v].pct_peak_flops,
-                                 r->v[v].pct_peak_bw, r->v[v].pct_bw_beside);
+                                 r->v[v].pct_peak_beside, r->v[v].pct_peak_bw, r->v[v].pct_bw_beside);
             }
         }
         if (r->throttled)

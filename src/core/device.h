@@ -109,6 +109,10 @@ typedef struct fc_device {
      * round, in the machine's state of that moment (a shared host's memory and
      * clocks move by 2x within minutes). */
     int (*stream_at)(void *ctx, const double *footprints, int n, fc_bw_point *pts, fc_err *e);
+    /* Optional: the arithmetic peak of dtype (GFLOP/s; 0: none for it), measured now
+     * and briefly as measure_ceilings measures it: the peak beside a round, at the
+     * clocks of that moment. */
+    double (*peak_at)(void *ctx, fc_dtype dt);
     /* Optional: clocks and load, before and after each problem. */
     void (*sense)(void *ctx, fc_sense *s);
 } fc_device;

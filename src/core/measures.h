@@ -49,6 +49,9 @@ typedef struct fc_round_rec {
      * its working set's stream rate as the device's curve takes it, measured as the
      * round ended (fc_device.stream_at) */
     double beside_gbs[3];
+    /* the arithmetic peak of the record's dtype measured as the round ended
+     * (fc_device.peak_at; GFLOP/s, 0: none) */
+    double beside_gflops;
 } fc_round_rec;
 
 /* The state check's rule (stats.h: fc_state_check), shared with check's verdicts. */

@@ -32,6 +32,7 @@ void fc_settings_defaults(fc_settings *s)
     s->run_noise = fc_setting_default(FC_SET_RUN_NOISE);
     s->graph = true;
     s->bandwidth_beside = true;
+    s->peak_beside = true;
 }
 
 void fc_doc_init(fc_doc *d)
@@ -259,6 +260,7 @@ static cJSON *rounds_json(const fc_record *r)
             cJSON *bs = cJSON_AddObjectToObject(o, "bandwidth_beside_gbs");
             for (int v = 0; v < nv; v++) fc_json_add_num(bs, fc_variant_name((fc_variant)v), rr->beside_gbs[v]);
         }
+        if (rr->beside_gflops > 0) fc_json_add_num(o, "peak_beside_gflops", rr->beside_gflops);
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -347,6 +349,7 @@ static cJSON *variant_json(const fc_record *r, fc_variant vi)
         fc_json_add_num(o, "pct_gemm", v->pct_gemm);
         fc_json_add_num(o, "pct_peak_bandwidth", v->pct_peak_bw);
         if (v->beside_gbs > 0) fc_json_add_num(o, "pct_bandwidth_beside", v->pct_bw_beside);
+        if (r->peak_beside_gflops > 0) fc_json_add_num(o, "pct_peak_flops_beside", v->pct_peak_beside);
         fc_json_add_num(o, "pct_roofline", v->pct_roofline);
         cJSON_AddBoolToObject(o, "over_ceiling", v->over_ceiling);
     }
@@ -412,6 +415,7 @@ cJSON *fc_record_to_json(const fc_record *r)
     cJSON *roof = cJSON_AddObjectToObject(o, "roofline");
     fc_json_add_num(roof, "ceiling_gflops", r->ceil_gflops);
     fc_json_add_num(roof, "peak_gflops", r->peak_gflops);
+    if (r->peak_beside_gflops > 0) fc_json_add_num(roof, "peak_beside_gflops", r->peak_beside_gflops);
     fc_json_add_num(roof, "ceiling_gbs", r->ceil_gbs);
     fc_json_add_num(roof, "machine_balance_flop_per_byte", r->ceil_gbs > 0 ? r->peak_gflops / r->ceil_gbs : 0);
     cJSON *ver = cJSON_AddObjectToObject(o, "verification");
@@ -460,6 +464,7 @@ static cJSON *settings_json(const fc_settings *s)
     fc_json_add_num(o, "target_sample_s", s->target_sample);
     cJSON_AddBoolToObject(o, "graph", s->graph);
     cJSON_AddBoolToObject(o, "bandwidth_beside", s->bandwidth_beside);
+    cJSON_AddBoolToObject(o, "peak_beside", s->peak_beside);
     cJSON_AddStringToObject(o, "attention_kernel", fc_word_name(&fc_attn_kernel_words, s->attn_kernel));
     cJSON_AddNumberToObject(o, "rounds", s->rounds);
     fc_json_add_num(o, "max_time_total_s", s->max_time_total);
@@ -618,6 +623,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         const cJSON *bs = cJSON_GetObjectItemCaseSensitive(ro, "bandwidth_beside_gbs");
         for (int v = 0; v < FC_MAX_VARIANTS; v++)
             rr->beside_gbs[v] = fc_json_num(bs, fc_variant_name((fc_variant)v), 0);
+        rr->beside_gflops = fc_json_num(ro, "peak_beside_gflops", 0);
     }
     if (pr && (k != r->rounds || cJSON_GetArraySize(pr) != k))
         return fc_errf(e, "%s: record %d: rounds is %d but per_round holds %d", name, idx, r->rounds,
@@ -635,6 +641,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
     r->ceil_gflops = fc_json_num(roof, "ceiling_gflops", 0);
     r->ceil_gbs = fc_json_num(roof, "ceiling_gbs", 0);
     r->peak_gflops = fc_json_num(roof, "peak_gflops", r->ceil_gflops);
+    r->peak_beside_gflops = fc_json_num(roof, "peak_beside_gflops", 0);
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(o, "verification");
     r->verified = fc_json_bool(ver, "passed", false);
     r->fused_vs_unfused = fc_json_num(ver, "fused_vs_unfused_rel_diff", NAN);
@@ -673,6 +680,7 @@ static int record_read(const char *name, int idx, const cJSON *o, fc_record *r, 
         vr->pct_peak_bw = fc_json_num(vo, "pct_peak_bandwidth", 0);
         vr->beside_gbs = fc_json_num(vo, "bandwidth_beside_gbs", 0);
         vr->pct_bw_beside = fc_json_num(vo, "pct_bandwidth_beside", 0);
+        vr->pct_peak_beside = fc_json_num(vo, "pct_peak_flops_beside", 0);
         vr->pct_roofline = fc_json_num(vo, "pct_roofline", 0);
         vr->over_ceiling = fc_json_bool(vo, "over_ceiling", false);
         vr->intensity = fc_json_num(vo, "intensity_flop_per_byte", 0);
@@ -721,6 +729,7 @@ static void settings_read(const cJSON *o, fc_settings *s)
     s->target_sample = fc_json_num(o, "target_sample_s", s->target_sample);
     s->graph = fc_json_bool(o, "graph", s->graph);
     s->bandwidth_beside = fc_json_bool(o, "bandwidth_beside", false); /* absent: written before it */
+    s->peak_beside = fc_json_bool(o, "peak_beside", false);
     int ak = fc_word_index(&fc_attn_kernel_words, fc_json_str(o, "attention_kernel", "reference"));
     s->attn_kernel = ak < 0 ? FC_ATTN_REFERENCE : (fc_attn_kernel)ak;
     s->rounds = fc_setting_read_int(o, FC_SET_ROUNDS, s->rounds);

@@ -42,6 +42,9 @@ typedef struct fc_variant_rec {
     /* its bandwidth ceiling beside its rounds: the median over the rounds of
      * fc_round_rec.beside_gbs (0: not measured), and its rate's percentage of it */
     double beside_gbs, pct_bw_beside;
+    /* its rate's percentage of the arithmetic peak beside its rounds
+     * (fc_record.peak_beside_gflops; 0: not measured) */
+    double pct_peak_beside;
     fc_check check;
     bool stable; /* output after timing equals the verified output */
 } fc_variant_rec;
@@ -75,8 +78,11 @@ typedef struct fc_record {
     double traffic_reduction;
     double ceil_gflops, ceil_gbs; /* the GEMM rate and the device-memory bandwidth */
     double peak_gflops;           /* the arithmetic peak (fc_ceilings_peak) */
-    double fused_vs_unfused;      /* ‖fused − unfused‖/‖unfused‖, checked against the tolerance */
-    bool verified;                /* both variants passed */
+    /* the arithmetic peak beside the rounds: the median over the rounds of
+     * fc_round_rec.beside_gflops (0: not measured) */
+    double peak_beside_gflops;
+    double fused_vs_unfused; /* ‖fused − unfused‖/‖unfused‖, checked against the tolerance */
+    bool verified;           /* both variants passed */
     double reference_ms, prepare_ms, setup_ms;
     fc_sense before, after;
     bool throttled;
@@ -94,6 +100,7 @@ typedef struct fc_settings {
     double target_sample;       /* seconds */
     bool graph;                 /* also time CUDA graph replays */
     bool bandwidth_beside;      /* measure memory-bound records' bandwidth ceilings beside each round */
+    bool peak_beside;           /* measure compute-bound records' arithmetic peak beside each round */
     fc_attn_kernel attn_kernel; /* cuda.custom's fused attention kernel */
     int rounds;                 /* fresh setups per problem; the stop budget is split among them */
     double max_time_total;      /* seconds, 0 = no limit */

@@ -147,24 +147,47 @@ static double timed_run(fc_peak_isa isa, long iters, double *sink)
     return dt;
 }
 
+/* The loop's best rate on every thread of the pool over `runs` runs of about run_s
+ * seconds after a warm-up that sizes them; *iters the iterations of a run. */
+static double best_rate(fc_peak_isa isa, int runs, double run_s, long *iters_out, double *sink)
+{
+    const double per = fc_peak_flops_per_iter(isa) * omp_get_max_threads();
+    long iters = 1 << 14;
+    for (int w = 0; w < 8; w++) { /* warm-up, sizing a run to run_s */
+        double t = timed_run(isa, iters, sink);
+        if (t >= run_s / 2) break;
+        iters *= t > 0 ? (long)fmin(8, fmax(2, run_s / t)) : 8;
+    }
+    double best = 0;
+    for (int r = 0; r < runs; r++) best = fmax(best, per * (double)iters / timed_run(isa, iters, sink) / 1e9);
+    *iters_out = iters;
+    return best;
+}
+
 double fc_cpu_peak_gflops(fc_dtype dt, char *how, size_t n)
 {
     fc_cpu_id id;
     fc_host_cpu_id(&id);
     int isa = fc_peak_isa_for(id.flags, dt, how, n);
     if (isa < 0) return 0;
-    double sink = 0, per = fc_peak_flops_per_iter((fc_peak_isa)isa) * omp_get_max_threads();
-    long iters = 1 << 14;
-    for (int w = 0; w < 8; w++) { /* warm-up, sizing a run to PEAK_RUN_S */
-        double t = timed_run((fc_peak_isa)isa, iters, &sink);
-        if (t >= PEAK_RUN_S / 2) break;
-        iters *= t > 0 ? (long)fmin(8, fmax(2, PEAK_RUN_S / t)) : 8;
-    }
-    double best = 0;
-    for (int r = 0; r < PEAK_RUNS; r++)
-        best = fmax(best, per * (double)iters / timed_run((fc_peak_isa)isa, iters, &sink) / 1e9);
+    double sink = 0;
+    long iters;
+    double best = best_rate((fc_peak_isa)isa, PEAK_RUNS, PEAK_RUN_S, &iters, &sink);
     snprintf(how, n, "%s, %d chains a thread, %d threads, best of %d runs of %ld iterations%s",
              fc_peak_isa_name((fc_peak_isa)isa), fc_peak_chains((fc_peak_isa)isa), omp_get_max_threads(), PEAK_RUNS,
              iters, isfinite(sink) ? "" : " (non-finite sum)");
     return best;
+}
+
+double fc_cpu_peak_now(fc_dtype dt, int runs, double run_s)
+{
+    fc_cpu_id id;
+    fc_host_cpu_id(&id);
+    char why[160];
+    int isa = fc_peak_isa_for(id.flags, dt, why, sizeof why);
+    if (isa < 0) return 0;
+    double sink = 0;
+    long iters;
+    double best = best_rate((fc_peak_isa)isa, runs, run_s, &iters, &sink);
+    return isfinite(sink) ? best : 0;
 }

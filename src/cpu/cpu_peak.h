@@ -35,5 +35,8 @@ int fc_peak_chains(fc_peak_isa isa);
  * about 20 ms after a warm-up; 0 when the host has no loop for dtype. `how`
  * names the loop or why none ran. */
 double fc_cpu_peak_gflops(fc_dtype dt, char *how, size_t n);
+/* The same loop's best rate over `runs` runs of about run_s seconds, now: the peak
+ * beside a round (fc_device.peak_at); 0 when the host has no loop for dtype. */
+double fc_cpu_peak_now(fc_dtype dt, int runs, double run_s);
 
 #endif

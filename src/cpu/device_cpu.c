@@ -376,6 +376,16 @@ static int cpu_stream_at(void *ctx, const double *footprints, int n, fc_bw_point
     return 0;
 }
 
+/* The arithmetic peak beside a round (fc_device.peak_at): the ceilings' loop, BESIDE_RUNS
+ * runs of about BESIDE_PEAK_S (FUSECAL_TEST_FAST: one of a tenth). */
+#define BESIDE_PEAK_S 0.002
+static double cpu_peak_at(void *ctx, fc_dtype dt)
+{
+    (void)ctx;
+    const bool fast = fc_test_fast();
+    return fc_cpu_peak_now(dt, fast ? 1 : BESIDE_RUNS, fast ? BESIDE_PEAK_S / 10 : BESIDE_PEAK_S);
+}
+
 /* The arithmetic peak of fp32 and bf16, the better of this measurement and the one
  * c holds; how: what ran for each (cpu_peak.h). */
 enum { PEAK_NDTS = 2 };
@@ -464,5 +474,6 @@ const fc_device fc_device_cpu = {
     .inventory = cpu_inventory,
     .measure_ceilings = cpu_ceilings,
     .stream_at = cpu_stream_at,
+    .peak_at = cpu_peak_at,
     .sense = cpu_sense,
 };

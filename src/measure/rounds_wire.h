@@ -22,7 +22,8 @@
 /* a job's round, as the parent asks for it */
 typedef struct wire_item {
     int job, round;
-    bool beside; /* measure the bandwidth beside the round (the parent's judgement: job_beside) */
+    bool beside;      /* measure the bandwidth beside the round (the parent's judgement: job_beside) */
+    bool peak_beside; /* measure the arithmetic peak beside it (job_peak_beside) */
     char backend[32];
     char problem[256];
 } wire_item;

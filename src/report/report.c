@@ -597,6 +597,8 @@ static void records_table(rpt *R, int f)
                             sep ? "; " : "", fc_variant_name((fc_variant)v), r->v[v].pct_peak_flops,
                             r->v[v].pct_peak_bw);
                 if (r->v[v].beside_gbs > 0) fc_str_addf(o, ", %.0f%% of that beside its rounds", r->v[v].pct_bw_beside);
+                if (r->peak_beside_gflops > 0)
+                    fc_str_addf(o, ", %.0f%% of the peak beside its rounds", r->v[v].pct_peak_beside);
                 fc_str_add(o, ")");
                 sep = true;
             }
@@ -607,6 +609,15 @@ static void records_table(rpt *R, int f)
                         sep ? "; " : "", r->v[FC_FUSED].gbs, r->v[FC_FUSED].beside_gbs, r->v[FC_FUSED].pct_bw_beside,
                         r->v[FC_UNFUSED].gbs, r->v[FC_UNFUSED].beside_gbs, r->v[FC_UNFUSED].pct_bw_beside,
                         r->v[FC_FUSED].pct_peak_bw, r->v[FC_UNFUSED].pct_peak_bw);
+            sep = true;
+        }
+        if (ok && r->peak_beside_gflops > 0) { /* the peak at the clocks it ran at */
+            fc_str_addf(o,
+                        "%sarithmetic peak beside the rounds %.4g GFLOP/s: fused %.0f%%, unfused %.0f%%; of the "
+                        "device's peak %.0f%% and %.0f%%",
+                        sep ? "; " : "", r->peak_beside_gflops, r->v[FC_FUSED].pct_peak_beside,
+                        r->v[FC_UNFUSED].pct_peak_beside, r->v[FC_FUSED].pct_peak_flops,
+                        r->v[FC_UNFUSED].pct_peak_flops);
             sep = true;
         }
         if (ok && r->has_graph_speedup) { /* which timing decided, where there were two */
