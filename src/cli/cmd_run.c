@@ -224,13 +224,14 @@ static const fc_option options[] = {
                          "the CPU and CUDA, its working sets' stream rates are measured as each round ends, and its "
                          "variants' pct_bandwidth_beside are of them: a shared host's memory moves by 2x within "
                          "minutes, and device ceilings kept from an hour before judge it in another state)"},
-    [O_NO_PEAK_BESIDE] = {.name = "no-peak-beside",
-                          .kind = FC_OPT_FLAG,
-                          .section = HOW,
-                          .help = "skip the arithmetic peak measured beside each round of a compute-bound record (by "
-                                  "default, on the CPU, the ceilings' multiply-add loop runs briefly as each round "
-                                  "ends, and its variants' pct_peak_flops_beside are of it: a shared host's clocks "
-                                  "move within minutes)"},
+    [O_NO_PEAK_BESIDE] =
+        {.name = "no-peak-beside",
+         .kind = FC_OPT_FLAG,
+         .section = HOW,
+         .help = "skip the arithmetic peak measured beside each round of a compute-bound record (by "
+                 "default, on the CPU and for fp32 on CUDA, the ceilings' multiply-add loop runs briefly as each round "
+                 "ends, and its variants' pct_peak_flops_beside are of it: a shared host's clocks "
+                 "move within minutes)"},
     [O_ONE_PROCESS] = {.name = "one-process",
                        .kind = FC_OPT_FLAG,
                        .section = HOW,

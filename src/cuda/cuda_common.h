@@ -72,6 +72,9 @@ typedef struct fc_cuda_ctx {
      * allocated at the first call and grown as a larger footprint asks */
     void *bw_a, *bw_b;
     size_t bw_half;
+    /* the peak beside a round (cuda_peak_at): the FMA kernel's two-float sink,
+     * allocated at the first call */
+    float *peak_sink;
 } fc_cuda_ctx;
 
 /* ---------------------------------------------------------------- checks */

@@ -5,7 +5,8 @@
  * (with the NVML driver version and clocks when libnvidia-ml is present, loaded
  * with dlopen) and measured ceilings: cuBLAS GEMM rates per dtype on random data,
  * device-to-device copy bandwidth, the copy bandwidth by working set (also beside
- * each round: cuda_stream_at), and empty-kernel launch latency eager and in a
+ * each round: cuda_stream_at), the fp32 FMA peak (also beside each round:
+ * cuda_peak_at), and empty-kernel launch latency eager and in a
  * replayed graph. Also the helpers the CUDA backends share (cuda_common.h). */
 #include "cuda_common.h"
 #include "stats.h"
@@ -266,6 +267,7 @@ static void cuda_close(void *ctx)
     fc_cuda_free(c->flush_sink);
     fc_cuda_free(c->bw_a);
     fc_cuda_free(c->bw_b);
+    fc_cuda_free(c->peak_sink);
     if (c->ev_begin) cudaEventDestroy(c->ev_begin);
     if (c->ev_end) cudaEventDestroy(c->ev_end);
     if (c->stream) cudaStreamDestroy(c->stream);
@@ -546,28 +548,53 @@ static int measure_gemm(fc_cuda_ctx *c, fc_dtype dt, int n, void *a, void *b, vo
 typedef struct peak_arg {
     fc_cuda_ctx *c;
     float *sink;
+    int iters;
     double flops;
 } peak_arg;
 
 static int peak_once(void *arg, fc_err *e)
 {
     peak_arg *p = arg;
-    FC_CU(fck_fma_peak(PEAK_ITERS, 0.999f, 1e-3f, p->c->prop.multiProcessorCount, p->sink, &p->flops, p->c->stream));
+    FC_CU(fck_fma_peak(p->iters, 0.999f, 1e-3f, p->c->prop.multiProcessorCount, p->sink, &p->flops, p->c->stream));
     return 0;
 }
 
-static int measure_fma_peak(fc_cuda_ctx *c, float *sink, double *gflops, fc_err *e)
+/* the best rate of `runs` launches of `iters` iterations after a warm-up one */
+static int fma_peak_runs(fc_cuda_ctx *c, float *sink, int iters, int runs, double *gflops, fc_err *e)
 {
-    peak_arg p = {c, sink, 0};
+    peak_arg p = {c, sink, iters, 0};
     if (peak_once(&p, e) != 0) return -1;
     double best = 0;
-    for (int i = 0; i < PEAK_RUNS; i++) {
+    for (int i = 0; i < runs; i++) {
         double ms = 0;
         if (fc_cuda_time(c, peak_once, &p, 1, 1, &ms, e) != 0) return -1;
         best = fmax(best, p.flops / (ms * 1e-3) / 1e9);
     }
     *gflops = best;
     return 0;
+}
+
+static int measure_fma_peak(fc_cuda_ctx *c, float *sink, double *gflops, fc_err *e)
+{
+    return fma_peak_runs(c, sink, PEAK_ITERS, PEAK_RUNS, gflops, e);
+}
+
+/* The fp32 arithmetic peak beside a round (fc_device.peak_at): the same kernel at an
+ * eighth of the iterations (about 1 ms on an H100), the best of three launches after
+ * a warm-up (FUSECAL_TEST_FAST: one at a 128th). The other dtypes' peaks are the
+ * tensor cores' GEMM rates (fc_ceilings_peak), not measured beside a round: 0, as
+ * on a failed call (cleared: the next record's calls do not see it). */
+static double cuda_peak_at(void *ctx, fc_dtype dt)
+{
+    fc_cuda_ctx *c = ctx;
+    fc_err e = {{0}};
+    double g = 0;
+    const bool fast = fc_test_fast();
+    if (dt != FC_FP32 ||
+        (!c->peak_sink && fc_cuda_alloc((void **)&c->peak_sink, 2 * sizeof(float), "the peak beside a round", &e)) ||
+        fma_peak_runs(c, c->peak_sink, fast ? PEAK_ITERS / 128 : PEAK_ITERS / 8, fast ? 1 : 3, &g, &e) != 0)
+        return 0;
+    return g;
 }
 
 typedef struct copy_arg {
@@ -840,5 +867,6 @@ const fc_device fc_device_cuda = {
     .inventory = cuda_inventory,
     .measure_ceilings = cuda_ceilings,
     .stream_at = cuda_stream_at,
+    .peak_at = cuda_peak_at,
     .sense = cuda_sense,
 };
