@@ -6,14 +6,16 @@
 #   scripts/deps.sh --tests  also what the test suite uses
 # A required package that cannot be installed stops the script. An optional one
 # is reported and left out: without libdnnl-dev (oneDNN 2.x or 3.x) the build has no
-# cpu.onednn; without a chromium package the browser test of reports skips.
+# cpu.onednn; without a chromium package the browser test of reports skips; without
+# python3-torch and python3-torchvision the comparison with PyTorch and the FX
+# partitioner's tests skip.
 set -eu
 required="build-essential cmake git pkg-config libopenblas-openmp-dev libcjson-dev"
 optional="libdnnl-dev"
 if [ "${1:-}" = "--tests" ]; then
     # schema cross-check, fuzzers + sanitizers (clang, libFuzzer), the format check, browser test of reports
     required="$required python3 python3-jsonschema clang libclang-rt-dev clang-format"
-    optional="$optional chromium"
+    optional="$optional chromium python3-torch python3-torchvision"
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
