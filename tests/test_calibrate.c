@@ -342,6 +342,28 @@ static char *sim_doc_as_cpu(fc_doc *doc)
     return fc_doc_to_json(doc);
 }
 
+/* r written as a simulated document (sim_doc_as_cpu) and parsed back into back, its
+ * one record, which the caller frees; false, said, when it does not parse or holds
+ * another count. */
+static bool read_back(const fc_record *r, fc_doc *back)
+{
+    fc_doc doc;
+    fc_doc_init(&doc);
+    *fc_doc_add(&doc) = *r;
+    char *json = sim_doc_as_cpu(&doc);
+    fc_err e = {{0}};
+    bool ok = fc_doc_parse("sim.json", json, back, &e) == 0;
+    CHECK_MSG(ok, "%s", e.msg);
+    if (ok && back->n != 1) {
+        CHECK_MSG(false, "%d records read back", back->n);
+        fc_doc_free(back);
+        ok = false;
+    }
+    free(json);
+    fc_doc_free(&doc);
+    return ok;
+}
+
 static const char *json_decided_by(const fc_record *r, char *buf, size_t n)
 {
     cJSON *o = fc_record_to_json(r);
@@ -865,14 +887,8 @@ static void bandwidth_measured_beside_rounds(void)
     CHECK_MSG(f->over_ceiling == (f->pct_bw_beside > 100 || f->pct_peak_bw > 100), "fused %g %% beside",
               f->pct_bw_beside);
     /* written and read back, and the schema takes it */
-    fc_doc doc;
-    fc_doc_init(&doc);
-    *fc_doc_add(&doc) = *r;
-    char *json = sim_doc_as_cpu(&doc);
     fc_doc back;
-    fc_err e = {{0}};
-    CHECK_MSG(fc_doc_parse("sim.json", json, &back, &e) == 0, "%s", e.msg);
-    if (back.n == 1) {
+    if (read_back(r, &back)) {
         const fc_record *b = &back.rec[0];
         CHECK(back.settings.bandwidth_beside);
         CHECK_NEAR(b->v[FC_FUSED].beside_gbs, fused1, 1e-9);
@@ -880,8 +896,6 @@ static void bandwidth_measured_beside_rounds(void)
         CHECK_NEAR(b->round[1].beside_gbs[FC_UNFUSED], chain1 / 2, 1e-9);
         fc_doc_free(&back);
     }
-    free(json);
-    fc_doc_free(&doc);
     /* a device in a slow state beside every round: the kernel passes its ceiling, flagged */
     g_beside_scale[0] = g_beside_scale[1] = g_beside_scale[2] = 1e-6;
     measure(false, r);
@@ -955,15 +969,9 @@ static void peak_measured_beside_rounds(void)
     CHECK_NEAR(f->pct_peak_beside, 100 * f->gflops / 2, 1e-9);
     CHECK_NEAR(u->pct_peak_beside, u->pct_peak_flops / 2, 1e-9); /* of a peak of 2 against 1 */
     CHECK_MSG(f->pct_peak_flops < 100 && !f->over_ceiling && !u->over_ceiling, "%g %% of peak", f->pct_peak_flops);
-    /* written and read back */
-    fc_doc doc;
-    fc_doc_init(&doc);
-    *fc_doc_add(&doc) = *r;
-    char *json = sim_doc_as_cpu(&doc);
+    /* written and read back, and the schema takes it */
     fc_doc back;
-    fc_err e = {{0}};
-    CHECK_MSG(fc_doc_parse("sim.json", json, &back, &e) == 0, "%s", e.msg);
-    if (back.n == 1) {
+    if (read_back(r, &back)) {
         const fc_record *b = &back.rec[0];
         CHECK(back.settings.peak_beside);
         CHECK_NEAR(b->peak_beside_gflops, 2, 1e-12);
@@ -971,8 +979,6 @@ static void peak_measured_beside_rounds(void)
         CHECK_NEAR(b->round[1].beside_gflops, 1, 1e-12);
         fc_doc_free(&back);
     }
-    free(json);
-    fc_doc_free(&doc);
     /* slow beside every round: measured again, twice, still above, flagged */
     g_peak_calls = 0;
     g_peak_scale[0] = g_peak_scale[1] = g_peak_scale[2] = 1e-3;
