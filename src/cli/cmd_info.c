@@ -35,7 +35,7 @@ static const fc_option options[] = {
                    .metavar = "N",
                    .section = "options",
                    .setting = &fc_settings_table[FC_SET_THREADS],
-                   .def = "all cores",
+                   .def = "each CPU this process may use",
                    .help = "host threads for the CPU ceilings"},
     [O_NO_MEASURE] = {.name = "no-measure",
                       .kind = FC_OPT_FLAG,

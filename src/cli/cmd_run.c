@@ -154,7 +154,7 @@ static const fc_option options[] = {
                    .metavar = "N",
                    .section = HOW,
                    .setting = SETTING(THREADS),
-                   .def = "all cores",
+                   .def = "each CPU this process may use",
                    .help = "host threads for OpenBLAS, oneDNN and fusecal's loops, one OpenMP pool"},
     [O_THRESHOLD] = {.name = "threshold",
                      .kind = FC_OPT_NUM,
@@ -734,10 +734,11 @@ static void environment_guards(fc_progress *pg, const fc_settings *set, const cJ
 {
     int cores = fc_online_cpus();
     if (set->threads > cores)
-        fc_progress_note(pg, "fusecal: warning: %d threads on %d cores: threads will share cores", set->threads, cores);
+        fc_progress_note(pg, "fusecal: warning: %d threads on %d CPU(s) this process may use: threads will share them",
+                         set->threads, cores);
     const cJSON *la = cJSON_GetObjectItemCaseSensitive(host, "loadavg");
     if (cJSON_IsNumber(cJSON_GetArrayItem(la, 0)) && cJSON_GetArrayItem(la, 0)->valuedouble > 0.5 * cores)
-        fc_progress_note(pg, "fusecal: warning: load average %.2f on %d cores: other work will add noise",
+        fc_progress_note(pg, "fusecal: warning: load average %.2f on %d CPU(s): other work will add noise",
                          cJSON_GetArrayItem(la, 0)->valuedouble, cores);
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(host, "devices"), "cpu");
     const char *gov = fc_json_str(cpu, "governor", "unknown");
