@@ -279,7 +279,7 @@ static int open_session(check_state *st, const char *out, int argc, char **argv)
     st->set = st->base.settings;
     st->set.max_time_total = 0; /* every problem of the baseline, however long */
     st->set.processes = true;   /* rounds in worker processes, as run measures */
-    if (st->set.threads <= 0) st->set.threads = fc_online_cpus();
+    if (st->set.threads <= 0) st->set.threads = fc_allowed_cpus();
     fc_progress_test_fast(&st->pg, &st->set, false);
     st->why = fc_xcalloc((size_t)(st->base.n ? st->base.n : 1), sizeof *st->why);
     baseline_plan(&st->base, &st->plan, st->why, &st->pg);

@@ -732,7 +732,7 @@ static void print_summary(fc_progress *pg, const fc_doc *doc, const char *out, b
 /* Warnings about the machine's state, recorded in the host block too. */
 static void environment_guards(fc_progress *pg, const fc_settings *set, const cJSON *host)
 {
-    int cores = fc_online_cpus();
+    int cores = fc_allowed_cpus();
     if (set->threads > cores)
         fc_progress_note(pg, "fusecal: warning: %d threads on %d CPU(s) this process may use: threads will share them",
                          set->threads, cores);
@@ -878,7 +878,7 @@ static int settle(run_opts *o, run_state *st)
 {
     fc_err e;
     if (!o->seed_set) o->set.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    if (!o->set.threads) o->set.threads = fc_online_cpus();
+    if (!o->set.threads) o->set.threads = fc_allowed_cpus();
     fc_progress_test_fast(&st->pg, &o->set, true);
     if (!st->cont.path) return 0;
     if (fc_continue_check_settings(&st->cont, &o->set, &e) != 0) return fc_usage_error("%s", e.msg);

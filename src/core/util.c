@@ -271,7 +271,6 @@ size_t fc_host_mem_available(void)
     return kb * 1024;
 }
 
-
 /* ------------------------------------------------------------------ files */
 
 int fc_read_file(const char *path, size_t max_bytes, char **out, size_t *len, fc_err *e)
@@ -439,7 +438,7 @@ void fc_note_process_cpus(void)
     if (!process_cpus_noted && sched_getaffinity(0, sizeof process_cpus, &process_cpus) == 0) process_cpus_noted = true;
 }
 
-int fc_online_cpus(void)
+int fc_allowed_cpus(void)
 {
     fc_note_process_cpus();
     const int k = process_cpus_noted ? CPU_COUNT(&process_cpus) : 0;

@@ -97,6 +97,6 @@ int fc_with_process_cpus(int (*fn)(void *), void *arg);
 /* The CPUs this process may run on as it started (the noted mask; taskset or a
  * cpuset may leave fewer than are online): the default thread count. sysconf's
  * online count where the mask cannot be read. */
-int fc_online_cpus(void);
+int fc_allowed_cpus(void);
 
 #endif

@@ -162,7 +162,7 @@ void fc_host_inventory(cJSON *cpu)
      * 26: Zen 5; Intel 6/143: Sapphire Rapids, 6/207: Emerald Rapids) */
     if (id.family >= 0) cJSON_AddNumberToObject(cpu, "family", id.family);
     if (id.model_number >= 0) cJSON_AddNumberToObject(cpu, "model_number", id.model_number);
-    cJSON_AddNumberToObject(cpu, "cores", fc_online_cpus());
+    cJSON_AddNumberToObject(cpu, "cores", fc_allowed_cpus());
     static const char *const isa[] = {"sse4_2",   "avx",         "avx2",        "fma",         "avx512f",  "avx512bw",
                                       "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"};
     cJSON *arr = cJSON_AddArrayToObject(cpu, "isa");

@@ -64,7 +64,7 @@ static int cpu_open(const fc_device_opts *o, void **out, fc_err *e)
 {
     (void)e;
     cpu_ctx *c = fc_xcalloc(1, sizeof *c);
-    c->threads = o && o->threads > 0 ? o->threads : fc_online_cpus();
+    c->threads = o && o->threads > 0 ? o->threads : fc_allowed_cpus();
     omp_set_num_threads(c->threads);
     openblas_set_num_threads(c->threads);
     c->pinned = getenv("FUSECAL_NO_PIN") == NULL && pin_threads(c->threads);
@@ -134,7 +134,7 @@ static void cpu_inventory(void *ctx, cJSON *out)
 {
     cpu_ctx *c = ctx;
     fc_host_inventory(out);
-    cJSON_AddNumberToObject(out, "threads", c ? c->threads : fc_online_cpus());
+    cJSON_AddNumberToObject(out, "threads", c ? c->threads : fc_allowed_cpus());
     cJSON_AddNumberToObject(out, "omp_max_threads", omp_get_max_threads());
     cJSON_AddBoolToObject(out, "threads_pinned", c && c->pinned);
     const char *dropped = fc_omp_env_dropped();

@@ -574,11 +574,6 @@ static int fma_peak_runs(fc_cuda_ctx *c, float *sink, int iters, int runs, doubl
     return 0;
 }
 
-static int measure_fma_peak(fc_cuda_ctx *c, float *sink, double *gflops, fc_err *e)
-{
-    return fma_peak_runs(c, sink, PEAK_ITERS, PEAK_RUNS, gflops, e);
-}
-
 /* The fp32 arithmetic peak beside a round (fc_device.peak_at): the same kernel at an
  * eighth of the iterations (about 1 ms on an H100), the best of three launches after
  * a warm-up (FUSECAL_TEST_FAST: one at a 128th). The other dtypes' peaks are the
@@ -751,7 +746,7 @@ static int cuda_ceilings(void *ctx, fc_ceilings *out, fc_err *e)
     static const fc_dtype dts[] = {FC_FP32, FC_TF32, FC_BF16, FC_FP16};
     for (size_t i = 0; i < FC_ARRAY_LEN(dts); i++)
         if (measure_gemm(c, dts[i], dts[i] == FC_FP32 ? fp32n : big, a, b, cc, &out->gflops[dts[i]], e) != 0) goto done;
-    if (measure_fma_peak(c, cc, &out->peak_gflops[FC_FP32], e) != 0) goto done;
+    if (fma_peak_runs(c, cc, PEAK_ITERS, PEAK_RUNS, &out->peak_gflops[FC_FP32], e) != 0) goto done;
     fc_cuda_free(a);
     fc_cuda_free(b);
     fc_cuda_free(cc);

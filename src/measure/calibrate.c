@@ -612,8 +612,6 @@ static void beside_round(const job_run *j, const fc_problem *p, fc_round_rec *rr
  * for the dtype. */
 static void peak_round(const job_run *j, const fc_record *r, fc_round_rec *rr)
 {
-    fc_cost cost = {0};
-    fc_family_of(r->prob.pat)->cost(&r->prob, &cost);
     double best = 0;
     for (int t = 0; t < FC_RECHECK_TRIES; t++) {
         best = fmax(best, j->dev->peak_at(j->dctx, r->prob.dtype));
@@ -621,7 +619,7 @@ static void peak_round(const job_run *j, const fc_record *r, fc_round_rec *rr)
         bool above = false;
         for (int v = 0; v < j->nvar; v++) { /* the round's rate: the work done over its median */
             const double ms = rr->median_ms[v],
-                         done = r->v[v].impl.flops_performed > 0 ? r->v[v].impl.flops_performed : cost.flops;
+                         done = r->v[v].impl.flops_performed > 0 ? r->v[v].impl.flops_performed : r->flops;
             above |= ms > 0 && done / (ms * 1e-3) / 1e9 > best;
         }
         if (!above) break;
