@@ -1309,6 +1309,8 @@ static int calibrate_in_workers(fc_session *s, const fc_plan *plan, const fc_set
         int got = 0;
         int npass = pass < min_rounds ? min_rounds : pass + 1;
         while (sent && got < m) {
+            /* a signal between two reads stops the pass here, as one during a read does */
+            if (interrupt && *interrupt) break;
             if (obs && obs->start) obs->start(obs->ctx, items[got].job, n, pass, npass, &plan->jobs[items[got].job]);
             wire_head h;
             fc_samples ev[FC_MAX_VARIANTS], gv[FC_MAX_VARIANTS];
