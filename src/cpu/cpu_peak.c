@@ -169,9 +169,9 @@ static double best_rate(fc_peak_isa isa, int runs, double run_s, long *iters_out
 static const fc_cpu_id *host_id(void)
 {
     static fc_cpu_id id;
-    static bool read;
-    if (!read) fc_host_cpu_id(&id);
-    read = true;
+    static bool loaded;
+    if (!loaded) fc_host_cpu_id(&id);
+    loaded = true;
     return &id;
 }
 
